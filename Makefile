@@ -1,0 +1,33 @@
+# The README's two commands: `make run` and `make test`. Both create .venv when missing.
+PY      ?= python3
+VENV    := .venv
+BIN     := $(VENV)/bin
+PORT    ?= 8501
+STAMP   := $(VENV)/.installed
+DEVSTAMP:= $(VENV)/.installed-dev
+
+.PHONY: run test report clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+
+$(STAMP): requirements.txt | $(BIN)/python
+	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -r requirements.txt
+	touch $@
+
+$(DEVSTAMP): requirements-dev.txt $(STAMP)
+	$(BIN)/pip install --quiet -r requirements-dev.txt
+	touch $@
+
+run: $(STAMP)
+	$(BIN)/streamlit run app.py --server.headless true --server.port $(PORT) --browser.gatherUsageStats false
+
+test: $(DEVSTAMP)
+	$(BIN)/python -m pytest -q
+
+report: $(STAMP)
+	$(BIN)/python -m audit report
+
+clean:
+	rm -rf $(VENV) .audit .pytest_cache
