@@ -1,0 +1,317 @@
+"""Ground truth: needles, their questions, out-of-domain queries, validation.
+
+Formats (design.md, *Formats*):
+
+- ground truth, JSONL: ``{"id": str, "needle": str, "questions": [q_doc, q_ticket]}``
+  (the first question is documentation-style, the second support-ticket-style;
+  one question is accepted);
+- out-of-domain: one query a line, ``#`` starts a comment, blank lines ignored.
+
+Validation (design.md, *Ground-truth validation*): a needle must occur exactly
+once in the corpus, both sides compared with runs of whitespace collapsed to
+one space, and must not overlap a heading line (the title included);
+otherwise it is rejected with its id and reason and the rest is evaluated.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+
+from .corpus import Corpus
+
+__all__ = [
+    "BUILTIN_DATA",
+    "GroundTruth",
+    "GroundTruthError",
+    "Needle",
+    "Query",
+    "Rejected",
+    "collapse",
+    "collapse_with_map",
+    "load_ground_truth",
+    "load_needles",
+    "load_out_of_domain",
+    "validate",
+]
+
+#: Folder of the built-in ground truth (``groundtruth.jsonl``, ``out_of_domain.txt``).
+BUILTIN_DATA = Path(__file__).resolve().parent.parent / "data" / "python-reference"
+
+PHRASINGS = ("documentation", "ticket")
+_WS = re.compile(r"\s+")
+
+
+class GroundTruthError(ValueError):
+    """A ground-truth or out-of-domain file cannot be read; the message names file and line."""
+
+
+@dataclass(frozen=True)
+class Needle:
+    """A verbatim passage that answers its questions.
+
+    Attributes
+    ----------
+    id : str
+    needle : str
+        As written in the file.
+    questions : tuple of str
+        ``(documentation question, ticket question)``; one is accepted.
+    line : int
+        1-based line in its file (0 when built in code).
+    """
+
+    id: str
+    needle: str
+    questions: tuple[str, ...] = ()
+    line: int = 0
+
+    @property
+    def key(self) -> str:
+        """The needle with whitespace collapsed and stripped: what is searched."""
+        return collapse(self.needle)
+
+
+@dataclass(frozen=True)
+class Query:
+    """One query put to the retrievers.
+
+    ``query_id`` is ``<needle id>/doc`` or ``<needle id>/ticket`` for in-domain
+    queries, ``ood-<n>`` for out-of-domain ones (``needle_id`` None).
+    """
+
+    query_id: str
+    text: str
+    phrasing: str  # "documentation", "ticket" or "out-of-domain"
+    needle_id: str | None = None
+
+    @property
+    def in_domain(self) -> bool:
+        return self.needle_id is not None
+
+
+@dataclass(frozen=True)
+class Rejected:
+    """A needle left out of the evaluation, with the reason."""
+
+    id: str
+    reason: str
+    line: int = 0
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where a valid needle sits: document and canonical ``[start, end)``."""
+
+    doc_id: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class GroundTruth:
+    """Validated ground truth.
+
+    Attributes
+    ----------
+    needles : tuple of Needle
+        Accepted needles, file order.
+    locations : dict
+        ``needle id -> Location`` of its single occurrence.
+    rejected : tuple of Rejected
+    out_of_domain : tuple of str
+    """
+
+    needles: tuple[Needle, ...]
+    locations: dict
+    rejected: tuple[Rejected, ...] = ()
+    out_of_domain: tuple[str, ...] = ()
+
+    @property
+    def queries(self) -> list[Query]:
+        """In-domain queries (two per needle: documentation, ticket)."""
+        out = []
+        for n in self.needles:
+            for phrasing, q in zip(PHRASINGS, n.questions):
+                out.append(Query(f"{n.id}/{'doc' if phrasing == 'documentation' else 'ticket'}", q, phrasing, n.id))
+        return out
+
+    @property
+    def ood_queries(self) -> list[Query]:
+        """Out-of-domain queries, ``ood-1`` ... in file order."""
+        return [Query(f"ood-{i}", q, "out-of-domain") for i, q in enumerate(self.out_of_domain, start=1)]
+
+    def needle(self, needle_id: str) -> Needle:
+        """The accepted needle with this id (``KeyError`` otherwise)."""
+        for n in self.needles:
+            if n.id == needle_id:
+                return n
+        raise KeyError(f"no accepted needle {needle_id!r}")
+
+
+# --------------------------------------------------------------------------- whitespace
+
+
+def collapse(text: str) -> str:
+    """Runs of whitespace → one space, stripped."""
+    return _WS.sub(" ", text).strip()
+
+
+def collapse_with_map(text: str) -> tuple[str, np.ndarray]:
+    """Collapse whitespace runs to one space (not stripped) and keep a map.
+
+    Returns ``(collapsed, origin)`` where ``origin[i]`` is the offset in
+    ``text`` of collapsed character ``i`` (a run maps to its first character)
+    and ``origin[len(collapsed)] == len(text)``.
+    """
+    parts, origin = [], []
+    pos = 0
+    for m in _WS.finditer(text):
+        s, e = m.span()
+        parts.append(text[pos:s])
+        origin.extend(range(pos, s))
+        parts.append(" ")
+        origin.append(s)
+        pos = e
+    parts.append(text[pos:])
+    origin.extend(range(pos, len(text)))
+    origin.append(len(text))
+    return "".join(parts), np.asarray(origin, dtype=np.int64)
+
+
+def _occurrences(hay: str, needle: str) -> list[int]:
+    out, i = [], hay.find(needle)
+    while i != -1:
+        out.append(i)
+        i = hay.find(needle, i + 1)
+    return out
+
+
+# --------------------------------------------------------------------------- files
+
+
+def load_needles(path: str | Path) -> list[Needle]:
+    """Read a ground-truth JSONL file.
+
+    Raises
+    ------
+    GroundTruthError
+        Missing file, or a line that is not a JSON object with a string ``id``,
+        a string ``needle`` and ``questions`` (1 or 2 strings); the message is
+        ``FILE:LINE: reason``.
+    """
+    p = Path(path)
+    try:
+        raw = p.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise GroundTruthError(f"{p}: ground-truth file not found") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise GroundTruthError(f"{p}: cannot read ground truth ({e})") from None
+    out = []
+    for no, line in enumerate(raw.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise GroundTruthError(f"{p}:{no}: not valid JSON ({e.msg} at column {e.colno})") from None
+        if not isinstance(obj, dict):
+            raise GroundTruthError(f"{p}:{no}: expected a JSON object, got {type(obj).__name__}")
+        nid, needle, qs = obj.get("id"), obj.get("needle"), obj.get("questions")
+        if not isinstance(nid, str) or not nid.strip():
+            raise GroundTruthError(f"{p}:{no}: 'id' must be a non-empty string")
+        if not isinstance(needle, str):
+            raise GroundTruthError(f"{p}:{no}: 'needle' must be a string (id {nid!r})")
+        if (not isinstance(qs, list) or not 1 <= len(qs) <= 2
+                or not all(isinstance(q, str) and q.strip() for q in qs)):
+            raise GroundTruthError(f"{p}:{no}: 'questions' must be a list of 1 or 2 non-empty strings "
+                                   f"[documentation, ticket] (id {nid!r})")
+        out.append(Needle(id=nid, needle=needle, questions=tuple(qs), line=no))
+    return out
+
+
+def load_out_of_domain(path: str | Path) -> list[str]:
+    """Read out-of-domain queries: one a line, ``#`` comments and blank lines skipped.
+
+    Raises
+    ------
+    GroundTruthError
+        Missing or unreadable file.
+    """
+    p = Path(path)
+    try:
+        raw = p.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise GroundTruthError(f"{p}: out-of-domain file not found") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise GroundTruthError(f"{p}: cannot read out-of-domain queries ({e})") from None
+    return [s.strip() for s in raw.splitlines() if s.strip() and not s.strip().startswith("#")]
+
+
+def validate(needles: Iterable[Needle], corpus: Corpus) -> tuple[list[Needle], dict, list[Rejected]]:
+    """Check each needle against the corpus (design.md, *Ground-truth validation*).
+
+    Returns
+    -------
+    accepted : list of Needle
+    locations : dict of needle id -> Location
+    rejected : list of Rejected
+        Reasons: duplicate id, shorter than 1 character, not found, found N
+        times, overlaps a heading line.
+    """
+    collapsed = [(d, *collapse_with_map(d.text)) for d in corpus.documents]
+    accepted, locations, rejected, seen = [], {}, [], set()
+    for n in needles:
+        if n.id in seen:
+            rejected.append(Rejected(n.id, "duplicate id", n.line))
+            continue
+        seen.add(n.id)
+        key = n.key
+        if not key:
+            rejected.append(Rejected(n.id, "empty needle", n.line))
+            continue
+        hits = [(d, cm, origin, i) for d, cm, origin in collapsed for i in _occurrences(cm, key)]
+        if not hits:
+            rejected.append(Rejected(n.id, "not found in the corpus", n.line))
+            continue
+        if len(hits) > 1:
+            where = ", ".join(sorted({h[0].doc_id for h in hits}))
+            rejected.append(Rejected(n.id, f"found {len(hits)} times (must occur exactly once): {where}", n.line))
+            continue
+        d, cm, origin, i = hits[0]
+        start = int(origin[i])
+        end = int(origin[i + len(key) - 1]) + 1
+        heading = next(((s, e) for s, e in d.headings if start < e and s < end), None)
+        if heading:
+            rejected.append(Rejected(n.id, f"overlaps a heading line in {d.doc_id}: "
+                                           f"{d.text[heading[0]:heading[1]]!r}", n.line))
+            continue
+        accepted.append(n)
+        locations[n.id] = Location(d.doc_id, start, end)
+    return accepted, locations, rejected
+
+
+def load_ground_truth(corpus: Corpus, ground_truth: str | Path | None = None,
+                      out_of_domain: str | Path | None = None) -> GroundTruth:
+    """Load and validate ground truth; ``None`` → the built-in files.
+
+    The built-in files are used by default only for the built-in corpus; for
+    another corpus without files the ground truth is empty (no queries).
+
+    Raises
+    ------
+    GroundTruthError
+        A file is missing or malformed (file and line in the message).
+    """
+    builtin = corpus.name == "python-reference"
+    gt_path = ground_truth or (BUILTIN_DATA / "groundtruth.jsonl" if builtin else None)
+    ood_path = out_of_domain or (BUILTIN_DATA / "out_of_domain.txt" if builtin else None)
+    needles = load_needles(gt_path) if gt_path else []
+    ood = load_out_of_domain(ood_path) if ood_path else []
+    accepted, locations, rejected = validate(needles, corpus)
+    return GroundTruth(tuple(accepted), locations, tuple(rejected), tuple(ood))
