@@ -1,0 +1,272 @@
+"""Metrics and paired tests over (strategy, retriever) columns.
+
+Definitions (design.md, *Metrics*; the specification):
+
+- a retrieval is **correct** when a returned chunk's ``text`` contains the
+  whole needle, whitespace runs collapsed on both sides;
+- **recall@k** = share of queries with a correct chunk in the top k
+  (k = 1, 4, 8, 20), with a Wilson 95% score interval (Wilson 1927);
+- **MRR@20** = mean of ``1 / rank`` of the first correct chunk, 0 beyond rank 20;
+- **paired test** between two columns at k: exact two-sided sign test on the
+  discordant queries (scipy ``binomtest``, p = 0.5); Holm (1979) adjustment
+  when many pairs are shown;
+- **queries needed**: the observed wins and losses scaled up, same ratio,
+  until the sign test gives p < 0.05 ("never" when wins equal losses).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Iterable, Sequence
+
+import numpy as np
+
+__all__ = [
+    "KS",
+    "ColumnResult",
+    "Interval",
+    "PairedTest",
+    "QueryResult",
+    "holm",
+    "paired_test",
+    "paired_tests",
+    "queries_needed",
+    "sign_test",
+    "wilson",
+]
+
+#: The cut-offs reported everywhere.
+KS = (1, 4, 8, 20)
+MRR_DEPTH = 20
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A proportion with its Wilson score interval.
+
+    Attributes
+    ----------
+    estimate, low, high : float
+        In [0, 1]; NaN when ``n == 0``.
+    level : float
+        Confidence level (0.95).
+    successes, n : int
+    """
+
+    estimate: float
+    low: float
+    high: float
+    level: float
+    successes: int
+    n: int
+
+    def __str__(self) -> str:
+        if self.n == 0:
+            return "n/a"
+        return f"{self.estimate:.3f} [{self.low:.3f}, {self.high:.3f}]"
+
+
+def wilson(successes: int, n: int, level: float = 0.95) -> Interval:
+    """Wilson score interval for ``successes`` out of ``n`` (scipy ``binomtest``).
+
+    The specification's figures: 38/64 → [0.471, 0.705]; 53/64 → [0.718, 0.901].
+
+    Raises
+    ------
+    ValueError
+        ``successes`` outside ``[0, n]``.
+    """
+    if n < 0 or not 0 <= successes <= max(n, 0):
+        raise ValueError(f"successes must be within [0, n], got {successes}/{n}")
+    if n == 0:
+        return Interval(math.nan, math.nan, math.nan, level, 0, 0)
+    from scipy.stats import binomtest
+
+    ci = binomtest(int(successes), int(n)).proportion_ci(confidence_level=level, method="wilson")
+    return Interval(successes / n, float(ci.low), float(ci.high), level, int(successes), int(n))
+
+
+def sign_test(wins: int, losses: int) -> float:
+    """Exact two-sided sign test p-value on discordant pairs (1.0 when there are none).
+
+    The specification's figures: +18/−3 → 0.0015; +12/−2 → 0.0129; +8/−6 → 0.79; +10/−6 → 0.45.
+    """
+    if wins < 0 or losses < 0:
+        raise ValueError(f"wins and losses must be ≥ 0, got +{wins}/-{losses}")
+    if wins + losses == 0:
+        return 1.0
+    from scipy.stats import binomtest
+
+    return float(binomtest(int(wins), int(wins + losses), 0.5, alternative="two-sided").pvalue)
+
+
+def holm(pvalues: Sequence[float]) -> list[float]:
+    """Holm–Bonferroni adjusted p-values (Holm 1979), same order as given, capped at 1."""
+    m = len(pvalues)
+    order = sorted(range(m), key=lambda i: pvalues[i])
+    out = [0.0] * m
+    running = 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (m - rank) * pvalues[i]))
+        out[i] = running
+    return out
+
+
+def queries_needed(wins: int, losses: int, n_queries: int, alpha: float = 0.05) -> int | None:
+    """Queries needed for p < ``alpha`` if the observed wins and losses scaled up.
+
+    The discordant count ``D = wins + losses`` is raised one at a time, keeping
+    the win share (wins rounded), until the sign test gives p < alpha; the
+    answer is ``ceil(n_queries * D' / D)``. ``None`` ("never") when wins equal
+    losses or there is no discordant pair. Returns ``n_queries`` when already
+    significant. A scaling of the observed ratio, not a power analysis.
+    """
+    d = wins + losses
+    if d == 0 or wins == losses:
+        return None
+    if sign_test(wins, losses) < alpha:
+        return n_queries
+    share = wins / d
+    for dd in range(d + 1, 100 * d + 10_000):
+        w = int(round(share * dd))
+        if sign_test(w, dd - w) < alpha:
+            return int(math.ceil(n_queries * dd / d))
+    return None
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """One query of one column.
+
+    ``rank`` is the 1-based rank of the first correct chunk, ``None`` when no
+    correct chunk was returned.
+    """
+
+    query_id: str
+    needle_id: str
+    phrasing: str
+    rank: int | None
+
+    def hit(self, k: int) -> bool:
+        return self.rank is not None and self.rank <= k
+
+
+@dataclass(frozen=True)
+class ColumnResult:
+    """Per-query results of one (strategy, retriever) column.
+
+    ``available`` is False (with ``reason``) when the retriever could not run,
+    e.g. no cross-encoder on this machine; then ``per_query`` is empty.
+    """
+
+    strategy: str
+    retriever: str
+    per_query: tuple[QueryResult, ...]
+    available: bool = True
+    reason: str = ""
+
+    @property
+    def name(self) -> str:
+        return f"{self.strategy}/{self.retriever}"
+
+    def subset(self, phrasing: str | None) -> "ColumnResult":
+        """Only the queries of one phrasing (``None`` or ``"both"``: all)."""
+        if phrasing in (None, "both", "all"):
+            return self
+        return ColumnResult(self.strategy, self.retriever,
+                            tuple(q for q in self.per_query if q.phrasing == phrasing),
+                            self.available, self.reason)
+
+    def hits(self, k: int) -> np.ndarray:
+        """Boolean array, one per query: a correct chunk within the top ``k``."""
+        return np.array([q.hit(k) for q in self.per_query], dtype=bool)
+
+    def recall(self, k: int, level: float = 0.95) -> Interval:
+        """recall@k with its Wilson interval."""
+        h = self.hits(k)
+        return wilson(int(h.sum()), int(h.size), level)
+
+    def mrr(self, depth: int = MRR_DEPTH) -> float:
+        """MRR@depth (reciprocal rank of the first correct chunk, 0 beyond ``depth``); NaN if no query."""
+        if not self.per_query:
+            return math.nan
+        return float(np.mean([1.0 / q.rank if q.rank is not None and q.rank <= depth else 0.0
+                              for q in self.per_query]))
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """Sign test of column ``a`` against column ``b`` on hit@k.
+
+    ``wins``: queries ``a`` hits and ``b`` misses; ``losses``: the reverse;
+    ``p``: exact two-sided sign test; ``p_holm``: Holm-adjusted within the
+    family it was computed in (equal to ``p`` for a single test);
+    ``queries_needed``: see :func:`queries_needed` (None = never);
+    ``discordant``: the query ids, wins first.
+    """
+
+    a: str
+    b: str
+    k: int
+    wins: int
+    losses: int
+    n: int
+    p: float
+    p_holm: float
+    queries_needed: int | None
+    win_ids: tuple[str, ...] = ()
+    loss_ids: tuple[str, ...] = ()
+
+    @property
+    def significant(self) -> bool:
+        return self.p_holm < 0.05
+
+
+def paired_test(a: ColumnResult, b: ColumnResult, k: int) -> PairedTest:
+    """Sign test of ``a`` vs ``b`` at ``k`` over the queries both answered.
+
+    Raises
+    ------
+    ValueError
+        The columns do not hold the same queries (unpaired).
+    """
+    ida = [q.query_id for q in a.per_query]
+    idb = [q.query_id for q in b.per_query]
+    if ida != idb:
+        raise ValueError(f"columns {a.name} and {b.name} do not hold the same queries; a paired test needs them")
+    ha, hb = a.hits(k), b.hits(k)
+    wins = tuple(i for i, x, y in zip(ida, ha, hb) if x and not y)
+    losses = tuple(i for i, x, y in zip(ida, ha, hb) if y and not x)
+    p = sign_test(len(wins), len(losses))
+    return PairedTest(a.name, b.name, k, len(wins), len(losses), len(ida), p, p,
+                      queries_needed(len(wins), len(losses), len(ida)), wins, losses)
+
+
+def paired_tests(columns: Iterable[ColumnResult], k: int) -> list[PairedTest]:
+    """Every pair (i < j) of available columns at ``k``, Holm-adjusted together."""
+    cols = [c for c in columns if c.available]
+    tests = [paired_test(cols[i], cols[j], k) for i in range(len(cols)) for j in range(i + 1, len(cols))]
+    adj = holm([t.p for t in tests])
+    return [PairedTest(t.a, t.b, t.k, t.wins, t.losses, t.n, t.p, q, t.queries_needed, t.win_ids, t.loss_ids)
+            for t, q in zip(tests, adj)]
+
+
+def summary_rows(columns: Iterable[ColumnResult], phrasing: str | None = None) -> list[dict]:
+    """One dict per column: recall@k estimate/low/high for each k, MRR@20, n.
+
+    Keys: ``strategy``, ``retriever``, ``n_queries``, ``recall@K``,
+    ``recall@K_low``, ``recall@K_high`` (K in :data:`KS`), ``mrr``,
+    ``available``, ``reason``.
+    """
+    rows = []
+    for c in columns:
+        c = c.subset(phrasing)
+        row = {"strategy": c.strategy, "retriever": c.retriever, "n_queries": len(c.per_query),
+               "available": c.available, "reason": c.reason}
+        for k in KS:
+            iv = c.recall(k) if c.available else wilson(0, 0)
+            row[f"recall@{k}"], row[f"recall@{k}_low"], row[f"recall@{k}_high"] = iv.estimate, iv.low, iv.high
+        row["mrr"] = c.mrr() if c.available else math.nan
+        rows.append(row)
+    return rows
