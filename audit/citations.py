@@ -1,0 +1,139 @@
+"""Context building, locators and citation verification.
+
+The specification's rules: the model writes ``[n]``; the server attaches
+document, label and locator. ``quote`` is the chunk's own ``content``, never
+``text`` (which carries the header and the overlap tail). Locators:
+``#char=start,end`` in canonical text (end exclusive). When nothing is under
+the threshold the answer is ``NO ANSWER`` and the model is never called.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+from .chunking import Chunk, ChunkSet
+from .corpus import Corpus
+
+__all__ = ["Citation", "CitationCheck", "Context", "NoAnswer", "answer_or_refuse", "audit_citations",
+           "build_context", "verify_citation"]
+
+PROMPT_HEAD = ("Answer using ONLY the numbered sources below. Cite every claim as [n].\n"
+               "If the sources do not contain the answer, say so and stop.\n\n")
+
+
+@dataclass(frozen=True)
+class Citation:
+    """One numbered source attached by the server.
+
+    Attributes
+    ----------
+    index : int
+        The ``[n]`` the model writes, from 1.
+    doc_id, document_name, locator_label : str
+        Document id, its title, and the section (or the title).
+    fragment : str
+        ``#char=start,end`` in the document's canonical text.
+    quote : str
+        The chunk's own ``content``.
+    cosine_distance : float
+        Query-to-chunk cosine distance in [0, 2].
+    chunk_id, start, end : int
+    """
+
+    index: int
+    doc_id: str
+    document_name: str
+    locator_label: str
+    fragment: str
+    quote: str
+    cosine_distance: float
+    chunk_id: int
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Context:
+    """A prompt and the citation table the model never sees."""
+
+    question: str
+    prompt: str
+    citations: tuple[Citation, ...]
+
+
+@dataclass(frozen=True)
+class NoAnswer:
+    """Nothing under the threshold: the model is not called."""
+
+    question: str
+    threshold: float
+
+    @property
+    def message(self) -> str:
+        return f'NO ANSWER: nothing under cosine distance {self.threshold:g} for "{self.question}"'
+
+
+def build_context(question: str, hits: Sequence[tuple[Chunk, float]]) -> Context:
+    """The specification's ``buildContext``: numbered sources, then the question.
+
+    Parameters
+    ----------
+    hits : sequence of (Chunk, cosine distance)
+        In the order they are cited.
+    """
+    cites = tuple(Citation(index=i, doc_id=c.doc_id, document_name=c.title, locator_label=c.label,
+                           fragment=c.locator, quote=c.content, cosine_distance=float(d),
+                           chunk_id=c.chunk_id, start=c.start, end=c.end)
+                  for i, (c, d) in enumerate(hits, start=1))
+    blocks = "\n\n".join(f"[{c.index}] {c.document_name} - {c.locator_label}\n{c.quote}" for c in cites)
+    prompt = f"{PROMPT_HEAD}SOURCES\n{blocks}\n\nQUESTION\n{question}"
+    return Context(question, prompt, cites)
+
+
+def answer_or_refuse(question: str, chunks: ChunkSet, chunk_ids: Sequence[int], distances: Sequence[float],
+                     threshold: float, keep: int = 4) -> Context | NoAnswer:
+    """Gate then build: the first ``keep`` chunks of the order with distance < ``threshold``.
+
+    ``chunk_ids`` and ``distances`` follow the retriever's order.
+    """
+    hits = [(chunks[int(c)], float(d)) for c, d in zip(chunk_ids, distances) if d < threshold][:keep]
+    if not hits:
+        return NoAnswer(question, threshold)
+    return build_context(question, hits)
+
+
+@dataclass(frozen=True)
+class CitationCheck:
+    """Result of checking one quote against its locator."""
+
+    doc_id: str
+    fragment: str
+    ok: bool
+    reason: str = ""
+
+
+def verify_citation(doc_id: str, start: int, end: int, quote: str, corpus: Corpus) -> CitationCheck:
+    """Check that ``quote == canonical[start:end]`` of document ``doc_id``."""
+    frag = f"#char={start},{end}"
+    try:
+        text = corpus.get(doc_id).text
+    except KeyError:
+        return CitationCheck(doc_id, frag, False, "document not in the corpus")
+    if not 0 <= start <= end <= len(text):
+        return CitationCheck(doc_id, frag, False, f"range outside the document (length {len(text)})")
+    actual = text[start:end]
+    if actual != quote:
+        i = next((k for k, (x, y) in enumerate(zip(actual, quote)) if x != y), min(len(actual), len(quote)))
+        return CitationCheck(doc_id, frag, False, f"quote differs from the text at the locator from character {i}")
+    return CitationCheck(doc_id, frag, True)
+
+
+def audit_citations(chunks: ChunkSet, corpus: Corpus) -> list[CitationCheck]:
+    """Verify every chunk's quote (``content``) against its ``#char=`` slice; failures only."""
+    out = []
+    for c in chunks.chunks:
+        chk = verify_citation(c.doc_id, c.start, c.end, c.content, corpus)
+        if not chk.ok:
+            out.append(chk)
+    return out
