@@ -1,0 +1,318 @@
+"""The end-to-end audit run behind the CLI, the report and the dashboard.
+
+corpus → chunks (per strategy) → embeddings (cached) and BM25 → rankings
+(dense, BM25, hybrid, rerank) for every in-domain and out-of-domain query →
+:class:`AuditRun`, from which evaluation columns, threshold distances,
+token statistics and provenance are read.
+"""
+
+from __future__ import annotations
+
+import math
+import platform
+import sys
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+
+from . import PIPELINE_VERSION, __version__
+from .chunking import ChunkSet, Strategy, chunk_corpus
+from .corpus import Corpus
+from .embedding import DEFAULT_RERANKER, Encoder, ModelUnavailable, TokenStats, load_cross_encoder, token_stats
+from .evaluation import ColumnResult, QueryResult
+from .groundtruth import GroundTruth, Query, collapse
+from .retrieval import BM25, RETRIEVERS, Ranking, dense_ranking, rerank, rrf
+from .store import EmbeddingCache, embed
+from .threshold import QueryDistances
+
+__all__ = ["AuditRun", "StrategyRun", "run_audit", "RERANK_DEPTH", "STORED_DEPTH"]
+
+#: Hybrid top-N the cross-encoder reorders (specification: 25).
+RERANK_DEPTH = 25
+#: Ranks kept per query and retriever for display and the gate (metrics use the full ranking).
+STORED_DEPTH = 100
+#: RRF constant (specification: 60).
+RRF_K = 60
+
+Progress = Callable[[str, int, int], None]
+
+
+@dataclass
+class StrategyRun:
+    """Everything measured for one strategy.
+
+    Attributes
+    ----------
+    chunks : ChunkSet
+    vectors : float32 array (n_chunks, dims), unit rows
+    tokens : TokenStats
+    n_encoded : int
+        Chunks that went through the model (0 when all came from the cache).
+    embed_ms : float
+        Wall time of embedding, milliseconds.
+    correct : dict
+        needle id → frozenset of chunk ids whose ``text`` holds the needle.
+    destroyed, overlap_only, past_window : list of needle id
+        No chunk holds it; only ``text`` (with the overlap tail) holds it, no
+        ``content`` does; every chunk holding it holds it past the encoder window.
+    rankings : dict
+        retriever → list of :class:`Ranking` per query (in-domain then
+        out-of-domain), the first :data:`STORED_DEPTH` ranks.
+    first_rank : dict
+        retriever → list per in-domain query of the first correct rank (None: missed).
+    distances : float32 array (n_queries, n_chunks)
+        Cosine distance of every query to every chunk.
+    latency_ms : dict
+        retriever → per-query milliseconds (dense: the scan; hybrid: dense +
+        BM25 + fusion; rerank: hybrid + cross-encoder).
+    """
+
+    strategy: Strategy
+    chunks: ChunkSet
+    vectors: np.ndarray
+    tokens: TokenStats
+    n_encoded: int
+    embed_ms: float
+    bm25_build_ms: float
+    correct: dict
+    destroyed: list
+    overlap_only: list
+    past_window: list
+    rankings: dict = field(default_factory=dict)
+    first_rank: dict = field(default_factory=dict)
+    distances: np.ndarray | None = None
+    latency_ms: dict = field(default_factory=dict)
+
+    @property
+    def build_ms_per_chunk(self) -> float:
+        """Embedding milliseconds per encoded chunk (NaN when everything was cached)."""
+        return self.embed_ms / self.n_encoded if self.n_encoded else math.nan
+
+
+@dataclass
+class AuditRun:
+    """The result of :func:`run_audit`; read-only once returned.
+
+    ``queries`` lists the in-domain queries then the out-of-domain ones; all
+    per-query arrays follow that order. ``rerank_error`` says why the rerank
+    column is unavailable (None when it ran or was not asked for).
+    """
+
+    corpus: Corpus
+    ground_truth: GroundTruth
+    encoder: Encoder
+    strategies: list[StrategyRun]
+    retrievers: tuple[str, ...]
+    queries: list[Query]
+    query_vectors: np.ndarray
+    reranker: str | None
+    rerank_error: str | None
+    #: median milliseconds to embed one query alone (NaN when the model was not loaded: all cached)
+    query_embed_ms: float
+    n_queries_encoded: int
+    wall_s: float = 0.0
+
+    @property
+    def in_domain(self) -> list[Query]:
+        return [q for q in self.queries if q.in_domain]
+
+    def strategy(self, name: str) -> StrategyRun:
+        """The run of strategy ``name`` (``KeyError`` naming it)."""
+        for s in self.strategies:
+            if s.strategy.name == name:
+                return s
+        raise KeyError(f"strategy {name!r} was not run; ran {[s.strategy.name for s in self.strategies]}")
+
+    def column(self, strategy: str, retriever: str) -> ColumnResult:
+        """Per-query first-correct ranks of one (strategy, retriever) column."""
+        s = self.strategy(strategy)
+        if retriever == "rerank" and self.rerank_error:
+            return ColumnResult(strategy, retriever, (), False, self.rerank_error)
+        ranks = s.first_rank[retriever]
+        return ColumnResult(strategy, retriever, tuple(
+            QueryResult(q.query_id, q.needle_id, q.phrasing, r) for q, r in zip(self.in_domain, ranks)))
+
+    def columns(self) -> list[ColumnResult]:
+        """Every column, strategy-major, retrievers in :data:`RETRIEVERS` order."""
+        return [self.column(s.strategy.name, r) for s in self.strategies for r in self.retrievers]
+
+    def threshold_queries(self, strategy: str, retriever: str = "dense") -> list[QueryDistances]:
+        """Every query's distances along ``retriever``'s order for the gate."""
+        s = self.strategy(strategy)
+        if retriever not in s.rankings:
+            raise ValueError(f"retriever {retriever!r} has no rankings for strategy {strategy}"
+                             + (f": {self.rerank_error}" if retriever == "rerank" and self.rerank_error else ""))
+        out = []
+        for qi, q in enumerate(self.queries):
+            r = s.rankings[retriever][qi]
+            dist = s.distances[qi].astype(np.float64)
+            correct = s.correct.get(q.needle_id, frozenset()) if q.in_domain else frozenset()
+            cmask = np.isin(r.chunk_ids, np.fromiter(correct, dtype=np.int64)) if correct else np.zeros(len(r), bool)
+            nc = float(dist[list(correct)].min()) if correct else None
+            out.append(QueryDistances(q.query_id, q.text, q.phrasing, q.in_domain, r.chunk_ids,
+                                      dist[r.chunk_ids], cmask, float(dist.min()) if dist.size else math.nan, nc))
+        return out
+
+    def provenance(self) -> dict:
+        """What every report, export and page footer names (design.md, *Provenance*)."""
+        return {
+            "corpus": self.corpus.name,
+            "corpus_sha256": self.corpus.sha256,
+            "documents": len(self.corpus.documents),
+            "python": self.corpus.python_version or platform.python_version(),
+            "model": self.encoder.name,
+            "model_digest": self.encoder.digest,
+            "dims": self.encoder.dims,
+            "window": self.encoder.window,
+            "reranker": self.reranker or "none",
+            "strategies": [s.strategy.params() for s in self.strategies],
+            "audit_version": __version__,
+            "pipeline_version": PIPELINE_VERSION,
+        }
+
+    def provenance_line(self) -> str:
+        """One line for page footers and report ends."""
+        p = self.provenance()
+        strat = "; ".join(f"{s['name']}={s['cut']}{'+header' if s['header'] else ''}/{s['target']}"
+                          f"{'/overlap ' + str(s['overlap']) if s['overlap'] else ''}" for s in p["strategies"])
+        py = f" (Python {p['python']} topics)" if self.corpus.python_version else ""
+        return (f"corpus {p['corpus']}{py} sha256:{p['corpus_sha256'][:12]} · {p['documents']} documents · "
+                f"model {p['model']} ({p['model_digest'][:12]}, {p['dims']} dims, window {p['window']}) · "
+                f"reranker {p['reranker']} · strategies {strat} · retrieval-audit {p['audit_version']}")
+
+
+def _needle_sets(chunks: ChunkSet, gt: GroundTruth, tokens: TokenStats):
+    texts = [collapse(c.text) for c in chunks.chunks]
+    contents = [collapse(c.content) for c in chunks.chunks]
+    correct, destroyed, overlap_only, past_window = {}, [], [], []
+    for n in gt.needles:
+        key = n.key
+        hold = frozenset(i for i, t in enumerate(texts) if key in t)
+        correct[n.id] = hold
+        if not hold:
+            destroyed.append(n.id)
+            continue
+        if not any(key in contents[i] for i in hold):
+            overlap_only.append(n.id)
+        if not any(key in collapse(chunks[i].text[:int(tokens.cut[i])]) for i in hold):
+            past_window.append(n.id)
+    return correct, destroyed, overlap_only, past_window
+
+
+def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[Strategy], encoder: Encoder,
+              retrievers: Sequence[str] = RETRIEVERS, reranker=DEFAULT_RERANKER,
+              cache: EmbeddingCache | None = None, progress: Progress | None = None,
+              batch_size: int = 32) -> AuditRun:
+    """Run the whole audit.
+
+    Parameters
+    ----------
+    reranker : str, CrossEncoderModel or None
+        Name/path to load, a loaded model, or None. When it cannot load, the
+        rerank column is marked unavailable with the reason; the rest runs.
+    cache : EmbeddingCache or None
+        Reuse and store vectors (a warm run embeds nothing).
+    progress : callable(stage, done, total) or None
+
+    Raises
+    ------
+    ValueError
+        Empty corpus, no strategy, or an unknown retriever.
+    """
+    t_start = time.perf_counter()
+    if not corpus.documents:
+        raise ValueError(f"corpus {corpus.name!r} has no readable document"
+                         + (f" ({len(corpus.failures)} failed to load)" if corpus.failures else ""))
+    if not strategies:
+        raise ValueError("no strategy to run")
+    bad = [r for r in retrievers if r not in RETRIEVERS]
+    if bad:
+        raise ValueError(f"unknown retriever {bad[0]!r}; choose from {','.join(RETRIEVERS)}")
+    retrievers = tuple(r for r in RETRIEVERS if r in retrievers)
+    report = progress or (lambda stage, done, total: None)
+
+    cross, rerank_error, reranker_name = None, None, None
+    if "rerank" in retrievers:
+        if reranker is None or (isinstance(reranker, str) and reranker.lower() == "none"):
+            rerank_error = "no cross-encoder configured (reranker: none)"
+        elif isinstance(reranker, str):
+            reranker_name = reranker
+            try:
+                cross = load_cross_encoder(reranker)
+            except ModelUnavailable as e:
+                rerank_error = str(e)
+        else:
+            cross, reranker_name = reranker, getattr(reranker, "name", "cross-encoder")
+
+    queries = ground_truth.queries + ground_truth.ood_queries
+    report("embedding queries", 0, len(queries))
+    qvecs, n_q_encoded = embed(encoder, [q.text for q in queries], cache,
+                               lambda d, n: report("embedding queries", d, n), batch_size)
+    q_ms = math.nan
+
+    runs = []
+    for si, strat in enumerate(strategies):
+        chunks = chunk_corpus(corpus, strat)
+        stage = f"strategy {strat.name} ({si + 1}/{len(strategies)}): embedding {len(chunks)} chunks"
+        t = time.perf_counter()
+        vecs, n_enc = embed(encoder, chunks.texts, cache, lambda d, n, s=stage: report(s, d, n), batch_size)
+        embed_ms = (time.perf_counter() - t) * 1000.0
+        t = time.perf_counter()
+        bm25 = BM25(chunks.texts)
+        bm25_ms = (time.perf_counter() - t) * 1000.0
+        toks = token_stats(encoder, chunks.chunks)
+        correct, destroyed, overlap_only, past_window = _needle_sets(chunks, ground_truth, toks)
+        run = StrategyRun(strat, chunks, vecs, toks, n_enc, embed_ms, bm25_ms, correct, destroyed,
+                          overlap_only, past_window)
+        run.distances = (1.0 - qvecs @ vecs.T).astype(np.float32) if len(chunks) else np.zeros((len(queries), 0),
+                                                                                                np.float32)
+        run.rankings = {r: [] for r in retrievers if not (r == "rerank" and rerank_error)}
+        run.latency_ms = {r: [] for r in run.rankings}
+        stage = f"strategy {strat.name} ({si + 1}/{len(strategies)}): retrieving {len(queries)} queries"
+        for qi, q in enumerate(queries):
+            t0 = time.perf_counter()
+            dense = dense_ranking(vecs, qvecs[qi])
+            t1 = time.perf_counter()
+            lexical = bm25.rank(q.text)
+            t2 = time.perf_counter()
+            full = {"dense": dense, "bm25": lexical}
+            lat = {"dense": (t1 - t0) * 1000.0, "bm25": (t2 - t1) * 1000.0}
+            if "hybrid" in run.rankings or "rerank" in run.rankings:
+                hybrid = rrf([dense, lexical], k=RRF_K)
+                t3 = time.perf_counter()
+                full["hybrid"] = hybrid
+                lat["hybrid"] = (t3 - t0) * 1000.0
+                if "rerank" in run.rankings:
+                    full["rerank"] = rerank(hybrid, q.text, chunks.texts, cross, depth=RERANK_DEPTH)
+                    lat["rerank"] = (time.perf_counter() - t0) * 1000.0
+            for r in run.rankings:
+                rk = full[r]
+                run.rankings[r].append(Ranking(rk.chunk_ids[:STORED_DEPTH], rk.scores[:STORED_DEPTH], rk.score_kind))
+                run.latency_ms[r].append(lat[r])
+                if q.in_domain:
+                    run.first_rank.setdefault(r, []).append(rk.first_rank(correct.get(q.needle_id, frozenset())))
+            report(stage, qi + 1, len(queries))
+        for r in run.rankings:
+            run.first_rank.setdefault(r, [])
+        runs.append(run)
+
+    if n_q_encoded or any(r.n_encoded for r in runs):
+        # the model is loaded anyway: time single-query encodes (what a live query costs)
+        sample = [q.text for q in queries[:10]]
+        times = []
+        for text in sample:
+            t = time.perf_counter()
+            encoder.encode([text], batch_size=1)
+            times.append((time.perf_counter() - t) * 1000.0)
+        q_ms = float(np.median(times)) if times else math.nan
+    return AuditRun(corpus=corpus, ground_truth=ground_truth, encoder=encoder, strategies=runs,
+                    retrievers=retrievers, queries=queries, query_vectors=qvecs, reranker=reranker_name,
+                    rerank_error=rerank_error, query_embed_ms=q_ms, n_queries_encoded=n_q_encoded,
+                    wall_s=time.perf_counter() - t_start)
+
+
+def python_version() -> str:
+    """This interpreter's version, e.g. ``3.11.7``."""
+    return sys.version.split()[0]

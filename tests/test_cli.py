@@ -1,0 +1,115 @@
+"""The command line: outputs, exit codes, one clear line for bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from audit.__main__ import main
+
+from conftest import ROOT
+
+GT_LINE = {"id": "n1", "needle": "The installer must be run twice on a fresh machine",
+           "questions": ["How many times must the installer run?", "setup broke first time, do i rerun it?"]}
+
+
+@pytest.fixture()
+def folder(tmp_path, monkeypatch):
+    monkeypatch.setenv("AUDIT_HOME", str(tmp_path / "home"))
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "guide.md").write_text("# Guide\n\nIntro.\n\n## Install\n\nThe installer must be run twice on a\n"
+                                   "fresh machine.\n\n## Usage\n\nCall the tool with a path.\n", encoding="utf-8")
+    (docs / "faq.md").write_text("# FAQ\n\n## Errors\n\nError 42 means the disk is full.\n", encoding="utf-8")
+    gt = tmp_path / "gt.jsonl"
+    gt.write_text(json.dumps(GT_LINE) + "\n", encoding="utf-8")
+    ood = tmp_path / "ood.txt"
+    ood.write_text("# unrelated\nhow do I cook paella\n\nvisa rules for Spain\n", encoding="utf-8")
+    return docs, gt, ood
+
+
+def run_cli(*args, env=None):
+    return subprocess.run([sys.executable, "-m", "audit", *args], cwd=ROOT, capture_output=True, text=True,
+                          env=env)
+
+
+def test_report_on_a_folder_writes_json(folder, tmp_path, capsys):
+    docs, gt, ood = folder
+    out = tmp_path / "r.json"
+    code = main(["report", "--corpus", str(docs), "--ground-truth", str(gt), "--out-of-domain", str(ood),
+                 "--model", "hashing", "--strategies", "C,E", "--reranker", "none", "--json", str(out),
+                 "--quiet"])
+    assert code == 0
+    text = capsys.readouterr().out
+    assert "Recall@k with Wilson 95% intervals" in text and "Threshold sweep" in text
+    js = json.loads(out.read_text())
+    assert {(r["strategy"], r["retriever"]) for r in js["results"]} >= {("C", "dense"), ("E", "bm25")}
+    bm25 = next(r for r in js["results"] if r["strategy"] == "E" and r["retriever"] == "bm25")
+    # the documentation question shares "installer" with the needle's chunk; the ticket question shares
+    # no word with any chunk, so BM25 returns nothing for it: 1 of 2
+    assert bm25["n_queries"] == 2 and bm25["recall@1"] == 0.5
+
+
+def test_fail_under_gate_exits_1(folder, capsys):
+    docs, gt, ood = folder
+    code = main(["report", "--corpus", str(docs), "--ground-truth", str(gt), "--out-of-domain", str(ood),
+                 "--model", "hashing", "--strategies", "C", "--retrievers", "dense", "--fail-under",
+                 "recall@1=1.01", "--quiet"])
+    assert code == 2  # 1.01 is not a valid recall
+    code = main(["report", "--corpus", str(docs), "--ground-truth", str(gt), "--out-of-domain", str(ood),
+                 "--model", "hashing", "--strategies", "C", "--retrievers", "bm25", "--fail-under",
+                 "recall@1=0.99", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 1 and "gate failed: C/bm25 recall@1 = 0.500 < 0.99" in err
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--strategies", "Z"], "unknown strategy 'Z'"),
+    (["--retrievers", "dense,sparse"], "unknown retriever 'sparse'"),
+    (["--ground-truth", "MISSING"], "ground-truth file not found"),
+    (["--model", "no-such-org/no-such-model"], "no-such-org/no-such-model"),
+])
+def test_bad_input_exits_2_with_one_line(folder, tmp_path, args, message):
+    docs, gt, ood = folder
+    full = ["report", "--corpus", str(docs), "--ground-truth", str(gt), "--model", "hashing", "--quiet"]
+    for flag, value in zip(args[::2], args[1::2]):
+        i = full.index(flag) if flag in full else None
+        if i is not None:
+            full[i + 1] = value if value != "MISSING" else str(tmp_path / "missing.jsonl")
+        else:
+            full += [flag, value]
+    r = run_cli(*full)
+    assert r.returncode == 2
+    lines = [ln for ln in r.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and message in lines[0], r.stderr
+
+
+def test_malformed_jsonl_names_the_line(folder, tmp_path):
+    docs, gt, ood = folder
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(json.dumps(GT_LINE) + "\n{oops\n", encoding="utf-8")
+    r = run_cli("report", "--corpus", str(docs), "--ground-truth", str(bad), "--model", "hashing", "--quiet")
+    assert r.returncode == 2 and "bad.jsonl:2: not valid JSON" in r.stderr
+
+
+def test_empty_corpus_folder_exits_2(tmp_path):
+    (tmp_path / "empty").mkdir()
+    r = run_cli("report", "--corpus", str(tmp_path / "empty"), "--model", "hashing")
+    assert r.returncode == 2 and "no readable document" in r.stderr
+
+
+def test_chunks_and_corpus_jsonl(tmp_path):
+    out = tmp_path / "e.jsonl"
+    assert main(["chunks", "--strategy", "E", "--jsonl", str(out)]) == 0
+    rows = [json.loads(x) for x in out.read_text(encoding="utf-8").splitlines()]
+    assert len(rows) > 1000
+    assert set(rows[0]) == {"chunk_id", "doc_id", "title", "section", "text", "content", "start", "end"}
+    docs = tmp_path / "c.jsonl"
+    assert main(["corpus", "--jsonl", str(docs)]) == 0
+    texts = {d["doc_id"]: d["text"] for d in map(json.loads, docs.read_text(encoding="utf-8").splitlines())}
+    assert len(texts) == 79
+    for r in rows[:200]:
+        assert texts[r["doc_id"]][r["start"]:r["end"]] == r["content"]

@@ -1,0 +1,116 @@
+"""Embedding: packaged model, unit vectors, token counts, window, cheap import, no silent download."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from audit.chunking import PRESETS, chunk_corpus
+from audit.corpus import Corpus, markdown_document
+from audit.embedding import (HashingEncoder, ModelUnavailable, load_cross_encoder, load_encoder,
+                             resolve_model_path, token_stats)
+from audit.store import EmbeddingCache, embed
+
+from conftest import ROOT
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    return load_encoder(None)
+
+
+def test_import_audit_does_not_import_torch():
+    code = ("import sys, audit, audit.pipeline, audit.report, audit.__main__; "
+            "print('torch' in sys.modules, 'sentence_transformers' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "False"]
+
+
+def test_default_model_is_the_packaged_minilm(minilm):
+    assert minilm.name == "all-MiniLM-L6-v2"
+    assert minilm.dims == 384 and minilm.window == 256
+    assert minilm.digest.startswith("53aa5117") and minilm.digest.endswith("d9db")
+
+
+def test_real_vectors_are_unit_and_cosine_is_half_squared_l2(minilm):
+    texts = ["How do I raise an exception?", "The raise statement re-raises the last exception.", "paella"]
+    v = minilm.encode(texts, batch_size=2)
+    assert v.dtype == np.float32 and v.shape == (3, 384)
+    assert np.allclose(np.linalg.norm(v, axis=1), 1.0, atol=1e-5)
+    cos = v @ v.T
+    l2 = ((v[:, None, :] - v[None, :, :]) ** 2).sum(-1)
+    assert np.max(np.abs(l2 / 2 - (1 - cos))) < 1e-5
+    # the related pair is nearer than the unrelated one
+    assert 1 - cos[0, 1] < 1 - cos[0, 2]
+
+
+def test_batching_and_order_do_not_change_vectors(minilm):
+    texts = ["short", "a much longer sentence about assignment statements", "medium text here"]
+    a = minilm.encode(texts, batch_size=1)
+    b = minilm.encode(texts[::-1], batch_size=3)[::-1]
+    assert np.allclose(a, b, atol=1e-5)
+
+
+def test_token_counts_and_window_cut(minilm):
+    assert minilm.token_counts(["hello world", ""]) == [2, 0]
+    long = "word " * 400
+    (cut,) = minilm.window_cut([long])
+    # 254 word-pieces fit beside [CLS] and [SEP]: the cut is after the 254th "word"
+    assert cut == len("word " * 254) - 1
+    assert minilm.window_cut(["fits"]) == [4]
+
+
+def test_token_stats_header_share_and_over_window(builtin_corpus, minilm):
+    cs = chunk_corpus(builtin_corpus, PRESETS["E"])
+    ts = token_stats(minilm, cs.chunks)
+    assert 0.05 < ts.header_share < 0.4
+    assert ts.over_window.sum() > 0
+    i = int(np.flatnonzero(ts.over_window)[0])
+    assert ts.cut[i] < len(cs[i].text)
+    assert (ts.header_tokens > 0).all()
+    c = chunk_corpus(builtin_corpus, PRESETS["C"])
+    assert token_stats(minilm, c.chunks).header_share == 0.0
+
+
+def test_missing_named_model_says_which_and_how(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    monkeypatch.delenv("AUDIT_ALLOW_DOWNLOAD", raising=False)
+    with pytest.raises(ModelUnavailable, match="no-such-org/no-such-model.*AUDIT_ALLOW_DOWNLOAD"):
+        resolve_model_path("no-such-org/no-such-model")
+    with pytest.raises(ModelUnavailable, match="does not exist"):
+        resolve_model_path(str(tmp_path / "missing-dir"))
+
+
+def test_default_cross_encoder_unavailable_here_names_it(monkeypatch, tmp_path):
+    monkeypatch.setenv("HF_HOME", str(tmp_path))
+    with pytest.raises(ModelUnavailable, match="cross-encoder/ms-marco-MiniLM-L-6-v2"):
+        load_cross_encoder()
+    assert load_cross_encoder("none") is None
+
+
+def test_cross_encoder_built_from_packaged_weights_scores_pairs():
+    ce = load_cross_encoder(str(resolve_model_path(None)), num_labels=1)
+    s = ce.score("what is a lambda", ["lambda expressions create anonymous functions", "paella rice"])
+    assert s.shape == (2,) and np.isfinite(s).all()
+
+
+def test_embedding_cache_warm_run_encodes_nothing(tmp_path):
+    enc = HashingEncoder(dims=32)
+    cache = EmbeddingCache(tmp_path / "c.sqlite")
+    v1, n1 = embed(enc, ["a b", "c d", "a b"], cache)
+    v2, n2 = embed(enc, ["a b", "c d"], EmbeddingCache(tmp_path / "c.sqlite"))
+    assert n1 == 3 and n2 == 0
+    assert np.array_equal(v1[:2], v2)
+    # a different window is a different key
+    enc2 = HashingEncoder(dims=32, window=8)
+    assert embed(enc2, ["a b"], cache)[1] == 1
+
+
+def test_hashing_encoder_window():
+    enc = HashingEncoder(dims=16, window=5)
+    assert enc.window_cut(["one two three four five"]) == [len("one two three")]
+    v = enc.encode(["", "x"])
+    assert np.allclose(np.linalg.norm(v, axis=1), 1.0)

@@ -1,0 +1,119 @@
+"""The end-to-end run on a hand-made corpus: destroyed, overlap-only, past-window needles; report tables."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from audit.chunking import Strategy
+from audit.corpus import Corpus, markdown_document
+from audit.embedding import HashingEncoder
+from audit.groundtruth import GroundTruth, Needle, validate
+from audit.pipeline import run_audit
+from audit.report import (chunks_frame, key_comparisons, rank_matrix, render_text, results_frame, sweep_frame,
+                          to_json)
+
+# 40 filler characters, then the needle starts at offset 40 and crosses the blind cut at 50
+FILL = "Lorem ipsum dolor sit amet consectetur a"  # 40 chars
+NEEDLE = "zebra crossing rules apply"  # 26 chars: [40, 66)
+TEXT = FILL + NEEDLE + " and more words follow here to fill the line out."
+# the marker sentence starts at offset 100 and ends at 135: inside one blind piece [100, 150),
+# but after ten word tokens, past a 12-token window (10 tokens + 2 special)
+_HEAD = "# Long\n\n" + " ".join(f"w{i}" for i in range(20))
+LONG = _HEAD + " " * (100 - len(_HEAD)) + "the final marker sentence sits here."
+
+
+def corpus():
+    return Corpus("t", (markdown_document("a.md", TEXT), markdown_document("b.md", LONG)))
+
+
+def gt(c):
+    needles = [Needle("z", NEEDLE, ("what are the zebra crossing rules?", "pedestrian stripes??")),
+               Needle("m", "the final marker sentence sits here", ("where is the final marker?", "end thing"))]
+    acc, loc, rej = validate(needles, c)
+    assert not rej
+    return GroundTruth(tuple(acc), loc, (), ("paella recipe with saffron", "zebra"))
+
+
+def test_destroyed_overlap_only_and_past_window():
+    c = corpus()
+    blind = Strategy("blind50", "blind", target=50)
+    blind_ov = Strategy("blind50o", "blind", overlap=30, target=50)
+    whole = Strategy("whole", "boundaries", target=2000)
+    enc = HashingEncoder(dims=64, window=12)  # reads 10 tokens: LONG's marker sentence is past it
+    run = run_audit(c, gt(c), [blind, blind_ov, whole], enc, retrievers=("dense", "bm25", "hybrid"),
+                    reranker=None)
+    assert run.strategy("blind50").destroyed == ["z"]  # the needle straddles offset 50
+    assert run.strategy("blind50o").destroyed == []
+    assert run.strategy("blind50o").overlap_only == ["z"]  # only the tail + content holds it
+    assert "m" in run.strategy("whole").past_window
+    assert run.strategy("whole").destroyed == []
+    # a destroyed needle is never retrieved, whatever the retriever
+    col = run.column("blind50", "bm25")
+    assert [q.rank for q in col.per_query if q.needle_id == "z"] == [None, None]
+    # BM25 finds the needle's chunk first for the documentation question on the whole-document strategy
+    assert run.column("whole", "bm25").per_query[0].rank == 1
+
+
+def test_report_tables_and_json_shape():
+    c = corpus()
+    run = run_audit(c, gt(c), [Strategy("A", "blind", target=50), Strategy("C", "boundaries", target=60)],
+                    HashingEncoder(dims=64), reranker=None)
+    df = results_frame(run)
+    assert set(df["retriever"]) == {"dense", "bm25", "hybrid", "rerank"}
+    rr = df[df["retriever"] == "rerank"].iloc[0]
+    assert not rr["available"] and "no cross-encoder" in rr["reason"]
+    assert df[df["strategy"] == "A"]["destroyed"].iloc[0] == 1
+    assert rank_matrix(run).shape[0] == 4  # one row per in-domain query
+    assert chunks_frame(run)["chunks"].tolist() == [len(s.chunks) for s in run.strategies]
+    sw = sweep_frame(run, "C")
+    assert sw["threshold"].iloc[-1] == math.inf and sw["bluff"].iloc[-1] == 2
+    text = render_text(run)
+    assert "Recall@k with Wilson 95% intervals" in text and "rerank unavailable" in text
+    js = json.loads(json.dumps(to_json(run), default=str))
+    row = js["results"][0]
+    for key in ("strategy", "retriever", "n_queries", "recall@1", "recall@4", "recall@8", "recall@20", "mrr",
+                "destroyed"):
+        assert key in row
+    assert js["rejected"] == []
+    assert js["provenance"]["corpus_sha256"] == c.sha256
+    assert isinstance(key_comparisons(run), object)
+
+
+def test_shuffling_the_ground_truth_changes_no_query_result():
+    c = corpus()
+    g = gt(c)
+    rev = GroundTruth(tuple(reversed(g.needles)), g.locations, (), tuple(reversed(g.out_of_domain)))
+    s = [Strategy("C", "boundaries", target=60)]
+    a = run_audit(c, g, s, HashingEncoder(dims=64), ("dense", "bm25", "hybrid"), reranker=None)
+    b = run_audit(c, rev, s, HashingEncoder(dims=64), ("dense", "bm25", "hybrid"), reranker=None)
+    for r in ("dense", "bm25", "hybrid"):
+        ra = {q.query_id: q.rank for q in a.column("C", r).per_query}
+        rb = {q.query_id: q.rank for q in b.column("C", r).per_query}
+        assert ra == rb
+
+
+def test_empty_corpus_and_bad_retriever_are_clear_errors():
+    with pytest.raises(ValueError, match="no readable document"):
+        run_audit(Corpus("empty", ()), GroundTruth((), {}), [Strategy("A", "blind")], HashingEncoder())
+    c = corpus()
+    with pytest.raises(ValueError, match="unknown retriever 'sparse'"):
+        run_audit(c, gt(c), [Strategy("A", "blind")], HashingEncoder(), ("sparse",))
+
+
+def test_rerank_with_a_local_cross_encoder_runs():
+    class Cross:
+        name = "fake"
+
+        def score(self, query, texts):
+            return np.array([t.count("zebra") for t in texts], dtype=float)
+
+    c = corpus()
+    run = run_audit(c, gt(c), [Strategy("C", "boundaries", target=60)], HashingEncoder(dims=64),
+                    reranker=Cross())
+    assert run.rerank_error is None and run.reranker == "fake"
+    assert run.column("C", "rerank").per_query[0].rank == 1
+    assert len(run.strategy("C").latency_ms["rerank"]) == len(run.queries)
