@@ -69,7 +69,8 @@ class _Bar:
     """A progress bar on stderr (tqdm), one per stage."""
 
     def __init__(self, quiet: bool) -> None:
-        self.quiet, self.stage, self.bar = quiet, None, None
+        # a bar only on a terminal: redirected stderr (CI logs, files) gets no carriage-return flood
+        self.quiet, self.stage, self.bar = quiet or not sys.stderr.isatty(), None, None
 
     def __call__(self, stage: str, done: int, total: int) -> None:
         if self.quiet:
@@ -80,8 +81,7 @@ class _Bar:
             self.close()
             self.stage = stage
             self.bar = tqdm(total=total, desc=stage, file=sys.stderr, leave=False, unit="item")
-        self.bar.n = done
-        self.bar.refresh()
+        self.bar.update(done - self.bar.n)
 
     def close(self) -> None:
         if self.bar is not None:

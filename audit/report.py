@@ -20,6 +20,7 @@ __all__ = [
     "balanced_cut",
     "bluff_list",
     "chunks_frame",
+    "format_p",
     "key_comparisons",
     "latency_frame",
     "phrasing_frame",
@@ -116,8 +117,19 @@ def key_comparisons(run: AuditRun, ks: Sequence[int] = (1, 8, 20)) -> pd.DataFra
     tests = [paired_test(run.column(*a), run.column(*b), k) for a, b in _pairs_for(run) for k in ks]
     adj = holm([t.p for t in tests])
     return pd.DataFrame([{"a": t.a, "b": t.b, "k": t.k, "wins": t.wins, "losses": t.losses, "p": t.p,
-                          "p (Holm)": q, "queries needed": t.queries_needed if t.queries_needed else "never"}
-                         for t, q in zip(tests, adj)])
+                          "p (Holm)": q, "queries needed": _needed(t)} for t, q in zip(tests, adj)])
+
+
+def _needed(t) -> str:
+    """'queries needed' as shown: '—' when already p < 0.05, 'never' when wins equal losses."""
+    if t.p < 0.05:
+        return "—"
+    return str(t.queries_needed) if t.queries_needed else "never"
+
+
+def format_p(p: float) -> str:
+    """A p-value for display: 4 decimals, or '<0.0001'."""
+    return "<0.0001" if p < 0.0001 else f"{p:.4f}"
 
 
 def rank_matrix(run: AuditRun, columns: Sequence[ColumnResult] | None = None) -> pd.DataFrame:
@@ -229,6 +241,7 @@ def render_text(run: AuditRun, threshold: float | None = None) -> str:
     L.append("")
     L.append("By phrasing (documentation vs ticket): recall@8 and MRR@20")
     ph = phrasing_frame(run)
+    ph = ph[ph["retriever"].isin([c.retriever for c in run.columns() if c.available])]
     L.append(ph[["strategy", "retriever", "documentation recall@8", "ticket recall@8", "documentation mrr",
                  "ticket mrr"]].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     L.append("")
@@ -242,7 +255,8 @@ def render_text(run: AuditRun, threshold: float | None = None) -> str:
     if len(kc):
         L.append("Paired sign tests on hit@k (wins = queries a finds and b misses), Holm-adjusted over this table;")
         L.append("'queries needed' scales the observed wins/losses until p < 0.05")
-        L.append(kc.to_string(index=False, float_format=lambda v: f"{v:.4f}"))
+        kc = kc.assign(**{"p": kc["p"].map(format_p), "p (Holm)": kc["p (Holm)"].map(format_p)})
+        L.append(kc.to_string(index=False))
         L.append("")
     L.append("Latency, wall clock on this machine (dense = scan only; hybrid includes dense and BM25)")
     lf = latency_frame(run)
