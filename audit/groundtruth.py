@@ -21,8 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-import numpy as np
-
 from .corpus import Corpus
 
 __all__ = [
@@ -162,7 +160,7 @@ def collapse(text: str) -> str:
     return _WS.sub(" ", text).strip()
 
 
-def collapse_with_map(text: str) -> tuple[str, np.ndarray]:
+def collapse_with_map(text: str) -> tuple[str, list[int]]:
     """Collapse whitespace runs to one space (not stripped) and keep a map.
 
     Returns ``(collapsed, origin)`` where ``origin[i]`` is the offset in
@@ -181,7 +179,7 @@ def collapse_with_map(text: str) -> tuple[str, np.ndarray]:
     parts.append(text[pos:])
     origin.extend(range(pos, len(text)))
     origin.append(len(text))
-    return "".join(parts), np.asarray(origin, dtype=np.int64)
+    return "".join(parts), origin
 
 
 def _occurrences(hay: str, needle: str) -> list[int]:
