@@ -19,7 +19,7 @@ from __future__ import annotations
 import hashlib
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 __all__ = [
@@ -31,8 +31,11 @@ __all__ = [
     "load_builtin",
     "load_corpus",
     "load_folder",
+    "html_to_markdown",
     "markdown_document",
     "parse_markdown",
+    "pdf_document",
+    "read_document",
     "rst_to_markdown",
 ]
 
@@ -40,10 +43,11 @@ __all__ = [
 BUILTIN_CORPUS = "python-reference"
 
 #: File endings read by :func:`load_folder`, with the extractor that reads them.
-TEXT_SUFFIXES = {".md": "markdown", ".markdown": "markdown", ".txt": "text", ".rst": "rst"}
+TEXT_SUFFIXES = {".md": "markdown", ".markdown": "markdown", ".txt": "text", ".rst": "rst",
+                 ".pdf": "pdf", ".html": "html", ".htm": "html"}
 
 #: Bumped whenever the conversion of a format to canonical text changes.
-EXTRACTOR_VERSIONS = {"markdown": "1", "text": "1", "rst": "1", "pydoc-topics": "1"}
+EXTRACTOR_VERSIONS = {"markdown": "1", "text": "1", "rst": "1", "pydoc-topics": "1", "pdf": "1", "html": "1"}
 
 _ADORNMENT = set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
 _FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
@@ -95,6 +99,11 @@ class Document:
         Where the text came from (relative path or ``pydoc_data.topics:NAME``).
     extractor, extractor_version : str
         Which conversion produced the canonical text, and its version.
+    pages : tuple of int
+        PDF only: each page's start offset in the canonical text.
+    source_sha256 : str
+        sha256 of the source as read (file bytes; topic text for the built-in
+        corpus): what the index compares to find changed documents.
     """
 
     doc_id: str
@@ -105,6 +114,23 @@ class Document:
     source: str
     extractor: str
     extractor_version: str
+    pages: tuple[int, ...] = ()
+    source_sha256: str = ""
+
+    def page_span(self, start: int, end: int) -> tuple[int, int] | None:
+        """1-based ``(first, last)`` page of the range ``[start, end)`` (PDF only, else None).
+
+        ``pages`` holds each page's start offset in the canonical text; a range
+        crossing a page break names its first page and the last one it reaches.
+        The result never exceeds the page count.
+        """
+        if not self.pages:
+            return None
+        import bisect
+
+        first = max(1, bisect.bisect_right(self.pages, start))
+        last = max(first, bisect.bisect_right(self.pages, max(start, end - 1)))
+        return first, min(last, len(self.pages))
 
     def section_at(self, offset: int) -> str:
         """Title of the ``## `` section containing character ``offset`` ("" before the first)."""
@@ -128,6 +154,7 @@ class LoadFailure:
 
     source: str
     reason: str
+    source_sha256: str = ""
 
 
 @dataclass(frozen=True)
@@ -346,8 +373,9 @@ def load_builtin(name: str = BUILTIN_CORPUS) -> Corpus:
     docs = []
     for key in sorted(topics):
         canonical, title = rst_to_markdown(topics[key], fallback_title=key)
-        docs.append(markdown_document(key, canonical, source=f"pydoc_data.topics:{key}",
-                                      extractor="pydoc-topics", fallback_title=title))
+        d = markdown_document(key, canonical, source=f"pydoc_data.topics:{key}", extractor="pydoc-topics",
+                              fallback_title=title)
+        docs.append(replace(d, source_sha256=hashlib.sha256(topics[key].encode("utf-8")).hexdigest()))
     return Corpus(name=BUILTIN_CORPUS, documents=tuple(docs), python_version=sys.version.split()[0])
 
 
@@ -362,23 +390,134 @@ def _decode(raw: bytes) -> str:
         raise ValueError(f"not UTF-8 text (byte 0x{raw[e.start]:02x} at byte offset {e.start})") from None
 
 
+def pdf_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
+    """Extract a PDF's text layer with pypdf into a :class:`Document`.
+
+    Canonical text: ``# title`` (the PDF's metadata title, else
+    ``fallback_title``), a blank line, then each page's text (line endings
+    normalised, trailing spaces removed) separated by a blank line.
+    ``Document.pages`` holds each page's start offset, so a chunk's
+    ``#page=N`` (PDF Open Parameters, 1-based) is exact.
+
+    Raises
+    ------
+    ValueError
+        ``empty file``; ``corrupt PDF (...)``; ``no text layer (needs OCR)``
+        when no page has extractable text.
+    """
+    import io
+
+    if not raw.strip():
+        raise ValueError("empty file")
+    try:
+        from pypdf import PdfReader
+
+        reader = PdfReader(io.BytesIO(raw))
+        texts = [page.extract_text() or "" for page in reader.pages]
+        meta_title = (reader.metadata.title if reader.metadata else None) or ""
+    except Exception as e:  # pypdf raises many types for damaged files
+        raise ValueError(f"corrupt PDF ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else 'unreadable'})")
+    texts = ["\n".join(line.rstrip() for line in normalise_newlines(t).split("\n")).strip("\n") for t in texts]
+    if not any(t.strip() for t in texts):
+        raise ValueError("no text layer (needs OCR)")
+    title = " ".join(str(meta_title).split()) or fallback_title
+    text, starts = f"# {title}\n\n", []
+    for i, t in enumerate(texts):
+        if i:
+            text += "\n\n"
+        starts.append(len(text))
+        text += t
+    doc = markdown_document(doc_id, text, source=doc_id, extractor="pdf", fallback_title=title)
+    return replace(doc, title=title, pages=tuple(starts))
+
+
+_HTML_BLOCKS = ["p", "div", "li", "ul", "ol", "pre", "blockquote", "table", "tr", "td", "th", "dt", "dd",
+                "section", "article", "header", "footer", "main", "nav", "aside", "figure", "figcaption",
+                "caption", "form", "hr", "address", "details", "summary"]
+
+
+def html_to_markdown(html: str, fallback_title: str) -> tuple[str, str]:
+    """Convert HTML to canonical markdown with BeautifulSoup (``html.parser``).
+
+    Scripts, styles, ``noscript`` and ``template`` are dropped (never text);
+    the title is ``<title>``, else the first ``<h1>``, else ``fallback_title``;
+    ``<h2>`` becomes a ``## `` section, ``<h3>``–``<h6>`` ``### ``, other
+    ``<h1>`` ``## ``; block elements become paragraphs with whitespace
+    collapsed (``<pre>`` keeps its lines). Attributes never reach the text.
+
+    Returns ``(canonical_markdown, title)``.
+    """
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(html, "html.parser")
+    for t in soup(["script", "style", "noscript", "template"]):
+        t.decompose()
+    title = " ".join(soup.title.get_text(" ").split()) if soup.title else ""
+    if soup.head:
+        soup.head.decompose()
+    MARK = "\x00"
+    for h in soup.find_all(["h1", "h2", "h3", "h4", "h5", "h6"]):
+        words = " ".join(h.get_text(" ").split())
+        if h.name == "h1" and not title:
+            title = words
+            h.replace_with(f"{MARK}{MARK}")
+            continue
+        prefix = "### " if h.name in ("h3", "h4", "h5", "h6") else "## "
+        h.replace_with(f"{MARK}{MARK}{prefix}{words}{MARK}{MARK}" if words else "")
+    for pre in soup.find_all("pre"):
+        pre.replace_with(MARK + MARK + pre.get_text().replace("\n", MARK) + MARK + MARK)
+    for br in soup.find_all("br"):
+        br.replace_with(MARK)
+    for b in soup.find_all(_HTML_BLOCKS):
+        b.insert_before(MARK + MARK)
+        b.insert_after(MARK + MARK)
+    raw = soup.get_text()
+    blocks = []
+    for block in re.split(f"{MARK}{{2,}}", raw):
+        lines = [" ".join(line.split()) for line in block.split(MARK)]
+        block = "\n".join(line for line in lines if line)
+        if block:
+            blocks.append(block)
+    title = title or fallback_title
+    return f"# {title}\n\n" + "\n\n".join(blocks), title
+
+
 def read_document(path: Path, doc_id: str) -> Document:
     """Read one file into a :class:`Document` according to its ending.
 
     Raises
     ------
     ValueError
-        The file is empty, binary, not UTF-8, or of an unsupported type;
-        the message names the reason (the caller adds the file name).
+        The file is empty, binary, not UTF-8, a corrupt or image-only PDF, or
+        of an unsupported type; the message names the reason (the caller adds
+        the file name).
     """
     kind = TEXT_SUFFIXES.get(path.suffix.lower())
     if kind is None:
         raise ValueError(f"unsupported file type {path.suffix!r}")
-    text = _decode(path.read_bytes())
+    raw = path.read_bytes()
+    return replace(_convert(kind, raw, doc_id, path.stem), source_sha256=hashlib.sha256(raw).hexdigest())
+
+
+def _convert(kind: str, raw: bytes, doc_id: str, stem: str) -> Document:
+    if kind == "pdf":
+        return pdf_document(doc_id, raw, stem)
+    text = _decode(raw)
+    if kind == "html":
+        canonical, title = html_to_markdown(text, stem)
+        return markdown_document(doc_id, canonical, source=doc_id, extractor="html", fallback_title=title)
     if kind == "markdown":
         return markdown_document(doc_id, text, source=doc_id)
-    canonical, title = rst_to_markdown(text, fallback_title=path.stem)
+    canonical, title = rst_to_markdown(text, fallback_title=stem)
     return markdown_document(doc_id, canonical, source=doc_id, extractor=kind, fallback_title=title)
+
+
+def file_sha256(path: str | Path) -> str:
+    """Hex sha256 of a file's bytes ("" when it cannot be read)."""
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return ""
 
 
 def load_folder(folder: str | Path) -> Corpus:
@@ -407,7 +546,7 @@ def load_folder(folder: str | Path) -> Corpus:
         try:
             docs.append(read_document(path, rel))
         except (OSError, ValueError) as e:
-            failures.append(LoadFailure(source=rel, reason=str(e)))
+            failures.append(LoadFailure(source=rel, reason=str(e), source_sha256=file_sha256(path)))
     return Corpus(name=str(folder), documents=tuple(docs), failures=tuple(failures), skipped=tuple(skipped))
 
 
