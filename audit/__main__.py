@@ -1,4 +1,4 @@
-"""Command line: ``python -m audit report|chunks|corpus``.
+"""Command line: ``python -m audit report|chunks|corpus|index|health|compare``.
 
 Exit codes (design.md, *CLI*): 0 success; 1 a gate failed (a
 ``--fail-under`` threshold missed); 2 bad input, with one line on stderr
@@ -94,7 +94,7 @@ def cmd_report(a) -> int:
     from .groundtruth import GroundTruthError, load_ground_truth
     from .pipeline import run_audit
     from .report import render_text, to_json
-    from .store import EmbeddingCache
+    from .store import EmbeddingCache, default_index_path
 
     gates = _fail_under(a.fail_under or [])
     strategies = _strategies(a.strategies)
@@ -116,10 +116,11 @@ def cmd_report(a) -> int:
     except ModelUnavailable as e:
         raise InputError(str(e)) from None
     cache = None if a.no_cache else EmbeddingCache.default()
+    store = None if a.no_cache else _open_store(a.db or default_index_path(corpus.name))
     bar = _Bar(a.quiet)
     try:
         run = run_audit(corpus, gt, strategies, encoder, retrievers, reranker=a.reranker, cache=cache,
-                        progress=bar)
+                        progress=bar, store=store)
     except (ValueError, ModelUnavailable) as e:
         raise InputError(str(e)) from None
     finally:
@@ -165,6 +166,108 @@ def cmd_corpus(a) -> int:
     return EXIT_OK
 
 
+def _open_store(path):
+    import sqlite3
+
+    from .store import IndexStore
+
+    try:
+        return IndexStore(path)
+    except (sqlite3.DatabaseError, OSError) as e:
+        raise InputError(f"{path}: not an index database ({e})") from None
+
+
+def _existing_store(path: str | None):
+    """The store at ``path``; without a path, the only index file in the default home."""
+    from .store import default_home
+
+    if path is None:
+        found = sorted(default_home().glob("index-*.sqlite"))
+        if len(found) != 1:
+            raise InputError("give --db FILE" + (f" (several indexes in {default_home()}: "
+                                                 f"{', '.join(p.name for p in found)})" if found else
+                                                 f" (no index in {default_home()}; run `python -m audit index` first)"))
+        path = found[0]
+    if not Path(path).is_file():
+        raise InputError(f"{path}: index database not found")
+    return _open_store(path)
+
+
+def _encoder(name):
+    from .embedding import ModelUnavailable, load_encoder
+
+    try:
+        return load_encoder(name)
+    except ModelUnavailable as e:
+        raise InputError(str(e)) from None
+
+
+def cmd_index(a) -> int:
+    from .store import default_index_path
+
+    (strategy,) = _strategies(a.strategy)[:1]
+    corpus = _corpus(a.path)
+    encoder = _encoder(a.model)
+    store = _open_store(a.db or default_index_path(corpus.name))
+    bar = _Bar(a.quiet)
+    try:
+        result = store.index(corpus, strategy, encoder, retry_failed=a.retry_failed, progress=bar)
+    finally:
+        bar.close()
+    print(result.summary() + f" → {store.path}")
+    for doc_id, reason in result.failed:
+        print(f"  failed: {doc_id}: {reason}")
+    return EXIT_OK
+
+
+def cmd_health(a) -> int:
+    from .health import check_store
+
+    store = _existing_store(a.db)
+    encoder = _encoder(a.model)
+    reports = check_store(store, encoder)
+    if not reports:
+        raise InputError(f"{store.path}: holds no index")
+    for r in reports:
+        print(r.render())
+    if a.json:
+        Path(a.json).write_text(json.dumps([r.to_json() for r in reports], indent=1, default=str), encoding="utf-8")
+    return EXIT_OK if all(r.healthy for r in reports) else EXIT_GATE
+
+
+def cmd_compare(a) -> int:
+    from .compare import compare_stores
+    from .groundtruth import GroundTruthError, load_ground_truth
+    from .report import balanced_cut
+    from .store import EmbeddingCache, IndexError_, load_threshold
+
+    old, new = _existing_store(a.old), _existing_store(a.new)
+    name = a.strategy or (old.indexes() or [None])[0]
+    if name is None or name not in new.indexes():
+        raise InputError(f"index {name!r} must exist in both {old.path} and {new.path} "
+                         f"(old has {old.indexes()}, new has {new.indexes()})")
+    try:
+        lo = old.load(name)
+        ln = new.load(name)
+        gt = load_ground_truth(lo.corpus, a.ground_truth, a.out_of_domain)
+    except (IndexError_, GroundTruthError) as e:
+        raise InputError(str(e)) from None
+    threshold = a.threshold if a.threshold is not None else load_threshold()
+    enc_old, enc_new = _encoder(lo.stamp.model), _encoder(ln.stamp.model)
+    try:
+        diff = compare_stores(old, new, gt, enc_old, enc_new, name, a.retriever,
+                              threshold if threshold is not None else 0.5, a.k, cache=EmbeddingCache.default())
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    if threshold is None:  # no saved or given threshold: use the old index's balanced cut, and say so
+        cut = balanced_cut(diff.old, name)
+        diff = compare_stores(old, new, gt, enc_old, enc_new, name, a.retriever, cut, a.k,
+                              cache=EmbeddingCache.default())
+        print(f"(no saved threshold: using the old index's balanced cut {cut:.3f})")
+    print(diff.render())
+    return EXIT_OK
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``python -m audit`` argument parser."""
     p = argparse.ArgumentParser(prog="python -m audit", description="Audit the retrieval half of a RAG system.")
@@ -182,7 +285,8 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--json", help="also write the report as JSON to this file")
     r.add_argument("--fail-under", action="append", metavar="METRIC=VALUE",
                    help="exit 1 when any column is below, e.g. recall@8=0.7 (repeatable)")
-    r.add_argument("--no-cache", action="store_true", help="do not read or write the embedding cache")
+    r.add_argument("--db", help="index database (default .audit/index-<corpus>.sqlite)")
+    r.add_argument("--no-cache", action="store_true", help="no index database and no embedding cache: all in memory")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     r.set_defaults(func=cmd_report)
 
@@ -191,6 +295,32 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--corpus", default="python-reference")
     c.add_argument("--jsonl", required=True)
     c.set_defaults(func=cmd_chunks)
+
+    i = sub.add_parser("index", help="index a corpus into the persisted index (incremental)")
+    i.add_argument("path", help="python-reference or a folder")
+    i.add_argument("--db", help="index database (default .audit/index-<corpus>.sqlite)")
+    i.add_argument("--model", default=None, help="sentence-transformers name or path (default all-MiniLM-L6-v2)")
+    i.add_argument("--strategy", default="E", help="preset A-F (default E)")
+    i.add_argument("--retry-failed", action="store_true", help="re-run only the documents that failed")
+    i.add_argument("--quiet", action="store_true", help="no progress bar")
+    i.set_defaults(func=cmd_index)
+
+    h = sub.add_parser("health", help="check an index after an upgrade (exit 1 when unhealthy)")
+    h.add_argument("--db", help="index database (default: the only one in .audit/)")
+    h.add_argument("--model", default=None, help="the current model, to judge staleness (default all-MiniLM-L6-v2)")
+    h.add_argument("--json", help="also write the findings as JSON")
+    h.set_defaults(func=cmd_health)
+
+    m = sub.add_parser("compare", help="the same questions against two indexes (before/after an upgrade)")
+    m.add_argument("old", help="index database before")
+    m.add_argument("new", help="index database after")
+    m.add_argument("--ground-truth", help="JSONL (default: built in, for python-reference)")
+    m.add_argument("--out-of-domain", help="one query a line")
+    m.add_argument("--threshold", type=float, default=None, help="cosine distance cut (default: the saved one)")
+    m.add_argument("--strategy", default=None, help="index name in both databases (default: the first)")
+    m.add_argument("--retriever", default="dense", choices=["dense", "bm25", "hybrid"])
+    m.add_argument("--k", type=int, default=8, help="k for lost/gained needles (default 8)")
+    m.set_defaults(func=cmd_compare)
 
     d = sub.add_parser("corpus", help="write the canonical documents as JSONL")
     d.add_argument("--corpus", default="python-reference")

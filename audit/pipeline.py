@@ -201,10 +201,29 @@ def _needle_sets(chunks: ChunkSet, gt: GroundTruth, tokens: TokenStats):
     return correct, destroyed, overlap_only, past_window
 
 
+def _from_store(store, corpus: Corpus, strategy: Strategy, encoder: Encoder, report: Progress,
+                stage: str, batch_size: int) -> tuple[ChunkSet, np.ndarray, int]:
+    """Bring index ``strategy.name`` of ``store`` up to date, then read it back.
+
+    Chunks of documents that are in the index but no longer in ``corpus`` are
+    left out (health reports them as missing); ``chunk_id`` is renumbered in
+    (document, start) order, which is the order of :func:`chunk_corpus`.
+    """
+    result = store.index(corpus, strategy, encoder, progress=lambda st, d, n: report(stage, d, n),
+                         batch_size=batch_size)
+    loaded = store.load(strategy.name)
+    keep = {d.doc_id for d in corpus.documents}
+    idx = [i for i, c in enumerate(loaded.chunks.chunks) if c.doc_id in keep]
+    from dataclasses import replace as _replace
+
+    chunks = ChunkSet(strategy, tuple(_replace(loaded.chunks[i], chunk_id=n) for n, i in enumerate(idx)))
+    return chunks, loaded.vectors[idx], result.embedded
+
+
 def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[Strategy], encoder: Encoder,
               retrievers: Sequence[str] = RETRIEVERS, reranker=DEFAULT_RERANKER,
               cache: EmbeddingCache | None = None, progress: Progress | None = None,
-              batch_size: int = 32) -> AuditRun:
+              batch_size: int = 32, store=None, prebuilt: dict | None = None) -> AuditRun:
     """Run the whole audit.
 
     Parameters
@@ -213,7 +232,15 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
         Name/path to load, a loaded model, or None. When it cannot load, the
         rerank column is marked unavailable with the reason; the rest runs.
     cache : EmbeddingCache or None
-        Reuse and store vectors (a warm run embeds nothing).
+        Reuse and store vectors (a warm run embeds nothing). Used for queries,
+        and for chunks when there is no ``store``.
+    store : IndexStore or None
+        The persisted index: each strategy is indexed incrementally into it
+        (index name = strategy name) and read back from it, instead of being
+        chunked and embedded in memory.
+    prebuilt : dict or None
+        ``strategy name → (ChunkSet, vectors)`` already built (e.g. a loaded
+        index): used as they are.
     progress : callable(stage, done, total) or None
 
     Raises
@@ -254,10 +281,17 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
 
     runs = []
     for si, strat in enumerate(strategies):
-        chunks = chunk_corpus(corpus, strat)
-        stage = f"strategy {strat.name} ({si + 1}/{len(strategies)}): embedding {len(chunks)} chunks"
         t = time.perf_counter()
-        vecs, n_enc = embed(encoder, chunks.texts, cache, lambda d, n, s=stage: report(s, d, n), batch_size)
+        if prebuilt and strat.name in prebuilt:
+            chunks, vecs = prebuilt[strat.name]
+            n_enc = 0
+        elif store is not None:
+            stage = f"strategy {strat.name} ({si + 1}/{len(strategies)}): indexing {len(corpus.documents)} documents"
+            chunks, vecs, n_enc = _from_store(store, corpus, strat, encoder, report, stage, batch_size)
+        else:
+            chunks = chunk_corpus(corpus, strat)
+            stage = f"strategy {strat.name} ({si + 1}/{len(strategies)}): embedding {len(chunks)} chunks"
+            vecs, n_enc = embed(encoder, chunks.texts, cache, lambda d, n, s=stage: report(s, d, n), batch_size)
         embed_ms = (time.perf_counter() - t) * 1000.0
         t = time.perf_counter()
         bm25 = BM25(chunks.texts)

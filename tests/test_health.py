@@ -1,0 +1,122 @@
+"""Health checks after an upgrade, and compare before/after."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+from audit.chunking import PRESETS
+from audit.compare import compare_stores
+from audit.corpus import load_folder
+from audit.embedding import HashingEncoder
+from audit.groundtruth import GroundTruth, Needle, validate
+from audit.health import check_index, check_store
+from audit.store import IndexStore, Stamp
+
+from test_store import N_DOCS, write_docs
+
+
+@pytest.fixture()
+def indexed(tmp_path):
+    docs = tmp_path / "docs"
+    write_docs(docs, 1)
+    store = IndexStore(tmp_path / "i.sqlite")
+    enc = HashingEncoder(dims=32)
+    store.index(load_folder(docs), PRESETS["E"], enc)
+    return store, docs, enc
+
+
+def by_check(report):
+    return {f.check: f for f in report.findings}
+
+
+def test_fresh_index_is_healthy_and_identity_holds(indexed):
+    store, docs, enc = indexed
+    (rep,) = check_store(store, enc)
+    assert rep.healthy and rep.exit_code == 0
+    f = by_check(rep)
+    assert f["vectors"].severity == "ok" and rep.identity_max_deviation < 1e-5
+    assert f["over_window"].severity == "ok"
+
+
+def test_model_name_change_with_same_dims_is_stale(indexed):
+    store, docs, enc = indexed
+
+    class Renamed(HashingEncoder):
+        pass
+
+    other = Renamed(dims=32)
+    other.name = "another-model-same-dims"
+    (rep,) = check_store(store, other)
+    stale = by_check(rep)["stale"]
+    assert stale.severity == "unhealthy" and len(stale.documents) == N_DOCS
+    assert "model hashing → another-model-same-dims" in stale.documents[0]["why"]
+    assert rep.exit_code == 1
+
+
+def test_content_change_missing_source_failed_and_count_mismatch(indexed):
+    store, docs, enc = indexed
+    (docs / "doc01.md").write_text("# Doc 1\n\nedited", encoding="utf-8")
+    (docs / "doc02.md").unlink()
+    with store._db:
+        store._db.execute("UPDATE document SET chunk_count = chunk_count + 5 WHERE doc_id='doc04.md'")
+        gen = store.generation("E")["id"]
+        store._db.execute("UPDATE chunk SET vector=? WHERE doc_id='doc05.md' AND ordinal=0",
+                          (np.full(32, np.nan, np.float32).tobytes(),))
+        store._db.execute("UPDATE chunk SET content='   ' WHERE doc_id='doc06.md' AND ordinal=0")
+    rep = check_index(store, "E", encoder=enc)
+    f = by_check(rep)
+    assert [d["doc_id"] for d in f["stale"].documents] == ["doc01.md"]
+    assert "source content changed" in f["stale"].documents[0]["why"]
+    assert [d["doc_id"] for d in f["missing"].documents] == ["doc02.md"]
+    assert [d["doc_id"] for d in f["count"].documents] == ["doc04.md"]
+    assert [d["doc_id"] for d in f["vectors"].documents] == ["doc05.md"]
+    assert [d["doc_id"] for d in f["empty"].documents] == ["doc06.md"]
+    assert not rep.healthy
+    js = json.loads(json.dumps(rep.to_json(), default=str))
+    assert js["healthy"] is False and {x["check"] for x in js["findings"]} >= {"stale", "missing", "count"}
+
+
+def test_warnings_do_not_fail(tmp_path):
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# A\n\nsame paragraph\n", encoding="utf-8")
+    (docs / "b.md").write_text("# A\n\nsame paragraph\n", encoding="utf-8")  # duplicate chunk text
+    (docs / "c.md").write_text("# C\n\n" + "x " * 400 + "\n", encoding="utf-8")  # over a 256-token window
+    store = IndexStore(tmp_path / "i.sqlite")
+    enc = HashingEncoder(dims=16)
+    store.index(load_folder(docs), PRESETS["E"], enc)
+    rep = check_index(store, "E", encoder=enc)
+    f = by_check(rep)
+    assert f["duplicates"].severity == "warning" and f["over_window"].severity == "warning"
+    assert rep.healthy
+
+
+def test_compare_two_indexes(tmp_path):
+    docs = tmp_path / "docs"
+    write_docs(docs, 1)
+    old, new = IndexStore(tmp_path / "old.sqlite"), IndexStore(tmp_path / "new.sqlite")
+    e_old, e_new = HashingEncoder(dims=16), HashingEncoder(dims=128)
+    corpus = load_folder(docs)
+    old.index(corpus, PRESETS["E"], e_old)
+    new.index(corpus, PRESETS["E"], e_new)
+    needles = [Needle(f"n{i}", f"Paragraph 2 of document {i}, version 1, about topic {i * 7 + 2}.",
+                      (f"document {i} topic {i * 7 + 2}", f"topic {i * 7 + 2}?")) for i in range(N_DOCS)]
+    acc, loc, rej = validate(needles, corpus)
+    assert not rej
+    gt = GroundTruth(tuple(acc), loc, (), ("paella", "passport renewal"))
+    diff = compare_stores(old, new, gt, e_old, e_new, "E", threshold=0.6)
+    assert len(diff.per_query) == 2 * N_DOCS
+    assert [t.k for t in diff.tests] == [1, 4, 8, 20]
+    for t in diff.tests:  # wins/losses are exactly the queries that changed side at k
+        before = diff.per_query["rank before"] <= t.k
+        after = diff.per_query["rank after"] <= t.k
+        assert t.wins == int((after & ~before).sum()) and t.losses == int((before & ~after).sum())
+    assert set(diff.at_threshold["outcome"]) >= {"bluff", "abandoned"}
+    part = diff.at_threshold[diff.at_threshold["outcome"] != "abandoned answerable"]
+    assert part["before"].sum() == part["after"].sum() == 2 * N_DOCS + 2  # every query lands in one outcome
+    assert set(diff.distance_samples()["when"]) == {"before", "after"}
+    with pytest.raises(ValueError, match="was built with hashing \\(16 dims\\)"):
+        compare_stores(old, new, gt, e_new, e_new, "E")
