@@ -274,7 +274,7 @@ class HashingEncoder:
     """
 
     def __init__(self, dims: int = 256, window: int = 256) -> None:
-        self.name = "hashing"
+        self.name = "hashing" if dims == 256 else f"hashing:{dims}"
         self.digest = f"hashing-{dims}"
         self.dims = dims
         self.window = window

@@ -113,3 +113,21 @@ def test_chunks_and_corpus_jsonl(tmp_path):
     assert len(texts) == 79
     for r in rows[:200]:
         assert texts[r["doc_id"]][r["start"]:r["end"]] == r["content"]
+
+
+def test_index_health_compare_commands(tmp_path, monkeypatch):
+    monkeypatch.setenv("AUDIT_HOME", str(tmp_path / "home"))
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "guide.md").write_text("# Guide\n\n## Install\n\nThe installer must be run twice on a\nfresh machine.\n",
+                                   encoding="utf-8")
+    gt = tmp_path / "gt.jsonl"
+    gt.write_text(json.dumps(GT_LINE) + "\n", encoding="utf-8")
+    old, new = tmp_path / "old.sqlite", tmp_path / "new.sqlite"
+    assert main(["index", str(docs), "--db", str(old), "--model", "hashing", "--quiet"]) == 0
+    assert main(["index", str(docs), "--db", str(new), "--model", "hashing:64", "--quiet"]) == 0
+    assert main(["health", "--db", str(old), "--model", "hashing", "--json", str(tmp_path / "h.json")]) == 0
+    assert json.loads((tmp_path / "h.json").read_text())[0]["healthy"] is True
+    assert main(["health", "--db", str(old), "--model", "hashing:64"]) == 1  # the configured model changed
+    assert main(["compare", str(old), str(new), "--ground-truth", str(gt), "--threshold", "0.5"]) == 0
+    assert main(["health", "--db", str(tmp_path / "absent.sqlite")]) == 2

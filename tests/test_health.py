@@ -52,7 +52,7 @@ def test_model_name_change_with_same_dims_is_stale(indexed):
     (rep,) = check_store(store, other)
     stale = by_check(rep)["stale"]
     assert stale.severity == "unhealthy" and len(stale.documents) == N_DOCS
-    assert "model hashing → another-model-same-dims" in stale.documents[0]["why"]
+    assert "model hashing:32 → another-model-same-dims" in stale.documents[0]["why"]
     assert rep.exit_code == 1
 
 
@@ -118,5 +118,5 @@ def test_compare_two_indexes(tmp_path):
     part = diff.at_threshold[diff.at_threshold["outcome"] != "abandoned answerable"]
     assert part["before"].sum() == part["after"].sum() == 2 * N_DOCS + 2  # every query lands in one outcome
     assert set(diff.distance_samples()["when"]) == {"before", "after"}
-    with pytest.raises(ValueError, match="was built with hashing \\(16 dims\\)"):
+    with pytest.raises(ValueError, match="was built with hashing:16 \\(16 dims\\)"):
         compare_stores(old, new, gt, e_new, e_new, "E")

@@ -63,7 +63,7 @@ def test_incremental_reindex_embeds_only_changes(tmp_path):
     assert third.reindexed == ("doc03.md",) and third.embedded == 1
     # stamps on each document row
     rec = {d.doc_id: d for d in store.documents("E")}["doc03.md"]
-    assert rec.stamp.model == "hashing" and rec.stamp.dims == 32 and rec.status == "indexed"
+    assert rec.stamp.model == "hashing:32" and rec.stamp.dims == 32 and rec.status == "indexed"
     assert rec.extractor == "markdown" and rec.chunk_count == 1
     # what the store reads back is exactly what chunking the corpus gives
     loaded = store.load("E")
@@ -90,8 +90,8 @@ def test_mixed_models_refuse_queries_naming_both(tmp_path):
     store.index(load_folder(docs), PRESETS["E"], HashingEncoder(dims=32))
     with store._db:  # simulate a half-migrated index written by another tool
         store._db.execute("UPDATE document SET model='other-model', dims=768 WHERE doc_id='doc01.md'")
-    with pytest.raises(IndexError_, match=r"hashing \(32 dims\) and other-model \(768 dims\)|other-model \(768 dims\) "
-                                          r"and hashing \(32 dims\)"):
+    with pytest.raises(IndexError_, match=r"hashing:32 \(32 dims\) and other-model \(768 dims\)|other-model \(768 dims\) "
+                                          r"and hashing:32 \(32 dims\)"):
         store.load("E")
 
 
