@@ -120,3 +120,21 @@ def test_compare_two_indexes(tmp_path):
     assert set(diff.distance_samples()["when"]) == {"before", "after"}
     with pytest.raises(ValueError, match="was built with hashing:16 \\(16 dims\\)"):
         compare_stores(old, new, gt, e_new, e_new, "E")
+
+
+def test_manifest_and_upgrade_preview(indexed):
+    from audit.health import manifest, upgrade_preview
+
+    store, docs, enc = indexed
+    m = manifest(store, "E")
+    assert len(m) == N_DOCS and set(m["status"]) == {"indexed"} and (m["chunks"] == m["rows"]).all()
+    same = upgrade_preview(store, "E")
+    assert same.stale == () and same.chunks_to_embed == 0
+    p = upgrade_preview(store, "E", HashingEncoder(dims=48))
+    assert len(p.stale) == N_DOCS and p.chunks_to_embed == p.chunks_total > 0
+    bump = upgrade_preview(store, "E", pipeline_version="999")
+    assert len(bump.stale) == N_DOCS and "pipeline" in bump.stale[0]["why"] and bump.chunks_to_embed == 0
+    # after indexing with the new model, its vectors are cached: nothing left to embed
+    store.index(load_folder(docs), PRESETS["E"], HashingEncoder(dims=48))
+    store.index(load_folder(docs), PRESETS["E"], enc)
+    assert upgrade_preview(store, "E", HashingEncoder(dims=48)).chunks_to_embed == 0
