@@ -31,7 +31,7 @@ def _corpus(spec: str):
         raise InputError(str(e)) from None
     if not corpus.documents:
         why = "; ".join(f"{f.source}: {f.reason}" for f in corpus.failures[:3])
-        raise InputError(f"corpus {spec!r} has no readable document (.md, .markdown, .txt, .rst)"
+        raise InputError(f"corpus {spec!r} has no readable document (.md, .markdown, .txt, .rst, .pdf, .html)"
                          + (f" — {why}" if why else ""))
     for f in corpus.failures:
         print(f"warning: {f.source}: {f.reason} (skipped; the rest is loaded)", file=sys.stderr)
