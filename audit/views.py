@@ -28,7 +28,8 @@ import pandas as pd
 
 from .chunking import Chunk
 from .citations import Context, verify_citation
-from .corpus import TEXT_SUFFIXES, Corpus, Document, LoadFailure, markdown_document, rst_to_markdown
+from .corpus import TEXT_SUFFIXES, Corpus, Document, LoadFailure
+from .corpus import document_from_bytes as corpus_document_from_bytes
 from .evaluation import KS, ColumnResult, PairedTest, paired_test
 from .groundtruth import collapse, collapse_with_map
 from .pipeline import AuditRun, StrategyRun
@@ -43,7 +44,6 @@ __all__ = [
     "chunk_spans_frame",
     "citations_frame",
     "corpus_from_uploads",
-    "decode_text",
     "distance_frame",
     "document_from_bytes",
     "find_collapsed",
@@ -64,8 +64,10 @@ __all__ = [
     "truncated_text_html",
 ]
 
-#: File endings accepted for an uploaded corpus (without the dot).
-UPLOAD_TYPES = tuple(s.lstrip(".") for s in TEXT_SUFFIXES)
+#: Text file endings accepted for an uploaded corpus, with the conversion to canonical text.
+UPLOAD_SUFFIXES = dict(TEXT_SUFFIXES)
+#: The same endings without the dot (for a file picker).
+UPLOAD_TYPES = tuple(s.lstrip(".") for s in UPLOAD_SUFFIXES)
 
 # Colours (light backgrounds readable in both themes' text colours is not
 # guaranteed, so text colour is set explicitly).
@@ -74,6 +76,9 @@ _TAIL = ("background-image: repeating-linear-gradient(135deg, rgba(100,116,139,.
          "transparent 3px 7px);")
 _NEEDLE = "outline: 2px solid #16a34a; outline-offset: -1px; background-color: #bbf7d0;"
 _NEEDLE_BAD = "outline: 2px solid #dc2626; outline-offset: -1px; background-color: #fecaca;"
+#: A red vertical bar drawn at a cut (an empty inline block: no glyph a font could lack).
+_CUT = ("display: inline-block; width: 3px; height: 1.3em; margin: 0 2px; vertical-align: text-bottom; "
+        "background-color: #dc2626;")
 _BOX = ("white-space: pre-wrap; word-break: break-word; font-family: ui-monospace, SFMono-Regular, Menlo, "
         "monospace; font-size: 0.8rem; line-height: 1.45; color: #111827; background: #ffffff; "
         "border: 1px solid #d1d5db; border-radius: 6px; padding: 0.6rem;")
@@ -82,47 +87,16 @@ _BOX = ("white-space: pre-wrap; word-break: break-word; font-family: ui-monospac
 # --------------------------------------------------------------------------- uploads
 
 
-def decode_text(raw: bytes) -> str:
-    """Decode uploaded bytes as UTF-8 text (a BOM is allowed).
-
-    Raises
-    ------
-    ValueError
-        Empty, binary (NUL bytes in the first 8 KiB) or not UTF-8; the message
-        gives the reason and, for bad UTF-8, the byte and its offset.
-    """
-    if not raw.strip():
-        raise ValueError("empty file")
-    if b"\0" in raw[:8192]:
-        raise ValueError("binary content (NUL bytes), not text")
-    try:
-        return raw.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise ValueError(f"not UTF-8 text (byte 0x{raw[e.start]:02x} at byte offset {e.start})") from None
-
-
 def document_from_bytes(name: str, raw: bytes) -> Document:
-    """Build a :class:`Document` from an uploaded file, as :func:`audit.corpus.load_folder` would.
-
-    Markdown keeps its text (BOM and line endings normalised); ``.txt`` and
-    ``.rst`` are converted to markdown (title as ``# ``, first underline level
-    ``## ``). ``doc_id`` is the file name.
+    """A :class:`Document` from an uploaded file: :func:`audit.corpus.document_from_bytes` (``doc_id`` = name).
 
     Raises
     ------
     ValueError
-        Unsupported ending, or the bytes cannot be decoded (see :func:`decode_text`).
+        Unsupported ending, or unreadable bytes (empty, binary, not UTF-8,
+        corrupt or image-only PDF), with the reason.
     """
-    suffix = Path(name).suffix.lower()
-    kind = TEXT_SUFFIXES.get(suffix)
-    if kind is None:
-        raise ValueError(f"unsupported file type {suffix or '(none)'!r}; upload "
-                         + ", ".join("." + t for t in UPLOAD_TYPES))
-    text = decode_text(raw)
-    if kind == "markdown":
-        return markdown_document(name, text, source=name)
-    canonical, title = rst_to_markdown(text, fallback_title=Path(name).stem)
-    return markdown_document(name, canonical, source=name, extractor=kind, fallback_title=title)
+    return corpus_document_from_bytes(name, raw)
 
 
 def corpus_from_uploads(files: Sequence[tuple[str, bytes]], name: str = "uploaded files") -> Corpus:
@@ -235,8 +209,8 @@ CHUNK_MAP_LEGEND = legend_html([
     (f"background-color: {_BANDS[0]}; {_TAIL}", "copied into the next chunk as its overlap tail"),
     (_NEEDLE, "needle (answer)"),
     (_NEEDLE_BAD, "destroyed needle: no chunk holds it whole"),
-    ("color: #dc2626; font-weight: bold;", "✂ cut through a needle"),
-])
+    ("color: #dc2626; font-weight: bold;", "the cut that destroyed it"),
+]).replace("the cut that destroyed it", f'<span style="{_CUT}"></span> the cut that destroyed it')
 
 
 def chunk_text_html(chunk: Chunk, needle: str | None = None, cut: int | None = None,
@@ -259,8 +233,7 @@ def chunk_text_html(chunk: Chunk, needle: str | None = None, cut: int | None = N
     markers = []
     if cut is not None and cut < len(text):
         layers.append((cut, len(text), "color: #9ca3af; text-decoration: line-through;"))
-        markers.append((cut, '<span style="color:#dc2626;font-weight:bold" title="encoder window ends here">'
-                             "⟂</span>"))
+        markers.append((cut, f'<span style="{_CUT}" title="the encoder window ends here"></span>'))
     return mark_html(text, layers, markers, max_height_px=max_height_px)
 
 
@@ -268,7 +241,7 @@ def truncated_text_html(text: str, cut: int, max_height_px: int | None = 260) ->
     """``text`` with ``text[cut:]`` (what the encoder never reads) struck through and marked."""
     return mark_html(text, [(cut, len(text), "color: #b91c1c; background-color: #fee2e2; "
                                              "text-decoration: line-through;")],
-                     [(cut, '<span style="color:#dc2626;font-weight:bold">⟂ window ends </span>')]
+                     [(cut, f'<span style="{_CUT}" title="the encoder window ends here"></span>')]
                      if cut < len(text) else [], max_height_px=max_height_px)
 
 
@@ -336,8 +309,8 @@ def chunk_map_html(doc: Document, s: StrategyRun, needles: Sequence[tuple[str, i
 
     Chunks are alternating bands; the part of a chunk copied into the next
     chunk's overlap tail is striped; needles are outlined (red when the
-    strategy destroys them) and every chunk end that falls strictly inside a
-    destroyed needle gets a ✂ marker: the cut that destroyed it.
+    strategy destroys them) and every chunk boundary that falls strictly
+    inside a destroyed needle gets a red bar: the cut that destroyed it.
 
     Parameters
     ----------
@@ -361,10 +334,12 @@ def chunk_map_html(doc: Document, s: StrategyRun, needles: Sequence[tuple[str, i
         layers.append((a, b, _NEEDLE_BAD if bad else _NEEDLE))
         tips.append((a, b, f"needle {nid}" + (" — destroyed: no chunk holds it whole" if bad else "")))
         if bad:
-            ends = sorted({c.end for c in chunks if a < c.end < b} | {c.start for c in chunks if a < c.start < b})
-            for pos in ends:
-                markers.append((pos, f'<span style="color:#dc2626;font-weight:bold;font-size:1.1em" '
-                                     f'title="cut inside needle {html.escape(nid, quote=True)}">✂</span>'))
+            # one bar per gap between consecutive chunks that falls inside the needle
+            cuts = sorted({(p.end if p.end > a else n.start) for p, n in zip(chunks, chunks[1:])
+                           if p.end < b and n.start > a})
+            for pos in cuts:
+                markers.append((pos, f'<span style="{_CUT}" title="cut inside needle '
+                                     f'{html.escape(nid, quote=True)}"></span>'))
     return mark_html(doc.text, layers, markers, max_height_px=max_height_px, title_of=tips)
 
 
@@ -427,8 +402,13 @@ def headlines(run: AuditRun, k: int = 8) -> list[str]:
                 "in the sidebar (Ground truth → upload)."]
     blind = [s for s in run.strategies if s.strategy.cut == "blind"]
     for s in blind:
-        out.append(f"Blind chunking ({s.strategy.name}: {s.strategy.description}) destroys {len(s.destroyed)} of "
-                   f"{n} answers: the needle straddles a cut, so no chunk contains it and no retriever can find it.")
+        if s.destroyed:
+            out.append(f"Blind chunking ({s.strategy.name}: {s.strategy.description}) destroys {len(s.destroyed)} "
+                       f"of {n} answers: the needle straddles a cut, so no chunk contains it and no retriever can "
+                       "find it.")
+        else:
+            out.append(f"Blind chunking ({s.strategy.name}: {s.strategy.description}) destroys none of the {n} "
+                       "answers" + (" (its overlap tail carries every cut needle)." if s.strategy.overlap else "."))
     for s in run.strategies:
         if s.strategy.cut != "blind" and s.destroyed:
             out.append(f"Strategy {s.strategy.name} ({s.strategy.description}) destroys {len(s.destroyed)} of "
@@ -436,7 +416,8 @@ def headlines(run: AuditRun, k: int = 8) -> list[str]:
     for s in run.strategies:
         if s.overlap_only:
             out.append(f"Strategy {s.strategy.name}: {len(s.overlap_only)} needle(s) are found only through an "
-                       "overlap tail — retrieved, but the citation (the chunk's own content) would not show the answer.")
+                       "overlap tail — retrieved, but the citation (the chunk's own content) would not show "
+                       "the answer.")
     for s in run.strategies:
         if s.past_window:
             out.append(f"Strategy {s.strategy.name}: {len(s.past_window)} needle(s) sit past the encoder window "
@@ -466,8 +447,6 @@ def headlines(run: AuditRun, k: int = 8) -> list[str]:
                        f"{sep['worst_in_domain']:.3f}, best out-of-domain distance {sep['best_out_of_domain']:.3f} — "
                        + ("no threshold is right for both; choosing one is a product decision (Threshold page)."
                           if sep["overlap"] else "a threshold between the two separates them."))
-    if run.rerank_error and "rerank" in run.retrievers:
-        out.append(f"Rerank column unavailable: {run.rerank_error}")
     return out
 
 
@@ -683,7 +662,8 @@ def citations_frame(ctx: Context, corpus: Corpus) -> pd.DataFrame:
     for c in ctx.citations:
         chk = verify_citation(c.doc_id, c.start, c.end, c.quote, corpus)
         rows.append({"[n]": c.index, "doc_id": c.doc_id, "document": c.document_name, "section": c.locator_label,
-                     "locator": c.fragment, "cosine distance": c.cosine_distance, "quote (chars)": len(c.quote),
+                     "locator": c.fragment + (f" {c.page}" if c.page else ""), "cosine distance": c.cosine_distance,
+                     "quote (chars)": len(c.quote),
                      "quote matches locator": chk.ok, "check": chk.reason or "ok"})
     return pd.DataFrame(rows, columns=["[n]", "doc_id", "document", "section", "locator", "cosine distance",
                                        "quote (chars)", "quote matches locator", "check"])

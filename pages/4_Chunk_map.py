@@ -1,0 +1,93 @@
+"""Chunk map: one document's canonical text with each strategy's cuts drawn over it."""
+
+import altair as alt
+import streamlit as st
+
+import ui_cache
+from audit.views import CHUNK_MAP_LEGEND, chunk_map_html, chunk_spans_frame, needles_frame
+
+ctx = ui_cache.context()
+run, corpus = ctx.run, ctx.corpus
+
+st.title("Chunk map")
+st.caption("Canonical text: the text every offset (#char=) refers to. Each strategy's chunks are drawn as "
+           "alternating bands; what is copied into the next chunk's overlap tail is striped; needles are "
+           "outlined, red where the strategy destroys them, with a red bar at the cut that did it.")
+
+ids = [d.doc_id for d in corpus.documents]
+nf_all = needles_frame(run)
+with_needles = sorted(set(nf_all["doc_id"]))
+destroyed_docs = sorted(set(nf_all.loc[nf_all["destroyed in"] != "", "doc_id"]))
+if "map_doc" not in st.session_state or st.session_state["map_doc"] not in ids:
+    st.session_state["map_doc"] = destroyed_docs[0] if destroyed_docs else (with_needles[0] if with_needles
+                                                                            else ids[0])
+
+
+def _label(d: str) -> str:
+    n = int((nf_all["doc_id"] == d).sum())
+    bad = d in destroyed_docs
+    return d + (f"  ({n} needle{'s' if n > 1 else ''}" + (", destroyed in some strategy" if bad else "") + ")"
+                if n else "")
+
+
+st.selectbox("Document", ids, format_func=_label, key="map_doc")
+doc = corpus.get(st.session_state["map_doc"])
+st.caption(f"{doc.title} · {len(doc.text):,} characters · {len(doc.sections)} sections · source {doc.source}")
+
+spans = chunk_spans_frame(run, doc.doc_id)
+nf = needles_frame(run, doc.doc_id)
+
+st.subheader("Cuts of every strategy")
+if len(spans):
+    bars = alt.Chart(spans).mark_bar(height=14, stroke="white", strokeWidth=0.5).encode(
+        x=alt.X("start (char):Q", title="character offset in canonical text",
+                scale=alt.Scale(domain=[0, max(1, len(doc.text))])),
+        x2="end (char):Q",
+        y=alt.Y("strategy:N", title="strategy", sort=[s.strategy.name for s in run.strategies]),
+        color=alt.Color("band:N", scale=alt.Scale(domain=[0, 1], range=["#60a5fa", "#fbbf24"]), legend=None),
+        tooltip=["strategy", "chunk_id", "start (char)", "end (char)", "length (chars)", "section",
+                 "embedded tokens"])
+    layers = [bars]
+    tails = spans.dropna(subset=["tail from (char)"])
+    if len(tails):
+        layers.append(alt.Chart(tails).mark_bar(height=6, color="#334155", opacity=0.6).encode(
+            x="tail from (char):Q", x2="end (char):Q",
+            y=alt.Y("strategy:N", sort=[s.strategy.name for s in run.strategies]),
+            tooltip=["strategy", "chunk_id", alt.Tooltip("tail from (char):Q", title="copied from (char)")]))
+    if len(nf):
+        layers.append(alt.Chart(nf).mark_rect(opacity=0.35, color="#16a34a").encode(
+            x="start (char):Q", x2="end (char):Q", tooltip=["needle", "text", "destroyed in"]))
+    st.altair_chart(alt.layer(*layers).properties(height=max(120, 34 * len(run.strategies))), width="stretch",
+                    key="map_chart")
+    st.caption("Bars: chunks (alternating colours); dark strips: overlap tails copied into the next chunk; "
+               "green: needles.")
+
+if len(nf):
+    st.dataframe(nf, hide_index=True, key="map_needles")
+    st.download_button("Download needles of this document (CSV)", nf.to_csv(index=False), "needles.csv", "text/csv",
+                       key="map_needles_csv")
+elif not run.ground_truth.needles:
+    st.info("No ground truth is loaded, so no needle is marked: upload a ground-truth JSONL in the sidebar "
+            "(Ground truth → upload).")
+else:
+    st.caption("No needle in this document.")
+
+st.subheader("Text with the cuts")
+st.html(CHUNK_MAP_LEGEND)
+names = [s.strategy.name for s in run.strategies]
+needles = [(r["needle"], int(r["start (char)"]), int(r["end (char)"])) for r in nf.to_dict("records")]
+tabs = st.tabs([f"{n}: {run.strategy(n).strategy.description}" for n in names])
+for tab, n in zip(tabs, names):
+    with tab:
+        s = run.strategy(n)
+        k = len(s.chunks.of_document(doc.doc_id))
+        bad = [nid for nid, _, _ in needles if nid in s.destroyed]
+        st.caption(f"{k} chunks in this document" + (f" · destroyed here: {', '.join(bad)}" if bad else ""))
+        st.html(chunk_map_html(doc, s, needles, max_height_px=560))
+
+st.subheader("Chunks of this document")
+st.dataframe(spans, hide_index=True, key="map_spans")
+st.download_button("Download chunks of this document (CSV)", spans.to_csv(index=False), "chunk_spans.csv",
+                   "text/csv", key="map_spans_csv")
+
+ui_cache.footer(ctx)

@@ -1,0 +1,79 @@
+"""Tokens: what the header costs, and the chunks the encoder silently truncates."""
+
+import altair as alt
+import pandas as pd
+import streamlit as st
+
+import ui_cache
+from audit.views import over_window_frame, token_lengths_frame, token_share_frame, truncated_text_html
+
+ctx = ui_cache.context()
+run = ctx.run
+window = run.encoder.window
+n_special = getattr(run.encoder, "n_special", 2)
+
+st.title("Tokens")
+st.caption(f"Tokens are the embedding model's own word-pieces ({run.encoder.name}). The encoder reads at most "
+           f"{window} tokens including {n_special} special tokens; everything after is silently dropped from "
+           "the vector (BM25 still reads it).")
+
+ts = token_share_frame(run)
+st.subheader("Header tokens as a share of embedded tokens")
+st.dataframe(ts, hide_index=True, key="tokens_share",
+             column_config={"header share (%)": st.column_config.NumberColumn(format="%.1f %%")})
+st.download_button("Download (CSV)", ts.to_csv(index=False), "header_share.csv", "text/csv", key="tokens_share_csv")
+st.altair_chart(alt.Chart(ts).mark_bar().encode(
+    x=alt.X("header share (%):Q", title="header tokens as a share of embedded tokens (%)"),
+    y=alt.Y("strategy:N", sort=list(ts["strategy"]), title="strategy"),
+    tooltip=["strategy", "embedded tokens", "header tokens", alt.Tooltip("header share (%):Q", format=".1f")]
+).properties(height=max(120, 36 * len(ts))), width="stretch", key="tokens_share_chart")
+
+st.subheader("Chunk length in tokens, with the encoder window")
+tl = token_lengths_frame(run)
+names = [s.strategy.name for s in run.strategies]
+if "tok_hist_strategies" not in st.session_state or not set(st.session_state["tok_hist_strategies"]) <= set(names):
+    st.session_state["tok_hist_strategies"] = [st.session_state["focus_strategy"]]
+st.multiselect("Strategies in the histogram", names, key="tok_hist_strategies")
+sel = tl[tl["strategy"].isin(st.session_state["tok_hist_strategies"])]
+if len(sel):
+    # Draw up to twice the window; longer chunks are piled into the last bin (counted in the caption).
+    cap = int(2 * window)
+    beyond = int((sel["tokens (with special)"] > cap).sum())
+    sel = sel.assign(**{"tokens (drawn)": sel["tokens (with special)"].clip(upper=cap)})
+    hist = alt.Chart(sel).mark_bar(opacity=0.6, binSpacing=0).encode(
+        x=alt.X("tokens (drawn):Q", bin=alt.Bin(step=max(4, window // 32), extent=[0, cap + 1]),
+                title="tokens per chunk (special tokens included)"),
+        y=alt.Y("count():Q", stack=None, title="chunks"),
+        color=alt.Color("strategy:N"), tooltip=["strategy", "count()"])
+    rule = alt.Chart(pd.DataFrame({"window": [window]})).mark_rule(color="#dc2626", strokeWidth=2).encode(
+        x="window:Q", tooltip=[alt.Tooltip("window:Q", title="encoder window (tokens)")])
+    st.altair_chart((hist + rule).properties(height=260), width="stretch", key="tokens_hist")
+    st.caption(f"Red line: the encoder window ({window} tokens). Chunks to its right are truncated."
+               + (f" {beyond} chunks longer than {cap} tokens are drawn in the last bin." if beyond else ""))
+    st.download_button("Download token lengths (CSV)", sel.to_csv(index=False), "token_lengths.csv", "text/csv",
+                       key="tokens_hist_csv")
+
+strategy = st.session_state["focus_strategy"]
+s = run.strategy(strategy)
+ow = over_window_frame(s)
+st.subheader(f"Strategy {strategy}: {len(ow)} chunks over the window")
+st.caption(f"{s.strategy.description}. 'read (chars)' is where the encoder stops in the chunk's text; the "
+           "struck-through rest never reaches the vector. Change the strategy in the sidebar.")
+if len(ow):
+    st.dataframe(ow.drop(columns=["lost text"]), hide_index=True, key="tokens_over")
+    st.download_button("Download chunks over the window (CSV)", ow.to_csv(index=False),
+                       f"over_window_{strategy}.csv", "text/csv", key="tokens_over_csv")
+    show = ow.sort_values("lost (chars)", ascending=False).head(10)
+    if s.past_window:
+        st.warning(f"Needles only past the window for this strategy: {', '.join(s.past_window)} — the embedding "
+                   "never saw the answer.")
+    st.markdown("**The 10 chunks losing the most text**")
+    for r in show.to_dict("records"):
+        c = s.chunks[r["chunk_id"]]
+        with st.expander(f"chunk {c.chunk_id} · {c.doc_id} › {c.label} · {r['tokens (with special)']} tokens · "
+                         f"{r['lost (chars)']} characters lost"):
+            st.html(truncated_text_html(c.text, r["read (chars)"], max_height_px=320))
+else:
+    st.success("No chunk of this strategy exceeds the encoder window.")
+
+ui_cache.footer(ctx)

@@ -1,0 +1,136 @@
+"""Citations: the prompt and the citation table at the saved threshold, and a quote audit."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+import ui_cache
+from audit.citations import NoAnswer, answer_or_refuse
+from audit.embedding import ModelUnavailable
+from audit.pipeline import RERANK_DEPTH, RRF_K
+from audit.retrieval import dense_ranking, rerank, rrf
+from audit.store import load_threshold
+from audit.threshold import KEEP
+from audit.views import citations_frame, find_collapsed, overlap_only_frame, quote_in_document_html
+
+ctx = ui_cache.context()
+run, corpus = ctx.run, ctx.corpus
+strategy, retriever = st.session_state["focus_strategy"], st.session_state["focus_retriever"]
+s = run.strategy(strategy)
+
+st.title("Citations")
+st.caption(f"Strategy **{strategy}**, retriever **{retriever}** (sidebar). The model only sees numbered sources and "
+           "writes [n]; the server attaches document, section and a `#char=start,end` locator into the canonical "
+           "text. The quote is the chunk's own content — never the embedded text with its header and overlap tail.")
+
+saved = load_threshold()
+if saved is not None:
+    threshold, how = saved, f"saved threshold {saved:.3f}"
+else:
+    threshold = st.session_state.get("threshold")
+    if threshold is None:
+        threshold = ui_cache.balanced(ctx.key.digest, strategy, retriever, run) if run.queries else 0.5
+    how = f"no threshold saved yet — using {threshold:.3f}; choose and save one on the Threshold page"
+st.info(f"Cut: cosine distance < {threshold:.3f} ({how}); at most {KEEP} sources.")
+
+queries = run.in_domain
+MODES = {"ground truth": "a ground-truth question", "typed": "type a question"}
+if "cit_mode" not in st.session_state:
+    st.session_state["cit_mode"] = "ground truth" if queries else "typed"
+st.radio("Question", list(MODES), format_func=MODES.get, key="cit_mode", horizontal=True)
+
+qi = needle = None
+question = ""
+if st.session_state["cit_mode"] == "ground truth" and queries:
+    labels = [f"{q.query_id} — {q.text}" for q in queries]
+    st.selectbox("Ground-truth question", range(len(queries)), format_func=lambda i: labels[i], key="cit_query")
+    qi = st.session_state.get("cit_query", 0) or 0
+    question = queries[qi].text
+    needle = run.ground_truth.needle(queries[qi].needle_id).needle
+elif st.session_state["cit_mode"] == "ground truth":
+    st.info("No ground-truth question is loaded: type a question, or upload a ground-truth JSONL in the sidebar.")
+else:
+    st.text_input("Question", key="cit_text", placeholder="e.g. what does assert do under python -O?")
+    question = (st.session_state.get("cit_text") or "").strip()
+
+st.subheader("Prompt and citation table")
+if not question:
+    st.caption("Pick or type a question to see the prompt.")
+else:
+    try:
+        if qi is not None:
+            ranking = s.rankings[retriever][qi]
+            dist = s.distances[qi].astype(np.float64)
+        else:
+            qv = ui_cache.query_vector(ctx.encoder.name, question, ctx.encoder)
+            dist = (1.0 - s.vectors @ qv).astype(np.float64)
+            dense = dense_ranking(s.vectors, qv)
+            if retriever == "dense":
+                ranking = dense
+            else:
+                lex = ui_cache.bm25(ctx.key.digest, strategy, s.chunks.texts).rank(question)
+                ranking = lex if retriever == "bm25" else rrf([dense, lex], k=RRF_K)
+                if retriever == "rerank":
+                    if ctx.cross_encoder is None:
+                        raise ValueError(f"rerank is unavailable: {ctx.cross_error}")
+                    ranking = rerank(ranking, question, s.chunks.texts, ctx.cross_encoder, depth=RERANK_DEPTH)
+    except (ValueError, ModelUnavailable) as e:
+        st.error(str(e))
+        ui_cache.footer(ctx)
+        st.stop()
+    ids = ranking.chunk_ids
+    res = answer_or_refuse(question, s.chunks, ids, dist[ids], threshold, keep=KEEP, corpus=corpus)
+    if isinstance(res, NoAnswer):
+        st.error(res.message + " — the model is never called.")
+        st.metric("Answer", "NO ANSWER")
+    else:
+        cf = citations_frame(res, corpus)
+        if needle:
+            cf["quote holds the needle"] = [find_collapsed(c.quote, needle) is not None for c in res.citations]
+            cf["embedded text holds it"] = [c.chunk_id in s.correct.get(queries[qi].needle_id, frozenset())
+                                            for c in res.citations]
+        st.metric("Sources under the cut", len(res.citations))
+        st.markdown("**Citation table** (attached by the server; the model never sees it)")
+        st.dataframe(cf, hide_index=True, key="citations_table",
+                     column_config={"cosine distance": st.column_config.NumberColumn(format="%.4f")})
+        st.download_button("Download citation table (CSV)", cf.to_csv(index=False), "citations.csv", "text/csv",
+                           key="citations_csv")
+        if needle and "embedded text holds it" in cf and (cf["embedded text holds it"]
+                                                         & ~cf["quote holds the needle"]).any():
+            st.warning("A cited chunk holds the answer only in its overlap tail: the quote shown to the reader "
+                       "does not contain it.")
+        st.markdown("**Each quote inside its document** (marked green at its `#char=` locator)")
+        for c in res.citations:
+            with st.expander(f"[{c.index}] {c.document_name}{' — ' + c.locator_label if c.locator_label else ''} "
+                             f"{c.fragment}{' ' + c.page if c.page else ''} "
+                             f"(cosine distance {c.cosine_distance:.3f})"):
+                st.html(quote_in_document_html(corpus.get(c.doc_id), c.start, c.end))
+        st.markdown("**The prompt the model receives**")
+        st.code(res.prompt, language=None, wrap_lines=True)
+
+st.subheader(f"Quote audit: every chunk of strategy {strategy}")
+fails = ui_cache.citation_audit(ctx.key.digest, strategy, run)
+a1, a2 = st.columns(2)
+a1.metric("Quotes checked", f"{len(s.chunks):,}")
+a2.metric("Quotes differing from their locator", f"{len(fails)}")
+if fails:
+    af = pd.DataFrame([{"doc_id": f.doc_id, "locator": f.fragment, "reason": f.reason} for f in fails])
+    st.dataframe(af, hide_index=True, key="citation_audit_table")
+    st.download_button("Download failures (CSV)", af.to_csv(index=False), "citation_audit.csv", "text/csv",
+                       key="citation_audit_csv")
+else:
+    st.success("Every quote equals the canonical text at its #char= locator.")
+
+st.subheader("Needles reachable only through an overlap tail")
+of = overlap_only_frame(run, s)
+if len(of):
+    st.warning(f"{len(of)} needle(s): retrieval finds them, but the citation would not show the answer.")
+    st.dataframe(of, hide_index=True, key="overlap_only_table")
+    st.download_button("Download (CSV)", of.to_csv(index=False), "overlap_only.csv", "text/csv",
+                       key="overlap_only_csv")
+elif not run.ground_truth.needles:
+    st.caption("No ground truth loaded.")
+else:
+    st.success(f"None for strategy {strategy}" + ("" if s.strategy.overlap else " (it has no overlap)") + ".")
+
+ui_cache.footer(ctx)

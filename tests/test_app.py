@@ -1,0 +1,443 @@
+"""AppTest of every dashboard page on a small corpus made here (no browser, fake encoder).
+
+The app receives the test corpus through the environment (documented in
+app.py): ``AUDIT_CORPUS`` = a temporary folder of four documents,
+``AUDIT_GROUND_TRUTH`` / ``AUDIT_OUT_OF_DOMAIN`` = files beside it,
+``AUDIT_MODEL=hashing`` (no torch), ``AUDIT_RERANKER=none``, ``AUDIT_HOME`` =
+a temporary folder (embedding cache and saved threshold).
+
+The corpus is built so that some values are known by construction:
+
+- needle ``n1`` starts at character 480 of ``alpha.md`` and ends past 512, so
+  blind chunking at 512 (A) cuts it: A destroys exactly 1 of the 5 accepted
+  needles; with a 64-character overlap (B) the next chunk's tail carries its
+  start, so B finds it only through the tail (overlap-only); boundaries (C–F)
+  keep its paragraph whole;
+- ``bad1`` occurs nowhere and ``bad2`` overlaps the title line: both rejected;
+- ``evil.md`` holds ``<script>`` and must be shown as text.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from streamlit.runtime.pages_manager import PagesManager
+from streamlit.testing.v1 import AppTest
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+APP = str(ROOT / "app.py")
+TIMEOUT = 120
+N_ACCEPTED = 5
+N_OOD = 4
+STRATEGIES = 6  # presets A-F
+RETRIEVERS = 4
+
+N1 = "The retry budget resets after exactly forty seconds of complete silence."
+NEEDLES = {
+    "n1": (N1, ["When does the retry budget reset?", "my retries never come back, is there a cooldown or what"]),
+    "n2": ("Log files rotate every night at two in the morning.",
+           ["When do log files rotate?", "where did yesterday's log go, it vanished overnight"]),
+    "n3": ("Access tokens expire after ninety minutes unless they are refreshed.",
+           ["How long do access tokens last?", "got logged out after an hour and a half, why"]),
+    "n4": ("The cache holds at most five hundred entries per tenant.",
+           ["How many entries can the cache hold per tenant?", "cache keeps evicting stuff, is there a size limit"]),
+    "n5": ("Backups are encrypted with a key stored outside the cluster.",
+           ["How are backups encrypted?", "security asked where our backup encryption key lives"]),
+    "bad1": ("This sentence appears in no document at all.", ["?", "?"]),
+    "bad2": ("Alpha manual", ["What is the title?", "title?"]),
+}
+OOD = ["what is the capital of France", "how do I bake sourdough bread at home",
+       "best hiking trails near the alps", "recommend a good science fiction novel"]
+
+
+def _alpha() -> str:
+    head = "# Alpha manual\n\n## Setup\n\n"
+    para1 = ("Install the agent on every node before the first start. The installer checks the kernel version, "
+             "creates the service account and writes the default configuration file.\n\n")
+    before = head + para1
+    filler = ("Retries follow an exponential schedule with jitter so that a burst of failures does not "
+              "synchronise the clients. ")
+    pad = 480 - len(before)
+    para2_start = (filler * 5)[:pad - 1].rstrip() + " "
+    para2_start = para2_start + " " * (pad - len(para2_start))
+    text = before + para2_start + N1 + " Operators can raise the budget in the policy file.\n\n"
+    text += ("## Logging\n\nThe agent writes structured logs in JSON lines. " + NEEDLES["n2"][0]
+             + " Old files are compressed and kept for a week.\n")
+    assert text.index(N1) == 480 and text.index(N1) + len(N1) > 512
+    return text
+
+
+def _write_corpus(root: Path) -> dict:
+    docs = root / "docs"
+    docs.mkdir()
+    (docs / "alpha.md").write_text(_alpha(), encoding="utf-8")
+    (docs / "beta.md").write_text(
+        "# Beta service\n\n## Authentication\n\nClients sign in with a password or a hardware key. "
+        + NEEDLES["n3"][0] + " Refresh happens silently in the background.\n\n## Cache\n\n"
+        "Responses are cached close to the caller. " + NEEDLES["n4"][0] + " Entries beyond it are evicted, "
+        "least recently used first.\n", encoding="utf-8")
+    (docs / "gamma.rst").write_text(
+        "Gamma operations\n================\n\nBackups\n-------\n\nA full backup runs every Sunday. "
+        + NEEDLES["n5"][0] + " Restores are tested monthly.\n", encoding="utf-8")
+    (docs / "evil.md").write_text(
+        '# Evil page\n\n## Markup\n\nThis page contains <script>alert("owned")</script> and <b>bold</b> tags '
+        "that must be shown as text, never rendered.\n", encoding="utf-8")
+    gt = root / "groundtruth.jsonl"
+    gt.write_text("\n".join(json.dumps({"id": k, "needle": v[0], "questions": v[1]}) for k, v in NEEDLES.items())
+                  + "\n", encoding="utf-8")
+    ood = root / "out_of_domain.txt"
+    ood.write_text("# unrelated questions\n" + "\n".join(OOD) + "\n", encoding="utf-8")
+    return {"AUDIT_CORPUS": str(docs), "AUDIT_GROUND_TRUTH": str(gt), "AUDIT_OUT_OF_DOMAIN": str(ood)}
+
+
+@pytest.fixture(scope="module", autouse=True)
+def test_env(tmp_path_factory):
+    """Point the app at the small corpus, the fake encoder and a private AUDIT_HOME; restore after."""
+    root = tmp_path_factory.mktemp("app")
+    env = _write_corpus(root)
+    env.update({"AUDIT_MODEL": "hashing", "AUDIT_RERANKER": "none", "AUDIT_HOME": str(root / "home")})
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    yield env
+    for k, v in saved.items():
+        if v is None:
+            os.environ.pop(k, None)
+        else:
+            os.environ[k] = v
+
+
+@pytest.fixture(scope="module", autouse=True)
+def navigation_mode():
+    """Run app.py (st.navigation) on every AppTest run, as the server does.
+
+    AppTest resets ``PagesManager.uses_pages_directory`` before each run; since
+    a ``pages/`` folder exists it is re-detected as True, and after the first
+    run AppTest then executes the page file alone (the Streamlit 1.x
+    pages-folder mode), without app.py and its sidebar. The server sets the flag
+    to False for good once st.navigation has been called; pin that here.
+    """
+    orig = PagesManager.__init__
+
+    def init(self, *a, **kw):
+        orig(self, *a, **kw)
+        PagesManager.uses_pages_directory = False
+
+    PagesManager.__init__ = init
+    yield
+    PagesManager.__init__ = orig
+
+
+def _app(page: str | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    if page:
+        at.switch_page(page).run()
+        assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _metric(at: AppTest, label: str) -> str:
+    for m in at.metric:
+        if m.label == label:
+            return m.value
+    raise KeyError(f"no metric {label!r}; have {[m.label for m in at.metric]}")
+
+
+def _table(at: AppTest, *columns: str):
+    """The DataFrame behind the first table holding ``columns``.
+
+    (AppTest gives a read-only ``st.dataframe`` no user key, so tables are found by their columns.)
+    """
+    for d in at.dataframe:
+        if set(columns) <= set(d.value.columns):
+            return d.value
+    raise KeyError(f"no table with columns {columns}; have {[list(d.value.columns)[:4] for d in at.dataframe]}")
+
+
+def _provenance(at: AppTest) -> None:
+    """The page ends with the run's provenance line."""
+    last = at.main.caption[-1].value
+    assert "sha256:" in last and "model hashing" in last
+
+
+# --------------------------------------------------------------------------- pages
+
+
+def test_overview_counts_and_findings():
+    at = _app()
+    assert _metric(at, "Documents") == "4"
+    assert _metric(at, "Needles accepted") == str(N_ACCEPTED)
+    assert _metric(at, "Queries in / out of domain") == f"{2 * N_ACCEPTED} / {N_OOD}"
+    findings = " ".join(m.value for m in at.markdown)
+    # n1 straddles offset 512: blind chunking (A) destroys exactly it.
+    assert f"destroys 1 of {N_ACCEPTED} answers" in findings
+    assert "Best column at R@8" in findings
+    rejected = _table(at, "id", "reason")
+    assert set(rejected["id"]) == {"bad1", "bad2"}
+    assert "overlaps a heading" in " ".join(rejected["reason"])
+    chunks = _table(at, "recipe")
+    assert list(chunks["strategy"]) == list("ABCDEF")
+    assert list(chunks["destroyed (needles)"]) == [1, 0, 0, 0, 0, 0]
+    assert list(chunks["overlap-only (needles)"]) == [0, 1, 0, 0, 0, 0]
+    _provenance(at)
+
+
+def test_strategies_table_filter_pairs_and_rank_matrix():
+    at = _app("pages/2_Strategies.py")
+    table = _table(at, "column", "note")
+    assert len(table) == STRATEGIES * RETRIEVERS
+    rerank = table[table["column"] == "A/rerank"].iloc[0]
+    assert "reranker: none" in rerank["note"]
+    rm = _table(at, "question", "A/dense")
+    assert len(rm) == 2 * N_ACCEPTED  # one row per in-domain query
+    assert math.isnan(rm.loc["n1/doc", "A/dense"])  # destroyed under A: no rank anywhere
+    at.radio(key="phrasing").set_value("ticket").run()
+    assert not at.exception
+    rm = _table(at, "question", "A/dense")
+    assert len(rm) == N_ACCEPTED and all(i.endswith("/ticket") for i in rm.index)
+    # pair: discordant list length = wins + losses of that pair in the full table
+    at.selectbox(key="pair_a").set_value("A/dense")
+    at.selectbox(key="pair_b").set_value("C/dense").run()
+    pairs = _table(at, "wins (a hits, b misses)")
+    row = pairs[(pairs["a"] == "A/dense") & (pairs["b"] == "C/dense")].iloc[0]
+    assert len(_table(at, "outcome")) == row["wins (a hits, b misses)"] + row["losses"]
+    # missed everywhere: no remaining row has a rank within the top k
+    at.checkbox(key="missed_only").check().run()
+    rm = _table(at, "question", "A/dense").drop(columns=["question"])
+    assert not (rm <= 20).any(axis=None)
+    _provenance(at)
+
+
+def test_query_explorer_ground_truth_and_typed():
+    at = _app("pages/3_Query_explorer.py")
+    at.multiselect(key="qe_strategies").set_value(["A", "B", "E"])
+    at.selectbox(key="qe_query").set_value(0).run()  # n1/doc: destroyed under A
+    assert not at.exception
+    hits = _table(at, "score kind")
+    assert list(hits["strategy"].unique()) == ["A", "B", "E"]
+    assert len(hits) == 3 * 4  # 4 chunks per strategy by default
+    assert any("Destroyed needle" in e.value for e in at.error)
+    assert any("overlap tail" in w.value for w in at.warning)  # B reaches n1 only through the tail
+    at.radio(key="qe_mode").set_value("typed").run()
+    at.text_input(key="qe_text").input("how long do access tokens last").run()
+    assert not at.exception
+    hits = _table(at, "score kind")
+    assert len(hits) == 12 and hits["cosine distance"].between(0, 2).all()
+    lat = _table(at, "dense (ms)")
+    assert list(lat["strategy"]) == ["A", "B", "E"] and (lat["dense (ms)"] >= 0).all()
+    _provenance(at)
+
+
+def test_chunk_map_draws_the_cut_and_escapes_html():
+    at = _app("pages/4_Chunk_map.py")
+    assert at.selectbox(key="map_doc").value == "alpha.md"  # the document with a destroyed needle
+    spans = _table(at, "tail from (char)")
+    assert set(spans["strategy"]) == set("ABCDEF")
+    a = spans[spans["strategy"] == "A"]
+    assert list(a["start (char)"])[:2] == [0, 512]  # blind cuts at multiples of 512
+    bodies = [h.value for h in at.html]
+    a_map = next(b for b in bodies if 'title="cut inside needle n1"' in b)
+    assert a_map.count("cut inside needle n1") == 1
+    at.selectbox(key="map_doc").set_value("evil.md").run()
+    assert not at.exception
+    bodies = " ".join(h.value for h in at.html)
+    assert "&lt;script&gt;" in bodies and "<script>" not in bodies and "<b>bold" not in bodies
+    _provenance(at)
+
+
+def test_threshold_slider_moves_counts_and_saves(test_env):
+    at = _app("pages/5_Threshold.py")
+    at.slider(key="threshold_slider").set_value(0.0).run()
+    assert not at.exception
+    assert _metric(at, "Bluffs") == f"0 / {N_OOD}"
+    assert _metric(at, "Abandoned") == str(2 * N_ACCEPTED)
+    top = at.slider(key="threshold_slider").max
+    at.slider(key="threshold_slider").set_value(top).run()
+    assert _metric(at, "Bluffs") == f"{N_OOD} / {N_OOD}"
+    assert _metric(at, "Abandoned") == "0"
+    assert len(_table(at, "nearest rank")) >= N_OOD
+    at.slider(key="threshold_slider").set_value(0.8).run()
+    at.button(key="threshold_save").click().run()
+    assert not at.exception
+    saved = json.loads((Path(test_env["AUDIT_HOME"]) / "threshold.json").read_text())
+    assert saved == {"threshold": 0.8}
+    _provenance(at)
+
+
+def test_tokens_header_share():
+    at = _app("pages/6_Tokens.py")
+    share = _table(at, "header share (%)").set_index("strategy")
+    assert share.loc["A", "header share (%)"] == 0 and share.loc["E", "header share (%)"] > 0
+    assert share.loc["E", "embedded tokens"] > share.loc["C", "embedded tokens"]  # E = C + header
+    assert any("over the window" in s.value for s in at.subheader)
+    _provenance(at)
+
+
+def test_citations_at_saved_threshold(test_env):
+    from audit.store import save_threshold
+
+    save_threshold(2.0, Path(test_env["AUDIT_HOME"]) / "threshold.json")  # everything passes
+    at = _app("pages/7_Citations.py")
+    assert any("saved threshold 2.000" in i.value for i in at.info)
+    table = _table(at, "quote matches locator")
+    assert len(table) == 4 and table["quote matches locator"].all()
+    assert table["locator"].str.match(r"#char=\d+,\d+").all()
+    assert "SOURCES" in at.code[0].value and "[1]" in at.code[0].value
+    assert _metric(at, "Quotes differing from their locator") == "0"
+    save_threshold(0.0, Path(test_env["AUDIT_HOME"]) / "threshold.json")  # nothing passes
+    at.run()
+    assert any(e.value.startswith("NO ANSWER") for e in at.error)
+    at.selectbox(key="focus_strategy").set_value("B").run()  # B reaches n1 only through its tail
+    assert not at.exception
+    assert list(_table(at, "chunks holding it in text")["needle"]) == ["n1"]
+    _provenance(at)
+
+
+# --------------------------------------------------------------------------- sidebar
+
+
+def test_custom_strategy_is_added_to_the_run():
+    at = _app()
+    at.text_input(key="custom_name").input("G")
+    at.selectbox(key="custom_cut").set_value("blind")
+    at.number_input(key="custom_target").set_value(256)
+    at.number_input(key="custom_overlap").set_value(32)
+    at.button(key="custom_add").click().run()
+    assert not at.exception
+    chunks = _table(at, "recipe")
+    assert list(chunks["strategy"]) == list("ABCDEFG")
+    assert chunks.iloc[-1]["recipe"] == "blind, 256 chars, overlap 32"
+
+
+def test_uploaded_corpus_lists_undecodable_file_and_empty_ground_truth_says_how():
+    at = _app()
+    at.radio(key="corpus_source").set_value("upload").run()
+    assert any("Upload" in e.value for e in at.error)  # empty state: says what to do
+    at.file_uploader(key="corpus_files").set_value([
+        ("notes.md", "# Notes\n\n## Part\n\nCafé au lait is served hot.\n".encode("utf-8"), "text/markdown"),
+        ("broken.md", b"\xff\xfe\x00\x01 not text", "text/markdown"),
+        ("latin.txt", "caf\xe9".encode("latin-1"), "text/plain"),
+    ])
+    at.run()
+    at.radio(key="gt_source").set_value("none").run()
+    assert not at.exception
+    warnings = " ".join(w.value for w in at.warning)
+    assert "broken.md" in warnings and "binary" in warnings
+    assert "latin.txt" in warnings and "not UTF-8" in warnings
+    assert _metric(at, "Documents") == "1"
+    at.switch_page("pages/2_Strategies.py").run()
+    assert not at.exception
+    assert any("upload" in i.value for i in at.info)
+
+
+def test_missing_folder_is_an_error_not_an_exception(tmp_path):
+    at = _app()
+    at.text_input(key="corpus_folder").input(str(tmp_path / "nowhere")).run()
+    assert not at.exception
+    assert any("does not exist" in e.value for e in at.main.error)
+
+
+def test_uploaded_ground_truth_is_validated():
+    at = _app()
+    at.radio(key="gt_source").set_value("upload").run()
+    lines = [json.dumps({"id": "u1", "needle": NEEDLES["n3"][0], "questions": NEEDLES["n3"][1]}),
+             json.dumps({"id": "u2", "needle": "nowhere to be found", "questions": ["a?", "b?"]})]
+    at.file_uploader(key="gt_file").set_value(("mine.jsonl", ("\n".join(lines) + "\n").encode(), "application/json"))
+    at.run()
+    assert not at.exception
+    assert _metric(at, "Needles accepted") == "1"
+    assert any("u2" in w.value and "not found" in w.value for w in at.warning)
+    at.file_uploader(key="gt_file").set_value(("bad.jsonl", b"{not json\n", "application/json"))
+    at.run()
+    assert not at.exception
+    assert any("bad.jsonl:1" in e.value for e in at.error)
+
+
+def test_pages_never_import_streamlit_into_the_library():
+    for p in (ROOT / "audit").glob("*.py"):
+        assert "import streamlit" not in p.read_text(encoding="utf-8"), p
+
+
+def test_every_widget_has_a_key():
+    import ast
+
+    widgets = {"button", "checkbox", "radio", "selectbox", "multiselect", "slider", "text_input", "number_input",
+               "file_uploader", "download_button", "form_submit_button", "toggle", "text_area", "select_slider"}
+    files = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]
+    for f in files:
+        for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in widgets
+                    and not any(k.arg == "key" for k in node.keywords)):
+                pytest.fail(f"{f.name}:{node.lineno}: st.{node.func.attr} without key=")
+
+
+def test_views_helpers_escape_and_decode():
+    from audit.views import corpus_from_uploads, find_collapsed, mark_html
+
+    html = mark_html('a <script>x</script> "q"', [(2, 10, "background: red;")])
+    assert "<script>" not in html and "&lt;script&gt;" in html and "&quot;q&quot;" in html
+    assert find_collapsed("one  two\nthree four", "two three") == (5, 14)
+    c = corpus_from_uploads([("a.md", b"# A\n\ntext\n"), ("a.md", b"# dup\n"), ("b.pdf", b"%PDF")])
+    assert [d.doc_id for d in c.documents] == ["a.md"]
+    assert {f.source for f in c.failures} == {"a.md", "b.pdf"}
+
+
+# --------------------------------------------------------------------------- index health and upgrade diff
+
+
+def _default_db(test_env) -> Path:
+    from audit.store import default_index_path
+
+    return Path(test_env["AUDIT_HOME"]) / default_index_path(test_env["AUDIT_CORPUS"]).name
+
+
+def test_index_health_manifest_findings_and_preview(test_env):
+    at = _app("pages/8_Index_health.py")
+    assert _default_db(test_env).is_file()  # the dashboard built its audit through the persisted index
+    at.selectbox(key="health_index").set_value("E").run()
+    assert _metric(at, "Status") == "healthy"
+    assert _metric(at, "Documents") == "4"
+    man = _table(at, "doc_id", "status")
+    assert sorted(man["doc_id"]) == ["alpha.md", "beta.md", "evil.md", "gamma.rst"]
+    assert (man["chunks"] == man["rows"]).all()
+    at.text_input(key="health_preview_model").input("hashing:64").run()
+    assert not at.exception
+    assert _metric(at, "Documents that would go stale") == "4 / 4"
+    _provenance(at)
+
+
+def test_upgrade_diff_between_two_index_files(test_env, tmp_path):
+    import sqlite3
+
+    from audit.chunking import PRESETS
+    from audit.corpus import load_folder
+    from audit.embedding import HashingEncoder
+    from audit.store import IndexStore
+
+    _app()  # make sure the default index exists
+    old = tmp_path / "before.sqlite"
+    src = sqlite3.connect(str(_default_db(test_env)))
+    dst = sqlite3.connect(str(old))
+    src.backup(dst)
+    src.close()
+    dst.close()
+    new = tmp_path / "after.sqlite"
+    IndexStore(new).index(load_folder(test_env["AUDIT_CORPUS"]), PRESETS["A"], HashingEncoder(dims=64))
+    at = _app("pages/9_Upgrade_diff.py")
+    at.text_input(key="diff_old").input(str(old)).run()
+    at.text_input(key="diff_new").input(str(new)).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="diff_index").options == ["A"]
+    ranks = _table(at, "rank before", "rank after")
+    assert len(ranks) == 2 * N_ACCEPTED
+    lost = int(_metric(at, "Needles lost at k=8"))
+    assert lost == int(((ranks["rank before"] <= 8) & ~(ranks["rank after"] <= 8)).sum())
+    _provenance(at)

@@ -1,0 +1,168 @@
+"""Real-browser test: ``streamlit run app.py`` on the built-in corpus, driven by Playwright + Chromium.
+
+Opens every page, checks that no exception box appears, moves the threshold
+slider and checks that the outcome counts change, and saves one screenshot
+per page (``shots/`` in pytest's temporary folder). Uses the fake ``hashing``
+encoder and a private ``AUDIT_HOME`` so it stays well under two minutes. With
+``AUDIT_BROWSER_REAL_MODEL=1`` it runs the real all-MiniLM-L6-v2 with the usual
+embedding cache (``$AUDIT_HOME`` or ``./.audit``): minutes when that cache is
+cold (~6,500 chunks to embed), under a minute when warm.
+
+Chromium: Debian's ``/usr/bin/chromium``. When it is missing the test is
+skipped with a message saying ``apt-get install chromium``; under ``CI=true``
+it fails instead, so CI can never silently skip it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+PAGES = ["", "strategies", "query-explorer", "chunk-map", "threshold", "tokens", "citations", "index-health",
+         "upgrade-diff"]
+REAL_MODEL = os.environ.get("AUDIT_BROWSER_REAL_MODEL", "") not in ("", "0")
+
+
+def _need_chromium() -> None:
+    if Path(CHROMIUM).exists():
+        return
+    msg = f"{CHROMIUM} not found: run `apt-get install chromium` (Debian) to run the browser test"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(msg)
+    pytest.skip(msg)
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory):
+    """A headless ``streamlit run app.py`` on a free localhost port; yields its base URL."""
+    _need_chromium()
+    pytest.importorskip("playwright.sync_api", reason="pip install playwright (requirements-dev.txt)")
+    home = tmp_path_factory.mktemp("audit_home")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("AUDIT_") or (REAL_MODEL and k == "AUDIT_HOME")}
+    env["AUDIT_RERANKER"] = "none"
+    if not REAL_MODEL:
+        env.update({"AUDIT_MODEL": "hashing", "AUDIT_HOME": str(home)})
+    # The real-model variant keeps $AUDIT_HOME (default ./.audit): its embedding cache makes a second run warm.
+    port = _free_port()
+    log = open(home / "server.log", "w")
+    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
+                             "--server.port", str(port), "--server.address", "127.0.0.1",
+                             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
+                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}/"
+    try:
+        deadline = time.time() + 60
+        while True:
+            try:
+                if urllib.request.urlopen(base + "_stcore/health", timeout=2).read() == b"ok":
+                    break
+            except OSError:
+                pass
+            if proc.poll() is not None or time.time() > deadline:
+                pytest.fail("streamlit did not start:\n" + (home / "server.log").read_text()[-2000:])
+            time.sleep(0.3)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def page(server):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
+            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        pg = browser.new_page(viewport={"width": 1400, "height": 2400})
+        pg.set_default_timeout(60_000)
+        yield pg
+        browser.close()
+
+
+def _settle(pg, timeout: float = 600 if REAL_MODEL else 90) -> None:
+    """Wait until Streamlit has finished running the script (no status widget, the footer is drawn)."""
+    deadline = time.time() + timeout
+    pg.wait_for_selector('[data-testid="stApp"]')
+    time.sleep(1.0)
+    while time.time() < deadline:
+        running = pg.query_selector('[data-testid="stStatusWidget"]')
+        footer = pg.query_selector('[data-testid="stCaptionContainer"]:has-text("retrieval-audit")')
+        if not running and footer:
+            time.sleep(0.5)
+            return
+        time.sleep(0.5)
+    raise AssertionError("the page did not finish running in time")
+
+
+def _metric(pg, label: str) -> str:
+    box = pg.locator('[data-testid="stMetric"]', has_text=label).first
+    return box.locator('[data-testid="stMetricValue"]').inner_text().strip()
+
+
+def _no_exception(pg, name: str) -> None:
+    boxes = pg.query_selector_all('[data-testid="stException"]')
+    assert not boxes, f"{name}: " + " | ".join(b.inner_text()[:300] for b in boxes)
+
+
+def test_every_page_in_a_browser(server, page, tmp_path):
+    shots = tmp_path / "shots"
+    shots.mkdir()
+    t0 = time.time()
+    for name in PAGES:
+        page.goto(server + name)
+        _settle(page)
+        _no_exception(page, name or "overview")
+        page.screenshot(path=str(shots / f"{name or 'overview'}.png"))
+        if name == "":
+            assert int(_metric(page, "Documents").replace(",", "")) > 10  # the built-in python-reference
+            nav = page.query_selector_all('[data-testid="stSidebarNav"] a')
+            assert len(nav) == len(PAGES)
+        if name == "threshold":
+            _move_threshold(page, shots)
+    assert list(sorted(p.name for p in shots.iterdir())) == sorted(f"{n or 'overview'}.png" for n in PAGES)
+    if not REAL_MODEL:
+        assert time.time() - t0 < 120
+
+
+def _move_threshold(page, shots: Path) -> None:
+    """Slide the cut to both ends with the keyboard; the visible counts must follow."""
+    slider = page.locator('[data-testid="stSlider"] input[type="range"], '
+                          '[data-testid="stSlider"] [role="slider"]').first
+    before = _metric(page, "Bluffs")
+    n_ood = int(before.split("/")[1])
+    slider.focus()
+    page.keyboard.press("Home")
+    _settle(page)
+    low = _metric(page, "Bluffs")
+    assert low == f"0 / {n_ood}", low
+    assert int(_metric(page, "Abandoned")) > 0
+    slider.focus()
+    page.keyboard.press("End")
+    _settle(page)
+    high = _metric(page, "Bluffs")
+    assert high == f"{n_ood} / {n_ood}", high
+    assert _metric(page, "Abandoned") == "0"
+    assert re.fullmatch(r"\d+ / \d+", before)
+    _no_exception(page, "threshold after moving the slider")
+    page.screenshot(path=str(shots / "threshold.png"))

@@ -1,0 +1,298 @@
+"""Every ``st.cache_*`` wrapper of the dashboard, and the shared page context.
+
+Resources (``st.cache_resource``: created once per process, shared by every
+session and page, never mutated by a page) are keyed on hashable identities:
+
+- models by name;
+- corpora by source (built-in name; folder path + file sizes/mtimes; uploaded
+  file names + sha256);
+- ground truth by corpus sha256 + file sha256s;
+- a built audit run by :class:`RunKey` (corpus sha256, ground-truth key,
+  strategy parameters, retrievers, model, reranker).
+
+Derived tables (``st.cache_data``: copied per call) are keyed on the run key;
+the unhashable run is passed as an underscore argument.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import tempfile
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+import streamlit as st
+
+from audit.chunking import Strategy
+from audit.corpus import Corpus, load_builtin, load_folder
+from audit.embedding import Encoder, ModelUnavailable, load_cross_encoder, load_encoder
+from audit.evaluation import paired_tests
+from audit.groundtruth import GroundTruth, load_ground_truth
+from audit.pipeline import AuditRun, run_audit
+from audit.retrieval import BM25
+from audit.store import EmbeddingCache, IndexStore
+from audit.views import corpus_from_uploads
+
+CTX_KEY = "_audit_context"
+
+
+@dataclass(frozen=True)
+class RunKey:
+    """Everything that identifies one built run (hashable)."""
+
+    corpus: str          # corpus name + sha256
+    ground_truth: str    # ground-truth identity (built-in, file hashes, none)
+    strategies: tuple    # tuple of Strategy.params() items
+    retrievers: tuple
+    model: str
+    reranker: str
+
+    @property
+    def digest(self) -> str:
+        """Short hex id of the key (for cache keys of derived tables)."""
+        return hashlib.sha256(repr(self).encode("utf-8")).hexdigest()[:16]
+
+
+@dataclass
+class Context:
+    """What app.py hands to every page (kept in ``st.session_state[CTX_KEY]``)."""
+
+    run: AuditRun
+    key: RunKey
+    encoder: Encoder
+    cross_encoder: object | None
+    cross_error: str | None
+    corpus: Corpus
+
+
+def sha256_bytes(raw: bytes) -> str:
+    """Hex sha256 of bytes."""
+    return hashlib.sha256(raw).hexdigest()
+
+
+# --------------------------------------------------------------------------- models
+
+
+@st.cache_resource(show_spinner="Loading the embedding model…")
+def encoder(name: str) -> Encoder:
+    """The embedding model ``name`` (``hashing`` = the fast fake encoder). Raises ModelUnavailable."""
+    return load_encoder(name)
+
+
+@st.cache_resource(show_spinner="Loading the cross-encoder…")
+def cross_encoder(name: str) -> tuple[object | None, str | None]:
+    """``(model, None)`` or ``(None, reason)``; ``none`` disables reranking."""
+    if not name or name.lower() == "none":
+        return None, "no cross-encoder configured (reranker: none)"
+    try:
+        return load_cross_encoder(name), None
+    except ModelUnavailable as e:
+        return None, str(e)
+
+
+# --------------------------------------------------------------------------- corpora
+
+
+@st.cache_resource(show_spinner="Loading the built-in corpus…")
+def builtin_corpus() -> Corpus:
+    """The built-in ``python-reference`` corpus."""
+    return load_builtin()
+
+
+def folder_signature(path: str) -> tuple:
+    """(relative path, size, mtime_ns) of every file under ``path``: changes when a file changes."""
+    root = Path(path)
+    if not root.is_dir():
+        return ()
+    out = []
+    for p in sorted(root.rglob("*")):
+        if p.is_file():
+            st_ = p.stat()
+            out.append((p.relative_to(root).as_posix(), st_.st_size, st_.st_mtime_ns))
+    return tuple(out)
+
+
+@st.cache_resource(show_spinner="Reading the corpus folder…", max_entries=8)
+def folder_corpus(path: str, signature: tuple) -> Corpus:
+    """A folder corpus; ``signature`` (see :func:`folder_signature`) makes an edit reload it. Raises ValueError."""
+    return load_folder(path)
+
+
+@st.cache_resource(show_spinner="Reading the uploaded files…", max_entries=8)
+def uploaded_corpus(files_key: tuple, _files: tuple) -> Corpus:
+    """A corpus from uploads; ``files_key`` = ((name, sha256), ...), ``_files`` = ((name, bytes), ...)."""
+    return corpus_from_uploads(list(_files))
+
+
+# --------------------------------------------------------------------------- ground truth
+
+
+def _write_tmp(folder: str, name: str, raw: bytes) -> Path:
+    p = Path(folder) / (Path(name).name or "upload")
+    p.write_bytes(raw)
+    return p
+
+
+@st.cache_resource(show_spinner="Validating the ground truth…", max_entries=16)
+def ground_truth(corpus_id: str, gt_id: str, _corpus: Corpus, gt_path: str | None, ood_path: str | None,
+                 _gt_upload: tuple | None = None, _ood_upload: tuple | None = None) -> GroundTruth:
+    """Load and validate ground truth against the corpus.
+
+    Paths are files on disk (None: the built-in files for ``python-reference``,
+    nothing otherwise); uploads are ``(name, bytes)`` written to a temporary
+    folder for the loader; error messages then name the upload, not the folder.
+    Raises GroundTruthError (a ValueError).
+    """
+    if _gt_upload is None and _ood_upload is None:
+        return load_ground_truth(_corpus, gt_path, ood_path)
+    with tempfile.TemporaryDirectory() as tmp:
+        g = str(_write_tmp(tmp, *_gt_upload)) if _gt_upload else gt_path
+        o = str(_write_tmp(tmp, *_ood_upload)) if _ood_upload else ood_path
+        try:
+            return load_ground_truth(_corpus, g, o)
+        except ValueError as e:
+            raise type(e)(str(e).replace(tmp + os.sep, "")) from None
+
+
+# --------------------------------------------------------------------------- the built run
+
+
+class _Slot:
+    """Holds one built run; the lock makes concurrent sessions wait for one build."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.run: AuditRun | None = None
+
+
+@st.cache_resource(show_spinner=False, max_entries=6)
+def _slot(key: RunKey) -> _Slot:
+    return _Slot()
+
+
+@st.cache_resource(show_spinner=False)
+def embedding_cache(home: str) -> EmbeddingCache:
+    """The on-disk embedding cache at ``home`` (``EmbeddingCache.default()``), one connection per process."""
+    return EmbeddingCache.default()
+
+
+@st.cache_resource(show_spinner=False)
+def index_store(path: str) -> IndexStore:
+    """The persisted index at ``path`` (one connection per process; IndexStore serialises its writers)."""
+    return IndexStore(path)
+
+
+def audit_run(key: RunKey, corpus: Corpus, gt: GroundTruth, strategies: list[Strategy], enc: Encoder,
+              reranker, progress: Callable[[str, int, int], None] | None = None) -> AuditRun:
+    """The run for ``key``, built once per process (``progress`` is only called while building).
+
+    Each strategy is indexed incrementally into the corpus's index file
+    (``.audit/index-<corpus>.sqlite``, shared with ``python -m audit report``) and read back from it.
+
+    Raises ValueError or ModelUnavailable from :func:`audit.pipeline.run_audit`.
+    """
+    from audit.store import default_home, default_index_path
+
+    slot = _slot(key)
+    with slot.lock:
+        if slot.run is None:
+            slot.run = run_audit(corpus, gt, strategies, enc, key.retrievers, reranker=reranker,
+                                 cache=embedding_cache(str(default_home().resolve())), progress=progress,
+                                 store=index_store(str(default_index_path(corpus.name).resolve())))
+        return slot.run
+
+
+def is_built(key: RunKey) -> bool:
+    """Whether the run for ``key`` is already in memory."""
+    return _slot(key).run is not None
+
+
+class ProgressReporter:
+    """``progress(stage, done, total)`` for run_audit drawn on an ``st.progress`` bar, with items/s per stage."""
+
+    def __init__(self, bar) -> None:
+        self.bar = bar
+        self.stage: str | None = None
+        self.t0 = self.prev_call = time.perf_counter()
+        self.last_draw = 0.0
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        now = time.perf_counter()
+        if stage != self.stage:
+            # The first report of a stage comes after its first batch: the stage began at the previous report.
+            self.stage, self.t0 = stage, self.prev_call
+        self.prev_call = now
+        if done not in (0, total) and now - self.last_draw < 0.25:
+            return
+        self.last_draw = now
+        rate = done / (now - self.t0) if now > self.t0 and done else 0.0
+        unit = "chunks/s" if "chunks" in stage else ("queries/s" if "quer" in stage else "items/s")
+        self.bar.progress(min(1.0, done / total) if total else 1.0,
+                          text=f"{stage}: {done:,}/{total:,} · {rate:,.0f} {unit}")
+
+
+# --------------------------------------------------------------------------- per-page helpers
+
+
+@st.cache_resource(show_spinner=False, max_entries=64)
+def bm25(run_digest: str, strategy: str, _texts: tuple | list) -> BM25:
+    """BM25 over one strategy's chunk texts of one run (for typed queries)."""
+    return BM25(list(_texts))
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def query_vector(model: str, query: str, _enc: Encoder) -> np.ndarray:
+    """The unit vector of ``query``, shape (dims,), float32."""
+    return _enc.encode([query])[0]
+
+
+@st.cache_data(show_spinner="Running paired sign tests…", max_entries=32)
+def paired_table(run_digest: str, names: tuple, k: int, phrasing: str, _run: AuditRun) -> list:
+    """Holm-adjusted sign tests over every pair of the named columns at ``k`` (list of PairedTest)."""
+    cols = [c.subset(phrasing) for c in _run.columns() if c.available and c.name in names]
+    cols.sort(key=lambda c: names.index(c.name))
+    return paired_tests(cols, k)
+
+
+@st.cache_data(show_spinner="Sweeping the threshold…", max_entries=32)
+def sweep(run_digest: str, strategy: str, retriever: str, _run: AuditRun):
+    """:func:`audit.report.sweep_frame` of one strategy and retriever (DataFrame)."""
+    from audit.report import sweep_frame
+
+    return sweep_frame(_run, strategy, retriever)
+
+
+@st.cache_data(show_spinner=False, max_entries=32)
+def balanced(run_digest: str, strategy: str, retriever: str, _run: AuditRun) -> float:
+    """:func:`audit.report.balanced_cut` (cosine distance)."""
+    from audit.report import balanced_cut
+
+    return balanced_cut(_run, strategy, retriever)
+
+
+@st.cache_data(show_spinner="Checking every quote…", max_entries=32)
+def citation_audit(run_digest: str, strategy: str, _run: AuditRun) -> list:
+    """:func:`audit.citations.audit_citations` for one strategy (failures only)."""
+    from audit.citations import audit_citations
+
+    return audit_citations(_run.strategy(strategy).chunks, _run.corpus)
+
+
+def context() -> Context:
+    """The context app.py built for this run of the script (stops the page when there is none)."""
+    ctx = st.session_state.get(CTX_KEY)
+    if ctx is None:
+        st.info("Open the dashboard with `streamlit run app.py`; the sidebar sets up the corpus first.")
+        st.stop()
+    return ctx
+
+
+def footer(ctx: Context) -> None:
+    """The provenance line every page ends with."""
+    st.divider()
+    st.caption(ctx.run.provenance_line())
