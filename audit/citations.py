@@ -39,6 +39,9 @@ class Citation:
     cosine_distance : float
         Query-to-chunk cosine distance in [0, 2].
     chunk_id, start, end : int
+    page : str
+        PDF only: ``#page=N`` (PDF Open Parameters, 1-based, the chunk's first
+        page), or "".
     """
 
     index: int
@@ -51,6 +54,7 @@ class Citation:
     chunk_id: int
     start: int
     end: int
+    page: str = ""
 
 
 @dataclass(frozen=True)
@@ -71,36 +75,53 @@ class NoAnswer:
 
     @property
     def message(self) -> str:
-        return f'NO ANSWER: nothing under cosine distance {self.threshold:g} for "{self.question}"'
+        return f'NO ANSWER: nothing under cosine distance {self.threshold:.3f} for "{self.question}"'
 
 
-def build_context(question: str, hits: Sequence[tuple[Chunk, float]]) -> Context:
+def _page(corpus: Corpus | None, c: Chunk) -> str:
+    if corpus is None:
+        return ""
+    try:
+        span = corpus.get(c.doc_id).page_span(c.start, c.end)
+    except KeyError:
+        return ""
+    return f"#page={span[0]}" if span else ""
+
+
+def build_context(question: str, hits: Sequence[tuple[Chunk, float]], corpus: Corpus | None = None) -> Context:
     """The specification's ``buildContext``: numbered sources, then the question.
 
     Parameters
     ----------
     hits : sequence of (Chunk, cosine distance)
         In the order they are cited.
+    corpus : Corpus or None
+        When given, PDF chunks also get ``#page=N``.
+
+    The locator label is the chunk's section; a chunk before the first
+    section has none, and its source line shows the document name alone.
     """
-    cites = tuple(Citation(index=i, doc_id=c.doc_id, document_name=c.title, locator_label=c.label,
+    cites = tuple(Citation(index=i, doc_id=c.doc_id, document_name=c.title, locator_label=c.section,
                            fragment=c.locator, quote=c.content, cosine_distance=float(d),
-                           chunk_id=c.chunk_id, start=c.start, end=c.end)
+                           chunk_id=c.chunk_id, start=c.start, end=c.end, page=_page(corpus, c))
                   for i, (c, d) in enumerate(hits, start=1))
-    blocks = "\n\n".join(f"[{c.index}] {c.document_name} - {c.locator_label}\n{c.quote}" for c in cites)
+    blocks = "\n\n".join(f"[{c.index}] {c.document_name}" + (f" - {c.locator_label}" if c.locator_label else "")
+                         + f"\n{c.quote}" for c in cites)
     prompt = f"{PROMPT_HEAD}SOURCES\n{blocks}\n\nQUESTION\n{question}"
     return Context(question, prompt, cites)
 
 
 def answer_or_refuse(question: str, chunks: ChunkSet, chunk_ids: Sequence[int], distances: Sequence[float],
-                     threshold: float, keep: int = 4) -> Context | NoAnswer:
+                     threshold: float, keep: int = 4, corpus: Corpus | None = None) -> Context | NoAnswer:
     """Gate then build: the first ``keep`` chunks of the order with distance < ``threshold``.
 
-    ``chunk_ids`` and ``distances`` follow the retriever's order.
+    ``chunk_ids`` and ``distances`` follow the retriever's order; ``corpus``
+    (optional) adds ``#page=N`` to PDF citations.
     """
     hits = [(chunks[int(c)], float(d)) for c, d in zip(chunk_ids, distances) if d < threshold][:keep]
     if not hits:
         return NoAnswer(question, threshold)
-    return build_context(question, hits)
+    return build_context(question, hits, corpus)
 
 
 @dataclass(frozen=True)

@@ -31,6 +31,7 @@ __all__ = [
     "load_builtin",
     "load_corpus",
     "load_folder",
+    "document_from_bytes",
     "html_to_markdown",
     "markdown_document",
     "parse_markdown",
@@ -482,6 +483,26 @@ def html_to_markdown(html: str, fallback_title: str) -> tuple[str, str]:
     return f"# {title}\n\n" + "\n\n".join(blocks), title
 
 
+def document_from_bytes(doc_id: str, raw: bytes) -> Document:
+    """Build a :class:`Document` from a file's bytes, by the ending of ``doc_id``.
+
+    What :func:`load_folder` does for one file, for bytes that did not come
+    from a folder (uploads).
+
+    Raises
+    ------
+    ValueError
+        Unsupported ending, or the bytes cannot be read (empty, binary, not
+        UTF-8, corrupt or image-only PDF); the message gives the reason.
+    """
+    suffix = Path(doc_id).suffix.lower()
+    kind = TEXT_SUFFIXES.get(suffix)
+    if kind is None:
+        raise ValueError(f"unsupported file type {suffix or '(none)'!r}; supported: "
+                         + ", ".join(sorted(TEXT_SUFFIXES)))
+    return replace(_convert(kind, raw, doc_id, Path(doc_id).stem), source_sha256=hashlib.sha256(raw).hexdigest())
+
+
 def read_document(path: Path, doc_id: str) -> Document:
     """Read one file into a :class:`Document` according to its ending.
 
@@ -492,11 +513,9 @@ def read_document(path: Path, doc_id: str) -> Document:
         of an unsupported type; the message names the reason (the caller adds
         the file name).
     """
-    kind = TEXT_SUFFIXES.get(path.suffix.lower())
-    if kind is None:
+    if path.suffix.lower() not in TEXT_SUFFIXES:
         raise ValueError(f"unsupported file type {path.suffix!r}")
-    raw = path.read_bytes()
-    return replace(_convert(kind, raw, doc_id, path.stem), source_sha256=hashlib.sha256(raw).hexdigest())
+    return document_from_bytes(doc_id, path.read_bytes())
 
 
 def _convert(kind: str, raw: bytes, doc_id: str, stem: str) -> Document:

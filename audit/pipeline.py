@@ -166,7 +166,8 @@ class AuditRun:
             "model_digest": self.encoder.digest,
             "dims": self.encoder.dims,
             "window": self.encoder.window,
-            "reranker": self.reranker or "none",
+            "reranker": (f"{self.reranker} (unavailable)" if self.rerank_error and self.reranker
+                         else self.reranker or "none"),
             "strategies": [s.strategy.params() for s in self.strategies],
             "audit_version": __version__,
             "pipeline_version": PIPELINE_VERSION,

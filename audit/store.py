@@ -105,7 +105,9 @@ def embed(encoder, texts: Sequence[str], cache: EmbeddingCache | None = None,
         if cache is not None and keys[i] in found:
             out[i] = found[keys[i]]
     if missing:
-        vecs = encoder.encode([texts[i] for i in missing], batch_size=batch_size, progress=progress)
+        done_before = len(texts) - len(missing)  # progress counts all texts, cached ones first
+        relay = (lambda d, n: progress(done_before + d, len(texts))) if progress else None
+        vecs = encoder.encode([texts[i] for i in missing], batch_size=batch_size, progress=relay)
         out[missing] = vecs
         if cache is not None:
             cache.put_many([keys[i] for i in missing], vecs)
@@ -309,6 +311,7 @@ class IndexStore:
         with self._db:
             self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
         self.cache = EmbeddingCache(self.path)
+        self._lock = threading.RLock()  # one writer or reader at a time on this connection
 
     def close(self) -> None:
         """Close the database."""
@@ -357,6 +360,11 @@ class IndexStore:
                                      (generation,)).fetchall())
 
     def load(self, name: str) -> LoadedIndex:
+        """Read index ``name`` back (see :meth:`_load`); serialised with writers."""
+        with self._lock:
+            return self._load(name)
+
+    def _load(self, name: str) -> LoadedIndex:
         """Read index ``name`` back for querying.
 
         Raises
@@ -443,6 +451,12 @@ class IndexStore:
 
     def index(self, corpus, strategy, encoder, retry_failed: bool = False,
               progress: Callable[[str, int, int], None] | None = None, batch_size: int = 32) -> IndexRunResult:
+        """Index ``corpus`` into index ``strategy.name`` (see :meth:`_index`); serialised per store."""
+        with self._lock:
+            return self._index(corpus, strategy, encoder, retry_failed, progress, batch_size)
+
+    def _index(self, corpus, strategy, encoder, retry_failed: bool = False,
+               progress: Callable[[str, int, int], None] | None = None, batch_size: int = 32) -> IndexRunResult:
         """Index ``corpus`` with ``strategy`` and ``encoder`` into index ``strategy.name``.
 
         Incremental: a document is re-chunked and re-embedded only when its

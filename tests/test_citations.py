@@ -20,7 +20,7 @@ def test_build_context_quotes_content_never_text():
     assert cit.quote == "Run the installer twice." and "[Guide" not in cit.quote
     assert cit.fragment == f"#char={cs[1].start},{cs[1].end}"
     assert c.get("a.md").text[cs[1].start:cs[1].end] == cit.quote
-    assert cit.locator_label == "Install" and cit.document_name == "Guide"
+    assert cit.locator_label == "Install" and cit.document_name == "Guide" and cit.page == ""
     assert ctx.prompt.startswith("Answer using ONLY the numbered sources below.")
     assert "[1] Guide - Install\nRun the installer twice." in ctx.prompt
     assert ctx.prompt.endswith("QUESTION\nhow to install?")
@@ -49,3 +49,21 @@ def test_verify_citation_catches_off_by_one():
 def test_every_builtin_quote_equals_its_slice(builtin_corpus):
     for name in ("A", "F"):
         assert audit_citations(chunk_corpus(builtin_corpus, PRESETS[name]), builtin_corpus) == []
+
+
+def test_pdf_citation_gets_page_and_sectionless_source_line_has_no_label():
+    import sys
+
+    sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
+    from pdfmaker import make_pdf
+
+    from audit.corpus import pdf_document
+
+    d = pdf_document("m.pdf", make_pdf(["Page one words.", "Page two words here."], title="Manual"), "m")
+    c = Corpus("t", (d,))
+    cs = chunk_corpus(c, Strategy("C", "boundaries", target=20))
+    last = cs.chunks[-1]
+    ctx = build_context("q", [(last, 0.2)], corpus=c)
+    assert ctx.citations[0].page == "#page=2" and ctx.citations[0].locator_label == ""
+    assert "[1] Manual\nPage two words here." in ctx.prompt
+    assert NoAnswer("q", 0.528712).message == 'NO ANSWER: nothing under cosine distance 0.529 for "q"'
