@@ -1,0 +1,122 @@
+"""Index health: the manifest, the findings with their documents, retry, and an upgrade preview."""
+
+import json
+from pathlib import Path
+
+import pandas as pd
+import streamlit as st
+
+import ui_cache
+from audit import PIPELINE_VERSION
+from audit.chunking import Strategy
+from audit.corpus import load_corpus
+from audit.embedding import ModelUnavailable
+from audit.health import check_index, manifest, upgrade_preview
+from audit.store import IndexStore, Stamp, default_index_path
+
+ctx = ui_cache.context()
+st.title("Index health")
+st.caption("What a platform team checks after an upgrade. Stale is computed against the current configuration "
+           "(the model chosen in the sidebar, this code's pipeline and extractor versions, the source files as they "
+           "are now), never stored. Unhealthy: failed, stale, mixed models or dims, count stamp ≠ rows, NaN or "
+           "non-unit vectors, empty chunks, missing sources. Warnings: over the window, duplicates, oversize.")
+
+default_db = str(default_index_path(ctx.corpus.name))
+db = st.text_input("Index database", value=st.session_state.get("health_db", default_db), key="health_db",
+                   help="The dashboard and `python -m audit report` keep one file per corpus in .audit/; "
+                        "`python -m audit index PATH --db FILE` writes another.")
+if not Path(db).is_file():
+    st.info(f"No index database at `{db}` yet. The dashboard writes it when it builds the audit of a corpus; "
+            "from a shell: `python -m audit index FOLDER --db FILE` (add `--model NAME` for another model).")
+    ui_cache.footer(ctx)
+    st.stop()
+
+store = IndexStore(db)
+names = store.indexes()
+if not names:
+    st.info(f"`{db}` holds no index yet: run `python -m audit index FOLDER --db {db}`.")
+    ui_cache.footer(ctx)
+    st.stop()
+name = st.selectbox("Index (strategy)", names, key="health_index")
+gen = store.generation(name)
+enc = ctx.encoder
+current = Stamp(enc.name, enc.digest, int(enc.dims), int(enc.window), PIPELINE_VERSION, gen["strategy"])
+rep = check_index(store, name, current, enc)
+
+c = st.columns(4)
+c[0].metric("Status", "healthy" if rep.healthy else "UNHEALTHY",
+            help="`python -m audit health` exits 1 when unhealthy, 0 otherwise")
+c[1].metric("Documents", rep.n_documents)
+c[2].metric("Chunks", rep.n_chunks)
+c[3].metric("max |L2²/2 − (1 − cos)|", "n/a" if rep.identity_max_deviation != rep.identity_max_deviation
+            else f"{rep.identity_max_deviation:.1e}", help="checked on a sample of unit vectors; exact up to float "
+                                                            "noise only when vectors are unit")
+st.caption(f"Generation {rep.generation} · model {rep.stamp.model} ({rep.stamp.dims} dims, window "
+           f"{rep.stamp.window} tokens) · pipeline {rep.stamp.pipeline_version} · strategy {rep.stamp.strategy}")
+
+st.subheader("Findings")
+icon = {"unhealthy": "🔴", "warning": "🟡", "ok": "🟢"}
+findings = pd.DataFrame([{"": icon[f.severity], "check": f.title, "severity": f.severity, "result": f.detail,
+                          "documents": len(f.documents)} for f in rep.findings])
+st.dataframe(findings, hide_index=True, use_container_width=True)
+for f in rep.findings:
+    if f.documents:
+        with st.expander(f"{icon[f.severity]} {f.title}: {len(f.documents)} documents"):
+            st.dataframe(pd.DataFrame(f.documents).rename(columns={"doc_id": "document", "why": "why"}),
+                         hide_index=True, use_container_width=True)
+st.download_button("Download findings (CSV)", pd.DataFrame(
+    [{"check": f.check, "severity": f.severity, "document": d["doc_id"], "why": d["why"]}
+     for f in rep.findings for d in f.documents]).to_csv(index=False), "health_findings.csv", "text/csv",
+    key="health_findings_csv")
+
+st.subheader("Manifest")
+man = manifest(store, name)
+status = st.radio("Show", ["all", "indexed", "failed"], horizontal=True, key="health_status")
+shown = man if status == "all" else man[man["status"] == status]
+st.dataframe(shown, hide_index=True, use_container_width=True,
+             column_config={"chunks": st.column_config.NumberColumn("chunks (indexer's stamp)"),
+                            "rows": st.column_config.NumberColumn("chunk rows stored"),
+                            "window": st.column_config.NumberColumn("window (tokens)")})
+st.download_button("Download manifest (CSV)", man.to_csv(index=False), f"manifest_{name}.csv", "text/csv",
+                   key="health_manifest_csv")
+
+failed = man[man["status"] == "failed"]
+if len(failed):
+    st.warning(f"{len(failed)} documents failed; the rest of the index stays searchable.")
+    if st.button(f"Retry the {len(failed)} failed documents", key="health_retry"):
+        spec = store.corpus_spec()
+        try:
+            corpus = ctx.corpus if spec == ctx.corpus.name else load_corpus(spec)
+            params = json.loads(gen["strategy"])
+            with st.spinner("Re-indexing the failed documents…"):
+                result = store.index(corpus, Strategy(**params), enc, retry_failed=True)
+            st.success(result.summary())
+            for doc_id, reason in result.failed:
+                st.error(f"{doc_id}: still failing: {reason}")
+        except (ValueError, ModelUnavailable) as e:
+            st.error(str(e))
+
+st.subheader("Upgrade preview")
+st.caption("Pick another model or pipeline version: which documents would go stale and how many chunks would be "
+           "embedded again (the stored chunk texts whose vector for that model is not in the cache). Nothing is "
+           "embedded or written.")
+p1, p2 = st.columns(2)
+new_model = p1.text_input("Model after the upgrade", value=rep.stamp.model, key="health_preview_model",
+                          help="a sentence-transformers name in the local cache, a directory, or `hashing`")
+new_pipe = p2.text_input("Pipeline version after the upgrade", value=PIPELINE_VERSION,
+                         key="health_preview_pipeline")
+try:
+    target = None if new_model == rep.stamp.model else ui_cache.encoder(new_model)
+    pv = upgrade_preview(store, name, target, new_pipe or None)
+    q = st.columns(3)
+    q[0].metric("Documents that would go stale", f"{len(pv.stale)} / {rep.n_documents}")
+    q[1].metric("Chunks to embed again", f"{pv.chunks_to_embed} / {pv.chunks_total}")
+    q[2].metric("Target", f"{pv.target.model} · {pv.target.dims} dims")
+    if pv.stale:
+        st.dataframe(pd.DataFrame(pv.stale).rename(columns={"doc_id": "document"}), hide_index=True,
+                     use_container_width=True)
+except (ValueError, ModelUnavailable) as e:
+    st.error(str(e))
+
+store.close()
+ui_cache.footer(ctx)
