@@ -184,7 +184,9 @@ def embedding_cache(home: str) -> EmbeddingCache:
 @st.cache_resource(show_spinner=False)
 def index_store(path: str) -> IndexStore:
     """The persisted index at ``path`` (one connection per process; IndexStore serialises its writers)."""
-    return IndexStore(path)
+    from audit.store import default_home
+
+    return IndexStore(path, cache=embedding_cache(str(default_home().resolve())))
 
 
 def audit_run(key: RunKey, corpus: Corpus, gt: GroundTruth, strategies: list[Strategy], enc: Encoder,

@@ -169,10 +169,10 @@ def cmd_corpus(a) -> int:
 def _open_store(path):
     import sqlite3
 
-    from .store import IndexStore
+    from .store import EmbeddingCache, IndexStore
 
     try:
-        return IndexStore(path)
+        return IndexStore(path, cache=EmbeddingCache.default())
     except (sqlite3.DatabaseError, OSError) as e:
         raise InputError(f"{path}: not an index database ({e})") from None
 

@@ -299,9 +299,13 @@ class IndexStore:
     ----------
     path : str or Path
         The database file (created with its folder when missing).
+    cache : EmbeddingCache or None
+        Where chunk vectors are looked up before encoding; None: a cache table
+        inside the index file itself (self-contained). The CLI and the
+        dashboard share ``EmbeddingCache.default()``.
     """
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, cache: EmbeddingCache | None = None) -> None:
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
@@ -310,12 +314,14 @@ class IndexStore:
         self._db.executescript(_SCHEMA)
         with self._db:
             self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
-        self.cache = EmbeddingCache(self.path)
+        self._own_cache = cache is None
+        self.cache = cache if cache is not None else EmbeddingCache(self.path)
         self._lock = threading.RLock()  # one writer or reader at a time on this connection
 
     def close(self) -> None:
-        """Close the database."""
-        self.cache.close()
+        """Close the database (and its own cache; a shared cache stays open)."""
+        if self._own_cache:
+            self.cache.close()
         self._db.close()
 
     # ------------------------------------------------------------------ reading
