@@ -49,16 +49,16 @@ from audit.views import UPLOAD_TYPES
 st.set_page_config(page_title="Retrieval audit", page_icon=":material/fact_check:", layout="wide")
 
 PAGES = [
-    st.Page("pages/1_Overview.py", title="Overview", icon=":material/dashboard:", default=True),
-    st.Page("pages/2_Strategies.py", title="Strategies", icon=":material/leaderboard:", url_path="strategies"),
-    st.Page("pages/3_Query_explorer.py", title="Query explorer", icon=":material/search:", url_path="query-explorer"),
-    st.Page("pages/4_Chunk_map.py", title="Chunk map", icon=":material/view_week:", url_path="chunk-map"),
-    st.Page("pages/5_Threshold.py", title="Threshold", icon=":material/tune:", url_path="threshold"),
-    st.Page("pages/6_Tokens.py", title="Tokens", icon=":material/token:", url_path="tokens"),
-    st.Page("pages/7_Citations.py", title="Citations", icon=":material/format_quote:", url_path="citations"),
-    st.Page("pages/8_Index_health.py", title="Index health", icon=":material/health_and_safety:",
+    st.Page("app_pages/1_Overview.py", title="Overview", icon=":material/dashboard:", default=True),
+    st.Page("app_pages/2_Strategies.py", title="Strategies", icon=":material/leaderboard:", url_path="strategies"),
+    st.Page("app_pages/3_Query_explorer.py", title="Query explorer", icon=":material/search:", url_path="query-explorer"),
+    st.Page("app_pages/4_Chunk_map.py", title="Chunk map", icon=":material/view_week:", url_path="chunk-map"),
+    st.Page("app_pages/5_Threshold.py", title="Threshold", icon=":material/tune:", url_path="threshold"),
+    st.Page("app_pages/6_Tokens.py", title="Tokens", icon=":material/token:", url_path="tokens"),
+    st.Page("app_pages/7_Citations.py", title="Citations", icon=":material/format_quote:", url_path="citations"),
+    st.Page("app_pages/8_Index_health.py", title="Index health", icon=":material/health_and_safety:",
             url_path="index-health"),
-    st.Page("pages/9_Upgrade_diff.py", title="Upgrade diff", icon=":material/compare_arrows:",
+    st.Page("app_pages/9_Upgrade_diff.py", title="Upgrade diff", icon=":material/compare_arrows:",
             url_path="upgrade-diff"),
 ]
 page = st.navigation(PAGES)

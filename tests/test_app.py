@@ -26,7 +26,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from streamlit.runtime.pages_manager import PagesManager
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -113,27 +112,6 @@ def test_env(tmp_path_factory):
             os.environ[k] = v
 
 
-@pytest.fixture(scope="module", autouse=True)
-def navigation_mode():
-    """Run app.py (st.navigation) on every AppTest run, as the server does.
-
-    AppTest resets ``PagesManager.uses_pages_directory`` before each run; since
-    a ``pages/`` folder exists it is re-detected as True, and after the first
-    run AppTest then executes the page file alone (the Streamlit 1.x
-    pages-folder mode), without app.py and its sidebar. The server sets the flag
-    to False for good once st.navigation has been called; pin that here.
-    """
-    orig = PagesManager.__init__
-
-    def init(self, *a, **kw):
-        orig(self, *a, **kw)
-        PagesManager.uses_pages_directory = False
-
-    PagesManager.__init__ = init
-    yield
-    PagesManager.__init__ = orig
-
-
 def _app(page: str | None = None) -> AppTest:
     at = AppTest.from_file(APP, default_timeout=TIMEOUT)
     at.run()
@@ -191,7 +169,7 @@ def test_overview_counts_and_findings():
 
 
 def test_strategies_table_filter_pairs_and_rank_matrix():
-    at = _app("pages/2_Strategies.py")
+    at = _app("app_pages/2_Strategies.py")
     table = _table(at, "column", "note")
     assert len(table) == STRATEGIES * RETRIEVERS
     rerank = table[table["column"] == "A/rerank"].iloc[0]
@@ -217,7 +195,7 @@ def test_strategies_table_filter_pairs_and_rank_matrix():
 
 
 def test_query_explorer_ground_truth_and_typed():
-    at = _app("pages/3_Query_explorer.py")
+    at = _app("app_pages/3_Query_explorer.py")
     at.multiselect(key="qe_strategies").set_value(["A", "B", "E"])
     at.selectbox(key="qe_query").set_value(0).run()  # n1/doc: destroyed under A
     assert not at.exception
@@ -237,7 +215,7 @@ def test_query_explorer_ground_truth_and_typed():
 
 
 def test_chunk_map_draws_the_cut_and_escapes_html():
-    at = _app("pages/4_Chunk_map.py")
+    at = _app("app_pages/4_Chunk_map.py")
     assert at.selectbox(key="map_doc").value == "alpha.md"  # the document with a destroyed needle
     spans = _table(at, "tail from (char)")
     assert set(spans["strategy"]) == set("ABCDEF")
@@ -254,7 +232,7 @@ def test_chunk_map_draws_the_cut_and_escapes_html():
 
 
 def test_threshold_slider_moves_counts_and_saves(test_env):
-    at = _app("pages/5_Threshold.py")
+    at = _app("app_pages/5_Threshold.py")
     at.slider(key="threshold_slider").set_value(0.0).run()
     assert not at.exception
     assert _metric(at, "Bluffs") == f"0 / {N_OOD}"
@@ -273,7 +251,7 @@ def test_threshold_slider_moves_counts_and_saves(test_env):
 
 
 def test_tokens_header_share():
-    at = _app("pages/6_Tokens.py")
+    at = _app("app_pages/6_Tokens.py")
     share = _table(at, "header share (%)").set_index("strategy")
     assert share.loc["A", "header share (%)"] == 0 and share.loc["E", "header share (%)"] > 0
     assert share.loc["E", "embedded tokens"] > share.loc["C", "embedded tokens"]  # E = C + header
@@ -285,7 +263,7 @@ def test_citations_at_saved_threshold(test_env):
     from audit.store import save_threshold
 
     save_threshold(2.0, Path(test_env["AUDIT_HOME"]) / "threshold.json")  # everything passes
-    at = _app("pages/7_Citations.py")
+    at = _app("app_pages/7_Citations.py")
     assert any("saved threshold 2.000" in i.value for i in at.info)
     table = _table(at, "quote matches locator")
     assert len(table) == 4 and table["quote matches locator"].all()
@@ -333,7 +311,7 @@ def test_uploaded_corpus_lists_undecodable_file_and_empty_ground_truth_says_how(
     assert "broken.md" in warnings and "binary" in warnings
     assert "latin.txt" in warnings and "not UTF-8" in warnings
     assert _metric(at, "Documents") == "1"
-    at.switch_page("pages/2_Strategies.py").run()
+    at.switch_page("app_pages/2_Strategies.py").run()
     assert not at.exception
     assert any("upload" in i.value for i in at.info)
 
@@ -400,7 +378,7 @@ def _default_db(test_env) -> Path:
 
 
 def test_index_health_manifest_findings_and_preview(test_env):
-    at = _app("pages/8_Index_health.py")
+    at = _app("app_pages/8_Index_health.py")
     assert _default_db(test_env).is_file()  # the dashboard built its audit through the persisted index
     at.selectbox(key="health_index").set_value("E").run()
     assert _metric(at, "Status") == "healthy"
@@ -431,7 +409,7 @@ def test_upgrade_diff_between_two_index_files(test_env, tmp_path):
     dst.close()
     new = tmp_path / "after.sqlite"
     IndexStore(new).index(load_folder(test_env["AUDIT_CORPUS"]), PRESETS["A"], HashingEncoder(dims=64))
-    at = _app("pages/9_Upgrade_diff.py")
+    at = _app("app_pages/9_Upgrade_diff.py")
     at.text_input(key="diff_old").input(str(old)).run()
     at.text_input(key="diff_new").input(str(new)).run()
     assert not at.exception, [e.value for e in at.exception]

@@ -129,6 +129,10 @@ def test_every_page_in_a_browser(server, page, tmp_path):
     shots = tmp_path / "shots"
     shots.mkdir()
     t0 = time.time()
+    # the first request is a deep link, as when someone opens a shared URL: no "Page not found" dialog
+    page.goto(server + "upgrade-diff")
+    _settle(page)
+    assert "Page not found" not in page.inner_text("body")
     for name in PAGES:
         page.goto(server + name)
         _settle(page)

@@ -9,6 +9,7 @@ import streamlit as st
 import ui_cache
 from audit.compare import compare_stores
 from audit.embedding import ModelUnavailable
+from audit.report import format_p, needed_label
 from audit.store import IndexError_, IndexStore, default_index_path, load_threshold
 
 ctx = ui_cache.context()
@@ -70,12 +71,12 @@ m = st.columns(3)
 m[0].metric(f"Needles lost at k={k}", len(diff.lost))
 m[1].metric(f"Gained at k={k}", len(diff.gained))
 t = next(t for t in diff.tests if t.k == k)
-m[2].metric(f"Sign test at k={k}", f"p = {t.p:.4f}", f"+{t.wins} / −{t.losses}", delta_color="off")
+m[2].metric(f"Sign test at k={k}", f"p {'<' if t.p < 0.0001 else '='} {format_p(t.p).lstrip('<')}",
+            f"+{t.wins} / −{t.losses}", delta_color="off")
 
 st.subheader("Paired sign tests, after vs before")
 st.dataframe(pd.DataFrame([{"k": x.k, "wins (only after)": x.wins, "losses (only before)": x.losses, "p": x.p,
-                            "queries needed": (x.queries_needed if x.queries_needed else "never")
-                            if x.p >= 0.05 else "—"} for x in diff.tests]),
+                            "queries needed": needed_label(x)} for x in diff.tests]),
              hide_index=True, use_container_width=True)
 
 st.subheader(f"At threshold {threshold:.3f}")
@@ -84,11 +85,13 @@ st.dataframe(diff.at_threshold, hide_index=True, use_container_width=True)
 st.subheader("Distance distributions (cosine distance)")
 samples = diff.distance_samples()
 if len(samples):
-    chart = alt.Chart(samples).mark_bar(opacity=0.55).encode(
+    chart = alt.Chart(samples).mark_bar(opacity=0.6).encode(
         x=alt.X("distance:Q", bin=alt.Bin(step=0.025), title="cosine distance"),
         y=alt.Y("count():Q", stack=None, title="queries"),
-        color=alt.Color("when:N", title=""),
-        row=alt.Row("kind:N", title=None)).properties(height=140)
+        color=alt.Color("when:N", title="", scale=alt.Scale(domain=["before", "after"],
+                                                            range=["#64748b", "#f97316"])),
+        row=alt.Row("kind:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left"))
+    ).properties(height=150, width=760)
     st.altair_chart(chart, use_container_width=True)
 st.dataframe(diff.distances, hide_index=True, use_container_width=True)
 

@@ -37,7 +37,9 @@ if not names:
     st.info(f"`{db}` holds no index yet: run `python -m audit index FOLDER --db {db}`.")
     ui_cache.footer(ctx)
     st.stop()
-name = st.selectbox("Index (strategy)", names, key="health_index")
+focus = st.session_state.get("focus_strategy")
+name = st.selectbox("Index (strategy)", names, key="health_index",
+                    index=names.index(focus) if focus in names else 0)
 gen = store.generation(name)
 enc = ctx.encoder
 current = Stamp(enc.name, enc.digest, int(enc.dims), int(enc.window), PIPELINE_VERSION, gen["strategy"])
@@ -55,13 +57,15 @@ st.caption(f"Generation {rep.generation} · model {rep.stamp.model} ({rep.stamp.
            f"{rep.stamp.window} tokens) · pipeline {rep.stamp.pipeline_version} · strategy {rep.stamp.strategy}")
 
 st.subheader("Findings")
-icon = {"unhealthy": "🔴", "warning": "🟡", "ok": "🟢"}
-findings = pd.DataFrame([{"": icon[f.severity], "check": f.title, "severity": f.severity, "result": f.detail,
+label = {"unhealthy": "UNHEALTHY", "warning": "warning", "ok": "ok"}
+findings = pd.DataFrame([{"severity": label[f.severity], "check": f.title, "result": f.detail,
                           "documents": len(f.documents)} for f in rep.findings])
-st.dataframe(findings, hide_index=True, use_container_width=True)
+st.dataframe(findings.style.apply(lambda col: [
+    "color: #b91c1c; font-weight: 600" if v == "UNHEALTHY" else ("color: #a16207" if v == "warning" else "")
+    for v in col], subset=["severity"]), hide_index=True, use_container_width=True)
 for f in rep.findings:
     if f.documents:
-        with st.expander(f"{icon[f.severity]} {f.title}: {len(f.documents)} documents"):
+        with st.expander(f"{label[f.severity]}: {f.title} — {len(f.documents)} documents"):
             st.dataframe(pd.DataFrame(f.documents).rename(columns={"doc_id": "document", "why": "why"}),
                          hide_index=True, use_container_width=True)
 st.download_button("Download findings (CSV)", pd.DataFrame(
