@@ -18,6 +18,7 @@ import pandas as pd
 from .evaluation import KS, PairedTest, paired_test
 from .groundtruth import GroundTruth, Needle, validate
 from .pipeline import AuditRun, run_audit
+from .report import format_p, needed_label
 from .threshold import KEEP, counts_at
 
 __all__ = ["UpgradeDiff", "compare_runs", "compare_stores"]
@@ -82,14 +83,13 @@ class UpgradeDiff:
         L = [f"before: {o.encoder.name} ({o.encoder.dims} dims) · after: {n.encoder.name} ({n.encoder.dims} dims) · "
              f"strategy {o.strategies[0].strategy.name} → {n.strategies[0].strategy.name} · retriever {self.retriever}",
              "", f"Paired sign tests, after vs before (wins = answered only after)"]
-        L.append(pd.DataFrame([{"k": t.k, "wins": t.wins, "losses": t.losses, "p": round(t.p, 4),
-                                "queries needed": t.queries_needed if t.queries_needed else "never"}
-                               for t in self.tests]).to_string(index=False))
+        L.append(pd.DataFrame([{"k": t.k, "wins": t.wins, "losses": t.losses, "p": format_p(t.p),
+                                "queries needed": needed_label(t)} for t in self.tests]).to_string(index=False))
         L += ["", f"Lost at k={self.k} ({len(self.lost)}): {', '.join(self.lost) or 'none'}",
               f"Gained at k={self.k} ({len(self.gained)}): {', '.join(self.gained) or 'none'}", "",
               "Distance distributions (cosine distance)", self.distances.to_string(index=False,
                                                                                  float_format=lambda v: f"{v:.3f}"),
-              "", f"At threshold {self.threshold:g} (keep ≤ {KEEP} chunks under it):",
+              "", f"At threshold {self.threshold:.3f} (keep ≤ {KEEP} chunks under it):",
               self.at_threshold.to_string(index=False), ""]
         moved = self.per_query.dropna(subset=["rank before", "rank after"], how="all")
         L.append("Rank of the answer per query (NaN = not retrieved)")

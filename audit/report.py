@@ -23,6 +23,7 @@ __all__ = [
     "format_p",
     "key_comparisons",
     "latency_frame",
+    "needed_label",
     "phrasing_frame",
     "rank_matrix",
     "render_text",
@@ -117,10 +118,10 @@ def key_comparisons(run: AuditRun, ks: Sequence[int] = (1, 8, 20)) -> pd.DataFra
     tests = [paired_test(run.column(*a), run.column(*b), k) for a, b in _pairs_for(run) for k in ks]
     adj = holm([t.p for t in tests])
     return pd.DataFrame([{"a": t.a, "b": t.b, "k": t.k, "wins": t.wins, "losses": t.losses, "p": t.p,
-                          "p (Holm)": q, "queries needed": _needed(t)} for t, q in zip(tests, adj)])
+                          "p (Holm)": q, "queries needed": needed_label(t)} for t, q in zip(tests, adj)])
 
 
-def _needed(t) -> str:
+def needed_label(t) -> str:
     """'queries needed' as shown: '—' when already p < 0.05, 'never' when wins equal losses."""
     if t.p < 0.05:
         return "—"
