@@ -193,6 +193,16 @@ def _occurrences(hay: str, needle: str) -> list[int]:
 # --------------------------------------------------------------------------- files
 
 
+def _read(p: Path, what: str) -> str:
+    """A UTF-8 text file (BOM allowed); ``GroundTruthError`` naming the file otherwise."""
+    try:
+        return p.read_text(encoding="utf-8-sig")
+    except FileNotFoundError:
+        raise GroundTruthError(f"{p}: {what} not found") from None
+    except (OSError, UnicodeDecodeError) as e:
+        raise GroundTruthError(f"{p}: cannot read the {what} ({e})") from None
+
+
 def load_needles(path: str | Path) -> list[Needle]:
     """Read a ground-truth JSONL file.
 
@@ -204,12 +214,7 @@ def load_needles(path: str | Path) -> list[Needle]:
         ``FILE:LINE: reason``.
     """
     p = Path(path)
-    try:
-        raw = p.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise GroundTruthError(f"{p}: ground-truth file not found") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise GroundTruthError(f"{p}: cannot read ground truth ({e})") from None
+    raw = _read(p, "ground-truth file")
     out = []
     for no, line in enumerate(raw.splitlines(), start=1):
         if not line.strip():
@@ -241,13 +246,7 @@ def load_out_of_domain(path: str | Path) -> list[str]:
     GroundTruthError
         Missing or unreadable file.
     """
-    p = Path(path)
-    try:
-        raw = p.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise GroundTruthError(f"{p}: out-of-domain file not found") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise GroundTruthError(f"{p}: cannot read out-of-domain queries ({e})") from None
+    raw = _read(Path(path), "out-of-domain file")
     return [s.strip() for s in raw.splitlines() if s.strip() and not s.strip().startswith("#")]
 
 
