@@ -6,7 +6,7 @@ PORT    ?= 8501
 STAMP   := $(VENV)/.installed
 DEVSTAMP:= $(VENV)/.installed-dev
 
-.PHONY: run test report clean
+.PHONY: run test report clean bench
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -21,7 +21,8 @@ $(DEVSTAMP): requirements-dev.txt $(STAMP)
 	touch $@
 
 run: $(STAMP)
-	$(BIN)/streamlit run app.py --server.headless true --server.port $(PORT) --browser.gatherUsageStats false
+	$(BIN)/streamlit run app.py --server.headless true --server.port $(PORT) --browser.gatherUsageStats false \
+		--server.fileWatcherType none
 
 test: $(DEVSTAMP)
 	$(BIN)/python -m pytest -q
@@ -31,3 +32,7 @@ report: $(STAMP)
 
 clean:
 	rm -rf $(VENV) .audit .pytest_cache
+
+# Stage costs beside the naive way, scaling to 1M chunks (docs/benchmarks.md); BENCH_ARGS=--quick for a short run.
+bench: $(DEVSTAMP)
+	$(BIN)/python bench/run.py $(BENCH_ARGS)

@@ -32,6 +32,7 @@ from typing import Callable, Protocol, Sequence
 import numpy as np
 
 __all__ = [
+    "BACKENDS",
     "DEFAULT_MODEL",
     "DEFAULT_RERANKER",
     "CrossEncoderModel",
@@ -39,9 +40,11 @@ __all__ = [
     "HashingEncoder",
     "ModelUnavailable",
     "SentenceTransformerEncoder",
+    "TOKEN_BUDGET",
     "TokenStats",
     "load_cross_encoder",
     "load_encoder",
+    "onnx_export",
     "resolve_model_path",
     "token_stats",
 ]
@@ -50,6 +53,11 @@ DEFAULT_MODEL = "all-MiniLM-L6-v2"
 DEFAULT_RERANKER = "cross-encoder/ms-marco-MiniLM-L-6-v2"
 _PACKAGED = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
 _ALLOW = "AUDIT_ALLOW_DOWNLOAD"
+
+#: Default length-bucketing budget (padded tokens a batch) of the encoder and the
+#: cross-encoder; measured in docs/benchmarks.md (512-2,048 are alike; 4,096, and
+#: fixed batches of 32 long texts, are slower on a 2-core CPU).
+TOKEN_BUDGET = 1024
 
 Progress = Callable[[int, int], None]
 
@@ -113,16 +121,38 @@ def resolve_model_path(name: str | os.PathLike | None, kind: str = "embedding mo
         return path
     if path.suffix or spec.startswith((".", "/", "~")):
         raise ModelUnavailable(f"{kind} path {spec!r} does not exist")
+    if not _allow_download() and not _in_hf_cache(spec):
+        # nothing to find offline: say so without importing huggingface_hub (0.2 s of every warm report)
+        raise ModelUnavailable(f"{kind} {spec!r} is not available: {_NOT_CACHED}")
     try:
         from huggingface_hub import snapshot_download
 
         return Path(snapshot_download(spec, local_files_only=not _allow_download()))
     except Exception as e:  # huggingface_hub raises several unrelated types here
-        how = ("it could not be downloaded: " + str(e).splitlines()[0]) if _allow_download() else (
-            "it is not in the local Hugging Face cache and downloads are off; pass a local directory "
-            "(a model saved with .save(PATH)) instead of the name, or set AUDIT_ALLOW_DOWNLOAD=1 on a "
-            "machine that reaches the Hugging Face hub")
+        how = ("it could not be downloaded: " + str(e).splitlines()[0]) if _allow_download() else _NOT_CACHED
         raise ModelUnavailable(f"{kind} {spec!r} is not available: {how}") from None
+
+
+_NOT_CACHED = ("it is not in the local Hugging Face cache and downloads are off; pass a local directory "
+               "(a model saved with .save(PATH)) instead of the name, or set AUDIT_ALLOW_DOWNLOAD=1 on a "
+               "machine that reaches the Hugging Face hub")
+
+
+def _in_hf_cache(spec: str) -> bool:
+    """Whether any Hugging Face cache folder this machine may use holds ``models--ORG--NAME``.
+
+    Conservative: every cache location the hub libraries read (``HF_HUB_CACHE``,
+    ``HUGGINGFACE_HUB_CACHE``, ``TRANSFORMERS_CACHE``, ``HF_HOME/hub``,
+    ``XDG_CACHE_HOME/huggingface/hub``, ``~/.cache/huggingface/hub``) is
+    checked; when one holds the folder, huggingface_hub decides.
+    """
+    env = os.environ
+    roots = [env.get("HF_HUB_CACHE"), env.get("HUGGINGFACE_HUB_CACHE"), env.get("TRANSFORMERS_CACHE"),
+             os.path.join(env["HF_HOME"], "hub") if env.get("HF_HOME") else None,
+             os.path.join(env["XDG_CACHE_HOME"], "huggingface", "hub") if env.get("XDG_CACHE_HOME") else None,
+             os.path.join("~", ".cache", "huggingface", "hub")]
+    folder = "models--" + spec.replace("/", "--")
+    return any(r and (Path(r).expanduser() / folder).is_dir() for r in roots)
 
 
 def _weights_digest(path: Path) -> str:
@@ -167,16 +197,51 @@ class SentenceTransformerEncoder:
     window : int
         ``max_seq_length`` in tokens, special tokens included (256).
 
+    Speed options (``docs/benchmarks.md`` has the measurements; the defaults
+    are the sentence-transformers behaviour):
+
+    backend : {"torch", "onnx", "onnx-int8"}
+        ``torch`` (default): sentence-transformers on PyTorch. ``onnx``: the
+        same weights exported once to ONNX (``$AUDIT_HOME/onnx/``, needs torch
+        only for the export) and run with onnxruntime, without importing
+        torch; vectors equal torch's to ~1e-7. ``onnx-int8``: that export with
+        dynamically quantised int8 weights; vectors differ (cosine ~0.99 to
+        torch's), so its ``digest`` differs and nothing is shared with the
+        float vectors in the cache or the index stamps.
+    threads : int or None
+        Intra-op threads for torch (``torch.set_num_threads``, process-wide)
+        or onnxruntime; ``None`` leaves the library default (all cores).
+    token_budget : int or None
+        Length bucketing: batches hold at most this many padded tokens
+        (texts sorted by token count, so short texts go many to a batch and
+        long ones few). Default :data:`TOKEN_BUDGET` (1,024): the same vectors
+        (to ~1e-7, same top-10 for every query of the built-in ground truth)
+        as sentence-transformers' fixed batches of ``batch_size`` texts
+        (``None``), 1.4x faster here: a batch of 32 texts of 256 tokens pads
+        and multiplies attention matrices that no longer fit in the CPU cache.
+
     Raises
     ------
     ModelUnavailable
         The model cannot be found locally.
+    ValueError
+        Unknown ``backend``, ``threads`` or ``token_budget`` below 1.
     """
 
-    def __init__(self, name: str | None = None) -> None:
+    def __init__(self, name: str | None = None, backend: str = "torch", threads: int | None = None,
+                 token_budget: int | None = TOKEN_BUDGET) -> None:
+        if backend not in BACKENDS:
+            raise ValueError(f"encoder backend {backend!r} is unknown; choose one of {', '.join(BACKENDS)}")
+        if threads is not None and threads < 1:
+            raise ValueError(f"threads must be at least 1 (or None for the library default), got {threads}")
+        if token_budget is not None and token_budget < 1:
+            raise ValueError(f"token_budget must be a positive number of tokens (or None), got {token_budget}")
         self.name = str(name) if name is not None else DEFAULT_MODEL
         self.path = resolve_model_path(self.name)
-        self.digest = _weights_digest(self.path)
+        self.backend, self.threads, self.token_budget = backend, threads, token_budget
+        self.weights_digest = _weights_digest(self.path)
+        # other numbers → another digest: cache keys and stamps never mix int8 and float vectors
+        self.digest = self.weights_digest if backend == "torch" else f"{self.weights_digest}+{backend}"
         cfg = _read_json(self.path / "sentence_bert_config.json")
         self.window = int(cfg.get("max_seq_length") or _read_json(self.path / "config.json").get(
             "max_position_embeddings", 512))
@@ -184,6 +249,9 @@ class SentenceTransformerEncoder:
                         or _read_json(self.path / "config.json").get("hidden_size", 0))
         self._model = None
         self._tokenizer = None
+        self._session = None
+        self._pad_tokenizer = None
+        self._memo: dict[str, tuple[int, int]] = {}
         self._lock = threading.Lock()
 
     # -- tokens (no torch) --
@@ -209,7 +277,7 @@ class SentenceTransformerEncoder:
 
     def token_counts(self, texts: Sequence[str]) -> list[int]:
         """Word-piece counts per text, special tokens excluded, nothing truncated."""
-        return [len(e.ids) for e in self.tokenizer.encode_batch(list(texts), add_special_tokens=False)]
+        return [c for c, _ in self._counts_and_cuts(texts)]
 
     def window_cut(self, texts: Sequence[str]) -> list[int]:
         """Per text, the character offset where the encoder stops reading.
@@ -218,11 +286,26 @@ class SentenceTransformerEncoder:
         included); otherwise the end offset of the last token that fits, so
         ``text[cut:]`` is what the encoder silently truncates.
         """
+        return [cut for _, cut in self._counts_and_cuts(texts)]
+
+    def _counts_and_cuts(self, texts: Sequence[str]) -> list[tuple[int, int]]:
+        """``(token count, window cut)`` per text; each distinct string is tokenized once per encoder.
+
+        Strategies share most strings (C-F have the same contents, a header
+        repeats over its section's chunks), so the memo (keyed by the string,
+        cleared when the window changes or past 500,000 strings) saves most of
+        the tokenization of a report. Measured in docs/benchmarks.md.
+        """
         keep = self.window - self.n_special
-        out = []
-        for t, e in zip(texts, self.tokenizer.encode_batch(list(texts), add_special_tokens=False)):
-            out.append(len(t) if len(e.ids) <= keep else e.offsets[keep - 1][1])
-        return out
+        if getattr(self, "_memo_window", None) != keep or len(self._memo) > 500_000:
+            self._memo, self._memo_window = {}, keep
+        memo = self._memo
+        todo = [t for t in dict.fromkeys(texts) if t not in memo]
+        if todo:
+            for t, e in zip(todo, self.tokenizer.encode_batch(todo, add_special_tokens=False)):
+                n = len(e.ids)
+                memo[t] = (n, len(t) if n <= keep else e.offsets[keep - 1][1])
+        return [memo[t] for t in texts]
 
     # -- vectors (torch) --
     @property
@@ -240,24 +323,201 @@ class SentenceTransformerEncoder:
                progress: Progress | None = None) -> np.ndarray:
         """Encode ``texts`` into float32 unit vectors, shape ``(n, dims)``.
 
-        Texts are sorted by length before batching (less padding) and put back
-        in order; ``progress(done, total)`` is called after each batch.
+        Texts are sorted by token count and batched under ``token_budget``
+        padded tokens (the default), or sorted by length in batches of
+        ``batch_size`` texts (``token_budget=None``); results are put back in
+        order; ``progress(done, total)`` is called after each batch.
         """
         texts = list(texts)
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
         if not texts:
             return out
+        if self.backend != "torch" or (self.token_budget is not None and (self.path / "tokenizer.json").is_file()):
+            return self._encode_batches(texts, batch_size, progress, out)  # buckets need the fast tokenizer
+        model = self.model
+        self._apply_torch_threads()
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         step = max(batch_size * 4, 1)
         for lo in range(0, len(order), step):
             idx = order[lo:lo + step]
-            vecs = self.model.encode([texts[i] for i in idx], batch_size=batch_size,
-                                     normalize_embeddings=True, convert_to_numpy=True,
-                                     show_progress_bar=False)
+            vecs = model.encode([texts[i] for i in idx], batch_size=batch_size,
+                                normalize_embeddings=True, convert_to_numpy=True,
+                                show_progress_bar=False)
             out[idx] = vecs.astype(np.float32)
             if progress:
                 progress(min(lo + step, len(order)), len(order))
         return out
+
+    def _apply_torch_threads(self) -> None:
+        if self.threads is not None:
+            import torch
+
+            if torch.get_num_threads() != self.threads:
+                torch.set_num_threads(self.threads)
+
+    def _batches(self, texts: list[str], batch_size: int) -> list[tuple[list[int], list]]:
+        """Index lists by ascending token count, with their (truncated, padded) encodings."""
+        tok = self._padding_tokenizer()
+        encs = tok.encode_batch(texts)  # truncated to the window; padding is applied per batch below
+        lens = [sum(e.attention_mask) for e in encs]
+        order = sorted(range(len(texts)), key=lambda i: (lens[i], i))
+        out, cur = [], []
+        for i in order:
+            if cur and ((self.token_budget is not None and (len(cur) + 1) * lens[i] > self.token_budget)
+                        or (self.token_budget is None and len(cur) >= max(batch_size, 1))):
+                out.append(cur)
+                cur = []
+            cur.append(i)
+        if cur:
+            out.append(cur)
+        return [(idx, [encs[i] for i in idx]) for idx in out]
+
+    def _padding_tokenizer(self):
+        if self._pad_tokenizer is None:
+            from tokenizers import Tokenizer
+
+            tok = Tokenizer.from_file(str(self.path / "tokenizer.json"))
+            tok.enable_truncation(self.window)
+            tok.no_padding()
+            self._pad_tokenizer = tok
+        return self._pad_tokenizer
+
+    def _encode_batches(self, texts: list[str], batch_size: int, progress: Progress | None,
+                        out: np.ndarray) -> np.ndarray:
+        done = 0
+        if self.backend == "torch":
+            model = self.model
+            self._apply_torch_threads()
+            for idx, _ in self._batches(texts, batch_size):
+                out[idx] = model.encode([texts[i] for i in idx], batch_size=len(idx), normalize_embeddings=True,
+                                        convert_to_numpy=True, show_progress_bar=False).astype(np.float32)
+                done += len(idx)
+                if progress:
+                    progress(done, len(texts))
+            return out
+        sess = self._onnx_session()
+        names = {i.name for i in sess.get_inputs()}
+        for idx, encs in self._batches(texts, batch_size):
+            width = max(len(e.ids) for e in encs)
+            ids = np.zeros((len(encs), width), dtype=np.int64)
+            mask = np.zeros((len(encs), width), dtype=np.int64)
+            for r, e in enumerate(encs):
+                ids[r, :len(e.ids)] = e.ids
+                mask[r, :len(e.ids)] = 1
+            feed = {"input_ids": ids, "attention_mask": mask}
+            if "token_type_ids" in names:
+                feed["token_type_ids"] = np.zeros_like(ids)
+            hidden = sess.run(None, feed)[0]
+            out[idx] = _mean_pool_normalise(hidden, mask)
+            done += len(idx)
+            if progress:
+                progress(done, len(texts))
+        return out
+
+    def _onnx_session(self):
+        """An onnxruntime session over the exported (and maybe quantised) weights."""
+        with self._lock:
+            if self._session is None:
+                import onnxruntime as ort
+
+                f = onnx_export(self.path, self.weights_digest, int8=self.backend == "onnx-int8")
+                so = ort.SessionOptions()
+                so.intra_op_num_threads = int(self.threads or 0)
+                so.inter_op_num_threads = 1
+                so.log_severity_level = 3
+                self._session = ort.InferenceSession(str(f), so, providers=["CPUExecutionProvider"])
+        return self._session
+
+
+#: Encoder backends (:class:`SentenceTransformerEncoder` ``backend=``).
+BACKENDS = ("torch", "onnx", "onnx-int8")
+
+
+def _mean_pool_normalise(hidden: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """sentence-transformers' mean pooling then L2 normalisation, float32 ``(batch, dims)``."""
+    m = mask[..., None].astype(np.float32)
+    v = (hidden * m).sum(axis=1) / np.maximum(m.sum(axis=1), 1e-9)
+    return (v / np.maximum(np.linalg.norm(v, axis=1, keepdims=True), 1e-12)).astype(np.float32)
+
+
+def onnx_export(path: Path, weights_digest: str, int8: bool = False, home: Path | None = None) -> Path:
+    """Export a local BERT-style model's transformer to ONNX once, optionally int8; returns the file.
+
+    The file lives in ``home/onnx/<digest[:16]>/`` (``home`` defaults to
+    ``$AUDIT_HOME`` or ``.audit``), keyed by the weights digest so new weights
+    never reuse an old export. The float export is checked against PyTorch on
+    texts of different lengths (padding included) before it is kept. int8 is
+    onnxruntime's dynamic quantisation of every MatMul weight (per channel).
+
+    Raises
+    ------
+    ModelUnavailable
+        The export or its check failed (the message says why).
+    """
+    if home is None:
+        home = Path(os.environ.get("AUDIT_HOME") or ".audit")
+    folder = Path(home) / "onnx" / weights_digest[:16]
+    fp32, q8 = folder / "model.onnx", folder / "model.int8.onnx"
+    if not fp32.is_file():
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = folder / f"model.onnx.tmp{os.getpid()}"
+        try:
+            _export_fp32(path, tmp)
+            os.replace(tmp, fp32)
+        except Exception as e:
+            tmp.unlink(missing_ok=True)
+            raise ModelUnavailable(f"ONNX export of {path} failed: {str(e).splitlines()[0] if str(e) else e!r}") from None
+    if not int8:
+        return fp32
+    if not q8.is_file():
+        from onnxruntime.quantization import QuantType, quantize_dynamic
+
+        tmp = folder / f"model.int8.onnx.tmp{os.getpid()}"
+        quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8, per_channel=True)
+        os.replace(tmp, q8)
+    return q8
+
+
+def _export_fp32(path: Path, out: Path) -> None:
+    import torch
+    from transformers import AutoModel
+
+    model = AutoModel.from_pretrained(str(path), local_files_only=True).eval()
+
+    class _Hidden(torch.nn.Module):
+        def __init__(self, m):
+            super().__init__()
+            self.m = m
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            return self.m(input_ids=input_ids, attention_mask=attention_mask,
+                          token_type_ids=token_type_ids).last_hidden_state
+
+    wrapped = _Hidden(model)
+    # the reference is computed before tracing (tracing can leave the module in another state)
+    ids = torch.tensor([[101, 7592, 2088, 2003, 1037, 3231, 102], [101, 2023, 102, 0, 0, 0, 0]])
+    mask = (ids != 0).long()
+    with torch.no_grad():
+        ref = wrapped(ids, mask, torch.zeros_like(ids)).numpy()
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    dummy = tuple(torch.ones((2, 16), dtype=torch.long) if n != "token_type_ids" else
+                  torch.zeros((2, 16), dtype=torch.long) for n in names)
+    axes = {n: {0: "batch", 1: "sequence"} for n in names + ["last_hidden_state"]}
+    import warnings
+
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(wrapped, dummy, str(out), input_names=names, output_names=["last_hidden_state"],
+                          dynamic_axes=axes, opset_version=17, dynamo=False)
+    # the trace must not have frozen a sequence length or dropped the mask: compare on a padded batch
+    import onnxruntime as ort
+
+    got = ort.InferenceSession(str(out), providers=["CPUExecutionProvider"]).run(
+        None, {"input_ids": ids.numpy(), "attention_mask": mask.numpy(), "token_type_ids": np.zeros_like(ids.numpy())})[0]
+    m = mask.numpy()
+    err = float(np.abs(_mean_pool_normalise(got, m) - _mean_pool_normalise(ref, m)).max())
+    if not err < 1e-4:
+        raise RuntimeError(f"the exported graph differs from PyTorch by {err:.2e} on a padded batch")
 
 
 _WORD = re.compile(r"[a-z0-9]+|[^\sa-z0-9]")
@@ -315,9 +575,10 @@ class HashingEncoder:
         return out
 
 
-def load_encoder(name: str | None = None) -> Encoder:
+def load_encoder(name: str | None = None, **speed) -> Encoder:
     """``hashing`` (or ``hashing:DIMS``) → :class:`HashingEncoder`; anything else →
-    :class:`SentenceTransformerEncoder` (default all-MiniLM-L6-v2 from its package).
+    :class:`SentenceTransformerEncoder` (default all-MiniLM-L6-v2 from its package);
+    ``speed`` (``backend``, ``threads``, ``token_budget``) goes to it unchanged.
 
     Raises
     ------
@@ -327,7 +588,7 @@ def load_encoder(name: str | None = None) -> Encoder:
     if name and str(name).startswith("hashing"):
         dims = int(str(name).split(":", 1)[1]) if ":" in str(name) else 256
         return HashingEncoder(dims=dims)
-    return SentenceTransformerEncoder(name)
+    return SentenceTransformerEncoder(name, **speed)
 
 
 # --------------------------------------------------------------------------- cross-encoder
@@ -345,16 +606,28 @@ class CrossEncoderModel:
         Passed to ``CrossEncoder``; tests build a cross-encoder from the packaged
         MiniLM weights with ``num_labels=1`` (untrained head: right cost, no quality).
     max_length : int or None
-        Token limit per pair (``None``: the model's own).
+        Token limit per pair (``None``: the model's own). Shorter is faster
+        and cuts long chunks: it changes the scores (docs/benchmarks.md).
+    token_budget : int or None
+        Length bucketing: pairs sorted by token count and scored in batches
+        of at most this many padded tokens, so a long chunk does not pad the
+        whole shortlist to 512 tokens. Default :data:`TOKEN_BUDGET`: the same
+        scores (to 1e-4, same order) as one batch of ``batch_size`` pairs in
+        the given order (``None``), 2.8x faster on 25 pairs here.
 
     Raises
     ------
     ModelUnavailable
         The model cannot be found or loaded here; the message names it.
+    ValueError
+        ``token_budget`` below 1.
     """
 
     def __init__(self, name: str = DEFAULT_RERANKER, num_labels: int | None = None,
-                 max_length: int | None = None) -> None:
+                 max_length: int | None = None, token_budget: int | None = TOKEN_BUDGET) -> None:
+        if token_budget is not None and token_budget < 1:
+            raise ValueError(f"token_budget must be a positive number of tokens (or None), got {token_budget}")
+        self.token_budget = token_budget
         self.name = str(name)
         self.path = resolve_model_path(self.name, kind="cross-encoder")
         try:
@@ -372,9 +645,28 @@ class CrossEncoderModel:
         """Relevance logits, shape ``(len(texts),)``, higher = more relevant."""
         if not texts:
             return np.zeros(0, dtype=np.float64)
-        s = self.model.predict([(query, t) for t in texts], batch_size=batch_size,
-                               show_progress_bar=False, convert_to_numpy=True)
-        return np.asarray(s, dtype=np.float64).reshape(len(texts), -1)[:, 0]
+        pairs = [(query, t) for t in texts]
+        if self.token_budget is None:
+            s = self.model.predict(pairs, batch_size=batch_size, show_progress_bar=False, convert_to_numpy=True)
+            return np.asarray(s, dtype=np.float64).reshape(len(texts), -1)[:, 0]
+        tok = self.model.tokenizer
+        limit = int(getattr(self.model, "max_seq_length", None) or getattr(self.model, "max_length", None)
+                    or tok.model_max_length)
+        lens = [min(len(ids), limit) for ids in tok([query] * len(texts), list(texts), truncation=True,
+                                                      max_length=limit)["input_ids"]]
+        order = sorted(range(len(texts)), key=lambda i: (lens[i], i))
+        out = np.zeros(len(texts), dtype=np.float64)
+        lo = 0
+        while lo < len(order):
+            hi = lo + 1
+            while hi < len(order) and hi - lo < batch_size and (hi - lo + 1) * lens[order[hi]] <= self.token_budget:
+                hi += 1
+            idx = order[lo:hi]
+            s = self.model.predict([pairs[i] for i in idx], batch_size=len(idx), show_progress_bar=False,
+                                   convert_to_numpy=True)
+            out[idx] = np.asarray(s, dtype=np.float64).reshape(len(idx), -1)[:, 0]
+            lo = hi
+        return out
 
 
 def load_cross_encoder(name: str | None = DEFAULT_RERANKER, **kw) -> CrossEncoderModel | None:

@@ -9,7 +9,8 @@ is embedded (design.md, *Rankings*).
   (ascending; on unit vectors exactly ``L2² / 2``).
 - BM25: the specification's formula, ``k1 = 1.2``, ``b = 0.75``,
   ``idf = ln(1 + (N - n + 0.5) / (n + 0.5))``, tokens ``[a-z0-9]+`` of the
-  lower-cased text (Robertson & Zaragoza 2009), on rank-bm25 with that idf.
+  lower-cased text (Robertson & Zaragoza 2009), on rank-bm25 with that idf,
+  or on bm25s (same scores) from ``BM25S_MIN_DOCS`` chunks on.
   Only chunks of positive score are returned: a chunk sharing no term with
   the query is not retrieved.
 - hybrid: reciprocal rank fusion (Cormack, Clarke & Büttcher 2009) of the full
@@ -31,6 +32,7 @@ import numpy as np
 
 __all__ = [
     "BM25",
+    "BM25S_MIN_DOCS",
     "RETRIEVERS",
     "Ranking",
     "bm25_tokens",
@@ -106,15 +108,34 @@ def bm25_tokens(text: str) -> list[str]:
     return _TOKEN.findall(text.lower())
 
 
-class BM25:
-    """BM25 over chunk texts with the specification's idf, on rank-bm25.
+#: Corpus size (chunks) from which ``BM25(backend="auto")`` uses bm25s instead of
+#: rank-bm25. Measured on the built-in corpus (docs/benchmarks.md): bm25s builds
+#: in about twice rank-bm25's time but answers a query 9x (200 chunks) to 30x
+#: (1,252 chunks) faster, so it is ahead after ~10 queries at any size; below
+#: 200 chunks both answer in under half a millisecond and rank-bm25, the
+#: reference the tests compute by hand, is kept.
+BM25S_MIN_DOCS = 200
 
-    rank-bm25's ``BM25Okapi`` floors its idf (``ln((N - n + 0.5)/(n + 0.5))``
-    is 0 for a term in half the documents, so ``"alpha report"`` against
-    ``["alpha report", "beta manual"]`` would score 0). The specification uses
-    ``idf = ln(1 + (N - n + 0.5) / (n + 0.5))``, always positive; it replaces
-    rank-bm25's idf here, the rest (term saturation ``k1``, length
-    normalisation ``b``) is rank-bm25's ``get_scores``.
+_BM25_BACKENDS = ("auto", "rank-bm25", "bm25s")
+
+
+class BM25:
+    """BM25 over chunk texts with the specification's idf.
+
+    The specification's formula (k1, b, tokens ``[a-z0-9]+`` lower-cased,
+    ``idf = ln(1 + (N - n + 0.5) / (n + 0.5))``, always positive, repeated
+    query terms counted each time) on one of two engines that give the same
+    scores (``tests/test_retrieval_bm25s.py``):
+
+    - ``rank-bm25``: ``BM25Okapi`` with its idf replaced by the
+      specification's (rank-bm25 floors ``ln((N - n + 0.5)/(n + 0.5))``, which
+      is 0 for a term in half the documents, so ``"alpha report"`` against
+      ``["alpha report", "beta manual"]`` would score 0). Scores a query with a
+      Python loop over every chunk: linear in the corpus, seconds at 1M chunks.
+    - ``bm25s``: ``method="lucene"`` (the same idf) precomputes every
+      (term, chunk) weight into sparse posting lists, so a query touches only
+      the chunks holding its terms. Lucene drops BM25's ``(k1 + 1)``
+      numerator factor, a constant: scores are multiplied back by it.
 
     Parameters
     ----------
@@ -122,15 +143,37 @@ class BM25:
         The chunk texts (the embedded ``text``, header included).
     k1, b : float
         1.2 and 0.75 (specification).
+    backend : {"auto", "rank-bm25", "bm25s"}
+        ``auto``: bm25s from :data:`BM25S_MIN_DOCS` chunks on (when it is
+        installed), rank-bm25 below.
+
+    Raises
+    ------
+    ValueError
+        Unknown ``backend``.
+    ImportError
+        ``backend="bm25s"`` without the bm25s package (``pip install bm25s``).
     """
 
-    def __init__(self, texts: Sequence[str], k1: float = 1.2, b: float = 0.75) -> None:
+    def __init__(self, texts: Sequence[str], k1: float = 1.2, b: float = 0.75, backend: str = "auto") -> None:
+        if backend not in _BM25_BACKENDS:
+            raise ValueError(f"BM25 backend {backend!r} is unknown; choose one of {', '.join(_BM25_BACKENDS)}")
         self.k1, self.b = k1, b
         self.n_docs = len(texts)
+        if backend == "auto":
+            backend = "bm25s" if self.n_docs >= BM25S_MIN_DOCS and _has_bm25s() else "rank-bm25"
+        self.backend = backend
         tokenized = [bm25_tokens(t) for t in texts]
         self._empty = self.n_docs == 0 or not any(tokenized)
+        self._impl = None
         if self._empty:
-            self._impl = None
+            return
+        if backend == "bm25s":
+            import bm25s
+
+            impl = bm25s.BM25(k1=k1, b=b, method="lucene", dtype="float64")
+            impl.index(tokenized, show_progress=False)
+            self._impl = impl
             return
         from rank_bm25 import BM25Okapi
 
@@ -142,20 +185,66 @@ class BM25:
         self._impl = _SpecBM25(tokenized, k1=k1, b=b)
 
     def scores(self, query: str) -> np.ndarray:
-        """BM25 score of every chunk for ``query``, shape ``(n_chunks,)``."""
+        """BM25 score of every chunk for ``query``, float64, shape ``(n_chunks,)``."""
         if self._impl is None:
             return np.zeros(self.n_docs)
         toks = bm25_tokens(query)
         if not toks:
             return np.zeros(self.n_docs)
+        if self.backend == "bm25s":
+            return self._bm25s_scores(toks)
         return np.asarray(self._impl.get_scores(toks), dtype=np.float64)
 
-    def rank(self, query: str) -> Ranking:
-        """Chunks with a positive score, best first (ties by chunk id)."""
+    def _bm25s_scores(self, toks: list[str]) -> np.ndarray:
+        # bm25s' posting lists (CSC over terms): data = idf * tf / (tf + k1 * (1 - b + b * |d| / avg)).
+        # One bincount per query term (a repeated term counts again, as in the specification's loop).
+        m = self._impl
+        vocab, data, indices, indptr = m.vocab_dict, m.scores["data"], m.scores["indices"], m.scores["indptr"]
+        out = np.zeros(self.n_docs)
+        for t in toks:
+            j = vocab.get(t)
+            if j is None:
+                continue
+            lo, hi = indptr[j], indptr[j + 1]
+            if hi > lo:
+                out += np.bincount(indices[lo:hi], weights=data[lo:hi], minlength=self.n_docs)
+        out *= self.k1 + 1.0
+        return out
+
+    def rank(self, query: str, k: int | None = None) -> Ranking:
+        """Chunks with a positive score, best first (ties by chunk id).
+
+        Scores equal to 9 decimals are ties: a sum of the same BM25 terms in
+        another order can differ in its last bit, and which engine (or
+        summation order) is used must not decide the order of a tie.
+        ``k``: keep only the first ``k`` (the same chunks, in the same order,
+        as the first ``k`` of the full ranking) without sorting the rest.
+        """
         s = self.scores(query)
         ids = np.flatnonzero(s > 0).astype(np.int64)
-        o = _order(s[ids], ids, ascending=False)
-        return Ranking(ids[o], s[ids][o], "BM25 score")
+        sub = s[ids]
+        key = np.round(sub, _TIE_DECIMALS)
+        if k is not None and 0 <= k < ids.size:
+            # the k-th best key; everything strictly above it, then ties at it by chunk id
+            kth = np.partition(key, ids.size - k)[ids.size - k] if k else np.inf
+            above = key > kth
+            tie = key == kth
+            keep = above | (tie & (np.cumsum(tie) <= k - int(above.sum())))
+            ids, sub, key = ids[keep], sub[keep], key[keep]
+        o = _order(key, ids, ascending=False)
+        return Ranking(ids[o], sub[o], "BM25 score")
+
+
+#: BM25 scores equal to this many decimals rank as ties (then by chunk id).
+_TIE_DECIMALS = 9
+
+
+def _has_bm25s() -> bool:
+    try:
+        import bm25s  # noqa: F401
+    except ImportError:
+        return False
+    return True
 
 
 def rrf(rankings: Sequence[Ranking], k: int = 60) -> Ranking:
