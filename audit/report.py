@@ -248,6 +248,8 @@ def render_text(run: AuditRun, threshold: float | None = None) -> str:
     L.append("")
     L.append("Chunks and tokens (tokens: the embedding model's word-pieces, special tokens excluded)")
     ch = chunks_frame(run)
+    ch["index build (ms/chunk)"] = ["cached" if not math.isfinite(v) else f"{v:.1f}"
+                                    for v in ch["index build (ms/chunk)"]]
     L.append(ch.drop(columns=["recipe"]).to_string(index=False, float_format=lambda v: f"{v:.3f}"))
     L.append(f"encoder window: {run.encoder.window} tokens including {getattr(run.encoder, 'n_special', 2)} "
              "special tokens; 'over window' chunks are silently truncated by the encoder")
