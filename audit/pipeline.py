@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from . import PIPELINE_VERSION, __version__
 from .chunking import ChunkSet, Strategy, chunk_corpus
@@ -306,29 +307,32 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
         run.rankings = {r: [] for r in retrievers if not (r == "rerank" and rerank_error)}
         run.latency_ms = {r: [] for r in run.rankings}
         stage = f"strategy {strat.name} ({si + 1}/{len(strategies)}): retrieving {len(queries)} queries"
-        for qi, q in enumerate(queries):
-            t0 = time.perf_counter()
-            dense = dense_ranking(vecs, qvecs[qi])
-            t1 = time.perf_counter()
-            lexical = bm25.rank(q.text)
-            t2 = time.perf_counter()
-            full = {"dense": dense, "bm25": lexical}
-            lat = {"dense": (t1 - t0) * 1000.0, "bm25": (t2 - t1) * 1000.0}
-            if "hybrid" in run.rankings or "rerank" in run.rankings:
-                hybrid = rrf([dense, lexical], k=RRF_K)
-                t3 = time.perf_counter()
-                full["hybrid"] = hybrid
-                lat["hybrid"] = (t3 - t0) * 1000.0
-                if "rerank" in run.rankings:
-                    full["rerank"] = rerank(hybrid, q.text, chunks.texts, cross, depth=RERANK_DEPTH)
-                    lat["rerank"] = (time.perf_counter() - t0) * 1000.0
-            for r in run.rankings:
-                rk = full[r]
-                run.rankings[r].append(Ranking(rk.chunk_ids[:STORED_DEPTH], rk.scores[:STORED_DEPTH], rk.score_kind))
-                run.latency_ms[r].append(lat[r])
-                if q.in_domain:
-                    run.first_rank.setdefault(r, []).append(rk.first_rank(correct.get(q.needle_id, frozenset())))
-            report(stage, qi + 1, len(queries))
+        # one BLAS thread for the per-query scans: a 1,252 × 384 product gains nothing from a second
+        # thread, and when the other core is busy each scan waited ~8 ms for it (docs/benchmarks.md)
+        with threadpool_limits(1, user_api="blas"):
+            for qi, q in enumerate(queries):
+                t0 = time.perf_counter()
+                dense = dense_ranking(vecs, qvecs[qi])
+                t1 = time.perf_counter()
+                lexical = bm25.rank(q.text)
+                t2 = time.perf_counter()
+                full = {"dense": dense, "bm25": lexical}
+                lat = {"dense": (t1 - t0) * 1000.0, "bm25": (t2 - t1) * 1000.0}
+                if "hybrid" in run.rankings or "rerank" in run.rankings:
+                    hybrid = rrf([dense, lexical], k=RRF_K)
+                    t3 = time.perf_counter()
+                    full["hybrid"] = hybrid
+                    lat["hybrid"] = (t3 - t0) * 1000.0
+                    if "rerank" in run.rankings:
+                        full["rerank"] = rerank(hybrid, q.text, chunks.texts, cross, depth=RERANK_DEPTH)
+                        lat["rerank"] = (time.perf_counter() - t0) * 1000.0
+                for r in run.rankings:
+                    rk = full[r]
+                    run.rankings[r].append(Ranking(rk.chunk_ids[:STORED_DEPTH], rk.scores[:STORED_DEPTH], rk.score_kind))
+                    run.latency_ms[r].append(lat[r])
+                    if q.in_domain:
+                        run.first_rank.setdefault(r, []).append(rk.first_rank(correct.get(q.needle_id, frozenset())))
+                report(stage, qi + 1, len(queries))
         for r in run.rankings:
             run.first_rank.setdefault(r, [])
         runs.append(run)
