@@ -82,7 +82,7 @@ class UpgradeDiff:
         o, n = self.old, self.new
         L = [f"before: {o.encoder.name} ({o.encoder.dims} dims) · after: {n.encoder.name} ({n.encoder.dims} dims) · "
              f"strategy {o.strategies[0].strategy.name} → {n.strategies[0].strategy.name} · retriever {self.retriever}",
-             "", f"Paired sign tests, after vs before (wins = answered only after)"]
+             "", "Paired sign tests, after vs before (wins = answered only after)"]
         L.append(pd.DataFrame([{"k": t.k, "wins": t.wins, "losses": t.losses, "p": format_p(t.p),
                                 "queries needed": needed_label(t)} for t in self.tests]).to_string(index=False))
         L += ["", f"Lost at k={self.k} ({len(self.lost)}): {', '.join(self.lost) or 'none'}",

@@ -10,9 +10,8 @@ from __future__ import annotations
 
 import math
 import platform
-import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Callable, Sequence
 
 import numpy as np
@@ -216,9 +215,7 @@ def _from_store(store, corpus: Corpus, strategy: Strategy, encoder: Encoder, rep
     loaded = store.load(strategy.name)
     keep = {d.doc_id for d in corpus.documents}
     idx = [i for i, c in enumerate(loaded.chunks.chunks) if c.doc_id in keep]
-    from dataclasses import replace as _replace
-
-    chunks = ChunkSet(strategy, tuple(_replace(loaded.chunks[i], chunk_id=n) for n, i in enumerate(idx)))
+    chunks = ChunkSet(strategy, tuple(replace(loaded.chunks[i], chunk_id=n) for n, i in enumerate(idx)))
     return chunks, loaded.vectors[idx], result.embedded
 
 
@@ -350,8 +347,3 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
                     retrievers=retrievers, queries=queries, query_vectors=qvecs, reranker=reranker_name,
                     rerank_error=rerank_error, query_embed_ms=q_ms, n_queries_encoded=n_q_encoded,
                     wall_s=time.perf_counter() - t_start)
-
-
-def python_version() -> str:
-    """This interpreter's version, e.g. ``3.11.7``."""
-    return sys.version.split()[0]

@@ -19,6 +19,7 @@ from .threshold import KEEP, counts_at, gate, separation, sweep
 __all__ = [
     "balanced_cut",
     "bluff_list",
+    "fewest_errors_cut",
     "chunks_frame",
     "format_p",
     "key_comparisons",
@@ -152,18 +153,25 @@ def balanced_cut(run: AuditRun, strategy: str, retriever: str = "dense", keep: i
     A computed default for the report, not a recommendation: the right cut
     depends on what a bluff costs against an abandoned answer.
     """
-    df = sweep_frame(run, strategy, retriever, keep)
-    df = df[np.isfinite(df["threshold"])]
+    return fewest_errors_cut(sweep_frame(run, strategy, retriever, keep))
+
+
+def fewest_errors_cut(sweep_df: pd.DataFrame) -> float:
+    """The finite cut of a sweep table with the fewest bluffs + abandoned answerable (ties: the lower)."""
+    df = sweep_df[np.isfinite(sweep_df["threshold"])]
     cost = df["bluff"] + df["abandoned answerable"]
     return float(df.loc[cost.idxmin(), "threshold"])
 
 
 def bluff_list(run: AuditRun, strategy: str, cut: float, retriever: str = "dense",
-               keep: int = KEEP, show: int = 2) -> list[dict]:
-    """Out-of-domain queries the gate lets through at ``cut``, each with its nearest kept chunks."""
+               keep: int = KEEP, show: int = 2, queries: list | None = None) -> list[dict]:
+    """Out-of-domain queries the gate lets through at ``cut``, each with its nearest kept chunks.
+
+    ``queries``: the strategy's :meth:`AuditRun.threshold_queries` when the caller already has them.
+    """
     s = run.strategy(strategy)
     out = []
-    for qi, q in enumerate(run.threshold_queries(strategy, retriever)):
+    for qi, q in enumerate(queries if queries is not None else run.threshold_queries(strategy, retriever)):
         if q.in_domain:
             continue
         g = gate(q, cut, keep)
@@ -190,11 +198,12 @@ def to_json(run: AuditRun, threshold: float | None = None) -> dict:
     base = "E" if "E" in [s.strategy.name for s in run.strategies] else run.strategies[0].strategy.name
     thr = {}
     if "dense" in run.retrievers:
-        cut = threshold if threshold is not None else balanced_cut(run, base)
         qs = run.threshold_queries(base)
+        sw = pd.DataFrame(sweep(qs))
+        cut = threshold if threshold is not None else fewest_errors_cut(sw)
         thr = {"strategy": base, "retriever": "dense", "keep": KEEP, "cut": cut,
                "at_cut": counts_at(qs, cut), "separation": separation(qs),
-               "sweep": records(sweep_frame(run, base)), "bluffs": bluff_list(run, base, cut)}
+               "sweep": records(sw), "bluffs": bluff_list(run, base, cut, queries=qs)}
     return {
         "results": records(results_frame(run)),
         "phrasing": records(phrasing_frame(run)),
@@ -271,18 +280,18 @@ def render_text(run: AuditRun, threshold: float | None = None) -> str:
         base = "E" if "E" in [s.strategy.name for s in run.strategies] else run.strategies[0].strategy.name
         qs = run.threshold_queries(base)
         sep = separation(qs)
-        cut = threshold if threshold is not None else balanced_cut(run, base)
+        sw = pd.DataFrame(sweep(qs))
+        cut = threshold if threshold is not None else fewest_errors_cut(sw)
         L.append(f"Threshold sweep, strategy {base}, dense, keep ≤ {KEEP} chunks with cosine distance < cut")
         L.append(f"worst in-domain distance to its answer {sep['worst_in_domain']:.3f}; best out-of-domain "
                  f"distance {sep['best_out_of_domain']:.3f}"
                  + (" → no threshold is right for both" if sep["overlap"] else " → the two separate"))
-        sw = sweep_frame(run, base)
         grid = np.round(np.arange(0.3, 1.0001, 0.05), 3).tolist() + [math.inf]
         picked = sw[sw["threshold"].isin(grid) | np.isclose(sw["threshold"], cut)]
         L.append(picked[["threshold", "answered", "answered without", "abandoned", "abandoned answerable",
                          "bluff", "refused"]].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
         label = "given" if threshold is not None else "balanced: fewest bluffs + abandoned answerable"
-        bl = bluff_list(run, base, cut)
+        bl = bluff_list(run, base, cut, queries=qs)
         L.append(f"bluffs at {cut:.3f} ({label}): {len(bl)}/{len(gt.out_of_domain)}")
         for b in bl:
             near = "; ".join(f"d={n['distance']:.3f} {n['doc_id']} > {n['section']}" for n in b["nearest"])

@@ -15,7 +15,7 @@ import json
 import os
 import sqlite3
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -405,9 +405,7 @@ class IndexStore:
                 continue
             doc = markdown_document(d.doc_id, texts[d.doc_id], source=d.source, extractor=d.extractor,
                                     fallback_title=d.title)
-            from dataclasses import replace as _replace
-
-            documents.append(_replace(doc, title=d.title, extractor_version=d.extractor_version,
+            documents.append(replace(doc, title=d.title, extractor_version=d.extractor_version,
                                       pages=tuple(json.loads(pages[d.doc_id] or "[]")),
                                       source_sha256=d.content_sha256))
         corpus = Corpus(self.corpus_spec() or str(self.path), tuple(documents))

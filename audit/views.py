@@ -20,7 +20,6 @@ from __future__ import annotations
 import html
 import math
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np

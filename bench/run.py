@@ -33,7 +33,6 @@ import json
 import math
 import os
 import platform
-import resource
 import shutil
 import subprocess
 import sys
@@ -393,7 +392,7 @@ def section_query(quick: bool, home: Path | None = None) -> str:
              ["hybrid (dense + BM25 + RRF)", pct(h_fast, 50), pct(h_fast, 95), "loops + dict RRF",
               pct(h_naive, 50), pct(h_naive, 95), pct(h_naive, 50) / pct(h_fast, 50)]]
     # rerank: 25 pairs with a cross-encoder of the real one's architecture (untrained head: cost only)
-    rr_rows, rr_note = [], ""
+    rr_note = ""
     try:
         path = str(resolve_model_path(None))
         ce = {None: load_cross_encoder(path, num_labels=1)}  # default: length buckets
@@ -434,7 +433,7 @@ def section_query(quick: bool, home: Path | None = None) -> str:
                  [f"rerank 25 pairs, length buckets ≤ {tb} tokens (default), max_length {ce_len}",
                   pct(ms["batch"], 50), pct(ms["batch"], 95), "one pair per call", pct(ms["one"], 50),
                   pct(ms["one"], 95), pct(ms["one"], 50) / pct(ms["batch"], 50)],
-                 [f"rerank 25 pairs, length buckets, max_length 128", pct(ms["128"], 50), pct(ms["128"], 95),
+                 ["rerank 25 pairs, length buckets, max_length 128", pct(ms["128"], 50), pct(ms["128"], 95),
                   "seed (1 thread, its CPU)", seed_ms, "–", seed_ms / pct(ms["128"], 50)]]
         rr_note = (f"Rerank over the first {nq} queries' hybrid top 25 (a cross-encoder built from the packaged "
                    f"MiniLM weights: the real one's architecture and cost, untrained head). Length buckets give the "
