@@ -205,9 +205,12 @@ class SentenceTransformerEncoder:
         same weights exported once to ONNX (``$AUDIT_HOME/onnx/``, needs torch
         only for the export) and run with onnxruntime, without importing
         torch; vectors equal torch's to ~1e-7. ``onnx-int8``: that export with
-        dynamically quantised int8 weights; vectors differ (cosine ~0.99 to
-        torch's), so its ``digest`` differs and nothing is shared with the
-        float vectors in the cache or the index stamps.
+        dynamically quantised int8 weights, one text per call (dynamic
+        quantisation scales activations per batch, so batching would make a
+        text's vector depend on its companions); vectors differ from torch's
+        by an amount that depends on the CPU's int8 kernels (AVX2 vs VNNI;
+        measured in ``make bench``, never asserted), so its ``digest`` differs
+        and nothing is shared with the float vectors in the cache or stamps.
     threads : int or None
         Intra-op threads for torch (``torch.set_num_threads``, process-wide)
         or onnxruntime; ``None`` leaves the library default (all cores).
@@ -397,7 +400,12 @@ class SentenceTransformerEncoder:
             return out
         sess = self._onnx_session()
         names = {i.name for i in sess.get_inputs()}
-        for idx, encs in self._batches(texts, batch_size):
+        batches = self._batches(texts, batch_size)
+        if self.backend == "onnx-int8":
+            # dynamic quantisation scales activations per batch tensor (padding included), so a text's int8
+            # vector would depend on its batch companions: one text per call keeps it reproducible
+            batches = [([i], [e]) for idx, encs in batches for i, e in zip(idx, encs)]
+        for idx, encs in batches:
             width = max(len(e.ids) for e in encs)
             ids = np.zeros((len(encs), width), dtype=np.int64)
             mask = np.zeros((len(encs), width), dtype=np.int64)

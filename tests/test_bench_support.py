@@ -3,7 +3,10 @@
 - ``token_budget`` (length bucketing) only regroups texts: same vectors as the default.
 - ``backend="onnx"``: the local weights exported to ONNX and run with onnxruntime, no
   torch at query time: same vectors to ~1e-6, another digest (never mixed in a cache).
-- ``backend="onnx-int8"``: quantised: close (cosine > 0.97) but not equal, another digest.
+- ``backend="onnx-int8"``: quantised, another digest; what holds on every x86-64 CPU is tested
+  (shapes, unit norm, determinism, the same vector alone and in any batch). How close int8 comes to
+  fp32 depends on the CPU's int8 kernels (AVX2 u8s8 can saturate, VNNI does not): ``make bench``
+  measures and prints it, no test asserts it.
 - the benchmark's naive baselines agree with the audit's implementations.
 """
 
@@ -72,8 +75,9 @@ def test_onnx_backends_export_from_local_weights(minilm, onnx_home, monkeypatch)
     assert fp32.digest == minilm.digest + "+onnx"
     q8 = load_encoder(None, backend="onnx-int8", threads=1)
     w = q8.encode(TEXTS)
+    assert w.shape == (len(TEXTS), 384) and w.dtype == np.float32
     assert np.allclose(np.linalg.norm(w, axis=1), 1, atol=1e-5)
-    assert (w * ref).sum(1).min() > 0.97
+    np.testing.assert_array_equal(q8.encode(TEXTS), w)  # deterministic on one machine
     assert q8.digest != fp32.digest != minilm.digest
     (folder,) = (onnx_home / "onnx").iterdir()  # one folder per weights digest
     assert sorted(p.name for p in folder.iterdir()) == ["model.int8.onnx", "model.onnx"]
@@ -155,3 +159,17 @@ def test_cross_encoder_length_buckets_give_the_same_scores():
                                atol=1e-4)
     with pytest.raises(ValueError, match="token_budget"):
         load_cross_encoder(path, num_labels=1, token_budget=0)
+
+
+def test_int8_vector_does_not_depend_on_its_batch(onnx_home, monkeypatch):
+    # Dynamic quantisation picks activation scales per batch tensor, padding included: batched, a text's
+    # int8 vector moved by ~6e-3 in cosine with its companions. One text per call makes it a property of
+    # the text alone, on any CPU (the same kernels run for the text alone and in the batch).
+    monkeypatch.setenv("AUDIT_HOME", str(onnx_home))
+    q8 = load_encoder(None, backend="onnx-int8", threads=1)
+    query = "How do I catch an exception in Python?"
+    alone = q8.encode([query])[0]
+    for companion in ["word " * 200, "A one-line sentence.", "#$%&*@!" * 10]:
+        for batch in ([query, companion], [companion, query, companion]):
+            v = q8.encode(batch)[batch.index(query)]
+            assert float(v @ alone) > 1 - 1e-6
