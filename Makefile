@@ -6,14 +6,15 @@ PORT    ?= 8501
 STAMP   := $(VENV)/.installed
 DEVSTAMP:= $(VENV)/.installed-dev
 
-.PHONY: run test report clean bench
+.PHONY: run test test-fast report clean bench
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
 
-$(STAMP): requirements.txt | $(BIN)/python
+$(STAMP): requirements.txt pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements.txt
+	$(BIN)/pip install --quiet --no-deps -e .
 	touch $@
 
 $(DEVSTAMP): requirements-dev.txt $(STAMP)
@@ -24,8 +25,13 @@ run: $(STAMP)
 	$(BIN)/streamlit run app.py --server.headless true --server.port $(PORT) --browser.gatherUsageStats false \
 		--server.fileWatcherType none
 
+# Every tier: model weights, Chromium, database server, Ray (pytest markers in pyproject.toml).
 test: $(DEVSTAMP)
-	$(BIN)/python -m pytest -q
+	$(BIN)/pytest -q
+
+# The inner loop: everything but the tiers that load models or start a browser, a server or Ray.
+test-fast: $(DEVSTAMP)
+	$(BIN)/pytest -q -m "not model and not browser and not store and not ray"
 
 report: $(STAMP)
 	$(BIN)/python -m audit report

@@ -41,6 +41,7 @@ def onnx_home(tmp_path_factory):
     return tmp_path_factory.mktemp("audit_home_onnx")
 
 
+@pytest.mark.model
 def test_default_options(minilm):
     # torch, the library's threads, length buckets (same vectors as fixed batches: next test)
     assert (minilm.backend, minilm.threads, minilm.token_budget) == ("torch", None, TOKEN_BUDGET)
@@ -55,6 +56,7 @@ def test_bad_speed_option_says_which(kw, what):
         load_encoder(None, **kw)
 
 
+@pytest.mark.model
 def test_length_buckets_give_the_same_vectors(minilm):
     fixed = load_encoder(None, token_budget=None)  # sentence-transformers' fixed batches (previous default)
     fixed._model = minilm.model  # same weights, one copy
@@ -66,6 +68,7 @@ def test_length_buckets_give_the_same_vectors(minilm):
         assert bucketed.digest == fixed.digest  # same numbers: the cache is shared
 
 
+@pytest.mark.model
 def test_onnx_backends_export_from_local_weights(minilm, onnx_home, monkeypatch):
     monkeypatch.setenv("AUDIT_HOME", str(onnx_home))
     ref = minilm.encode(TEXTS)
@@ -83,6 +86,7 @@ def test_onnx_backends_export_from_local_weights(minilm, onnx_home, monkeypatch)
     assert sorted(p.name for p in folder.iterdir()) == ["model.int8.onnx", "model.onnx"]
 
 
+@pytest.mark.model
 def test_onnx_backend_runs_without_importing_torch(onnx_home):
     import os
 
@@ -147,6 +151,7 @@ def test_a_name_in_the_hub_cache_is_left_to_huggingface_hub(tmp_path, monkeypatc
     assert _in_hf_cache("org/model")
 
 
+@pytest.mark.model
 def test_cross_encoder_length_buckets_give_the_same_scores():
     from audit.embedding import load_cross_encoder, resolve_model_path
 
@@ -161,6 +166,7 @@ def test_cross_encoder_length_buckets_give_the_same_scores():
         load_cross_encoder(path, num_labels=1, token_budget=0)
 
 
+@pytest.mark.model
 def test_int8_vector_does_not_depend_on_its_batch(onnx_home, monkeypatch):
     # Dynamic quantisation picks activation scales per batch tensor, padding included: batched, a text's
     # int8 vector moved by ~6e-3 in cosine with its companions. One text per call makes it a property of

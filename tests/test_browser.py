@@ -125,6 +125,7 @@ def _no_exception(pg, name: str) -> None:
     assert not boxes, f"{name}: " + " | ".join(b.inner_text()[:300] for b in boxes)
 
 
+@pytest.mark.browser
 def test_every_page_in_a_browser(server, page, tmp_path):
     shots = tmp_path / "shots"
     shots.mkdir()

@@ -29,12 +29,14 @@ def test_import_audit_does_not_import_torch():
     assert out.stdout.split() == ["False", "False"]
 
 
+@pytest.mark.model
 def test_default_model_is_the_packaged_minilm(minilm):
     assert minilm.name == "all-MiniLM-L6-v2"
     assert minilm.dims == 384 and minilm.window == 256
     assert minilm.digest.startswith("53aa5117") and minilm.digest.endswith("d9db")
 
 
+@pytest.mark.model
 def test_real_vectors_are_unit_and_cosine_is_half_squared_l2(minilm):
     texts = ["How do I raise an exception?", "The raise statement re-raises the last exception.", "paella"]
     v = minilm.encode(texts, batch_size=2)
@@ -47,6 +49,7 @@ def test_real_vectors_are_unit_and_cosine_is_half_squared_l2(minilm):
     assert 1 - cos[0, 1] < 1 - cos[0, 2]
 
 
+@pytest.mark.model
 def test_batching_and_order_do_not_change_vectors(minilm):
     texts = ["short", "a much longer sentence about assignment statements", "medium text here"]
     a = minilm.encode(texts, batch_size=1)
@@ -54,6 +57,7 @@ def test_batching_and_order_do_not_change_vectors(minilm):
     assert np.allclose(a, b, atol=1e-5)
 
 
+@pytest.mark.model
 def test_token_counts_and_window_cut(minilm):
     assert minilm.token_counts(["hello world", ""]) == [2, 0]
     long = "word " * 400
@@ -63,6 +67,7 @@ def test_token_counts_and_window_cut(minilm):
     assert minilm.window_cut(["fits"]) == [4]
 
 
+@pytest.mark.model
 def test_token_stats_header_share_and_over_window(builtin_corpus, minilm):
     cs = chunk_corpus(builtin_corpus, PRESETS["E"])
     ts = token_stats(minilm, cs.chunks)
@@ -91,6 +96,7 @@ def test_default_cross_encoder_unavailable_here_names_it(monkeypatch, tmp_path):
     assert load_cross_encoder("none") is None
 
 
+@pytest.mark.model
 def test_cross_encoder_built_from_packaged_weights_scores_pairs():
     ce = load_cross_encoder(str(resolve_model_path(None)), num_labels=1)
     s = ce.score("what is a lambda", ["lambda expressions create anonymous functions", "paella rice"])

@@ -104,6 +104,7 @@ def test_empty_corpus_and_bad_retriever_are_clear_errors():
         run_audit(c, gt(c), [Strategy("A", "blind")], HashingEncoder(), ("sparse",))
 
 
+@pytest.mark.model
 def test_rerank_with_a_local_cross_encoder_runs():
     class Cross:
         name = "fake"

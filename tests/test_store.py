@@ -120,8 +120,7 @@ def test_saved_threshold_round_trip(tmp_path):
 
 
 CHILD = textwrap.dedent("""
-    import sys, time
-    sys.path.insert(0, {root!r})
+    import time
     from audit.corpus import load_folder
     from audit.chunking import PRESETS
     from audit.embedding import HashingEncoder
