@@ -1,6 +1,6 @@
 """Command line: ``python -m audit report|chunks|corpus|index|health|compare``.
 
-Exit codes (design.md, *CLI*): 0 success; 1 a gate failed (a
+Exit codes (README, *Command line*): 0 success; 1 a gate failed (a
 ``--fail-under`` threshold missed); 2 bad input, with one line on stderr
 naming the file, line or value.
 """

@@ -1,6 +1,6 @@
 """Chunks with exact offsets: the four ingredients and presets A-F.
 
-Ingredients (design.md, *Definitions*; the specification's chunker):
+Ingredients (docs/definitions.md, *Blind cut* to *Overlap tail*; the specification's chunker):
 
 - **blind**: each document's canonical text cut at multiples of ``target``
   characters from offset 0, ignoring structure; each piece trimmed, empty

@@ -2,7 +2,7 @@
 
 Every character offset in the product (chunk ``start``/``end``, ``#char=``
 locators, needle positions) refers to a document's **canonical text**
-(design.md, *Definitions*):
+(docs/definitions.md, *Canonical text*):
 
 - Markdown (``.md``, ``.markdown``): the file itself with a BOM removed and
   CRLF/CR turned into LF, nothing else, so offsets land on the user's file.
@@ -301,7 +301,7 @@ def rst_to_markdown(text: str, fallback_title: str) -> tuple[str, str]:
     If the first title's style is used once, at the first title, it is the
     document title (``# ``); otherwise the document gets ``# fallback_title`` as
     a first line and a blank line. The next style becomes ``## `` and every
-    deeper one ``### `` (design.md, *Canonical text*). All other lines are kept.
+    deeper one ``### `` (docs/definitions.md, *Canonical text*). All other lines are kept.
 
     Returns
     -------

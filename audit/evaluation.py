@@ -1,6 +1,6 @@
 """Metrics and paired tests over (strategy, retriever) columns.
 
-Definitions (design.md, *Metrics*; the specification):
+Definitions (docs/definitions.md, *Metrics*; the specification):
 
 - a retrieval is **correct** when a returned chunk's ``text`` contains the
   whole needle, whitespace runs collapsed on both sides;

@@ -1,13 +1,13 @@
 """Ground truth: needles, their questions, out-of-domain queries, validation.
 
-Formats (design.md, *Formats*):
+Formats (docs/definitions.md, *Ground truth*):
 
 - ground truth, JSONL: ``{"id": str, "needle": str, "questions": [q_doc, q_ticket]}``
   (the first question is documentation-style, the second support-ticket-style;
   one question is accepted);
 - out-of-domain: one query a line, ``#`` starts a comment, blank lines ignored.
 
-Validation (design.md, *Ground-truth validation*): a needle must occur exactly
+Validation (docs/definitions.md, *Ground truth*): a needle must occur exactly
 once in the corpus, both sides compared with runs of whitespace collapsed to
 one space, and must not overlap a heading line (the title included);
 otherwise it is rejected with its id and reason and the rest is evaluated.
@@ -251,7 +251,7 @@ def load_out_of_domain(path: str | Path) -> list[str]:
 
 
 def validate(needles: Iterable[Needle], corpus: Corpus) -> tuple[list[Needle], dict, list[Rejected]]:
-    """Check each needle against the corpus (design.md, *Ground-truth validation*).
+    """Check each needle against the corpus (docs/definitions.md, *Ground truth*).
 
     Returns
     -------

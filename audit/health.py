@@ -1,6 +1,6 @@
 """Index health: what a platform team checks after an upgrade.
 
-Checks (design.md, *Health severity*), each listing the documents it concerns:
+Checks (docs/definitions.md, *Health severities*), each listing the documents it concerns:
 
 - **unhealthy** (exit 1): failed documents (with reasons); stale documents
   (computed against the current configuration, never stored: model name,

@@ -156,7 +156,7 @@ class AuditRun:
         return out
 
     def provenance(self) -> dict:
-        """What every report, export and page footer names (design.md, *Provenance*)."""
+        """What every report, export and page footer names (docs/definitions.md, *Provenance*)."""
         return {
             "corpus": self.corpus.name,
             "corpus_sha256": self.corpus.sha256,

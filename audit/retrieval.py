@@ -3,7 +3,7 @@
 Every retriever returns a :class:`Ranking`: chunk ids in order with one score
 each, whose meaning is stated once on the ranking (``score_kind``). Ties
 break by ``chunk_id``. BM25 and the cross-encoder read the same ``text`` that
-is embedded (design.md, *Rankings*).
+is embedded (docs/definitions.md, *Rankings*).
 
 - dense: exact scan, score = cosine distance ``1 - cos`` in [0, 2]
   (ascending; on unit vectors exactly ``L2² / 2``).

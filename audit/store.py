@@ -1,6 +1,6 @@
 """The persisted index and the embedding cache (SQLite, standard library).
 
-Cache key (design.md, *Index*): model name + weights digest + window +
+Cache key (docs/definitions.md, *Index stamps*): model name + weights digest + window +
 sha256(text). A vector is reused only when all four match, so a model upgrade
 or a window change never serves a stale vector.
 
@@ -184,7 +184,7 @@ class IndexError_(ValueError):
 
 @dataclass(frozen=True)
 class Stamp:
-    """What an index (and each of its documents) was built with (design.md, *Index*).
+    """What an index (and each of its documents) was built with (docs/definitions.md, *Index stamps*).
 
     ``strategy`` is the strategy's parameters as canonical JSON.
     """
@@ -290,7 +290,7 @@ class IndexStore:
 
     One file can hold several indexes, one per strategy name (``A``..``F`` or
     a custom name); each index is one corpus × one strategy × one model.
-    Every document row carries the stamps of design.md; each document is
+    Every document row carries the stamps of docs/definitions.md (*Index stamps*); each document is
     written in one transaction; a model change builds a new generation and
     swaps it in only when complete, so a killed run never leaves a mixed or
     half-written index behind. The embedding cache lives in the same file.

@@ -1,6 +1,6 @@
 """Distance distributions, the threshold gate and its sweep.
 
-The gate (design.md, *Threshold outcomes*; the specification): keep the top
+The gate (docs/definitions.md, *Threshold outcomes*; the specification): keep the top
 ``keep`` (4) chunks of a retriever's order whose cosine distance is strictly
 below the cut. Then
 

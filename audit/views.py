@@ -124,7 +124,7 @@ def corpus_from_uploads(files: Sequence[tuple[str, bytes]], name: str = "uploade
 def find_collapsed(text: str, needle: str) -> tuple[int, int] | None:
     """Character range ``[start, end)`` of ``needle`` in ``text``, whitespace runs compared collapsed.
 
-    The rule of a correct retrieval (design.md): both sides with runs of
+    The rule of a correct retrieval (docs/definitions.md, *Matching view*): both sides with runs of
     whitespace collapsed to one space. ``None`` when absent or empty.
     """
     key = collapse(needle)
