@@ -40,11 +40,11 @@ import streamlit as st
 
 import ui_cache
 from audit.chunking import PRESETS, Strategy
-from audit.corpus import BUILTIN_CORPUS, TEXT_SUFFIXES
-from audit.embedding import DEFAULT_MODEL, DEFAULT_RERANKER, ModelUnavailable
+from audit.ingest import BUILTIN_CORPUS, TEXT_SUFFIXES
+from audit.models import DEFAULT_MODEL, DEFAULT_RERANKER, ModelUnavailable
 from audit.groundtruth import BUILTIN_DATA, GroundTruth
 from audit.retrieval import RETRIEVERS
-from audit.views import UPLOAD_TYPES
+from audit.ingest import UPLOAD_TYPES
 
 st.set_page_config(page_title="Retrieval audit", page_icon=":material/fact_check:", layout="wide")
 

@@ -29,14 +29,14 @@ import numpy as np
 import streamlit as st
 
 from audit.chunking import Strategy
-from audit.corpus import Corpus, load_builtin, load_folder
-from audit.embedding import Encoder, ModelUnavailable, load_cross_encoder, load_encoder
+from audit.ingest import Corpus, load_builtin, load_folder
+from audit.models import Encoder, ModelUnavailable, load_cross_encoder, load_encoder
 from audit.evaluation import paired_tests
 from audit.groundtruth import GroundTruth, load_ground_truth
-from audit.pipeline import AuditRun, run_audit
+from audit.sources import AuditRun, run_audit
 from audit.retrieval import BM25
-from audit.store import EmbeddingCache, IndexStore
-from audit.views import corpus_from_uploads
+from audit.index import EmbeddingCache, IndexStore
+from audit.ingest import corpus_from_uploads
 
 CTX_KEY = "_audit_context"
 
@@ -184,7 +184,7 @@ def embedding_cache(home: str) -> EmbeddingCache:
 @st.cache_resource(show_spinner=False)
 def index_store(path: str) -> IndexStore:
     """The persisted index at ``path`` (one connection per process; IndexStore serialises its writers)."""
-    from audit.store import default_home
+    from audit.home import default_home
 
     return IndexStore(path, cache=embedding_cache(str(default_home().resolve())))
 
@@ -198,7 +198,7 @@ def audit_run(key: RunKey, corpus: Corpus, gt: GroundTruth, strategies: list[Str
 
     Raises ValueError or ModelUnavailable from :func:`audit.pipeline.run_audit`.
     """
-    from audit.store import default_home, default_index_path
+    from audit.home import default_home, default_index_path
 
     slot = _slot(key)
     with slot.lock:
@@ -264,7 +264,7 @@ def paired_table(run_digest: str, names: tuple, k: int, phrasing: str, _run: Aud
 @st.cache_data(show_spinner="Sweeping the threshold…", max_entries=32)
 def sweep(run_digest: str, strategy: str, retriever: str, _run: AuditRun):
     """:func:`audit.report.sweep_frame` of one strategy and retriever (DataFrame)."""
-    from audit.report import sweep_frame
+    from audit.evaluation.threshold import sweep_frame
 
     return sweep_frame(_run, strategy, retriever)
 
@@ -272,7 +272,7 @@ def sweep(run_digest: str, strategy: str, retriever: str, _run: AuditRun):
 @st.cache_data(show_spinner=False, max_entries=32)
 def balanced(run_digest: str, strategy: str, retriever: str, _run: AuditRun) -> float:
     """:func:`audit.report.balanced_cut` (cosine distance)."""
-    from audit.report import balanced_cut
+    from audit.evaluation.threshold import balanced_cut
 
     return balanced_cut(_run, strategy, retriever)
 
@@ -280,7 +280,7 @@ def balanced(run_digest: str, strategy: str, retriever: str, _run: AuditRun) -> 
 @st.cache_data(show_spinner="Checking every quote…", max_entries=32)
 def citation_audit(run_digest: str, strategy: str, _run: AuditRun) -> list:
     """:func:`audit.citations.audit_citations` for one strategy (failures only)."""
-    from audit.citations import audit_citations
+    from audit.evaluation.citations import audit_citations
 
     return audit_citations(_run.strategy(strategy).chunks, _run.corpus)
 

@@ -7,7 +7,7 @@ import streamlit as st
 
 import ui_cache
 from audit.report import chunks_frame, latency_frame
-from audit.views import headlines
+from audit.report.findings import headlines
 
 ctx = ui_cache.context()
 run, corpus, gt = ctx.run, ctx.corpus, ctx.run.ground_truth

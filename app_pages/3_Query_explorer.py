@@ -7,10 +7,11 @@ import pandas as pd
 import streamlit as st
 
 import ui_cache
-from audit.embedding import ModelUnavailable
-from audit.pipeline import RERANK_DEPTH, RRF_K
+from audit.models import ModelUnavailable
+from audit.retrieval import RERANK_DEPTH, RRF_K
 from audit.retrieval import dense_ranking, rerank, rrf
-from audit.views import chunk_text_html, hits_frame
+from audit.report.markup import chunk_text_html
+from audit.report.views import hits_frame
 
 ctx = ui_cache.context()
 run = ctx.run

@@ -4,7 +4,8 @@ import altair as alt
 import streamlit as st
 
 import ui_cache
-from audit.views import CHUNK_MAP_LEGEND, chunk_map_html, chunk_spans_frame, needles_frame
+from audit.report.markup import CHUNK_MAP_LEGEND, chunk_map_html
+from audit.report.views import chunk_spans_frame, needles_frame
 
 ctx = ui_cache.context()
 run, corpus = ctx.run, ctx.corpus

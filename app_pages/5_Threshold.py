@@ -8,10 +8,12 @@ import pandas as pd
 import streamlit as st
 
 import ui_cache
-from audit.report import bluff_list
-from audit.store import default_home, load_threshold, save_threshold
-from audit.threshold import KEEP, counts_at, separation
-from audit.views import distance_frame, outcomes_frame
+from audit.evaluation.threshold import bluff_list
+from audit.evaluation.threshold import load_threshold, save_threshold
+from audit.home import default_home
+from audit.evaluation.threshold import KEEP, counts_at, separation
+from audit.evaluation.threshold import outcomes_frame
+from audit.report.views import distance_frame
 
 ctx = ui_cache.context()
 run = ctx.run

@@ -5,7 +5,8 @@ import pandas as pd
 import streamlit as st
 
 import ui_cache
-from audit.views import over_window_frame, token_lengths_frame, token_share_frame, truncated_text_html
+from audit.report.markup import truncated_text_html
+from audit.report.views import over_window_frame, token_lengths_frame, token_share_frame
 
 ctx = ui_cache.context()
 run = ctx.run

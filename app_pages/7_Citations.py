@@ -5,13 +5,15 @@ import pandas as pd
 import streamlit as st
 
 import ui_cache
-from audit.citations import NoAnswer, answer_or_refuse
-from audit.embedding import ModelUnavailable
-from audit.pipeline import RERANK_DEPTH, RRF_K
+from audit.evaluation.citations import NoAnswer, answer_or_refuse
+from audit.models import ModelUnavailable
+from audit.retrieval import RERANK_DEPTH, RRF_K
 from audit.retrieval import dense_ranking, rerank, rrf
-from audit.store import load_threshold
-from audit.threshold import KEEP
-from audit.views import citations_frame, find_collapsed, overlap_only_frame, quote_in_document_html
+from audit.evaluation.threshold import load_threshold
+from audit.evaluation.threshold import KEEP
+from audit.matching import find_collapsed
+from audit.report.markup import quote_in_document_html
+from audit.report.views import citations_frame, overlap_only_frame
 
 ctx = ui_cache.context()
 run, corpus = ctx.run, ctx.corpus

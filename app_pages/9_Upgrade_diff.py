@@ -7,10 +7,12 @@ import pandas as pd
 import streamlit as st
 
 import ui_cache
-from audit.compare import compare_stores
-from audit.embedding import ModelUnavailable
+from audit.report.upgrade import compare_stores
+from audit.models import ModelUnavailable
 from audit.report import format_p, needed_label
-from audit.store import IndexError_, IndexStore, default_index_path, load_threshold
+from audit.evaluation.threshold import load_threshold
+from audit.home import default_index_path
+from audit.index import IndexUnusable, IndexStore
 
 ctx = ui_cache.context()
 st.title("Upgrade diff")
@@ -60,7 +62,7 @@ try:
     with st.spinner("Putting the questions to both indexes…"):
         diff = compare_stores(old, new, gt, ui_cache.encoder(lo.stamp.model), ui_cache.encoder(ln.stamp.model),
                               name, retriever, threshold, k)
-except (IndexError_, ValueError, ModelUnavailable) as e:
+except (IndexUnusable, ValueError, ModelUnavailable) as e:
     st.error(str(e))
     ui_cache.footer(ctx)
     st.stop()

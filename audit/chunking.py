@@ -28,7 +28,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Iterable, Literal
 
-from .corpus import Corpus, Document
+from .ingest import Corpus, Document
 
 __all__ = ["PRESETS", "Chunk", "ChunkSet", "Strategy", "chunk_corpus", "chunk_document", "parse_strategies"]
 

@@ -16,12 +16,12 @@ otherwise it is rejected with its id and reason and the rest is evaluated.
 from __future__ import annotations
 
 import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from .corpus import Corpus
+from .ingest import BUILTIN_CORPUS, Corpus
+from .matching import collapse, collapse_with_map, occurrences
 
 __all__ = [
     "BUILTIN_DATA",
@@ -30,8 +30,6 @@ __all__ = [
     "Needle",
     "Query",
     "Rejected",
-    "collapse",
-    "collapse_with_map",
     "load_ground_truth",
     "load_needles",
     "load_out_of_domain",
@@ -42,7 +40,6 @@ __all__ = [
 BUILTIN_DATA = Path(__file__).resolve().parent.parent / "data" / "python-reference"
 
 PHRASINGS = ("documentation", "ticket")
-_WS = re.compile(r"\s+")
 
 
 class GroundTruthError(ValueError):
@@ -152,44 +149,6 @@ class GroundTruth:
         raise KeyError(f"no accepted needle {needle_id!r}")
 
 
-# --------------------------------------------------------------------------- whitespace
-
-
-def collapse(text: str) -> str:
-    """Runs of whitespace → one space, stripped."""
-    return _WS.sub(" ", text).strip()
-
-
-def collapse_with_map(text: str) -> tuple[str, list[int]]:
-    """Collapse whitespace runs to one space (not stripped) and keep a map.
-
-    Returns ``(collapsed, origin)`` where ``origin[i]`` is the offset in
-    ``text`` of collapsed character ``i`` (a run maps to its first character)
-    and ``origin[len(collapsed)] == len(text)``.
-    """
-    parts, origin = [], []
-    pos = 0
-    for m in _WS.finditer(text):
-        s, e = m.span()
-        parts.append(text[pos:s])
-        origin.extend(range(pos, s))
-        parts.append(" ")
-        origin.append(s)
-        pos = e
-    parts.append(text[pos:])
-    origin.extend(range(pos, len(text)))
-    origin.append(len(text))
-    return "".join(parts), origin
-
-
-def _occurrences(hay: str, needle: str) -> list[int]:
-    out, i = [], hay.find(needle)
-    while i != -1:
-        out.append(i)
-        i = hay.find(needle, i + 1)
-    return out
-
-
 # --------------------------------------------------------------------------- files
 
 
@@ -272,7 +231,7 @@ def validate(needles: Iterable[Needle], corpus: Corpus) -> tuple[list[Needle], d
         if not key:
             rejected.append(Rejected(n.id, "empty needle", n.line))
             continue
-        hits = [(d, cm, origin, i) for d, cm, origin in collapsed for i in _occurrences(cm, key)]
+        hits = [(d, cm, origin, i) for d, cm, origin in collapsed for i in occurrences(cm, key)]
         if not hits:
             rejected.append(Rejected(n.id, "not found in the corpus", n.line))
             continue
@@ -305,7 +264,7 @@ def load_ground_truth(corpus: Corpus, ground_truth: str | Path | None = None,
     GroundTruthError
         A file is missing or malformed (file and line in the message).
     """
-    builtin = corpus.name == "python-reference"
+    builtin = corpus.name == BUILTIN_CORPUS
     gt_path = ground_truth or (BUILTIN_DATA / "groundtruth.jsonl" if builtin else None)
     ood_path = out_of_domain or (BUILTIN_DATA / "out_of_domain.txt" if builtin else None)
     needles = load_needles(gt_path) if gt_path else []

@@ -140,7 +140,7 @@ def table(headers: list[str], rows: list[list]) -> str:
 
 def builtin():
     from audit.chunking import chunk_corpus, parse_strategies
-    from audit.corpus import load_builtin
+    from audit.ingest import load_builtin
     from audit.groundtruth import load_ground_truth
 
     corpus = load_builtin()
@@ -155,8 +155,8 @@ def builtin():
 def section_build(quick: bool, home: Path | None = None) -> str:
     """Index build ms/chunk: naive one-by-one vs batched, threads, length buckets, ONNX / int8; warm;
     query embedding; agreement of each backend with the default on the built-in ground truth."""
-    from audit.embedding import TOKEN_BUDGET, load_encoder
-    from audit.store import EmbeddingCache, cache_key, embed
+    from audit.models import TOKEN_BUDGET, load_encoder
+    from audit.index import EmbeddingCache, cache_key, embed
 
     corpus, gt, chunks = builtin()
     all_texts = list(chunks.texts)
@@ -276,7 +276,8 @@ def _cached_vectors(home: Path | None, encoder, texts: list[str]):
     """The default model's vectors for ``texts`` from a cache a report run filled (read-only), or None."""
     import sqlite3
 
-    from audit.store import cache_key, default_home
+    from audit.home import default_home
+    from audit.index import cache_key
 
     keys = [cache_key(encoder, t) for t in texts]
     for h in [h for h in (home, default_home()) if h is not None]:
@@ -307,7 +308,7 @@ def _unslice(parts, n_slices, n):
 
 
 def _agreement(chunks, gt, ref_vecs, ref_q, vecs, qv) -> dict:
-    from audit.groundtruth import collapse
+    from audit.matching import collapse
     from audit.retrieval import dense_ranking
 
     texts = [collapse(c.text) for c in chunks.chunks]
@@ -339,7 +340,7 @@ def _agreement(chunks, gt, ref_vecs, ref_q, vecs, qv) -> dict:
 
 def section_query(quick: bool, home: Path | None = None) -> str:
     """Per query on the built-in corpus (strategy E): each retriever beside its naive baseline."""
-    from audit.embedding import load_cross_encoder, load_encoder, resolve_model_path
+    from audit.models import load_cross_encoder, load_encoder, resolve_model_path
     from audit.retrieval import BM25, dense_ranking, rerank, rrf
     corpus, gt, chunks = builtin()
     texts = list(chunks.texts)
@@ -423,7 +424,7 @@ def section_query(quick: bool, home: Path | None = None) -> str:
             qn = len(tok.encode(queries[i], add_special_tokens=False).ids)
             trunc += sum(len(e.ids) + qn + 3 > 128 for e in tok.encode_batch(pair_texts, add_special_tokens=False))
         seed_ms = SEED_MS["rerank 25 pairs (ms/query)"]
-        from audit.embedding import TOKEN_BUDGET
+        from audit.models import TOKEN_BUDGET
 
         tb = f"{TOKEN_BUDGET:,}"
         rows += [[f"rerank 25 pairs, one batch (previous default), max_length {ce_len}", pct(ms["fixed"], 50),

@@ -16,7 +16,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 @pytest.fixture(scope="session")
 def builtin_corpus():
-    from audit.corpus import load_builtin
+    from audit.ingest import load_builtin
 
     return load_builtin()
 

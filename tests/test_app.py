@@ -260,7 +260,7 @@ def test_tokens_header_share():
 
 
 def test_citations_at_saved_threshold(test_env):
-    from audit.store import save_threshold
+    from audit.evaluation.threshold import save_threshold
 
     save_threshold(2.0, Path(test_env["AUDIT_HOME"]) / "threshold.json")  # everything passes
     at = _app("app_pages/7_Citations.py")
@@ -358,7 +358,9 @@ def test_every_widget_has_a_key():
 
 
 def test_views_helpers_escape_and_decode():
-    from audit.views import corpus_from_uploads, find_collapsed, mark_html
+    from audit.ingest import corpus_from_uploads
+    from audit.matching import find_collapsed
+    from audit.report.markup import mark_html
 
     html = mark_html('a <script>x</script> "q"', [(2, 10, "background: red;")])
     assert "<script>" not in html and "&lt;script&gt;" in html and "&quot;q&quot;" in html
@@ -372,7 +374,7 @@ def test_views_helpers_escape_and_decode():
 
 
 def _default_db(test_env) -> Path:
-    from audit.store import default_index_path
+    from audit.home import default_index_path
 
     return Path(test_env["AUDIT_HOME"]) / default_index_path(test_env["AUDIT_CORPUS"]).name
 
@@ -396,9 +398,9 @@ def test_upgrade_diff_between_two_index_files(test_env, tmp_path):
     import sqlite3
 
     from audit.chunking import PRESETS
-    from audit.corpus import load_folder
-    from audit.embedding import HashingEncoder
-    from audit.store import IndexStore
+    from audit.ingest import load_folder
+    from audit.models import HashingEncoder
+    from audit.index import IndexStore, index_corpus
 
     _app()  # make sure the default index exists
     old = tmp_path / "before.sqlite"
@@ -408,7 +410,7 @@ def test_upgrade_diff_between_two_index_files(test_env, tmp_path):
     src.close()
     dst.close()
     new = tmp_path / "after.sqlite"
-    IndexStore(new).index(load_folder(test_env["AUDIT_CORPUS"]), PRESETS["A"], HashingEncoder(dims=64))
+    index_corpus(IndexStore(new), load_folder(test_env["AUDIT_CORPUS"]), PRESETS["A"], HashingEncoder(dims=64))
     at = _app("app_pages/9_Upgrade_diff.py")
     at.text_input(key="diff_old").input(str(old)).run()
     at.text_input(key="diff_new").input(str(new)).run()

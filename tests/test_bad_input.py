@@ -9,10 +9,10 @@ import sys
 import pytest
 
 from audit.chunking import PRESETS, chunk_corpus
-from audit.corpus import load_folder
-from audit.embedding import HashingEncoder
+from audit.ingest import load_folder
+from audit.models import HashingEncoder
 from audit.groundtruth import GroundTruthError, load_needles, load_out_of_domain, validate
-from audit.store import IndexStore
+from audit.index import IndexStore, index_corpus
 
 from conftest import ROOT
 from pdfmaker import make_pdf
@@ -58,7 +58,7 @@ def test_twenty_megabyte_text_file_with_fake_encoder(tmp_path):
     (tmp_path / "docs" / "big.txt").write_text(text, encoding="utf-8")
     assert (tmp_path / "docs" / "big.txt").stat().st_size >= 20 * 1024 * 1024
     store = IndexStore(tmp_path / "i.sqlite")
-    r = store.index(load_folder(tmp_path / "docs"), PRESETS["C"], HashingEncoder(dims=16))
+    r = index_corpus(store, load_folder(tmp_path / "docs"), PRESETS["C"], HashingEncoder(dims=16))
     loaded = store.load("C")
     assert r.failed == () and len(loaded.chunks) > 40_000
     d = loaded.corpus.get("big.txt")

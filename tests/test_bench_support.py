@@ -18,7 +18,7 @@ import sys
 import numpy as np
 import pytest
 
-from audit.embedding import BACKENDS, TOKEN_BUDGET, load_encoder, onnx_export
+from audit.models import BACKENDS, TOKEN_BUDGET, load_encoder, onnx_export
 from audit.retrieval import BM25, dense_ranking, rrf
 
 from conftest import ROOT
@@ -90,7 +90,7 @@ def test_onnx_backends_export_from_local_weights(minilm, onnx_home, monkeypatch)
 def test_onnx_backend_runs_without_importing_torch(onnx_home):
     import os
 
-    code = ("import sys; from audit.embedding import load_encoder; "
+    code = ("import sys; from audit.models import load_encoder; "
             "v = load_encoder(None, backend='onnx').encode(['a query']); "
             "print(v.shape, 'torch' in sys.modules)")
     env = {**os.environ, "AUDIT_HOME": str(onnx_home)}
@@ -132,7 +132,7 @@ def test_uncached_hub_name_fails_fast_without_importing_huggingface_hub(tmp_path
     # the warm report asks for the default cross-encoder, absent here: 0.2 s of imports saved
     import os
 
-    code = ("import sys; from audit.embedding import ModelUnavailable, resolve_model_path\n"
+    code = ("import sys; from audit.models import ModelUnavailable, resolve_model_path\n"
             "try:\n    resolve_model_path('no-org/no-model')\n"
             "except ModelUnavailable as e:\n    print('huggingface_hub' in sys.modules, 'AUDIT_ALLOW_DOWNLOAD' in str(e))")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGINGFACE_", "TRANSFORMERS_CACHE",
@@ -143,7 +143,7 @@ def test_uncached_hub_name_fails_fast_without_importing_huggingface_hub(tmp_path
 
 
 def test_a_name_in_the_hub_cache_is_left_to_huggingface_hub(tmp_path, monkeypatch):
-    from audit.embedding import _in_hf_cache
+    from audit.models.resolve import _in_hf_cache
 
     monkeypatch.setenv("HF_HOME", str(tmp_path))
     assert not _in_hf_cache("org/model")
@@ -153,7 +153,7 @@ def test_a_name_in_the_hub_cache_is_left_to_huggingface_hub(tmp_path, monkeypatc
 
 @pytest.mark.model
 def test_cross_encoder_length_buckets_give_the_same_scores():
-    from audit.embedding import load_cross_encoder, resolve_model_path
+    from audit.models import load_cross_encoder, resolve_model_path
 
     path = str(resolve_model_path(None))
     plain = load_cross_encoder(path, num_labels=1, token_budget=None)  # one batch (previous default)

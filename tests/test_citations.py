@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from audit.chunking import PRESETS, Strategy, chunk_corpus
-from audit.citations import NoAnswer, answer_or_refuse, audit_citations, build_context, verify_citation
-from audit.corpus import Corpus, markdown_document
+from audit.evaluation.citations import NoAnswer, answer_or_refuse, audit_citations, build_context, verify_citation
+from audit.ingest import Corpus, markdown_document
 
 
 def small():
@@ -57,7 +57,7 @@ def test_pdf_citation_gets_page_and_sectionless_source_line_has_no_label():
     sys.path.insert(0, str(__import__("pathlib").Path(__file__).parent))
     from pdfmaker import make_pdf
 
-    from audit.corpus import pdf_document
+    from audit.ingest import pdf_document
 
     d = pdf_document("m.pdf", make_pdf(["Page one words.", "Page two words here."], title="Manual"), "m")
     c = Corpus("t", (d,))

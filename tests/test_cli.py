@@ -8,7 +8,7 @@ import sys
 
 import pytest
 
-from audit.__main__ import main
+from audit.cli import main
 
 from conftest import ROOT
 

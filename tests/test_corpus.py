@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from audit.corpus import load_builtin, load_folder, markdown_document, rst_to_markdown
+from audit.ingest import load_builtin, load_folder, markdown_document, rst_to_markdown
 
 
 def test_builtin_corpus_shape(builtin_corpus):

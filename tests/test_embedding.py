@@ -9,10 +9,9 @@ import numpy as np
 import pytest
 
 from audit.chunking import PRESETS, chunk_corpus
-from audit.corpus import Corpus, markdown_document
-from audit.embedding import (HashingEncoder, ModelUnavailable, load_cross_encoder, load_encoder,
-                             resolve_model_path, token_stats)
-from audit.store import EmbeddingCache, embed
+from audit.models import (HashingEncoder, ModelUnavailable, load_cross_encoder, load_encoder, resolve_model_path,
+                          token_stats)
+from audit.index import EmbeddingCache, embed
 
 from conftest import ROOT
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from audit.chunking import Strategy, chunk_corpus
-from audit.corpus import Corpus, html_to_markdown, load_folder, pdf_document
+from audit.ingest import Corpus, html_to_markdown, load_folder, pdf_document
 
 from pdfmaker import make_pdf
 

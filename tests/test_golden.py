@@ -14,7 +14,7 @@ import json
 import os
 import shutil
 
-from audit.__main__ import main
+from audit.cli import main
 
 from conftest import ROOT
 

@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 from audit.chunking import PRESETS
-from audit.compare import compare_stores
-from audit.corpus import load_folder
-from audit.embedding import HashingEncoder
+from audit.report.upgrade import compare_stores
+from audit.ingest import load_folder
+from audit.models import HashingEncoder
 from audit.groundtruth import GroundTruth, Needle, validate
-from audit.health import check_index, check_store
-from audit.store import IndexStore, Stamp
+from audit.index.health import check_index, check_store
+from audit.index import IndexStore, index_corpus
 
 from test_store import N_DOCS, write_docs
 
@@ -24,7 +24,7 @@ def indexed(tmp_path):
     write_docs(docs, 1)
     store = IndexStore(tmp_path / "i.sqlite")
     enc = HashingEncoder(dims=32)
-    store.index(load_folder(docs), PRESETS["E"], enc)
+    index_corpus(store, load_folder(docs), PRESETS["E"], enc)
     return store, docs, enc
 
 
@@ -87,7 +87,7 @@ def test_warnings_do_not_fail(tmp_path):
     (docs / "c.md").write_text("# C\n\n" + "x " * 400 + "\n", encoding="utf-8")  # over a 256-token window
     store = IndexStore(tmp_path / "i.sqlite")
     enc = HashingEncoder(dims=16)
-    store.index(load_folder(docs), PRESETS["E"], enc)
+    index_corpus(store, load_folder(docs), PRESETS["E"], enc)
     rep = check_index(store, "E", encoder=enc)
     f = by_check(rep)
     assert f["duplicates"].severity == "warning" and f["over_window"].severity == "warning"
@@ -100,8 +100,8 @@ def test_compare_two_indexes(tmp_path):
     old, new = IndexStore(tmp_path / "old.sqlite"), IndexStore(tmp_path / "new.sqlite")
     e_old, e_new = HashingEncoder(dims=16), HashingEncoder(dims=128)
     corpus = load_folder(docs)
-    old.index(corpus, PRESETS["E"], e_old)
-    new.index(corpus, PRESETS["E"], e_new)
+    index_corpus(old, corpus, PRESETS["E"], e_old)
+    index_corpus(new, corpus, PRESETS["E"], e_new)
     needles = [Needle(f"n{i}", f"Paragraph 2 of document {i}, version 1, about topic {i * 7 + 2}.",
                       (f"document {i} topic {i * 7 + 2}", f"topic {i * 7 + 2}?")) for i in range(N_DOCS)]
     acc, loc, rej = validate(needles, corpus)
@@ -123,7 +123,7 @@ def test_compare_two_indexes(tmp_path):
 
 
 def test_manifest_and_upgrade_preview(indexed):
-    from audit.health import manifest, upgrade_preview
+    from audit.index.manifest import manifest, upgrade_preview
 
     store, docs, enc = indexed
     m = manifest(store, "E")
@@ -135,6 +135,6 @@ def test_manifest_and_upgrade_preview(indexed):
     bump = upgrade_preview(store, "E", pipeline_version="999")
     assert len(bump.stale) == N_DOCS and "pipeline" in bump.stale[0]["why"] and bump.chunks_to_embed == 0
     # after indexing with the new model, its vectors are cached: nothing left to embed
-    store.index(load_folder(docs), PRESETS["E"], HashingEncoder(dims=48))
-    store.index(load_folder(docs), PRESETS["E"], enc)
+    index_corpus(store, load_folder(docs), PRESETS["E"], HashingEncoder(dims=48))
+    index_corpus(store, load_folder(docs), PRESETS["E"], enc)
     assert upgrade_preview(store, "E", HashingEncoder(dims=48)).chunks_to_embed == 0

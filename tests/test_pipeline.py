@@ -9,12 +9,12 @@ import numpy as np
 import pytest
 
 from audit.chunking import Strategy
-from audit.corpus import Corpus, markdown_document
-from audit.embedding import HashingEncoder
+from audit.ingest import Corpus, markdown_document
+from audit.models import HashingEncoder
 from audit.groundtruth import GroundTruth, Needle, validate
-from audit.pipeline import run_audit
-from audit.report import (chunks_frame, key_comparisons, rank_matrix, render_text, results_frame, sweep_frame,
-                          to_json)
+from audit.sources import run_audit
+from audit.evaluation.threshold import sweep_frame
+from audit.report import chunks_frame, key_comparisons, rank_matrix, render_text, results_frame, to_json
 
 # 40 filler characters, then the needle starts at offset 40 and crosses the blind cut at 50
 FILL = "Lorem ipsum dolor sit amet consectetur a"  # 40 chars
@@ -69,7 +69,7 @@ def test_report_tables_and_json_shape():
     assert df[df["strategy"] == "A"]["destroyed"].iloc[0] == 1
     assert rank_matrix(run).shape[0] == 4  # one row per in-domain query
     assert chunks_frame(run)["chunks"].tolist() == [len(s.chunks) for s in run.strategies]
-    sw = sweep_frame(run, "C")
+    sw = sweep_frame(run.sweep("C"))
     assert sw["threshold"].iloc[-1] == math.inf and sw["bluff"].iloc[-1] == 2
     text = render_text(run)
     assert "Recall@k with Wilson 95% intervals" in text and "rerank unavailable" in text
@@ -80,7 +80,10 @@ def test_report_tables_and_json_shape():
         assert key in row
     assert js["rejected"] == []
     assert js["provenance"]["corpus_sha256"] == c.sha256
-    assert isinstance(key_comparisons(run), object)
+    # A and C are not the specification's pairs: only the retriever comparisons on the base strategy (no E: A)
+    kc = key_comparisons(run)
+    assert set(zip(kc["a"], kc["b"])) == {("A/bm25", "A/dense"), ("A/hybrid", "A/dense"), ("A/hybrid", "A/bm25")}
+    assert list(kc.columns) == ["a", "b", "k", "wins", "losses", "p", "p (Holm)", "queries needed"]
 
 
 def test_shuffling_the_ground_truth_changes_no_query_result():

@@ -13,11 +13,11 @@ import time
 import numpy as np
 import pytest
 
-from audit.chunking import PRESETS, Strategy, chunk_corpus
-from audit.corpus import load_folder
-from audit.embedding import HashingEncoder
+from audit.chunking import PRESETS, chunk_corpus
+from audit.ingest import load_folder
+from audit.models import HashingEncoder
 from audit.retrieval import dense_ranking
-from audit.store import IndexError_, IndexStore, load_threshold, save_threshold
+from audit.index import IndexStore, IndexUnusable, index_corpus
 
 from conftest import ROOT
 
@@ -53,13 +53,13 @@ def test_incremental_reindex_embeds_only_changes(tmp_path):
     write_docs(docs, 1)
     store = IndexStore(tmp_path / "i.sqlite")
     enc = HashingEncoder(dims=32)
-    first = store.index(load_folder(docs), PRESETS["E"], enc)
+    first = index_corpus(store, load_folder(docs), PRESETS["E"], enc)
     assert len(first.reindexed) == N_DOCS and first.embedded > 0
-    warm = store.index(load_folder(docs), PRESETS["E"], enc)
+    warm = index_corpus(store, load_folder(docs), PRESETS["E"], enc)
     assert warm.reindexed == () and warm.embedded == 0 and warm.unchanged == N_DOCS
     assert "nothing to embed" in warm.summary()
     (docs / "doc03.md").write_text("# Doc 3\n\nChanged text.\n", encoding="utf-8")
-    third = store.index(load_folder(docs), PRESETS["E"], enc)
+    third = index_corpus(store, load_folder(docs), PRESETS["E"], enc)
     assert third.reindexed == ("doc03.md",) and third.embedded == 1
     # stamps on each document row
     rec = {d.doc_id: d for d in store.documents("E")}["doc03.md"]
@@ -75,9 +75,9 @@ def test_model_change_builds_a_new_generation(tmp_path):
     docs = tmp_path / "docs"
     write_docs(docs, 1)
     store = IndexStore(tmp_path / "i.sqlite")
-    store.index(load_folder(docs), PRESETS["E"], HashingEncoder(dims=32))
+    index_corpus(store, load_folder(docs), PRESETS["E"], HashingEncoder(dims=32))
     g1 = store.generation("E")["id"]
-    r = store.index(load_folder(docs), PRESETS["E"], HashingEncoder(dims=64))
+    r = index_corpus(store, load_folder(docs), PRESETS["E"], HashingEncoder(dims=64))
     assert r.new_generation and r.generation != g1
     assert store.load("E").vectors.shape[1] == 64
     assert store._db.execute("SELECT COUNT(*) FROM chunk WHERE generation=?", (g1,)).fetchone()[0] == 0
@@ -87,10 +87,10 @@ def test_mixed_models_refuse_queries_naming_both(tmp_path):
     docs = tmp_path / "docs"
     write_docs(docs, 1)
     store = IndexStore(tmp_path / "i.sqlite")
-    store.index(load_folder(docs), PRESETS["E"], HashingEncoder(dims=32))
+    index_corpus(store, load_folder(docs), PRESETS["E"], HashingEncoder(dims=32))
     with store._db:  # simulate a half-migrated index written by another tool
         store._db.execute("UPDATE document SET model='other-model', dims=768 WHERE doc_id='doc01.md'")
-    with pytest.raises(IndexError_, match=r"hashing:32 \(32 dims\) and other-model \(768 dims\)|other-model \(768 dims\) "
+    with pytest.raises(IndexUnusable, match=r"hashing:32 \(32 dims\) and other-model \(768 dims\)|other-model \(768 dims\) "
                                           r"and hashing:32 \(32 dims\)"):
         store.load("E")
 
@@ -100,38 +100,29 @@ def test_failed_document_is_kept_with_reason_and_retried(tmp_path):
     write_docs(docs, 1)
     (docs / "broken.md").write_bytes(b"\xff\xfe\x00binary")
     store = IndexStore(tmp_path / "i.sqlite")
-    r = store.index(load_folder(docs), PRESETS["E"], HashingEncoder(dims=32))
+    r = index_corpus(store, load_folder(docs), PRESETS["E"], HashingEncoder(dims=32))
     assert r.failed == (("broken.md", "binary content (NUL bytes), not text"),)
     rec = {d.doc_id: d for d in store.documents("E")}
     assert rec["broken.md"].status == "failed" and rec["broken.md"].chunk_count == 0
     assert len(store.load("E").chunks) > 0  # the rest stays searchable
     (docs / "broken.md").write_text("# Fixed\n\nnow fine", encoding="utf-8")
-    r2 = store.index(load_folder(docs), PRESETS["E"], HashingEncoder(dims=32), retry_failed=True)
+    r2 = index_corpus(store, load_folder(docs), PRESETS["E"], HashingEncoder(dims=32), retry_failed=True)
     assert r2.reindexed == ("broken.md",) and r2.unchanged == N_DOCS
-
-
-def test_saved_threshold_round_trip(tmp_path):
-    p = tmp_path / "t.json"
-    assert load_threshold(p) is None
-    save_threshold(0.675, p)
-    assert load_threshold(p) == 0.675
-    with pytest.raises(ValueError, match="cosine distance"):
-        save_threshold(3.0, p)
 
 
 CHILD = textwrap.dedent("""
     import time
-    from audit.corpus import load_folder
+    from audit.ingest import load_folder
     from audit.chunking import PRESETS
-    from audit.embedding import HashingEncoder
-    from audit.store import IndexStore
+    from audit.models import HashingEncoder
+    from audit.index import IndexStore, index_corpus
 
     class Slow(HashingEncoder):
         def encode(self, texts, batch_size=32, progress=None):
             time.sleep(0.15)
             return super().encode(texts, batch_size, progress)
 
-    IndexStore({db!r}).index(load_folder({docs!r}), PRESETS["E"], Slow(dims={dims}))
+    index_corpus(IndexStore({db!r}), load_folder({docs!r}), PRESETS["E"], Slow(dims={dims}))
     print("finished", flush=True)
 """)
 
@@ -167,7 +158,7 @@ def _count(db, sql):
 def test_kill_during_plain_reindex_leaves_every_document_whole(tmp_path):
     docs, db = tmp_path / "docs", tmp_path / "i.sqlite"
     write_docs(docs, 1)
-    IndexStore(db).index(load_folder(docs), PRESETS["E"], HashingEncoder(dims=32))
+    index_corpus(IndexStore(db), load_folder(docs), PRESETS["E"], HashingEncoder(dims=32))
     write_docs(docs, 2)  # every document changes
     run_and_kill(tmp_path, db, docs, 32, lambda p: _count(p, "SELECT COUNT(*) FROM document WHERE text LIKE "
                                                            "'%version 2%'") >= 3)
@@ -177,14 +168,14 @@ def test_kill_during_plain_reindex_leaves_every_document_whole(tmp_path):
     for c in loaded.chunks.chunks:  # each chunk belongs to its document's current version
         assert ("version 2" in c.content) == versions[c.doc_id] or "version" not in c.content
     # finishing the run afterwards completes it
-    IndexStore(db).index(load_folder(docs), PRESETS["E"], HashingEncoder(dims=32))
+    index_corpus(IndexStore(db), load_folder(docs), PRESETS["E"], HashingEncoder(dims=32))
     assert all("version 2" in d.text for d in assert_consistent(db).corpus.documents)
 
 
 def test_kill_during_model_change_keeps_the_old_generation(tmp_path):
     docs, db = tmp_path / "docs", tmp_path / "i.sqlite"
     write_docs(docs, 1)
-    IndexStore(db).index(load_folder(docs), PRESETS["E"], HashingEncoder(dims=32))
+    index_corpus(IndexStore(db), load_folder(docs), PRESETS["E"], HashingEncoder(dims=32))
     before = assert_consistent(db)
     run_and_kill(tmp_path, db, docs, 64, lambda p: _count(
         p, "SELECT COUNT(*) FROM document d JOIN generation g ON d.generation = g.id WHERE g.state='building'") >= 3)
@@ -193,6 +184,6 @@ def test_kill_during_model_change_keeps_the_old_generation(tmp_path):
     assert [c.__dict__ for c in after.chunks.chunks] == [c.__dict__ for c in before.chunks.chunks]
     assert np.array_equal(after.vectors, before.vectors)
     # the next run resumes the interrupted generation and swaps it in
-    r = IndexStore(db).index(load_folder(docs), PRESETS["E"], HashingEncoder(dims=64))
+    r = index_corpus(IndexStore(db), load_folder(docs), PRESETS["E"], HashingEncoder(dims=64))
     assert r.new_generation and r.unchanged >= 3
     assert assert_consistent(db).stamp.dims == 64

@@ -15,11 +15,11 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from .evaluation import KS, PairedTest, paired_test
-from .groundtruth import GroundTruth, Needle, validate
-from .pipeline import AuditRun, run_audit
-from .report import format_p, needed_label
-from .threshold import KEEP, counts_at
+from ..evaluation.metrics import KS, PairedTest, paired_test
+from ..evaluation.threshold import KEEP, counts_at, fewest_errors_cut, sweep
+from ..groundtruth import GroundTruth, Needle, validate
+from ..sources import AuditRun, run_audit
+from .tables import format_p, needed_label
 
 __all__ = ["UpgradeDiff", "compare_runs", "compare_stores"]
 
@@ -89,7 +89,8 @@ class UpgradeDiff:
               f"Gained at k={self.k} ({len(self.gained)}): {', '.join(self.gained) or 'none'}", "",
               "Distance distributions (cosine distance)", self.distances.to_string(index=False,
                                                                                  float_format=lambda v: f"{v:.3f}"),
-              "", f"At threshold {self.threshold:.3f} (keep ≤ {KEEP} chunks under it):",
+              "", f"At threshold {self.threshold:.3f} (keep ≤ {KEEP} chunks under it; on the new index a cut "
+                  "chosen on the old model):",
               self.at_threshold.to_string(index=False), ""]
         moved = self.per_query.dropna(subset=["rank before", "rank after"], how="all")
         L.append("Rank of the answer per query (NaN = not retrieved)")
@@ -106,9 +107,12 @@ def _dist_summary(kind: str, before: list[float], after: list[float]) -> dict:
             "before p90": q(before, 90), "after p90": q(after, 90)}
 
 
-def compare_runs(old: AuditRun, new: AuditRun, retriever: str = "dense", threshold: float = 0.5,
+def compare_runs(old: AuditRun, new: AuditRun, retriever: str = "dense", threshold: float | None = None,
                  k: int = 8) -> UpgradeDiff:
     """Compare two single-strategy runs over the same queries.
+
+    ``threshold`` (cosine distance): the cut the outcomes are counted at on both sides; None →
+    the old run's balanced cut (:func:`audit.evaluation.threshold.fewest_errors_cut`).
 
     Raises
     ------
@@ -129,6 +133,8 @@ def compare_runs(old: AuditRun, new: AuditRun, retriever: str = "dense", thresho
                      "rank before": a.rank if a.rank is not None else np.nan,
                      "rank after": b.rank if b.rank is not None else np.nan, "change": ch})
     qo, qn = old.threshold_queries(so), new.threshold_queries(sn)
+    if threshold is None:
+        threshold = fewest_errors_cut(sweep(qo))
     dist = pd.DataFrame([
         _dist_summary("in-domain (to answer)", [q.nearest_correct for q in qo if q.in_domain and q.nearest_correct
                                                  is not None],
@@ -136,7 +142,7 @@ def compare_runs(old: AuditRun, new: AuditRun, retriever: str = "dense", thresho
         _dist_summary("out-of-domain (nearest)", [q.nearest for q in qo if not q.in_domain],
                       [q.nearest for q in qn if not q.in_domain]),
     ])
-    ca, cb = counts_at(qo, threshold), counts_at(qn, threshold)
+    ca, cb = counts_at(qo, threshold).to_dict(), counts_at(qn, threshold).to_dict()
     keys = ["answered", "answered without", "abandoned", "abandoned answerable", "bluff", "refused"]
     at = pd.DataFrame([{"outcome": key, "before": ca[key], "after": cb[key], "change": cb[key] - ca[key]}
                        for key in keys])
@@ -150,7 +156,7 @@ def _revalidate(gt: GroundTruth, corpus) -> GroundTruth:
 
 
 def compare_stores(old_store, new_store, ground_truth: GroundTruth, old_encoder, new_encoder,
-                   strategy: str | None = None, retriever: str = "dense", threshold: float = 0.5, k: int = 8,
+                   strategy: str | None = None, retriever: str = "dense", threshold: float | None = None, k: int = 8,
                    cache=None) -> UpgradeDiff:
     """Compare index ``strategy`` (default: the first index of the old store) of two stores.
 

@@ -1,106 +1,23 @@
-"""Retrievers: dense, BM25, reciprocal rank fusion hybrid, cross-encoder rerank.
+"""BM25 with the specification's formula, on rank-bm25 or bm25s (the same scores).
 
-Every retriever returns a :class:`Ranking`: chunk ids in order with one score
-each, whose meaning is stated once on the ranking (``score_kind``). Ties
-break by ``chunk_id``. BM25 and the cross-encoder read the same ``text`` that
-is embedded (docs/definitions.md, *Rankings*).
-
-- dense: exact scan, score = cosine distance ``1 - cos`` in [0, 2]
-  (ascending; on unit vectors exactly ``L2² / 2``).
-- BM25: the specification's formula, ``k1 = 1.2``, ``b = 0.75``,
-  ``idf = ln(1 + (N - n + 0.5) / (n + 0.5))``, tokens ``[a-z0-9]+`` of the
-  lower-cased text (Robertson & Zaragoza 2009), on rank-bm25 with that idf,
-  or on bm25s (same scores) from ``BM25S_MIN_DOCS`` chunks on.
-  Only chunks of positive score are returned: a chunk sharing no term with
-  the query is not retrieved.
-- hybrid: reciprocal rank fusion (Cormack, Clarke & Büttcher 2009) of the full
-  dense ranking and the positive BM25 chunks, ``sum 1 / (k + rank)``,
-  ``k = 60``, ranks from 1.
-- rerank: a cross-encoder reorders the hybrid top 25 by logit; below it the
-  hybrid order continues (scores there are NaN).
+``k1 = 1.2``, ``b = 0.75``, ``idf = ln(1 + (N - n + 0.5) / (n + 0.5))`` (Robertson & Zaragoza
+2009; docs/definitions.md, *BM25*). Only chunks of positive score are returned.
 """
 
 from __future__ import annotations
 
 import math
 import re
-import time
-from dataclasses import dataclass
 from typing import Sequence
 
 import numpy as np
 
-__all__ = [
-    "BM25",
-    "BM25S_MIN_DOCS",
-    "RETRIEVERS",
-    "Ranking",
-    "bm25_tokens",
-    "dense_ranking",
-    "rerank",
-    "rrf",
-]
+from .ranking import Ranking, order
 
-#: Retriever names in display order.
-RETRIEVERS = ("dense", "bm25", "hybrid", "rerank")
+__all__ = ["BM25", "BM25S_MIN_DOCS", "bm25_tokens"]
+
 
 _TOKEN = re.compile(r"[a-z0-9]+")
-
-
-@dataclass(frozen=True)
-class Ranking:
-    """Chunk ids in retrieval order, with one score each.
-
-    Attributes
-    ----------
-    chunk_ids : numpy.ndarray of int64, shape (n,)
-        Best first.
-    scores : numpy.ndarray of float64, shape (n,)
-        Meaning given by ``score_kind``.
-    score_kind : str
-        ``cosine distance`` (lower is better), ``BM25 score``, ``RRF score``
-        or ``cross-encoder logit`` (higher is better).
-    """
-
-    chunk_ids: np.ndarray
-    scores: np.ndarray
-    score_kind: str
-
-    def __len__(self) -> int:
-        return int(self.chunk_ids.shape[0])
-
-    def first_rank(self, relevant: set[int] | frozenset[int]) -> int | None:
-        """1-based rank of the first chunk in ``relevant``, ``None`` if absent."""
-        if not relevant:
-            return None
-        hit = np.flatnonzero(np.isin(self.chunk_ids, np.fromiter(relevant, dtype=np.int64)))
-        return int(hit[0]) + 1 if hit.size else None
-
-    def top(self, k: int) -> list[tuple[int, float]]:
-        """The first ``k`` ``(chunk_id, score)`` pairs."""
-        return [(int(c), float(s)) for c, s in zip(self.chunk_ids[:k], self.scores[:k])]
-
-
-def _order(scores: np.ndarray, ids: np.ndarray, ascending: bool) -> np.ndarray:
-    """Indices sorting by score (asc or desc), ties by chunk id ascending."""
-    key = scores if ascending else -scores
-    return np.lexsort((ids, key))
-
-
-def dense_ranking(vectors: np.ndarray, query: np.ndarray) -> Ranking:
-    """Exact scan: every chunk by cosine distance ``1 - v·q``, ascending.
-
-    Parameters
-    ----------
-    vectors : float32 array, shape (n_chunks, dims), unit rows
-    query : float32 array, shape (dims,), unit
-    """
-    if vectors.shape[0] == 0:
-        return Ranking(np.zeros(0, np.int64), np.zeros(0), "cosine distance")
-    dist = 1.0 - (vectors @ query).astype(np.float64)
-    ids = np.arange(vectors.shape[0], dtype=np.int64)
-    o = _order(dist, ids, ascending=True)
-    return Ranking(ids[o], dist[o], "cosine distance")
 
 
 def bm25_tokens(text: str) -> list[str]:
@@ -115,6 +32,7 @@ def bm25_tokens(text: str) -> list[str]:
 #: 200 chunks both answer in under half a millisecond and rank-bm25, the
 #: reference the tests compute by hand, is kept.
 BM25S_MIN_DOCS = 200
+
 
 _BM25_BACKENDS = ("auto", "rank-bm25", "bm25s")
 
@@ -231,7 +149,7 @@ class BM25:
             tie = key == kth
             keep = above | (tie & (np.cumsum(tie) <= k - int(above.sum())))
             ids, sub, key = ids[keep], sub[keep], key[keep]
-        o = _order(key, ids, ascending=False)
+        o = order(key, ids, ascending=False)
         return Ranking(ids[o], sub[o], "BM25 score")
 
 
@@ -245,42 +163,3 @@ def _has_bm25s() -> bool:
     except ImportError:
         return False
     return True
-
-
-def rrf(rankings: Sequence[Ranking], k: int = 60) -> Ranking:
-    """Reciprocal rank fusion: ``score(c) = sum over lists of 1 / (k + rank)``.
-
-    Ranks start at 1; scores are ignored, only ranks count (Cormack et al.
-    2009; the specification's ``rrf``). Ties by chunk id.
-    """
-    acc: dict[int, float] = {}
-    for r in rankings:
-        for pos, cid in enumerate(r.chunk_ids.tolist(), start=1):
-            acc[cid] = acc.get(cid, 0.0) + 1.0 / (k + pos)
-    if not acc:
-        return Ranking(np.zeros(0, np.int64), np.zeros(0), "RRF score")
-    ids = np.fromiter(acc.keys(), dtype=np.int64, count=len(acc))
-    sc = np.fromiter(acc.values(), dtype=np.float64, count=len(acc))
-    o = _order(sc, ids, ascending=False)
-    return Ranking(ids[o], sc[o], "RRF score")
-
-
-def rerank(base: Ranking, query: str, texts: Sequence[str], cross_encoder, depth: int = 25) -> Ranking:
-    """Reorder the first ``depth`` chunks of ``base`` by cross-encoder logit.
-
-    ``texts[chunk_id]`` is the text the cross-encoder reads with ``query``.
-    Below ``depth`` the base order continues, with NaN scores.
-    """
-    head = base.chunk_ids[:depth]
-    logits = cross_encoder.score(query, [texts[int(i)] for i in head])
-    o = _order(logits, head, ascending=False)
-    ids = np.concatenate([head[o], base.chunk_ids[depth:]])
-    sc = np.concatenate([logits[o], np.full(max(len(base) - depth, 0), np.nan)])
-    return Ranking(ids, sc, "cross-encoder logit")
-
-
-def timed(fn, *args, **kw):
-    """``(result, milliseconds)`` of one call, wall clock (``perf_counter``)."""
-    t = time.perf_counter()
-    out = fn(*args, **kw)
-    return out, (time.perf_counter() - t) * 1000.0

@@ -1,10 +1,10 @@
 """Context building, locators and citation verification.
 
-The specification's rules: the model writes ``[n]``; the server attaches
-document, label and locator. ``quote`` is the chunk's own ``content``, never
-``text`` (which carries the header and the overlap tail). Locators:
-``#char=start,end`` in canonical text (end exclusive). When nothing is under
-the threshold the answer is ``NO ANSWER`` and the model is never called.
+The specification's rules: the model writes ``[n]``; the server attaches document, label and
+locator. ``quote`` is the chunk's own ``content``, never ``text`` (which carries the header and
+the overlap tail). Locators: ``#char=start,end`` in canonical text (end exclusive). When the gate
+keeps nothing the answer is ``NO ANSWER`` and the model is never called (docs/definitions.md,
+*Citations and locators*).
 """
 
 from __future__ import annotations
@@ -12,11 +12,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Sequence
 
-from .chunking import Chunk, ChunkSet
-from .corpus import Corpus
+import numpy as np
 
-__all__ = ["Citation", "CitationCheck", "Context", "NoAnswer", "answer_or_refuse", "audit_citations",
+from ..chunking import Chunk, ChunkSet
+from ..ingest import Corpus
+from .threshold import KEEP, kept
+
+__all__ = ["Citation", "CitationCheck", "NoAnswer", "PromptContext", "answer_or_refuse", "audit_citations",
            "build_context", "verify_citation"]
+
 
 PROMPT_HEAD = ("Answer using ONLY the numbered sources below. Cite every claim as [n].\n"
                "If the sources do not contain the answer, say so and stop.\n\n")
@@ -58,7 +62,7 @@ class Citation:
 
 
 @dataclass(frozen=True)
-class Context:
+class PromptContext:
     """A prompt and the citation table the model never sees."""
 
     question: str
@@ -88,7 +92,7 @@ def _page(corpus: Corpus | None, c: Chunk) -> str:
     return f"#page={span[0]}" if span else ""
 
 
-def build_context(question: str, hits: Sequence[tuple[Chunk, float]], corpus: Corpus | None = None) -> Context:
+def build_context(question: str, hits: Sequence[tuple[Chunk, float]], corpus: Corpus | None = None) -> PromptContext:
     """The specification's ``buildContext``: numbered sources, then the question.
 
     Parameters
@@ -108,17 +112,18 @@ def build_context(question: str, hits: Sequence[tuple[Chunk, float]], corpus: Co
     blocks = "\n\n".join(f"[{c.index}] {c.document_name}" + (f" - {c.locator_label}" if c.locator_label else "")
                          + f"\n{c.quote}" for c in cites)
     prompt = f"{PROMPT_HEAD}SOURCES\n{blocks}\n\nQUESTION\n{question}"
-    return Context(question, prompt, cites)
+    return PromptContext(question, prompt, cites)
 
 
 def answer_or_refuse(question: str, chunks: ChunkSet, chunk_ids: Sequence[int], distances: Sequence[float],
-                     threshold: float, keep: int = 4, corpus: Corpus | None = None) -> Context | NoAnswer:
-    """Gate then build: the first ``keep`` chunks of the order with distance < ``threshold``.
+                     threshold: float, keep: int = KEEP, corpus: Corpus | None = None) -> PromptContext | NoAnswer:
+    """The gate (:func:`audit.evaluation.threshold.kept`), then the context: NO ANSWER when nothing is kept.
 
     ``chunk_ids`` and ``distances`` follow the retriever's order; ``corpus``
     (optional) adds ``#page=N`` to PDF citations.
     """
-    hits = [(chunks[int(c)], float(d)) for c, d in zip(chunk_ids, distances) if d < threshold][:keep]
+    dist = np.asarray(distances, dtype=np.float64)
+    hits = [(chunks[int(chunk_ids[i])], float(dist[i])) for i in kept(dist, threshold, keep)]
     if not hits:
         return NoAnswer(question, threshold)
     return build_context(question, hits, corpus)

@@ -1,8 +1,8 @@
-"""The end-to-end audit run behind the CLI, the report and the dashboard.
+"""The built-in strategies as a source of rankings: the end-to-end audit run behind the CLI and the pages.
 
-corpus → chunks (per strategy) → embeddings (cached) and BM25 → rankings
-(dense, BM25, hybrid, rerank) for every in-domain and out-of-domain query →
-:class:`AuditRun`, from which evaluation columns, threshold distances,
+corpus → chunks (per strategy) → embeddings (cached, or through the persisted index) and BM25 →
+rankings (:func:`audit.retrieval.search`: dense, BM25, hybrid, rerank) for every in-domain and
+out-of-domain query → :class:`AuditRun`, from which evaluation columns, threshold distances,
 token statistics and provenance are read.
 """
 
@@ -17,24 +17,18 @@ from typing import Callable, Sequence
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from . import PIPELINE_VERSION, __version__
-from .chunking import ChunkSet, Strategy, chunk_corpus
-from .corpus import Corpus
-from .embedding import DEFAULT_RERANKER, Encoder, ModelUnavailable, TokenStats, load_cross_encoder, token_stats
-from .evaluation import ColumnResult, QueryResult
-from .groundtruth import GroundTruth, Query, collapse
-from .retrieval import BM25, RETRIEVERS, Ranking, dense_ranking, rerank, rrf
-from .store import EmbeddingCache, embed
-from .threshold import QueryDistances
+from .. import PIPELINE_VERSION, __version__
+from ..chunking import ChunkSet, Strategy, chunk_corpus
+from ..evaluation.metrics import ColumnResult, QueryResult
+from ..evaluation.needles import needle_sets
+from ..evaluation.threshold import GateCounts, QueryDistances, sweep
+from ..groundtruth import GroundTruth, Query
+from ..index import EmbeddingCache, embed, index_corpus
+from ..ingest import Corpus
+from ..models import DEFAULT_RERANKER, Encoder, ModelUnavailable, TokenStats, load_cross_encoder, token_stats
+from ..retrieval import BM25, RETRIEVERS, STORED_DEPTH, Ranking, search
 
-__all__ = ["AuditRun", "StrategyRun", "run_audit", "RERANK_DEPTH", "STORED_DEPTH"]
-
-#: Hybrid top-N the cross-encoder reorders (specification: 25).
-RERANK_DEPTH = 25
-#: Ranks kept per query and retriever for display and the gate (metrics use the full ranking).
-STORED_DEPTH = 100
-#: RRF constant (specification: 60).
-RRF_K = 60
+__all__ = ["AuditRun", "StrategyRun", "base_strategy", "run_audit"]
 
 Progress = Callable[[str, int, int], None]
 
@@ -155,6 +149,10 @@ class AuditRun:
                                       dist[r.chunk_ids], cmask, float(dist.min()) if dist.size else math.nan, nc))
         return out
 
+    def sweep(self, strategy: str, retriever: str = "dense") -> list[GateCounts]:
+        """The threshold sweep of one column (:func:`audit.evaluation.threshold.sweep`)."""
+        return sweep(self.threshold_queries(strategy, retriever))
+
     def provenance(self) -> dict:
         """What every report, export and page footer names (docs/definitions.md, *Provenance*)."""
         return {
@@ -184,24 +182,6 @@ class AuditRun:
                 f"reranker {p['reranker']} · strategies {strat} · retrieval-audit {p['audit_version']}")
 
 
-def _needle_sets(chunks: ChunkSet, gt: GroundTruth, tokens: TokenStats):
-    texts = [collapse(c.text) for c in chunks.chunks]
-    contents = [collapse(c.content) for c in chunks.chunks]
-    correct, destroyed, overlap_only, past_window = {}, [], [], []
-    for n in gt.needles:
-        key = n.key
-        hold = frozenset(i for i, t in enumerate(texts) if key in t)
-        correct[n.id] = hold
-        if not hold:
-            destroyed.append(n.id)
-            continue
-        if not any(key in contents[i] for i in hold):
-            overlap_only.append(n.id)
-        if not any(key in collapse(chunks[i].text[:int(tokens.cut[i])]) for i in hold):
-            past_window.append(n.id)
-    return correct, destroyed, overlap_only, past_window
-
-
 def _from_store(store, corpus: Corpus, strategy: Strategy, encoder: Encoder, report: Progress,
                 stage: str, batch_size: int) -> tuple[ChunkSet, np.ndarray, int]:
     """Bring index ``strategy.name`` of ``store`` up to date, then read it back.
@@ -210,8 +190,8 @@ def _from_store(store, corpus: Corpus, strategy: Strategy, encoder: Encoder, rep
     left out (health reports them as missing); ``chunk_id`` is renumbered in
     (document, start) order, which is the order of :func:`chunk_corpus`.
     """
-    result = store.index(corpus, strategy, encoder, progress=lambda st, d, n: report(stage, d, n),
-                         batch_size=batch_size)
+    result = index_corpus(store, corpus, strategy, encoder, progress=lambda st, d, n: report(stage, d, n),
+                          batch_size=batch_size)
     loaded = store.load(strategy.name)
     keep = {d.doc_id for d in corpus.documents}
     idx = [i for i, c in enumerate(loaded.chunks.chunks) if c.doc_id in keep]
@@ -296,9 +276,9 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
         bm25 = BM25(chunks.texts)
         bm25_ms = (time.perf_counter() - t) * 1000.0
         toks = token_stats(encoder, chunks.chunks)
-        correct, destroyed, overlap_only, past_window = _needle_sets(chunks, ground_truth, toks)
-        run = StrategyRun(strat, chunks, vecs, toks, n_enc, embed_ms, bm25_ms, correct, destroyed,
-                          overlap_only, past_window)
+        ns = needle_sets(chunks, ground_truth.needles, toks.cut)
+        run = StrategyRun(strat, chunks, vecs, toks, n_enc, embed_ms, bm25_ms, ns.correct, ns.destroyed,
+                          ns.overlap_only, ns.past_window)
         run.distances = (1.0 - qvecs @ vecs.T).astype(np.float32) if len(chunks) else np.zeros((len(queries), 0),
                                                                                                 np.float32)
         run.rankings = {r: [] for r in retrievers if not (r == "rerank" and rerank_error)}
@@ -308,27 +288,15 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
         # thread, and when the other core is busy each scan waited ~8 ms for it (docs/benchmarks.md)
         with threadpool_limits(1, user_api="blas"):
             for qi, q in enumerate(queries):
-                t0 = time.perf_counter()
-                dense = dense_ranking(vecs, qvecs[qi])
-                t1 = time.perf_counter()
-                lexical = bm25.rank(q.text)
-                t2 = time.perf_counter()
-                full = {"dense": dense, "bm25": lexical}
-                lat = {"dense": (t1 - t0) * 1000.0, "bm25": (t2 - t1) * 1000.0}
-                if "hybrid" in run.rankings or "rerank" in run.rankings:
-                    hybrid = rrf([dense, lexical], k=RRF_K)
-                    t3 = time.perf_counter()
-                    full["hybrid"] = hybrid
-                    lat["hybrid"] = (t3 - t0) * 1000.0
-                    if "rerank" in run.rankings:
-                        full["rerank"] = rerank(hybrid, q.text, chunks.texts, cross, depth=RERANK_DEPTH)
-                        lat["rerank"] = (time.perf_counter() - t0) * 1000.0
+                found = search(q.text, qvecs[qi], vecs, bm25, chunks.texts, tuple(run.rankings), cross)
                 for r in run.rankings:
-                    rk = full[r]
-                    run.rankings[r].append(Ranking(rk.chunk_ids[:STORED_DEPTH], rk.scores[:STORED_DEPTH], rk.score_kind))
-                    run.latency_ms[r].append(lat[r])
+                    rk = found.rankings[r]
+                    run.rankings[r].append(Ranking(rk.chunk_ids[:STORED_DEPTH], rk.scores[:STORED_DEPTH],
+                                                   rk.score_kind))
+                    run.latency_ms[r].append(found.latency_ms[r])
                     if q.in_domain:
-                        run.first_rank.setdefault(r, []).append(rk.first_rank(correct.get(q.needle_id, frozenset())))
+                        relevant = ns.correct.get(q.needle_id, frozenset())
+                        run.first_rank.setdefault(r, []).append(rk.first_rank(relevant))
                 report(stage, qi + 1, len(queries))
         for r in run.rankings:
             run.first_rank.setdefault(r, [])
@@ -347,3 +315,9 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
                     retrievers=retrievers, queries=queries, query_vectors=qvecs, reranker=reranker_name,
                     rerank_error=rerank_error, query_embed_ms=q_ms, n_queries_encoded=n_q_encoded,
                     wall_s=time.perf_counter() - t_start)
+
+
+def base_strategy(names) -> str:
+    """The strategy single-strategy views default to: ``E`` (boundaries + header) when present, else the first."""
+    names = list(names)
+    return "E" if "E" in names else names[0]

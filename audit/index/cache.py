@@ -1,0 +1,106 @@
+"""The embedding cache: vectors keyed by model name + weights digest + window + sha256(text).
+
+A vector is reused only when all four match, so a model upgrade or a window change never serves
+a stale vector (docs/definitions.md, *Embedding cache key*). Default file:
+``$AUDIT_HOME/cache.sqlite``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sqlite3
+import threading
+from pathlib import Path
+from typing import Callable, Sequence
+
+import numpy as np
+
+from ..home import default_home
+
+__all__ = ["EmbeddingCache", "cache_key", "embed"]
+
+
+def cache_key(encoder, text: str) -> bytes:
+    """32-byte key: sha256 of (model name, weights digest, window, sha256(text))."""
+    th = hashlib.sha256(text.encode("utf-8")).hexdigest()
+    return hashlib.sha256(f"{encoder.name}\0{encoder.digest}\0{encoder.window}\0{th}".encode()).digest()
+
+
+class EmbeddingCache:
+    """Vectors by :func:`cache_key`, in SQLite (``path=None``: in memory).
+
+    Safe to share between threads of one process (one lock). Vectors are
+    stored as float32 bytes.
+    """
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else None
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(self.path) if self.path else ":memory:", check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL") if self.path else None
+        self._db.execute("CREATE TABLE IF NOT EXISTS embedding (key BLOB PRIMARY KEY, dims INTEGER, vec BLOB)")
+        self._lock = threading.Lock()
+
+    @classmethod
+    def default(cls) -> "EmbeddingCache":
+        """The cache at ``default_home()/cache.sqlite``."""
+        return cls(default_home() / "cache.sqlite")
+
+    def get_many(self, keys: Sequence[bytes]) -> dict[bytes, np.ndarray]:
+        """The cached vectors among ``keys``."""
+        found: dict[bytes, np.ndarray] = {}
+        with self._lock:
+            for lo in range(0, len(keys), 500):
+                part = list(keys[lo:lo + 500])
+                q = "SELECT key, vec FROM embedding WHERE key IN (%s)" % ",".join("?" * len(part))
+                for k, v in self._db.execute(q, part):
+                    found[bytes(k)] = np.frombuffer(v, dtype=np.float32)
+        return found
+
+    def put_many(self, keys: Sequence[bytes], vectors: np.ndarray) -> None:
+        """Store vectors (one transaction)."""
+        vectors = np.asarray(vectors, dtype=np.float32)
+        with self._lock, self._db:
+            self._db.executemany("INSERT OR REPLACE INTO embedding VALUES (?, ?, ?)",
+                                 [(k, int(v.shape[0]), v.tobytes()) for k, v in zip(keys, vectors)])
+
+    def __len__(self) -> int:
+        with self._lock:
+            return int(self._db.execute("SELECT COUNT(*) FROM embedding").fetchone()[0])
+
+    def close(self) -> None:
+        """Close the database."""
+        self._db.close()
+
+
+def embed(encoder, texts: Sequence[str], cache: EmbeddingCache | None = None,
+          progress: Callable[[int, int], None] | None = None, batch_size: int = 32) -> tuple[np.ndarray, int]:
+    """Embed ``texts``, reusing cached vectors and caching new ones.
+
+    Returns
+    -------
+    vectors : numpy.ndarray, float32, shape (n, encoder.dims)
+        Unit vectors in the order of ``texts``.
+    n_encoded : int
+        How many texts actually went through the model (0 on a warm run).
+    """
+    texts = list(texts)
+    out = np.zeros((len(texts), encoder.dims), dtype=np.float32)
+    keys = [cache_key(encoder, t) for t in texts] if cache is not None else []
+    found = cache.get_many(keys) if cache is not None else {}
+    found = {k: v for k, v in found.items() if v.shape[0] == encoder.dims}
+    missing = [i for i in range(len(texts)) if cache is None or keys[i] not in found]
+    for i in range(len(texts)):
+        if cache is not None and keys[i] in found:
+            out[i] = found[keys[i]]
+    if missing:
+        done_before = len(texts) - len(missing)  # progress counts all texts, cached ones first
+        relay = (lambda d, n: progress(done_before + d, len(texts))) if progress else None
+        vecs = encoder.encode([texts[i] for i in missing], batch_size=batch_size, progress=relay)
+        out[missing] = vecs
+        if cache is not None:
+            cache.put_many([keys[i] for i in missing], vecs)
+    elif progress:
+        progress(len(texts), len(texts))
+    return out, len(missing)

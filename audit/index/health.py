@@ -1,0 +1,405 @@
+"""Index health: what a platform team checks after an upgrade, one small function per check.
+
+Checks (docs/definitions.md, *Health severities*), each listing the documents it concerns:
+
+- **unhealthy** (exit 1): failed documents (with reasons); stale documents
+  (computed against the current configuration, never stored: model name,
+  weights digest, dims, window, pipeline version, extractor version, source
+  content); mixed models or dims; chunk-count stamp ≠ stored rows; NaN or
+  non-unit vectors (``|norm − 1| > 1e-4``); empty chunks; missing source files.
+- **warning** (exit 0): chunks over the encoder window; duplicate chunks;
+  oversize chunks (content longer than the strategy's target).
+
+The identity ``L2² / 2 = 1 − cos`` is checked on a sample of vector pairs and
+its maximum deviation reported (the specification measured 8.3e-07).
+
+Every check is a function ``(IndexSnapshot) -> Finding`` in :data:`CHECKS`, in report order.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+import numpy as np
+
+from .. import PIPELINE_VERSION
+from ..ingest import BUILTIN_CORPUS, EXTRACTOR_VERSIONS, file_sha256
+from ..models import n_special
+from .stamp import DocumentRecord, Stamp
+from .store import IndexStore, vectors_of
+
+__all__ = ["CHECKS", "Finding", "HealthReport", "IndexSnapshot", "NORM_TOLERANCE", "check_index", "check_store"]
+
+NORM_TOLERANCE = 1e-4
+UNHEALTHY, WARNING, OK = "unhealthy", "warning", "ok"
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One check's result.
+
+    Attributes
+    ----------
+    check : str
+        Stable id: ``failed``, ``stale``, ``mixed``, ``count``, ``vectors``,
+        ``empty``, ``missing``, ``over_window``, ``duplicates``, ``oversize``.
+    severity : {"unhealthy", "warning", "ok"}
+    title : str
+        What the check looks at, for people.
+    detail : str
+        The result in one sentence (counts, the max deviation...).
+    documents : tuple of dict
+        One row per concerned document: ``doc_id`` and ``why``.
+    """
+
+    check: str
+    severity: str
+    title: str
+    detail: str
+    documents: tuple[dict, ...] = ()
+
+
+@dataclass(frozen=True)
+class HealthReport:
+    """All checks of one index; ``exit_code`` 1 when any check is unhealthy."""
+
+    db: str
+    index: str
+    generation: int
+    stamp: Stamp
+    n_documents: int
+    n_chunks: int
+    findings: tuple[Finding, ...] = field(default_factory=tuple)
+    identity_max_deviation: float = math.nan
+
+    @property
+    def healthy(self) -> bool:
+        return all(f.severity != UNHEALTHY for f in self.findings)
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.healthy else 1
+
+    def to_json(self) -> dict:
+        return {"db": self.db, "index": self.index, "generation": self.generation, "healthy": self.healthy,
+                "stamp": self.stamp.__dict__, "documents": self.n_documents, "chunks": self.n_chunks,
+                "identity_max_deviation": None if math.isnan(self.identity_max_deviation)
+                else self.identity_max_deviation,
+                "findings": [f.__dict__ | {"documents": list(f.documents)} for f in self.findings]}
+
+    def render(self) -> str:
+        """Plain text for the CLI."""
+        L = [f"index {self.index} in {self.db}: generation {self.generation}, {self.n_documents} documents, "
+             f"{self.n_chunks} chunks, model {self.stamp.model} ({self.stamp.dims} dims, window {self.stamp.window})"
+             f" — {'HEALTHY' if self.healthy else 'UNHEALTHY'}"]
+        for f in self.findings:
+            mark = {UNHEALTHY: "FAIL", WARNING: "warn", OK: " ok "}[f.severity]
+            L.append(f"  [{mark}] {f.title}: {f.detail}")
+            for d in f.documents[:20]:
+                L.append(f"         {d['doc_id']}: {d['why']}")
+            if len(f.documents) > 20:
+                L.append(f"         … {len(f.documents) - 20} more")
+        return "\n".join(L)
+
+
+def _current_source_sha(corpus_spec: str | None, source: str) -> str | None:
+    """sha256 of the source as it is now; None when it is missing."""
+    if corpus_spec == BUILTIN_CORPUS:
+        from pydoc_data.topics import topics
+
+        key = source.split(":", 1)[1] if ":" in source else source
+        return hashlib.sha256(topics[key].encode("utf-8")).hexdigest() if key in topics else None
+    if corpus_spec is None:
+        return None
+    p = Path(corpus_spec) / source
+    return file_sha256(p) if p.is_file() else None
+
+
+@dataclass
+class IndexSnapshot:
+    """What the checks read: one generation of one index, as stored, and the configuration to judge it by.
+
+    Attributes
+    ----------
+    store, name : the index file and the index (strategy) name
+    generation : dict
+        The active generation row.
+    stamp, current : Stamp
+        The index's own stamp, and the configuration staleness is judged against.
+    documents : list of DocumentRecord
+    rows : list of ChunkRow
+    counts : dict of str to int
+        Chunk rows actually stored per document.
+    encoder : Encoder or None
+        Its tokenizer counts tokens for the over-window check.
+    sample, seed : int
+        Vectors sampled for the identity check, and the seed of that sample.
+    """
+
+    store: IndexStore
+    name: str
+    generation: dict
+    stamp: Stamp
+    current: Stamp
+    documents: list
+    rows: list
+    counts: dict
+    encoder: object = None
+    sample: int = 200
+    seed: int = 0
+
+    @cached_property
+    def vectors(self) -> np.ndarray:
+        """float32 ``(n_rows, dims)`` (no rows when the generation has no dims)."""
+        if not (self.rows and self.stamp.dims):
+            return np.zeros((0, max(self.stamp.dims, 1)), np.float32)
+        return vectors_of(self.rows, self.stamp.dims)
+
+    @cached_property
+    def norms(self) -> np.ndarray:
+        """float64 L2 norm of every stored vector."""
+        v = self.vectors
+        return np.linalg.norm(v.astype(np.float64), axis=1) if len(v) else np.zeros(0)
+
+    @cached_property
+    def unit(self) -> np.ndarray:
+        """Rows whose vector is finite and unit length (``|norm − 1| ≤`` :data:`NORM_TOLERANCE`)."""
+        return np.isfinite(self.norms) & (np.abs(self.norms - 1.0) <= NORM_TOLERANCE)
+
+    @cached_property
+    def identity(self) -> float:
+        """:func:`identity_deviation` on the unit rows."""
+        return identity_deviation(self.vectors, np.flatnonzero(self.unit), self.sample, self.seed)
+
+    @cached_property
+    def source_now(self) -> dict:
+        """doc_id → sha256 of its source as it is now (None when the source is missing)."""
+        spec = self.store.corpus_spec()
+        return {d.doc_id: _current_source_sha(spec, d.source) for d in self.documents}
+
+
+def _finding(check: str, severity_if_any: str, title: str, concerned: list, detail_ok: str, detail_bad: str) -> Finding:
+    return Finding(check, severity_if_any if concerned else OK, title, detail_bad if concerned else detail_ok,
+                   tuple(concerned))
+
+
+def _per_doc(counts: dict, why: str) -> list[dict]:
+    return [{"doc_id": k, "why": why.format(n=n)} for k, n in counts.items()]
+
+
+def _count_by_doc(rows, keep) -> dict:
+    out: dict[str, int] = {}
+    for r in rows:
+        if keep(r):
+            out[r.doc_id] = out.get(r.doc_id, 0) + 1
+    return out
+
+
+def check_failed(s: IndexSnapshot) -> Finding:
+    failed = [{"doc_id": d.doc_id, "why": d.reason} for d in s.documents if d.status == "failed"]
+    return _finding("failed", UNHEALTHY, "failed documents", failed, "none",
+                    f"{len(failed)} documents failed to index (retry with --retry-failed)")
+
+
+def _staleness(d: DocumentRecord, now: str, current: Stamp) -> list[str]:
+    why = []
+    if d.stamp.model != current.model:
+        why.append(f"model {d.stamp.model} → {current.model}")
+    elif d.stamp.model_digest != current.model_digest:
+        why.append("model weights changed (digest)")
+    if d.stamp.dims != current.dims:
+        why.append(f"dims {d.stamp.dims} → {current.dims}")
+    if d.stamp.window != current.window:
+        why.append(f"window {d.stamp.window} → {current.window}")
+    if d.stamp.pipeline_version != current.pipeline_version:
+        why.append(f"pipeline {d.stamp.pipeline_version} → {current.pipeline_version}")
+    want = EXTRACTOR_VERSIONS.get(d.extractor)
+    if d.status == "indexed" and want is not None and d.extractor_version != want:
+        why.append(f"extractor {d.extractor} {d.extractor_version} → {want}")
+    if now != d.content_sha256:
+        why.append("source content changed")
+    return why
+
+
+def check_stale(s: IndexSnapshot) -> Finding:
+    stale = []
+    for d in s.documents:
+        now = s.source_now[d.doc_id]
+        why = _staleness(d, now, s.current) if now is not None else []
+        if why:
+            stale.append({"doc_id": d.doc_id, "why": "; ".join(why)})
+    return _finding("stale", UNHEALTHY, "stale documents (against the current configuration)", stale, "none",
+                    f"{len(stale)} of {len(s.documents)} documents need re-indexing")
+
+
+def check_missing(s: IndexSnapshot) -> Finding:
+    missing = [{"doc_id": d.doc_id, "why": f"source {d.source!r} not found"} for d in s.documents
+               if s.source_now[d.doc_id] is None]
+    return _finding("missing", UNHEALTHY, "missing source files", missing, "none",
+                    f"{len(missing)} documents have no source any more")
+
+
+def check_mixed(s: IndexSnapshot) -> Finding:
+    models: dict[tuple, list[str]] = {}
+    for d in s.documents:
+        if d.status == "indexed":
+            models.setdefault((d.stamp.model, d.stamp.dims), []).append(d.doc_id)
+    mixed = []
+    if len(models) > 1:
+        for (m, dims), ids in models.items():
+            mixed += [{"doc_id": i, "why": f"{m} ({dims} dims)"} for i in ids]
+    names = " and ".join(f"{m} ({dims} dims)" for m, dims in models)
+    return _finding("mixed", UNHEALTHY, "one model and dims across documents", mixed, f"all {names or 'n/a'}",
+                    f"mixed: {names}; querying is refused")
+
+
+def check_count(s: IndexSnapshot) -> Finding:
+    bad = [{"doc_id": d.doc_id, "why": f"stamp {d.chunk_count} ≠ {s.counts.get(d.doc_id, 0)} rows"}
+           for d in s.documents if d.chunk_count != s.counts.get(d.doc_id, 0)]
+    return _finding("count", UNHEALTHY, "chunk-count stamp equals stored rows", bad, "every stamp matches its rows",
+                    f"{len(bad)} documents' counts do not match")
+
+
+def identity_deviation(vectors: np.ndarray, good: np.ndarray, sample: int, seed: int) -> float:
+    """max |L2²/2 − (1 − cos)| over all pairs of up to ``sample`` unit vectors drawn (seeded) from rows ``good``.
+
+    NaN when fewer than two vectors are unit. On unit vectors the identity is exact; the
+    deviation measures float error (the specification measured 8.3e-07).
+    """
+    if good.size < 2:
+        return math.nan
+    rng = np.random.default_rng(seed)
+    v = vectors[rng.choice(good, size=min(sample, good.size), replace=False)].astype(np.float64)
+    cos = v @ v.T
+    sq = np.sum(v * v, axis=1)
+    return float(np.max(np.abs((sq[:, None] + sq[None, :] - 2 * cos) / 2 - (1 - cos))))
+
+
+def check_vectors(s: IndexSnapshot) -> Finding:
+    badv = np.flatnonzero(~s.unit)
+    by_doc: dict[str, int] = {}
+    for i in badv.tolist():
+        by_doc[s.rows[i].doc_id] = by_doc.get(s.rows[i].doc_id, 0) + 1
+    good, dev = np.flatnonzero(s.unit), s.identity
+    return _finding("vectors", UNHEALTHY, "vectors are finite unit vectors",
+                    _per_doc(by_doc, "{n} NaN or non-unit vectors"),
+                    f"all {len(s.vectors)} unit (|norm − 1| ≤ {NORM_TOLERANCE:g}); max |L2²/2 − (1 − cos)| = "
+                    f"{dev:.2e} over {min(s.sample, good.size)}² sampled pairs (seed {s.seed})",
+                    f"{len(badv)} NaN or non-unit vectors; identity max deviation {dev:.2e} on the unit ones")
+
+
+def check_empty(s: IndexSnapshot) -> Finding:
+    empty = _count_by_doc(s.rows, lambda r: not (r.content or "").strip())
+    return _finding("empty", UNHEALTHY, "no empty chunks", _per_doc(empty, "{n} empty chunks"), "none",
+                    f"{sum(empty.values())} empty chunks")
+
+
+def check_over_window(s: IndexSnapshot) -> Finding:
+    title = f"chunks within the encoder window ({s.stamp.window} tokens)"
+    enc = s.encoder
+    if enc is None or getattr(enc, "name", None) != s.stamp.model:
+        return Finding("over_window", WARNING, title,
+                       f"not checked: the index's model {s.stamp.model!r} is not the one loaded here")
+    special = n_special(enc)
+    n_tok = enc.token_counts([r.text for r in s.rows])
+    over: dict[str, int] = {}
+    for r, n in zip(s.rows, n_tok):
+        if n + special > s.stamp.window:
+            over[r.doc_id] = over.get(r.doc_id, 0) + 1
+    return _finding("over_window", WARNING, title, _per_doc(over, "{n} chunks silently truncated"), "none over",
+                    f"{sum(over.values())} chunks longer than the window are silently truncated")
+
+
+def check_duplicates(s: IndexSnapshot) -> Finding:
+    seen: dict[str, list[str]] = {}
+    for r in s.rows:
+        seen.setdefault(r.text, []).append(r.doc_id)
+    dups: dict[str, int] = {}
+    for ids in seen.values():
+        if len(ids) > 1:
+            for i in ids:
+                dups[i] = dups.get(i, 0) + 1
+    return _finding("duplicates", WARNING, "no duplicate chunks", _per_doc(dups, "{n} chunks whose text repeats"),
+                    "none", f"{sum(1 for ids in seen.values() if len(ids) > 1)} texts appear in more than one chunk")
+
+
+def check_oversize(s: IndexSnapshot) -> Finding:
+    target = int(json.loads(s.stamp.strategy).get("target", 0) or 0)
+    over = _count_by_doc(s.rows, lambda r: target and len(r.content or "") > target)
+    return _finding("oversize", WARNING, f"chunks within the target size ({target} characters)",
+                    _per_doc(over, "{n} chunks over target (sentence fallback)"), "none",
+                    f"{sum(over.values())} chunks longer than the target")
+
+
+#: Every check, in report order (failed, stale, missing, mixed, count, vectors, empty, over_window,
+#: duplicates, oversize).
+CHECKS = (check_failed, check_stale, check_missing, check_mixed, check_count, check_vectors, check_empty,
+          check_over_window, check_duplicates, check_oversize)
+
+
+def snapshot(store: IndexStore, name: str, current: Stamp | None = None, encoder=None, sample: int = 200,
+             seed: int = 0) -> IndexSnapshot:
+    """Read index ``name`` for the checks (see :func:`check_index` for the parameters).
+
+    Raises
+    ------
+    ValueError
+        No such index in the store.
+    """
+    gen = store.generation(name)
+    if gen is None:
+        raise ValueError(f"{store.path}: no index {name!r} (indexes here: {', '.join(store.indexes()) or 'none'})")
+    stamp = Stamp.from_generation(gen)
+    if current is None:
+        current = Stamp(stamp.model, stamp.model_digest, stamp.dims, stamp.window, PIPELINE_VERSION, stamp.strategy)
+    gid = int(gen["id"])
+    return IndexSnapshot(store, name, gen, stamp, current, store.documents(name, gid), store.chunk_rows(gid),
+                         store.row_counts(gid), encoder, sample, seed)
+
+
+def check_index(store: IndexStore, name: str, current: Stamp | None = None, encoder=None,
+                sample: int = 200, seed: int = 0) -> HealthReport:
+    """Run every check of :data:`CHECKS` on index ``name``.
+
+    Parameters
+    ----------
+    current : Stamp or None
+        The configuration to judge staleness against (model name, digest, dims,
+        window, pipeline version). None: the index's own stamp with the current
+        pipeline version (only content, extractor and pipeline changes count).
+    encoder : Encoder or None
+        Its tokenizer counts tokens for the over-window check (skipped when None
+        or when it is not the index's model).
+    sample : int
+        Vectors sampled (pairs = sample²) for the ``L2²/2 = 1 − cos`` identity.
+    seed : int
+        Seed of that sample (echoed in the finding).
+
+    Raises
+    ------
+    ValueError
+        No such index in the store.
+    """
+    s = snapshot(store, name, current, encoder, sample, seed)
+    findings = tuple(check(s) for check in CHECKS)
+    return HealthReport(str(store.path), name, int(s.generation["id"]), s.stamp, len(s.documents), len(s.rows),
+                        findings, s.identity)
+
+
+def check_store(store: IndexStore, encoder=None) -> list[HealthReport]:
+    """:func:`check_index` for every index of the store.
+
+    ``encoder`` (optional) is the configured model: its name, digest, dims and
+    window are the current configuration for staleness, and its tokenizer
+    counts tokens.
+    """
+    out = []
+    for name in store.indexes():
+        current = Stamp.from_generation(store.generation(name)).with_model(encoder) if encoder is not None else None
+        out.append(check_index(store, name, current, encoder))
+    return out

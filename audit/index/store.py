@@ -1,0 +1,284 @@
+"""The persisted index (SQLite, standard library): generations, documents with their stamps, chunks, vectors.
+
+One file holds several indexes, one per strategy name; each is one corpus × one strategy × one
+model (docs/definitions.md, *Generations*). This module reads and writes rows; the indexer
+(:mod:`audit.index.indexer`) decides what to write.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+import numpy as np
+
+from .cache import EmbeddingCache
+from .stamp import ChunkRow, DocumentRecord, Stamp
+
+__all__ = ["IndexStore", "IndexUnusable", "LoadedIndex", "vectors_of"]
+
+
+SCHEMA_VERSION = "1"
+
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS generation (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    index_name TEXT NOT NULL,
+    state TEXT NOT NULL,              -- building | active
+    model TEXT, model_digest TEXT, dims INTEGER, window INTEGER,
+    pipeline_version TEXT, strategy TEXT, corpus TEXT,
+    created_at TEXT, activated_at TEXT);
+CREATE TABLE IF NOT EXISTS document (
+    generation INTEGER NOT NULL, doc_id TEXT NOT NULL,
+    source TEXT, content_sha256 TEXT, extractor TEXT, extractor_version TEXT,
+    model TEXT, model_digest TEXT, dims INTEGER, window INTEGER,
+    pipeline_version TEXT, strategy TEXT,
+    status TEXT NOT NULL, reason TEXT, indexed_at TEXT, chunk_count INTEGER,
+    title TEXT, text TEXT, pages TEXT,
+    PRIMARY KEY (generation, doc_id));
+CREATE TABLE IF NOT EXISTS chunk (
+    generation INTEGER NOT NULL, doc_id TEXT NOT NULL, ordinal INTEGER NOT NULL,
+    section TEXT, text TEXT, content TEXT, start INTEGER, "end" INTEGER, header TEXT, tail TEXT,
+    vector BLOB,
+    PRIMARY KEY (generation, doc_id, ordinal));
+"""
+
+
+class IndexUnusable(ValueError):
+    """An index cannot be used as asked (missing, mixed models or dims); the message says which."""
+
+
+@dataclass
+class LoadedIndex:
+    """An index read back for querying: chunks and vectors in ``chunk_id`` order.
+
+    ``corpus`` holds the indexed documents' canonical text (for citations and
+    the chunk map); failed documents are listed in ``documents`` only.
+    """
+
+    name: str
+    generation: int
+    stamp: Stamp
+    corpus: "object"
+    chunks: "object"
+    vectors: np.ndarray
+    documents: list
+
+
+def _now() -> str:
+    import datetime as _dt
+
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def vectors_of(rows, dims: int) -> np.ndarray:
+    """The float32 vectors of chunk rows, shape ``(len(rows), dims)`` (a copy, writable)."""
+    if not rows or not dims:
+        return np.zeros((len(rows), max(dims, 0)), np.float32)
+    return np.frombuffer(b"".join(r.vector for r in rows), dtype=np.float32).reshape(len(rows), dims).copy()
+
+
+class IndexStore:
+    """A persisted index database (SQLite, standard library).
+
+    One file can hold several indexes, one per strategy name (``A``..``F`` or
+    a custom name); each index is one corpus × one strategy × one model.
+    Every document row carries the stamps of docs/definitions.md (*Index stamps*); each document is
+    written in one transaction; a model change builds a new generation and
+    swaps it in only when complete, so a killed run never leaves a mixed or
+    half-written index behind. The embedding cache lives in the same file.
+
+    Parameters
+    ----------
+    path : str or Path
+        The database file (created with its folder when missing).
+    cache : EmbeddingCache or None
+        Where chunk vectors are looked up before encoding; None: a cache table
+        inside the index file itself (self-contained). The CLI and the
+        dashboard share ``EmbeddingCache.default()``.
+    """
+
+    def __init__(self, path: str | Path, cache: EmbeddingCache | None = None) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(str(self.path), check_same_thread=False, timeout=30)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._db.executescript(_SCHEMA)
+        with self._db:
+            self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
+        self._own_cache = cache is None
+        self.cache = cache if cache is not None else EmbeddingCache(self.path)
+        self.lock = threading.RLock()  # one writer or reader at a time on this connection
+
+    def close(self) -> None:
+        """Close the database (and its own cache; a shared cache stays open)."""
+        if self._own_cache:
+            self.cache.close()
+        self._db.close()
+
+    # ------------------------------------------------------------------ reading
+    def indexes(self) -> list[str]:
+        """Names of the indexes with an active generation."""
+        return [r[0] for r in self._db.execute(
+            "SELECT DISTINCT index_name FROM generation WHERE state='active' ORDER BY index_name")]
+
+    def generation(self, name: str, state: str = "active") -> dict | None:
+        """The generation row of index ``name`` in ``state`` (None when there is none)."""
+        cur = self._db.execute("SELECT * FROM generation WHERE index_name=? AND state=? ORDER BY id DESC LIMIT 1",
+                               (name, state))
+        row = cur.fetchone()
+        return dict(zip([d[0] for d in cur.description], row)) if row else None
+
+    def corpus_spec(self) -> str | None:
+        """The corpus the file was indexed from (``python-reference`` or a folder)."""
+        row = self._db.execute("SELECT value FROM meta WHERE key='corpus'").fetchone()
+        return row[0] if row else None
+
+    def documents(self, name: str, generation: int | None = None) -> list[DocumentRecord]:
+        """Document rows of an index (its active generation by default), by ``doc_id``."""
+        gen = generation if generation is not None else (self.generation(name) or {}).get("id")
+        if gen is None:
+            return []
+        rows = self._db.execute(
+            "SELECT doc_id, source, content_sha256, extractor, extractor_version, model, model_digest, dims, "
+            "window, pipeline_version, strategy, status, reason, indexed_at, chunk_count, title "
+            "FROM document WHERE generation=? ORDER BY doc_id", (gen,))
+        return [DocumentRecord(r[0], r[1], r[2], r[3], r[4], Stamp(r[5], r[6], r[7], r[8], r[9], r[10]),
+                               r[11], r[12] or "", r[13], int(r[14] or 0), r[15] or "") for r in rows]
+
+    def chunk_rows(self, generation: int) -> list[ChunkRow]:
+        """Every chunk row of generation ``generation``, by ``(doc_id, ordinal)``."""
+        return [ChunkRow(r[0], int(r[1]), r[2] or "", r[3], r[4], int(r[5]), int(r[6]), r[7] or "", r[8] or "", r[9])
+                for r in self._db.execute(
+                    'SELECT doc_id, ordinal, section, text, content, start, "end", header, tail, vector FROM chunk '
+                    "WHERE generation=? ORDER BY doc_id, ordinal", (generation,))]
+
+    def row_counts(self, generation: int) -> dict[str, int]:
+        """Chunk rows actually stored per document."""
+        return dict(self._db.execute("SELECT doc_id, COUNT(*) FROM chunk WHERE generation=? GROUP BY doc_id",
+                                     (generation,)).fetchall())
+
+    def load(self, name: str) -> LoadedIndex:
+        """Read index ``name`` back (see :meth:`_load`); serialised with writers."""
+        with self.lock:
+            return self._load(name)
+
+    def _load(self, name: str) -> LoadedIndex:
+        """Read index ``name`` back for querying.
+
+        Raises
+        ------
+        IndexUnusable
+            No such index, or its documents were embedded with different
+            models or dimensions (querying a mixed index would compare points
+            of different spaces): the message names both.
+        """
+        from ..chunking import Chunk, ChunkSet, Strategy
+        from ..ingest import Corpus, markdown_document
+
+        gen = self.generation(name)
+        if gen is None:
+            have = ", ".join(self.indexes()) or "none"
+            raise IndexUnusable(f"{self.path}: no index {name!r} (indexes here: {have}); run `python -m audit index`")
+        docs = self.documents(name, gen["id"])
+        models = sorted({(d.stamp.model, d.stamp.dims) for d in docs if d.status == "indexed"})
+        if len(models) > 1:
+            a, b = models[0], models[1]
+            raise IndexUnusable(f"{self.path}: index {name!r} mixes models or dims: {a[0]} ({a[1]} dims) and "
+                              f"{b[0]} ({b[1]} dims); re-index it with one model before querying")
+        params = json.loads(gen["strategy"])
+        strategy = Strategy(**params)
+        texts = dict(self._db.execute("SELECT doc_id, text FROM document WHERE generation=? AND status='indexed'",
+                                      (gen["id"],)).fetchall())
+        pages = dict(self._db.execute("SELECT doc_id, pages FROM document WHERE generation=? AND status='indexed'",
+                                      (gen["id"],)).fetchall())
+        documents = []
+        for d in docs:
+            if d.status != "indexed":
+                continue
+            doc = markdown_document(d.doc_id, texts[d.doc_id], source=d.source, extractor=d.extractor,
+                                    fallback_title=d.title)
+            documents.append(replace(doc, title=d.title, extractor_version=d.extractor_version,
+                                      pages=tuple(json.loads(pages[d.doc_id] or "[]")),
+                                      source_sha256=d.content_sha256))
+        corpus = Corpus(self.corpus_spec() or str(self.path), tuple(documents))
+        titles = {d.doc_id: d.title for d in docs}
+        rows = [r for r in self.chunk_rows(gen["id"]) if r.doc_id in texts]
+        chunks = tuple(Chunk(chunk_id=i, doc_id=r.doc_id, title=titles[r.doc_id], section=r.section, text=r.text,
+                             content=r.content, start=r.start, end=r.end, header=r.header, tail=r.tail)
+                       for i, r in enumerate(rows))
+        stamp = Stamp.from_generation(gen)
+        vectors = vectors_of(rows, stamp.dims)
+        return LoadedIndex(name, int(gen["id"]), stamp, corpus, ChunkSet(strategy, chunks), vectors, docs)
+
+    # ------------------------------------------------------------------ writing
+    def new_generation(self, name: str, stamp: Stamp, corpus: str, state: str) -> int:
+        """Insert a generation row of index ``name`` (``state`` ``active`` or ``building``); returns its id."""
+        with self._db:
+            cur = self._db.execute(
+                "INSERT INTO generation (index_name, state, model, model_digest, dims, window, pipeline_version, "
+                "strategy, corpus, created_at, activated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (name, state, stamp.model, stamp.model_digest, stamp.dims, stamp.window, stamp.pipeline_version,
+                 stamp.strategy, corpus, _now(), _now() if state == "active" else None))
+        return int(cur.lastrowid)
+
+    def write_document(self, gen: int, doc, stamp: Stamp, chunks, vectors, status: str = "indexed",
+                        reason: str = "") -> int:
+        """Replace one document's rows in one transaction; returns the chunk count written."""
+        with self._db:
+            self._db.execute("DELETE FROM chunk WHERE generation=? AND doc_id=?", (gen, doc.doc_id))
+            self._db.executemany(
+                'INSERT INTO chunk (generation, doc_id, ordinal, section, text, content, start, "end", header, '
+                "tail, vector) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                [(gen, doc.doc_id, i, c.section, c.text, c.content, c.start, c.end, c.header, c.tail,
+                  np.asarray(v, dtype=np.float32).tobytes()) for i, (c, v) in enumerate(zip(chunks, vectors))])
+            count = self._db.execute("SELECT COUNT(*) FROM chunk WHERE generation=? AND doc_id=?",
+                                     (gen, doc.doc_id)).fetchone()[0]
+            self._db.execute(
+                "INSERT OR REPLACE INTO document (generation, doc_id, source, content_sha256, extractor, "
+                "extractor_version, model, model_digest, dims, window, pipeline_version, strategy, status, reason, "
+                "indexed_at, chunk_count, title, text, pages) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                (gen, doc.doc_id, doc.source, doc.source_sha256, getattr(doc, "extractor", ""),
+                 getattr(doc, "extractor_version", ""), stamp.model, stamp.model_digest, stamp.dims, stamp.window,
+                 stamp.pipeline_version, stamp.strategy, status, reason, _now(), int(count),
+                 getattr(doc, "title", ""), getattr(doc, "text", None), json.dumps(list(getattr(doc, "pages", ())))))
+        return int(count)
+
+    def set_corpus(self, spec: str) -> None:
+        """Record the corpus the file is indexed from (``python-reference`` or a folder)."""
+        with self._db:
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES ('corpus', ?)", (spec,))
+
+    def restamp(self, gen: int, stamp: Stamp) -> None:
+        """Record a new strategy / pipeline version on generation ``gen`` (same model)."""
+        with self._db:
+            self._db.execute("UPDATE generation SET strategy=?, pipeline_version=? WHERE id=?",
+                             (stamp.strategy, stamp.pipeline_version, gen))
+
+    def activate(self, name: str, gen: int) -> None:
+        """Swap generation ``gen`` in as index ``name``'s active one, dropping the previous ones (one transaction)."""
+        with self._db:
+            old_ids = [r[0] for r in self._db.execute(
+                "SELECT id FROM generation WHERE index_name=? AND state='active'", (name,))]
+            self._db.execute("UPDATE generation SET state='active', activated_at=? WHERE id=?", (_now(), gen))
+            for oid in old_ids:
+                self.drop_generation(oid, commit=False)
+
+    def drop_generation(self, gen: int, commit: bool = True) -> None:
+        """Delete generation ``gen``, its documents and chunks (inside the caller's transaction unless ``commit``)."""
+        def drop():
+            self._db.execute("DELETE FROM chunk WHERE generation=?", (gen,))
+            self._db.execute("DELETE FROM document WHERE generation=?", (gen,))
+            self._db.execute("DELETE FROM generation WHERE id=?", (gen,))
+
+        if commit:
+            with self._db:
+                drop()
+        else:
+            drop()

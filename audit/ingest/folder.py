@@ -1,0 +1,147 @@
+"""Reading files: one document from bytes by its ending, a folder, uploads, and a corpus by name.
+
+A file that cannot be read is listed with its reason and the rest load (docs/definitions.md,
+*Canonical text*).
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import replace
+from pathlib import Path
+from typing import Sequence
+
+from .builtin import BUILTIN_CORPUS, load_builtin
+from .document import Corpus, Document, LoadFailure, file_sha256
+from .html import html_to_markdown
+from .markdown import markdown_document
+from .pdf import pdf_document
+from .rst import rst_to_markdown
+
+__all__ = ["TEXT_SUFFIXES", "UPLOAD_TYPES", "corpus_from_uploads", "document_from_bytes", "load_corpus",
+           "load_folder", "read_document"]
+
+
+#: File endings read by :func:`load_folder`, with the extractor that reads them.
+TEXT_SUFFIXES = {".md": "markdown", ".markdown": "markdown", ".txt": "text", ".rst": "rst",
+                 ".pdf": "pdf", ".html": "html", ".htm": "html"}
+
+
+#: The same endings without the dot (for a file picker).
+UPLOAD_TYPES = tuple(s.lstrip(".") for s in TEXT_SUFFIXES)
+
+
+def _decode(raw: bytes) -> str:
+    if not raw.strip():
+        raise ValueError("empty file")
+    if b"\0" in raw[:8192]:
+        raise ValueError("binary content (NUL bytes), not text")
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise ValueError(f"not UTF-8 text (byte 0x{raw[e.start]:02x} at byte offset {e.start})") from None
+
+
+def document_from_bytes(doc_id: str, raw: bytes) -> Document:
+    """Build a :class:`Document` from a file's bytes, by the ending of ``doc_id``.
+
+    What :func:`load_folder` does for one file, for bytes that did not come
+    from a folder (uploads).
+
+    Raises
+    ------
+    ValueError
+        Unsupported ending, or the bytes cannot be read (empty, binary, not
+        UTF-8, corrupt or image-only PDF); the message gives the reason.
+    """
+    suffix = Path(doc_id).suffix.lower()
+    kind = TEXT_SUFFIXES.get(suffix)
+    if kind is None:
+        raise ValueError(f"unsupported file type {suffix or '(none)'!r}; supported: "
+                         + ", ".join(sorted(TEXT_SUFFIXES)))
+    return replace(_convert(kind, raw, doc_id, Path(doc_id).stem), source_sha256=hashlib.sha256(raw).hexdigest())
+
+
+def read_document(path: Path, doc_id: str) -> Document:
+    """Read one file into a :class:`Document` according to its ending.
+
+    Raises
+    ------
+    ValueError
+        The file is empty, binary, not UTF-8, a corrupt or image-only PDF, or
+        of an unsupported type; the message names the reason (the caller adds
+        the file name).
+    """
+    if path.suffix.lower() not in TEXT_SUFFIXES:
+        raise ValueError(f"unsupported file type {path.suffix!r}")
+    return document_from_bytes(doc_id, path.read_bytes())
+
+
+def _convert(kind: str, raw: bytes, doc_id: str, stem: str) -> Document:
+    if kind == "pdf":
+        return pdf_document(doc_id, raw, stem)
+    text = _decode(raw)
+    if kind == "html":
+        canonical, title = html_to_markdown(text, stem)
+        return markdown_document(doc_id, canonical, source=doc_id, extractor="html", fallback_title=title)
+    if kind == "markdown":
+        return markdown_document(doc_id, text, source=doc_id)
+    canonical, title = rst_to_markdown(text, fallback_title=stem)
+    return markdown_document(doc_id, canonical, source=doc_id, extractor=kind, fallback_title=title)
+
+
+def load_folder(folder: str | Path) -> Corpus:
+    """Load every supported file under ``folder`` (recursive, sorted).
+
+    ``doc_id`` is the path relative to the folder. A file that cannot be read
+    is listed in ``Corpus.failures`` with its reason and the rest load;
+    files of other types are listed in ``Corpus.skipped``.
+
+    Raises
+    ------
+    ValueError
+        The folder does not exist or is not a directory.
+    """
+    root = Path(folder)
+    if not root.is_dir():
+        raise ValueError(f"corpus folder {str(folder)!r} does not exist or is not a directory")
+    docs, failures, skipped = [], [], []
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        rel = path.relative_to(root).as_posix()
+        if any(part.startswith(".") for part in path.relative_to(root).parts):
+            continue
+        if path.suffix.lower() not in TEXT_SUFFIXES:
+            skipped.append(rel)
+            continue
+        try:
+            docs.append(read_document(path, rel))
+        except (OSError, ValueError) as e:
+            failures.append(LoadFailure(source=rel, reason=str(e), source_sha256=file_sha256(path)))
+    return Corpus(name=str(folder), documents=tuple(docs), failures=tuple(failures), skipped=tuple(skipped))
+
+
+def load_corpus(spec: str | Path) -> Corpus:
+    """``python-reference`` → :func:`load_builtin`; anything else → :func:`load_folder`."""
+    if str(spec) == BUILTIN_CORPUS:
+        return load_builtin()
+    return load_folder(spec)
+
+
+def corpus_from_uploads(files: Sequence[tuple[str, bytes]], name: str = "uploaded files") -> Corpus:
+    """A :class:`Corpus` from ``(file name, bytes)`` pairs.
+
+    A file that cannot be read (bad type, empty, binary, not UTF-8, a repeated
+    name) is listed in ``failures`` with its reason; the rest load. Documents
+    are sorted by ``doc_id`` (the file name).
+    """
+    docs: dict[str, Document] = {}
+    failures: list[LoadFailure] = []
+    for fname, raw in files:
+        if fname in docs:
+            failures.append(LoadFailure(fname, "a file with this name was already uploaded"))
+            continue
+        try:
+            docs[fname] = document_from_bytes(fname, raw)
+        except ValueError as e:
+            failures.append(LoadFailure(fname, str(e)))
+    return Corpus(name=name, documents=tuple(docs[k] for k in sorted(docs)), failures=tuple(failures))

@@ -1,0 +1,43 @@
+"""Hybrid and rerank: reciprocal rank fusion of rankings, cross-encoder reordering of a ranking's head."""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from .ranking import Ranking, order
+
+__all__ = ["rerank", "rrf"]
+
+
+def rrf(rankings: Sequence[Ranking], k: int = 60) -> Ranking:
+    """Reciprocal rank fusion: ``score(c) = sum over lists of 1 / (k + rank)``.
+
+    Ranks start at 1; scores are ignored, only ranks count (Cormack et al.
+    2009; the specification's ``rrf``). Ties by chunk id.
+    """
+    acc: dict[int, float] = {}
+    for r in rankings:
+        for pos, cid in enumerate(r.chunk_ids.tolist(), start=1):
+            acc[cid] = acc.get(cid, 0.0) + 1.0 / (k + pos)
+    if not acc:
+        return Ranking(np.zeros(0, np.int64), np.zeros(0), "RRF score")
+    ids = np.fromiter(acc.keys(), dtype=np.int64, count=len(acc))
+    sc = np.fromiter(acc.values(), dtype=np.float64, count=len(acc))
+    o = order(sc, ids, ascending=False)
+    return Ranking(ids[o], sc[o], "RRF score")
+
+
+def rerank(base: Ranking, query: str, texts: Sequence[str], cross_encoder, depth: int = 25) -> Ranking:
+    """Reorder the first ``depth`` chunks of ``base`` by cross-encoder logit.
+
+    ``texts[chunk_id]`` is the text the cross-encoder reads with ``query``.
+    Below ``depth`` the base order continues, with NaN scores.
+    """
+    head = base.chunk_ids[:depth]
+    logits = cross_encoder.score(query, [texts[int(i)] for i in head])
+    o = order(logits, head, ascending=False)
+    ids = np.concatenate([head[o], base.chunk_ids[depth:]])
+    sc = np.concatenate([logits[o], np.full(max(len(base) - depth, 0), np.nan)])
+    return Ranking(ids, sc, "cross-encoder logit")

@@ -1,0 +1,9 @@
+"""Where rankings come from. Today: the built-in strategies (:mod:`.strategies`: chunk, embed, retrieve).
+
+Every source yields per-query rankings over chunks with a stated score, which the evaluation
+and the report read the same way.
+"""
+
+from .strategies import AuditRun, StrategyRun, base_strategy, run_audit
+
+__all__ = ["AuditRun", "StrategyRun", "base_strategy", "run_audit"]
