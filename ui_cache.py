@@ -263,18 +263,18 @@ def paired_table(run_digest: str, names: tuple, k: int, phrasing: str, _run: Aud
 
 @st.cache_data(show_spinner="Sweeping the threshold…", max_entries=32)
 def sweep(run_digest: str, strategy: str, retriever: str, _run: AuditRun):
-    """:func:`audit.report.sweep_frame` of one strategy and retriever (DataFrame)."""
+    """The threshold sweep of one strategy and retriever as a table (:func:`audit.evaluation.threshold.sweep_frame`)."""
     from audit.evaluation.threshold import sweep_frame
 
-    return sweep_frame(_run, strategy, retriever)
+    return sweep_frame(_run.sweep(strategy, retriever))
 
 
 @st.cache_data(show_spinner=False, max_entries=32)
 def balanced(run_digest: str, strategy: str, retriever: str, _run: AuditRun) -> float:
-    """:func:`audit.report.balanced_cut` (cosine distance)."""
-    from audit.evaluation.threshold import balanced_cut
+    """The balanced cut (:func:`audit.evaluation.threshold.fewest_errors_cut`, cosine distance)."""
+    from audit.evaluation.threshold import fewest_errors_cut
 
-    return balanced_cut(_run, strategy, retriever)
+    return fewest_errors_cut(_run.sweep(strategy, retriever))
 
 
 @st.cache_data(show_spinner="Checking every quote…", max_entries=32)
@@ -298,3 +298,22 @@ def footer(ctx: Context) -> None:
     """The provenance line every page ends with."""
     st.divider()
     st.caption(ctx.run.provenance_line())
+
+
+def live_search(ctx: Context, strategy: str, query: str, retrievers: tuple) -> tuple:
+    """A typed query through :func:`audit.retrieval.search` on one strategy of the run.
+
+    Returns ``(SearchResult, cosine distances to every chunk (float64, shape (n_chunks,)), embed ms)``.
+    Raises ValueError (rerank without a cross-encoder: the message says why) or ModelUnavailable.
+    """
+    from audit.retrieval import search
+
+    if "rerank" in retrievers and ctx.cross_encoder is None:
+        raise ValueError(f"rerank is unavailable: {ctx.cross_error}")
+    t0 = time.perf_counter()
+    qv = query_vector(ctx.encoder.name, query, ctx.encoder)
+    embed_ms = (time.perf_counter() - t0) * 1000.0
+    s = ctx.run.strategy(strategy)
+    found = search(query, qv, s.vectors, bm25(ctx.key.digest, strategy, s.chunks.texts), s.chunks.texts, retrievers,
+                   ctx.cross_encoder)
+    return found, (1.0 - s.vectors @ qv).astype(np.float64), embed_ms

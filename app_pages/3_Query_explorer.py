@@ -1,15 +1,11 @@
 """Query explorer: one query, the chosen strategies side by side for one retriever."""
 
-import time
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
 import ui_cache
 from audit.models import ModelUnavailable
-from audit.retrieval import RERANK_DEPTH, RRF_K
-from audit.retrieval import dense_ranking, rerank, rrf
 from audit.report.markup import chunk_text_html
 from audit.report.views import hits_frame
 
@@ -77,29 +73,12 @@ try:
             latency.append({"strategy": name, **{f"{r} (ms)": s.latency_ms[r][qi] for r in s.latency_ms}})
         lat_note = "measured while building the audit (dense = scan only; hybrid includes dense and BM25)"
     else:
-        t0 = time.perf_counter()
-        qv = ui_cache.query_vector(ctx.encoder.name, query, ctx.encoder)
-        embed_ms = (time.perf_counter() - t0) * 1000.0
+        embed_ms = 0.0
         for name in chosen:
-            s = run.strategy(name)
-            bm = ui_cache.bm25(ctx.key.digest, name, s.chunks.texts)
-            t = time.perf_counter()
-            dense = dense_ranking(s.vectors, qv)
-            t1 = time.perf_counter()
-            lex = bm.rank(query)
-            t2 = time.perf_counter()
-            hyb = rrf([dense, lex], k=RRF_K)
-            t3 = time.perf_counter()
-            row = {"strategy": name, "dense (ms)": (t1 - t) * 1000, "bm25 (ms)": (t2 - t1) * 1000,
-                   "hybrid (ms)": (t3 - t) * 1000}
-            rk = {"dense": dense, "bm25": lex, "hybrid": hyb}
-            if retriever == "rerank" and ctx.cross_encoder is not None:
-                rk["rerank"] = rerank(hyb, query, s.chunks.texts, ctx.cross_encoder, depth=RERANK_DEPTH)
-                row["rerank (ms)"] = (time.perf_counter() - t) * 1000
-            latency.append(row)
-            if retriever not in rk:
-                raise ValueError(f"retriever {retriever} is unavailable: {ctx.cross_error}")
-            results[name] = (rk[retriever], (1.0 - s.vectors @ qv).astype(np.float64))
+            found, dist, ms = ui_cache.live_search(ctx, name, query, (retriever,))
+            embed_ms = max(embed_ms, ms)
+            latency.append({"strategy": name, **{f"{r} (ms)": v for r, v in found.latency_ms.items()}})
+            results[name] = (found.rankings[retriever], dist)
         lat_note = f"measured now; query embedding took {embed_ms:.1f} ms (0 when cached)"
 except (ValueError, ModelUnavailable) as e:
     st.error(str(e))

@@ -8,10 +8,9 @@ import pandas as pd
 import streamlit as st
 
 import ui_cache
-from audit.evaluation.threshold import bluff_list
-from audit.evaluation.threshold import load_threshold, save_threshold
+from audit.evaluation.threshold import (KEEP, SavedThreshold, bluffs, choose_cut, counts_at, load_threshold,
+                                        save_threshold, separation)
 from audit.home import default_home
-from audit.evaluation.threshold import KEEP, counts_at, separation
 from audit.evaluation.threshold import outcomes_frame
 from audit.report.views import distance_frame
 
@@ -48,7 +47,7 @@ hi = min(2.0, math.ceil((dmax + 0.05) * 20) / 20)
 saved = load_threshold()
 default = ui_cache.balanced(ctx.key.digest, strategy, retriever, run) if len(finite) else 0.5
 if st.session_state.get("threshold") is None:
-    st.session_state["threshold"] = float(saved if saved is not None else default)
+    st.session_state["threshold"] = choose_cut(saved, ctx.encoder.digest, strategy, retriever, None, default)[0]
 if "threshold_slider" not in st.session_state:
     st.session_state["threshold_slider"] = float(st.session_state["threshold"])
 st.session_state["threshold_slider"] = float(min(hi, max(0.0, st.session_state["threshold_slider"])))
@@ -65,12 +64,12 @@ st.session_state["threshold"] = cut
 
 counts = counts_at(qs, cut)
 m = st.columns(5)
-m[0].metric("Answered with the answer", f"{counts['answered']} / {counts['in-domain']}")
-m[1].metric("Answered without it", f"{counts['answered without']}")
-m[2].metric("Abandoned", f"{counts['abandoned']}", help="in-domain queries with no chunk under the cut")
-m[3].metric("Abandoned, answerable", f"{counts['abandoned answerable']}",
+m[0].metric("Answered with the answer", f"{counts.answered} / {counts.in_domain}")
+m[1].metric("Answered without it", f"{counts.answered_without}")
+m[2].metric("Abandoned", f"{counts.abandoned}", help="in-domain queries with no chunk under the cut")
+m[3].metric("Abandoned, answerable", f"{counts.abandoned_answerable}",
             help="abandoned although, with no threshold, the top 4 held the answer")
-m[4].metric("Bluffs", f"{counts['bluff']} / {counts['out-of-domain']}",
+m[4].metric("Bluffs", f"{counts.bluff} / {counts.out_of_domain}",
             help="out-of-domain queries that still get chunks")
 st.caption(f"Balanced cut (fewest bluffs + abandoned answerable): {default:.3f} — a computed default, not a "
            "recommendation: the right cut depends on what a bluff costs against an abandoned answer.")
@@ -78,13 +77,13 @@ st.caption(f"Balanced cut (fewest bluffs + abandoned answerable): {default:.3f} 
 b1, b2 = st.columns([1, 3])
 if b1.button(f"Save this threshold ({cut:.3f})", key="threshold_save", type="primary"):
     try:
-        p = save_threshold(cut)
-        saved = cut
-        b2.success(f"Saved {cut:.3f} to {p}; the Citations page uses it.")
+        saved = SavedThreshold(cut, ctx.encoder.name, ctx.encoder.digest, strategy, retriever)
+        p = save_threshold(saved)
+        b2.success(f"Saved {saved.describe()} to {p}; the Citations page uses it under this configuration.")
     except ValueError as e:
         b2.error(str(e))
 elif saved is not None:
-    b2.caption(f"Saved threshold: {saved:.3f} (in {default_home() / 'threshold.json'})")
+    b2.caption(f"Saved threshold: {saved.describe()} (in {default_home() / 'threshold.json'})")
 else:
     b2.caption("No threshold saved yet.")
 
@@ -92,10 +91,10 @@ else:
 st.subheader("Distance distributions")
 df = distance_frame(qs)
 sep = separation(qs)
-if math.isfinite(sep["worst_in_domain"]) and math.isfinite(sep["best_out_of_domain"]):
-    st.markdown(f"Worst in-domain distance to its answer **{sep['worst_in_domain']:.3f}**; best out-of-domain "
-                f"distance **{sep['best_out_of_domain']:.3f}** → "
-                + ("**no threshold is right for both**: a product decision." if sep["overlap"]
+if math.isfinite(sep.worst_in_domain) and math.isfinite(sep.best_out_of_domain):
+    st.markdown(f"Worst in-domain distance to its answer **{sep.worst_in_domain:.3f}**; best out-of-domain "
+                f"distance **{sep.best_out_of_domain:.3f}** → "
+                + ("**no threshold is right for both**: a product decision." if sep.overlap
                    else "a cut between the two separates them."))
 missing = sum(1 for q in qs if q.in_domain and q.nearest_correct is None)
 if len(df):
@@ -120,7 +119,7 @@ st.download_button("Download distances (CSV)", df.to_csv(index=False), "distance
 # ---- sweep
 st.subheader("Sweep: bluffs against abandoned answers")
 curve = finite.copy()
-cur = pd.DataFrame([counts])
+cur = pd.DataFrame([counts.to_dict()])
 sweep_chart = alt.Chart(curve).mark_line(point=alt.OverlayMarkDef(size=18), interpolate="step-after").encode(
     x=alt.X("abandoned:Q", title="abandoned in-domain queries"),
     y=alt.Y("bluff:Q", title="bluffs (out-of-domain queries answered)"),
@@ -141,10 +140,10 @@ st.download_button("Download sweep (CSV)", sw.to_csv(index=False), "threshold_sw
 
 # ---- bluff list
 st.subheader(f"Bluffs at {cut:.3f}")
-bl = bluff_list(run, strategy, cut, retriever, show=2)
-rows = [{"query_id": b["query_id"], "query": b["query"], "nearest rank": i + 1, "cosine distance": n["distance"],
-         "doc_id": n["doc_id"], "section": n["section"], "chunk_id": n["chunk_id"], "content": n["content"]}
-        for b in bl for i, n in enumerate(b["nearest"])]
+bl = bluffs(qs, cut, run.strategy(strategy).chunks, show=2)
+rows = [{"query_id": b.query_id, "query": b.query, "nearest rank": i + 1, "cosine distance": n.distance,
+         "doc_id": n.doc_id, "section": n.section, "chunk_id": n.chunk_id, "content": n.content}
+        for b in bl for i, n in enumerate(b.nearest)]
 bf = pd.DataFrame(rows, columns=["query_id", "query", "nearest rank", "cosine distance", "doc_id", "section",
                                  "chunk_id", "content"])
 if len(bl):

@@ -7,10 +7,7 @@ import streamlit as st
 import ui_cache
 from audit.evaluation.citations import NoAnswer, answer_or_refuse
 from audit.models import ModelUnavailable
-from audit.retrieval import RERANK_DEPTH, RRF_K
-from audit.retrieval import dense_ranking, rerank, rrf
-from audit.evaluation.threshold import load_threshold
-from audit.evaluation.threshold import KEEP
+from audit.evaluation.threshold import KEEP, choose_cut, load_threshold
 from audit.matching import find_collapsed
 from audit.report.markup import quote_in_document_html
 from audit.report.views import citations_frame, overlap_only_frame
@@ -25,14 +22,9 @@ st.caption(f"Strategy **{strategy}**, retriever **{retriever}** (sidebar). The m
            "writes [n]; the server attaches document, section and a `#char=start,end` locator into the canonical "
            "text. The quote is the chunk's own content — never the embedded text with its header and overlap tail.")
 
-saved = load_threshold()
-if saved is not None:
-    threshold, how = saved, f"saved threshold {saved:.3f}"
-else:
-    threshold = st.session_state.get("threshold")
-    if threshold is None:
-        threshold = ui_cache.balanced(ctx.key.digest, strategy, retriever, run) if run.queries else 0.5
-    how = f"no threshold saved yet — using {threshold:.3f}; choose and save one on the Threshold page"
+threshold, how = choose_cut(load_threshold(), ctx.encoder.digest, strategy, retriever,
+                            st.session_state.get("threshold"),
+                            ui_cache.balanced(ctx.key.digest, strategy, retriever, run) if run.queries else 0.5)
 st.info(f"Cut: cosine distance < {threshold:.3f} ({how}); at most {KEEP} sources.")
 
 queries = run.in_domain
@@ -64,18 +56,8 @@ else:
             ranking = s.rankings[retriever][qi]
             dist = s.distances[qi].astype(np.float64)
         else:
-            qv = ui_cache.query_vector(ctx.encoder.name, question, ctx.encoder)
-            dist = (1.0 - s.vectors @ qv).astype(np.float64)
-            dense = dense_ranking(s.vectors, qv)
-            if retriever == "dense":
-                ranking = dense
-            else:
-                lex = ui_cache.bm25(ctx.key.digest, strategy, s.chunks.texts).rank(question)
-                ranking = lex if retriever == "bm25" else rrf([dense, lex], k=RRF_K)
-                if retriever == "rerank":
-                    if ctx.cross_encoder is None:
-                        raise ValueError(f"rerank is unavailable: {ctx.cross_error}")
-                    ranking = rerank(ranking, question, s.chunks.texts, ctx.cross_encoder, depth=RERANK_DEPTH)
+            found, dist, _ = ui_cache.live_search(ctx, strategy, question, (retriever,))
+            ranking = found.rankings[retriever]
     except (ValueError, ModelUnavailable) as e:
         st.error(str(e))
         ui_cache.footer(ctx)

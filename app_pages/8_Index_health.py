@@ -14,7 +14,7 @@ from audit.models import ModelUnavailable
 from audit.index.health import check_index
 from audit.index.manifest import manifest, upgrade_preview
 from audit.home import default_index_path
-from audit.index import IndexStore, Stamp
+from audit.index import IndexStore, Stamp, index_corpus
 
 ctx = ui_cache.context()
 st.title("Index health")
@@ -44,7 +44,7 @@ name = st.selectbox("Index (strategy)", names, key="health_index",
                     index=names.index(focus) if focus in names else 0)
 gen = store.generation(name)
 enc = ctx.encoder
-current = Stamp(enc.name, enc.digest, int(enc.dims), int(enc.window), PIPELINE_VERSION, gen["strategy"])
+current = Stamp.from_generation(gen).with_model(enc)
 rep = check_index(store, name, current, enc)
 
 c = st.columns(4)
@@ -95,7 +95,7 @@ if len(failed):
             corpus = ctx.corpus if spec == ctx.corpus.name else load_corpus(spec)
             params = json.loads(gen["strategy"])
             with st.spinner("Re-indexing the failed documents…"):
-                result = store.index(corpus, Strategy(**params), enc, retry_failed=True)
+                result = index_corpus(store, corpus, Strategy(**params), enc, retry_failed=True)
             st.success(result.summary())
             for doc_id, reason in result.failed:
                 st.error(f"{doc_id}: still failing: {reason}")

@@ -55,7 +55,7 @@ retriever = s2.selectbox("Retriever", ["dense", "bm25", "hybrid"], key="diff_ret
 k = s3.selectbox("k for lost / gained", [1, 4, 8, 20], index=2, key="diff_k")
 saved = load_threshold()
 threshold = s4.number_input("Threshold (cosine distance)", min_value=0.0, max_value=2.0, step=0.025,
-                            value=float(saved if saved is not None else 0.5), key="diff_threshold",
+                            value=float(saved.cut if saved is not None else 0.5), key="diff_threshold",
                             help="the saved threshold (Threshold page) by default")
 try:
     lo, ln = old.load(name), new.load(name)

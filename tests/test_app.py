@@ -246,7 +246,9 @@ def test_threshold_slider_moves_counts_and_saves(test_env):
     at.button(key="threshold_save").click().run()
     assert not at.exception
     saved = json.loads((Path(test_env["AUDIT_HOME"]) / "threshold.json").read_text())
-    assert saved == {"threshold": 0.8}
+    # saved with the configuration it was chosen on: a cut means nothing on another model
+    assert saved == {"threshold": 0.8, "model": "hashing", "model_digest": "hashing-256", "strategy": "E",
+                     "retriever": "dense"}
     _provenance(at)
 
 
@@ -260,17 +262,22 @@ def test_tokens_header_share():
 
 
 def test_citations_at_saved_threshold(test_env):
-    from audit.evaluation.threshold import save_threshold
+    from audit.evaluation.threshold import SavedThreshold, save_threshold
 
-    save_threshold(2.0, Path(test_env["AUDIT_HOME"]) / "threshold.json")  # everything passes
+    path = Path(test_env["AUDIT_HOME"]) / "threshold.json"
+    save_threshold(SavedThreshold(2.0, "hashing", "hashing-256", "C", "dense"), path)  # chosen on C
     at = _app("app_pages/7_Citations.py")
-    assert any("saved threshold 2.000" in i.value for i in at.info)
+    assert not any("< 2.000 (saved threshold" in i.value for i in at.info)  # not applied to E
+    assert any("is for another configuration" in i.value for i in at.info)
+    save_threshold(SavedThreshold(2.0, "hashing", "hashing-256", "E", "dense"), path)  # everything passes
+    at.run()
+    assert any("< 2.000 (saved threshold 2.000)" in i.value for i in at.info)
     table = _table(at, "quote matches locator")
     assert len(table) == 4 and table["quote matches locator"].all()
     assert table["locator"].str.match(r"#char=\d+,\d+").all()
     assert "SOURCES" in at.code[0].value and "[1]" in at.code[0].value
     assert _metric(at, "Quotes differing from their locator") == "0"
-    save_threshold(0.0, Path(test_env["AUDIT_HOME"]) / "threshold.json")  # nothing passes
+    save_threshold(SavedThreshold(0.0, "hashing", "hashing-256", "E", "dense"), path)  # nothing passes
     at.run()
     assert any(e.value.startswith("NO ANSWER") for e in at.error)
     at.selectbox(key="focus_strategy").set_value("B").run()  # B reaches n1 only through its tail

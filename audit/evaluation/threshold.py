@@ -28,7 +28,7 @@ from ..home import default_home
 
 __all__ = ["GRID_STEP", "KEEP", "OUTCOMES", "Bluff", "GateCounts", "GateOutcome", "QueryDistances", "SavedThreshold",
            "Separation", "bluffs", "check_cut", "counts_at", "fewest_errors_cut", "gate", "kept", "load_threshold",
-           "outcomes_frame", "save_threshold", "separation", "sweep", "sweep_cuts", "sweep_frame"]
+           "choose_cut", "outcomes_frame", "save_threshold", "separation", "sweep", "sweep_cuts", "sweep_frame"]
 
 #: Chunks the gate keeps at most (specification: 4).
 KEEP = 4
@@ -350,3 +350,20 @@ def load_threshold(path: str | Path | None = None) -> SavedThreshold | None:
         return v if isinstance(v, str) else None
 
     return SavedThreshold(cut, text("model"), text("model_digest"), text("strategy"), text("retriever"))
+
+
+def choose_cut(saved: SavedThreshold | None, model_digest: str, strategy: str, retriever: str,
+               chosen: float | None = None, balanced: float = 0.5) -> tuple[float, str]:
+    """The cut a view applies, and a sentence saying where it comes from.
+
+    In order: the saved cut when it was chosen on this configuration (model weights, strategy,
+    retriever); else ``chosen`` (picked in this session, not saved); else ``balanced`` (the
+    computed default). A saved cut of another configuration is never applied: the sentence says
+    where it was chosen.
+    """
+    if saved is not None and saved.applies_to(model_digest, strategy, retriever):
+        return saved.cut, f"saved threshold {saved.cut:.3f}"
+    elsewhere = f"; the saved threshold {saved.describe()} is for another configuration" if saved else ""
+    if chosen is not None:
+        return float(chosen), f"chosen here, not saved{elsewhere}"
+    return float(balanced), f"the balanced cut, no threshold saved for this configuration{elsewhere}"
