@@ -40,11 +40,11 @@ import streamlit as st
 
 import ui_cache
 from audit.chunking import PRESETS, Strategy
-from audit.ingest import BUILTIN_CORPUS, TEXT_SUFFIXES
-from audit.models import DEFAULT_MODEL, DEFAULT_RERANKER, ModelUnavailable
 from audit.groundtruth import BUILTIN_DATA, GroundTruth
+from audit.ingest import BUILTIN_CORPUS, TEXT_SUFFIXES, UPLOAD_TYPES
+from audit.models import DEFAULT_MODEL, DEFAULT_RERANKER, ModelUnavailable
 from audit.retrieval import RETRIEVERS
-from audit.ingest import UPLOAD_TYPES
+from audit.sources import base_strategy
 
 st.set_page_config(page_title="Retrieval audit", page_icon=":material/fact_check:", layout="wide")
 
@@ -281,7 +281,7 @@ except (ValueError, ModelUnavailable) as e:
 names = [s.strategy.name for s in run.strategies]
 ranked = [r for r in run.retrievers if r in run.strategies[0].rankings]
 if st.session_state["focus_strategy"] not in names:
-    st.session_state["focus_strategy"] = "E" if "E" in names else names[0]
+    st.session_state["focus_strategy"] = base_strategy(names)
 if st.session_state["focus_retriever"] not in ranked:
     st.session_state["focus_retriever"] = ranked[0]
 with focus_box:

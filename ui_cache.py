@@ -29,14 +29,13 @@ import numpy as np
 import streamlit as st
 
 from audit.chunking import Strategy
-from audit.ingest import Corpus, load_builtin, load_folder
-from audit.models import Encoder, ModelUnavailable, load_cross_encoder, load_encoder
 from audit.evaluation import paired_tests
 from audit.groundtruth import GroundTruth, load_ground_truth
-from audit.sources import AuditRun, run_audit
-from audit.retrieval import BM25
 from audit.index import EmbeddingCache, IndexStore
-from audit.ingest import corpus_from_uploads
+from audit.ingest import Corpus, corpus_from_uploads, load_builtin, load_folder
+from audit.models import Encoder, ModelUnavailable, load_cross_encoder, load_encoder
+from audit.retrieval import BM25
+from audit.sources import AuditRun, run_audit
 
 CTX_KEY = "_audit_context"
 

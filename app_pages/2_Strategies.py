@@ -7,7 +7,12 @@ import streamlit as st
 import ui_cache
 from audit.evaluation import KS
 from audit.report import rank_matrix, results_frame
-from audit.report.views import pair_matrix, pairs_frame, recall_chart_frame, results_display
+from audit.report.views import (
+    pair_matrix,
+    pairs_frame,
+    recall_chart_frame,
+    results_display,
+)
 
 ctx = ui_cache.context()
 run = ctx.run

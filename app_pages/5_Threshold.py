@@ -8,10 +8,18 @@ import pandas as pd
 import streamlit as st
 
 import ui_cache
-from audit.evaluation.threshold import (KEEP, SavedThreshold, bluffs, choose_cut, counts_at, load_threshold,
-                                        save_threshold, separation)
+from audit.evaluation.threshold import (
+    KEEP,
+    SavedThreshold,
+    bluffs,
+    choose_cut,
+    counts_at,
+    load_threshold,
+    outcomes_frame,
+    save_threshold,
+    separation,
+)
 from audit.home import default_home
-from audit.evaluation.threshold import outcomes_frame
 from audit.report.views import distance_frame
 
 ctx = ui_cache.context()

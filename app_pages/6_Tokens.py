@@ -5,13 +5,14 @@ import pandas as pd
 import streamlit as st
 
 import ui_cache
+from audit.models import n_special as n_special_of
 from audit.report.markup import truncated_text_html
 from audit.report.views import over_window_frame, token_lengths_frame, token_share_frame
 
 ctx = ui_cache.context()
 run = ctx.run
 window = run.encoder.window
-n_special = getattr(run.encoder, "n_special", 2)
+n_special = n_special_of(run.encoder)
 
 st.title("Tokens")
 st.caption(f"Tokens are the embedding model's own word-pieces ({run.encoder.name}). The encoder reads at most "

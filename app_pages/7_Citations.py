@@ -6,9 +6,9 @@ import streamlit as st
 
 import ui_cache
 from audit.evaluation.citations import NoAnswer, answer_or_refuse
-from audit.models import ModelUnavailable
 from audit.evaluation.threshold import KEEP, choose_cut, load_threshold
 from audit.matching import find_collapsed
+from audit.models import ModelUnavailable
 from audit.report.markup import quote_in_document_html
 from audit.report.views import citations_frame, overlap_only_frame
 

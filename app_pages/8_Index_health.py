@@ -9,12 +9,12 @@ import streamlit as st
 import ui_cache
 from audit import PIPELINE_VERSION
 from audit.chunking import Strategy
-from audit.ingest import load_corpus
-from audit.models import ModelUnavailable
-from audit.index.health import check_index
-from audit.index.manifest import manifest, upgrade_preview
 from audit.home import default_index_path
 from audit.index import IndexStore, Stamp, index_corpus
+from audit.index.health import check_index
+from audit.index.manifest import manifest, upgrade_preview
+from audit.ingest import load_corpus
+from audit.models import ModelUnavailable
 
 ctx = ui_cache.context()
 st.title("Index health")

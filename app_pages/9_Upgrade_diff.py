@@ -7,12 +7,12 @@ import pandas as pd
 import streamlit as st
 
 import ui_cache
-from audit.report.upgrade import compare_stores
-from audit.models import ModelUnavailable
-from audit.report import format_p, needed_label
 from audit.evaluation.threshold import load_threshold
 from audit.home import default_index_path
-from audit.index import IndexUnusable, IndexStore
+from audit.index import IndexStore, IndexUnusable
+from audit.models import ModelUnavailable
+from audit.report import format_p, needed_label
+from audit.report.upgrade import compare_stores
 
 ctx = ui_cache.context()
 st.title("Upgrade diff")

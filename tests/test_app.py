@@ -405,9 +405,9 @@ def test_upgrade_diff_between_two_index_files(test_env, tmp_path):
     import sqlite3
 
     from audit.chunking import PRESETS
+    from audit.index import IndexStore, index_corpus
     from audit.ingest import load_folder
     from audit.models import HashingEncoder
-    from audit.index import IndexStore, index_corpus
 
     _app()  # make sure the default index exists
     old = tmp_path / "before.sqlite"

@@ -7,15 +7,19 @@ import subprocess
 import sys
 
 import pytest
-
-from audit.chunking import PRESETS, chunk_corpus
-from audit.ingest import load_folder
-from audit.models import HashingEncoder
-from audit.groundtruth import GroundTruthError, load_needles, load_out_of_domain, validate
-from audit.index import IndexStore, index_corpus
-
 from conftest import ROOT
 from pdfmaker import make_pdf
+
+from audit.chunking import PRESETS, chunk_corpus
+from audit.groundtruth import (
+    GroundTruthError,
+    load_needles,
+    load_out_of_domain,
+    validate,
+)
+from audit.index import IndexStore, index_corpus
+from audit.ingest import load_folder
+from audit.models import HashingEncoder
 
 
 def cli(*args, cwd=None):

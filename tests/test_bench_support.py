@@ -17,11 +17,10 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import ROOT
 
 from audit.models import BACKENDS, TOKEN_BUDGET, load_encoder, onnx_export
 from audit.retrieval import BM25, dense_ranking, rrf
-
-from conftest import ROOT
 
 sys.path.insert(0, str(ROOT / "bench"))
 

@@ -6,7 +6,13 @@ import re
 
 import pytest
 
-from audit.chunking import PRESETS, Strategy, chunk_corpus, chunk_document, parse_strategies
+from audit.chunking import (
+    PRESETS,
+    Strategy,
+    chunk_corpus,
+    chunk_document,
+    parse_strategies,
+)
 from audit.ingest import Corpus, markdown_document
 
 PARA = re.compile(r"[^\n](?:[^\n]|\n(?!\n))*")

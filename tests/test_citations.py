@@ -3,7 +3,13 @@
 from __future__ import annotations
 
 from audit.chunking import PRESETS, Strategy, chunk_corpus
-from audit.evaluation.citations import NoAnswer, answer_or_refuse, audit_citations, build_context, verify_citation
+from audit.evaluation.citations import (
+    NoAnswer,
+    answer_or_refuse,
+    audit_citations,
+    build_context,
+    verify_citation,
+)
 from audit.ingest import Corpus, markdown_document
 
 

@@ -7,10 +7,9 @@ import subprocess
 import sys
 
 import pytest
+from conftest import ROOT
 
 from audit.cli import main
-
-from conftest import ROOT
 
 GT_LINE = {"id": "n1", "needle": "The installer must be run twice on a fresh machine",
            "questions": ["How many times must the installer run?", "setup broke first time, do i rerun it?"]}

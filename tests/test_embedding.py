@@ -7,13 +7,18 @@ import sys
 
 import numpy as np
 import pytest
+from conftest import ROOT
 
 from audit.chunking import PRESETS, chunk_corpus
-from audit.models import (HashingEncoder, ModelUnavailable, load_cross_encoder, load_encoder, resolve_model_path,
-                          token_stats)
 from audit.index import EmbeddingCache, embed
-
-from conftest import ROOT
+from audit.models import (
+    HashingEncoder,
+    ModelUnavailable,
+    load_cross_encoder,
+    load_encoder,
+    resolve_model_path,
+    token_stats,
+)
 
 
 @pytest.fixture(scope="module")

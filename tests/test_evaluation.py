@@ -6,8 +6,16 @@ import math
 
 import pytest
 
-from audit.evaluation import (ColumnResult, QueryResult, holm, paired_test, paired_tests, queries_needed, sign_test,
-                              wilson)
+from audit.evaluation import (
+    ColumnResult,
+    QueryResult,
+    holm,
+    paired_test,
+    paired_tests,
+    queries_needed,
+    sign_test,
+    wilson,
+)
 
 
 @pytest.mark.parametrize("k, n, low, high", [(38, 64, 0.471, 0.705), (53, 64, 0.718, 0.901)])

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from pdfmaker import make_pdf
 
 from audit.chunking import Strategy, chunk_corpus
 from audit.ingest import Corpus, html_to_markdown, load_folder, pdf_document
-
-from pdfmaker import make_pdf
 
 
 def test_pdf_pages_and_page_locators():

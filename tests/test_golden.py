@@ -14,9 +14,9 @@ import json
 import os
 import shutil
 
-from audit.cli import main
-
 from conftest import ROOT
+
+from audit.cli import main
 
 GOLDEN = ROOT / "tests" / "golden"
 VOLATILE = ("latency", "wall_seconds", "query_embedding_ms")

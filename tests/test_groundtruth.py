@@ -6,8 +6,14 @@ import json
 
 import pytest
 
+from audit.groundtruth import (
+    GroundTruthError,
+    Needle,
+    load_needles,
+    load_out_of_domain,
+    validate,
+)
 from audit.ingest import Corpus, markdown_document
-from audit.groundtruth import GroundTruthError, Needle, load_needles, load_out_of_domain, validate
 from audit.matching import collapse, collapse_with_map
 
 

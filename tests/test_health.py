@@ -6,16 +6,15 @@ import json
 
 import numpy as np
 import pytest
+from test_store import N_DOCS, write_docs
 
 from audit.chunking import PRESETS
-from audit.report.upgrade import compare_stores
+from audit.groundtruth import GroundTruth, Needle, validate
+from audit.index import IndexStore, index_corpus
+from audit.index.health import check_index, check_store
 from audit.ingest import load_folder
 from audit.models import HashingEncoder
-from audit.groundtruth import GroundTruth, Needle, validate
-from audit.index.health import check_index, check_store
-from audit.index import IndexStore, index_corpus
-
-from test_store import N_DOCS, write_docs
+from audit.report.upgrade import compare_stores
 
 
 @pytest.fixture()

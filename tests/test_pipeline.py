@@ -9,12 +9,19 @@ import numpy as np
 import pytest
 
 from audit.chunking import Strategy
+from audit.evaluation.threshold import sweep_frame
+from audit.groundtruth import GroundTruth, Needle, validate
 from audit.ingest import Corpus, markdown_document
 from audit.models import HashingEncoder
-from audit.groundtruth import GroundTruth, Needle, validate
+from audit.report import (
+    chunks_frame,
+    key_comparisons,
+    rank_matrix,
+    render_text,
+    results_frame,
+    to_json,
+)
 from audit.sources import run_audit
-from audit.evaluation.threshold import sweep_frame
-from audit.report import chunks_frame, key_comparisons, rank_matrix, render_text, results_frame, to_json
 
 # 40 filler characters, then the needle starts at offset 40 and crosses the blind cut at 50
 FILL = "Lorem ipsum dolor sit amet consectetur a"  # 40 chars

@@ -12,14 +12,13 @@ import time
 
 import numpy as np
 import pytest
+from conftest import ROOT
 
 from audit.chunking import PRESETS, chunk_corpus
+from audit.index import IndexStore, IndexUnusable, index_corpus
 from audit.ingest import load_folder
 from audit.models import HashingEncoder
 from audit.retrieval import dense_ranking
-from audit.index import IndexStore, IndexUnusable, index_corpus
-
-from conftest import ROOT
 
 N_DOCS = 12
 

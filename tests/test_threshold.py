@@ -2,18 +2,28 @@
 
 from __future__ import annotations
 
+import json
 import math
 
 import numpy as np
-
-import json
-
 import pytest
 
 from audit.chunking import Chunk, ChunkSet, Strategy
-from audit.evaluation.threshold import (QueryDistances, SavedThreshold, bluffs, check_cut, counts_at,
-                                        fewest_errors_cut, gate, kept, load_threshold, save_threshold, separation,
-                                        sweep, sweep_cuts)
+from audit.evaluation.threshold import (
+    QueryDistances,
+    SavedThreshold,
+    bluffs,
+    check_cut,
+    counts_at,
+    fewest_errors_cut,
+    gate,
+    kept,
+    load_threshold,
+    save_threshold,
+    separation,
+    sweep,
+    sweep_cuts,
+)
 
 
 def qd(qid, dists, correct=None, in_domain=True):

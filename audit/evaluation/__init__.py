@@ -6,7 +6,16 @@ needle; destroyed / overlap-only / past-the-window), :mod:`.threshold` (the gate
 cut, bluffs, the saved cut), :mod:`.citations` (context, NO ANSWER, quote checks).
 """
 
-from .metrics import KS, MRR_DEPTH, ColumnResult, PairedTest, QueryResult, paired_test, paired_tests, summary_rows
+from .metrics import (
+           KS,
+           MRR_DEPTH,
+           ColumnResult,
+           PairedTest,
+           QueryResult,
+           paired_test,
+           paired_tests,
+           summary_rows,
+)
 from .stats import Interval, holm, queries_needed, sign_test, wilson
 
 __all__ = ["KS", "MRR_DEPTH", "ColumnResult", "Interval", "PairedTest", "QueryResult", "holm", "paired_test",

@@ -7,9 +7,23 @@ topics); :mod:`.folder` picks the loader by file ending; :mod:`.document` holds 
 """
 
 from .builtin import BUILTIN_CORPUS, load_builtin
-from .document import EXTRACTOR_VERSIONS, Corpus, Document, LoadFailure, Section, file_sha256
-from .folder import (TEXT_SUFFIXES, UPLOAD_TYPES, corpus_from_uploads, document_from_bytes, load_corpus,
-                     load_folder, read_document)
+from .document import (
+                     EXTRACTOR_VERSIONS,
+                     Corpus,
+                     Document,
+                     LoadFailure,
+                     Section,
+                     file_sha256,
+)
+from .folder import (
+                     TEXT_SUFFIXES,
+                     UPLOAD_TYPES,
+                     corpus_from_uploads,
+                     document_from_bytes,
+                     load_corpus,
+                     load_folder,
+                     read_document,
+)
 from .html import html_to_markdown
 from .markdown import markdown_document, normalise_newlines, parse_markdown
 from .pdf import pdf_document

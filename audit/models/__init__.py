@@ -7,7 +7,15 @@ files; torch loads when something must be encoded.
 
 from __future__ import annotations
 
-from .base import DEFAULT_MODEL, DEFAULT_RERANKER, TOKEN_BUDGET, Encoder, ModelUnavailable, Progress, n_special
+from .base import (
+    DEFAULT_MODEL,
+    DEFAULT_RERANKER,
+    TOKEN_BUDGET,
+    Encoder,
+    ModelUnavailable,
+    Progress,
+    n_special,
+)
 from .cross import CrossEncoderModel, load_cross_encoder
 from .hashing import HashingEncoder
 from .onnx import onnx_export

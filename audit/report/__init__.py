@@ -5,8 +5,16 @@ Pages and the CLI render the same objects, so they always say the same thing.
 """
 
 from .serialize import to_json
-from .tables import (chunks_frame, format_p, key_comparisons, latency_frame, needed_label, phrasing_frame,
-                     rank_matrix, results_frame)
+from .tables import (
+                     chunks_frame,
+                     format_p,
+                     key_comparisons,
+                     latency_frame,
+                     needed_label,
+                     phrasing_frame,
+                     rank_matrix,
+                     results_frame,
+)
 from .text import render_text
 
 __all__ = ["chunks_frame", "format_p", "key_comparisons", "latency_frame", "needed_label", "phrasing_frame",

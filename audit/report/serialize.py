@@ -6,9 +6,23 @@ import math
 
 import pandas as pd
 
-from ..evaluation.threshold import KEEP, bluffs, counts_at, fewest_errors_cut, separation, sweep, sweep_frame
+from ..evaluation.threshold import (
+    KEEP,
+    bluffs,
+    counts_at,
+    fewest_errors_cut,
+    separation,
+    sweep,
+    sweep_frame,
+)
 from ..sources import AuditRun, base_strategy
-from .tables import chunks_frame, key_comparisons, latency_frame, phrasing_frame, results_frame
+from .tables import (
+    chunks_frame,
+    key_comparisons,
+    latency_frame,
+    phrasing_frame,
+    results_frame,
+)
 
 __all__ = ["records", "to_json"]
 

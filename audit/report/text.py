@@ -8,10 +8,24 @@ import numpy as np
 import pandas as pd
 
 from ..evaluation.metrics import KS
-from ..evaluation.threshold import KEEP, bluffs, fewest_errors_cut, separation, sweep, sweep_frame
+from ..evaluation.threshold import (
+    KEEP,
+    bluffs,
+    fewest_errors_cut,
+    separation,
+    sweep,
+    sweep_frame,
+)
 from ..models import n_special
 from ..sources import AuditRun, base_strategy
-from .tables import chunks_frame, format_p, key_comparisons, latency_frame, phrasing_frame, results_frame
+from .tables import (
+    chunks_frame,
+    format_p,
+    key_comparisons,
+    latency_frame,
+    phrasing_frame,
+    results_frame,
+)
 
 __all__ = ["render_text"]
 

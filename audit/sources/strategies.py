@@ -25,7 +25,14 @@ from ..evaluation.threshold import GateCounts, QueryDistances, sweep
 from ..groundtruth import GroundTruth, Query
 from ..index import EmbeddingCache, embed, index_corpus
 from ..ingest import Corpus
-from ..models import DEFAULT_RERANKER, Encoder, ModelUnavailable, TokenStats, load_cross_encoder, token_stats
+from ..models import (
+    DEFAULT_RERANKER,
+    Encoder,
+    ModelUnavailable,
+    TokenStats,
+    load_cross_encoder,
+    token_stats,
+)
 from ..retrieval import BM25, RETRIEVERS, STORED_DEPTH, Ranking, search
 
 __all__ = ["AuditRun", "StrategyRun", "base_strategy", "run_audit"]
