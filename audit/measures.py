@@ -70,6 +70,7 @@ __all__ = [
     "paired_success_tests",
     "passes_cut",
     "query_measures",
+    "results_frame",
 ]
 
 #: Cut-offs reported for the user's runs.
@@ -419,6 +420,13 @@ def evaluate_runs(runs: Iterable[Run], qrels: Qrels, ks: Sequence[int] = KS,
     """:func:`evaluate` for each run, same queries for all (so they pair)."""
     qids = tuple(query_ids) if query_ids is not None else None
     return [evaluate(r, qrels, ks, qids) for r in runs]
+
+
+def results_frame(results: Iterable[RunResult]):
+    """One row per run (:meth:`RunResult.to_dict`) as a ``pandas.DataFrame``, input order."""
+    import pandas as pd
+
+    return pd.DataFrame([r.to_dict() for r in results])
 
 
 def paired_success(a: RunResult, b: RunResult, k: int) -> PairedTest:

@@ -8,7 +8,7 @@ import pytest
 
 from audit.corpus import load_folder
 from audit.imported import check_chunks, read_chunks, read_qrels, read_queries, read_run
-from audit.measures import evaluate_runs, measure_names, paired_success, passes_cut
+from audit.measures import evaluate_runs, measure_names, paired_success, passes_cut, results_frame
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "data" / "example"
 
@@ -52,6 +52,8 @@ def test_before_and_after_by_hand(example):
     assert after.rank_conflicts == ("q6",) and before.rank_conflicts == ()
     t = paired_success(ra, rb, 1)
     assert (t.wins, t.losses, t.win_ids) == (4, 0, ("q2", "q3", "q4", "q5")) and t.p == pytest.approx(0.125)
+    df = results_frame([rb, ra])
+    assert list(df["name"]) == ["before", "after"] and df["Success@1"].round(4).tolist() == [0.3333, 0.7778]
     row = ra.to_dict()
     # Wilson 95% for 7/9 by the closed form: centre 0.6947, half-width 0.2421
     assert row["n_queries"] == 9 and round(row["Success@1_low"], 3) == 0.453 and round(row["Success@1_high"], 3) == 0.937
