@@ -1,0 +1,586 @@
+"""Readers for what a team brings: its chunks, its runs, its queries, its judgments.
+
+Formats (one example line each):
+
+- **TREC run**: ``q1 Q0 ops/backup.md#3 1 0.8731 after`` — ``qid Q0 docid rank
+  score tag``, fields split on whitespace, docid = chunk id. The ``Q0`` and
+  ``tag`` fields are not used; ``rank`` must be an integer >= 1 but the order
+  evaluated is the score order (:mod:`audit.measures`).
+- **JSONL run**: ``{"query_id": "q1", "chunk_id": "c7", "rank": 1, "score": 0.87}``.
+- **TREC qrels**: ``q1 0 c7 2`` — ``qid iteration docid relevance``, graded
+  integer relevance (>= 1 is relevant; negative grades allowed, gain 0).
+- **BEIR qrels** (``qrels/test.tsv``): header ``query-id<TAB>corpus-id<TAB>score``
+  then ``q1<TAB>doc7<TAB>1``.
+- **Queries**: ``q1<TAB>How do I rotate the relay keys?`` (no header), or BEIR
+  ``queries.jsonl``: ``{"_id": "q1", "text": "…"}`` (other keys ignored).
+- **Chunks JSONL**: ``{"chunk_id": "c7", "doc_id": "ops/backup.md", "text": "…",
+  "content": "…", "start": 120, "end": 480, "page": 2, "section": "Restore"}``;
+  ``content``, ``start``/``end`` (code points of the canonical text, end
+  exclusive, both or neither), ``page`` and ``section`` optional.
+
+Identifiers in JSON may be strings or integers (integers are read as their
+decimal string, so ``1`` matches the TREC id ``1``).
+
+Lines are split on ``"\\n"`` only, a trailing ``"\\r"`` removed, never with
+``str.splitlines()`` (which also splits on U+2028, U+0085 … that JSON strings
+may hold). A UTF-8 BOM is removed. Blank lines are skipped. Every problem
+raises :class:`InputFileError` with ``FILE:LINE: reason``.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Iterable, Iterator, Mapping, Sequence
+
+from .groundtruth import Needle, collapse
+from .measures import Qrels, Run, SCORE_KINDS, ScoreKindError, order
+
+__all__ = [
+    "BEIR_QRELS_HEADER",
+    "Chunk",
+    "ChunkError",
+    "InputFileError",
+    "check_chunks",
+    "needle_qrels",
+    "read_beir_qrels",
+    "read_chunks",
+    "read_jsonl_run",
+    "read_qrels",
+    "read_queries",
+    "read_run",
+    "read_trec_qrels",
+    "read_trec_run",
+]
+
+BEIR_QRELS_HEADER = ("query-id", "corpus-id", "score")
+
+
+class InputFileError(ValueError):
+    """A file that cannot be read as its format.
+
+    Attributes
+    ----------
+    path : str
+    line : int
+        1-based line, 0 when the problem is the whole file.
+    reason : str
+    """
+
+    def __init__(self, path: str | Path, line: int, reason: str):
+        self.path, self.line, self.reason = str(path), int(line), reason
+        super().__init__(f"{self.path}:{self.line}: {reason}" if line else f"{self.path}: {reason}")
+
+
+# --------------------------------------------------------------------------- lines
+
+
+def _lines(path: str | Path, what: str) -> Iterator[tuple[int, str]]:
+    """``(line number, line)`` of a UTF-8 file, blank lines skipped, split on ``\\n`` only."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except FileNotFoundError:
+        raise InputFileError(p, 0, f"{what} not found") from None
+    except OSError as e:
+        raise InputFileError(p, 0, f"cannot read the {what} ({e.strerror or e})") from None
+    try:
+        text = raw.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = raw[:e.start].count(b"\n") + 1
+        raise InputFileError(p, line, f"not UTF-8 text (byte 0x{raw[e.start]:02x} at byte offset {e.start})") from None
+    for no, line in enumerate(text.split("\n"), start=1):
+        if line.endswith("\r"):
+            line = line[:-1]
+        if line.strip():
+            yield no, line
+
+
+def _json_lines(path: str | Path, what: str) -> Iterator[tuple[int, dict]]:
+    for no, line in _lines(path, what):
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise InputFileError(path, no, f"not valid JSON ({e.msg} at column {e.colno})") from None
+        if not isinstance(obj, dict):
+            raise InputFileError(path, no, f"expected a JSON object, got {type(obj).__name__}")
+        yield no, obj
+
+
+def _json_id(path, no: int, obj: dict, key: str) -> str:
+    v = obj.get(key)
+    if isinstance(v, bool) or not isinstance(v, (str, int)):
+        got = "missing" if key not in obj else f"got {json.dumps(v)}"
+        raise InputFileError(path, no, f"{key!r} must be a string or an integer ({got})")
+    v = str(v)
+    if not v.strip():
+        raise InputFileError(path, no, f"{key!r} must not be empty")
+    return v
+
+
+def _json_int(path, no: int, obj: dict, key: str, minimum: int) -> int:
+    v = obj.get(key)
+    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+        got = "missing" if key not in obj else f"got {json.dumps(v)}"
+        raise InputFileError(path, no, f"{key!r} must be an integer >= {minimum} ({got})")
+    return v
+
+
+def _float(path, no: int, value: str, what: str) -> float:
+    try:
+        x = float(value)
+    except ValueError:
+        raise InputFileError(path, no, f"{what} {value!r} is not a number") from None
+    if not math.isfinite(x):
+        raise InputFileError(path, no, f"{what} {value!r} is not a finite number")
+    return x
+
+
+def _int(path, no: int, value: str, what: str, minimum: int | None = None) -> int:
+    try:
+        x = int(value)
+    except ValueError:
+        raise InputFileError(path, no, f"{what} {value!r} is not an integer") from None
+    if minimum is not None and x < minimum:
+        raise InputFileError(path, no, f"{what} {value!r} must be >= {minimum}")
+    return x
+
+
+# --------------------------------------------------------------------------- runs
+
+
+class _RunBuilder:
+    def __init__(self, path, name: str | None, score_kind: str):
+        if score_kind not in SCORE_KINDS:
+            raise ScoreKindError(f"unknown score kind {score_kind!r} for {path}; use one of {', '.join(SCORE_KINDS)}")
+        self.path, self.score_kind = path, score_kind
+        self.name = name if name is not None else Path(path).stem
+        self.scores: dict[str, dict[str, float]] = {}
+        self.ranks: dict[str, dict[str, int]] = {}
+        self.where: dict[tuple[str, str], int] = {}
+
+    def add(self, no: int, qid: str, cid: str, rank: int, score: float) -> None:
+        first = self.where.setdefault((qid, cid), no)
+        if first != no:
+            raise InputFileError(self.path, no, f"chunk {cid!r} ranked twice for query {qid!r} (first on line {first})")
+        self.scores.setdefault(qid, {})[cid] = score
+        self.ranks.setdefault(qid, {})[cid] = rank
+
+    def build(self) -> Run:
+        if not self.scores:
+            raise InputFileError(self.path, 0, "empty run: no ranking line")
+        conflicts = []
+        for q, s in self.scores.items():
+            by_rank = tuple(sorted(s, key=lambda c: (self.ranks[q][c], c)))
+            if by_rank != order(s, self.score_kind):
+                conflicts.append(q)
+        return Run.from_scores(self.name, self.scores, self.score_kind, rank_conflicts=conflicts,
+                               source=str(self.path))
+
+
+def read_trec_run(path: str | Path, name: str | None = None, score_kind: str = "similarity") -> Run:
+    """Read a TREC run: ``qid Q0 docid rank score tag`` per line.
+
+    Parameters
+    ----------
+    path : file
+    name : str, optional
+        The run's name; default the file's stem.
+    score_kind : str
+        What the score is (:data:`audit.measures.SCORE_KINDS`).
+
+    Returns
+    -------
+    Run
+        In evaluated order; ``rank_conflicts`` lists the queries whose rank
+        column disagrees with the score order.
+
+    Raises
+    ------
+    InputFileError
+        Missing file, not UTF-8, a line without 6 fields, a rank that is not
+        an integer >= 1, a score that is not a finite number, a chunk ranked
+        twice for a query, no line at all.
+    ScoreKindError
+        Unknown ``score_kind``.
+    """
+    b = _RunBuilder(path, name, score_kind)
+    for no, line in _lines(path, "run file"):
+        f = line.split()
+        if len(f) != 6:
+            raise InputFileError(path, no, f"expected 6 fields 'qid Q0 docid rank score tag', got {len(f)}")
+        qid, _, cid, rank, score, _ = f
+        b.add(no, qid, cid, _int(path, no, rank, "rank", 1), _float(path, no, score, "score"))
+    return b.build()
+
+
+def read_jsonl_run(path: str | Path, name: str | None = None, score_kind: str = "similarity") -> Run:
+    """Read a JSONL run: ``{"query_id", "chunk_id", "rank", "score"}`` per line.
+
+    Raises
+    ------
+    InputFileError
+        As :func:`read_trec_run`, plus invalid JSON, a line that is not an
+        object, a missing or mistyped key.
+    ScoreKindError
+        Unknown ``score_kind``.
+    """
+    b = _RunBuilder(path, name, score_kind)
+    for no, obj in _json_lines(path, "run file"):
+        qid = _json_id(path, no, obj, "query_id")
+        cid = _json_id(path, no, obj, "chunk_id")
+        rank = _json_int(path, no, obj, "rank", 1)
+        score = obj.get("score")
+        if isinstance(score, bool) or not isinstance(score, (int, float)) or not math.isfinite(score):
+            got = "missing" if "score" not in obj else f"got {json.dumps(score)}"
+            raise InputFileError(path, no, f"'score' must be a finite number ({got})")
+        b.add(no, qid, cid, rank, float(score))
+    return b.build()
+
+
+def _first_line(path: str | Path, what: str) -> str:
+    for _, line in _lines(path, what):
+        return line
+    return ""
+
+
+def read_run(path: str | Path, name: str | None = None, score_kind: str = "similarity") -> Run:
+    """A run in either format: JSONL when the file ends in ``.jsonl``/``.json`` or its
+    first non-blank line starts with ``{``; TREC otherwise."""
+    p = Path(path)
+    if p.suffix.lower() in (".jsonl", ".json") or _first_line(p, "run file").lstrip().startswith("{"):
+        return read_jsonl_run(p, name, score_kind)
+    return read_trec_run(p, name, score_kind)
+
+
+# --------------------------------------------------------------------------- qrels
+
+
+def _add_judgment(path, no: int, judgments: dict, where: dict, qid: str, cid: str, grade: int) -> None:
+    first = where.setdefault((qid, cid), no)
+    if first != no:
+        raise InputFileError(path, no, f"chunk {cid!r} judged twice for query {qid!r} (first on line {first})")
+    judgments.setdefault(qid, {})[cid] = grade
+
+
+def read_trec_qrels(path: str | Path) -> Qrels:
+    """Read TREC qrels: ``qid iteration docid relevance`` per line (graded, integer).
+
+    Raises
+    ------
+    InputFileError
+        Missing file, not UTF-8, a line without 4 fields, a relevance that is
+        not an integer, a chunk judged twice for a query, no line at all.
+    """
+    judgments: dict = {}
+    where: dict = {}
+    for no, line in _lines(path, "qrels file"):
+        f = line.split()
+        if len(f) != 4:
+            raise InputFileError(path, no, f"expected 4 fields 'qid 0 docid relevance', got {len(f)}")
+        _add_judgment(path, no, judgments, where, f[0], f[2], _int(path, no, f[3], "relevance"))
+    if not judgments:
+        raise InputFileError(path, 0, "empty qrels: no judgment line")
+    return Qrels(judgments, source=str(path))
+
+
+def read_beir_qrels(path: str | Path, note: str = "") -> Qrels:
+    """Read BEIR qrels: header ``query-id<TAB>corpus-id<TAB>score``, then tab-separated rows.
+
+    Raises
+    ------
+    InputFileError
+        As :func:`read_trec_qrels`, plus a missing or different header.
+    """
+    judgments: dict = {}
+    where: dict = {}
+    header = None
+    for no, line in _lines(path, "qrels file"):
+        f = line.split("\t")
+        if header is None:
+            header = tuple(x.strip() for x in f)
+            if header != BEIR_QRELS_HEADER:
+                raise InputFileError(path, no, f"expected the header 'query-id<TAB>corpus-id<TAB>score', got {line!r}")
+            continue
+        if len(f) != 3:
+            raise InputFileError(path, no, f"expected 3 tab-separated fields 'query-id corpus-id score', got {len(f)}")
+        qid, cid = f[0].strip(), f[1].strip()
+        if not qid or not cid:
+            raise InputFileError(path, no, "empty query-id or corpus-id")
+        _add_judgment(path, no, judgments, where, qid, cid, _int(path, no, f[2].strip(), "score"))
+    if not judgments:
+        raise InputFileError(path, 0, "empty qrels: no judgment line")
+    return Qrels(judgments, source=str(path), note=note)
+
+
+def read_qrels(path: str | Path) -> Qrels:
+    """Qrels in either format: BEIR when the first non-blank line is its header, TREC otherwise."""
+    first = _first_line(path, "qrels file")
+    if tuple(x.strip() for x in first.split("\t")) == BEIR_QRELS_HEADER:
+        return read_beir_qrels(path)
+    return read_trec_qrels(path)
+
+
+# --------------------------------------------------------------------------- queries
+
+
+def read_queries(path: str | Path) -> dict[str, str]:
+    """Read queries: ``id<TAB>text`` lines (no header), or BEIR ``queries.jsonl``.
+
+    The JSONL form is chosen when the file ends in ``.jsonl`` or its first
+    non-blank line starts with ``{``. The text is kept as written (a TSV
+    line's text is everything after the first tab).
+
+    Returns
+    -------
+    dict
+        query id -> text, file order.
+
+    Raises
+    ------
+    InputFileError
+        Missing file, not UTF-8, a TSV line without a tab, an empty id or text,
+        a duplicate id, JSONL without a string ``_id``/``text``, no query.
+    """
+    p = Path(path)
+    out: dict[str, str] = {}
+    lines: dict[str, int] = {}
+
+    def add(no: int, qid: str, text: str) -> None:
+        if not qid.strip():
+            raise InputFileError(p, no, "empty query id")
+        if not text.strip():
+            raise InputFileError(p, no, f"query {qid!r} has an empty text")
+        if qid in out:
+            raise InputFileError(p, no, f"duplicate query id {qid!r} (first on line {lines[qid]})")
+        out[qid], lines[qid] = text, no
+
+    if p.suffix.lower() == ".jsonl" or _first_line(p, "queries file").lstrip().startswith("{"):
+        for no, obj in _json_lines(p, "queries file"):
+            qid = _json_id(p, no, obj, "_id")
+            text = obj.get("text")
+            if not isinstance(text, str):
+                raise InputFileError(p, no, f"'text' must be a string (query {qid!r})")
+            add(no, qid, text)
+    else:
+        for no, line in _lines(p, "queries file"):
+            if "\t" not in line:
+                raise InputFileError(p, no, "expected 'id<TAB>text' (no tab on the line)")
+            qid, text = line.split("\t", 1)
+            add(no, qid.strip(), text)
+    if not out:
+        raise InputFileError(p, 0, "no query")
+    return out
+
+
+# --------------------------------------------------------------------------- chunks
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One of the user's chunks.
+
+    Attributes
+    ----------
+    chunk_id, doc_id : str
+        ``doc_id`` is the document's path relative to the corpus folder.
+    text : str
+        What was embedded (may carry a header or an overlap tail).
+    content : str or None
+        The part that quotes the document, when it differs from ``text``.
+    start, end : int or None
+        Code points of the document's canonical text, end exclusive.
+    page : int or None
+        1-based page.
+    section : str or None
+    line : int
+        1-based line in its file.
+    """
+
+    chunk_id: str
+    doc_id: str
+    text: str
+    content: str | None = None
+    start: int | None = None
+    end: int | None = None
+    page: int | None = None
+    section: str | None = None
+    line: int = 0
+
+    @property
+    def quote(self) -> str:
+        """What must equal the document's slice: ``content``, or ``text`` when there is none."""
+        return self.content if self.content is not None else self.text
+
+
+def read_chunks(path: str | Path) -> list[Chunk]:
+    """Read chunks JSONL (see the module docstring).
+
+    Raises
+    ------
+    InputFileError
+        Missing file, not UTF-8, invalid JSON, a missing or mistyped key,
+        ``start`` without ``end`` (or the reverse), ``end < start``, a
+        duplicate ``chunk_id``, no chunk.
+    """
+    out: list[Chunk] = []
+    seen: dict[str, int] = {}
+    for no, obj in _json_lines(path, "chunks file"):
+        cid = _json_id(path, no, obj, "chunk_id")
+        doc = obj.get("doc_id")
+        if not isinstance(doc, str) or not doc.strip():
+            raise InputFileError(path, no, f"'doc_id' must be a non-empty string (chunk {cid!r})")
+        text = obj.get("text")
+        if not isinstance(text, str):
+            raise InputFileError(path, no, f"'text' must be a string (chunk {cid!r})")
+        content = obj.get("content")
+        if content is not None and not isinstance(content, str):
+            raise InputFileError(path, no, f"'content' must be a string or absent (chunk {cid!r})")
+        has_start, has_end = obj.get("start") is not None, obj.get("end") is not None
+        start = end = None
+        if has_start != has_end:
+            raise InputFileError(path, no, f"'start' and 'end' go together: give both or neither (chunk {cid!r})")
+        if has_start:
+            start = _json_int(path, no, obj, "start", 0)
+            end = _json_int(path, no, obj, "end", 0)
+            if end < start:
+                raise InputFileError(path, no, f"'end' ({end}) is before 'start' ({start}) (chunk {cid!r})")
+        page = None
+        if obj.get("page") is not None:
+            page = _json_int(path, no, obj, "page", 1)
+        section = obj.get("section")
+        if section is not None and not isinstance(section, str):
+            raise InputFileError(path, no, f"'section' must be a string or absent (chunk {cid!r})")
+        if cid in seen:
+            raise InputFileError(path, no, f"duplicate chunk_id {cid!r} (first on line {seen[cid]})")
+        seen[cid] = no
+        out.append(Chunk(cid, doc, text, content, start, end, page, section, no))
+    if not out:
+        raise InputFileError(path, 0, "no chunk")
+    return out
+
+
+@dataclass(frozen=True)
+class ChunkError:
+    """A chunk whose quote is not what its document holds at its offsets.
+
+    Attributes
+    ----------
+    chunk_id : str
+    reason : str
+        One sentence: unknown document, offsets past the end, or the first
+        differing character (document offset, offset in the chunk, both
+        characters repr'd).
+    """
+
+    chunk_id: str
+    reason: str
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+
+def _first_difference(quote: str, actual: str) -> int:
+    n = min(len(quote), len(actual))
+    return next((i for i in range(n) if quote[i] != actual[i]), n)
+
+
+def check_chunks(chunks: Iterable[Chunk], corpus) -> list[ChunkError]:
+    """Check each chunk with offsets against its document's canonical text.
+
+    A chunk passes when its :attr:`Chunk.quote` equals ``doc.text[start:end]``.
+    Chunks without offsets are not checked (nothing to check against).
+
+    Parameters
+    ----------
+    chunks : iterable of Chunk
+    corpus : audit.corpus.Corpus
+        ``doc_id`` = path relative to the corpus folder.
+
+    Returns
+    -------
+    list of ChunkError
+        Input order.
+    """
+    docs = {d.doc_id: d for d in corpus.documents}
+    errors = []
+    for c in chunks:
+        if c.start is None:
+            continue
+        doc = docs.get(c.doc_id)
+        if doc is None:
+            errors.append(ChunkError(c.chunk_id, f"document {c.doc_id!r} is not in the corpus"))
+            continue
+        if c.end > len(doc.text):
+            errors.append(ChunkError(c.chunk_id, f"end {c.end} is past the end of {c.doc_id!r} "
+                                                 f"({len(doc.text)} characters)"))
+            continue
+        quote, actual = c.quote, doc.text[c.start:c.end]
+        if quote == actual:
+            continue
+        i = _first_difference(quote, actual)
+        what = "content" if c.content is not None else "text"
+        mine = repr(quote[i]) if i < len(quote) else "the end of the chunk"
+        theirs = repr(actual[i]) if i < len(actual) else "the end of the slice"
+        errors.append(ChunkError(c.chunk_id, f"{what} differs from {c.doc_id}[{c.start}:{c.end}] at document "
+                                             f"offset {c.start + i} (chunk offset {i}): chunk has {mine}, "
+                                             f"document has {theirs}"))
+    return errors
+
+
+# --------------------------------------------------------------------------- needles
+
+
+def needle_qrels(needles: Sequence[Needle], chunks: Sequence[Chunk],
+                 query_ids: Mapping[str, str] | Iterable[str] | None = None) -> Qrels:
+    """Needle ground truth resolved against the user's chunks, as qrels.
+
+    A chunk is relevant (grade 1) to a needle's queries when its ``text`` (what
+    was embedded) holds the whole needle, runs of whitespace collapsed on both
+    sides (:func:`audit.groundtruth.collapse`), the rule of the built-in audit.
+
+    Parameters
+    ----------
+    needles : sequence of Needle
+        E.g. from :func:`audit.groundtruth.load_needles`.
+    chunks : sequence of Chunk
+    query_ids : optional
+        Which query asks which needle. ``None``: the built-in ids,
+        ``<needle id>/doc`` and ``<needle id>/ticket`` (one per question).
+        An iterable of query ids: a query id equal to a needle id, or of the
+        form ``<needle id>/<anything>``, asks that needle. A mapping: query id
+        -> needle id.
+
+    Returns
+    -------
+    Qrels
+        Every query that asks a needle, in needle order; a needle that no chunk
+        holds gives an empty judgment set (scored 0).
+
+    Raises
+    ------
+    ValueError
+        A mapping names an unknown needle.
+    """
+    keys = {n.id: n.key for n in needles}
+    if query_ids is None:
+        asks = {f"{n.id}/{suffix}": n.id for n in needles for suffix, _ in zip(("doc", "ticket"), n.questions)}
+    elif isinstance(query_ids, Mapping):
+        unknown = sorted(set(query_ids.values()) - set(keys))
+        if unknown:
+            raise ValueError(f"query ids map to unknown needles: {', '.join(map(repr, unknown))}")
+        asks = dict(query_ids)
+    else:
+        asks = {}
+        for q in query_ids:
+            nid = q if q in keys else q.split("/", 1)[0]
+            if nid in keys:
+                asks[q] = nid
+    texts = [(c.chunk_id, collapse(c.text)) for c in chunks]
+    holders = {nid: {cid: 1 for cid, t in texts if key and key in t} for nid, key in keys.items()}
+    rank = {n.id: i for i, n in enumerate(needles)}
+    judgments = {q: dict(holders[nid]) for q, nid in sorted(asks.items(), key=lambda it: rank[it[1]])}
+    return Qrels(judgments, source="needle ground truth",
+                 note="a chunk is relevant when its text holds the whole needle, whitespace collapsed")

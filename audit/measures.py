@@ -1,0 +1,462 @@
+"""IR measures over the user's own rankings ("runs") and relevance judgments ("qrels").
+
+The measures carry the names of ``ir_measures`` (MacAvaney et al., ECIR 2022) and
+follow ``trec_eval`` (the TREC evaluation program, through ``pytrec_eval``), which
+``ir_measures`` calls for all of them except ``RR@k``:
+
+- a chunk is **relevant** when its grade is >= 1 (``ir_measures``' ``rel=1``);
+- ``Success@k`` = 1 when a relevant chunk is in the top ``k``, else 0 (what the
+  built-in report calls recall@k with one needle per query);
+- ``R@k`` = relevant chunks in the top ``k`` / relevant chunks judged for the
+  query (0 when none is judged relevant);
+- ``P@k`` = relevant chunks in the top ``k`` / ``k`` (``k``, not the run's
+  length: a run shorter than ``k`` is not rewarded);
+- ``RR@k`` = 1 / rank of the first relevant chunk, 0 beyond rank ``k``;
+  ``RR`` the same without a cut-off;
+- ``nDCG@k`` = DCG@k / ideal DCG@k with DCG = sum of ``gain / log2(rank + 1)``,
+  gain = the grade (linear, negative grades count 0), the ideal ranking is every
+  judged chunk sorted by grade (Järvelin & Kekäläinen, TOIS 2002; trec_eval's
+  ``ndcg_cut``); ``nDCG`` the same over the whole run; 0 when nothing is
+  judged relevant.
+
+**Order.** A run is evaluated in the order of its scores, not of its ``rank``
+column (trec_eval ignores that column too): best score first, ties broken by
+chunk id in *descending* code-point order, as trec_eval sorts (score desc, then
+``strcmp`` of docno desc). ``ir_measures`` 0.4.3 computes ``RR@k`` with its
+MS MARCO provider, which breaks ties by chunk id *ascending*; only there, and only
+when a tie straddles the first relevant chunk, do the two differ. Here every
+measure uses the same order, trec_eval's, so ``RR@k`` for ``k`` beyond the run
+equals ``RR``.
+
+**Score kinds.** ``similarity`` (default, as TREC: higher is better), ``ip``
+(inner product, higher is better), ``cosine-distance`` (in [0, 2], lower is
+better) and ``l2`` (Euclidean distance, lower is better). Lower-is-better
+scores are negated before sorting, so ties stay ties.
+
+**Which queries count.** As ``ir_measures``: the queries of the qrels (a query
+with judgments, even only grade-0 ones), or the query ids given explicitly
+(e.g. a needle no chunk holds: an empty judgment set). A query absent from a
+run scores 0 on every measure (``ir_measures`` fills it with the measure's
+default, 0). Queries of a run that have no judgments are ignored and counted in
+:attr:`RunResult.n_unjudged`. The aggregate is the arithmetic mean over the
+counted queries.
+
+``Success@k`` is the one binomial proportion: it alone gets a Wilson 95%
+interval (:func:`audit.evaluation.wilson`) and the paired sign test between two
+runs (:func:`audit.evaluation.sign_test`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Iterable, Mapping, Sequence
+
+from .evaluation import Interval, PairedTest, holm, queries_needed, sign_test, wilson
+
+__all__ = [
+    "KS",
+    "SCORE_KINDS",
+    "Qrels",
+    "QueryMeasures",
+    "Run",
+    "RunResult",
+    "ScoreKindError",
+    "evaluate",
+    "evaluate_runs",
+    "measure_names",
+    "order",
+    "paired_success",
+    "paired_success_tests",
+    "passes_cut",
+    "query_measures",
+    "results_frame",
+]
+
+#: Cut-offs reported for the user's runs.
+KS = (1, 4, 8, 10, 20)
+
+#: Score kind -> +1 when higher is better, -1 when lower is better.
+SCORE_KINDS = {"similarity": 1, "ip": 1, "cosine-distance": -1, "l2": -1}
+
+#: Minimum grade of a relevant chunk (``ir_measures``' ``rel=1``).
+MIN_REL = 1
+
+
+class ScoreKindError(ValueError):
+    """An unknown score kind; the message lists the known ones."""
+
+
+def _direction(kind: str) -> int:
+    try:
+        return SCORE_KINDS[kind]
+    except KeyError:
+        raise ScoreKindError(f"unknown score kind {kind!r}; use one of {', '.join(SCORE_KINDS)}") from None
+
+
+def measure_names(ks: Sequence[int] = KS) -> tuple[str, ...]:
+    """The ``ir_measures`` names reported, in report order.
+
+    For each ``k``: ``Success@k``, ``R@k``, ``P@k``, ``nDCG@k``, ``RR@k``; then
+    ``RR`` and ``nDCG`` (no cut-off). Each parses with ``ir_measures.parse_measure``.
+    """
+    names = [f"{m}@{k}" for k in ks for m in ("Success", "R", "P", "nDCG", "RR")]
+    return tuple(names + ["RR", "nDCG"])
+
+
+def order(scores: Mapping[str, float], kind: str = "similarity") -> tuple[str, ...]:
+    """Chunk ids in evaluated order: best score first, ties by chunk id descending (trec_eval).
+
+    Parameters
+    ----------
+    scores : mapping chunk id -> score
+        In the run's own units.
+    kind : str
+        One of :data:`SCORE_KINDS`.
+
+    Raises
+    ------
+    ScoreKindError
+        Unknown ``kind``.
+    ValueError
+        A score is NaN (it has no place in an order).
+    """
+    sign = _direction(kind)
+    for cid, s in scores.items():
+        if isinstance(s, float) and math.isnan(s):
+            raise ValueError(f"score of {cid!r} is NaN; a ranking needs comparable scores")
+    # (key, chunk id) sorted descending: key desc, then chunk id desc. Python compares
+    # str by code point, which is the byte order of UTF-8, i.e. trec_eval's strcmp.
+    return tuple(cid for cid, _ in sorted(scores.items(), key=lambda it: (sign * it[1], it[0]), reverse=True))
+
+
+def passes_cut(score: float, cut: float, kind: str = "similarity") -> bool:
+    """Whether a score survives a refusal cut in the run's own units.
+
+    A cut on a higher-is-better score (``similarity``, ``ip``) keeps scores
+    strictly above it; on a distance (``cosine-distance``, ``l2``) strictly
+    below it (as the built-in gate on cosine distance).
+    """
+    return score > cut if _direction(kind) > 0 else score < cut
+
+
+@dataclass(frozen=True)
+class Qrels:
+    """Graded relevance judgments.
+
+    Attributes
+    ----------
+    judgments : mapping query id -> mapping chunk id -> int grade
+        File order. A query may map to an empty mapping: it is evaluated and
+        scores 0 (e.g. a needle that no chunk holds).
+    source : str
+        File the judgments came from, or how they were made.
+    note : str
+        What a judgment means when it is not plain (e.g. BEIR judges documents).
+    """
+
+    judgments: Mapping[str, Mapping[str, int]]
+    source: str = ""
+    note: str = ""
+
+    @property
+    def query_ids(self) -> tuple[str, ...]:
+        """The evaluated queries, file order."""
+        return tuple(self.judgments)
+
+    def relevant(self, query_id: str) -> frozenset[str]:
+        """Chunk ids with grade >= 1 for ``query_id`` (empty when unknown)."""
+        return frozenset(c for c, g in self.judgments.get(query_id, {}).items() if g >= MIN_REL)
+
+    def to_frame(self):
+        """``pandas.DataFrame`` with columns ``query_id``, ``chunk_id``, ``relevance``."""
+        import pandas as pd
+
+        rows = [(q, c, g) for q, js in self.judgments.items() for c, g in js.items()]
+        return pd.DataFrame(rows, columns=["query_id", "chunk_id", "relevance"])
+
+
+@dataclass(frozen=True)
+class Run:
+    """One system's rankings, already in evaluated order.
+
+    Build it with :meth:`from_scores` (or the readers of :mod:`audit.imported`).
+
+    Attributes
+    ----------
+    name : str
+    score_kind : str
+        One of :data:`SCORE_KINDS`.
+    rankings : mapping query id -> tuple of (chunk id, score)
+        Evaluated order (see :func:`order`); scores in the run's own units.
+    rank_conflicts : tuple of str
+        Queries whose file ``rank`` column orders the chunks differently from
+        their scores (the scores win, as in trec_eval).
+    source : str
+        The file read.
+    """
+
+    name: str
+    score_kind: str
+    rankings: Mapping[str, tuple[tuple[str, float], ...]]
+    rank_conflicts: tuple[str, ...] = ()
+    source: str = ""
+
+    @classmethod
+    def from_scores(cls, name: str, scores: Mapping[str, Mapping[str, float]], score_kind: str = "similarity",
+                    *, rank_conflicts: Iterable[str] = (), source: str = "") -> "Run":
+        """Order each query's ``{chunk id: score}`` (see :func:`order`).
+
+        Raises
+        ------
+        ScoreKindError, ValueError
+            As :func:`order`.
+        """
+        rankings = {}
+        for q, s in scores.items():
+            rankings[q] = tuple((c, float(s[c])) for c in order(s, score_kind))
+        return cls(name, score_kind, rankings, tuple(rank_conflicts), source)
+
+    def ranking(self, query_id: str) -> tuple[str, ...]:
+        """Chunk ids for ``query_id`` in evaluated order (empty when absent)."""
+        return tuple(c for c, _ in self.rankings.get(query_id, ()))
+
+    def to_frame(self):
+        """``pandas.DataFrame``: ``query_id``, ``rank`` (1-based, evaluated order), ``chunk_id``, ``score``."""
+        import pandas as pd
+
+        rows = [(q, i, c, s) for q, r in self.rankings.items() for i, (c, s) in enumerate(r, start=1)]
+        return pd.DataFrame(rows, columns=["query_id", "rank", "chunk_id", "score"])
+
+
+def _dcg(gains: Iterable[float]) -> float:
+    return sum(g / math.log2(i + 2) for i, g in enumerate(gains))
+
+
+def query_measures(ranking: Sequence[str], judgments: Mapping[str, int],
+                   ks: Sequence[int] = KS) -> dict[str, float]:
+    """Every measure of :func:`measure_names` for one query.
+
+    Parameters
+    ----------
+    ranking : sequence of str
+        Chunk ids in evaluated order (duplicates are not expected; a repeated
+        id counts once, at its first rank).
+    judgments : mapping chunk id -> int grade
+    ks : cut-offs
+
+    Returns
+    -------
+    dict
+        ir_measures name -> value in [0, 1].
+    """
+    seen: set[str] = set()
+    ranked = [c for c in ranking if not (c in seen or seen.add(c))]
+    rel = [judgments.get(c, 0) >= MIN_REL for c in ranked]
+    gains = [max(judgments.get(c, 0), 0) for c in ranked]
+    n_rel = sum(1 for g in judgments.values() if g >= MIN_REL)
+    ideal = sorted((max(g, 0) for g in judgments.values()), reverse=True)
+    first = next((i + 1 for i, r in enumerate(rel) if r), None)
+    out: dict[str, float] = {}
+    for k in ks:
+        hits = sum(rel[:k])
+        idcg = _dcg(ideal[:k])
+        out[f"Success@{k}"] = 1.0 if hits else 0.0
+        out[f"R@{k}"] = hits / n_rel if n_rel else 0.0
+        out[f"P@{k}"] = hits / k
+        out[f"nDCG@{k}"] = _dcg(gains[:k]) / idcg if idcg > 0 else 0.0
+        out[f"RR@{k}"] = 1.0 / first if first is not None and first <= k else 0.0
+    idcg = _dcg(ideal)
+    out["RR"] = 1.0 / first if first is not None else 0.0
+    out["nDCG"] = _dcg(gains) / idcg if idcg > 0 else 0.0
+    return out
+
+
+@dataclass(frozen=True)
+class QueryMeasures:
+    """One query of one run.
+
+    Attributes
+    ----------
+    query_id : str
+    values : dict
+        ir_measures name -> value.
+    in_run : bool
+        False when the run has no ranking for the query (every value 0).
+    n_relevant : int
+        Chunks judged relevant (grade >= 1).
+    first_relevant : int or None
+        1-based rank of the first relevant chunk in evaluated order.
+    """
+
+    query_id: str
+    values: Mapping[str, float]
+    in_run: bool
+    n_relevant: int
+    first_relevant: int | None
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """A run evaluated against qrels.
+
+    Attributes
+    ----------
+    name, score_kind : str
+    ks : tuple of int
+    per_query : tuple of QueryMeasures
+        One per counted query, qrels order.
+    n_unjudged : int
+        Queries of the run without any judgment (not counted).
+    """
+
+    name: str
+    score_kind: str
+    ks: tuple[int, ...]
+    per_query: tuple[QueryMeasures, ...]
+    n_unjudged: int = 0
+    names: tuple[str, ...] = field(default=(), repr=False)
+
+    def __post_init__(self) -> None:
+        if not self.names:
+            object.__setattr__(self, "names", measure_names(self.ks))
+
+    @property
+    def n_queries(self) -> int:
+        return len(self.per_query)
+
+    @property
+    def n_missing(self) -> int:
+        """Counted queries the run has no ranking for (scored 0)."""
+        return sum(1 for q in self.per_query if not q.in_run)
+
+    def values(self, name: str) -> list[float]:
+        """Per-query values of one measure, qrels order (``KeyError`` for an unknown name)."""
+        if name not in self.names:
+            raise KeyError(f"unknown measure {name!r}; known: {', '.join(self.names)}")
+        return [q.values[name] for q in self.per_query]
+
+    def mean(self, name: str) -> float:
+        """Mean over the counted queries; NaN when there is none."""
+        v = self.values(name)
+        return math.fsum(v) / len(v) if v else math.nan
+
+    def aggregate(self) -> dict[str, float]:
+        """ir_measures name -> mean, report order."""
+        return {n: self.mean(n) for n in self.names}
+
+    def success(self, k: int, level: float = 0.95) -> Interval:
+        """``Success@k`` with its Wilson interval (Wilson 1927)."""
+        hits = int(sum(self.values(f"Success@{k}")))
+        return wilson(hits, self.n_queries, level)
+
+    def hits(self, k: int) -> list[bool]:
+        """Per query: a relevant chunk within the top ``k``."""
+        return [v == 1.0 for v in self.values(f"Success@{k}")]
+
+    def to_dict(self) -> dict:
+        """The JSON row: ``name``, ``score_kind``, ``n_queries``, ``n_missing``, ``n_unjudged``,
+        every measure under its ir_measures name, and ``Success@k_low``/``_high`` (Wilson 95%)."""
+        row: dict = {"name": self.name, "score_kind": self.score_kind, "n_queries": self.n_queries,
+                     "n_missing": self.n_missing, "n_unjudged": self.n_unjudged}
+        for n in self.names:
+            row[n] = self.mean(n)
+            if n.startswith("Success@"):
+                iv = self.success(int(n.split("@")[1]))
+                row[f"{n}_low"], row[f"{n}_high"] = iv.low, iv.high
+        return row
+
+    def to_frame(self):
+        """Per-query ``pandas.DataFrame``: ``query_id``, ``in_run``, ``n_relevant``,
+        ``first_relevant`` (nullable int) and one column per measure."""
+        import pandas as pd
+
+        df = pd.DataFrame([{"query_id": q.query_id, "in_run": q.in_run, "n_relevant": q.n_relevant,
+                            "first_relevant": q.first_relevant, **q.values} for q in self.per_query],
+                          columns=["query_id", "in_run", "n_relevant", "first_relevant", *self.names])
+        df["first_relevant"] = df["first_relevant"].astype("Int64")
+        return df
+
+
+def evaluate(run: Run, qrels: Qrels, ks: Sequence[int] = KS,
+             query_ids: Iterable[str] | None = None) -> RunResult:
+    """Evaluate one run.
+
+    Parameters
+    ----------
+    run : Run
+    qrels : Qrels
+    ks : sequence of int
+        Cut-offs, each >= 1.
+    query_ids : iterable of str, optional
+        Queries to count; default the queries of ``qrels`` (ir_measures' policy).
+        A listed query without judgments scores 0.
+
+    Raises
+    ------
+    ValueError
+        A cut-off below 1.
+    """
+    ks = tuple(int(k) for k in ks)
+    if any(k < 1 for k in ks):
+        raise ValueError(f"cut-offs must be >= 1, got {ks}")
+    qids = tuple(dict.fromkeys(query_ids)) if query_ids is not None else qrels.query_ids
+    counted = set(qids)
+    per_query = []
+    for q in qids:
+        js = qrels.judgments.get(q, {})
+        ranking = run.ranking(q)
+        vals = query_measures(ranking, js, ks)
+        rel = [js.get(c, 0) >= MIN_REL for c in ranking]
+        first = next((i + 1 for i, r in enumerate(rel) if r), None)
+        per_query.append(QueryMeasures(q, vals, q in run.rankings,
+                                       sum(1 for g in js.values() if g >= MIN_REL), first))
+    n_unjudged = sum(1 for q in run.rankings if q not in counted)
+    return RunResult(run.name, run.score_kind, ks, tuple(per_query), n_unjudged)
+
+
+def evaluate_runs(runs: Iterable[Run], qrels: Qrels, ks: Sequence[int] = KS,
+                  query_ids: Iterable[str] | None = None) -> list[RunResult]:
+    """:func:`evaluate` for each run, same queries for all (so they pair)."""
+    qids = tuple(query_ids) if query_ids is not None else None
+    return [evaluate(r, qrels, ks, qids) for r in runs]
+
+
+def results_frame(results: Iterable[RunResult]):
+    """One row per run (:meth:`RunResult.to_dict`) as a ``pandas.DataFrame``, input order."""
+    import pandas as pd
+
+    return pd.DataFrame([r.to_dict() for r in results])
+
+
+def paired_success(a: RunResult, b: RunResult, k: int) -> PairedTest:
+    """Exact two-sided sign test of ``a`` against ``b`` on ``Success@k``, per query.
+
+    ``wins``: queries ``a`` succeeds on and ``b`` fails; ``losses``: the
+    reverse (ids in qrels order); ``p_holm`` equals ``p`` (a single test).
+
+    Raises
+    ------
+    ValueError
+        The results do not count the same queries in the same order (unpaired).
+    """
+    ida = [q.query_id for q in a.per_query]
+    idb = [q.query_id for q in b.per_query]
+    if ida != idb:
+        raise ValueError(f"runs {a.name!r} and {b.name!r} do not count the same queries; "
+                         "evaluate them against the same qrels for a paired test")
+    ha, hb = a.hits(k), b.hits(k)
+    wins = tuple(i for i, x, y in zip(ida, ha, hb) if x and not y)
+    losses = tuple(i for i, x, y in zip(ida, ha, hb) if y and not x)
+    p = sign_test(len(wins), len(losses))
+    return PairedTest(a.name, b.name, k, len(wins), len(losses), len(ida), p, p,
+                      queries_needed(len(wins), len(losses), len(ida)), wins, losses)
+
+
+def paired_success_tests(results: Sequence[RunResult], k: int) -> list[PairedTest]:
+    """Every pair (i < j) of results on ``Success@k``, Holm-adjusted together (Holm 1979)."""
+    tests = [paired_success(results[i], results[j], k)
+             for i in range(len(results)) for j in range(i + 1, len(results))]
+    adj = holm([t.p for t in tests])
+    return [PairedTest(t.a, t.b, t.k, t.wins, t.losses, t.n, t.p, q, t.queries_needed, t.win_ids, t.loss_ids)
+            for t, q in zip(tests, adj)]
