@@ -554,9 +554,8 @@ def check_health(spec: StoreSpec, corpus=None, model_dims: int | None = None, mo
         # One scan: per dimension, rows, non-finite, off-unit norms, min/max norm.
         if table.vector_type == "vector":
             q = sql.SQL(
-                "SELECT vector_dims({v}) AS d, count(*), 0, "
-                "count(*) FILTER (WHERE abs(vector_norm({v}) - 1) > %(tol)s), min(vector_norm({v})), "
-                "max(vector_norm({v})) FROM {t} GROUP BY 1").format(v=V, t=T)
+                "SELECT d, count(*), 0, count(*) FILTER (WHERE abs(norm - 1) > %(tol)s), min(norm), max(norm) "
+                "FROM (SELECT vector_dims({v}) AS d, vector_norm({v}) AS norm FROM {t}) s GROUP BY 1").format(v=V, t=T)
         else:
             q = sql.SQL(
                 "SELECT d, count(*), count(*) FILTER (WHERE nf), "
@@ -879,6 +878,10 @@ def search(spec: StoreSpec, queries: np.ndarray, k: int, mode: str = "approximat
         if probes is not None:
             switches["ivfflat.probes"] = str(int(probes))
         where = sql.SQL("WHERE {v} IS NOT NULL").format(v=spec._c("vector"))
+        if table.vector_type == "array":  # a cast of NaN/±Inf to vector fails: those rows cannot be ranked
+            where += sql.SQL(" AND NOT EXISTS (SELECT 1 FROM unnest({v}) x WHERE x IS NULL OR x::float8 IN "
+                             "('NaN', 'Infinity', '-Infinity'))").format(v=spec._c("vector"))
+            notes.append("real[] column: rows holding NaN, ±Inf or NULL elements are left out")
         dist = sql.SQL("({v} {op} %(q)s::vector)").format(v=V, op=sql.SQL(spec.operator))
         norm = sql.SQL("vector_norm({v})").format(v=V)
         order = sql.SQL("ORDER BY d") if mode == "approximate" and idx is not None else sql.SQL("ORDER BY d, id")

@@ -396,3 +396,74 @@ def test_compare_retrieval_by_hand():
     with pytest.raises(StoreError, match="larger than"):
         compare_retrieval(ap, ex, rel, ks=(8,))
     assert math.isclose(c.to_frame()["overlap"].iloc[1], 5 / 6)
+
+
+@pytest.mark.store
+def test_real_array_search_skips_non_finite_rows(store):
+    arr = store["arrays"]
+    q = np.asarray(arr[6][2], np.float32)[None, :] * 2.0  # row 6 is stored at half length: this is its unit vector
+    r = search(_spec(store, "arrays"), q, 10, mode="approximate")
+    ok = [i for i, _, v in arr if np.isfinite(v).all()]
+    M = np.array([arr[i][2] for i in ok], np.float64)
+    d = 1 - (M @ q[0].astype(np.float64)) / np.linalg.norm(M, axis=1) / np.linalg.norm(q[0])
+    # Independent: the 8 finite rows ranked by numpy's cosine distance; rows 2 (NaN) and 4 (Inf) left out.
+    assert [int(i) for i in r.ids[0]] == [ok[j] for j in np.argsort(d, kind="stable")]
+    np.testing.assert_allclose(r.cosine[0], np.sort(d), atol=1e-5)
+    assert "no index on it" in r.note and "left out" in r.note and "fewer than 10" in r.note
+
+
+@pytest.mark.store
+def test_ivfflat_probes_all_lists_equals_exact(store):
+    import psycopg
+
+    with psycopg.connect(store["uri"], autocommit=True) as c:
+        c.execute("CREATE TABLE ivf AS SELECT id, body, emb FROM chunks WHERE emb IS NOT NULL AND id <> 1")
+        c.execute("CREATE INDEX ivf_l2 ON ivf USING ivfflat (emb vector_l2_ops) WITH (lists = 4)")
+    s = _spec(store, "ivf", metric="l2")
+    q = _queries(store, TARGETS)
+    e = search(s, q, 10, mode="exact")
+    # With probes = lists every list is searched: IVFFlat is then exact (pgvector README).
+    a = search(s, q, 10, mode="approximate", probes=4)
+    assert a.index == "ivf_l2" and a.settings["ivfflat.probes"] == "4"
+    assert a.ids == e.ids
+    one = search(s, q, 10, mode="approximate")  # the session default, probes = 1
+    assert one.settings["ivfflat.probes"] == "1"
+    cmp_ = compare_retrieval(one, e, [{str(t)} for t in TARGETS], ks=(1, 10))
+    assert cmp_.rows[0].recall_exact == 1.0
+    assert cmp_.rows[1].overlap == pytest.approx(np.mean([len(set(one.ids[i]) & set(e.ids[i])) / 10
+                                                          for i in range(len(TARGETS))]))
+
+
+@pytest.mark.store
+def test_queries_from_an_encoder(store):
+    """Question → encoder → top-k in the database equals the numpy ranking of the same vectors."""
+    import psycopg
+
+    from audit.embedding import load_encoder
+
+    enc = load_encoder("hashing")
+    texts = [r[4] for r in store["rows"][:60]]
+    V = enc.encode(texts)
+    with psycopg.connect(store["uri"], autocommit=True) as c:
+        c.execute(f"CREATE TABLE hashed (id int PRIMARY KEY, body text, emb vector({enc.dims}))")
+        for i, (t, v) in enumerate(zip(texts, V)):
+            c.execute("INSERT INTO hashed VALUES (%s, %s, %s::vector)", (i, t, _lit(v)))
+    questions = ["café number 7 of document 2", "Sentence 4-3"]
+    Q = enc.encode(questions)
+    r = search(StoreSpec(store["uri"], "hashed", "id", "body", "emb"), Q, 5, mode="exact")
+    d = 1 - Q.astype(np.float64) @ V.astype(np.float64).T
+    for qi in range(2):
+        got = [int(i) for i in r.ids[qi]]
+        np.testing.assert_allclose(np.sort(d[qi][got]), np.sort(d[qi])[:5], atol=1e-5)
+    assert texts[int(r.ids[1][0])].startswith("Sentence 4-3 ")
+
+
+def test_missing_server_skips_locally_and_fails_under_ci(monkeypatch):
+    from pgfixture import need
+
+    monkeypatch.setenv("CI", "true")
+    with pytest.raises(pytest.fail.Exception, match="no server"):
+        need("no server")
+    monkeypatch.setenv("CI", "")
+    with pytest.raises(pytest.skip.Exception, match="no server"):
+        need("no server")
