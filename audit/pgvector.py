@@ -892,12 +892,12 @@ def search(spec: StoreSpec, queries: np.ndarray, k: int, mode: str = "approximat
         with c.transaction(force_rollback=True):
             for name, value in switches.items():
                 c.execute("SELECT set_config(%s, %s, true)", (name, value))
-            settings = dict(switches)
-            for name in ("hnsw.ef_search", "ivfflat.probes"):
-                if idx is not None and name.split(".")[0] == idx.method and name not in settings:
-                    settings[name] = c.execute("SELECT current_setting(%s, true)", (name,)).fetchone()[0]
             lit0 = _vector_literal(q[0])
             plan = c.execute(sql.SQL("EXPLAIN (FORMAT JSON) ") + stmt, {"q": lit0, "k": int(k)}).fetchone()[0]
+            settings = dict(switches)
+            for name in ("hnsw.ef_search", "ivfflat.probes"):  # read after EXPLAIN: pgvector's GUCs exist once loaded
+                if idx is not None and name.split(".")[0] == idx.method and name not in settings:
+                    settings[name] = c.execute("SELECT current_setting(%s, true)", (name,)).fetchone()[0]
             if isinstance(plan, str):
                 plan = json.loads(plan)
             used = _plan_index(plan)
