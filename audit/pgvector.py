@@ -677,9 +677,10 @@ def check_health(spec: StoreSpec, corpus=None, model_dims: int | None = None, mo
             not_checked.append("text_mismatch: no offset columns given")
 
         idx = _index_for(indexes, spec.metric)
+        opts = f", {idx.options}" if idx and idx.options else ""
         checks.append(StoreCheck("approximate_index", OK, 0,
-                                 f"{idx.method} index {idx.name} ({idx.opclass}{', ' + idx.options if idx.options else ''})"
-                                 if idx else _no_index_note(indexes, spec.metric)))
+                                 f"{idx.method} index {idx.name} ({idx.opclass}{opts})" if idx
+                                 else _no_index_note(indexes, spec.metric)))
     return StoreHealth(spec.to_dict(), n_rows, table.vector_type, tuple(checks), indexes, tuple(not_checked),
                        time.perf_counter() - t0)
 
@@ -1004,7 +1005,8 @@ class RetrievalComparison:
     note: str = ""
 
     def to_frame(self):
-        """One row per k: ``k``, ``n_queries``, ``recall_approximate``, ``recall_exact``, ``overlap``, ``lost``, ``gained``."""
+        """One row per k: ``k``, ``n_queries``, ``recall_approximate``, ``recall_exact``, ``overlap``,
+        ``lost`` and ``gained`` (counts)."""
         import pandas as pd
 
         return pd.DataFrame([{"k": r.k, "n_queries": r.n_queries, "recall_approximate": r.recall_approximate,
