@@ -7,12 +7,12 @@ from pathlib import Path
 
 import pytest
 
-from audit.corpus import load_folder, markdown_document, Corpus
+from audit.ingest import load_folder, markdown_document, Corpus
 from audit.groundtruth import Needle
-from audit.imported import (Chunk, ChunkError, InputFileError, check_chunks, needle_qrels, read_beir_qrels,
+from audit.sources.imported import (Chunk, ChunkError, InputFileError, check_chunks, needle_qrels, read_beir_qrels,
                             read_chunks, read_jsonl_run, read_qrels, read_queries, read_run, read_trec_qrels,
                             read_trec_run)
-from audit.measures import ScoreKindError
+from audit.evaluation.measures import ScoreKindError
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "data" / "example"
 

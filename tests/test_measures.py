@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from audit.measures import (KS, Qrels, Run, ScoreKindError, evaluate, evaluate_runs, measure_names, order,
+from audit.evaluation.measures import (KS, Qrels, Run, ScoreKindError, evaluate, evaluate_runs, measure_names, order,
                             paired_success, paired_success_tests, passes_cut, query_measures)
 
 ir_measures = pytest.importorskip("ir_measures")

@@ -1,4 +1,4 @@
-"""audit.pgvector against a real PostgreSQL 16 + pgvector server (``pgserver``).
+"""audit.sources.pgvector against a real PostgreSQL 16 + pgvector server (``pgserver``).
 
 Every figure is checked against the same data worked out independently in
 Python with numpy (exact top-k, counts, norms). The server tests are marked
@@ -14,8 +14,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from audit.corpus import Corpus, markdown_document
-from audit.pgvector import (KComparison, SearchResult, StoreError, StoreSpec, check_health, compare_retrieval,
+from audit.ingest import Corpus, markdown_document
+from audit.sources.pgvector import (KComparison, SearchResult, StoreError, StoreSpec, check_health, compare_retrieval,
                             connect, find_indexes, redact, redact_uri, relevant_from_needles, search)
 from pgfixture import pg_server  # noqa: F401 - the session fixture
 
@@ -439,7 +439,7 @@ def test_queries_from_an_encoder(store):
     """Question → encoder → top-k in the database equals the numpy ranking of the same vectors."""
     import psycopg
 
-    from audit.embedding import load_encoder
+    from audit.models import load_encoder
 
     enc = load_encoder("hashing")
     texts = [r[4] for r in store["rows"][:60]]

@@ -43,7 +43,7 @@ from urllib.parse import quote
 
 import numpy as np
 
-from .health import NORM_TOLERANCE, OK, UNHEALTHY, WARNING
+from ..index.health import NORM_TOLERANCE, OK, UNHEALTHY, WARNING
 
 __all__ = ["ENV_URI", "IndexInfo", "KComparison", "OPERATORS", "RetrievalComparison", "SearchResult", "StoreCheck",
            "StoreError", "StoreHealth", "StoreSpec", "check_health", "compare_retrieval", "connect", "find_indexes",
@@ -955,7 +955,7 @@ def relevant_from_needles(needles: Sequence[str], *results: SearchResult) -> lis
     StoreError
         ``needles`` and the results do not have the same number of queries.
     """
-    from .groundtruth import collapse
+    from ..matching import collapse
 
     out = []
     for r in results:

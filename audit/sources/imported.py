@@ -5,7 +5,7 @@ Formats (one example line each):
 - **TREC run**: ``q1 Q0 ops/backup.md#3 1 0.8731 after`` — ``qid Q0 docid rank
   score tag``, fields split on whitespace, docid = chunk id. The ``Q0`` and
   ``tag`` fields are not used; ``rank`` must be an integer >= 1 but the order
-  evaluated is the score order (:mod:`audit.measures`).
+  evaluated is the score order (:mod:`audit.evaluation.measures`).
 - **JSONL run**: ``{"query_id": "q1", "chunk_id": "c7", "rank": 1, "score": 0.87}``.
 - **TREC qrels**: ``q1 0 c7 2`` — ``qid iteration docid relevance``, graded
   integer relevance (>= 1 is relevant; negative grades allowed, gain 0).
@@ -35,8 +35,9 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable, Iterator, Mapping, Sequence
 
-from .groundtruth import Needle, collapse
-from .measures import Qrels, Run, SCORE_KINDS, ScoreKindError, order
+from ..evaluation.measures import SCORE_KINDS, Qrels, Run, ScoreKindError, order
+from ..groundtruth import Needle
+from ..matching import collapse
 
 __all__ = [
     "BEIR_QRELS_HEADER",
@@ -189,7 +190,7 @@ def read_trec_run(path: str | Path, name: str | None = None, score_kind: str = "
     name : str, optional
         The run's name; default the file's stem.
     score_kind : str
-        What the score is (:data:`audit.measures.SCORE_KINDS`).
+        What the score is (:data:`audit.evaluation.measures.SCORE_KINDS`).
 
     Returns
     -------

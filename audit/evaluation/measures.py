@@ -52,7 +52,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
-from .evaluation import Interval, PairedTest, holm, queries_needed, sign_test, wilson
+from .metrics import PairedTest
+from .stats import Interval, holm, queries_needed, sign_test, wilson
 
 __all__ = [
     "KS",
@@ -180,7 +181,7 @@ class Qrels:
 class Run:
     """One system's rankings, already in evaluated order.
 
-    Build it with :meth:`from_scores` (or the readers of :mod:`audit.imported`).
+    Build it with :meth:`from_scores` (or the readers of :mod:`audit.sources.imported`).
 
     Attributes
     ----------
