@@ -183,7 +183,12 @@ def main(argv=None) -> int:
 
     import psycopg
 
-    from audit.sources.pgvector import StoreSpec, check_health, compare_retrieval, search
+    from audit.sources.pgvector import (
+        StoreSpec,
+        check_health,
+        compare_retrieval,
+        search,
+    )
 
     srv, tmp, server_pid = None, None, None
     if a.uri:

@@ -6,9 +6,21 @@ from pathlib import Path
 
 import pytest
 
+from audit.evaluation.measures import (
+    evaluate_runs,
+    measure_names,
+    paired_success,
+    passes_cut,
+    results_frame,
+)
 from audit.ingest import load_folder
-from audit.sources.imported import check_chunks, read_chunks, read_qrels, read_queries, read_run
-from audit.evaluation.measures import evaluate_runs, measure_names, paired_success, passes_cut, results_frame
+from audit.sources.imported import (
+    check_chunks,
+    read_chunks,
+    read_qrels,
+    read_queries,
+    read_run,
+)
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "data" / "example"
 

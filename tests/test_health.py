@@ -61,7 +61,7 @@ def test_content_change_missing_source_failed_and_count_mismatch(indexed):
     (docs / "doc02.md").unlink()
     with store._db:
         store._db.execute("UPDATE document SET chunk_count = chunk_count + 5 WHERE doc_id='doc04.md'")
-        gen = store.generation("E")["id"]
+
         store._db.execute("UPDATE chunk SET vector=? WHERE doc_id='doc05.md' AND ordinal=0",
                           (np.full(32, np.nan, np.float32).tobytes(),))
         store._db.execute("UPDATE chunk SET content='   ' WHERE doc_id='doc06.md' AND ordinal=0")

@@ -7,12 +7,24 @@ from pathlib import Path
 
 import pytest
 
-from audit.ingest import load_folder, markdown_document, Corpus
-from audit.groundtruth import Needle
-from audit.sources.imported import (Chunk, ChunkError, InputFileError, check_chunks, needle_qrels, read_beir_qrels,
-                            read_chunks, read_jsonl_run, read_qrels, read_queries, read_run, read_trec_qrels,
-                            read_trec_run)
 from audit.evaluation.measures import ScoreKindError
+from audit.groundtruth import Needle
+from audit.ingest import Corpus, load_folder, markdown_document
+from audit.sources.imported import (
+    ChunkError,
+    InputFileError,
+    UserChunk,
+    check_chunks,
+    needle_qrels,
+    read_beir_qrels,
+    read_chunks,
+    read_jsonl_run,
+    read_qrels,
+    read_queries,
+    read_run,
+    read_trec_qrels,
+    read_trec_run,
+)
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "data" / "example"
 
@@ -172,7 +184,7 @@ def test_chunks_good(tmp_path):
             {"chunk_id": 2, "doc_id": "a.md", "text": "plain", "start": None, "end": None}]
     p = write(tmp_path, "chunks.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows))
     c1, c2 = read_chunks(p)
-    assert c1 == Chunk("c1", "a.md", "H\n\nbody\u2028more", "body\u2028more", 3, 12, 2, "S", 1)
+    assert c1 == UserChunk("c1", "a.md", "H\n\nbody\u2028more", "body\u2028more", 3, 12, 2, "S", 1)
     assert c1.quote == "body\u2028more" and c2.quote == "plain"
     assert c2.chunk_id == "2" and c2.start is None and c2.line == 2
 
@@ -217,13 +229,13 @@ def test_check_chunks_example_finds_exactly_the_two_wrong_chunks():
 def test_check_chunks_other_reasons():
     doc = markdown_document("a.md", "# A\n\nhello world\n")
     corpus = Corpus("mem", (doc,))
-    chunks = [Chunk("ok", "a.md", "hello", start=5, end=10),
-              Chunk("noff", "a.md", "anything"),  # no offsets: not checked
-              Chunk("gone", "b.md", "x", start=0, end=1),
-              Chunk("past", "a.md", "x", start=5, end=99),
-              Chunk("short", "a.md", "H\n\nhell", content="hell", start=5, end=10),
-              Chunk("long", "a.md", "hello!", start=5, end=10),
-              Chunk("uni", "a.md", "hello\u00a0world", start=5, end=16)]
+    chunks = [UserChunk("ok", "a.md", "hello", start=5, end=10),
+              UserChunk("noff", "a.md", "anything"),  # no offsets: not checked
+              UserChunk("gone", "b.md", "x", start=0, end=1),
+              UserChunk("past", "a.md", "x", start=5, end=99),
+              UserChunk("short", "a.md", "H\n\nhell", content="hell", start=5, end=10),
+              UserChunk("long", "a.md", "hello!", start=5, end=10),
+              UserChunk("uni", "a.md", "hello\u00a0world", start=5, end=16)]
     errs = {e.chunk_id: e.reason for e in check_chunks(chunks, corpus)}
     assert set(errs) == {"gone", "past", "short", "long", "uni"}
     assert errs["gone"] == "document 'b.md' is not in the corpus"

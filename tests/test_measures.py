@@ -6,8 +6,20 @@ import math
 
 import pytest
 
-from audit.evaluation.measures import (KS, Qrels, Run, ScoreKindError, evaluate, evaluate_runs, measure_names, order,
-                            paired_success, paired_success_tests, passes_cut, query_measures)
+from audit.evaluation.measures import (
+    KS,
+    Qrels,
+    Run,
+    ScoreKindError,
+    evaluate,
+    evaluate_runs,
+    measure_names,
+    order,
+    paired_success,
+    paired_success_tests,
+    passes_cut,
+    query_measures,
+)
 
 ir_measures = pytest.importorskip("ir_measures")
 

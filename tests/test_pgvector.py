@@ -13,11 +13,23 @@ from collections import Counter
 
 import numpy as np
 import pytest
+from pgfixture import pg_server  # noqa: F401 - the session fixture
 
 from audit.ingest import Corpus, markdown_document
-from audit.sources.pgvector import (KComparison, SearchResult, StoreError, StoreSpec, check_health, compare_retrieval,
-                            connect, find_indexes, redact, redact_uri, relevant_from_needles, search)
-from pgfixture import pg_server  # noqa: F401 - the session fixture
+from audit.sources.pgvector import (
+    KComparison,
+    SearchResult,
+    StoreError,
+    StoreSpec,
+    check_health,
+    compare_retrieval,
+    connect,
+    find_indexes,
+    redact,
+    redact_uri,
+    relevant_from_needles,
+    search,
+)
 
 DIMS = 384
 N = 300

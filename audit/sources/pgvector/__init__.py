@@ -1,0 +1,55 @@
+"""Audit a live PostgreSQL + pgvector table where it lives.
+
+Three things a platform team needs after an upgrade, without copying the
+table into Python:
+
+- **Health** (:func:`check_health`): row count, NULL vectors, non-finite
+  values (``real[]`` columns only: pgvector refuses NaN and ±Inf on insert),
+  dimensions (``vector_dims``), norms (``vector_norm``) against unit length
+  (``|norm − 1| > 1e-4``, :data:`audit.health.NORM_TOLERANCE`), empty texts,
+  duplicate ids and texts, rows per model stamp, and, given the corpus, rows
+  whose document no longer exists or whose text no longer ends with
+  ``doc.text[start:end]``. All computed with SQL aggregates; only counts and
+  small histograms travel.
+- **Retrieval through the table's own index** (:func:`search`): top-k through
+  the approximate index (HNSW or IVFFlat, with ``hnsw.ef_search`` /
+  ``ivfflat.probes``) and through an exact scan (index scans disabled in the
+  transaction), with the distance operator of the metric (``<=>`` cosine,
+  ``<->`` L2, ``<#>`` negative inner product) converted to cosine distance.
+- **Approximate against exact** (:func:`compare_retrieval`): per k, needle
+  recall both ways, the overlap of the two top-k lists and the queries whose
+  needle the approximate index loses.
+
+Identifiers given by the user are always quoted with
+``psycopg.sql.Identifier``; values are always bound parameters. Connection
+strings are never echoed: every message and provenance string goes through
+:func:`redact`.
+
+Operators and functions: pgvector README (``<->``, ``<#>``, ``<=>``,
+``vector_dims``, ``vector_norm``, ``hnsw.ef_search``, ``ivfflat.probes``).
+"""
+
+from .connection import (
+           ENV_URI,
+           OPERATORS,
+           IndexInfo,
+           StoreError,
+           StoreSpec,
+           connect,
+           find_indexes,
+           redact,
+           redact_uri,
+)
+from .health import StoreCheck, StoreHealth, check_health
+from .search import (
+           KComparison,
+           RetrievalComparison,
+           SearchResult,
+           compare_retrieval,
+           relevant_from_needles,
+           search,
+)
+
+__all__ = ["ENV_URI", "IndexInfo", "KComparison", "OPERATORS", "RetrievalComparison", "SearchResult", "StoreCheck",
+           "StoreError", "StoreHealth", "StoreSpec", "check_health", "compare_retrieval", "connect", "find_indexes",
+           "redact", "redact_uri", "relevant_from_needles", "search"]

@@ -1,0 +1,359 @@
+"""A pgvector table as the audit sees it: the store specification, the connection (credentials never
+echoed), the table's columns and its approximate indexes.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Iterator, Sequence
+from urllib.parse import quote
+
+ENV_URI = "AUDIT_STORE_URI"
+
+
+OPERATORS = {"cosine": "<=>", "l2": "<->", "ip": "<#>"}
+
+
+OPCLASS_METRIC = {"vector_cosine_ops": "cosine", "vector_l2_ops": "l2", "vector_ip_ops": "ip"}
+
+
+APPROXIMATE_METHODS = ("hnsw", "ivfflat")
+
+
+_MAX_IDENT_BYTES = 63  # PostgreSQL NAMEDATALEN - 1: longer names are silently truncated by the server
+
+
+class StoreError(ValueError):
+    """The store cannot be used: bad option, failed connection or query. One line, never a password."""
+
+
+_URL_PASSWORD = re.compile(r"(://[^:@/?#\s]*):([^@/\s]*)@")
+
+
+_KW_PASSWORD = re.compile(r"(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^&\s]+)")
+
+
+def _password_of(uri: str | None) -> str:
+    if not uri:
+        return ""
+    try:
+        from psycopg.conninfo import conninfo_to_dict
+
+        return str(conninfo_to_dict(uri).get("password") or "")
+    except Exception:  # noqa: BLE001 - a malformed URI has no parseable password; the regexes still apply
+        return ""
+
+
+def redact(text: str, uri: str | None = None) -> str:
+    """``text`` with every credential replaced by ``***``.
+
+    Removes the password of URL forms (``postgresql://user:***@host/db``),
+    ``password=…`` in query strings and keyword/value connection strings,
+    and every literal occurrence (plain or percent-encoded) of the password
+    parsed from ``uri``.
+
+    Parameters
+    ----------
+    text : str
+        A message or connection string.
+    uri : str, optional
+        The connection string whose password must not appear.
+
+    Returns
+    -------
+    str
+    """
+    out = _URL_PASSWORD.sub(r"\1:***@", text)
+    out = _KW_PASSWORD.sub(r"\1***", out)
+    pw = _password_of(uri) or _password_of(text if "://" in text or "=" in text else None)
+    for form in {pw, quote(pw, safe="")} - {""}:
+        out = out.replace(form, "***")
+    return out
+
+
+def redact_uri(uri: str) -> str:
+    """The connection string with its password replaced by ``***`` (``postgresql://user:***@host/db``)."""
+    return redact(uri, uri)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _check_ident(what: str, value) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise StoreError(f"{what} must be a non-empty name, got {value!r}")
+    if "\x00" in value:
+        raise StoreError(f"{what} {value!r} contains a NUL character")
+    if len(value.encode("utf-8")) > _MAX_IDENT_BYTES:
+        raise StoreError(f"{what} {value[:20]!r}… is longer than PostgreSQL's {_MAX_IDENT_BYTES}-byte limit")
+    return value
+
+
+@dataclass(frozen=True)
+class StoreSpec:
+    """Where the vectors live and how to read them.
+
+    Parameters
+    ----------
+    uri : str or None
+        libpq connection string (URL ``postgresql://user:pw@host:port/db`` or
+        ``key=value`` form). None or "" → ``$AUDIT_STORE_URI``. Never shown:
+        use :attr:`redacted_uri`.
+    table : str
+        Table name, optionally ``schema.table`` (one dot separates the schema).
+    id_column, text_column, vector_column : str
+        Chunk id (any type, compared as text), the embedded text, and the
+        vector: pgvector ``vector``/``vector(n)`` or ``real[]``/``double precision[]``.
+    doc_column : str, optional
+        Document id (compared as text with :attr:`audit.corpus.Document.doc_id`).
+    start_column, end_column : str, optional
+        Character offsets of the chunk's content in the document's canonical
+        text (0-based, end exclusive); both or neither, and only with ``doc_column``.
+    model_column : str, optional
+        Model name or stamp of each row.
+    metric : {"cosine", "l2", "ip"}
+        The distance the table is indexed for: ``<=>``, ``<->`` or ``<#>``.
+
+    Raises
+    ------
+    StoreError
+        No URI anywhere, an empty/over-long/NUL-holding name, an unknown
+        metric, offsets without a document column, or one column used for two roles.
+    """
+
+    uri: str | None = field(repr=False)
+    table: str
+    id_column: str
+    text_column: str
+    vector_column: str
+    doc_column: str | None = None
+    start_column: str | None = None
+    end_column: str | None = None
+    model_column: str | None = None
+    metric: str = "cosine"
+
+    def __post_init__(self) -> None:
+        uri = self.uri or os.environ.get(ENV_URI, "")
+        if not uri:
+            raise StoreError(f"no store connection string: pass --store URI or set ${ENV_URI}")
+        object.__setattr__(self, "uri", uri)
+        parts = self.table.split(".") if isinstance(self.table, str) else [self.table]
+        if len(parts) > 2:
+            raise StoreError(f"table {self.table!r}: use TABLE or SCHEMA.TABLE (one dot)")
+        for p in parts:
+            _check_ident("table", p)
+        for role in ("id_column", "text_column", "vector_column", "doc_column", "start_column", "end_column",
+                     "model_column"):
+            v = getattr(self, role)
+            if v is not None or role in ("id_column", "text_column", "vector_column"):
+                _check_ident(role.replace("_", " "), v)
+        metric = str(self.metric).lower()
+        if metric not in OPERATORS:
+            raise StoreError(f"metric {self.metric!r} is not one of {', '.join(OPERATORS)}")
+        object.__setattr__(self, "metric", metric)
+        if (self.start_column is None) != (self.end_column is None):
+            raise StoreError("give both the start and the end offset columns, or neither")
+        if self.start_column is not None and self.doc_column is None:
+            raise StoreError("offset columns need the document column (doc_column) too")
+        used = [c for c in self.columns.values()]
+        dup = sorted({c for c in used if used.count(c) > 1})
+        if dup:
+            raise StoreError(f"column {dup[0]!r} is given for two roles")
+
+    @property
+    def columns(self) -> dict[str, str]:
+        """Role → column name, for the roles given."""
+        roles = {"id": self.id_column, "text": self.text_column, "vector": self.vector_column,
+                 "doc": self.doc_column, "start": self.start_column, "end": self.end_column,
+                 "model": self.model_column}
+        return {k: v for k, v in roles.items() if v is not None}
+
+    @property
+    def table_parts(self) -> tuple[str, ...]:
+        return tuple(self.table.split("."))
+
+    @property
+    def operator(self) -> str:
+        """The pgvector distance operator of :attr:`metric`."""
+        return OPERATORS[self.metric]
+
+    @property
+    def redacted_uri(self) -> str:
+        """The connection string with its password replaced by ``***``."""
+        return redact_uri(self.uri or "")
+
+    @property
+    def provenance(self) -> str:
+        """One line for reports: table, columns, metric and redacted store."""
+        return (f"pgvector table {self.table} ({', '.join(f'{k}={v}' for k, v in self.columns.items())}; "
+                f"metric {self.metric} {self.operator}) in {self.redacted_uri}")
+
+    def to_dict(self) -> dict:
+        """The spec with the URI redacted (safe to write to JSON)."""
+        return {"store": self.redacted_uri, "table": self.table, "metric": self.metric,
+                "columns": dict(self.columns)}
+
+    # SQL pieces ---------------------------------------------------------------
+
+    def _t(self):
+        from psycopg import sql
+
+        return sql.Identifier(*self.table_parts)
+
+    def _c(self, role: str):
+        from psycopg import sql
+
+        return sql.Identifier(self.columns[role])
+
+
+def connect(spec: StoreSpec, timeout_s: int = 10):
+    """Open an autocommit ``psycopg.Connection`` to the store.
+
+    Parameters
+    ----------
+    spec : StoreSpec
+    timeout_s : int
+        libpq ``connect_timeout`` in seconds.
+
+    Returns
+    -------
+    psycopg.Connection
+
+    Raises
+    ------
+    StoreError
+        psycopg missing, or the connection failed: one line naming the redacted
+        store and the server's reason, never the password.
+    """
+    try:
+        import psycopg
+    except ImportError:
+        raise StoreError("psycopg is not installed: pip install 'psycopg[binary]' to audit a PostgreSQL store") \
+            from None
+    try:
+        return psycopg.connect(spec.uri, connect_timeout=timeout_s, autocommit=True,
+                               application_name="retrieval-audit")
+    except Exception as e:  # noqa: BLE001 - every failure becomes one redacted line
+        msg = _one_line(redact(str(e), spec.uri))
+        raise StoreError(f"cannot connect to {spec.redacted_uri}: {msg}") from None
+
+
+@contextmanager
+def _session(spec: StoreSpec, conn) -> Iterator:
+    """Yield ``conn`` or a fresh connection (closed afterwards); query errors → StoreError."""
+    own = conn is None
+    if own:
+        conn = connect(spec)
+    try:
+        yield conn
+    except StoreError:
+        raise
+    except Exception as e:  # noqa: BLE001
+        import psycopg
+
+        if not isinstance(e, psycopg.Error):
+            raise
+        raise StoreError(f"query on {spec.table} in {spec.redacted_uri} failed: "
+                         f"{_one_line(redact(str(e), spec.uri))}") from None
+    finally:
+        if own:
+            conn.close()
+
+
+@dataclass(frozen=True)
+class _Table:
+    columns: dict  # name -> formatted type
+    vector_type: str  # "vector" or "array"
+    declared_dims: int | None
+
+
+def _describe(conn, spec: StoreSpec) -> _Table:
+    qualified = spec._t().as_string(conn)
+    row = conn.execute("SELECT to_regclass(%s)::oid", (qualified,)).fetchone()
+    if row is None or row[0] is None:
+        raise StoreError(f"table {spec.table!r} does not exist in {spec.redacted_uri} (or is not visible to this user)")
+    cols = dict(conn.execute(
+        "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute "
+        "WHERE attrelid = %s AND attnum > 0 AND NOT attisdropped ORDER BY attnum", (row[0],)).fetchall())
+    for role, name in spec.columns.items():
+        if name not in cols:
+            raise StoreError(f"table {spec.table!r} has no column {name!r} (for {role}); "
+                             f"its columns: {', '.join(cols)}")
+    vt = cols[spec.vector_column]
+    m = re.fullmatch(r"vector(?:\((\d+)\))?", vt)
+    if m:
+        return _Table(cols, "vector", int(m.group(1)) if m.group(1) else None)
+    if vt in ("real[]", "double precision[]"):
+        return _Table(cols, "array", None)
+    raise StoreError(f"column {spec.vector_column!r} of {spec.table!r} is {vt}, not a pgvector vector or real[]")
+
+
+def _vec_expr(spec: StoreSpec, table: _Table):
+    """The vector column as a pgvector ``vector`` expression."""
+    from psycopg import sql
+
+    return spec._c("vector") if table.vector_type == "vector" else sql.SQL("{}::vector").format(spec._c("vector"))
+
+
+@dataclass(frozen=True)
+class IndexInfo:
+    """An approximate index on the vector column.
+
+    Attributes
+    ----------
+    name : str
+    method : {"hnsw", "ivfflat"}
+    metric : str or None
+        ``cosine``/``l2``/``ip`` from the operator class, None for another class.
+    opclass : str
+    options : str
+        Build parameters (``m=16,ef_construction=64`` or ``lists=100``), "" for defaults.
+    definition : str
+        ``pg_get_indexdef``.
+    """
+
+    name: str
+    method: str
+    metric: str | None
+    opclass: str
+    options: str
+    definition: str
+
+
+def find_indexes(spec: StoreSpec, conn=None) -> tuple[IndexInfo, ...]:
+    """Approximate (HNSW / IVFFlat) indexes whose first key is the vector column, sorted by name.
+
+    Read from the catalogs (``pg_index``, ``pg_am``, ``pg_opclass``).
+
+    Raises
+    ------
+    StoreError
+        Connection or catalog query failed, or the table/column does not exist.
+    """
+    with _session(spec, conn) as c:
+        _describe(c, spec)
+        rows = c.execute(
+            "SELECT i.relname, am.amname, opc.opcname, coalesce(array_to_string(i.reloptions, ','), ''), "
+            "pg_get_indexdef(i.oid) "
+            "FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_am am ON am.oid = i.relam "
+            "JOIN pg_opclass opc ON opc.oid = x.indclass[0] "
+            "JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = x.indkey[0] "
+            "WHERE x.indrelid = to_regclass(%s) AND a.attname = %s AND am.amname = ANY(%s) ORDER BY i.relname",
+            (spec._t().as_string(c), spec.vector_column, list(APPROXIMATE_METHODS))).fetchall()
+    return tuple(IndexInfo(n, m, OPCLASS_METRIC.get(o), o, opt, d) for n, m, o, opt, d in rows)
+
+
+def _index_for(indexes: Sequence[IndexInfo], metric: str) -> IndexInfo | None:
+    usable = [i for i in indexes if i.metric == metric]
+    return usable[0] if usable else None
+
+
+def _no_index_note(indexes: Sequence[IndexInfo], metric: str) -> str:
+    if not indexes:
+        return "no approximate index: approximate equals exact"
+    others = ", ".join(f"{i.name} ({i.method}, {i.metric or i.opclass})" for i in indexes)
+    return f"no approximate index for metric {metric} (the table has {others}): approximate equals exact"

@@ -1,0 +1,359 @@
+"""Top-k through the table's own approximate index and through an exact scan, and the two compared per k."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Collection, Sequence
+
+import numpy as np
+
+from ...index.health import NORM_TOLERANCE
+from .connection import (
+    StoreError,
+    StoreSpec,
+    _describe,
+    _index_for,
+    _no_index_note,
+    _session,
+    _vec_expr,
+    find_indexes,
+)
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """Top-k of each query vector, through the approximate index or an exact scan.
+
+    Attributes
+    ----------
+    mode : {"approximate", "exact"}
+    k : int
+    metric : str
+    index : str or None
+        The index the plan used (from ``EXPLAIN`` of the first query); None for a scan.
+    ids : tuple of tuple of str
+        ``(n_queries, ≤ k)`` chunk ids (as text), nearest first; ties broken by id.
+    distances : tuple of tuple of float
+        The operator's values (``<=>``, ``<->`` or ``<#>``, the last being −⟨q, v⟩).
+    cosine : tuple of tuple of float
+        Cosine distance in [0, 2]: ``<=>`` as is, ``d² / 2`` for L2, ``1 + d``
+        for ``<#>`` (identities of unit vectors: ‖q − v‖² = 2 − 2 cos);
+        NaN where the query or the row is not unit length (L2 / IP only).
+    texts : tuple of tuple of str
+        The returned rows' texts (to match needles).
+    ms : tuple of float
+        Wall time per query, milliseconds.
+    settings : dict
+        Session settings in force (``hnsw.ef_search``, ``ivfflat.probes``, planner switches).
+    note : str
+        What the reader must know: no approximate index, distances not cosine…
+    """
+
+    mode: str
+    k: int
+    metric: str
+    index: str | None
+    ids: tuple[tuple[str, ...], ...]
+    distances: tuple[tuple[float, ...], ...]
+    cosine: tuple[tuple[float, ...], ...]
+    texts: tuple[tuple[str, ...], ...]
+    ms: tuple[float, ...]
+    settings: dict = field(default_factory=dict)
+    note: str = ""
+
+    def to_frame(self):
+        """One row per (query, rank): ``query``, ``rank`` (1-based), ``id``, ``distance``, ``cosine``."""
+        import pandas as pd
+
+        rows = [{"query": qi, "rank": r + 1, "id": i, "distance": d, "cosine": cd}
+                for qi, (ids, ds, cs) in enumerate(zip(self.ids, self.distances, self.cosine))
+                for r, (i, d, cd) in enumerate(zip(ids, ds, cs))]
+        return pd.DataFrame(rows, columns=["query", "rank", "id", "distance", "cosine"])
+
+    def to_dict(self) -> dict:
+        nan = lambda x: None if isinstance(x, float) and math.isnan(x) else x  # noqa: E731
+        return {"mode": self.mode, "k": self.k, "metric": self.metric, "index": self.index,
+                "ids": [list(i) for i in self.ids], "distances": [list(d) for d in self.distances],
+                "cosine": [[nan(x) for x in c] for c in self.cosine], "ms": list(self.ms),
+                "settings": dict(self.settings), "note": self.note}
+
+
+def _vector_literal(v: np.ndarray) -> str:
+    # repr of the float64 value of each float32 is exact; pgvector parses it back to the same float32.
+    return "[" + ",".join(repr(float(x)) for x in v) + "]"
+
+
+def _plan_index(plan) -> str | None:
+    if isinstance(plan, dict):
+        if "Index Name" in plan:
+            return plan["Index Name"]
+        for v in plan.values():
+            r = _plan_index(v)
+            if r:
+                return r
+    elif isinstance(plan, list):
+        for v in plan:
+            r = _plan_index(v)
+            if r:
+                return r
+    return None
+
+
+def search(spec: StoreSpec, queries: np.ndarray, k: int, mode: str = "approximate",
+           ef_search: int | None = None, probes: int | None = None, conn=None) -> SearchResult:
+    """Top-k rows for each query vector, through the table's approximate index or an exact scan.
+
+    Parameters
+    ----------
+    spec : StoreSpec
+    queries : numpy.ndarray, shape (n_queries, dims)
+        Query vectors (e.g. ``audit.embedding.load_encoder(...).encode(questions)``,
+        or vectors from a hosted model); cast to float32.
+    k : int
+        Rows per query (≥ 1).
+    mode : {"approximate", "exact"}
+        ``approximate``: the planner is steered to the metric's HNSW/IVFFlat
+        index (``enable_seqscan = off`` in the transaction, as the small test
+        tables would otherwise be scanned); with no such index it is an exact
+        scan and :attr:`SearchResult.note` says so. ``exact``: ``SET LOCAL
+        enable_indexscan / enable_bitmapscan / enable_indexonlyscan = off``.
+    ef_search, probes : int, optional
+        ``hnsw.ef_search`` / ``ivfflat.probes`` for the transaction; the
+        session's defaults otherwise (pgvector: 40 and 1). HNSW returns at
+        most ``ef_search`` rows: the note says when queries got fewer than k.
+    conn : psycopg.Connection, optional
+
+    Returns
+    -------
+    SearchResult
+
+    Raises
+    ------
+    StoreError
+        Bad ``k``/``mode``/shape, query dims not the table's, connection or query failure.
+    """
+    from psycopg import sql
+
+    if mode not in ("approximate", "exact"):
+        raise StoreError(f"mode {mode!r} is not 'approximate' or 'exact'")
+    if not isinstance(k, (int, np.integer)) or k < 1:
+        raise StoreError(f"k must be a positive integer, got {k!r}")
+    q = np.asarray(queries, dtype=np.float32)
+    if q.ndim != 2 or q.shape[0] == 0:
+        raise StoreError(f"query vectors must have shape (n_queries, dims), got {q.shape}")
+    if not np.isfinite(q).all():
+        raise StoreError("query vectors hold NaN or ±Inf")
+    qnorm = np.linalg.norm(q.astype(np.float64), axis=1)
+    with _session(spec, conn) as c:
+        table = _describe(c, spec)
+        V = _vec_expr(spec, table)
+        dims = table.declared_dims
+        if dims is None:
+            r = c.execute(sql.SQL("SELECT {f} FROM {t} WHERE {v} IS NOT NULL LIMIT 1").format(
+                f=sql.SQL("vector_dims({})" if table.vector_type == "vector" else "cardinality({})").format(
+                    spec._c("vector")), t=spec._t(), v=spec._c("vector"))).fetchone()
+            dims = r[0] if r else None
+        if dims is not None and dims != q.shape[1]:
+            raise StoreError(f"query vectors have {q.shape[1]} dimensions, column {spec.vector_column!r} of "
+                             f"{spec.table!r} has {dims}: embed the queries with the table's model")
+        indexes = find_indexes(spec, c)
+        idx = _index_for(indexes, spec.metric) if table.vector_type == "vector" else None
+        notes = []
+        switches: dict[str, str] = {}
+        if mode == "exact" or idx is None:
+            switches = {"enable_indexscan": "off", "enable_bitmapscan": "off", "enable_indexonlyscan": "off"}
+            if mode == "approximate":
+                notes.append(_no_index_note(indexes, spec.metric) if table.vector_type == "vector"
+                             else "real[] column: no index on it can serve the distance: approximate equals exact")
+        else:
+            switches = {"enable_seqscan": "off"}
+        if ef_search is not None:
+            switches["hnsw.ef_search"] = str(int(ef_search))
+        if probes is not None:
+            switches["ivfflat.probes"] = str(int(probes))
+        where = sql.SQL("WHERE {v} IS NOT NULL").format(v=spec._c("vector"))
+        if table.vector_type == "array":  # a cast of NaN/±Inf to vector fails: those rows cannot be ranked
+            where += sql.SQL(" AND NOT EXISTS (SELECT 1 FROM unnest({v}) x WHERE x IS NULL OR x::float8 IN "
+                             "('NaN', 'Infinity', '-Infinity'))").format(v=spec._c("vector"))
+            notes.append("real[] column: rows holding NaN, ±Inf or NULL elements are left out")
+        dist = sql.SQL("({v} {op} %(q)s::vector)").format(v=V, op=sql.SQL(spec.operator))
+        norm = sql.SQL("vector_norm({v})").format(v=V)
+        order = sql.SQL("ORDER BY d") if mode == "approximate" and idx is not None else sql.SQL("ORDER BY d, id")
+        stmt = sql.SQL("SELECT {i}::text AS id, {dist} AS d, {norm}, {x} FROM {t} {w} {o} LIMIT %(k)s").format(
+            i=spec._c("id"), dist=dist, norm=norm, x=spec._c("text"), t=spec._t(), w=where, o=order)
+        ids, ds, cs, texts, ms = [], [], [], [], []
+        short = non_unit = 0
+        with c.transaction(force_rollback=True):
+            for name, value in switches.items():
+                c.execute("SELECT set_config(%s, %s, true)", (name, value))
+            lit0 = _vector_literal(q[0])
+            plan = c.execute(sql.SQL("EXPLAIN (FORMAT JSON) ") + stmt, {"q": lit0, "k": int(k)}).fetchone()[0]
+            settings = dict(switches)
+            for name in ("hnsw.ef_search", "ivfflat.probes"):  # read after EXPLAIN: pgvector's GUCs exist once loaded
+                if idx is not None and name.split(".")[0] == idx.method and name not in settings:
+                    settings[name] = c.execute("SELECT current_setting(%s, true)", (name,)).fetchone()[0]
+            if isinstance(plan, str):
+                plan = json.loads(plan)
+            used = _plan_index(plan)
+            if mode == "approximate" and idx is not None and used != idx.name:
+                notes.append(f"the planner did not use index {idx.name} (plan index: {used})")
+            for qi in range(q.shape[0]):
+                t0 = time.perf_counter()
+                rows = c.execute(stmt, {"q": _vector_literal(q[qi]), "k": int(k)}).fetchall()
+                ms.append((time.perf_counter() - t0) * 1000.0)
+                rows.sort(key=lambda r: (r[1], r[0]))  # deterministic ties among the rows returned
+                if len(rows) < k:
+                    short += 1
+                qi_unit = abs(qnorm[qi] - 1.0) <= NORM_TOLERANCE
+                conv = []
+                for _, d, n, _x in rows:
+                    unit = qi_unit and n is not None and abs(n - 1.0) <= NORM_TOLERANCE
+                    if spec.metric == "cosine":
+                        conv.append(float(d))
+                    elif not unit:
+                        non_unit += 1
+                        conv.append(math.nan)
+                    else:
+                        conv.append(float(d) * float(d) / 2.0 if spec.metric == "l2" else 1.0 + float(d))
+                ids.append(tuple(r[0] for r in rows))
+                ds.append(tuple(float(r[1]) for r in rows))
+                cs.append(tuple(conv))
+                texts.append(tuple(r[3] for r in rows))
+    if spec.metric == "cosine":
+        notes.append("<=> is cosine distance: no conversion")
+    else:
+        conv = "d²/2" if spec.metric == "l2" else "1 + (<#>)"
+        notes.append(f"cosine distance = {conv}, valid for unit vectors"
+                     + (f"; {non_unit} returned rows are not unit length (or the query is not): "
+                        "their cosine distance is NaN" if non_unit else ""))
+    if short:
+        notes.append(f"{short} queries returned fewer than {k} rows"
+                     + (" (HNSW returns at most hnsw.ef_search rows)" if idx is not None and idx.method == "hnsw"
+                        and mode == "approximate" else ""))
+    return SearchResult(mode, int(k), spec.metric, used if (mode == "approximate" and idx is not None) else None,
+                        tuple(ids), tuple(ds), tuple(cs), tuple(texts), tuple(ms), settings, "; ".join(notes))
+
+
+def relevant_from_needles(needles: Sequence[str], *results: SearchResult) -> list[set[str]]:
+    """Per query, the returned ids whose text contains the needle (whitespace collapsed, as everywhere).
+
+    Relevance is decided on the rows the searches returned, which is all
+    recall at k needs. ``needles[i]`` belongs to query ``i``.
+
+    Raises
+    ------
+    StoreError
+        ``needles`` and the results do not have the same number of queries.
+    """
+    from ...matching import collapse
+
+    out = []
+    for r in results:
+        if len(r.ids) != len(needles):
+            raise StoreError(f"{len(needles)} needles for {len(r.ids)} queries")
+    for qi, needle in enumerate(needles):
+        key = collapse(needle)
+        out.append({i for r in results for i, x in zip(r.ids[qi], r.texts[qi]) if x is not None and key in collapse(x)})
+    return out
+
+
+@dataclass(frozen=True)
+class KComparison:
+    """Approximate against exact at one k.
+
+    Attributes
+    ----------
+    k : int
+    n_queries : int
+    recall_approximate, recall_exact : float
+        Share of queries with a relevant id in the top k (needle recall).
+    overlap : float
+        Mean over queries of ``|A_k ∩ E_k| / |E_k|`` (``|E_k| = k`` unless the
+        table has fewer rows with a vector).
+    lost : tuple of str
+        Queries whose needle the exact top k finds and the approximate top k misses.
+    gained : tuple of str
+        The reverse (possible when the exact top k is cut at a tie).
+    """
+
+    k: int
+    n_queries: int
+    recall_approximate: float
+    recall_exact: float
+    overlap: float
+    lost: tuple[str, ...]
+    gained: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class RetrievalComparison:
+    """Per-k comparison of the approximate index with the exact scan."""
+
+    rows: tuple[KComparison, ...]
+    index: str | None
+    settings: dict = field(default_factory=dict)
+    note: str = ""
+
+    def to_frame(self):
+        """One row per k: ``k``, ``n_queries``, ``recall_approximate``, ``recall_exact``, ``overlap``,
+        ``lost`` and ``gained`` (counts)."""
+        import pandas as pd
+
+        return pd.DataFrame([{"k": r.k, "n_queries": r.n_queries, "recall_approximate": r.recall_approximate,
+                              "recall_exact": r.recall_exact, "overlap": r.overlap, "lost": len(r.lost),
+                              "gained": len(r.gained)} for r in self.rows],
+                            columns=["k", "n_queries", "recall_approximate", "recall_exact", "overlap", "lost",
+                                     "gained"])
+
+    def to_dict(self) -> dict:
+        return {"index": self.index, "settings": dict(self.settings), "note": self.note,
+                "rows": [{**r.__dict__, "lost": list(r.lost), "gained": list(r.gained)} for r in self.rows]}
+
+
+def compare_retrieval(approximate: SearchResult, exact: SearchResult, relevant: Sequence[Collection],
+                      ks: Sequence[int] = (1, 4, 8, 20), labels: Sequence[str] | None = None) -> RetrievalComparison:
+    """Compare the approximate top-k with the exact top-k, per k.
+
+    Parameters
+    ----------
+    approximate, exact : SearchResult
+        The same queries through :func:`search` in both modes, ``k ≥ max(ks)``.
+    relevant : sequence of collections
+        Per query, the relevant chunk ids (compared as text), e.g. from
+        :func:`relevant_from_needles`. An empty set counts as a miss.
+    ks : sequence of int
+    labels : sequence of str, optional
+        Query names for ``lost``/``gained``; default the query's position.
+
+    Returns
+    -------
+    RetrievalComparison
+
+    Raises
+    ------
+    StoreError
+        Different numbers of queries, or a k larger than a search's k.
+    """
+    n = len(exact.ids)
+    if len(approximate.ids) != n or len(relevant) != n:
+        raise StoreError(f"approximate has {len(approximate.ids)} queries, exact {n}, relevant {len(relevant)}")
+    if labels is not None and len(labels) != n:
+        raise StoreError(f"{len(labels)} labels for {n} queries")
+    names = [str(x) for x in labels] if labels is not None else [str(i) for i in range(n)]
+    rel = [{str(x) for x in r} for r in relevant]
+    rows = []
+    for k in sorted(set(int(k) for k in ks)):
+        if k > approximate.k or k > exact.k:
+            raise StoreError(f"k={k} is larger than the searches' k ({approximate.k}, {exact.k})")
+        ha = [bool(set(approximate.ids[i][:k]) & rel[i]) for i in range(n)]
+        he = [bool(set(exact.ids[i][:k]) & rel[i]) for i in range(n)]
+        ov = [len(set(approximate.ids[i][:k]) & set(exact.ids[i][:k])) / max(1, len(exact.ids[i][:k]))
+              for i in range(n)]
+        rows.append(KComparison(k, n, sum(ha) / n if n else math.nan, sum(he) / n if n else math.nan,
+                                float(np.mean(ov)) if n else math.nan,
+                                tuple(names[i] for i in range(n) if he[i] and not ha[i]),
+                                tuple(names[i] for i in range(n) if ha[i] and not he[i])))
+    return RetrievalComparison(tuple(rows), approximate.index, dict(approximate.settings), approximate.note)
