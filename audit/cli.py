@@ -89,7 +89,80 @@ class _Bar:
             self.bar = None
 
 
+def _fail_under_runs(specs: list[str]) -> list[tuple[str, float]]:
+    from .evaluation.measures import measure_names
+
+    known = {n.lower(): n for n in measure_names()}
+    out = []
+    for spec in specs:
+        for part in spec.split(","):
+            name, _, value = part.partition("=")
+            try:
+                v = float(value)
+            except ValueError:
+                v = math.nan
+            if name.strip().lower() not in known or not 0 <= v <= 1:
+                raise InputError(f"--fail-under {part!r}: expected MEASURE=VALUE with MEASURE an ir_measures name "
+                                 f"({', '.join(list(known.values())[:5])}, … RR, nDCG) and VALUE in [0, 1]")
+            out.append((known[name.strip().lower()], v))
+    return out
+
+
+def cmd_report_runs(a) -> int:
+    """``report --run NAME=FILE …``: audit a team's own runs (issue: the system a team actually runs)."""
+    from .evaluation.measures import SCORE_KINDS
+    from .report.runs import build_runs_report
+    from .sources.imported.system import load_system, parse_named
+
+    given = [f"--{o}" for o, v in (("strategies", a.strategies), ("retrievers", a.retrievers), ("db", a.db))
+             if v is not None]
+    if given:
+        raise InputError(f"{', '.join(given)} is for the built-in strategies; with --run the rankings are yours")
+    if not a.queries:
+        raise InputError("--run needs --queries FILE (id<TAB>text lines or BEIR queries.jsonl)")
+    gates = _fail_under_runs(a.fail_under or [])
+    if a.threshold is not None and not math.isfinite(a.threshold):
+        raise InputError(f"--threshold must be a finite number in the runs' own units, got {a.threshold!r}")
+    try:
+        runs = parse_named(a.run, "--run")
+        scores = parse_named(a.score, "--score", tuple(SCORE_KINDS))
+        ood_runs = parse_named(a.ood_run, "--ood-run")
+        corpus = _corpus(a.corpus) if a.corpus else None
+        system = load_system(a.queries, runs, scores, a.qrels, a.ground_truth, a.chunks, corpus, a.ood_queries,
+                             ood_runs)
+        report = build_runs_report(system, a.threshold)
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    print(report.render_text())
+    if a.json:
+        _write_json(a.json, report.to_json())
+    failed = [f"{r.name} {m} = {r.mean(m):.3f} < {v:g}" for m, v in gates for r in report.results if r.mean(m) < v]
+    for f in failed:
+        print(f"gate failed: {f}", file=sys.stderr)
+    return EXIT_GATE if failed else EXIT_OK
+
+
+def _write_json(path, data) -> None:
+    """Write strict JSON (no NaN or Infinity: they are ``null``)."""
+    Path(path).write_text(json.dumps(data, indent=1, default=str, allow_nan=False), encoding="utf-8")
+
+
 def cmd_report(a) -> int:
+    if a.run:
+        return cmd_report_runs(a)
+    for option in ("queries", "qrels", "chunks", "score", "ood_queries", "ood_run"):
+        if getattr(a, option):
+            raise InputError(f"--{option.replace('_', '-')} is for your own runs: give --run NAME=FILE too")
+    if a.threshold is not None:
+        from .evaluation.threshold import check_cut
+
+        try:
+            check_cut(a.threshold, "--threshold")
+        except ValueError as e:
+            raise InputError(str(e)) from None
+    a.corpus = a.corpus or "python-reference"
+    a.strategies = a.strategies or "A,B,C,D,E,F"
+    a.retrievers = a.retrievers or ",".join(RETRIEVERS)
     from .groundtruth import GroundTruthError, load_ground_truth
     from .home import default_index_path
     from .index import EmbeddingCache
@@ -128,7 +201,7 @@ def cmd_report(a) -> int:
         bar.close()
     print(render_text(run, a.threshold))
     if a.json:
-        Path(a.json).write_text(json.dumps(to_json(run, a.threshold), indent=1, default=str), encoding="utf-8")
+        _write_json(a.json, to_json(run, a.threshold))
     failed = []
     for name, v in gates:
         for c in run.columns():
@@ -277,15 +350,27 @@ def cmd_compare(a) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The ``python -m audit`` argument parser."""
-    p = argparse.ArgumentParser(prog="python -m audit", description="Audit the retrieval half of a RAG system.")
+    p = argparse.ArgumentParser(prog="python -m audit", description="Audit the retrieval half of a RAG system.",
+                                allow_abbrev=False)
     sub = p.add_subparsers(dest="command", required=True)
 
-    r = sub.add_parser("report", help="recall, paired tests, tokens, latency and threshold sweep")
-    r.add_argument("--corpus", default="python-reference", help="python-reference (built in) or a folder")
+    r = sub.add_parser("report", help="recall, paired tests, tokens, latency and threshold sweep", allow_abbrev=False)
+    r.add_argument("--corpus", default=None, help="python-reference (built in, the default) or a folder; with --run: "
+                                                  "your documents, to check your chunks' offsets")
     r.add_argument("--ground-truth", help="JSONL of {id, needle, questions: [doc, ticket]}")
     r.add_argument("--out-of-domain", help="one query a line; # comments")
-    r.add_argument("--strategies", default="A,B,C,D,E,F", help="comma-separated presets (default A-F)")
-    r.add_argument("--retrievers", default=",".join(RETRIEVERS), help="dense,bm25,hybrid,rerank")
+    r.add_argument("--strategies", default=None, help="comma-separated presets (default A-F)")
+    r.add_argument("--retrievers", default=None, help="dense,bm25,hybrid,rerank (default all)")
+    r.add_argument("--run", action="append", metavar="NAME=FILE",
+                   help="your system's ranking, TREC run or JSONL (repeatable): audit your runs instead of ours")
+    r.add_argument("--score", action="append", metavar="NAME=KIND",
+                   help="what a run's score is: similarity (default, higher is better), cosine-distance, l2, ip")
+    r.add_argument("--queries", help="with --run: id<TAB>text lines or BEIR queries.jsonl")
+    r.add_argument("--qrels", help="with --run: TREC qrels or BEIR qrels/*.tsv (or --ground-truth with --chunks)")
+    r.add_argument("--chunks", help="with --run: your chunks (JSONL: chunk_id, doc_id, text[, content, start, end])")
+    r.add_argument("--ood-queries", help="with --run: out-of-domain queries (id<TAB>text)")
+    r.add_argument("--ood-run", action="append", metavar="NAME=FILE",
+                   help="with --run: the run NAME over the out-of-domain queries (threshold sweep)")
     r.add_argument("--model", default=None, help="sentence-transformers name or path (default all-MiniLM-L6-v2)")
     r.add_argument("--reranker", default="cross-encoder/ms-marco-MiniLM-L-6-v2", help="name, path or none")
     r.add_argument("--threshold", type=float, default=None, help="cosine distance cut for the bluff list")
@@ -297,13 +382,13 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     r.set_defaults(func=cmd_report)
 
-    c = sub.add_parser("chunks", help="write one strategy's chunks as JSONL")
+    c = sub.add_parser("chunks", help="write one strategy's chunks as JSONL", allow_abbrev=False)
     c.add_argument("--strategy", required=True, help="A-F")
     c.add_argument("--corpus", default="python-reference")
     c.add_argument("--jsonl", required=True)
     c.set_defaults(func=cmd_chunks)
 
-    i = sub.add_parser("index", help="index a corpus into the persisted index (incremental)")
+    i = sub.add_parser("index", help="index a corpus into the persisted index (incremental)", allow_abbrev=False)
     i.add_argument("path", help="python-reference or a folder")
     i.add_argument("--db", help="index database (default .audit/index-<corpus>.sqlite)")
     i.add_argument("--model", default=None, help="sentence-transformers name or path (default all-MiniLM-L6-v2)")
@@ -312,13 +397,13 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--quiet", action="store_true", help="no progress bar")
     i.set_defaults(func=cmd_index)
 
-    h = sub.add_parser("health", help="check an index after an upgrade (exit 1 when unhealthy)")
+    h = sub.add_parser("health", help="check an index after an upgrade (exit 1 when unhealthy)", allow_abbrev=False)
     h.add_argument("--db", help="index database (default: the only one in .audit/)")
     h.add_argument("--model", default=None, help="the current model, to judge staleness (default all-MiniLM-L6-v2)")
     h.add_argument("--json", help="also write the findings as JSON")
     h.set_defaults(func=cmd_health)
 
-    m = sub.add_parser("compare", help="the same questions against two indexes (before/after an upgrade)")
+    m = sub.add_parser("compare", help="the same questions against two indexes (before/after an upgrade)", allow_abbrev=False)
     m.add_argument("old", help="index database before")
     m.add_argument("new", help="index database after")
     m.add_argument("--ground-truth", help="JSONL (default: built in, for python-reference)")
@@ -329,7 +414,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--k", type=int, default=8, help="k for lost/gained needles (default 8)")
     m.set_defaults(func=cmd_compare)
 
-    d = sub.add_parser("corpus", help="write the canonical documents as JSONL")
+    d = sub.add_parser("corpus", help="write the canonical documents as JSONL", allow_abbrev=False)
     d.add_argument("--corpus", default="python-reference")
     d.add_argument("--jsonl", required=True)
     d.set_defaults(func=cmd_corpus)

@@ -155,14 +155,17 @@ def counts_at(queries: Sequence[QueryDistances], cut: float, keep: int = KEEP) -
                       answerable, ind, len(queries) - ind)
 
 
-def sweep_cuts(queries: Sequence[QueryDistances], keep: int = KEEP, step: float = GRID_STEP) -> list[float]:
-    """Every observed distance (first ``keep`` of each order), a ``step`` grid on [0, 2], and 2.0+ (no threshold)."""
-    grid = np.round(np.arange(0.0, 2.0 + step / 2, step), 6)
+def sweep_cuts(queries: Sequence[QueryDistances], keep: int = KEEP, step: float | None = GRID_STEP) -> list[float]:
+    """Every observed distance (first ``keep`` of each order), a ``step`` grid on [0, 2], and ``inf`` (no threshold).
+
+    ``step=None``: no grid (scores in other units than cosine distance: only observed values and ``inf``).
+    """
+    grid = np.round(np.arange(0.0, 2.0 + step / 2, step), 6).tolist() if step else []
     seen = [d for q in queries for d in q.distances[:keep].tolist() if math.isfinite(d)]
-    return sorted(set(grid.tolist()) | set(float(d) for d in seen) | {math.inf})
+    return sorted(set(grid) | set(float(d) for d in seen) | {math.inf})
 
 
-def sweep(queries: Sequence[QueryDistances], keep: int = KEEP, step: float = GRID_STEP) -> list[GateCounts]:
+def sweep(queries: Sequence[QueryDistances], keep: int = KEEP, step: float | None = GRID_STEP) -> list[GateCounts]:
     """:func:`counts_at` for every cut of :func:`sweep_cuts`, ascending (``inf`` = no threshold)."""
     return [counts_at(queries, c, keep) for c in sweep_cuts(queries, keep, step)]
 

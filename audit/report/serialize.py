@@ -24,7 +24,18 @@ from .tables import (
     results_frame,
 )
 
-__all__ = ["records", "to_json"]
+__all__ = ["records", "strict", "to_json"]
+
+
+def strict(obj):
+    """``obj`` with every non-finite float (NaN, ±inf) replaced by ``None``, recursively: strict JSON."""
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: strict(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [strict(v) for v in obj]
+    return obj
 
 
 def records(df: pd.DataFrame) -> list[dict]:
@@ -51,7 +62,7 @@ def to_json(run: AuditRun, threshold: float | None = None) -> dict:
                "at_cut": counts_at(qs, cut).to_dict(), "separation": separation(qs).to_dict(),
                "sweep": records(sweep_frame(sw)),
                "bluffs": [b.to_dict() for b in bluffs(qs, cut, run.strategy(base).chunks)]}
-    return {
+    return strict({
         "results": records(results_frame(run)),
         "phrasing": records(phrasing_frame(run)),
         "chunks": records(chunks_frame(run)),
@@ -63,4 +74,4 @@ def to_json(run: AuditRun, threshold: float | None = None) -> dict:
         "rerank_unavailable": run.rerank_error,
         "provenance": run.provenance(),
         "wall_seconds": run.wall_s,
-    }
+    })
