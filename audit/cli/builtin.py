@@ -1,0 +1,206 @@
+"""Commands over the built-in strategies: report, chunks, corpus, index, health, compare."""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+
+from ..retrieval import RETRIEVERS
+from .common import (
+    EXIT_GATE,
+    EXIT_OK,
+    InputError,
+    ProgressBar,
+    corpus_arg,
+    encoder_arg,
+    existing_store,
+    open_store,
+    strategies_arg,
+    write_json,
+)
+from .runs import cmd_report_runs
+
+
+def _fail_under(specs: list[str]) -> list[tuple[str, float]]:
+    out = []
+    for spec in specs:
+        for part in spec.split(","):
+            name, _, value = part.partition("=")
+            name = name.strip().lower()
+            ok_name = name == "mrr" or (name.startswith("recall@") and name[7:] in ("1", "4", "8", "20"))
+            try:
+                v = float(value)
+            except ValueError:
+                v = math.nan
+            if not ok_name or not 0 <= v <= 1:
+                raise InputError(f"--fail-under {part!r}: expected METRIC=VALUE with METRIC one of recall@1, "
+                                 "recall@4, recall@8, recall@20, mrr and VALUE in [0, 1]")
+            out.append((name, v))
+    return out
+
+
+def cmd_report(a) -> int:
+    if a.run:
+        return cmd_report_runs(a)
+    for option in ("queries", "qrels", "chunks", "score", "ood_queries", "ood_run"):
+        if getattr(a, option):
+            raise InputError(f"--{option.replace('_', '-')} is for your own runs: give --run NAME=FILE too")
+    if a.threshold is not None:
+        from ..evaluation.threshold import check_cut
+
+        try:
+            check_cut(a.threshold, "--threshold")
+        except ValueError as e:
+            raise InputError(str(e)) from None
+    a.corpus = a.corpus or "python-reference"
+    a.strategies = a.strategies or "A,B,C,D,E,F"
+    a.retrievers = a.retrievers or ",".join(RETRIEVERS)
+    from ..groundtruth import GroundTruthError, load_ground_truth
+    from ..home import default_index_path
+    from ..index import EmbeddingCache
+    from ..models import ModelUnavailable, load_encoder
+    from ..report import render_text, to_json
+    from ..sources import run_audit
+
+    gates = _fail_under(a.fail_under or [])
+    strategies = strategies_arg(a.strategies)
+    retrievers = [r.strip() for r in a.retrievers.split(",") if r.strip()]
+    bad = [r for r in retrievers if r not in RETRIEVERS]
+    if bad or not retrievers:
+        raise InputError(f"unknown retriever {bad[0] if bad else ''!r}; choose from {','.join(RETRIEVERS)}")
+    corpus = corpus_arg(a.corpus)
+    try:
+        gt = load_ground_truth(corpus, a.ground_truth, a.out_of_domain)
+    except GroundTruthError as e:
+        raise InputError(str(e)) from None
+    if not gt.needles:
+        raise InputError("no ground truth to evaluate: give --ground-truth FILE (JSONL) for a corpus other than "
+                         "python-reference" + (f" ({len(gt.rejected)} needles rejected, e.g. {gt.rejected[0].id}: "
+                                                f"{gt.rejected[0].reason})" if gt.rejected else ""))
+    try:
+        encoder = load_encoder(a.model)
+    except ModelUnavailable as e:
+        raise InputError(str(e)) from None
+    cache = None if a.no_cache else EmbeddingCache.default()
+    store = None if a.no_cache else open_store(a.db or default_index_path(corpus.name))
+    bar = ProgressBar(a.quiet)
+    try:
+        run = run_audit(corpus, gt, strategies, encoder, retrievers, reranker=a.reranker, cache=cache,
+                        progress=bar, store=store)
+    except (ValueError, ModelUnavailable) as e:
+        raise InputError(str(e)) from None
+    finally:
+        bar.close()
+    print(render_text(run, a.threshold))
+    if a.json:
+        write_json(a.json, to_json(run, a.threshold))
+    failed = []
+    for name, v in gates:
+        for c in run.columns():
+            if not c.available:
+                continue
+            got = c.mrr() if name == "mrr" else c.recall(int(name[7:])).estimate
+            if got < v:
+                failed.append(f"{c.name} {name} = {got:.3f} < {v:g}")
+    for f in failed:
+        print(f"gate failed: {f}", file=sys.stderr)
+    return EXIT_GATE if failed else EXIT_OK
+
+
+def cmd_chunks(a) -> int:
+    from ..chunking import chunk_corpus
+
+    (strategy,) = strategies_arg(a.strategy)[:1]
+    corpus = corpus_arg(a.corpus)
+    chunks = chunk_corpus(corpus, strategy)
+    with open(a.jsonl, "w", encoding="utf-8") as fh:
+        for c in chunks.chunks:
+            fh.write(json.dumps({"chunk_id": c.chunk_id, "doc_id": c.doc_id, "title": c.title,
+                                 "section": c.section, "text": c.text, "content": c.content,
+                                 "start": c.start, "end": c.end}, ensure_ascii=False) + "\n")
+    print(f"{len(chunks)} chunks of strategy {strategy.name} ({strategy.description}) → {a.jsonl}")
+    return EXIT_OK
+
+
+def cmd_corpus(a) -> int:
+    corpus = corpus_arg(a.corpus)
+    with open(a.jsonl, "w", encoding="utf-8") as fh:
+        for d in corpus.documents:
+            fh.write(json.dumps({"doc_id": d.doc_id, "title": d.title, "text": d.text}, ensure_ascii=False) + "\n")
+    print(f"{len(corpus.documents)} documents, {corpus.n_characters:,} characters, {corpus.n_sections} sections "
+          f"→ {a.jsonl}")
+    return EXIT_OK
+
+
+def cmd_index(a) -> int:
+    from ..home import default_index_path
+    from ..index import index_corpus
+
+    (strategy,) = strategies_arg(a.strategy)[:1]
+    corpus = corpus_arg(a.path)
+    encoder = encoder_arg(a.model)
+    store = open_store(a.db or default_index_path(corpus.name))
+    bar = ProgressBar(a.quiet)
+    try:
+        result = index_corpus(store, corpus, strategy, encoder, retry_failed=a.retry_failed, progress=bar)
+    finally:
+        bar.close()
+    print(result.summary() + f" → {store.path}")
+    for doc_id, reason in result.failed:
+        print(f"  failed: {doc_id}: {reason}")
+    return EXIT_OK
+
+
+def cmd_health(a) -> int:
+    from ..index.health import check_store
+
+    store = existing_store(a.db)
+    encoder = encoder_arg(a.model)
+    reports = check_store(store, encoder)
+    if not reports:
+        raise InputError(f"{store.path}: holds no index")
+    for r in reports:
+        print(r.render())
+    if a.json:
+        Path(a.json).write_text(json.dumps([r.to_json() for r in reports], indent=1, default=str), encoding="utf-8")
+    return EXIT_OK if all(r.healthy for r in reports) else EXIT_GATE
+
+
+def cmd_compare(a) -> int:
+    from ..evaluation.threshold import check_cut, load_threshold
+    from ..groundtruth import GroundTruthError, load_ground_truth
+    from ..index import EmbeddingCache, IndexUnusable
+    from ..report.upgrade import compare_stores
+
+    old, new = existing_store(a.old), existing_store(a.new)
+    name = a.strategy or (old.indexes() or [None])[0]
+    if name is None or name not in new.indexes():
+        raise InputError(f"index {name!r} must exist in both {old.path} and {new.path} "
+                         f"(old has {old.indexes()}, new has {new.indexes()})")
+    try:
+        lo = old.load(name)
+        ln = new.load(name)
+        gt = load_ground_truth(lo.corpus, a.ground_truth, a.out_of_domain)
+        threshold = check_cut(a.threshold, "--threshold") if a.threshold is not None else None
+    except (IndexUnusable, GroundTruthError, ValueError) as e:
+        raise InputError(str(e)) from None
+    enc_old, enc_new = encoder_arg(lo.stamp.model), encoder_arg(ln.stamp.model)
+    note = None
+    if threshold is None:  # the saved cut when it was chosen on the old index, else the old index's balanced cut
+        saved = load_threshold()
+        if saved is not None and saved.applies_to(enc_old.digest, name, a.retriever):
+            threshold = saved.cut
+        else:
+            note = ("no saved threshold" if saved is None else
+                    f"the saved threshold {saved.describe()} was not chosen on the old index")
+    try:
+        diff = compare_stores(old, new, gt, enc_old, enc_new, name, a.retriever, threshold, a.k,
+                              cache=EmbeddingCache.default())
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    if note:
+        print(f"({note}: using the old index's balanced cut {diff.threshold:.3f})")
+    print(diff.render())
+    return EXIT_OK

@@ -1,0 +1,110 @@
+"""What every command shares: exit codes, the one-line input error, argument loaders, the progress bar, strict JSON."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+#: Exit codes: success, a gate failed, bad input.
+EXIT_OK = 0
+
+
+EXIT_GATE = 1
+
+
+EXIT_INPUT = 2
+
+
+class InputError(Exception):
+    """Bad input: printed as one line on stderr, exit 2."""
+
+
+def corpus_arg(spec: str):
+    from ..ingest import load_corpus
+
+    try:
+        corpus = load_corpus(spec)
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    if not corpus.documents:
+        why = "; ".join(f"{f.source}: {f.reason}" for f in corpus.failures[:3])
+        raise InputError(f"corpus {spec!r} has no readable document (.md, .markdown, .txt, .rst, .pdf, .html)"
+                         + (f" — {why}" if why else ""))
+    for f in corpus.failures:
+        print(f"warning: {f.source}: {f.reason} (skipped; the rest is loaded)", file=sys.stderr)
+    return corpus
+
+
+def strategies_arg(spec: str):
+    from ..chunking import parse_strategies
+
+    try:
+        return parse_strategies(spec)
+    except ValueError as e:
+        raise InputError(str(e)) from None
+
+
+class ProgressBar:
+    """A progress bar on stderr (tqdm), one per stage."""
+
+    def __init__(self, quiet: bool) -> None:
+        # a bar only on a terminal: redirected stderr (CI logs, files) gets no carriage-return flood
+        self.quiet, self.stage, self.bar = quiet or not sys.stderr.isatty(), None, None
+
+    def __call__(self, stage: str, done: int, total: int) -> None:
+        if self.quiet:
+            return
+        from tqdm import tqdm
+
+        if stage != self.stage:
+            self.close()
+            self.stage = stage
+            self.bar = tqdm(total=total, desc=stage, file=sys.stderr, leave=False, unit="item")
+        self.bar.update(done - self.bar.n)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+            self.bar = None
+
+
+def write_json(path, data) -> None:
+    """Write strict JSON (no NaN or Infinity: they are ``null``)."""
+    Path(path).write_text(json.dumps(data, indent=1, default=str, allow_nan=False), encoding="utf-8")
+
+
+def open_store(path):
+    import sqlite3
+
+    from ..index import EmbeddingCache, IndexStore
+
+    try:
+        return IndexStore(path, cache=EmbeddingCache.default())
+    except (sqlite3.DatabaseError, OSError) as e:
+        raise InputError(f"{path}: not an index database ({e})") from None
+
+
+def existing_store(path: str | None):
+    """The store at ``path``; without a path, the only index file in the default home."""
+    from ..home import default_home
+
+    if path is None:
+        found = sorted(default_home().glob("index-*.sqlite"))
+        if len(found) != 1:
+            raise InputError("give --db FILE" + (f" (several indexes in {default_home()}: "
+                                                 f"{', '.join(p.name for p in found)})" if found else
+                                                 f" (no index in {default_home()}; run `python -m audit index` first)"))
+        path = found[0]
+    if not Path(path).is_file():
+        raise InputError(f"{path}: index database not found")
+    return open_store(path)
+
+
+def encoder_arg(name):
+    from ..models import ModelUnavailable, load_encoder
+
+    try:
+        return load_encoder(name)
+    except ModelUnavailable as e:
+        raise InputError(str(e)) from None

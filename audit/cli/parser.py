@@ -1,0 +1,103 @@
+"""The argument parser and ``main``: every command and option in one place."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from .builtin import (
+    cmd_chunks,
+    cmd_compare,
+    cmd_corpus,
+    cmd_health,
+    cmd_index,
+    cmd_report,
+)
+from .common import EXIT_INPUT, InputError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``python -m audit`` argument parser."""
+    p = argparse.ArgumentParser(prog="python -m audit", description="Audit the retrieval half of a RAG system.",
+                                allow_abbrev=False)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    r = sub.add_parser("report", help="recall, paired tests, tokens, latency and threshold sweep", allow_abbrev=False)
+    r.add_argument("--corpus", default=None, help="python-reference (built in, the default) or a folder; with --run: "
+                                                  "your documents, to check your chunks' offsets")
+    r.add_argument("--ground-truth", help="JSONL of {id, needle, questions: [doc, ticket]}")
+    r.add_argument("--out-of-domain", help="one query a line; # comments")
+    r.add_argument("--strategies", default=None, help="comma-separated presets (default A-F)")
+    r.add_argument("--retrievers", default=None, help="dense,bm25,hybrid,rerank (default all)")
+    r.add_argument("--run", action="append", metavar="NAME=FILE",
+                   help="your system's ranking, TREC run or JSONL (repeatable): audit your runs instead of ours")
+    r.add_argument("--score", action="append", metavar="NAME=KIND",
+                   help="what a run's score is: similarity (default, higher is better), cosine-distance, l2, ip")
+    r.add_argument("--queries", help="with --run: id<TAB>text lines or BEIR queries.jsonl")
+    r.add_argument("--qrels", help="with --run: TREC qrels or BEIR qrels/*.tsv (or --ground-truth with --chunks)")
+    r.add_argument("--chunks", help="with --run: your chunks (JSONL: chunk_id, doc_id, text[, content, start, end])")
+    r.add_argument("--ood-queries", help="with --run: out-of-domain queries (id<TAB>text)")
+    r.add_argument("--ood-run", action="append", metavar="NAME=FILE",
+                   help="with --run: the run NAME over the out-of-domain queries (threshold sweep)")
+    r.add_argument("--model", default=None, help="sentence-transformers name or path (default all-MiniLM-L6-v2)")
+    r.add_argument("--reranker", default="cross-encoder/ms-marco-MiniLM-L-6-v2", help="name, path or none")
+    r.add_argument("--threshold", type=float, default=None, help="cosine distance cut for the bluff list")
+    r.add_argument("--json", help="also write the report as JSON to this file")
+    r.add_argument("--fail-under", action="append", metavar="METRIC=VALUE",
+                   help="exit 1 when any column is below, e.g. recall@8=0.7 (repeatable)")
+    r.add_argument("--db", help="index database (default .audit/index-<corpus>.sqlite)")
+    r.add_argument("--no-cache", action="store_true", help="no index database and no embedding cache: all in memory")
+    r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.set_defaults(func=cmd_report)
+
+    c = sub.add_parser("chunks", help="write one strategy's chunks as JSONL", allow_abbrev=False)
+    c.add_argument("--strategy", required=True, help="A-F")
+    c.add_argument("--corpus", default="python-reference")
+    c.add_argument("--jsonl", required=True)
+    c.set_defaults(func=cmd_chunks)
+
+    i = sub.add_parser("index", help="index a corpus into the persisted index (incremental)", allow_abbrev=False)
+    i.add_argument("path", help="python-reference or a folder")
+    i.add_argument("--db", help="index database (default .audit/index-<corpus>.sqlite)")
+    i.add_argument("--model", default=None, help="sentence-transformers name or path (default all-MiniLM-L6-v2)")
+    i.add_argument("--strategy", default="E", help="preset A-F (default E)")
+    i.add_argument("--retry-failed", action="store_true", help="re-run only the documents that failed")
+    i.add_argument("--quiet", action="store_true", help="no progress bar")
+    i.set_defaults(func=cmd_index)
+
+    h = sub.add_parser("health", help="check an index after an upgrade (exit 1 when unhealthy)", allow_abbrev=False)
+    h.add_argument("--db", help="index database (default: the only one in .audit/)")
+    h.add_argument("--model", default=None, help="the current model, to judge staleness (default all-MiniLM-L6-v2)")
+    h.add_argument("--json", help="also write the findings as JSON")
+    h.set_defaults(func=cmd_health)
+
+    m = sub.add_parser("compare", help="the same questions against two indexes (before/after an upgrade)", allow_abbrev=False)
+    m.add_argument("old", help="index database before")
+    m.add_argument("new", help="index database after")
+    m.add_argument("--ground-truth", help="JSONL (default: built in, for python-reference)")
+    m.add_argument("--out-of-domain", help="one query a line")
+    m.add_argument("--threshold", type=float, default=None, help="cosine distance cut (default: the saved one)")
+    m.add_argument("--strategy", default=None, help="index name in both databases (default: the first)")
+    m.add_argument("--retriever", default="dense", choices=["dense", "bm25", "hybrid"])
+    m.add_argument("--k", type=int, default=8, help="k for lost/gained needles (default 8)")
+    m.set_defaults(func=cmd_compare)
+
+    d = sub.add_parser("corpus", help="write the canonical documents as JSONL", allow_abbrev=False)
+    d.add_argument("--corpus", default="python-reference")
+    d.add_argument("--jsonl", required=True)
+    d.set_defaults(func=cmd_corpus)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the exit code."""
+    parser = build_parser()
+    a = parser.parse_args(argv)
+    try:
+        return a.func(a)
+    except InputError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return EXIT_INPUT
+    except OSError as e:
+        print(f"error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
+        return EXIT_INPUT

@@ -1,0 +1,61 @@
+"""``report --run NAME=FILE …``: the audit of a team's own runs, judgments and chunks."""
+
+from __future__ import annotations
+
+import math
+import sys
+
+from .common import EXIT_GATE, EXIT_OK, InputError, corpus_arg, write_json
+
+
+def _fail_under_runs(specs: list[str]) -> list[tuple[str, float]]:
+    from ..evaluation.measures import measure_names
+
+    known = {n.lower(): n for n in measure_names()}
+    out = []
+    for spec in specs:
+        for part in spec.split(","):
+            name, _, value = part.partition("=")
+            try:
+                v = float(value)
+            except ValueError:
+                v = math.nan
+            if name.strip().lower() not in known or not 0 <= v <= 1:
+                raise InputError(f"--fail-under {part!r}: expected MEASURE=VALUE with MEASURE an ir_measures name "
+                                 f"({', '.join(list(known.values())[:5])}, … RR, nDCG) and VALUE in [0, 1]")
+            out.append((known[name.strip().lower()], v))
+    return out
+
+
+def cmd_report_runs(a) -> int:
+    """``report --run NAME=FILE …``: audit a team's own runs (issue: the system a team actually runs)."""
+    from ..evaluation.measures import SCORE_KINDS
+    from ..report.runs import build_runs_report
+    from ..sources.imported.system import load_system, parse_named
+
+    given = [f"--{o}" for o, v in (("strategies", a.strategies), ("retrievers", a.retrievers), ("db", a.db))
+             if v is not None]
+    if given:
+        raise InputError(f"{', '.join(given)} is for the built-in strategies; with --run the rankings are yours")
+    if not a.queries:
+        raise InputError("--run needs --queries FILE (id<TAB>text lines or BEIR queries.jsonl)")
+    gates = _fail_under_runs(a.fail_under or [])
+    if a.threshold is not None and not math.isfinite(a.threshold):
+        raise InputError(f"--threshold must be a finite number in the runs' own units, got {a.threshold!r}")
+    try:
+        runs = parse_named(a.run, "--run")
+        scores = parse_named(a.score, "--score", tuple(SCORE_KINDS))
+        ood_runs = parse_named(a.ood_run, "--ood-run")
+        corpus = corpus_arg(a.corpus) if a.corpus else None
+        system = load_system(a.queries, runs, scores, a.qrels, a.ground_truth, a.chunks, corpus, a.ood_queries,
+                             ood_runs)
+        report = build_runs_report(system, a.threshold)
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    print(report.render_text())
+    if a.json:
+        write_json(a.json, report.to_json())
+    failed = [f"{r.name} {m} = {r.mean(m):.3f} < {v:g}" for m, v in gates for r in report.results if r.mean(m) < v]
+    for f in failed:
+        print(f"gate failed: {f}", file=sys.stderr)
+    return EXIT_GATE if failed else EXIT_OK
