@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import math
 import sys
-from pathlib import Path
 
 from ..retrieval import RETRIEVERS
 from .common import (
@@ -21,6 +20,7 @@ from .common import (
     write_json,
 )
 from .runs import cmd_report_runs
+from .store import cmd_health_store, cmd_report_store, uses_store
 
 
 def _fail_under(specs: list[str]) -> list[tuple[str, float]]:
@@ -42,6 +42,10 @@ def _fail_under(specs: list[str]) -> list[tuple[str, float]]:
 
 
 def cmd_report(a) -> int:
+    if uses_store(a):
+        if a.run:
+            raise InputError("--store and --run audit different things: give one of them")
+        return cmd_report_store(a)
     if a.run:
         return cmd_report_runs(a)
     for option in ("queries", "qrels", "chunks", "score", "ood_queries", "ood_run"):
@@ -154,6 +158,8 @@ def cmd_index(a) -> int:
 
 
 def cmd_health(a) -> int:
+    if uses_store(a):
+        return cmd_health_store(a)
     from ..index.health import check_store
 
     store = existing_store(a.db)
@@ -164,7 +170,7 @@ def cmd_health(a) -> int:
     for r in reports:
         print(r.render())
     if a.json:
-        Path(a.json).write_text(json.dumps([r.to_json() for r in reports], indent=1, default=str), encoding="utf-8")
+        write_json(a.json, [r.to_json() for r in reports])
     return EXIT_OK if all(r.healthy for r in reports) else EXIT_GATE
 
 

@@ -70,8 +70,10 @@ class ProgressBar:
 
 
 def write_json(path, data) -> None:
-    """Write strict JSON (no NaN or Infinity: they are ``null``)."""
-    Path(path).write_text(json.dumps(data, indent=1, default=str, allow_nan=False), encoding="utf-8")
+    """Write strict JSON: NaN and infinities become ``null`` (JavaScript's ``JSON.parse`` and ``jq`` accept it)."""
+    from ..report.serialize import strict
+
+    Path(path).write_text(json.dumps(strict(data), indent=1, default=str, allow_nan=False), encoding="utf-8")
 
 
 def open_store(path):

@@ -14,6 +14,7 @@ from .builtin import (
     cmd_report,
 )
 from .common import EXIT_INPUT, InputError
+from .store import add_store_options
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -48,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--db", help="index database (default .audit/index-<corpus>.sqlite)")
     r.add_argument("--no-cache", action="store_true", help="no index database and no embedding cache: all in memory")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_store_options(r)
     r.set_defaults(func=cmd_report)
 
     c = sub.add_parser("chunks", help="write one strategy's chunks as JSONL", allow_abbrev=False)
@@ -69,6 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("--db", help="index database (default: the only one in .audit/)")
     h.add_argument("--model", default=None, help="the current model, to judge staleness (default all-MiniLM-L6-v2)")
     h.add_argument("--json", help="also write the findings as JSON")
+    h.add_argument("--corpus", default=None, help="with --store: the documents, to find rows whose source is gone")
+    add_store_options(h)
     h.set_defaults(func=cmd_health)
 
     m = sub.add_parser("compare", help="the same questions against two indexes (before/after an upgrade)", allow_abbrev=False)

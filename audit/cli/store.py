@@ -1,0 +1,107 @@
+"""``health --store …`` and ``report --store …``: a live PostgreSQL + pgvector table audited where it lives.
+
+The connection string comes from ``--store`` or ``$AUDIT_STORE_URI`` and is never printed (every
+message goes through :func:`audit.sources.pgvector.redact`). A failed connection exits 2 with one line.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from .common import EXIT_OK, InputError, corpus_arg, encoder_arg, write_json
+
+__all__ = ["add_store_options", "cmd_health_store", "cmd_report_store", "store_spec"]
+
+
+def add_store_options(p: argparse.ArgumentParser) -> None:
+    """The options that name a pgvector table (shared by ``health`` and ``report``)."""
+    g = p.add_argument_group("live store (PostgreSQL + pgvector)")
+    g.add_argument("--store", metavar="URI", help="libpq connection string (default $AUDIT_STORE_URI); never echoed")
+    g.add_argument("--table", help="TABLE or SCHEMA.TABLE holding the chunks")
+    g.add_argument("--id-column", help="chunk id column")
+    g.add_argument("--text-column", help="embedded text column")
+    g.add_argument("--vector-column", help="pgvector vector (or real[]) column")
+    g.add_argument("--doc-column", help="document id column (optional; with --corpus: rows whose document is gone)")
+    g.add_argument("--start-column", help="content start offset column (optional, with --end-column)")
+    g.add_argument("--end-column", help="content end offset column (optional)")
+    g.add_argument("--model-column", help="model name / stamp column (optional)")
+    g.add_argument("--metric", default="cosine", choices=["cosine", "l2", "ip"],
+                   help="the distance the table is indexed for: <=> cosine (default), <-> l2, <#> inner product")
+    g.add_argument("--ef-search", type=int, help="hnsw.ef_search for the approximate search (pgvector default 40)")
+    g.add_argument("--probes", type=int, help="ivfflat.probes for the approximate search (pgvector default 1)")
+
+
+def uses_store(a) -> bool:
+    """Whether any store option was given (``--store`` or ``$AUDIT_STORE_URI`` alone does not count)."""
+    return bool(a.store or a.table)
+
+
+def store_spec(a):
+    """The :class:`~audit.sources.pgvector.StoreSpec` of the options; InputError naming what is missing."""
+    from ..sources.pgvector import StoreError, StoreSpec
+
+    missing = [f"--{o.replace('_', '-')}" for o in ("table", "id_column", "text_column", "vector_column")
+               if not getattr(a, o)]
+    if missing:
+        raise InputError(f"a store needs {', '.join(missing)}")
+    try:
+        return StoreSpec(a.store, a.table, a.id_column, a.text_column, a.vector_column, a.doc_column,
+                         a.start_column, a.end_column, a.model_column, a.metric)
+    except StoreError as e:
+        raise InputError(str(e)) from None
+
+
+def cmd_health_store(a) -> int:
+    """Health of the table with SQL aggregates; exit 1 when unhealthy."""
+    from ..sources.pgvector import StoreError, check_health
+
+    spec = store_spec(a)
+    enc = encoder_arg(a.model) if a.model else None
+    corpus = corpus_arg(a.corpus) if a.corpus else None
+    try:
+        health = check_health(spec, corpus, model_dims=enc.dims if enc else None, model_name=enc.name if enc else None)
+    except StoreError as e:
+        raise InputError(str(e)) from None
+    print(health.render())
+    if a.json:
+        write_json(a.json, health.to_dict())
+    return health.exit_code
+
+
+def cmd_report_store(a) -> int:
+    """Needle recall through the table's approximate index and through an exact scan, per k."""
+    from ..evaluation.metrics import KS
+    from ..groundtruth import GroundTruthError, load_needles
+    from ..sources.pgvector import StoreError, compare_retrieval, relevant_from_needles, search
+
+    spec = store_spec(a)
+    if not a.ground_truth:
+        raise InputError("--store needs --ground-truth NEEDLES.jsonl (the questions and the sentences that answer them)")
+    try:
+        needles = load_needles(a.ground_truth)
+    except GroundTruthError as e:
+        raise InputError(str(e)) from None
+    enc = encoder_arg(a.model)
+    labels = [f"{n.id}/{p}" for n in needles for p, _ in zip(("doc", "ticket"), n.questions)]
+    questions = [q for n in needles for q in n.questions]
+    keys = [n.needle for n in needles for _ in n.questions]
+    vectors = enc.encode(questions)
+    k = max(KS)
+    try:
+        approximate = search(spec, vectors, k, "approximate", a.ef_search, a.probes)
+        exact = search(spec, vectors, k, "exact")
+        comparison = compare_retrieval(approximate, exact, relevant_from_needles(keys, approximate, exact), KS, labels)
+    except StoreError as e:
+        raise InputError(str(e)) from None
+    print(f"Store {spec.provenance} · model {enc.name} · {len(questions)} questions from {len(needles)} needles")
+    print(f"Approximate index: {comparison.index or 'none'} {comparison.settings}" + (
+        f" — {comparison.note}" if comparison.note else ""))
+    print("Needle recall through the approximate index and through an exact scan; overlap of the two top-k lists")
+    print(comparison.to_frame().to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    for row in comparison.rows:
+        if row.lost:
+            print(f"lost at k={row.k} by the approximate index: {', '.join(row.lost)}")
+    if a.json:
+        write_json(a.json, {"store": spec.to_dict(), "model": enc.name, "comparison": comparison.to_dict(),
+                            "approximate_ms": list(approximate.ms), "exact_ms": list(exact.ms)})
+    return EXIT_OK
