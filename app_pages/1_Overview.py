@@ -5,11 +5,11 @@ import math
 import pandas as pd
 import streamlit as st
 
-import ui_cache
 from audit.report import chunks_frame, latency_frame
 from audit.report.findings import headlines
+from ui import context, footer
 
-ctx = ui_cache.context()
+ctx = context()
 run, corpus, gt = ctx.run, ctx.corpus, ctx.run.ground_truth
 
 st.title("Retrieval audit")
@@ -75,4 +75,4 @@ if gt.rejected:
     st.download_button("Download rejected items (CSV)", rj.to_csv(index=False), "rejected.csv", "text/csv",
                        key="overview_rejected_csv")
 
-ui_cache.footer(ctx)
+footer(ctx)

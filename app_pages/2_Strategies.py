@@ -4,7 +4,6 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-import ui_cache
 from audit.evaluation import KS
 from audit.report import rank_matrix, results_frame
 from audit.report.views import (
@@ -13,8 +12,9 @@ from audit.report.views import (
     recall_chart_frame,
     results_display,
 )
+from ui import cache, context, footer
 
-ctx = ui_cache.context()
+ctx = context()
 run = ctx.run
 
 st.title("Strategies")
@@ -26,7 +26,7 @@ if not run.ground_truth.needles:
     st.info("No ground truth for this corpus, so there is nothing to score. Open **Ground truth** in the sidebar, "
             "choose *upload* (or *files on disk*) and give a JSONL file of "
             '`{"id", "needle", "questions": [documentation, ticket]}` lines.')
-    ui_cache.footer(ctx)
+    footer(ctx)
     st.stop()
 
 PHRASINGS = {"both": "both", "documentation": "documentation wording", "ticket": "support-ticket wording"}
@@ -72,7 +72,7 @@ st.selectbox("k for the tests", list(KS), index=KS.index(8), key="pair_k")
 cols = tuple(st.session_state["pair_columns"])
 pk = st.session_state.get("pair_k", 8)
 if len(cols) >= 2:
-    tests = ui_cache.paired_table(ctx.key.digest, cols, pk, phrasing, run)
+    tests = cache.paired_table(ctx.key.digest, cols, pk, phrasing, run)
     pm = pair_matrix(tests, cols)
     st.dataframe(pm, key="pair_matrix")
     st.download_button("Download matrix (CSV)", pm.to_csv(), f"paired_matrix_at_{pk}.csv", "text/csv",
@@ -134,4 +134,4 @@ st.dataframe(out, key="rank_matrix",
              column_config={c: st.column_config.NumberColumn(format="%d") for c in rm.columns})
 st.download_button("Download rank matrix (CSV)", out.to_csv(), "rank_matrix.csv", "text/csv", key="rank_matrix_csv")
 
-ui_cache.footer(ctx)
+footer(ctx)

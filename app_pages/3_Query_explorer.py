@@ -4,12 +4,12 @@
 import pandas as pd
 import streamlit as st
 
-import ui_cache
 from audit.models import ModelUnavailable
 from audit.report.markup import chunk_text_html
 from audit.report.views import hits_frame
+from ui import context, footer, live_search
 
-ctx = ui_cache.context()
+ctx = context()
 run = ctx.run
 names = [s.strategy.name for s in run.strategies]
 retriever = st.session_state["focus_retriever"]
@@ -32,7 +32,7 @@ if mode == "ground truth":
     if not queries:
         st.info("No ground-truth question is loaded: type a query instead, or upload a ground-truth JSONL in the "
                 "sidebar (Ground truth → upload).")
-        ui_cache.footer(ctx)
+        footer(ctx)
         st.stop()
     labels = [f"{q.query_id} — {q.text}" for q in queries]
     st.selectbox("Ground-truth question", range(len(queries)), format_func=lambda i: labels[i], key="qe_query")
@@ -48,7 +48,7 @@ else:
     query = (st.session_state.get("qe_text") or "").strip()
     if not query:
         st.info("Type a query above, then press Enter.")
-        ui_cache.footer(ctx)
+        footer(ctx)
         st.stop()
 
 c1, c2 = st.columns([3, 1])
@@ -60,7 +60,7 @@ chosen = st.session_state["qe_strategies"]
 top = int(st.session_state.get("qe_top", 4))
 if not chosen:
     st.info("Choose at least one strategy.")
-    ui_cache.footer(ctx)
+    footer(ctx)
     st.stop()
 
 # ---- rankings: stored ones for a ground-truth question, computed now for a typed query
@@ -75,14 +75,14 @@ try:
     else:
         embed_ms = 0.0
         for name in chosen:
-            found, dist, ms = ui_cache.live_search(ctx, name, query, (retriever,))
+            found, dist, ms = live_search(ctx, name, query, (retriever,))
             embed_ms = max(embed_ms, ms)
             latency.append({"strategy": name, **{f"{r} (ms)": v for r, v in found.latency_ms.items()}})
             results[name] = (found.rankings[retriever], dist)
         lat_note = f"measured now; query embedding took {embed_ms:.1f} ms (0 when cached)"
 except (ValueError, ModelUnavailable) as e:
     st.error(str(e))
-    ui_cache.footer(ctx)
+    footer(ctx)
     st.stop()
 
 frames = []
@@ -134,4 +134,4 @@ st.caption(lat_note + (f". rerank unavailable: {ctx.cross_error}" if ctx.cross_e
 st.download_button("Download latency (CSV)", lf.to_csv(index=False), "query_latency.csv", "text/csv",
                    key="qe_latency_csv")
 
-ui_cache.footer(ctx)
+footer(ctx)

@@ -3,11 +3,11 @@
 import altair as alt
 import streamlit as st
 
-import ui_cache
 from audit.report.markup import CHUNK_MAP_LEGEND, chunk_map_html
 from audit.report.views import chunk_spans_frame, needles_frame
+from ui import context, footer
 
-ctx = ui_cache.context()
+ctx = context()
 run, corpus = ctx.run, ctx.corpus
 
 st.title("Chunk map")
@@ -91,4 +91,4 @@ st.dataframe(spans, hide_index=True, key="map_spans")
 st.download_button("Download chunks of this document (CSV)", spans.to_csv(index=False), "chunk_spans.csv",
                    "text/csv", key="map_spans_csv")
 
-ui_cache.footer(ctx)
+footer(ctx)

@@ -7,7 +7,6 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-import ui_cache
 from audit.evaluation.threshold import (
     KEEP,
     SavedThreshold,
@@ -21,8 +20,9 @@ from audit.evaluation.threshold import (
 )
 from audit.home import default_home
 from audit.report.views import distance_frame
+from ui import cache, context, footer
 
-ctx = ui_cache.context()
+ctx = context()
 run = ctx.run
 strategy, retriever = st.session_state["focus_strategy"], st.session_state["focus_retriever"]
 
@@ -35,17 +35,17 @@ st.caption(f"Strategy **{strategy}**, retriever **{retriever}** (change them in 
 if not run.queries:
     st.info("No queries: load ground truth and out-of-domain queries in the sidebar (Ground truth → upload: a "
             "JSONL of needles and a text file with one out-of-domain query a line).")
-    ui_cache.footer(ctx)
+    footer(ctx)
     st.stop()
 if "dense" not in run.retrievers:
     st.warning("The dense retriever is not in the run; distances are still cosine distances of the chosen order.")
 
 try:
     qs = run.threshold_queries(strategy, retriever)
-    sw = ui_cache.sweep(ctx.key.digest, strategy, retriever, run)
+    sw = cache.sweep(ctx.key.digest, strategy, retriever, run)
 except ValueError as e:
     st.error(str(e))
-    ui_cache.footer(ctx)
+    footer(ctx)
     st.stop()
 
 finite = sw[np.isfinite(sw["threshold"])]
@@ -53,7 +53,7 @@ dmax = max([float(d) for q in qs for d in q.distances[:KEEP]] + [q.nearest for q
            + [q.nearest_correct for q in qs if q.nearest_correct is not None] + [0.5])
 hi = min(2.0, math.ceil((dmax + 0.05) * 20) / 20)
 saved = load_threshold()
-default = ui_cache.balanced(ctx.key.digest, strategy, retriever, run) if len(finite) else 0.5
+default = cache.balanced(ctx.key.digest, strategy, retriever, run) if len(finite) else 0.5
 if st.session_state.get("threshold") is None:
     st.session_state["threshold"] = choose_cut(saved, ctx.encoder.digest, strategy, retriever, None, default)[0]
 if "threshold_slider" not in st.session_state:
@@ -167,4 +167,4 @@ with st.expander("Every query's outcome at this cut"):
     st.download_button("Download outcomes (CSV)", of.to_csv(index=False), "outcomes.csv", "text/csv",
                        key="outcomes_csv")
 
-ui_cache.footer(ctx)
+footer(ctx)

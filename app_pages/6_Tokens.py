@@ -4,12 +4,12 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-import ui_cache
 from audit.models import n_special as n_special_of
 from audit.report.markup import truncated_text_html
 from audit.report.views import over_window_frame, token_lengths_frame, token_share_frame
+from ui import context, footer
 
-ctx = ui_cache.context()
+ctx = context()
 run = ctx.run
 window = run.encoder.window
 n_special = n_special_of(run.encoder)
@@ -78,4 +78,4 @@ if len(ow):
 else:
     st.success("No chunk of this strategy exceeds the encoder window.")
 
-ui_cache.footer(ctx)
+footer(ctx)

@@ -4,15 +4,15 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-import ui_cache
 from audit.evaluation.citations import NoAnswer, answer_or_refuse
 from audit.evaluation.threshold import KEEP, choose_cut, load_threshold
 from audit.matching import find_collapsed
 from audit.models import ModelUnavailable
 from audit.report.markup import quote_in_document_html
 from audit.report.views import citations_frame, overlap_only_frame
+from ui import cache, context, footer, live_search
 
-ctx = ui_cache.context()
+ctx = context()
 run, corpus = ctx.run, ctx.corpus
 strategy, retriever = st.session_state["focus_strategy"], st.session_state["focus_retriever"]
 s = run.strategy(strategy)
@@ -24,7 +24,7 @@ st.caption(f"Strategy **{strategy}**, retriever **{retriever}** (sidebar). The m
 
 threshold, how = choose_cut(load_threshold(), ctx.encoder.digest, strategy, retriever,
                             st.session_state.get("threshold"),
-                            ui_cache.balanced(ctx.key.digest, strategy, retriever, run) if run.queries else 0.5)
+                            cache.balanced(ctx.key.digest, strategy, retriever, run) if run.queries else 0.5)
 st.info(f"Cut: cosine distance < {threshold:.3f} ({how}); at most {KEEP} sources.")
 
 queries = run.in_domain
@@ -56,11 +56,11 @@ else:
             ranking = s.rankings[retriever][qi]
             dist = s.distances[qi].astype(np.float64)
         else:
-            found, dist, _ = ui_cache.live_search(ctx, strategy, question, (retriever,))
+            found, dist, _ = live_search(ctx, strategy, question, (retriever,))
             ranking = found.rankings[retriever]
     except (ValueError, ModelUnavailable) as e:
         st.error(str(e))
-        ui_cache.footer(ctx)
+        footer(ctx)
         st.stop()
     ids = ranking.chunk_ids
     res = answer_or_refuse(question, s.chunks, ids, dist[ids], threshold, keep=KEEP, corpus=corpus)
@@ -93,7 +93,7 @@ else:
         st.code(res.prompt, language=None, wrap_lines=True)
 
 st.subheader(f"Quote audit: every chunk of strategy {strategy}")
-fails = ui_cache.citation_audit(ctx.key.digest, strategy, run)
+fails = cache.citation_audit(ctx.key.digest, strategy, run)
 a1, a2 = st.columns(2)
 a1.metric("Quotes checked", f"{len(s.chunks):,}")
 a2.metric("Quotes differing from their locator", f"{len(fails)}")
@@ -117,4 +117,4 @@ elif not run.ground_truth.needles:
 else:
     st.success(f"None for strategy {strategy}" + ("" if s.strategy.overlap else " (it has no overlap)") + ".")
 
-ui_cache.footer(ctx)
+footer(ctx)

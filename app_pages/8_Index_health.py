@@ -6,7 +6,6 @@ from pathlib import Path
 import pandas as pd
 import streamlit as st
 
-import ui_cache
 from audit import PIPELINE_VERSION
 from audit.chunking import Strategy
 from audit.home import default_index_path
@@ -15,8 +14,9 @@ from audit.index.health import check_index
 from audit.index.manifest import manifest, upgrade_preview
 from audit.ingest import load_corpus
 from audit.models import ModelUnavailable
+from ui import cache, context, footer
 
-ctx = ui_cache.context()
+ctx = context()
 st.title("Index health")
 st.caption("What a platform team checks after an upgrade. Stale is computed against the current configuration "
            "(the model chosen in the sidebar, this code's pipeline and extractor versions, the source files as they "
@@ -30,14 +30,14 @@ db = st.text_input("Index database", value=st.session_state.get("health_db", def
 if not Path(db).is_file():
     st.info(f"No index database at `{db}` yet. The dashboard writes it when it builds the audit of a corpus; "
             "from a shell: `python -m audit index FOLDER --db FILE` (add `--model NAME` for another model).")
-    ui_cache.footer(ctx)
+    footer(ctx)
     st.stop()
 
 store = IndexStore(db)
 names = store.indexes()
 if not names:
     st.info(f"`{db}` holds no index yet: run `python -m audit index FOLDER --db {db}`.")
-    ui_cache.footer(ctx)
+    footer(ctx)
     st.stop()
 focus = st.session_state.get("focus_strategy")
 name = st.selectbox("Index (strategy)", names, key="health_index",
@@ -112,7 +112,7 @@ new_model = p1.text_input("Model after the upgrade", value=rep.stamp.model, key=
 new_pipe = p2.text_input("Pipeline version after the upgrade", value=PIPELINE_VERSION,
                          key="health_preview_pipeline")
 try:
-    target = None if new_model == rep.stamp.model else ui_cache.encoder(new_model)
+    target = None if new_model == rep.stamp.model else cache.encoder(new_model)
     pv = upgrade_preview(store, name, target, new_pipe or None)
     q = st.columns(3)
     q[0].metric("Documents that would go stale", f"{len(pv.stale)} / {rep.n_documents}")
@@ -125,4 +125,4 @@ except (ValueError, ModelUnavailable) as e:
     st.error(str(e))
 
 store.close()
-ui_cache.footer(ctx)
+footer(ctx)

@@ -6,15 +6,15 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-import ui_cache
 from audit.evaluation.threshold import load_threshold
 from audit.home import default_index_path
 from audit.index import IndexStore, IndexUnusable
 from audit.models import ModelUnavailable
 from audit.report import format_p, needed_label
 from audit.report.upgrade import compare_stores
+from ui import cache, context, footer
 
-ctx = ui_cache.context()
+ctx = context()
 st.title("Upgrade diff")
 st.caption("Put the ground truth's questions to two index files — a copy taken before an upgrade and the upgraded "
            "one — and see what moved: ranks, needles lost and gained, a paired sign test, the distance "
@@ -24,7 +24,7 @@ st.caption("Put the ground truth's questions to two index files — a copy taken
 gt = ctx.run.ground_truth
 if not gt.needles:
     st.info("No ground truth loaded: choose one in the sidebar (Ground truth). The comparison needs questions.")
-    ui_cache.footer(ctx)
+    footer(ctx)
     st.stop()
 
 default_db = str(default_index_path(ctx.corpus.name))
@@ -40,14 +40,14 @@ if missing:
             "(`python -m audit index FOLDER --db after.sqlite --model NEW`), or compare from a shell with "
             "`python -m audit compare before.sqlite after.sqlite`."
             + (f" Not found: {', '.join(f'`{p}`' for p in missing if p)}." if any(missing) else ""))
-    ui_cache.footer(ctx)
+    footer(ctx)
     st.stop()
 
 old, new = IndexStore(old_path), IndexStore(new_path)
 common = [n for n in old.indexes() if n in new.indexes()]
 if not common:
     st.error(f"No index name in both files (before: {old.indexes()}, after: {new.indexes()}).")
-    ui_cache.footer(ctx)
+    footer(ctx)
     st.stop()
 s1, s2, s3, s4 = st.columns(4)
 name = s1.selectbox("Index (strategy)", common, key="diff_index")
@@ -60,11 +60,11 @@ threshold = s4.number_input("Threshold (cosine distance)", min_value=0.0, max_va
 try:
     lo, ln = old.load(name), new.load(name)
     with st.spinner("Putting the questions to both indexes…"):
-        diff = compare_stores(old, new, gt, ui_cache.encoder(lo.stamp.model), ui_cache.encoder(ln.stamp.model),
+        diff = compare_stores(old, new, gt, cache.encoder(lo.stamp.model), cache.encoder(ln.stamp.model),
                               name, retriever, threshold, k)
 except (IndexUnusable, ValueError, ModelUnavailable) as e:
     st.error(str(e))
-    ui_cache.footer(ctx)
+    footer(ctx)
     st.stop()
 
 st.caption(f"Before: {lo.stamp.model} ({lo.stamp.dims} dims), {len(lo.chunks)} chunks · After: {ln.stamp.model} "
@@ -107,4 +107,4 @@ st.download_button("Download per-query ranks (CSV)", diff.per_query.to_csv(index
                    "text/csv", key="diff_csv")
 old.close()
 new.close()
-ui_cache.footer(ctx)
+footer(ctx)
