@@ -171,3 +171,20 @@ def test_upgrade_diff_tables():
     assert p_label(0.21875) == "p = 0.2188" and p_label(0.00001) == "p < 0.0001"
     pq = pd.DataFrame({"query": ["a", "b", "c"], "change": ["", "lost@8", "gained@8"]})
     assert list(changed_only(pq, True)["query"]) == ["b", "c"] and len(changed_only(pq, False)) == 3
+
+
+def test_needle_checks_on_citations_and_the_tail_warning():
+    from audit.report.dashboard import answer_only_in_tail, with_needle_checks
+
+    needle = "tokens expire after ninety minutes"
+    res = SimpleNamespace(citations=[SimpleNamespace(quote="Access tokens  expire\nafter ninety minutes.", chunk_id=3),
+                                     SimpleNamespace(quote="Refresh happens later.", chunk_id=4)])
+    cf = pd.DataFrame({"[n]": [1, 2]})
+    out = with_needle_checks(cf, res, needle, frozenset({3, 4}))
+    # chunk 3's quote holds the needle once whitespace is collapsed; chunk 4 holds it only in its embedded text
+    assert list(out["quote holds the needle"]) == [True, False]
+    assert list(out["embedded text holds it"]) == [True, True]
+    assert answer_only_in_tail(out)  # chunk 4: the reader's quote lacks the answer
+    assert not answer_only_in_tail(with_needle_checks(cf, res, needle, frozenset({3})))
+    assert not answer_only_in_tail(cf)  # no needle columns: a typed question, nothing to warn about
+    assert "quote holds the needle" not in cf  # the input table is left as it was

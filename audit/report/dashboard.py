@@ -19,10 +19,11 @@ from ..evaluation.threshold import KEEP, Bluff, QueryDistances
 from ..retrieval import RETRIEVERS
 from .tables import chunks_frame, format_p, needed_label, rank_matrix
 
-__all__ = ["SEVERITY_LABEL", "UPGRADE_RETRIEVERS", "answerless", "available_columns", "bluffs_frame", "changed_only",
-           "default_document", "diff_tests_frame", "discordant_frame", "finding_documents_frame",
-           "findings_frame", "oriented_pair", "overview_chunks_frame", "p_label", "quote_failures_frame",
-           "rank_matrix_view", "rejected_frame", "severity_css", "slider_max", "token_hist_frame"]
+__all__ = ["SEVERITY_LABEL", "UPGRADE_RETRIEVERS", "answer_only_in_tail", "answerless", "available_columns",
+           "bluffs_frame", "changed_only", "default_document", "diff_tests_frame", "discordant_frame",
+           "finding_documents_frame", "findings_frame", "oriented_pair", "overview_chunks_frame", "p_label",
+           "quote_failures_frame", "rank_matrix_view", "rejected_frame", "severity_css", "slider_max",
+           "token_hist_frame", "with_needle_checks"]
 
 #: Retrievers an upgrade diff can replay from two index files (rerank needs a cross-encoder, not stored).
 UPGRADE_RETRIEVERS = tuple(r for r in RETRIEVERS if r != "rerank")
@@ -226,3 +227,28 @@ def p_label(p: float) -> str:
 def changed_only(per_query: pd.DataFrame, only: bool) -> pd.DataFrame:
     """The upgrade diff's per-query ranks, or (``only``) just the queries lost or gained at k."""
     return per_query[per_query["change"] != ""] if only else per_query
+
+
+def with_needle_checks(citations: pd.DataFrame, ctx, needle: str, correct: frozenset) -> pd.DataFrame:
+    """:func:`audit.report.views.citations_frame` plus where the answer sits, for a ground-truth question.
+
+    Adds ``quote holds the needle`` (the quote shown to the reader contains the needle, whitespace
+    collapsed) and ``embedded text holds it`` (the chunk id is in ``correct``, the chunks whose
+    embedded text holds it). ``ctx`` is the :class:`~audit.evaluation.citations.PromptContext`
+    the table was made from (same rows, same order).
+    """
+    from ..matching import find_collapsed
+
+    return citations.assign(**{
+        "quote holds the needle": [find_collapsed(c.quote, needle) is not None for c in ctx.citations],
+        "embedded text holds it": [c.chunk_id in correct for c in ctx.citations]})
+
+
+def answer_only_in_tail(citations: pd.DataFrame) -> bool:
+    """Whether a cited chunk holds the answer only in its overlap tail (embedded text yes, quote no).
+
+    ``citations`` as returned by :func:`with_needle_checks`; False without those columns.
+    """
+    if "embedded text holds it" not in citations:
+        return False
+    return bool((citations["embedded text holds it"] & ~citations["quote holds the needle"]).any())
