@@ -43,7 +43,8 @@ st.set_page_config(page_title="Retrieval audit", page_icon=":material/fact_check
 PAGES = [
     st.Page("app_pages/1_Overview.py", title="Overview", icon=":material/dashboard:", default=True),
     st.Page("app_pages/2_Strategies.py", title="Strategies", icon=":material/leaderboard:", url_path="strategies"),
-    st.Page("app_pages/3_Query_explorer.py", title="Query explorer", icon=":material/search:", url_path="query-explorer"),
+    st.Page("app_pages/3_Query_explorer.py", title="Query explorer", icon=":material/search:",
+            url_path="query-explorer"),
     st.Page("app_pages/4_Chunk_map.py", title="Chunk map", icon=":material/view_week:", url_path="chunk-map"),
     st.Page("app_pages/5_Threshold.py", title="Threshold", icon=":material/tune:", url_path="threshold"),
     st.Page("app_pages/6_Tokens.py", title="Tokens", icon=":material/token:", url_path="tokens"),
