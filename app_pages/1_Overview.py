@@ -2,14 +2,14 @@
 
 import math
 
-import pandas as pd
 import streamlit as st
 
-import ui_cache
-from audit.report import chunks_frame, latency_frame
+from audit.report import latency_frame
+from audit.report.dashboard import overview_chunks_frame, rejected_frame
 from audit.report.findings import headlines
+from ui import context, footer, table
 
-ctx = ui_cache.context()
+ctx = context()
 run, corpus, gt = ctx.run, ctx.corpus, ctx.run.ground_truth
 
 st.title("Retrieval audit")
@@ -38,16 +38,12 @@ if not gt.needles:
             'wording", "ticket wording"]}`; optionally a text file of out-of-domain queries.')
 
 st.subheader("Chunks per strategy")
-cf = chunks_frame(run).rename(columns={"chunks": "chunks (n)", "oversize (> target)": "oversize (chunks > target)",
-                                       "over window": "over window (chunks)", "destroyed": "destroyed (needles)",
-                                       "overlap-only": "overlap-only (needles)", "past window": "past window (needles)",
-                                       "header share": "header share (of embedded tokens)"})
-st.dataframe(cf, hide_index=True, key="overview_chunks",
-             column_config={"header share (of embedded tokens)": st.column_config.NumberColumn(format="percent"),
-                            "mean content (chars)": st.column_config.NumberColumn(format="%.0f"),
-                            "index build (ms/chunk)": st.column_config.NumberColumn(format="%.2f")})
-st.download_button("Download chunks per strategy (CSV)", cf.to_csv(index=False), "chunks_per_strategy.csv",
-                   "text/csv", key="overview_chunks_csv")
+table(overview_chunks_frame(run), "overview_chunks", "chunks_per_strategy.csv", "Download chunks per strategy (CSV)",
+      formats={"header share (of embedded tokens)": "percent", "mean content (chars)": "%.0f",
+               "index build (ms/chunk)": "%.2f"},
+      help={"destroyed (needles)": "needles no chunk of this strategy holds whole: no retriever can find them",
+            "overlap-only (needles)": "needles found only through a copied overlap tail: a citation cannot show them",
+            "past window (needles)": "needles only past the encoder window: the vector never saw them"})
 embedded_now = sum(s.n_encoded for s in run.strategies)
 st.caption(f"Embedded now: {embedded_now:,} chunks (0 = everything came from the embedding cache). "
            f"Query embedding: " + ("cached (no model call)" if math.isnan(run.query_embed_ms)
@@ -56,11 +52,8 @@ st.caption(f"Embedded now: {embedded_now:,} chunks (0 = everything came from the
 st.subheader("Latency per query (this machine, wall clock)")
 lf = latency_frame(run)
 if len(lf):
-    st.dataframe(lf, hide_index=True, key="overview_latency",
-                 column_config={c: st.column_config.NumberColumn(format="%.2f")
-                                for c in ("p50 (ms/query)", "p95 (ms/query)")})
-    st.download_button("Download latency (CSV)", lf.to_csv(index=False), "latency.csv", "text/csv",
-                       key="overview_latency_csv")
+    table(lf, "overview_latency", "latency.csv", "Download latency (CSV)",
+          formats={"p50 (ms/query)": "%.2f", "p95 (ms/query)": "%.2f"})
     st.caption("dense = the vector scan only; hybrid includes dense and BM25; rerank includes hybrid and the "
                "cross-encoder.")
 else:
@@ -70,9 +63,6 @@ if ctx.cross_error and "rerank" in run.retrievers:
 
 if gt.rejected:
     st.subheader("Rejected ground-truth items")
-    rj = pd.DataFrame([{"id": r.id, "line": r.line, "reason": r.reason} for r in gt.rejected])
-    st.dataframe(rj, hide_index=True, key="overview_rejected")
-    st.download_button("Download rejected items (CSV)", rj.to_csv(index=False), "rejected.csv", "text/csv",
-                       key="overview_rejected_csv")
-
-ui_cache.footer(ctx)
+    table(rejected_frame(gt), "overview_rejected", "rejected.csv", "Download rejected items (CSV)",
+          help={"line": "line of the ground-truth file"})
+footer(ctx)

@@ -1,15 +1,15 @@
 """Query explorer: one query, the chosen strategies side by side for one retriever."""
 
-
 import pandas as pd
 import streamlit as st
 
-import ui_cache
 from audit.models import ModelUnavailable
 from audit.report.markup import chunk_text_html
 from audit.report.views import hits_frame
+from ui import context, footer, stop, table
+from ui.live import pick_question, rankings
 
-ctx = ui_cache.context()
+ctx = context()
 run = ctx.run
 names = [s.strategy.name for s in run.strategies]
 retriever = st.session_state["focus_retriever"]
@@ -24,22 +24,15 @@ MODES = {"ground truth": "a ground-truth question", "typed": "type a query"}
 if "qe_mode" not in st.session_state:
     st.session_state["qe_mode"] = "ground truth" if queries else "typed"
 st.radio("Query", list(MODES), format_func=MODES.get, key="qe_mode", horizontal=True)
-mode = st.session_state["qe_mode"]
 
-needle_id = needle_text = None
-qi = None
-if mode == "ground truth":
+needle_id = needle_text = qi = None
+if st.session_state["qe_mode"] == "ground truth":
     if not queries:
         st.info("No ground-truth question is loaded: type a query instead, or upload a ground-truth JSONL in the "
                 "sidebar (Ground truth → upload).")
-        ui_cache.footer(ctx)
-        st.stop()
-    labels = [f"{q.query_id} — {q.text}" for q in queries]
-    st.selectbox("Ground-truth question", range(len(queries)), format_func=lambda i: labels[i], key="qe_query")
-    qi = st.session_state.get("qe_query", 0) or 0
-    q = queries[qi]
-    query = q.text
-    needle_id = q.needle_id
+        stop(ctx)
+    qi = pick_question(queries, "qe_query")
+    query, needle_id = queries[qi].text, queries[qi].needle_id
     needle_text = run.ground_truth.needle(needle_id).needle
     st.markdown("**Needle (the answer):**")
     st.text(needle_text)
@@ -48,8 +41,7 @@ else:
     query = (st.session_state.get("qe_text") or "").strip()
     if not query:
         st.info("Type a query above, then press Enter.")
-        ui_cache.footer(ctx)
-        st.stop()
+        stop(ctx)
 
 c1, c2 = st.columns([3, 1])
 if "qe_strategies" not in st.session_state or not set(st.session_state["qe_strategies"]) <= set(names):
@@ -60,36 +52,19 @@ chosen = st.session_state["qe_strategies"]
 top = int(st.session_state.get("qe_top", 4))
 if not chosen:
     st.info("Choose at least one strategy.")
-    ui_cache.footer(ctx)
-    st.stop()
+    stop(ctx)
 
-# ---- rankings: stored ones for a ground-truth question, computed now for a typed query
-results, latency = {}, []
+# stored rankings for a ground-truth question, computed now for a typed query
 try:
-    if qi is not None:
-        for name in chosen:
-            s = run.strategy(name)
-            results[name] = (s.rankings[retriever][qi], s.distances[qi])
-            latency.append({"strategy": name, **{f"{r} (ms)": s.latency_ms[r][qi] for r in s.latency_ms}})
-        lat_note = "measured while building the audit (dense = scan only; hybrid includes dense and BM25)"
-    else:
-        embed_ms = 0.0
-        for name in chosen:
-            found, dist, ms = ui_cache.live_search(ctx, name, query, (retriever,))
-            embed_ms = max(embed_ms, ms)
-            latency.append({"strategy": name, **{f"{r} (ms)": v for r, v in found.latency_ms.items()}})
-            results[name] = (found.rankings[retriever], dist)
-        lat_note = f"measured now; query embedding took {embed_ms:.1f} ms (0 when cached)"
+    results, latency, lat_note = rankings(ctx, chosen, retriever, qi, query)
 except (ValueError, ModelUnavailable) as e:
     st.error(str(e))
-    ui_cache.footer(ctx)
-    st.stop()
+    stop(ctx)
 
 frames = []
 per_row = 3
 for lo in range(0, len(chosen), per_row):
-    cols = st.columns(per_row)
-    for col, name in zip(cols, chosen[lo:lo + per_row]):
+    for col, name in zip(st.columns(per_row), chosen[lo:lo + per_row]):
         s = run.strategy(name)
         ranking, dist = results[name]
         hf = hits_frame(run, s, ranking, dist, needle_id, top)
@@ -117,21 +92,15 @@ for lo in range(0, len(chosen), per_row):
                 st.caption(f"{c.doc_id} › {c.label} · {c.locator}")
                 st.html(chunk_text_html(c, needle_text, int(s.tokens.cut[c.chunk_id]), max_height_px=400))
 
-allf = pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 st.subheader("All shown chunks")
-st.dataframe(allf, hide_index=True, key="qe_hits",
-             column_config={"cosine distance": st.column_config.NumberColumn(format="%.4f"),
-                            "score": st.column_config.NumberColumn(format="%.4g")})
-st.download_button("Download shown chunks (CSV)", allf.to_csv(index=False), "query_hits.csv", "text/csv",
-                   key="qe_hits_csv")
+table(pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(), "qe_hits", "query_hits.csv",
+      "Download shown chunks (CSV)", formats={"cosine distance": "%.4f", "score": "%.4g"},
+      help={"score": "the retriever's own score (see score kind)", "correct": "the embedded text holds the needle"})
 
 st.subheader("Latency per retriever")
 lf = pd.DataFrame(latency)
-st.dataframe(lf, hide_index=True, key="qe_latency",
-             column_config={c: st.column_config.NumberColumn(format="%.2f") for c in lf.columns if c != "strategy"})
+table(lf, "qe_latency", "query_latency.csv", "Download latency (CSV)",
+      formats={c: "%.2f" for c in lf.columns if c != "strategy"})
 st.caption(lat_note + (f". rerank unavailable: {ctx.cross_error}" if ctx.cross_error and "rerank"
                        in run.retrievers else ""))
-st.download_button("Download latency (CSV)", lf.to_csv(index=False), "query_latency.csv", "text/csv",
-                   key="qe_latency_csv")
-
-ui_cache.footer(ctx)
+footer(ctx)

@@ -3,11 +3,12 @@
 import altair as alt
 import streamlit as st
 
-import ui_cache
 from audit.report.markup import CHUNK_MAP_LEGEND, chunk_map_html
+from audit.report.dashboard import default_document
 from audit.report.views import chunk_spans_frame, needles_frame
+from ui import context, footer, table
 
-ctx = ui_cache.context()
+ctx = context()
 run, corpus = ctx.run, ctx.corpus
 
 st.title("Chunk map")
@@ -17,18 +18,15 @@ st.caption("Canonical text: the text every offset (#char=) refers to. Each strat
 
 ids = [d.doc_id for d in corpus.documents]
 nf_all = needles_frame(run)
-with_needles = sorted(set(nf_all["doc_id"]))
-destroyed_docs = sorted(set(nf_all.loc[nf_all["destroyed in"] != "", "doc_id"]))
+destroyed_docs = set(nf_all.loc[nf_all["destroyed in"] != "", "doc_id"])
 if "map_doc" not in st.session_state or st.session_state["map_doc"] not in ids:
-    st.session_state["map_doc"] = destroyed_docs[0] if destroyed_docs else (with_needles[0] if with_needles
-                                                                            else ids[0])
+    st.session_state["map_doc"] = default_document(nf_all, ids)
 
 
 def _label(d: str) -> str:
     n = int((nf_all["doc_id"] == d).sum())
-    bad = d in destroyed_docs
-    return d + (f"  ({n} needle{'s' if n > 1 else ''}" + (", destroyed in some strategy" if bad else "") + ")"
-                if n else "")
+    return d + (f"  ({n} needle{'s' if n > 1 else ''}"
+                + (", destroyed in some strategy" if d in destroyed_docs else "") + ")" if n else "")
 
 
 st.selectbox("Document", ids, format_func=_label, key="map_doc")
@@ -64,9 +62,9 @@ if len(spans):
                "green: needles.")
 
 if len(nf):
-    st.dataframe(nf, hide_index=True, key="map_needles")
-    st.download_button("Download needles of this document (CSV)", nf.to_csv(index=False), "needles.csv", "text/csv",
-                       key="map_needles_csv")
+    table(nf, "map_needles", "needles.csv", "Download needles of this document (CSV)",
+          help={"start (char)": "offset of the needle in the canonical text (characters)",
+                "destroyed in": "strategies that cut the needle: no chunk holds it whole"})
 elif not run.ground_truth.needles:
     st.info("No ground truth is loaded, so no needle is marked: upload a ground-truth JSONL in the sidebar "
             "(Ground truth → upload).")
@@ -87,8 +85,7 @@ for tab, n in zip(tabs, names):
         st.html(chunk_map_html(doc, s, needles, max_height_px=560))
 
 st.subheader("Chunks of this document")
-st.dataframe(spans, hide_index=True, key="map_spans")
-st.download_button("Download chunks of this document (CSV)", spans.to_csv(index=False), "chunk_spans.csv",
-                   "text/csv", key="map_spans_csv")
-
-ui_cache.footer(ctx)
+table(spans, "map_spans", "chunk_spans.csv", "Download chunks of this document (CSV)",
+      help={"tail from (char)": "start of the part copied into the next chunk's overlap tail (blank: none)",
+            "embedded tokens": "encoder tokens of the embedded text, special tokens excluded"})
+footer(ctx)

@@ -4,12 +4,13 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-import ui_cache
 from audit.models import n_special as n_special_of
 from audit.report.markup import truncated_text_html
+from audit.report.dashboard import token_hist_frame
 from audit.report.views import over_window_frame, token_lengths_frame, token_share_frame
+from ui import context, download, footer, table
 
-ctx = ui_cache.context()
+ctx = context()
 run = ctx.run
 window = run.encoder.window
 n_special = n_special_of(run.encoder)
@@ -21,9 +22,9 @@ st.caption(f"Tokens are the embedding model's own word-pieces ({run.encoder.name
 
 ts = token_share_frame(run)
 st.subheader("Header tokens as a share of embedded tokens")
-st.dataframe(ts, hide_index=True, key="tokens_share",
-             column_config={"header share (%)": st.column_config.NumberColumn(format="%.1f %%")})
-st.download_button("Download (CSV)", ts.to_csv(index=False), "header_share.csv", "text/csv", key="tokens_share_csv")
+table(ts, "tokens_share", "header_share.csv", formats={"header share (%)": "%.1f %%"},
+      help={"embedded tokens": "encoder tokens of every chunk's embedded text (header, content, tail), "
+                               "special tokens excluded", "tail tokens": "tokens of the copied overlap tails"})
 st.altair_chart(alt.Chart(ts).mark_bar().encode(
     x=alt.X("header share (%):Q", title="header tokens as a share of embedded tokens (%)"),
     y=alt.Y("strategy:N", sort=list(ts["strategy"]), title="strategy"),
@@ -36,12 +37,10 @@ names = [s.strategy.name for s in run.strategies]
 if "tok_hist_strategies" not in st.session_state or not set(st.session_state["tok_hist_strategies"]) <= set(names):
     st.session_state["tok_hist_strategies"] = [st.session_state["focus_strategy"]]
 st.multiselect("Strategies in the histogram", names, key="tok_hist_strategies")
-sel = tl[tl["strategy"].isin(st.session_state["tok_hist_strategies"])]
+# Draw up to twice the window; longer chunks are piled into the last bin (counted in the caption).
+cap = int(2 * window)
+sel, beyond = token_hist_frame(tl, st.session_state["tok_hist_strategies"], cap)
 if len(sel):
-    # Draw up to twice the window; longer chunks are piled into the last bin (counted in the caption).
-    cap = int(2 * window)
-    beyond = int((sel["tokens (with special)"] > cap).sum())
-    sel = sel.assign(**{"tokens (drawn)": sel["tokens (with special)"].clip(upper=cap)})
     hist = alt.Chart(sel).mark_bar(opacity=0.6, binSpacing=0).encode(
         x=alt.X("tokens (drawn):Q", bin=alt.Bin(step=max(4, window // 32), extent=[0, cap + 1]),
                 title="tokens per chunk (special tokens included)"),
@@ -52,8 +51,7 @@ if len(sel):
     st.altair_chart((hist + rule).properties(height=260), width="stretch", key="tokens_hist")
     st.caption(f"Red line: the encoder window ({window} tokens). Chunks to its right are truncated."
                + (f" {beyond} chunks longer than {cap} tokens are drawn in the last bin." if beyond else ""))
-    st.download_button("Download token lengths (CSV)", sel.to_csv(index=False), "token_lengths.csv", "text/csv",
-                       key="tokens_hist_csv")
+    download(sel, "tokens_hist_csv", "token_lengths.csv", "Download token lengths (CSV)")
 
 strategy = st.session_state["focus_strategy"]
 s = run.strategy(strategy)
@@ -62,9 +60,9 @@ st.subheader(f"Strategy {strategy}: {len(ow)} chunks over the window")
 st.caption(f"{s.strategy.description}. 'read (chars)' is where the encoder stops in the chunk's text; the "
            "struck-through rest never reaches the vector. Change the strategy in the sidebar.")
 if len(ow):
-    st.dataframe(ow.drop(columns=["lost text"]), hide_index=True, key="tokens_over")
-    st.download_button("Download chunks over the window (CSV)", ow.to_csv(index=False),
-                       f"over_window_{strategy}.csv", "text/csv", key="tokens_over_csv")
+    table(ow.drop(columns=["lost text"]), "tokens_over", f"over_window_{strategy}.csv",
+          "Download chunks over the window (CSV)", csv=ow,
+          help={"read (chars)": "where the encoder stops in the chunk's text (characters)"})
     show = ow.sort_values("lost (chars)", ascending=False).head(10)
     if s.past_window:
         st.warning(f"Needles only past the window for this strategy: {', '.join(s.past_window)} — the embedding "
@@ -77,5 +75,4 @@ if len(ow):
             st.html(truncated_text_html(c.text, r["read (chars)"], max_height_px=320))
 else:
     st.success("No chunk of this strategy exceeds the encoder window.")
-
-ui_cache.footer(ctx)
+footer(ctx)

@@ -1,18 +1,18 @@
 """Citations: the prompt and the citation table at the saved threshold, and a quote audit."""
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
-import ui_cache
 from audit.evaluation.citations import NoAnswer, answer_or_refuse
 from audit.evaluation.threshold import KEEP, choose_cut, load_threshold
-from audit.matching import find_collapsed
 from audit.models import ModelUnavailable
+from audit.report.dashboard import answer_only_in_tail, quote_failures_frame, with_needle_checks
 from audit.report.markup import quote_in_document_html
 from audit.report.views import citations_frame, overlap_only_frame
+from ui import cache, context, footer, stop, table
+from ui.live import pick_question, rankings
 
-ctx = ui_cache.context()
+ctx = context()
 run, corpus = ctx.run, ctx.corpus
 strategy, retriever = st.session_state["focus_strategy"], st.session_state["focus_retriever"]
 s = run.strategy(strategy)
@@ -24,7 +24,7 @@ st.caption(f"Strategy **{strategy}**, retriever **{retriever}** (sidebar). The m
 
 threshold, how = choose_cut(load_threshold(), ctx.encoder.digest, strategy, retriever,
                             st.session_state.get("threshold"),
-                            ui_cache.balanced(ctx.key.digest, strategy, retriever, run) if run.queries else 0.5)
+                            cache.balanced(ctx.key.digest, strategy, retriever, run) if run.queries else 0.5)
 st.info(f"Cut: cosine distance < {threshold:.3f} ({how}); at most {KEEP} sources.")
 
 queries = run.in_domain
@@ -36,9 +36,7 @@ st.radio("Question", list(MODES), format_func=MODES.get, key="cit_mode", horizon
 qi = needle = None
 question = ""
 if st.session_state["cit_mode"] == "ground truth" and queries:
-    labels = [f"{q.query_id} — {q.text}" for q in queries]
-    st.selectbox("Ground-truth question", range(len(queries)), format_func=lambda i: labels[i], key="cit_query")
-    qi = st.session_state.get("cit_query", 0) or 0
+    qi = pick_question(queries, "cit_query")
     question = queries[qi].text
     needle = run.ground_truth.needle(queries[qi].needle_id).needle
 elif st.session_state["cit_mode"] == "ground truth":
@@ -52,35 +50,26 @@ if not question:
     st.caption("Pick or type a question to see the prompt.")
 else:
     try:
-        if qi is not None:
-            ranking = s.rankings[retriever][qi]
-            dist = s.distances[qi].astype(np.float64)
-        else:
-            found, dist, _ = ui_cache.live_search(ctx, strategy, question, (retriever,))
-            ranking = found.rankings[retriever]
+        ranking, dist = rankings(ctx, [strategy], retriever, qi, question)[0][strategy]
     except (ValueError, ModelUnavailable) as e:
         st.error(str(e))
-        ui_cache.footer(ctx)
-        st.stop()
+        stop(ctx)
     ids = ranking.chunk_ids
-    res = answer_or_refuse(question, s.chunks, ids, dist[ids], threshold, keep=KEEP, corpus=corpus)
+    res = answer_or_refuse(question, s.chunks, ids, dist.astype(np.float64)[ids], threshold, keep=KEEP,
+                           corpus=corpus)
     if isinstance(res, NoAnswer):
         st.error(res.message + " — the model is never called.")
         st.metric("Answer", "NO ANSWER")
     else:
         cf = citations_frame(res, corpus)
         if needle:
-            cf["quote holds the needle"] = [find_collapsed(c.quote, needle) is not None for c in res.citations]
-            cf["embedded text holds it"] = [c.chunk_id in s.correct.get(queries[qi].needle_id, frozenset())
-                                            for c in res.citations]
+            cf = with_needle_checks(cf, res, needle, s.correct.get(queries[qi].needle_id, frozenset()))
         st.metric("Sources under the cut", len(res.citations))
         st.markdown("**Citation table** (attached by the server; the model never sees it)")
-        st.dataframe(cf, hide_index=True, key="citations_table",
-                     column_config={"cosine distance": st.column_config.NumberColumn(format="%.4f")})
-        st.download_button("Download citation table (CSV)", cf.to_csv(index=False), "citations.csv", "text/csv",
-                           key="citations_csv")
-        if needle and "embedded text holds it" in cf and (cf["embedded text holds it"]
-                                                         & ~cf["quote holds the needle"]).any():
+        table(cf, "citations_table", "citations.csv", "Download citation table (CSV)",
+              formats={"cosine distance": "%.4f"},
+              help={"locator": "#char=start,end: offsets of the quote in the canonical text (characters)"})
+        if answer_only_in_tail(cf):
             st.warning("A cited chunk holds the answer only in its overlap tail: the quote shown to the reader "
                        "does not contain it.")
         st.markdown("**Each quote inside its document** (marked green at its `#char=` locator)")
@@ -93,15 +82,12 @@ else:
         st.code(res.prompt, language=None, wrap_lines=True)
 
 st.subheader(f"Quote audit: every chunk of strategy {strategy}")
-fails = ui_cache.citation_audit(ctx.key.digest, strategy, run)
+fails = cache.citation_audit(ctx.key.digest, strategy, run)
 a1, a2 = st.columns(2)
 a1.metric("Quotes checked", f"{len(s.chunks):,}")
 a2.metric("Quotes differing from their locator", f"{len(fails)}")
 if fails:
-    af = pd.DataFrame([{"doc_id": f.doc_id, "locator": f.fragment, "reason": f.reason} for f in fails])
-    st.dataframe(af, hide_index=True, key="citation_audit_table")
-    st.download_button("Download failures (CSV)", af.to_csv(index=False), "citation_audit.csv", "text/csv",
-                       key="citation_audit_csv")
+    table(quote_failures_frame(fails), "citation_audit_table", "citation_audit.csv", "Download failures (CSV)")
 else:
     st.success("Every quote equals the canonical text at its #char= locator.")
 
@@ -109,12 +95,9 @@ st.subheader("Needles reachable only through an overlap tail")
 of = overlap_only_frame(run, s)
 if len(of):
     st.warning(f"{len(of)} needle(s): retrieval finds them, but the citation would not show the answer.")
-    st.dataframe(of, hide_index=True, key="overlap_only_table")
-    st.download_button("Download (CSV)", of.to_csv(index=False), "overlap_only.csv", "text/csv",
-                       key="overlap_only_csv")
+    table(of, "overlap_only_table", "overlap_only.csv")
 elif not run.ground_truth.needles:
     st.caption("No ground truth loaded.")
 else:
     st.success(f"None for strategy {strategy}" + ("" if s.strategy.overlap else " (it has no overlap)") + ".")
-
-ui_cache.footer(ctx)
+footer(ctx)

@@ -1,12 +1,12 @@
 """Index health: the manifest, the findings with their documents, retry, and an upgrade preview."""
 
 import json
+from contextlib import closing
 from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
-import ui_cache
 from audit import PIPELINE_VERSION
 from audit.chunking import Strategy
 from audit.home import default_index_path
@@ -15,8 +15,10 @@ from audit.index.health import check_index
 from audit.index.manifest import manifest, upgrade_preview
 from audit.ingest import load_corpus
 from audit.models import ModelUnavailable
+from audit.report.dashboard import SEVERITY_LABEL, finding_documents_frame, findings_frame, severity_css
+from ui import cache, context, footer, stop, table
 
-ctx = ui_cache.context()
+ctx = context()
 st.title("Index health")
 st.caption("What a platform team checks after an upgrade. Stale is computed against the current configuration "
            "(the model chosen in the sidebar, this code's pipeline and extractor versions, the source files as they "
@@ -30,99 +32,84 @@ db = st.text_input("Index database", value=st.session_state.get("health_db", def
 if not Path(db).is_file():
     st.info(f"No index database at `{db}` yet. The dashboard writes it when it builds the audit of a corpus; "
             "from a shell: `python -m audit index FOLDER --db FILE` (add `--model NAME` for another model).")
-    ui_cache.footer(ctx)
-    st.stop()
+    stop(ctx)
 
-store = IndexStore(db)
-names = store.indexes()
-if not names:
-    st.info(f"`{db}` holds no index yet: run `python -m audit index FOLDER --db {db}`.")
-    ui_cache.footer(ctx)
-    st.stop()
-focus = st.session_state.get("focus_strategy")
-name = st.selectbox("Index (strategy)", names, key="health_index",
-                    index=names.index(focus) if focus in names else 0)
-gen = store.generation(name)
-enc = ctx.encoder
-current = Stamp.from_generation(gen).with_model(enc)
-rep = check_index(store, name, current, enc)
+# The store is closed however the page ends (an early stop(ctx) included).
+with closing(IndexStore(db)) as store:
+    names = store.indexes()
+    if not names:
+        st.info(f"`{db}` holds no index yet: run `python -m audit index FOLDER --db {db}`.")
+        stop(ctx)
+    focus = st.session_state.get("focus_strategy")
+    name = st.selectbox("Index (strategy)", names, key="health_index",
+                        index=names.index(focus) if focus in names else 0)
+    gen = store.generation(name)
+    enc = ctx.encoder
+    rep = check_index(store, name, Stamp.from_generation(gen).with_model(enc), enc)
 
-c = st.columns(4)
-c[0].metric("Status", "healthy" if rep.healthy else "UNHEALTHY",
-            help="`python -m audit health` exits 1 when unhealthy, 0 otherwise")
-c[1].metric("Documents", rep.n_documents)
-c[2].metric("Chunks", rep.n_chunks)
-c[3].metric("max |L2²/2 − (1 − cos)|", "n/a" if rep.identity_max_deviation != rep.identity_max_deviation
-            else f"{rep.identity_max_deviation:.1e}", help="checked on a sample of unit vectors; exact up to float "
-                                                            "noise only when vectors are unit")
-st.caption(f"Generation {rep.generation} · model {rep.stamp.model} ({rep.stamp.dims} dims, window "
-           f"{rep.stamp.window} tokens) · pipeline {rep.stamp.pipeline_version} · strategy {rep.stamp.strategy}")
+    c = st.columns(4)
+    c[0].metric("Status", "healthy" if rep.healthy else "UNHEALTHY",
+                help="`python -m audit health` exits 1 when unhealthy, 0 otherwise")
+    c[1].metric("Documents", rep.n_documents)
+    c[2].metric("Chunks", rep.n_chunks)
+    c[3].metric("max |L2²/2 − (1 − cos)|", "n/a" if rep.identity_max_deviation != rep.identity_max_deviation
+                else f"{rep.identity_max_deviation:.1e}", help="checked on a sample of unit vectors; exact up to "
+                                                                "float noise only when vectors are unit")
+    st.caption(f"Generation {rep.generation} · model {rep.stamp.model} ({rep.stamp.dims} dims, window "
+               f"{rep.stamp.window} tokens) · pipeline {rep.stamp.pipeline_version} · strategy {rep.stamp.strategy}")
 
-st.subheader("Findings")
-label = {"unhealthy": "UNHEALTHY", "warning": "warning", "ok": "ok"}
-findings = pd.DataFrame([{"severity": label[f.severity], "check": f.title, "result": f.detail,
-                          "documents": len(f.documents)} for f in rep.findings])
-st.dataframe(findings.style.apply(lambda col: [
-    "color: #b91c1c; font-weight: 600" if v == "UNHEALTHY" else ("color: #a16207" if v == "warning" else "")
-    for v in col], subset=["severity"]), hide_index=True, use_container_width=True)
-for f in rep.findings:
-    if f.documents:
-        with st.expander(f"{label[f.severity]}: {f.title} — {len(f.documents)} documents"):
-            st.dataframe(pd.DataFrame(f.documents).rename(columns={"doc_id": "document", "why": "why"}),
-                         hide_index=True, use_container_width=True)
-st.download_button("Download findings (CSV)", pd.DataFrame(
-    [{"check": f.check, "severity": f.severity, "document": d["doc_id"], "why": d["why"]}
-     for f in rep.findings for d in f.documents]).to_csv(index=False), "health_findings.csv", "text/csv",
-    key="health_findings_csv")
+    st.subheader("Findings")
+    table(findings_frame(rep), "health_findings", "health_findings.csv", "Download findings (CSV)",
+          csv=finding_documents_frame(rep), style=lambda df: df.style.apply(severity_css, subset=["severity"]),
+          use_container_width=True, help={"documents": "documents the finding concerns"})
+    for f in rep.findings:
+        if f.documents:
+            with st.expander(f"{SEVERITY_LABEL[f.severity]}: {f.title} — {len(f.documents)} documents"):
+                table(pd.DataFrame(f.documents).rename(columns={"doc_id": "document"}), f"health_docs_{f.check}",
+                      f"health_{f.check}.csv", use_container_width=True)
 
-st.subheader("Manifest")
-man = manifest(store, name)
-status = st.radio("Show", ["all", "indexed", "failed"], horizontal=True, key="health_status")
-shown = man if status == "all" else man[man["status"] == status]
-st.dataframe(shown, hide_index=True, use_container_width=True,
-             column_config={"chunks": st.column_config.NumberColumn("chunks (indexer's stamp)"),
-                            "rows": st.column_config.NumberColumn("chunk rows stored"),
-                            "window": st.column_config.NumberColumn("window (tokens)")})
-st.download_button("Download manifest (CSV)", man.to_csv(index=False), f"manifest_{name}.csv", "text/csv",
-                   key="health_manifest_csv")
+    st.subheader("Manifest")
+    man = manifest(store, name)
+    status = st.radio("Show", ["all", "indexed", "failed"], horizontal=True, key="health_status")
+    table(man if status == "all" else man[man["status"] == status], "health_manifest", f"manifest_{name}.csv",
+          "Download manifest (CSV)", csv=man, use_container_width=True,
+          titles={"chunks": "chunks (indexer's stamp)", "rows": "chunk rows stored", "window": "window (tokens)"})
 
-failed = man[man["status"] == "failed"]
-if len(failed):
-    st.warning(f"{len(failed)} documents failed; the rest of the index stays searchable.")
-    if st.button(f"Retry the {len(failed)} failed documents", key="health_retry"):
-        spec = store.corpus_spec()
-        try:
-            corpus = ctx.corpus if spec == ctx.corpus.name else load_corpus(spec)
-            params = json.loads(gen["strategy"])
-            with st.spinner("Re-indexing the failed documents…"):
-                result = index_corpus(store, corpus, Strategy(**params), enc, retry_failed=True)
-            st.success(result.summary())
-            for doc_id, reason in result.failed:
-                st.error(f"{doc_id}: still failing: {reason}")
-        except (ValueError, ModelUnavailable) as e:
-            st.error(str(e))
+    failed = man[man["status"] == "failed"]
+    if len(failed):
+        st.warning(f"{len(failed)} documents failed; the rest of the index stays searchable.")
+        if st.button(f"Retry the {len(failed)} failed documents", key="health_retry"):
+            spec = store.corpus_spec()
+            try:
+                corpus = ctx.corpus if spec == ctx.corpus.name else load_corpus(spec)
+                with st.spinner("Re-indexing the failed documents…"):
+                    result = index_corpus(store, corpus, Strategy(**json.loads(gen["strategy"])), enc,
+                                          retry_failed=True)
+                st.success(result.summary())
+                for doc_id, reason in result.failed:
+                    st.error(f"{doc_id}: still failing: {reason}")
+            except (ValueError, ModelUnavailable) as e:
+                st.error(str(e))
 
-st.subheader("Upgrade preview")
-st.caption("Pick another model or pipeline version: which documents would go stale and how many chunks would be "
-           "embedded again (the stored chunk texts whose vector for that model is not in the cache). Nothing is "
-           "embedded or written.")
-p1, p2 = st.columns(2)
-new_model = p1.text_input("Model after the upgrade", value=rep.stamp.model, key="health_preview_model",
-                          help="a sentence-transformers name in the local cache, a directory, or `hashing`")
-new_pipe = p2.text_input("Pipeline version after the upgrade", value=PIPELINE_VERSION,
-                         key="health_preview_pipeline")
-try:
-    target = None if new_model == rep.stamp.model else ui_cache.encoder(new_model)
-    pv = upgrade_preview(store, name, target, new_pipe or None)
-    q = st.columns(3)
-    q[0].metric("Documents that would go stale", f"{len(pv.stale)} / {rep.n_documents}")
-    q[1].metric("Chunks to embed again", f"{pv.chunks_to_embed} / {pv.chunks_total}")
-    q[2].metric("Target", f"{pv.target.model} · {pv.target.dims} dims")
-    if pv.stale:
-        st.dataframe(pd.DataFrame(pv.stale).rename(columns={"doc_id": "document"}), hide_index=True,
-                     use_container_width=True)
-except (ValueError, ModelUnavailable) as e:
-    st.error(str(e))
-
-store.close()
-ui_cache.footer(ctx)
+    st.subheader("Upgrade preview")
+    st.caption("Pick another model or pipeline version: which documents would go stale and how many chunks would "
+               "be embedded again (the stored chunk texts whose vector for that model is not in the cache). "
+               "Nothing is embedded or written.")
+    p1, p2 = st.columns(2)
+    new_model = p1.text_input("Model after the upgrade", value=rep.stamp.model, key="health_preview_model",
+                              help="a sentence-transformers name in the local cache, a directory, or `hashing`")
+    new_pipe = p2.text_input("Pipeline version after the upgrade", value=PIPELINE_VERSION,
+                             key="health_preview_pipeline")
+    try:
+        target = None if new_model == rep.stamp.model else cache.encoder(new_model)
+        pv = upgrade_preview(store, name, target, new_pipe or None)
+        q = st.columns(3)
+        q[0].metric("Documents that would go stale", f"{len(pv.stale)} / {rep.n_documents}")
+        q[1].metric("Chunks to embed again", f"{pv.chunks_to_embed} / {pv.chunks_total}")
+        q[2].metric("Target", f"{pv.target.model} · {pv.target.dims} dims")
+        if pv.stale:
+            table(pd.DataFrame(pv.stale).rename(columns={"doc_id": "document"}), "health_preview_stale",
+                  "upgrade_preview_stale.csv", use_container_width=True)
+    except (ValueError, ModelUnavailable) as e:
+        st.error(str(e))
+footer(ctx)

@@ -1,20 +1,21 @@
 """Upgrade diff: the same questions against two indexes, before and after an upgrade."""
 
+from contextlib import closing
 from pathlib import Path
 
 import altair as alt
-import pandas as pd
 import streamlit as st
 
-import ui_cache
 from audit.evaluation.threshold import load_threshold
 from audit.home import default_index_path
 from audit.index import IndexStore, IndexUnusable
 from audit.models import ModelUnavailable
-from audit.report import format_p, needed_label
+from audit.evaluation.metrics import KS
+from audit.report.dashboard import UPGRADE_RETRIEVERS, changed_only, diff_tests_frame, p_label
 from audit.report.upgrade import compare_stores
+from ui import cache, context, footer, stop, table
 
-ctx = ui_cache.context()
+ctx = context()
 st.title("Upgrade diff")
 st.caption("Put the ground truth's questions to two index files — a copy taken before an upgrade and the upgraded "
            "one — and see what moved: ranks, needles lost and gained, a paired sign test, the distance "
@@ -24,8 +25,7 @@ st.caption("Put the ground truth's questions to two index files — a copy taken
 gt = ctx.run.ground_truth
 if not gt.needles:
     st.info("No ground truth loaded: choose one in the sidebar (Ground truth). The comparison needs questions.")
-    ui_cache.footer(ctx)
-    st.stop()
+    stop(ctx)
 
 default_db = str(default_index_path(ctx.corpus.name))
 c1, c2 = st.columns(2)
@@ -40,71 +40,60 @@ if missing:
             "(`python -m audit index FOLDER --db after.sqlite --model NEW`), or compare from a shell with "
             "`python -m audit compare before.sqlite after.sqlite`."
             + (f" Not found: {', '.join(f'`{p}`' for p in missing if p)}." if any(missing) else ""))
-    ui_cache.footer(ctx)
-    st.stop()
+    stop(ctx)
 
-old, new = IndexStore(old_path), IndexStore(new_path)
-common = [n for n in old.indexes() if n in new.indexes()]
-if not common:
-    st.error(f"No index name in both files (before: {old.indexes()}, after: {new.indexes()}).")
-    ui_cache.footer(ctx)
-    st.stop()
-s1, s2, s3, s4 = st.columns(4)
-name = s1.selectbox("Index (strategy)", common, key="diff_index")
-retriever = s2.selectbox("Retriever", ["dense", "bm25", "hybrid"], key="diff_retriever")
-k = s3.selectbox("k for lost / gained", [1, 4, 8, 20], index=2, key="diff_k")
-saved = load_threshold()
-threshold = s4.number_input("Threshold (cosine distance)", min_value=0.0, max_value=2.0, step=0.025,
-                            value=float(saved.cut if saved is not None else 0.5), key="diff_threshold",
-                            help="the saved threshold (Threshold page) by default")
-try:
-    lo, ln = old.load(name), new.load(name)
-    with st.spinner("Putting the questions to both indexes…"):
-        diff = compare_stores(old, new, gt, ui_cache.encoder(lo.stamp.model), ui_cache.encoder(ln.stamp.model),
-                              name, retriever, threshold, k)
-except (IndexUnusable, ValueError, ModelUnavailable) as e:
-    st.error(str(e))
-    ui_cache.footer(ctx)
-    st.stop()
+with closing(IndexStore(old_path)) as old, closing(IndexStore(new_path)) as new:
+    common = [n for n in old.indexes() if n in new.indexes()]
+    if not common:
+        st.error(f"No index name in both files (before: {old.indexes()}, after: {new.indexes()}).")
+        stop(ctx)
+    s1, s2, s3, s4 = st.columns(4)
+    name = s1.selectbox("Index (strategy)", common, key="diff_index")
+    retriever = s2.selectbox("Retriever", list(UPGRADE_RETRIEVERS), key="diff_retriever")
+    k = s3.selectbox("k for lost / gained", list(KS), index=KS.index(8), key="diff_k")
+    saved = load_threshold()
+    threshold = s4.number_input("Threshold (cosine distance)", min_value=0.0, max_value=2.0, step=0.025,
+                                value=float(saved.cut if saved is not None else 0.5), key="diff_threshold",
+                                help="the saved threshold (Threshold page) by default")
+    try:
+        lo, ln = old.load(name), new.load(name)
+        with st.spinner("Putting the questions to both indexes…"):
+            diff = compare_stores(old, new, gt, cache.encoder(lo.stamp.model), cache.encoder(ln.stamp.model),
+                                  name, retriever, threshold, k)
+    except (IndexUnusable, ValueError, ModelUnavailable) as e:
+        st.error(str(e))
+        stop(ctx)
 
-st.caption(f"Before: {lo.stamp.model} ({lo.stamp.dims} dims), {len(lo.chunks)} chunks · After: {ln.stamp.model} "
-           f"({ln.stamp.dims} dims), {len(ln.chunks)} chunks · {len(diff.per_query)} queries")
-m = st.columns(3)
-m[0].metric(f"Needles lost at k={k}", len(diff.lost))
-m[1].metric(f"Gained at k={k}", len(diff.gained))
-t = next(t for t in diff.tests if t.k == k)
-m[2].metric(f"Sign test at k={k}", f"p {'<' if t.p < 0.0001 else '='} {format_p(t.p).lstrip('<')}",
-            f"+{t.wins} / −{t.losses}", delta_color="off")
+    st.caption(f"Before: {lo.stamp.model} ({lo.stamp.dims} dims), {len(lo.chunks)} chunks · After: "
+               f"{ln.stamp.model} ({ln.stamp.dims} dims), {len(ln.chunks)} chunks · {len(diff.per_query)} queries")
+    m = st.columns(3)
+    m[0].metric(f"Needles lost at k={k}", len(diff.lost))
+    m[1].metric(f"Gained at k={k}", len(diff.gained))
+    t = next(t for t in diff.tests if t.k == k)
+    m[2].metric(f"Sign test at k={k}", p_label(t.p), f"+{t.wins} / −{t.losses}", delta_color="off")
 
-st.subheader("Paired sign tests, after vs before")
-st.dataframe(pd.DataFrame([{"k": x.k, "wins (only after)": x.wins, "losses (only before)": x.losses, "p": x.p,
-                            "queries needed": needed_label(x)} for x in diff.tests]),
-             hide_index=True, use_container_width=True)
+    st.subheader("Paired sign tests, after vs before")
+    table(diff_tests_frame(diff.tests), "diff_tests", "upgrade_sign_tests.csv", use_container_width=True)
 
-st.subheader(f"At threshold {threshold:.3f}")
-st.dataframe(diff.at_threshold, hide_index=True, use_container_width=True)
+    st.subheader(f"At threshold {threshold:.3f}")
+    table(diff.at_threshold, "diff_at_threshold", "upgrade_at_threshold.csv", use_container_width=True)
 
-st.subheader("Distance distributions (cosine distance)")
-samples = diff.distance_samples()
-if len(samples):
-    chart = alt.Chart(samples).mark_bar(opacity=0.6).encode(
-        x=alt.X("distance:Q", bin=alt.Bin(step=0.025), title="cosine distance"),
-        y=alt.Y("count():Q", stack=None, title="queries"),
-        color=alt.Color("when:N", title="", scale=alt.Scale(domain=["before", "after"],
-                                                            range=["#64748b", "#f97316"])),
-        row=alt.Row("kind:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left"))
-    ).properties(height=150, width=760)
-    st.altair_chart(chart, use_container_width=True)
-st.dataframe(diff.distances, hide_index=True, use_container_width=True)
+    st.subheader("Distance distributions (cosine distance)")
+    samples = diff.distance_samples()
+    if len(samples):
+        chart = alt.Chart(samples).mark_bar(opacity=0.6).encode(
+            x=alt.X("distance:Q", bin=alt.Bin(step=0.025), title="cosine distance"),
+            y=alt.Y("count():Q", stack=None, title="queries"),
+            color=alt.Color("when:N", title="", scale=alt.Scale(domain=["before", "after"],
+                                                                range=["#64748b", "#f97316"])),
+            row=alt.Row("kind:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left"))
+        ).properties(height=150, width=760)
+        st.altair_chart(chart, use_container_width=True)
+    table(diff.distances, "diff_distances", "upgrade_distances.csv", use_container_width=True)
 
-st.subheader("Rank of the answer per query")
-only = st.checkbox("Only queries that changed side at k", key="diff_only_changed")
-table = diff.per_query[diff.per_query["change"] != ""] if only else diff.per_query
-st.dataframe(table, hide_index=True, use_container_width=True,
-             column_config={"rank before": st.column_config.NumberColumn("rank before (blank = not found)"),
-                            "rank after": st.column_config.NumberColumn("rank after (blank = not found)")})
-st.download_button("Download per-query ranks (CSV)", diff.per_query.to_csv(index=False), "upgrade_diff.csv",
-                   "text/csv", key="diff_csv")
-old.close()
-new.close()
-ui_cache.footer(ctx)
+    st.subheader("Rank of the answer per query")
+    only = st.checkbox("Only queries that changed side at k", key="diff_only_changed")
+    table(changed_only(diff.per_query, only), "diff_table", "upgrade_diff.csv", "Download per-query ranks (CSV)",
+          csv=diff.per_query, use_container_width=True,
+          titles={"rank before": "rank before (blank = not found)", "rank after": "rank after (blank = not found)"})
+footer(ctx)

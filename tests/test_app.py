@@ -22,15 +22,12 @@ from __future__ import annotations
 import json
 import math
 import os
-import sys
 from pathlib import Path
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parent.parent
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
 APP = str(ROOT / "app.py")
 TIMEOUT = 120
 N_ACCEPTED = 5
@@ -356,7 +353,7 @@ def test_every_widget_has_a_key():
 
     widgets = {"button", "checkbox", "radio", "selectbox", "multiselect", "slider", "text_input", "number_input",
                "file_uploader", "download_button", "form_submit_button", "toggle", "text_area", "select_slider"}
-    files = [ROOT / "app.py", *sorted((ROOT / "pages").glob("*.py"))]
+    files = [ROOT / "app.py", *sorted((ROOT / "app_pages").glob("*.py")), *sorted((ROOT / "ui").glob("*.py"))]
     for f in files:
         for node in ast.walk(ast.parse(f.read_text(encoding="utf-8"))):
             if (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in widgets

@@ -1,4 +1,4 @@
-"""Every ``st.cache_*`` wrapper of the dashboard, and the shared page context.
+"""Every ``st.cache_*`` wrapper of the dashboard (and :class:`RunKey`, the identity of a built run).
 
 Resources (``st.cache_resource``: created once per process, shared by every
 session and page, never mutated by a page) are keyed on hashable identities:
@@ -20,7 +20,6 @@ import hashlib
 import os
 import tempfile
 import threading
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
@@ -36,8 +35,6 @@ from audit.ingest import Corpus, corpus_from_uploads, load_builtin, load_folder
 from audit.models import Encoder, ModelUnavailable, load_cross_encoder, load_encoder
 from audit.retrieval import BM25
 from audit.sources import AuditRun, run_audit
-
-CTX_KEY = "_audit_context"
 
 
 @dataclass(frozen=True)
@@ -57,21 +54,17 @@ class RunKey:
         return hashlib.sha256(repr(self).encode("utf-8")).hexdigest()[:16]
 
 
-@dataclass
-class Context:
-    """What app.py hands to every page (kept in ``st.session_state[CTX_KEY]``)."""
-
-    run: AuditRun
-    key: RunKey
-    encoder: Encoder
-    cross_encoder: object | None
-    cross_error: str | None
-    corpus: Corpus
-
-
 def sha256_bytes(raw: bytes) -> str:
     """Hex sha256 of bytes."""
     return hashlib.sha256(raw).hexdigest()
+
+
+def file_sha256(path: str) -> str:
+    """Hex sha256 of the file at ``path``, or ``"unreadable"`` (part of a cache key, never an error)."""
+    try:
+        return sha256_bytes(Path(path).read_bytes())
+    except OSError:
+        return "unreadable"
 
 
 # --------------------------------------------------------------------------- models
@@ -195,7 +188,7 @@ def audit_run(key: RunKey, corpus: Corpus, gt: GroundTruth, strategies: list[Str
     Each strategy is indexed incrementally into the corpus's index file
     (``.audit/index-<corpus>.sqlite``, shared with ``python -m audit report``) and read back from it.
 
-    Raises ValueError or ModelUnavailable from :func:`audit.pipeline.run_audit`.
+    Raises ValueError or ModelUnavailable from :func:`audit.sources.run_audit`.
     """
     from audit.home import default_home, default_index_path
 
@@ -211,30 +204,6 @@ def audit_run(key: RunKey, corpus: Corpus, gt: GroundTruth, strategies: list[Str
 def is_built(key: RunKey) -> bool:
     """Whether the run for ``key`` is already in memory."""
     return _slot(key).run is not None
-
-
-class ProgressReporter:
-    """``progress(stage, done, total)`` for run_audit drawn on an ``st.progress`` bar, with items/s per stage."""
-
-    def __init__(self, bar) -> None:
-        self.bar = bar
-        self.stage: str | None = None
-        self.t0 = self.prev_call = time.perf_counter()
-        self.last_draw = 0.0
-
-    def __call__(self, stage: str, done: int, total: int) -> None:
-        now = time.perf_counter()
-        if stage != self.stage:
-            # The first report of a stage comes after its first batch: the stage began at the previous report.
-            self.stage, self.t0 = stage, self.prev_call
-        self.prev_call = now
-        if done not in (0, total) and now - self.last_draw < 0.25:
-            return
-        self.last_draw = now
-        rate = done / (now - self.t0) if now > self.t0 and done else 0.0
-        unit = "chunks/s" if "chunks" in stage else ("queries/s" if "quer" in stage else "items/s")
-        self.bar.progress(min(1.0, done / total) if total else 1.0,
-                          text=f"{stage}: {done:,}/{total:,} · {rate:,.0f} {unit}")
 
 
 # --------------------------------------------------------------------------- per-page helpers
@@ -278,41 +247,7 @@ def balanced(run_digest: str, strategy: str, retriever: str, _run: AuditRun) -> 
 
 @st.cache_data(show_spinner="Checking every quote…", max_entries=32)
 def citation_audit(run_digest: str, strategy: str, _run: AuditRun) -> list:
-    """:func:`audit.citations.audit_citations` for one strategy (failures only)."""
+    """:func:`audit.evaluation.citations.audit_citations` for one strategy (failures only)."""
     from audit.evaluation.citations import audit_citations
 
     return audit_citations(_run.strategy(strategy).chunks, _run.corpus)
-
-
-def context() -> Context:
-    """The context app.py built for this run of the script (stops the page when there is none)."""
-    ctx = st.session_state.get(CTX_KEY)
-    if ctx is None:
-        st.info("Open the dashboard with `streamlit run app.py`; the sidebar sets up the corpus first.")
-        st.stop()
-    return ctx
-
-
-def footer(ctx: Context) -> None:
-    """The provenance line every page ends with."""
-    st.divider()
-    st.caption(ctx.run.provenance_line())
-
-
-def live_search(ctx: Context, strategy: str, query: str, retrievers: tuple) -> tuple:
-    """A typed query through :func:`audit.retrieval.search` on one strategy of the run.
-
-    Returns ``(SearchResult, cosine distances to every chunk (float64, shape (n_chunks,)), embed ms)``.
-    Raises ValueError (rerank without a cross-encoder: the message says why) or ModelUnavailable.
-    """
-    from audit.retrieval import search
-
-    if "rerank" in retrievers and ctx.cross_encoder is None:
-        raise ValueError(f"rerank is unavailable: {ctx.cross_error}")
-    t0 = time.perf_counter()
-    qv = query_vector(ctx.encoder.name, query, ctx.encoder)
-    embed_ms = (time.perf_counter() - t0) * 1000.0
-    s = ctx.run.strategy(strategy)
-    found = search(query, qv, s.vectors, bm25(ctx.key.digest, strategy, s.chunks.texts), s.chunks.texts, retrievers,
-                   ctx.cross_encoder)
-    return found, (1.0 - s.vectors @ qv).astype(np.float64), embed_ms

