@@ -129,7 +129,6 @@ def _no_exception(pg, name: str) -> None:
 def test_every_page_in_a_browser(server, page, tmp_path):
     shots = tmp_path / "shots"
     shots.mkdir()
-    t0 = time.time()
     # the first request is a deep link, as when someone opens a shared URL: no "Page not found" dialog
     page.goto(server + "upgrade-diff")
     _settle(page)
@@ -146,8 +145,7 @@ def test_every_page_in_a_browser(server, page, tmp_path):
         if name == "threshold":
             _move_threshold(page, shots)
     assert list(sorted(p.name for p in shots.iterdir())) == sorted(f"{n or 'overview'}.png" for n in PAGES)
-    if not REAL_MODEL:
-        assert time.time() - t0 < 120
+    # how long the walk takes is a benchmark figure (bench/dashboard.py), never asserted: it depends on the machine
 
 
 def _move_threshold(page, shots: Path) -> None:
