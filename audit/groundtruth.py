@@ -152,6 +152,12 @@ class GroundTruth:
 # --------------------------------------------------------------------------- files
 
 
+def lines(text: str) -> list[str]:
+    """``text`` split into records on ``\n`` only (a trailing ``\r`` removed): never ``str.splitlines()``,
+    which also splits on U+2028, U+2029, U+0085 and others that a JSON string may hold."""
+    return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
+
+
 def _read(p: Path, what: str) -> str:
     """A UTF-8 text file (BOM allowed); ``GroundTruthError`` naming the file otherwise."""
     try:
@@ -175,7 +181,7 @@ def load_needles(path: str | Path) -> list[Needle]:
     p = Path(path)
     raw = _read(p, "ground-truth file")
     out = []
-    for no, line in enumerate(raw.splitlines(), start=1):
+    for no, line in enumerate(lines(raw), start=1):
         if not line.strip():
             continue
         try:
@@ -206,7 +212,7 @@ def load_out_of_domain(path: str | Path) -> list[str]:
         Missing or unreadable file.
     """
     raw = _read(Path(path), "out-of-domain file")
-    return [s.strip() for s in raw.splitlines() if s.strip() and not s.strip().startswith("#")]
+    return [s.strip() for s in lines(raw) if s.strip() and not s.strip().startswith("#")]
 
 
 def validate(needles: Iterable[Needle], corpus: Corpus) -> tuple[list[Needle], dict, list[Rejected]]:

@@ -130,3 +130,21 @@ def test_index_health_compare_commands(tmp_path, monkeypatch):
     assert main(["health", "--db", str(old), "--model", "hashing:64"]) == 1  # the configured model changed
     assert main(["compare", str(old), str(new), "--ground-truth", str(gt), "--threshold", "0.5"]) == 0
     assert main(["health", "--db", str(tmp_path / "absent.sqlite")]) == 2
+
+
+@pytest.mark.parametrize("bad", ["nan", "-0.5", "7", "inf"])
+def test_threshold_must_be_a_cosine_distance(folder, bad, capsys):
+    docs, gt, ood = folder
+    code = main(["report", "--corpus", str(docs), "--ground-truth", str(gt), "--model", "hashing", "--reranker",
+                 "none", "--threshold", bad, "--quiet"])
+    assert code == 2
+    assert f"--threshold must be a cosine distance in [0, 2], got {float(bad)!r}" in capsys.readouterr().err
+
+
+def test_report_json_is_strict_without_out_of_domain_queries(folder, tmp_path):
+    docs, gt, _ = folder
+    out = tmp_path / "r.json"
+    assert main(["report", "--corpus", str(docs), "--ground-truth", str(gt), "--model", "hashing", "--reranker",
+                 "none", "--strategies", "C", "--json", str(out), "--quiet"]) == 0
+    js = json.loads(out.read_text(), parse_constant=lambda c: pytest.fail(f"non-strict JSON constant {c}"))
+    assert js["threshold"]["separation"]["best_out_of_domain"] is None

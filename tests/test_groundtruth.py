@@ -79,3 +79,17 @@ def test_out_of_domain_skips_comments_and_blank_lines(tmp_path):
     p = tmp_path / "ood.txt"
     p.write_text("# header\n\nhow do I boil an egg\n   \n  # indented comment\nvisa rules\n", encoding="utf-8")
     assert load_out_of_domain(p) == ["how do I boil an egg", "visa rules"]
+
+
+def test_a_question_holding_a_line_separator_is_one_record(tmp_path):
+    # U+2028 is valid inside a JSON string; str.splitlines() would cut the record there
+    from audit.groundtruth import load_needles, load_out_of_domain
+
+    p = tmp_path / "gt.jsonl"
+    p.write_text(json.dumps({"id": "n1", "needle": "x", "questions": ["a\u2028b", "c\u0085d"]}, ensure_ascii=False)
+                 + "\r\n", encoding="utf-8")
+    (n,) = load_needles(p)
+    assert n.questions == ("a\u2028b", "c\u0085d") and n.line == 1
+    o = tmp_path / "ood.txt"
+    o.write_text("first\u2028still first\r\nsecond\n", encoding="utf-8")
+    assert load_out_of_domain(o) == ["first\u2028still first", "second"]

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Iterator
 
 from ...evaluation.measures import SCORE_KINDS, Qrels, Run, ScoreKindError, order
+from ...groundtruth import lines
 
 BEIR_QRELS_HEADER = ("query-id", "corpus-id", "score")
 
@@ -69,9 +70,7 @@ def _lines(path: str | Path, what: str) -> Iterator[tuple[int, str]]:
     except UnicodeDecodeError as e:
         line = raw[:e.start].count(b"\n") + 1
         raise InputFileError(p, line, f"not UTF-8 text (byte 0x{raw[e.start]:02x} at byte offset {e.start})") from None
-    for no, line in enumerate(text.split("\n"), start=1):
-        if line.endswith("\r"):
-            line = line[:-1]
+    for no, line in enumerate(lines(text), start=1):
         if line.strip():
             yield no, line
 
