@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Iterable
 
 from .ingest import BUILTIN_CORPUS, Corpus
-from .matching import collapse, collapse_with_map, occurrences
+from .matching import collapse, occurrences, view_with_map
 
 __all__ = [
     "BUILTIN_DATA",
@@ -226,7 +226,7 @@ def validate(needles: Iterable[Needle], corpus: Corpus) -> tuple[list[Needle], d
         Reasons: duplicate id, shorter than 1 character, not found, found N
         times, overlaps a heading line.
     """
-    collapsed = [(d, *collapse_with_map(d.text)) for d in corpus.documents]
+    collapsed = [(d, *view_with_map(d.text)) for d in corpus.documents]
     accepted, locations, rejected, seen = [], {}, [], set()
     for n in needles:
         if n.id in seen:
@@ -237,7 +237,7 @@ def validate(needles: Iterable[Needle], corpus: Corpus) -> tuple[list[Needle], d
         if not key:
             rejected.append(Rejected(n.id, "empty needle", n.line))
             continue
-        hits = [(d, cm, origin, i) for d, cm, origin in collapsed for i in occurrences(cm, key)]
+        hits = [(d, cm, starts, ends, i) for d, cm, starts, ends in collapsed for i in occurrences(cm, key)]
         if not hits:
             rejected.append(Rejected(n.id, "not found in the corpus", n.line))
             continue
@@ -245,9 +245,9 @@ def validate(needles: Iterable[Needle], corpus: Corpus) -> tuple[list[Needle], d
             where = ", ".join(sorted({h[0].doc_id for h in hits}))
             rejected.append(Rejected(n.id, f"found {len(hits)} times (must occur exactly once): {where}", n.line))
             continue
-        d, cm, origin, i = hits[0]
-        start = int(origin[i])
-        end = int(origin[i + len(key) - 1]) + 1
+        d, cm, starts, ends, i = hits[0]
+        start = int(starts[i])
+        end = int(ends[i + len(key) - 1])
         heading = next(((s, e) for s, e in d.headings if start < e and s < end), None)
         if heading:
             rejected.append(Rejected(n.id, f"overlaps a heading line in {d.doc_id}: "

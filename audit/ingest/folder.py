@@ -90,12 +90,27 @@ def _convert(kind: str, raw: bytes, doc_id: str, stem: str) -> Document:
     return markdown_document(doc_id, canonical, source=doc_id, extractor=kind, fallback_title=title)
 
 
+def _broken_link(path: Path) -> str:
+    """Why a symbolic link cannot be read ("" when ``path`` is not a broken link)."""
+    if not path.is_symlink():
+        return ""
+    try:
+        path.resolve(strict=True)
+    except FileNotFoundError:
+        return f"dangling symbolic link (its target {str(path.readlink())!r} does not exist)"
+    except (RuntimeError, OSError) as e:  # Python 3.11 raises RuntimeError on a loop, later ones OSError
+        if "loop" in str(e).lower() or getattr(e, "errno", None) == 40:
+            return "symbolic link loop"
+        return f"unreadable symbolic link ({e})"
+    return ""
+
+
 def load_folder(folder: str | Path) -> Corpus:
     """Load every supported file under ``folder`` (recursive, sorted).
 
     ``doc_id`` is the path relative to the folder. A file that cannot be read
-    is listed in ``Corpus.failures`` with its reason and the rest load;
-    files of other types are listed in ``Corpus.skipped``.
+    is listed in ``Corpus.failures`` with its reason (a dangling symbolic link
+    or a link loop too) and the rest load; files of other types are listed in ``Corpus.skipped``.
 
     Raises
     ------
@@ -106,12 +121,16 @@ def load_folder(folder: str | Path) -> Corpus:
     if not root.is_dir():
         raise ValueError(f"corpus folder {str(folder)!r} does not exist or is not a directory")
     docs, failures, skipped = [], [], []
-    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+    for path in sorted(p for p in root.rglob("*") if p.is_file() or _broken_link(p)):
         rel = path.relative_to(root).as_posix()
         if any(part.startswith(".") for part in path.relative_to(root).parts):
             continue
         if path.suffix.lower() not in TEXT_SUFFIXES:
             skipped.append(rel)
+            continue
+        broken = _broken_link(path)
+        if broken:
+            failures.append(LoadFailure(source=rel, reason=broken))
             continue
         try:
             docs.append(read_document(path, rel))

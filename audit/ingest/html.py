@@ -12,6 +12,9 @@ _HTML_BLOCKS = ["p", "div", "li", "ul", "ol", "pre", "blockquote", "table", "tr"
                 "caption", "form", "hr", "address", "details", "summary"]
 
 
+_PRE = "\x01"  # marks where a <pre> block's fenced text goes back (never in decoded HTML text)
+
+
 def html_to_markdown(html: str, fallback_title: str) -> tuple[str, str]:
     """Convert HTML to canonical markdown with BeautifulSoup (``html.parser``).
 
@@ -19,7 +22,10 @@ def html_to_markdown(html: str, fallback_title: str) -> tuple[str, str]:
     the title is ``<title>``, else the first ``<h1>``, else ``fallback_title``;
     ``<h2>`` becomes a ``## `` section, ``<h3>``–``<h6>`` ``### ``, other
     ``<h1>`` ``## ``; block elements become paragraphs with whitespace
-    collapsed (``<pre>`` keeps its lines). Attributes never reach the text.
+    collapsed. ``<pre>`` becomes a fenced code block holding its text verbatim
+(whitespace, indentation and blank lines kept; one newline right after
+``<pre>`` dropped, as HTML does), fenced with more backticks than any run
+inside, so none of its lines is a heading. Attributes never reach the text.
 
     Returns ``(canonical_markdown, title)``.
     """
@@ -40,8 +46,19 @@ def html_to_markdown(html: str, fallback_title: str) -> tuple[str, str]:
             continue
         prefix = "### " if h.name in ("h3", "h4", "h5", "h6") else "## "
         h.replace_with(f"{MARK}{MARK}{prefix}{words}{MARK}{MARK}" if words else "")
+    fenced: list[str] = []
     for pre in soup.find_all("pre"):
-        pre.replace_with(MARK + MARK + pre.get_text().replace("\n", MARK) + MARK + MARK)
+        if pre.find_parent("pre") is not None:
+            continue
+        body = pre.get_text()
+        body = body[1:] if body.startswith("\n") else body  # HTML drops a newline right after <pre>
+        body = body.rstrip("\n")
+        if not body.strip():
+            pre.replace_with(MARK + MARK)
+            continue
+        fence = "`" * max(3, 1 + max((len(r) for r in re.findall(r"`+", body)), default=0))
+        fenced.append(f"{fence}\n{body}\n{fence}")
+        pre.replace_with(f"{MARK}{MARK}{_PRE}{len(fenced) - 1}{_PRE}{MARK}{MARK}")
     for br in soup.find_all("br"):
         br.replace_with(MARK)
     for b in soup.find_all(_HTML_BLOCKS):
@@ -50,6 +67,10 @@ def html_to_markdown(html: str, fallback_title: str) -> tuple[str, str]:
     raw = soup.get_text()
     blocks = []
     for block in re.split(f"{MARK}{{2,}}", raw):
+        pre = re.fullmatch(f"\\s*{_PRE}(\\d+){_PRE}\\s*", block)
+        if pre:
+            blocks.append(fenced[int(pre.group(1))])
+            continue
         lines = [" ".join(line.split()) for line in block.split(MARK)]
         block = "\n".join(line for line in lines if line)
         if block:

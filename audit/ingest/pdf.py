@@ -1,13 +1,83 @@
-"""PDF: pypdf's text layer as canonical text, with each page's start offset (``#page=N``)."""
+"""PDF: pypdf's text layer as canonical text, with each page's start offset (``#page=N``).
+
+Ligature glyphs (U+FB00-U+FB06) are folded to their letters in the extracted text, encrypted files
+that open without a password load, and the outline (bookmarks) gives the sections
+(docs/definitions.md, *Canonical text* and *Sections and headings*).
+"""
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from .document import Document
+from .document import Document, Section
 from .markdown import markdown_document, normalise_newlines
 
-__all__ = ["pdf_document"]
+__all__ = ["fold_ligatures", "pdf_document"]
+
+
+#: Latin ligature glyphs (Unicode's Alphabetic Presentation Forms) and the letters they draw.
+LIGATURES = {"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",
+             "\ufb05": "st", "\ufb06": "st"}
+_FOLD = str.maketrans(LIGATURES)
+
+
+def fold_ligatures(text: str) -> str:
+    """Replace each ligature U+FB00-U+FB06 by its letters (``conﬁguration`` → ``configuration``)."""
+    return text.translate(_FOLD)
+
+
+def _outline(reader) -> list[tuple[int, str, int]]:
+    """``(depth, title, page index)`` of every outline entry with a page, in outline order."""
+    out: list[tuple[int, str, int]] = []
+
+    def walk(items, depth: int) -> None:
+        for it in items:
+            if isinstance(it, list):
+                walk(it, depth + 1)
+                continue
+            try:
+                page = reader.get_destination_page_number(it)
+                title = " ".join(fold_ligatures(str(it.title or "")).split())
+            except Exception:  # a broken entry is skipped, the text still loads
+                continue
+            if page is not None and page >= 0 and title:
+                out.append((depth, title, page))
+
+    try:
+        walk(reader.outline, 0)
+    except Exception:
+        return []
+    return out
+
+
+def _outline_structure(text: str, starts: list[int], entries: list[tuple[int, str, int]],
+                       title_line_end: int) -> tuple[tuple[Section, ...], list[tuple[int, int]]]:
+    """Sections (top-level entries) and heading ranges (every entry found on its page).
+
+    An entry's place is the first occurrence of its title on its page (whitespace runs
+    compared as one, the matching view), else the page start.
+    """
+    from ..matching import find_view
+
+    tops: dict[int, Section] = {}
+    heads: list[tuple[int, int]] = []
+    for depth, title, page in entries:
+        if page >= len(starts):
+            continue
+        lo = starts[page]
+        hi = starts[page + 1] if page + 1 < len(starts) else len(text)
+        hit = find_view(text[lo:hi], title)
+        if hit is not None:
+            s, e = lo + hit[0], lo + hit[1]
+            heads.append((s, e))
+        else:
+            s = e = lo
+        if depth == 0 and s not in tops:
+            tops[s] = Section(title=title, start=s, body_start=e, end=len(text))
+    ordered = [tops[k] for k in sorted(tops) if k >= title_line_end]
+    sections = tuple(replace(sec, end=ordered[i + 1].start if i + 1 < len(ordered) else len(text))
+                     for i, sec in enumerate(ordered))
+    return sections, sorted(set(heads))
 
 
 def pdf_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
@@ -15,15 +85,23 @@ def pdf_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
 
     Canonical text: ``# title`` (the PDF's metadata title, else
     ``fallback_title``), a blank line, then each page's text (line endings
-    normalised, trailing spaces removed) separated by a blank line.
-    ``Document.pages`` holds each page's start offset, so a chunk's
-    ``#page=N`` (PDF Open Parameters, 1-based) is exact.
+    normalised, trailing spaces removed, ligatures U+FB00-U+FB06 folded to
+    their letters) separated by a blank line. ``Document.pages`` holds each
+    page's start offset, so a chunk's ``#page=N`` (PDF Open Parameters,
+    1-based) is exact.
+
+    A PDF encrypted only to restrict permissions (empty user password) is
+    decrypted and loads, whatever its cipher (AES needs the ``cryptography``
+    package). With an outline, each top-level entry is a section starting at
+    the first occurrence of its title on its page (else the page start); every
+    entry found on its page is a heading range. Without one, sections come from
+    the text's markdown headings.
 
     Raises
     ------
     ValueError
-        ``empty file``; ``corrupt PDF (...)``; ``no text layer (needs OCR)``
-        when no page has extractable text.
+        ``empty file``; ``password-protected PDF``; ``corrupt PDF (...)``;
+        ``no text layer (needs OCR)`` when no page has extractable text.
     """
     import io
 
@@ -33,14 +111,22 @@ def pdf_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
         from pypdf import PdfReader
 
         reader = PdfReader(io.BytesIO(raw))
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise _Locked()
         texts = [page.extract_text() or "" for page in reader.pages]
         meta_title = (reader.metadata.title if reader.metadata else None) or ""
+        entries = _outline(reader)
+    except _Locked:
+        raise ValueError("password-protected PDF") from None
     except Exception as e:  # pypdf raises many types for damaged files
+        if type(e).__name__ == "FileNotDecryptedError":
+            raise ValueError("password-protected PDF") from None
         raise ValueError(f"corrupt PDF ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else 'unreadable'})")
-    texts = ["\n".join(line.rstrip() for line in normalise_newlines(t).split("\n")).strip("\n") for t in texts]
+    texts = [fold_ligatures("\n".join(line.rstrip() for line in normalise_newlines(t).split("\n")).strip("\n"))
+             for t in texts]
     if not any(t.strip() for t in texts):
         raise ValueError("no text layer (needs OCR)")
-    title = " ".join(str(meta_title).split()) or fallback_title
+    title = " ".join(fold_ligatures(str(meta_title)).split()) or fallback_title
     text, starts = f"# {title}\n\n", []
     for i, t in enumerate(texts):
         if i:
@@ -48,4 +134,15 @@ def pdf_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
         starts.append(len(text))
         text += t
     doc = markdown_document(doc_id, text, source=doc_id, extractor="pdf", fallback_title=title)
-    return replace(doc, title=title, pages=tuple(starts))
+    doc = replace(doc, title=title, pages=tuple(starts))
+    if entries:
+        title_line = (0, len(f"# {title}"))
+        sections, heads = _outline_structure(text, starts, entries, title_line[1])
+        doc = replace(doc, sections=sections, headings=tuple([title_line] + heads))
+    return doc
+
+
+class _Locked(Exception):
+    pass
+
+
