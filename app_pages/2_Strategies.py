@@ -34,6 +34,8 @@ table(results_display(df), "strategies_table", f"results_{phrasing}.csv", "Downl
             "0 beyond rank 20", "destroyed (needles)": "needles no chunk holds whole: no retriever can find them"})
 if ctx.cross_error and "rerank" in run.retrievers:
     st.warning(f"rerank: {ctx.cross_error}")
+for w in run.warnings:
+    st.warning(w)
 
 st.subheader("Recall with Wilson 95% error bars")
 st.selectbox("k (cut-off)", list(KS), index=KS.index(8), key="chart_k")

@@ -6,6 +6,8 @@ import streamlit as st
 from audit.models import ModelUnavailable
 from audit.report.markup import chunk_text_html
 from audit.report.views import hits_frame
+from audit.retrieval import RERANK_DEPTH, bm25_tokens
+from audit.sources import pairs_over_window
 from ui import context, footer, stop, table
 from ui.live import pick_question, rankings
 
@@ -54,6 +56,10 @@ if not chosen:
     st.info("Choose at least one strategy.")
     stop(ctx)
 
+if retriever != "dense" and not bm25_tokens(query, run.bm25_tokens):
+    st.warning(f"This query has no BM25 token under the '{run.bm25_tokens}' rule: BM25 scores it 0 everywhere "
+               "and hybrid is dense alone.")
+
 # stored rankings for a ground-truth question, computed now for a typed query
 try:
     results, latency, lat_note = rankings(ctx, chosen, retriever, qi, query)
@@ -68,6 +74,11 @@ for lo in range(0, len(chosen), per_row):
         s = run.strategy(name)
         ranking, dist = results[name]
         hf = hits_frame(run, s, ranking, dist, needle_id, top)
+        over = {}  # chunk id → tokens of a (query, text) pair over the cross-encoder's window
+        if retriever == "rerank" and qi is not None and s.rerank_over_window:
+            over = dict(s.rerank_over_window[qi])
+        elif retriever == "rerank" and ctx.cross_encoder is not None:
+            over = dict(pairs_over_window(ctx.cross_encoder, query, s.chunks.texts, ranking.chunk_ids[:RERANK_DEPTH]))
         frames.append(hf)
         with col:
             st.markdown(f"#### {name}")
@@ -90,6 +101,9 @@ for lo in range(0, len(chosen), per_row):
                          f" · {r['score kind']} {r['score']:.4g}")
                 st.markdown(f"**#{r['rank']}** · cosine distance {r['cosine distance']:.3f}{score}{mark}")
                 st.caption(f"{c.doc_id} › {c.label} · {c.locator}")
+                if c.chunk_id in over:
+                    st.warning(f"Pair over the reranker's window: {over[c.chunk_id]} tokens > {run.rerank_window}; "
+                               "its last words were not read when scoring.")
                 st.html(chunk_text_html(c, needle_text, int(s.tokens.cut[c.chunk_id]), max_height_px=400))
 
 st.subheader("All shown chunks")

@@ -7,6 +7,7 @@ import streamlit as st
 from audit.models import n_special as n_special_of
 from audit.report.markup import truncated_text_html
 from audit.report.dashboard import token_hist_frame
+from audit.report.tables import rerank_window_frame
 from audit.report.views import over_window_frame, token_lengths_frame, token_share_frame
 from ui import context, download, footer, table
 
@@ -75,4 +76,12 @@ if len(ow):
             st.html(truncated_text_html(c.text, r["read (chars)"], max_height_px=320))
 else:
     st.success("No chunk of this strategy exceeds the encoder window.")
+
+rw = rerank_window_frame(run)
+if len(rw):
+    st.subheader(f"Rerank pairs over the cross-encoder window ({run.rerank_window} tokens)")
+    st.caption("The cross-encoder reads the question and the chunk's text together; a pair longer than its window "
+               "is cut before scoring, so the chunk's last words never count.")
+    table(rw, "tokens_rerank_window", "rerank_over_window.csv", "Download rerank window counts (CSV)",
+          help={"pairs over window": "(question, chunk text) pairs cut by the cross-encoder"})
 footer(ctx)

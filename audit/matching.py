@@ -13,7 +13,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-__all__ = ["collapse", "collapse_with_map", "find_collapsed", "find_view", "occurrences", "view",
+__all__ = ["collapse", "collapse_with_map", "find_collapsed", "find_view", "occurrences", "reader_form", "view",
            "view_with_map"]
 
 
@@ -118,6 +118,16 @@ def _merge_spaces(out: list[str], starts: list[int], ends: list[int]) -> tuple[s
         st.append(a)
         en.append(b)
     return "".join(v), st, en
+
+
+def reader_form(text: str) -> str:
+    """NFC of ``text`` with every ``Cf`` character removed (the view before whitespace collapse).
+
+    What BM25 tokenises by default: text that is the same to a reader gives the same tokens.
+    """
+    if _plain(text):
+        return text
+    return _tables()[0].sub("", unicodedata.normalize("NFC", text))
 
 
 def view(text: str) -> str:

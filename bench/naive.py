@@ -3,7 +3,8 @@
 - :class:`SeedBM25`: the specification's TypeScript ``BM25`` class ported
   literally (per-document term-frequency dicts, a loop over every document per
   query, ``idf = ln(1 + (N - n + 0.5) / (n + 0.5))``, k1 = 1.2, b = 0.75,
-  tokens ``[a-z0-9]+`` lower-cased).
+  tokens: the audit's default rule (Unicode letter/digit runs of the casefolded text, identical
+  to the seed's ``[a-z0-9]+`` lower-cased on ASCII), or the seed's own with ``tokens="ascii"``).
 - :func:`dense_loop`: the vector scan as a Python loop over chunks.
 - :func:`rrf_loop`: reciprocal rank fusion with dicts (k = 60).
 - :func:`encode_one_by_one`: the index build one chunk at a time (batch of 1).
@@ -20,23 +21,27 @@ import numpy as np
 _TOK = re.compile(r"[a-z0-9]+")
 
 
-def toks(s: str) -> list[str]:
-    """``s.toLowerCase().match(/[a-z0-9]+/g) ?? []``."""
-    return _TOK.findall(s.lower())
+def toks(s: str, rule: str = "ascii") -> list[str]:
+    """``s.toLowerCase().match(/[a-z0-9]+/g) ?? []`` (the seed's), or the audit's rule of that name."""
+    if rule == "ascii":
+        return _TOK.findall(s.lower())
+    from audit.retrieval import bm25_tokens
+
+    return bm25_tokens(s, rule)
 
 
 class SeedBM25:
     """The seed's ``export class BM25``, line for line."""
 
-    def __init__(self, docs: list[str], k1: float = 1.2, b: float = 0.75) -> None:
-        self.k1, self.b = k1, b
+    def __init__(self, docs: list[str], k1: float = 1.2, b: float = 0.75, tokens: str = "unicode") -> None:
+        self.k1, self.b, self.rule = k1, b, tokens
         self.tf: list[dict[str, int]] = []
         self.len: list[int] = []
         self.idf: dict[str, float] = {}
         df: dict[str, int] = {}
         for d in docs:
             t: dict[str, int] = {}
-            ws = toks(d)
+            ws = toks(d, self.rule)
             for w in ws:
                 t[w] = t.get(w, 0) + 1
             for w in t:
@@ -49,7 +54,7 @@ class SeedBM25:
             self.idf[w] = math.log(1 + (n_docs - n + 0.5) / (n + 0.5))
 
     def scores(self, query: str) -> list[float]:
-        q = toks(query)
+        q = toks(query, self.rule)
         out = []
         for i, tf in enumerate(self.tf):
             length = self.len[i]

@@ -47,6 +47,7 @@ class RunKey:
     retrievers: tuple
     model: str
     reranker: str
+    bm25_tokens: str = "unicode"
 
     @property
     def digest(self) -> str:
@@ -124,8 +125,10 @@ def uploaded_corpus(files_key: tuple, _files: tuple) -> Corpus:
 # --------------------------------------------------------------------------- ground truth
 
 
-def _write_tmp(folder: str, name: str, raw: bytes) -> Path:
-    p = Path(folder) / (Path(name).name or "upload")
+def _write_tmp(folder: str, role: str, name: str, raw: bytes) -> Path:
+    """Write one upload under its own sub-folder (``role``): two uploads with the same name never collide."""
+    p = Path(folder) / role / (Path(name).name or "upload")
+    p.parent.mkdir()
     p.write_bytes(raw)
     return p
 
@@ -143,12 +146,15 @@ def ground_truth(corpus_id: str, gt_id: str, _corpus: Corpus, gt_path: str | Non
     if _gt_upload is None and _ood_upload is None:
         return load_ground_truth(_corpus, gt_path, ood_path)
     with tempfile.TemporaryDirectory() as tmp:
-        g = str(_write_tmp(tmp, *_gt_upload)) if _gt_upload else gt_path
-        o = str(_write_tmp(tmp, *_ood_upload)) if _ood_upload else ood_path
+        g = str(_write_tmp(tmp, "ground-truth", *_gt_upload)) if _gt_upload else gt_path
+        o = str(_write_tmp(tmp, "out-of-domain", *_ood_upload)) if _ood_upload else ood_path
         try:
             return load_ground_truth(_corpus, g, o)
         except ValueError as e:
-            raise type(e)(str(e).replace(tmp + os.sep, "")) from None
+            msg = str(e)
+            for role in ("ground-truth", "out-of-domain"):
+                msg = msg.replace(tmp + os.sep + role + os.sep, "")
+            raise type(e)(msg) from None
 
 
 # --------------------------------------------------------------------------- the built run
@@ -197,7 +203,8 @@ def audit_run(key: RunKey, corpus: Corpus, gt: GroundTruth, strategies: list[Str
         if slot.run is None:
             slot.run = run_audit(corpus, gt, strategies, enc, key.retrievers, reranker=reranker,
                                  cache=embedding_cache(str(default_home().resolve())), progress=progress,
-                                 store=index_store(str(default_index_path(corpus.name).resolve())))
+                                 store=index_store(str(default_index_path(corpus.name).resolve())),
+                                 bm25_tokens=key.bm25_tokens)
         return slot.run
 
 
@@ -210,9 +217,9 @@ def is_built(key: RunKey) -> bool:
 
 
 @st.cache_resource(show_spinner=False, max_entries=64)
-def bm25(run_digest: str, strategy: str, _texts: tuple | list) -> BM25:
-    """BM25 over one strategy's chunk texts of one run (for typed queries)."""
-    return BM25(list(_texts))
+def bm25(run_digest: str, strategy: str, _texts: tuple | list, tokens: str = "unicode") -> BM25:
+    """BM25 over one strategy's chunk texts of one run (for typed queries), with the run's token rule."""
+    return BM25(list(_texts), tokens=tokens)
 
 
 @st.cache_data(show_spinner=False, max_entries=256)

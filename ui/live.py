@@ -26,9 +26,9 @@ def live_search(ctx: PageContext, strategy: str, query: str, retrievers: tuple) 
     qv = cache.query_vector(ctx.encoder.name, query, ctx.encoder)
     embed_ms = (time.perf_counter() - t0) * 1000.0
     s = ctx.run.strategy(strategy)
-    found = search(query, qv, s.vectors, cache.bm25(ctx.key.digest, strategy, s.chunks.texts), s.chunks.texts,
-                   retrievers, ctx.cross_encoder)
-    return found, (1.0 - s.vectors @ qv).astype(np.float64), embed_ms
+    found = search(query, qv, s.vectors, cache.bm25(ctx.key.digest, strategy, s.chunks.texts, ctx.run.bm25_tokens),
+                   s.chunks.texts, retrievers, ctx.cross_encoder)
+    return found, np.clip(1.0 - (s.vectors @ qv).astype(np.float64), 0.0, 2.0), embed_ms
 
 
 def rankings(ctx: PageContext, names: list[str], retriever: str, qi: int | None, query: str) -> tuple:

@@ -16,7 +16,7 @@ from audit.chunking import PRESETS, Strategy
 from audit.groundtruth import BUILTIN_DATA, GroundTruth
 from audit.ingest import BUILTIN_CORPUS, TEXT_SUFFIXES, UPLOAD_TYPES, Corpus
 from audit.models import DEFAULT_MODEL, DEFAULT_RERANKER, ModelUnavailable
-from audit.retrieval import RETRIEVERS
+from audit.retrieval import RETRIEVERS, TOKEN_RULES
 from audit.sources import base_strategy
 
 from . import cache
@@ -50,6 +50,7 @@ def defaults() -> dict:
         "retrievers": list(RETRIEVERS),
         "model": os.environ.get("AUDIT_MODEL") or DEFAULT_MODEL,
         "reranker": os.environ.get("AUDIT_RERANKER") or DEFAULT_RERANKER,
+        "bm25_tokens": "unicode",
         "focus_strategy": "E",
         "focus_retriever": "dense",
         "threshold": None,  # set by the Threshold page (cosine distance); None = not chosen yet
@@ -208,6 +209,9 @@ def strategies_section() -> tuple[list[Strategy], tuple[str, ...]]:
             st.multiselect("Custom strategies in the run", list(custom), key="custom_selected",
                            format_func=lambda n: f"{n}: {custom[n].description}")
         st.multiselect("Retrievers", list(RETRIEVERS), key="retrievers")
+        st.radio("BM25 tokens", list(TOKEN_RULES), key="bm25_tokens", horizontal=True,
+                 help="unicode: runs of letters or digits of any script, casefolded (the default); ascii: the "
+                      "specification's [a-z0-9]+, lower-cased (non-Latin text gets no token)")
 
     with st.sidebar.expander("Models", expanded=False):
         st.text_input("Embedding model (name or path)", key="model",
@@ -236,7 +240,8 @@ def build(corpus: Corpus, gt: GroundTruth, gt_id: str, strategies: list[Strategy
     cross, cross_error = cache.cross_encoder(reranker_name) if "rerank" in retrievers else (None, None)
     key = cache.RunKey(corpus=f"{corpus.name}:{corpus.sha256}", ground_truth=f"{gt_id}:{len(gt.needles)}",
                        strategies=tuple(tuple(sorted(s.params().items())) for s in strategies),
-                       retrievers=retrievers, model=model_name, reranker=reranker_name)
+                       retrievers=retrievers, model=model_name, reranker=reranker_name,
+                       bm25_tokens=st.session_state["bm25_tokens"])
     try:
         if cache.is_built(key):
             run = cache.audit_run(key, corpus, gt, strategies, enc, cross or reranker_name)

@@ -92,7 +92,7 @@ def cmd_report(a) -> int:
     bar = ProgressBar(a.quiet)
     try:
         run = run_audit(corpus, gt, strategies, encoder, retrievers, reranker=a.reranker, cache=cache,
-                        progress=bar, store=store)
+                        progress=bar, store=store, bm25_tokens=a.bm25_tokens, allow_unhealthy=a.allow_unhealthy)
     except (ValueError, ModelUnavailable) as e:
         raise InputError(str(e)) from None
     finally:

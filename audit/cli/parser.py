@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from .builtin import (
@@ -49,6 +50,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--db", help="index database (default .audit/index-<corpus>.sqlite)")
     r.add_argument("--no-cache", action="store_true", help="no index database and no embedding cache: all in memory")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.add_argument("--bm25-tokens", choices=["unicode", "ascii"], default="unicode",
+                   help="BM25 tokens: unicode (default: letter/digit runs of any script, casefolded) or ascii "
+                        "(the specification's [a-z0-9]+, lower-cased)")
+    r.add_argument("--allow-unhealthy", action="store_true",
+                   help="report over an index with non-finite or non-unit vectors (refused otherwise), with a warning")
     add_store_options(r)
     r.set_defaults(func=cmd_report)
 
@@ -98,10 +104,29 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     a = parser.parse_args(argv)
     try:
-        return a.func(a)
+        code = a.func(a)
+        sys.stdout.flush()  # a closed stdout shows here, not as a traceback at interpreter exit
+        return code
+    except BrokenPipeError:
+        return _stdout_closed()
     except InputError as e:
         print(f"error: {e}", file=sys.stderr)
         return EXIT_INPUT
     except OSError as e:
         print(f"error: {e.filename or ''}: {e.strerror or e}", file=sys.stderr)
         return EXIT_INPUT
+
+
+#: Exit status of a command whose reader closed its stdout (``report … | head``): 128 + SIGPIPE,
+#: what a shell shows for a process ended by a broken pipe. Not bad input, not a gate.
+EXIT_STDOUT_CLOSED = 141
+
+
+def _stdout_closed() -> int:
+    """The reader of stdout went away: end quietly (no message, no traceback at exit)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # Python's own flush at exit must not fail again
+    except (OSError, ValueError):
+        pass
+    return EXIT_STDOUT_CLOSED

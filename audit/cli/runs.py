@@ -40,12 +40,16 @@ def cmd_report_runs(a) -> int:
     if not a.queries:
         raise InputError("--run needs --queries FILE (id<TAB>text lines or BEIR queries.jsonl)")
     gates = _fail_under_runs(a.fail_under or [])
-    if a.threshold is not None and not math.isfinite(a.threshold):
-        raise InputError(f"--threshold must be a finite number in the runs' own units, got {a.threshold!r}")
     try:
         runs = parse_named(a.run, "--run")
         scores = parse_named(a.score, "--score", tuple(SCORE_KINDS))
         ood_runs = parse_named(a.ood_run, "--ood-run")
+        if a.threshold is not None and runs and all(scores.get(n) == "cosine-distance" for n in runs):
+            from ..evaluation.threshold import check_cut
+
+            check_cut(a.threshold, "--threshold")  # every run is in cosine distance: the same check as ours
+        if a.threshold is not None and not math.isfinite(a.threshold):
+            raise ValueError(f"--threshold must be a finite number in the runs' own units, got {a.threshold!r}")
         corpus = corpus_arg(a.corpus) if a.corpus else None
         system = load_system(a.queries, runs, scores, a.qrels, a.ground_truth, a.chunks, corpus, a.ood_queries,
                              ood_runs)

@@ -59,6 +59,23 @@ class CrossEncoderModel:
             raise ModelUnavailable(f"cross-encoder {self.name!r} could not be loaded from its files: "
                                    f"{str(e).splitlines()[0] if str(e) else type(e).__name__}") from None
 
+    @property
+    def max_length(self) -> int:
+        """The window in tokens per (query, text) pair, special tokens included (512 for ms-marco MiniLM).
+
+        A longer pair is cut to it before scoring: its last words never count.
+        """
+        tok = self.model.tokenizer
+        return int(getattr(self.model, "max_seq_length", None) or getattr(self.model, "max_length", None)
+                   or tok.model_max_length)
+
+    def pair_tokens(self, query: str, texts: Sequence[str]) -> list[int]:
+        """Tokens of each (query, text) pair as the model would read it uncut, special tokens included."""
+        if not texts:
+            return []
+        enc = self.model.tokenizer([query] * len(texts), list(texts), truncation=False, verbose=False)
+        return [len(ids) for ids in enc["input_ids"]]
+
     def score(self, query: str, texts: Sequence[str], batch_size: int = 32) -> np.ndarray:
         """Relevance logits, shape ``(len(texts),)``, higher = more relevant."""
         if not texts:
@@ -68,8 +85,7 @@ class CrossEncoderModel:
             s = self.model.predict(pairs, batch_size=batch_size, show_progress_bar=False, convert_to_numpy=True)
             return np.asarray(s, dtype=np.float64).reshape(len(texts), -1)[:, 0]
         tok = self.model.tokenizer
-        limit = int(getattr(self.model, "max_seq_length", None) or getattr(self.model, "max_length", None)
-                    or tok.model_max_length)
+        limit = self.max_length
         lens = [min(len(ids), limit) for ids in tok([query] * len(texts), list(texts), truncation=True,
                                                       max_length=limit)["input_ids"]]
         order = sorted(range(len(texts)), key=lambda i: (lens[i], i))

@@ -50,7 +50,9 @@ def to_json(run: AuditRun, threshold: float | None = None) -> dict:
     Keys: ``results`` (rows with ``strategy``, ``retriever``, ``n_queries``,
     ``recall@1``..``recall@20`` and their ``_low``/``_high``, ``mrr``,
     ``destroyed``...), ``phrasing``, ``chunks``, ``latency``, ``comparisons``,
-    ``threshold``, ``rejected`` (``id``, ``reason``), ``provenance``.
+    ``threshold``, ``rejected`` (``id``, ``reason``), ``rerank_window`` (tokens per pair),
+    ``bm25_no_token`` (ids of queries without a BM25 token), ``warnings`` (one line each),
+    ``provenance``.
     """
     base = base_strategy(s.strategy.name for s in run.strategies)
     thr = {}
@@ -72,6 +74,9 @@ def to_json(run: AuditRun, threshold: float | None = None) -> dict:
         "threshold": thr,
         "rejected": [{"id": r.id, "reason": r.reason, "line": r.line} for r in run.ground_truth.rejected],
         "rerank_unavailable": run.rerank_error,
+        "rerank_window": run.rerank_window,
+        "bm25_no_token": list(run.no_bm25_token),
+        "warnings": list(run.warnings),
         "provenance": run.provenance(),
         "wall_seconds": run.wall_s,
     })

@@ -17,7 +17,7 @@ from ..evaluation.stats import holm
 from ..sources import AuditRun, base_strategy
 
 __all__ = ["chunks_frame", "format_p", "key_comparisons", "latency_frame", "needed_label", "phrasing_frame",
-           "rank_matrix", "results_frame"]
+           "rank_matrix", "rerank_window_frame", "results_frame"]
 
 
 def results_frame(run: AuditRun, phrasing: str | None = None) -> pd.DataFrame:
@@ -25,7 +25,9 @@ def results_frame(run: AuditRun, phrasing: str | None = None) -> pd.DataFrame:
 
     Columns: ``strategy``, ``retriever``, ``n_queries``, ``recall@K``,
     ``recall@K_low``, ``recall@K_high`` (K = 1, 4, 8, 20), ``mrr``,
-    ``destroyed``, ``overlap_only``, ``past_window`` (needles), ``available``, ``reason``.
+    ``destroyed``, ``overlap_only``, ``past_window`` (needles), ``available``, ``reason``,
+    ``rerank_pairs_over_window`` (rerank rows that ran: the (query, chunk text) pairs the
+    cross-encoder read cut at its window, over every query; None elsewhere).
     """
     rows = summary_rows(run.columns(), phrasing)
     for row in rows:
@@ -33,6 +35,7 @@ def results_frame(run: AuditRun, phrasing: str | None = None) -> pd.DataFrame:
         row["destroyed"] = len(s.destroyed)
         row["overlap_only"] = len(s.overlap_only)
         row["past_window"] = len(s.past_window)
+        row["rerank_pairs_over_window"] = s.n_rerank_over_window if row["retriever"] == "rerank" else None
     return pd.DataFrame(rows)
 
 
@@ -69,6 +72,26 @@ def chunks_frame(run: AuditRun) -> pd.DataFrame:
             "index build (ms/chunk)": s.build_ms_per_chunk,
         })
     return pd.DataFrame(rows)
+
+
+def rerank_window_frame(run: AuditRun) -> pd.DataFrame:
+    """Per strategy: (query, chunk text) pairs the cross-encoder read, and those over its window.
+
+    Columns ``strategy``, ``pairs reranked``, ``pairs over window``, ``queries with one``; empty
+    when rerank did not run. A pair over the window (``run.rerank_window`` tokens, special tokens
+    included) is cut before scoring, so the words at its end never count.
+    """
+    cols = ["strategy", "pairs reranked", "pairs over window", "queries with one"]
+    if not run.rerank_window:
+        return pd.DataFrame(columns=cols)
+    from ..retrieval import RERANK_DEPTH
+
+    rows = [{"strategy": s.strategy.name,
+             "pairs reranked": len(s.rerank_over_window) * min(RERANK_DEPTH, len(s.chunks)),
+             "pairs over window": s.n_rerank_over_window or 0,
+             "queries with one": sum(1 for x in s.rerank_over_window if x)}
+            for s in run.strategies if s.rerank_over_window]
+    return pd.DataFrame(rows, columns=cols)
 
 
 def latency_frame(run: AuditRun) -> pd.DataFrame:

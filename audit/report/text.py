@@ -43,6 +43,8 @@ def render_text(run: AuditRun, threshold: float | None = None) -> str:
              f"{c.n_sections} sections" + (f"; {len(c.failures)} files failed to load" if c.failures else ""))
     L.append(f"Ground truth: {len(gt.needles)} needles accepted, {len(gt.rejected)} rejected; "
              f"{len(run.in_domain)} in-domain queries, {len(gt.out_of_domain)} out-of-domain")
+    for w in run.warnings:
+        L.append(f"warning: {w}")
     L.append("")
     L.append("Recall@k with Wilson 95% intervals, MRR@20 (correct = a returned chunk's text holds the whole needle)")
     df = results_frame(run)
@@ -56,6 +58,10 @@ def render_text(run: AuditRun, threshold: float | None = None) -> str:
     L.append(show.to_string(index=False))
     if run.rerank_error:
         L.append(f"rerank unavailable: {run.rerank_error}")
+    elif "rerank" in run.retrievers and run.rerank_window:
+        over = ", ".join(f"{s.strategy.name} {s.n_rerank_over_window or 0}" for s in run.strategies)
+        L.append(f"rerank pairs over the cross-encoder window ({run.rerank_window} tokens; cut before scoring, "
+                 f"their last words never count): {over}")
     L.append("")
     L.append("By phrasing (documentation vs ticket): recall@8 and MRR@20")
     ph = phrasing_frame(run)

@@ -14,15 +14,42 @@ import numpy as np
 
 from .ranking import Ranking, order
 
-__all__ = ["BM25", "BM25S_MIN_DOCS", "bm25_tokens"]
+__all__ = ["BM25", "BM25S_MIN_DOCS", "TOKEN_RULES", "bm25_tokens"]
 
 
-_TOKEN = re.compile(r"[a-z0-9]+")
+_ASCII_TOKEN = re.compile(r"[a-z0-9]+")
+_UNICODE_TOKEN = re.compile(r"[^\W_]+")
+
+#: BM25 token rules: ``unicode`` (the default) and ``ascii`` (the specification's).
+TOKEN_RULES = ("unicode", "ascii")
 
 
-def bm25_tokens(text: str) -> list[str]:
-    """The specification's BM25 tokens: ``[a-z0-9]+`` of the lower-cased text."""
-    return _TOKEN.findall(text.lower())
+def bm25_tokens(text: str, rule: str = "unicode") -> list[str]:
+    """BM25 tokens of ``text`` (docs/definitions.md, *BM25*).
+
+    Parameters
+    ----------
+    text : str
+    rule : {"unicode", "ascii"}
+        ``unicode``: the maximal runs of Unicode letters or digits
+        (``[^\\W_]+``; the underscore separates) in the ``str.casefold()`` of the
+        text's reader form (NFC, format characters of category ``Cf`` removed:
+        :func:`audit.matching.reader_form`), so every script has tokens.
+        Identical to ``ascii`` on ASCII text. ``ascii``: the specification's
+        ``[a-z0-9]+`` of the lower-cased text.
+
+    Raises
+    ------
+    ValueError
+        Unknown ``rule``.
+    """
+    if rule == "unicode":
+        from ..matching import reader_form
+
+        return _UNICODE_TOKEN.findall(reader_form(text).casefold())
+    if rule == "ascii":
+        return _ASCII_TOKEN.findall(text.lower())
+    raise ValueError(f"BM25 token rule {rule!r} is unknown; choose one of {', '.join(TOKEN_RULES)}")
 
 
 #: Corpus size (chunks) from which ``BM25(backend="auto")`` uses bm25s instead of
@@ -40,7 +67,7 @@ _BM25_BACKENDS = ("auto", "rank-bm25", "bm25s")
 class BM25:
     """BM25 over chunk texts with the specification's idf.
 
-    The specification's formula (k1, b, tokens ``[a-z0-9]+`` lower-cased,
+    The specification's formula (k1, b, tokens of :func:`bm25_tokens`,
     ``idf = ln(1 + (N - n + 0.5) / (n + 0.5))``, always positive, repeated
     query terms counted each time) on one of two engines that give the same
     scores (``tests/test_retrieval_bm25s.py``):
@@ -64,24 +91,30 @@ class BM25:
     backend : {"auto", "rank-bm25", "bm25s"}
         ``auto``: bm25s from :data:`BM25S_MIN_DOCS` chunks on (when it is
         installed), rank-bm25 below.
+    tokens : {"unicode", "ascii"}
+        The token rule of :func:`bm25_tokens`, for chunks and queries alike.
 
     Raises
     ------
     ValueError
-        Unknown ``backend``.
+        Unknown ``backend`` or token rule.
     ImportError
         ``backend="bm25s"`` without the bm25s package (``pip install bm25s``).
     """
 
-    def __init__(self, texts: Sequence[str], k1: float = 1.2, b: float = 0.75, backend: str = "auto") -> None:
+    def __init__(self, texts: Sequence[str], k1: float = 1.2, b: float = 0.75, backend: str = "auto",
+                 tokens: str = "unicode") -> None:
         if backend not in _BM25_BACKENDS:
             raise ValueError(f"BM25 backend {backend!r} is unknown; choose one of {', '.join(_BM25_BACKENDS)}")
+        if tokens not in TOKEN_RULES:
+            raise ValueError(f"BM25 token rule {tokens!r} is unknown; choose one of {', '.join(TOKEN_RULES)}")
+        self.tokens = tokens
         self.k1, self.b = k1, b
         self.n_docs = len(texts)
         if backend == "auto":
             backend = "bm25s" if self.n_docs >= BM25S_MIN_DOCS and _has_bm25s() else "rank-bm25"
         self.backend = backend
-        tokenized = [bm25_tokens(t) for t in texts]
+        tokenized = [bm25_tokens(t, tokens) for t in texts]
         self._empty = self.n_docs == 0 or not any(tokenized)
         self._impl = None
         if self._empty:
@@ -106,12 +139,16 @@ class BM25:
         """BM25 score of every chunk for ``query``, float64, shape ``(n_chunks,)``."""
         if self._impl is None:
             return np.zeros(self.n_docs)
-        toks = bm25_tokens(query)
+        toks = self.query_tokens(query)
         if not toks:
             return np.zeros(self.n_docs)
         if self.backend == "bm25s":
             return self._bm25s_scores(toks)
         return np.asarray(self._impl.get_scores(toks), dtype=np.float64)
+
+    def query_tokens(self, query: str) -> list[str]:
+        """The query's tokens under this index's rule (empty: BM25 cannot score it)."""
+        return bm25_tokens(query, self.tokens)
 
     def _bm25s_scores(self, toks: list[str]) -> np.ndarray:
         # bm25s' posting lists (CSC over terms): data = idf * tf / (tf + k1 * (1 - b + b * |d| / avg)).

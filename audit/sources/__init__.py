@@ -4,6 +4,15 @@ Every source yields per-query rankings over chunks with a stated score, which th
 and the report read the same way.
 """
 
-from .strategies import AuditRun, StrategyRun, base_strategy, run_audit
+from .strategies import (
+                         AuditRun,
+                         StrategyRun,
+                         UnhealthyIndex,
+                         base_strategy,
+                         pairs_over_window,
+                         run_audit,
+                         vector_problems,
+)
 
-__all__ = ["AuditRun", "StrategyRun", "base_strategy", "run_audit"]
+__all__ = ["AuditRun", "StrategyRun", "UnhealthyIndex", "base_strategy", "pairs_over_window", "run_audit",
+           "vector_problems"]

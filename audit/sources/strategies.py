@@ -33,9 +33,59 @@ from ..models import (
     load_cross_encoder,
     token_stats,
 )
-from ..retrieval import BM25, RETRIEVERS, STORED_DEPTH, Ranking, search
+from ..retrieval import BM25, RERANK_DEPTH, RETRIEVERS, STORED_DEPTH, TOKEN_RULES, Ranking, search
+from ..retrieval import bm25_tokens as tokenize
 
-__all__ = ["AuditRun", "StrategyRun", "base_strategy", "run_audit"]
+__all__ = ["AuditRun", "StrategyRun", "UnhealthyIndex", "base_strategy", "pairs_over_window", "run_audit",
+           "vector_problems", "window_of"]
+
+
+class UnhealthyIndex(ValueError):
+    """Vectors read back from an index are not finite or not unit: a report over them would mislead."""
+
+
+def vector_problems(chunks: ChunkSet, vectors: np.ndarray) -> str:
+    """What is wrong with vectors read back from an index ("" when healthy).
+
+    The checks of ``health`` (docs/definitions.md, *Health severities*): every
+    value finite, every norm within :data:`audit.index.health.NORM_TOLERANCE`
+    of 1. The message counts the vectors and names up to 3 documents.
+    """
+    from ..index.health import NORM_TOLERANCE
+
+    if not len(vectors):
+        return ""
+    v = np.asarray(vectors, dtype=np.float64)
+    finite = np.isfinite(v).all(axis=1)
+    norms = np.linalg.norm(np.where(np.isfinite(v), v, 0.0), axis=1)
+    bad_unit = finite & (np.abs(norms - 1.0) > NORM_TOLERANCE)
+    parts = []
+    for mask, what in ((~finite, "non-finite"), (bad_unit, f"non-unit (|norm - 1| > {NORM_TOLERANCE:g})")):
+        if mask.any():
+            docs = sorted({chunks[int(i)].doc_id for i in np.flatnonzero(mask)})
+            parts.append(f"{int(mask.sum())} {what} vectors in " + ", ".join(docs[:3])
+                         + (f" and {len(docs) - 3} more documents" if len(docs) > 3 else ""))
+    return "; ".join(parts)
+
+
+def window_of(cross) -> int | None:
+    """The cross-encoder's window in tokens per pair (``max_length``), or None when it does not say."""
+    w = getattr(cross, "max_length", None)
+    return int(w) if w else None
+
+
+def pairs_over_window(cross, query: str, texts, head) -> list[tuple[int, int]]:
+    """``(chunk id, tokens)`` of each (query, text) pair of ``head`` longer than the cross-encoder's window.
+
+    Tokens are counted by the cross-encoder's ``pair_tokens`` (special tokens
+    included); a pair over ``max_length`` is cut before scoring, so its last
+    words never count. Empty when the model cannot count.
+    """
+    window, count = window_of(cross), getattr(cross, "pair_tokens", None)
+    if not window or count is None or not len(head):
+        return []
+    n = count(query, [texts[int(i)] for i in head])
+    return [(int(i), int(t)) for i, t in zip(head, n) if t > window]
 
 Progress = Callable[[str, int, int], None]
 
@@ -64,7 +114,8 @@ class StrategyRun:
     first_rank : dict
         retriever → list per in-domain query of the first correct rank (None: missed).
     distances : float32 array (n_queries, n_chunks)
-        Cosine distance of every query to every chunk.
+        Cosine distance of every query to every chunk, clipped to [0, 2]
+        (float32 rounding of unit vectors gives -2e-07 or 2.0000002).
     latency_ms : dict
         retriever → per-query milliseconds (dense: the scan; hybrid: dense +
         BM25 + fusion; rerank: hybrid + cross-encoder).
@@ -85,6 +136,14 @@ class StrategyRun:
     first_rank: dict = field(default_factory=dict)
     distances: np.ndarray | None = None
     latency_ms: dict = field(default_factory=dict)
+    #: per query (in-domain then out-of-domain), the rerank pairs (query, chunk text) longer than the
+    #: cross-encoder's window, as ``(chunk id, tokens)``; empty when rerank did not run
+    rerank_over_window: list = field(default_factory=list)
+
+    @property
+    def n_rerank_over_window(self) -> int | None:
+        """Rerank pairs over the cross-encoder's window, over every query (None when rerank did not run)."""
+        return sum(len(x) for x in self.rerank_over_window) if self.rerank_over_window else None
 
     @property
     def build_ms_per_chunk(self) -> float:
@@ -114,6 +173,14 @@ class AuditRun:
     query_embed_ms: float
     n_queries_encoded: int
     wall_s: float = 0.0
+    #: the BM25 token rule (:data:`audit.retrieval.TOKEN_RULES`)
+    bm25_tokens: str = "unicode"
+    #: ids of the queries that have no BM25 token under that rule (BM25 scores them 0 everywhere)
+    no_bm25_token: tuple = ()
+    #: the cross-encoder's window in tokens per (query, text) pair (None without a cross-encoder)
+    rerank_window: int | None = None
+    #: what the reader must know before trusting the figures (each one line)
+    warnings: tuple = ()
 
     @property
     def in_domain(self) -> list[Query]:
@@ -174,6 +241,7 @@ class AuditRun:
             "reranker": (f"{self.reranker} (unavailable)" if self.rerank_error and self.reranker
                          else self.reranker or "none"),
             "strategies": [s.strategy.params() for s in self.strategies],
+            "bm25_tokens": self.bm25_tokens,
             "audit_version": __version__,
             "pipeline_version": PIPELINE_VERSION,
         }
@@ -186,7 +254,8 @@ class AuditRun:
         py = f" (Python {p['python']} topics)" if self.corpus.python_version else ""
         return (f"corpus {p['corpus']}{py} sha256:{p['corpus_sha256'][:12]} · {p['documents']} documents · "
                 f"model {p['model']} ({p['model_digest'][:12]}, {p['dims']} dims, window {p['window']}) · "
-                f"reranker {p['reranker']} · strategies {strat} · retrieval-audit {p['audit_version']}")
+                f"reranker {p['reranker']} · strategies {strat} · BM25 tokens {p['bm25_tokens']} · "
+                f"retrieval-audit {p['audit_version']}")
 
 
 def _from_store(store, corpus: Corpus, strategy: Strategy, encoder: Encoder, report: Progress,
@@ -209,7 +278,8 @@ def _from_store(store, corpus: Corpus, strategy: Strategy, encoder: Encoder, rep
 def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[Strategy], encoder: Encoder,
               retrievers: Sequence[str] = RETRIEVERS, reranker=DEFAULT_RERANKER,
               cache: EmbeddingCache | None = None, progress: Progress | None = None,
-              batch_size: int = 32, store=None, prebuilt: dict | None = None) -> AuditRun:
+              batch_size: int = 32, store=None, prebuilt: dict | None = None, bm25_tokens: str = "unicode",
+              allow_unhealthy: bool = False) -> AuditRun:
     """Run the whole audit.
 
     Parameters
@@ -228,11 +298,22 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
         ``strategy name → (ChunkSet, vectors)`` already built (e.g. a loaded
         index): used as they are.
     progress : callable(stage, done, total) or None
+    bm25_tokens : {"unicode", "ascii"}
+        BM25's token rule (:func:`audit.retrieval.bm25_tokens`). Queries without
+        any token are listed in ``no_bm25_token`` and in ``warnings``.
+    allow_unhealthy : bool
+        Vectors read from ``store`` or ``prebuilt`` are checked as ``health``
+        checks them (finite, unit norm within :data:`audit.index.health.NORM_TOLERANCE`).
+        False: such an index is refused (:class:`UnhealthyIndex`). True: the
+        run goes on and ``warnings`` says so.
 
     Raises
     ------
     ValueError
-        Empty corpus, no strategy, or an unknown retriever.
+        Empty corpus, no strategy, an unknown retriever or BM25 token rule.
+    UnhealthyIndex
+        (a ValueError) Vectors read back are not finite or not unit, and
+        ``allow_unhealthy`` is False; the message names the index and documents.
     """
     t_start = time.perf_counter()
     if not corpus.documents:
@@ -244,7 +325,10 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
     if bad:
         raise ValueError(f"unknown retriever {bad[0]!r}; choose from {','.join(RETRIEVERS)}")
     retrievers = tuple(r for r in RETRIEVERS if r in retrievers)
+    if bm25_tokens not in TOKEN_RULES:
+        raise ValueError(f"BM25 token rule {bm25_tokens!r} is unknown; choose one of {', '.join(TOKEN_RULES)}")
     report = progress or (lambda stage, done, total: None)
+    warnings: list[str] = []
 
     cross, rerank_error, reranker_name = None, None, None
     if "rerank" in retrievers:
@@ -260,6 +344,13 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
             cross, reranker_name = reranker, getattr(reranker, "name", "cross-encoder")
 
     queries = ground_truth.queries + ground_truth.ood_queries
+    no_token: tuple = ()
+    if set(retrievers) & {"bm25", "hybrid", "rerank"}:
+        no_token = tuple(q.query_id for q in queries if not tokenize(q.text, bm25_tokens))
+        if no_token:
+            warnings.append(f"{len(no_token)} of {len(queries)} queries have no BM25 token under the "
+                            f"{bm25_tokens!r} rule (BM25 scores them 0 and hybrid is dense alone for them): "
+                            + ", ".join(no_token[:5]) + (" …" if len(no_token) > 5 else ""))
     report("embedding queries", 0, len(queries))
     qvecs, n_q_encoded = embed(encoder, [q.text for q in queries], cache,
                                lambda d, n: report("embedding queries", d, n), batch_size)
@@ -279,15 +370,24 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
             stage = f"strategy {strat.name} ({si + 1}/{len(strategies)}): embedding {len(chunks)} chunks"
             vecs, n_enc = embed(encoder, chunks.texts, cache, lambda d, n, s=stage: report(s, d, n), batch_size)
         embed_ms = (time.perf_counter() - t) * 1000.0
+        if (prebuilt and strat.name in prebuilt) or store is not None:
+            problem = vector_problems(chunks, vecs)
+            if problem:
+                where = f"index {strat.name!r}" + (f" of {store.path}" if store is not None else "")
+                if not allow_unhealthy:
+                    raise UnhealthyIndex(f"{where}: {problem}; run `python -m audit health` and re-index, or "
+                                         "pass --allow-unhealthy to report anyway")
+                warnings.append(f"unhealthy {where}: {problem} (reported anyway: --allow-unhealthy)")
         t = time.perf_counter()
-        bm25 = BM25(chunks.texts)
+        bm25 = BM25(chunks.texts, tokens=bm25_tokens)
         bm25_ms = (time.perf_counter() - t) * 1000.0
         toks = token_stats(encoder, chunks.chunks)
         ns = needle_sets(chunks, ground_truth.needles, toks.cut)
         run = StrategyRun(strat, chunks, vecs, toks, n_enc, embed_ms, bm25_ms, ns.correct, ns.destroyed,
                           ns.overlap_only, ns.past_window)
-        run.distances = (1.0 - qvecs @ vecs.T).astype(np.float32) if len(chunks) else np.zeros((len(queries), 0),
-                                                                                                np.float32)
+        # float32 unit vectors give distances like -2.4e-07 or 2.0000002: clipped to [0, 2] where computed
+        run.distances = (np.clip(1.0 - qvecs @ vecs.T, 0.0, 2.0).astype(np.float32) if len(chunks)
+                         else np.zeros((len(queries), 0), np.float32))
         run.rankings = {r: [] for r in retrievers if not (r == "rerank" and rerank_error)}
         run.latency_ms = {r: [] for r in run.rankings}
         stage = f"strategy {strat.name} ({si + 1}/{len(strategies)}): retrieving {len(queries)} queries"
@@ -301,6 +401,9 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
                     run.rankings[r].append(Ranking(rk.chunk_ids[:STORED_DEPTH], rk.scores[:STORED_DEPTH],
                                                    rk.score_kind))
                     run.latency_ms[r].append(found.latency_ms[r])
+                    if r == "rerank":
+                        head = found.rankings["hybrid"].chunk_ids[:RERANK_DEPTH]
+                        run.rerank_over_window.append(pairs_over_window(cross, q.text, chunks.texts, head))
                     if q.in_domain:
                         relevant = ns.correct.get(q.needle_id, frozenset())
                         run.first_rank.setdefault(r, []).append(rk.first_rank(relevant))
@@ -321,7 +424,9 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
     return AuditRun(corpus=corpus, ground_truth=ground_truth, encoder=encoder, strategies=runs,
                     retrievers=retrievers, queries=queries, query_vectors=qvecs, reranker=reranker_name,
                     rerank_error=rerank_error, query_embed_ms=q_ms, n_queries_encoded=n_q_encoded,
-                    wall_s=time.perf_counter() - t_start)
+                    wall_s=time.perf_counter() - t_start, bm25_tokens=bm25_tokens, no_bm25_token=no_token,
+                    rerank_window=window_of(cross) if cross is not None and not rerank_error else None,
+                    warnings=tuple(warnings))
 
 
 def base_strategy(names) -> str:
