@@ -26,3 +26,13 @@ def builtin_gt(builtin_corpus):
     from audit.groundtruth import load_ground_truth
 
     return load_ground_truth(builtin_corpus)
+
+
+try:  # property-based tests (tests/test_properties.py): no deadline, the machine is shared and slow at times
+    from hypothesis import HealthCheck, settings
+
+    settings.register_profile("audit", deadline=None, max_examples=100,
+                              suppress_health_check=[HealthCheck.too_slow])
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "audit"))
+except ImportError:  # hypothesis is a test dependency (requirements-dev.txt)
+    pass
