@@ -250,6 +250,27 @@ def test_a_cosine_distance_cut_on_imported_runs_is_checked(bad, capsys):
     assert capsys.readouterr().err.strip() == f"error: --threshold must be a cosine distance in [0, 2], got {float(bad)!r}"
 
 
+@pytest.mark.parametrize("bad", ["nan", "-0.5", "7", "inf"])
+def test_compare_and_the_saved_threshold_check_the_cut(tmp_path, monkeypatch, bad, capsys):
+    monkeypatch.setenv("AUDIT_HOME", str(tmp_path / "home"))
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "g.md").write_text("# G\n\nThe relay keys rotate every ninety days.\n", encoding="utf-8")
+    gt = tmp_path / "gt.jsonl"
+    gt.write_text(json.dumps({"id": "k", "needle": "The relay keys rotate every ninety days.",
+                              "questions": ["how often do keys rotate"]}) + "\n", encoding="utf-8")
+    db = tmp_path / "i.sqlite"
+    assert main(["index", str(docs), "--db", str(db), "--model", "hashing", "--quiet"]) == 0
+    capsys.readouterr()
+    assert main(["compare", str(db), str(db), "--ground-truth", str(gt), "--threshold", bad]) == 2
+    assert capsys.readouterr().err.strip() == f"error: --threshold must be a cosine distance in [0, 2], got {float(bad)!r}"
+    from audit.evaluation.threshold import load_threshold
+
+    saved = tmp_path / "threshold.json"
+    saved.write_text('{"threshold": %s}' % {"nan": "NaN", "inf": "Infinity"}.get(bad, bad), encoding="utf-8")
+    assert load_threshold(saved) is None  # a saved cut outside [0, 2] is never applied
+
+
 def test_a_similarity_cut_is_not_held_to_0_2(capsys):
     # a similarity run's cut is in its own units (a later issue checks those): 7 is accepted
     code = main(["report", "--queries", str(EXAMPLE / "queries.tsv"), "--qrels", str(EXAMPLE / "qrels.trec"),
