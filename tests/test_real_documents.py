@@ -59,6 +59,17 @@ def test_setext_heading_spans_both_lines_and_a_needle_on_it_is_rejected():
     assert text[locs["b"].start:locs["b"].end] == "They finish by six."
 
 
+def test_yaml_front_matter_is_metadata_not_a_heading():
+    # without the rule, the closing "---" underlines "tags: [ops]" into a setext heading
+    text = "---\ntitle: 'Backup guide'\ntags: [ops]\n---\n\n## Retention policy ##\n\nKeep 30 days.\n"
+    d = markdown_document("b.md", text)
+    assert d.text == text
+    assert d.title == "Backup guide"  # no level-1 heading: the front matter's title
+    assert [s.title for s in d.sections] == ["Retention policy"]
+    assert [text[s:e] for s, e in d.headings] == ["## Retention policy ##"]
+    assert markdown_document("c.md", "---\ntitle: X\n---\n# Own title\n").title == "Own title"
+
+
 def test_a_hash_line_in_code_is_a_valid_needle_place():
     text = "# Doc\n\n```sh\n# enable the site now\n```\n"
     d = markdown_document("c.md", text)
@@ -77,6 +88,27 @@ def test_html_pre_stays_code_with_its_whitespace():
     assert "```\n## step one: fetch packages\n# step two: enable the site\n    ln -s /etc/a /etc/b\n```" in d.text
     acc, locs, rej = validate([Needle("n", "# step two: enable the site", ("q",), 1)], Corpus("t", (d,)))
     assert rej == []
+
+
+def test_html_text_that_looks_like_markdown_is_not_a_heading():
+    d = document_from_bytes("p.html", b"<title>T</title><h2>Real</h2><p># step two: enable</p><p>Intro</p>"
+                                      b"<p>-----</p><h3>Deep</h3><h2>Two</h2><p>end</p>")
+    assert d.text == "# T\n\n## Real\n\n# step two: enable\n\nIntro\n\n-----\n\n### Deep\n\n## Two\n\nend"
+    assert [s.title for s in d.sections] == ["Real", "Two"]
+    assert [d.text[s:e] for s, e in d.headings] == ["# T", "## Real", "### Deep", "## Two"]
+
+
+def test_rst_literal_block_comment_is_not_a_heading():
+    d = document_from_bytes("a.rst", b"Title\n=====\n\nRun::\n\n   # enable the site\n   x = 1\n\nNext\n----\n\ntext\n")
+    assert d.title == "Title" and [s.title for s in d.sections] == ["Next"]
+    assert [d.text[s:e] for s, e in d.headings] == ["# Title", "## Next"]
+    acc, locs, rej = validate([Needle("n", "# enable the site", ("q",), 1)], Corpus("t", (d,)))
+    assert rej == []
+
+
+def test_pdf_text_is_not_read_as_markdown():
+    d = pdf_document("n.pdf", make_pdf(["# of users\nTotal\n-----\n## not a section"], title="Report"), "n")
+    assert d.sections == () and [d.text[s:e] for s, e in d.headings] == ["# Report"]
 
 
 def test_html_pre_holding_backticks_gets_a_longer_fence():

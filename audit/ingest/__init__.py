@@ -24,12 +24,12 @@ from .folder import (
                      load_folder,
                      read_document,
 )
-from .html import html_to_markdown
+from .html import html_headings, html_to_markdown
 from .markdown import markdown_document, normalise_newlines, parse_markdown
 from .pdf import pdf_document
-from .rst import rst_to_markdown
+from .rst import rst_headings, rst_to_markdown
 
 __all__ = ["BUILTIN_CORPUS", "EXTRACTOR_VERSIONS", "TEXT_SUFFIXES", "UPLOAD_TYPES", "Corpus", "Document",
            "LoadFailure", "Section", "corpus_from_uploads", "document_from_bytes", "file_sha256",
-           "html_to_markdown", "load_builtin", "load_corpus", "load_folder", "markdown_document",
-           "normalise_newlines", "parse_markdown", "pdf_document", "read_document", "rst_to_markdown"]
+           "html_headings", "html_to_markdown", "load_builtin", "load_corpus", "load_folder", "markdown_document",
+           "normalise_newlines", "parse_markdown", "pdf_document", "read_document", "rst_headings", "rst_to_markdown"]

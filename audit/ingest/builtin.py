@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from .document import Corpus
 from .markdown import markdown_document
-from .rst import rst_to_markdown
+from .rst import rst_headings
 
 __all__ = ["BUILTIN_CORPUS", "load_builtin"]
 
@@ -21,7 +21,8 @@ def load_builtin(name: str = BUILTIN_CORPUS) -> Corpus:
     """Load the built-in corpus: every topic of ``pydoc_data.topics``.
 
     The topics ship with CPython (79 topics, about 465k characters on 3.11);
-    each is converted with :func:`rst_to_markdown`. ``doc_id`` is the topic
+    each is converted with :func:`audit.ingest.rst.rst_headings` (its headings are the lines
+    the conversion wrote). ``doc_id`` is the topic
     name. The Python version is recorded because topic wording differs
     between builds.
 
@@ -36,8 +37,8 @@ def load_builtin(name: str = BUILTIN_CORPUS) -> Corpus:
 
     docs = []
     for key in sorted(topics):
-        canonical, title = rst_to_markdown(topics[key], fallback_title=key)
+        canonical, title, heads = rst_headings(topics[key], fallback_title=key)
         d = markdown_document(key, canonical, source=f"pydoc_data.topics:{key}", extractor="pydoc-topics",
-                              fallback_title=title)
+                              fallback_title=title, headings=heads)
         docs.append(replace(d, source_sha256=hashlib.sha256(topics[key].encode("utf-8")).hexdigest()))
     return Corpus(name=BUILTIN_CORPUS, documents=tuple(docs), python_version=sys.version.split()[0])

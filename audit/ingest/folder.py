@@ -13,10 +13,10 @@ from typing import Sequence
 
 from .builtin import BUILTIN_CORPUS, load_builtin
 from .document import Corpus, Document, LoadFailure, file_sha256
-from .html import html_to_markdown
+from .html import html_headings
 from .markdown import markdown_document
 from .pdf import pdf_document
-from .rst import rst_to_markdown
+from .rst import rst_headings
 
 __all__ = ["TEXT_SUFFIXES", "UPLOAD_TYPES", "corpus_from_uploads", "document_from_bytes", "load_corpus",
            "load_folder", "read_document"]
@@ -82,12 +82,14 @@ def _convert(kind: str, raw: bytes, doc_id: str, stem: str) -> Document:
         return pdf_document(doc_id, raw, stem)
     text = _decode(raw)
     if kind == "html":
-        canonical, title = html_to_markdown(text, stem)
-        return markdown_document(doc_id, canonical, source=doc_id, extractor="html", fallback_title=title)
+        canonical, title, heads = html_headings(text, stem)
+        return markdown_document(doc_id, canonical, source=doc_id, extractor="html", fallback_title=title,
+                                 headings=heads)
     if kind == "markdown":
         return markdown_document(doc_id, text, source=doc_id)
-    canonical, title = rst_to_markdown(text, fallback_title=stem)
-    return markdown_document(doc_id, canonical, source=doc_id, extractor=kind, fallback_title=title)
+    canonical, title, heads = rst_headings(text, fallback_title=stem)
+    return markdown_document(doc_id, canonical, source=doc_id, extractor=kind, fallback_title=title,
+                             headings=heads)
 
 
 def _broken_link(path: Path) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["html_to_markdown"]
+__all__ = ["html_headings", "html_to_markdown"]
 
 
 _HTML_BLOCKS = ["p", "div", "li", "ul", "ol", "pre", "blockquote", "table", "tr", "td", "th", "dt", "dd",
@@ -15,7 +15,16 @@ _HTML_BLOCKS = ["p", "div", "li", "ul", "ol", "pre", "blockquote", "table", "tr"
 _PRE = "\x01"  # marks where a <pre> block's fenced text goes back (never in decoded HTML text)
 
 
+_HEAD = "\x02"  # marks a block made from an <h1>-<h6> (never in decoded HTML text: control characters are removed)
+
+
 def html_to_markdown(html: str, fallback_title: str) -> tuple[str, str]:
+    """:func:`html_headings` without the heading lines: ``(canonical_markdown, title)``."""
+    canonical, title, _ = html_headings(html, fallback_title)
+    return canonical, title
+
+
+def html_headings(html: str, fallback_title: str) -> tuple[str, str, list[tuple[int, int, str]]]:
     """Convert HTML to canonical markdown with BeautifulSoup (``html.parser``).
 
     Scripts, styles, ``noscript`` and ``template`` are dropped (never text);
@@ -27,14 +36,20 @@ def html_to_markdown(html: str, fallback_title: str) -> tuple[str, str]:
 ``<pre>`` dropped, as HTML does), fenced with more backticks than any run
 inside, so none of its lines is a heading. Attributes never reach the text.
 
-    Returns ``(canonical_markdown, title)``.
+    Returns ``(canonical_markdown, title, headings)``; ``headings`` lists
+    ``(line index, level, title)`` of the lines made from heading elements,
+    the document's only headings: a paragraph reading ``# step two`` or a line
+    of dashes stays text.
     """
     from bs4 import BeautifulSoup
 
+    html = html.replace(_PRE, "").replace(_HEAD, "")
     soup = BeautifulSoup(html, "html.parser")
     for t in soup(["script", "style", "noscript", "template"]):
         t.decompose()
     title = " ".join(soup.title.get_text(" ").split()) if soup.title else ""
+    if soup.title:
+        soup.title.decompose()  # the title is the "# " line, not also a paragraph (no <head> around it)
     if soup.head:
         soup.head.decompose()
     MARK = "\x00"
@@ -45,7 +60,7 @@ inside, so none of its lines is a heading. Attributes never reach the text.
             h.replace_with(f"{MARK}{MARK}")
             continue
         prefix = "### " if h.name in ("h3", "h4", "h5", "h6") else "## "
-        h.replace_with(f"{MARK}{MARK}{prefix}{words}{MARK}{MARK}" if words else "")
+        h.replace_with(f"{MARK}{MARK}{_HEAD}{prefix}{words}{MARK}{MARK}" if words else "")
     fenced: list[str] = []
     for pre in soup.find_all("pre"):
         if pre.find_parent("pre") is not None:
@@ -65,15 +80,20 @@ inside, so none of its lines is a heading. Attributes never reach the text.
         b.insert_before(MARK + MARK)
         b.insert_after(MARK + MARK)
     raw = soup.get_text()
-    blocks = []
+    title = title or fallback_title
+    out = [f"# {title}"]
+    marks = [(0, 1, title)]
     for block in re.split(f"{MARK}{{2,}}", raw):
         pre = re.fullmatch(f"\\s*{_PRE}(\\d+){_PRE}\\s*", block)
         if pre:
-            blocks.append(fenced[int(pre.group(1))])
+            out += ["", fenced[int(pre.group(1))]]
             continue
-        lines = [" ".join(line.split()) for line in block.split(MARK)]
+        head = block.strip().startswith(_HEAD)
+        lines = [" ".join(line.replace(_HEAD, "").split()) for line in block.split(MARK)]
         block = "\n".join(line for line in lines if line)
         if block:
-            blocks.append(block)
-    title = title or fallback_title
-    return f"# {title}\n\n" + "\n\n".join(blocks), title
+            if head:
+                level = 3 if block.startswith("### ") else 2
+                marks.append((sum(part.count("\n") + 1 for part in out) + 1, level, block[level + 1:]))
+            out += ["", block]
+    return "\n".join(out), title, marks

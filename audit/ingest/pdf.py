@@ -94,8 +94,8 @@ def pdf_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
     decrypted and loads, whatever its cipher (AES needs the ``cryptography``
     package). With an outline, each top-level entry is a section starting at
     the first occurrence of its title on its page (else the page start); every
-    entry found on its page is a heading range. Without one, sections come from
-    the text's markdown headings.
+    entry found on its page is a heading range. Without one, the document has
+    no section and its only heading is the title line.
 
     Raises
     ------
@@ -133,7 +133,9 @@ def pdf_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
             text += "\n\n"
         starts.append(len(text))
         text += t
-    doc = markdown_document(doc_id, text, source=doc_id, extractor="pdf", fallback_title=title)
+    # the text layer is not markdown: its only heading is the title line (and the outline's entries)
+    doc = markdown_document(doc_id, text, source=doc_id, extractor="pdf", fallback_title=title,
+                            headings=[(0, 1, title)])
     doc = replace(doc, title=title, pages=tuple(starts))
     if entries:
         title_line = (0, len(f"# {title}"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from .markdown import normalise_newlines
 
-__all__ = ["rst_to_markdown"]
+__all__ = ["rst_headings", "rst_to_markdown"]
 
 
 _ADORNMENT = set("!\"#$%&'()*+,-./:;<=>?@[\\]^_`{|}~")
@@ -15,6 +15,12 @@ def _is_adornment(line: str, min_len: int = 1) -> bool:
 
 
 def rst_to_markdown(text: str, fallback_title: str) -> tuple[str, str]:
+    """:func:`rst_headings` without the heading lines: ``(canonical_markdown, title)``."""
+    canonical, title, _ = rst_headings(text, fallback_title)
+    return canonical, title
+
+
+def rst_headings(text: str, fallback_title: str) -> tuple[str, str, list[tuple[int, int, str]]]:
     """Convert reST-style section titles to markdown headings.
 
     A section title is a non-blank line starting at column 0, after a blank line
@@ -29,7 +35,10 @@ def rst_to_markdown(text: str, fallback_title: str) -> tuple[str, str]:
 
     Returns
     -------
-    (canonical_markdown, title)
+    (canonical_markdown, title, headings)
+        ``headings`` lists ``(line index, level, title)`` of the lines written as
+        headings: the only headings of the document (a literal block's
+        ``   # comment`` line stays text).
     """
     text = normalise_newlines(text)
     lines = text.split("\n")
@@ -59,17 +68,21 @@ def rst_to_markdown(text: str, fallback_title: str) -> tuple[str, str]:
     for n, st in enumerate(ranked):
         level[st] = "## " if n == 0 else "### "
     out: list[str] = []
+    marks: list[tuple[int, int, str]] = []
     title = fallback_title
     if not has_title:
+        marks.append((0, 1, fallback_title))
         out += [f"# {fallback_title}", ""]
     j = 0
     for first, last, st, t in heads:
         out += lines[j:first]
         if has_title and st == styles[0]:
+            marks.append((len(out), 1, t))
             out.append(f"# {t}")
             title = t
         else:
+            marks.append((len(out), 2 if level[st] == "## " else 3, t))
             out.append(level[st] + t)
         j = last + 1
     out += lines[j:]
-    return "\n".join(out), title
+    return "\n".join(out), title, marks
