@@ -66,7 +66,7 @@ def cmd_report(a) -> int:
     from ..index import EmbeddingCache
     from ..models import ModelUnavailable, load_encoder
     from ..report import render_text, to_json
-    from ..sources import run_audit
+    from ..sources import UnhealthyIndex, run_audit
 
     gates = _fail_under(a.fail_under or [])
     strategies = strategies_arg(a.strategies)
@@ -93,6 +93,8 @@ def cmd_report(a) -> int:
     try:
         run = run_audit(corpus, gt, strategies, encoder, retrievers, reranker=a.reranker, cache=cache,
                         progress=bar, store=store, bm25_tokens=a.bm25_tokens, allow_unhealthy=a.allow_unhealthy)
+    except UnhealthyIndex as e:
+        raise InputError(f"{e}, or pass --allow-unhealthy to report anyway") from None
     except (ValueError, ModelUnavailable) as e:
         raise InputError(str(e)) from None
     finally:

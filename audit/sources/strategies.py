@@ -375,8 +375,7 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
             if problem:
                 where = f"index {strat.name!r}" + (f" of {store.path}" if store is not None else "")
                 if not allow_unhealthy:
-                    raise UnhealthyIndex(f"{where}: {problem}; run `python -m audit health` and re-index, or "
-                                         "pass --allow-unhealthy to report anyway")
+                    raise UnhealthyIndex(f"{where}: {problem}; `python -m audit health` lists them: re-index")
                 warnings.append(f"unhealthy {where}: {problem} (reported anyway: --allow-unhealthy)")
         t = time.perf_counter()
         bm25 = BM25(chunks.texts, tokens=bm25_tokens)
