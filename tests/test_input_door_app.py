@@ -49,3 +49,35 @@ def test_a_typed_query_without_token_is_flagged_in_the_query_explorer(russian_ap
     at.text_input(key="qe_text").input("сколько дней").run()
     assert not at.exception
     assert any("no BM25 token under the 'ascii' rule" in w.value for w in at.warning)
+
+
+@pytest.mark.model
+def test_rerank_pairs_over_the_window_on_the_tokens_page_and_in_the_query_explorer(tmp_path, monkeypatch):
+    from audit.models import resolve_model_path
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    # one paragraph of 600 words and no sentence end: one chunk far over the cross-encoder's 512 tokens
+    (docs / "long.md").write_text("# Long\n\n## Body\n\n" + " ".join(["configuration"] * 600) + "\n\n## Keys\n\n"
+                                  "The relay keys rotate every ninety days.\n", encoding="utf-8")
+    gt = tmp_path / "gt.jsonl"
+    gt.write_text(json.dumps({"id": "k", "needle": "The relay keys rotate every ninety days.",
+                              "questions": ["how often do relay keys rotate"]}) + "\n", encoding="utf-8")
+    for k, v in {"AUDIT_CORPUS": str(docs), "AUDIT_GROUND_TRUTH": str(gt), "AUDIT_MODEL": "hashing",
+                 "AUDIT_RERANKER": str(resolve_model_path(None)), "AUDIT_HOME": str(tmp_path / "home")}.items():
+        monkeypatch.setenv(k, v)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=300)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.switch_page("app_pages/6_Tokens.py").run()
+    assert not at.exception
+    assert any(h.value.startswith("Rerank pairs over the cross-encoder window (512 tokens)") for h in at.subheader)
+    # one question: the boundaries cut (C-F) keeps the 600-word paragraph whole, one pair over 512 tokens; the
+    # blind cut (A, B) cuts at 512 characters, about 40 word-pieces of "configuration", never over
+    rw = next(d.value for d in at.dataframe if "pairs over window" in d.value.columns)
+    assert list(rw["strategy"]) == list("ABCDEF") and list(rw["pairs over window"]) == [0, 0, 1, 1, 1, 1]
+    at.selectbox(key="focus_retriever").set_value("rerank").run()
+    at.switch_page("app_pages/3_Query_explorer.py").run()
+    at.number_input(key="qe_top").set_value(4).run()
+    assert not at.exception
+    assert any(w.value.startswith("Pair over the reranker's window:") for w in at.warning)
