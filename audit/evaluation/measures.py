@@ -71,6 +71,7 @@ __all__ = [
     "paired_success_tests",
     "passes_cut",
     "query_measures",
+    "ranking_measures",
     "results_frame",
 ]
 
@@ -271,6 +272,28 @@ def query_measures(ranking: Sequence[str], judgments: Mapping[str, int],
     out["RR"] = 1.0 / first if first is not None else 0.0
     out["nDCG"] = _dcg(gains) / idcg if idcg > 0 else 0.0
     return out
+
+
+def ranking_measures(chunk_ids, relevant, ks: Sequence[int] = KS) -> dict[str, float]:
+    """:func:`query_measures` of one full ranking in the audit's own order, with binary relevance.
+
+    Parameters
+    ----------
+    chunk_ids : int array, shape (n,)
+        The ranking, best first (ties already broken by chunk id ascending, the audit's rule).
+    relevant : collection of int
+        Chunk ids judged relevant (grade 1), e.g. the chunks whose text holds the needle.
+
+    Only the head up to the last relevant chunk (and at least ``max(ks)`` ranks) is read: no
+    measure depends on what follows it, so the values equal those of the whole ranking.
+    """
+    import numpy as np
+
+    ids = np.asarray(chunk_ids)
+    rel = np.fromiter(relevant, dtype=ids.dtype if ids.size else np.int64) if relevant else np.zeros(0, np.int64)
+    pos = np.flatnonzero(np.isin(ids, rel)) if rel.size else np.zeros(0, np.int64)
+    end = max(int(pos[-1]) + 1 if pos.size else 0, max(ks))
+    return query_measures(ids[:end].tolist(), {int(c): 1 for c in rel.tolist()}, ks)
 
 
 @dataclass(frozen=True)
