@@ -210,3 +210,32 @@ def cmd_compare(a) -> int:
         print(f"({note}: using the old index's balanced cut {diff.threshold:.3f})")
     print(diff.render())
     return EXIT_OK
+
+
+def cmd_export(a) -> int:
+    """``export --format trec|beir --out DIR``: the built-in strategies' rankings and judgments as files."""
+    from ..groundtruth import GroundTruthError, load_ground_truth
+    from ..index import EmbeddingCache
+    from ..models import ModelUnavailable
+    from ..report.export import export_beir, export_trec
+    from ..sources import run_audit
+
+    corpus = corpus_arg(a.corpus)
+    try:
+        gt = load_ground_truth(corpus, a.ground_truth, a.out_of_domain)
+    except GroundTruthError as e:
+        raise InputError(str(e)) from None
+    if not gt.needles:
+        raise InputError("no ground truth to export: give --ground-truth FILE for a corpus other than python-reference")
+    retrievers = [r.strip() for r in a.retrievers.split(",") if r.strip()]
+    bar = ProgressBar(a.quiet)
+    try:
+        run = run_audit(corpus, gt, strategies_arg(a.strategies), encoder_arg(a.model), retrievers,
+                        reranker=a.reranker, cache=EmbeddingCache.default(), progress=bar)
+    except (ValueError, ModelUnavailable) as e:
+        raise InputError(str(e)) from None
+    finally:
+        bar.close()
+    files = (export_trec if a.format == "trec" else export_beir)(run, a.out)
+    print(f"{len(files)} files ({a.format}) → {a.out}")
+    return EXIT_OK

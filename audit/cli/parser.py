@@ -9,6 +9,7 @@ from .builtin import (
     cmd_chunks,
     cmd_compare,
     cmd_corpus,
+    cmd_export,
     cmd_health,
     cmd_index,
     cmd_report,
@@ -85,6 +86,20 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--retriever", default="dense", choices=["dense", "bm25", "hybrid"])
     m.add_argument("--k", type=int, default=8, help="k for lost/gained needles (default 8)")
     m.set_defaults(func=cmd_compare)
+
+    x = sub.add_parser("export", help="the built-in strategies' rankings and judgments as TREC or BEIR files",
+                       allow_abbrev=False)
+    x.add_argument("--format", required=True, choices=["trec", "beir"])
+    x.add_argument("--out", required=True, help="output folder")
+    x.add_argument("--corpus", default="python-reference", help="python-reference (built in) or a folder")
+    x.add_argument("--ground-truth", help="JSONL of {id, needle, questions: [doc, ticket]}")
+    x.add_argument("--out-of-domain", help="one query a line; # comments")
+    x.add_argument("--strategies", default="A,B,C,D,E,F", help="comma-separated presets (default A-F)")
+    x.add_argument("--retrievers", default="dense,bm25,hybrid", help="dense,bm25,hybrid,rerank")
+    x.add_argument("--model", default=None, help="sentence-transformers name or path (default all-MiniLM-L6-v2)")
+    x.add_argument("--reranker", default="cross-encoder/ms-marco-MiniLM-L-6-v2", help="name, path or none")
+    x.add_argument("--quiet", action="store_true", help="no progress bar")
+    x.set_defaults(func=cmd_export)
 
     d = sub.add_parser("corpus", help="write the canonical documents as JSONL", allow_abbrev=False)
     d.add_argument("--corpus", default="python-reference")
