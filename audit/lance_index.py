@@ -49,8 +49,10 @@ def _h64(s: str) -> int:
 
 
 def _vectors(batch, dims: int) -> np.ndarray:
-    """float32 ``(rows, dims)`` view of a record batch's ``vector`` column."""
+    """float32 ``(rows, dims)`` copy of the ``vector`` column of a record batch or table."""
     col = batch.column("vector")
+    if hasattr(col, "combine_chunks"):  # a Table's ChunkedArray
+        col = col.combine_chunks()
     flat = col.flatten().to_numpy(zero_copy_only=False)  # flatten() honours slicing, .values does not
     return np.asarray(flat, dtype=np.float32).reshape(len(col), dims)
 
@@ -68,11 +70,15 @@ class TopK:
         approximate search: the index's own estimate (PQ codes), unless refined.
     method : str
         ``exact`` or ``ann:<index type>`` (``ann:none (flat scan)`` without index).
+    exact_distances : float64 array, shape (n_queries, k), or None
+        Approximate search only: the true ``1 - v·q`` of each returned chunk
+        (computed from its stored vector), for the tie-aware recall.
     """
 
     chunk_ids: np.ndarray
     distances: np.ndarray
     method: str
+    exact_distances: np.ndarray | None = None
 
     def rankings(self) -> list:
         """One :class:`audit.retrieval.Ranking` per query (padding dropped)."""
@@ -97,8 +103,11 @@ class AnnComparison:
     params : dict
         Search parameters used (``nprobes``, ``refine_factor``).
     rows : tuple of dict
-        Per k: ``k``, ``overlap`` (mean over queries of |approx ∩ exact| / k),
-        ``min_overlap``, ``n_queries``; with relevant sets also
+        Per k: ``k``, ``n_queries``, ``recall`` (ann-benchmarks' k-NN recall,
+        Aumüller, Bernhardsson & Faithfull 2020: share of the approximate top
+        k whose true distance is at most the exact k-th distance, so ties at
+        the k-th place are no misses), ``overlap`` (mean of |approx ∩ exact| / k
+        over the ids; below ``recall`` only through ties), ``min_overlap``; with relevant sets also
         ``needle_recall_exact``, ``needle_recall_ann`` (share of queries with a
         relevant chunk in the top k), ``lost`` and ``gained`` (queries whose
         needle only exact, resp. only approximate, finds at k).
@@ -300,6 +309,9 @@ def build_ann_index(uri: str, index_type: str = "IVF_PQ", num_partitions: int | 
 class LanceIndex:
     """A chunk dataset written by :mod:`audit.ray_index`, opened for the audit.
 
+    It reads the dataset version current when it was opened (Lance snapshots):
+    an index built or rows written afterwards are seen by a new ``open_index``.
+
     Parameters
     ----------
     uri : str
@@ -392,9 +404,10 @@ class LanceIndex:
         Returns
         -------
         TopK
-            Distances ``1 - v·q`` (float32 product, float64 difference, as
-            :func:`audit.retrieval.dense_ranking`); non-finite distances (NaN
-            vectors) rank last; ties by ``chunk_id``.
+            Distances ``1 - v·q`` (float32 matrix-vector product, float64
+            difference: bit for bit :func:`audit.retrieval.dense_ranking`, so
+            near-ties order alike); non-finite distances (NaN vectors) rank
+            last; ties by ``chunk_id``.
 
         Raises
         ------
@@ -411,7 +424,10 @@ class LanceIndex:
             if batch.num_rows == 0:
                 continue
             ids = batch.column("chunk_id").to_numpy(zero_copy_only=False).astype(np.int64)
-            d = 1.0 - (_vectors(batch, self.dims) @ q.T).T.astype(np.float64)  # (nq, rows)
+            v = _vectors(batch, self.dims)
+            # one matrix-vector product a query, as dense_ranking does: a matrix-matrix product rounds
+            # differently in the last bit and reorders near-ties against the audit's own scan
+            d = np.stack([1.0 - (v @ q[j]).astype(np.float64) for j in range(nq)])  # (nq, rows)
             d[~np.isfinite(d)] = np.inf
             best_i, best_d = _merge_topk(best_i, best_d, np.broadcast_to(ids, d.shape), d, k)
         if best_i.shape[1] < k:  # fewer rows than k: pad
@@ -440,23 +456,25 @@ class LanceIndex:
         method = f"ann:{idx[0]['type']}" if idx else "ann:none (flat scan)"
         ids = np.full((q.shape[0], k), -1, dtype=np.int64)
         dist = np.full((q.shape[0], k), np.inf)
+        exact = np.full((q.shape[0], k), np.inf)
         for i, v in enumerate(q):
             near = {"column": "vector", "q": v, "k": int(k), "metric": "cosine"}
             if nprobes is not None:
                 near["nprobes"] = int(nprobes)
             if refine_factor is not None:
                 near["refine_factor"] = int(refine_factor)
-            t = self.dataset.to_table(columns=["chunk_id", "_distance"], nearest=near,
+            t = self.dataset.to_table(columns=["chunk_id", "vector", "_distance"], nearest=near,
                                       disable_scoring_autoprojection=True)
             c = t.column("chunk_id").to_numpy(zero_copy_only=False).astype(np.int64)
             d = t.column("_distance").to_numpy(zero_copy_only=False).astype(np.float64)
+            true = 1.0 - (_vectors(t, self.dims) @ v).astype(np.float64) if t.num_rows else np.zeros(0)
             o = np.lexsort((c, d))[:k]
-            ids[i, :len(o)], dist[i, :len(o)] = c[o], d[o]
-        return TopK(ids, dist, method)
+            ids[i, :len(o)], dist[i, :len(o)], exact[i, :len(o)] = c[o], d[o], true[o]
+        return TopK(ids, dist, method, exact)
 
     def compare_ann(self, queries, ks: Sequence[int] = (1, 4, 8, 20), relevant: Sequence | None = None,
                     nprobes: int | None = None, refine_factor: int | None = None,
-                    batch_rows: int = 65_536) -> AnnComparison:
+                    batch_rows: int = 65_536, tie_tolerance: float = 1e-6) -> AnnComparison:
         """Approximate against exact top-k for each k in ``ks``.
 
         Both searches are run once at ``max(ks)``; the top-k of each is the
@@ -470,6 +488,9 @@ class LanceIndex:
         relevant : sequence of sets of chunk ids, one per query, or None
             The chunks holding each query's needle (``StrategyRun.correct``);
             an empty set for out-of-domain queries (left out of needle recall).
+        tie_tolerance : float
+            Cosine distance within which an approximate result ties the exact
+            k-th one (float32 products differ by ~1e-7 between BLAS and Lance).
 
         Returns
         -------
@@ -495,7 +516,12 @@ class LanceIndex:
             ov = np.array([len(set(ex.chunk_ids[i, :k][ex.chunk_ids[i, :k] >= 0])
                                & set(ap.chunk_ids[i, :k][ap.chunk_ids[i, :k] >= 0])) / kk
                            for i in range(q.shape[0])])
-            row = {"k": k, "n_queries": int(q.shape[0]), "overlap": float(ov.mean()) if ov.size else math.nan,
+            # ann-benchmarks' k-NN recall: an approximate result counts when its true distance is within
+            # the exact k-th distance (+ tol), so ties at the k-th place do not count as misses
+            kth = ex.distances[:, min(k, self.n_rows) - 1:min(k, self.n_rows)] if self.n_rows else np.zeros((q.shape[0], 1))
+            rec = (ap.exact_distances[:, :k] <= kth + tie_tolerance).sum(axis=1) / kk
+            row = {"k": k, "n_queries": int(q.shape[0]), "recall": float(rec.mean()) if rec.size else math.nan,
+                   "overlap": float(ov.mean()) if ov.size else math.nan,
                    "min_overlap": float(ov.min()) if ov.size else math.nan}
             if relevant is not None:
                 use = [i for i, r in enumerate(relevant) if r]

