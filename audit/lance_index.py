@@ -154,7 +154,8 @@ class LanceHealth:
         occurred on an earlier row), ``duplicate_groups``, ``model_stamps``,
         ``failed``, ``offset_mismatch``, ``missing_documents`` (chunks whose
         document is not in the table), ``count_mismatch`` (documents whose
-        ``chunk_count`` differs from their rows), ``bad_chunk_ids``.
+        ``chunk_count`` differs from their rows), ``bad_chunk_ids``,
+        ``unindexed_rows`` (rows the vector index does not cover).
     findings : tuple of audit.health.Finding
     """
 
@@ -439,7 +440,10 @@ class LanceIndex:
     def ann_topk(self, queries, k: int, nprobes: int | None = None, refine_factor: int | None = None) -> TopK:
         """Top-``k`` through the dataset's vector index (a flat scan when it has none).
 
-        One Lance ``nearest`` query a query vector, cosine metric. ``nprobes``
+        One Lance ``nearest`` query a query vector, in the index's metric
+        (cosine when it has none: a flat scan; for an L2 or dot index on unit
+        vectors the order is the same, and ``TopK.exact_distances`` holds the
+        cosine distances either way). ``nprobes``
         IVF partitions are searched (Lance's default when None);
         ``refine_factor`` re-ranks ``k × refine_factor`` candidates with exact
         distances. Results ordered by (distance, chunk_id).
@@ -453,12 +457,16 @@ class LanceIndex:
             raise LanceIndexError(f"k must be a positive number of chunks, got {k!r}")
         q = self._queries(queries)
         idx = self.vector_indices()
+        # query in the index's own metric, else Lance ignores the index and scans (its WARN says so)
+        metric = str((idx[0]["metric"] if idx else None) or "cosine").lower()
         method = f"ann:{idx[0]['type']}" if idx else "ann:none (flat scan)"
+        if idx and metric != "cosine":
+            method += f" (metric {metric}: distances are the index's, exact_distances are cosine)"
         ids = np.full((q.shape[0], k), -1, dtype=np.int64)
         dist = np.full((q.shape[0], k), np.inf)
         exact = np.full((q.shape[0], k), np.inf)
         for i, v in enumerate(q):
-            near = {"column": "vector", "q": v, "k": int(k), "metric": "cosine"}
+            near = {"column": "vector", "q": v, "k": int(k), "metric": metric}
             if nprobes is not None:
                 near["nprobes"] = int(nprobes)
             if refine_factor is not None:
@@ -551,8 +559,8 @@ class LanceIndex:
         vectors; norms off unit (``|norm − 1| > tolerance``, 1e-4 as
         :mod:`audit.health`); empty chunks; ``canonical[start:end] ≠ content``;
         chunks whose document is missing from the table; ``chunk_count`` ≠
-        rows; ``chunk_id`` not exactly 0..n-1; no document table. Warning:
-        duplicate texts.
+        rows; ``chunk_id`` not exactly 0..n-1; no document table. Warnings:
+        duplicate texts; rows not covered by the vector index (``ann_coverage``).
         """
         nb = max(1, int(batch_rows))
         doc_index: dict[str, int] = {}
@@ -686,10 +694,22 @@ class LanceIndex:
             f"{bad_ids} chunk ids duplicated or out of range")
         add("duplicates", dup_rows > 0, "duplicate chunk texts", "none",
             f"{dup_rows} rows repeat the text of another ({dup_groups} distinct texts)", severity=WARNING)
+        unindexed = 0
+        vix = self.vector_indices()
+        for ix in vix:
+            try:
+                unindexed = max(unindexed, int(self.dataset.stats.index_stats(ix["name"]).get("num_unindexed_rows", 0)))
+            except (ValueError, OSError, RuntimeError, TypeError):
+                pass
+        add("ann_coverage", unindexed > 0, "rows covered by the vector index",
+            (f"{vix[0]['type']} covers every row" if vix else "no vector index (exact search only)"),
+            f"{unindexed} rows written after the {vix[0]['type'] if vix else ''} index was built: approximate search"
+            " scans them flat; rebuild the index", severity=WARNING)
         counts = {"rows": n, "non_finite": n_nonfinite, "off_unit": n_off, "max_norm_deviation": max_dev,
                   "empty": n_empty, "duplicate_rows": dup_rows, "duplicate_groups": dup_groups,
                   "model_stamps": len(model_keys), "failed": n_failed, "offset_mismatch": n_offset,
-                  "missing_documents": len(missing), "count_mismatch": n_count, "bad_chunk_ids": bad_ids}
+                  "missing_documents": len(missing), "count_mismatch": n_count, "bad_chunk_ids": bad_ids,
+                  "unindexed_rows": unindexed}
         st_rows = tuple({"model": s[0], "model_digest": s[1], "dims": s[2], "window": s[3], "pipeline_version": s[4],
                          "strategy": s[5], "rows": c} for s, c in sorted(stamps.items()))
         return LanceHealth(self.uri, n, self.dims, n_docs, n_failed, st_rows, counts, tuple(F))

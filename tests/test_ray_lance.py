@@ -309,3 +309,24 @@ def test_ray_and_local_agree_with_the_real_model(ray_session, corpus_dir, tmp_pa
     assert ta.drop_columns(["vector"]).equals(tb.drop_columns(["vector"]))
     # the engines group chunks into model calls differently: padding moves float32 sums by ~1e-7
     assert float(np.abs(_vecs(ta) - _vecs(tb)).max()) <= 1e-6
+
+
+def test_rows_appended_after_the_ann_index_are_reported(local_uri, tmp_path):
+    import shutil
+
+    uri = str(tmp_path / "appended.lance")
+    shutil.copytree(local_uri, uri)
+    # IVF_HNSW_SQ with one partition trains on a few dozen rows (no PQ codebook of 256 codes)
+    build_ann_index(uri, "IVF_HNSW_SQ", num_partitions=1)
+    h = open_index(uri).health()
+    assert h.finding("ann_coverage").severity == "ok" and h.counts["unindexed_rows"] == 0
+    lance.write_dataset(lance.dataset(uri).to_table().slice(0, 3), uri, mode="append")  # 3 rows copied again
+    h = open_index(uri).health()
+    assert h.finding("ann_coverage").severity == "warning" and h.counts["unindexed_rows"] == 3
+    # the copies repeat chunk ids 0-2 and their texts: 3 bad ids (unhealthy), 3 duplicate rows (warning)
+    assert h.counts["bad_chunk_ids"] == 3 and h.counts["duplicate_rows"] == 3
+    assert h.finding("chunk_ids").severity == "unhealthy"
+    # chunk_count stamps no longer match the rows of the document holding chunks 0-2
+    assert h.counts["count_mismatch"] == 1
+    cmp = open_index(uri).compare_ann(load_encoder("hashing").encode(QUERIES), ks=(1, 5))
+    assert cmp.method == "ann:IVF_HNSW_SQ" and cmp.has_index
