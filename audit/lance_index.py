@@ -342,8 +342,9 @@ class LanceIndex:
         try:
             self.dataset = lance.dataset(self.uri, storage_options=storage_options)
         except (ValueError, OSError, RuntimeError) as e:
-            raise LanceIndexError(f"no Lance dataset at {self.uri!r} ({str(e).splitlines()[0] if str(e) else e!r});"
-                                  f" build one with `python -m audit index PATH --engine ray --out {self.uri}`") from None
+            why = str(e).splitlines()[0] if str(e) else repr(e)
+            raise LanceIndexError(f"no Lance dataset at {self.uri!r} ({why}); build one with "
+                                  f"`python -m audit index PATH --engine ray --out {self.uri}`") from None
         names = self.dataset.schema.names
         if "vector" not in names or not pa.types.is_fixed_size_list(self.dataset.schema.field("vector").type):
             raise LanceIndexError(f"{self.uri}: no fixed-size list column 'vector' (columns: {', '.join(names)});"
@@ -526,7 +527,8 @@ class LanceIndex:
                            for i in range(q.shape[0])])
             # ann-benchmarks' k-NN recall: an approximate result counts when its true distance is within
             # the exact k-th distance (+ tol), so ties at the k-th place do not count as misses
-            kth = ex.distances[:, min(k, self.n_rows) - 1:min(k, self.n_rows)] if self.n_rows else np.zeros((q.shape[0], 1))
+            last = min(k, self.n_rows)
+            kth = ex.distances[:, last - 1:last] if last else np.zeros((q.shape[0], 1))
             rec = (ap.exact_distances[:, :k] <= kth + tie_tolerance).sum(axis=1) / kk
             row = {"k": k, "n_queries": int(q.shape[0]), "recall": float(rec.mean()) if rec.size else math.nan,
                    "overlap": float(ov.mean()) if ov.size else math.nan,
@@ -667,7 +669,8 @@ class LanceIndex:
         F = []
 
         def add(check, bad, title, ok_text, bad_text, documents=(), severity=UNHEALTHY):
-            F.append(Finding(check, severity if bad else OK, title, bad_text if bad else ok_text, documents if bad else ()))
+            F.append(Finding(check, severity if bad else OK, title, bad_text if bad else ok_text,
+                             documents if bad else ()))
 
         add("documents", docs is None, "document table", f"{n_docs} documents with canonical text",
             f"no document table at {documents_uri(self.uri)}: offsets cannot be checked and the audit needs --corpus")

@@ -436,7 +436,8 @@ class _Embedder:
     def __init__(self, model_name, stamp: dict, threads: int | None, encode_batch: int) -> None:
         from .embedding import load_encoder
 
-        speed = {} if (model_name and str(model_name).startswith("hashing")) or threads is None else {"threads": threads}
+        hashing = bool(model_name) and str(model_name).startswith("hashing")
+        speed = {} if hashing or threads is None else {"threads": threads}
         self.encoder = load_encoder(model_name, **speed)
         got = _encoder_meta(self.encoder)
         want = {k: stamp[k] for k in got}

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -282,8 +281,8 @@ def test_ray_and_local_give_the_same_audit(corpus_dir, local_uri, ray_uri, tmp_p
         loaded = open_index(uri).load()
         truth = load_ground_truth(loaded.corpus, gt)
         assert not truth.rejected  # the stored canonical text validates every needle
-        runs.append(run_audit(loaded.corpus, truth, [loaded.chunks.strategy], enc, retrievers=("dense", "bm25", "hybrid"),
-                              reranker=None, prebuilt=loaded.prebuilt()))
+        runs.append(run_audit(loaded.corpus, truth, [loaded.chunks.strategy], enc,
+                              retrievers=("dense", "bm25", "hybrid"), reranker=None, prebuilt=loaded.prebuilt()))
     corpus = load_corpus(corpus_dir)
     runs.append(run_audit(corpus, load_ground_truth(corpus, gt), [PRESETS["E"]], enc,
                           retrievers=("dense", "bm25", "hybrid"), reranker=None))  # the in-memory audit
