@@ -16,6 +16,11 @@ engine's process and all its descendants (Ray's GCS, raylet and workers),
 sampled every 0.2 s with psutil (a short peak between samples can be missed;
 shared pages are counted once per process, so the Ray figure is an upper bound).
 
+Then the streamed health check over the first engine's dataset is timed and,
+with ``--query-rows N``, the streamed exact top-100 of 94 queries over N synthetic
+384-dimension unit vectors (the audit's query side, docs/scaling.md; the peak
+RSS growth is the parent process's ``ru_maxrss`` difference).
+
 Everything is wall clock on this machine; the load average before and after
 each run is printed because other work on a shared machine moves the figures.
 Nothing is written into the working tree.
@@ -100,6 +105,48 @@ def _measure(cmd: list[str]) -> tuple[dict, float]:
     return json.loads(line[len("RESULT "):]), peak / 2**20
 
 
+def _time_health(uri: Path) -> tuple[float, int]:
+    """Seconds of :meth:`LanceIndex.health` over a dataset, and its rows."""
+    from audit.lance_index import open_index
+
+    ix = open_index(str(uri))
+    t = time.perf_counter()
+    h = ix.health()
+    return time.perf_counter() - t, h.n_rows
+
+
+def _time_scan(uri: Path, n: int) -> dict:
+    """Write ``n`` synthetic unit vectors (384 dims) and time the streamed exact top-100 of 94 queries."""
+    import resource
+
+    import lance
+    import numpy as np
+    import pyarrow as pa
+
+    from audit.lance_index import LanceIndex
+    from synthetic import unit_vectors  # bench/ is on sys.path when this file runs as a script
+
+    step = 100_000
+
+    def batches():
+        for lo in range(0, n, step):
+            m = min(step, n - lo)
+            v = unit_vectors(m, 384, seed=lo)
+            yield pa.record_batch([pa.array(np.arange(lo, lo + m), pa.int64()),
+                                   pa.FixedSizeListArray.from_arrays(pa.array(v.reshape(-1)), 384)],
+                                  names=["chunk_id", "vector"])
+
+    schema = pa.schema([("chunk_id", pa.int64()), ("vector", pa.list_(pa.float32(), 384))])
+    lance.write_dataset(pa.RecordBatchReader.from_batches(schema, batches()), str(uri), schema=schema)
+    q = unit_vectors(94, 384, seed=10**9)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    t = time.perf_counter()
+    LanceIndex(str(uri)).exact_topk(q, 100)
+    dt = time.perf_counter() - t
+    grew = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    return {"scan_rows": n, "scan_s": dt, "scan_ms_per_query": dt / 94 * 1000, "scan_rss_mib": grew}
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--chunks", type=int, default=2000, help="approximate chunks of the synthetic corpus")
@@ -108,6 +155,8 @@ def main(argv=None) -> int:
     ap.add_argument("--batch-size", type=int, default=256, help="chunks per model call")
     ap.add_argument("--ray-cpus", type=int, default=2, help="logical CPUs of the local Ray")
     ap.add_argument("--engines", default="local,ray", help="comma list of local, ray")
+    ap.add_argument("--query-rows", type=int, default=0,
+                    help="also time the streamed exact top-100 of 94 queries over this many synthetic 384-dim rows")
     ap.add_argument("--json", help="write the figures here")
     ap.add_argument("--run", help=argparse.SUPPRESS)
     ap.add_argument("--corpus", help=argparse.SUPPRESS)
@@ -148,9 +197,20 @@ def main(argv=None) -> int:
             print(f"| {r['engine']} ({r['actors']} actor{'s' if r['actors'] != 1 else ''}) | {r['chunks']} | "
                   f"{r['wall_s']} | {r['ray_start_s']} | {r['chunks_per_s']} | {r['chunks_per_s_incl_start']} | "
                   f"{r['process_s']} | {r['peak_rss_mib']} | {r['load_before']} → {r['load_after']} |")
+        query = {}
+        first = tmp / f"{rows[0]['engine']}.lance" if rows else None
+        if first is not None and first.exists():
+            query["health_s"], query["health_rows"] = _time_health(first)
+            print(f"\nhealth over the {rows[0]['engine']} dataset ({query['health_rows']} chunks, streamed): "
+                  f"{query['health_s']:.2f} s")
+        if args.query_rows:
+            query.update(_time_scan(tmp / "scan.lance", args.query_rows))
+            print(f"exact top-100, 94 queries, {args.query_rows} rows × 384 dims, streamed in batches of 65,536: "
+                  f"{query['scan_s']:.2f} s ({query['scan_ms_per_query']:.1f} ms a query), "
+                  f"peak RSS +{query['scan_rss_mib']:.0f} MiB")
         if args.json:
-            Path(args.json).write_text(json.dumps({"model": args.model, "chunks": args.chunks, "rows": rows},
-                                                  indent=2), encoding="utf-8")
+            Path(args.json).write_text(json.dumps({"model": args.model, "chunks": args.chunks, "rows": rows,
+                                                   "query": query}, indent=2), encoding="utf-8")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0
