@@ -219,7 +219,9 @@ class LoadedLance:
     ----------
     uri : str
     corpus : Corpus
-        From the document table (canonical text; failed files as failures).
+        From the document table (canonical text; failed files as failures),
+        documents in the order of the indexed corpus, so ``corpus.sha256`` is
+        the indexed corpus's.
     chunks : ChunkSet
         ``chunk_id`` = position, (doc_id, start) order.
     vectors : float32 array, shape (n_chunks, dims)
@@ -734,7 +736,9 @@ class LanceIndex:
                                   "with the audit's indexer or audit it with --corpus")
         dt = docs_ds.to_table()
         documents, failures, name, pyver = [], [], "", None
-        for r in dt.to_pylist():
+        # the corpus's own order (chunk ids follow it); doc_id order for a table without positions
+        rows = sorted(dt.to_pylist(), key=lambda r: (r.get("position") is None, r.get("position") or 0, r["doc_id"]))
+        for r in rows:
             name = r.get("corpus") or name
             pyver = r.get("python_version") or pyver
             if r["status"] == "failed":
@@ -742,9 +746,8 @@ class LanceIndex:
                                             source_sha256=r["source_sha256"] or ""))
             else:
                 documents.append(_document_from_row(r))
-        documents.sort(key=lambda d: d.doc_id)
-        corpus = Corpus(name=name or self.uri, documents=tuple(documents),
-                        failures=tuple(sorted(failures, key=lambda f: f.source)), python_version=pyver)
+        corpus = Corpus(name=name or self.uri, documents=tuple(documents), failures=tuple(failures),
+                        python_version=pyver)
         t = self.dataset.to_table().sort_by("chunk_id")
         keys = {tuple(x.values()) for x in t.select(list(_MODEL_KEY) + ["pipeline_version", "strategy"])
                 .group_by(list(_MODEL_KEY) + ["pipeline_version", "strategy"]).aggregate([]).to_pylist()}

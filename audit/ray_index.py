@@ -19,6 +19,8 @@ Layout of what is written at ``out``:
   :func:`audit.chunking.chunk_corpus`, assigned before embedding.
 - ``out/_documents.lance``, the **document table** (a second Lance dataset in
   a sub-folder, so the index is one folder to copy): per document its
+  position in ``Corpus.documents`` (the order chunk ids follow; a folder's
+  path order is not always the string order of ``doc_id``), its
   canonical text, title, sections and heading ranges, PDF page offsets,
   source sha256, extractor, status (``indexed`` / ``failed``) and reason,
   chunk count, plus the corpus name and the same model stamps. Failed files
@@ -108,7 +110,8 @@ def documents_schema():
 
     s, i64, i32 = pa.string(), pa.int64(), pa.int32()
     return pa.schema([
-        ("doc_id", s), ("title", s), ("text", s), ("source", s), ("source_sha256", s), ("text_sha256", s),
+        ("doc_id", s), ("position", i64), ("title", s), ("text", s), ("source", s), ("source_sha256", s),
+        ("text_sha256", s),
         ("extractor", s), ("extractor_version", s), ("status", s), ("reason", s), ("chunk_count", i64),
         ("sections", s), ("headings", s), ("pages", pa.list_(i64)),
         ("corpus", s), ("python_version", s), ("indexed_at", s), ("engine", s),
@@ -237,12 +240,14 @@ def _write_documents(uri: str, corpus: Corpus, counts: dict[str, int], encoder_m
     common = {"corpus": corpus.name, "python_version": corpus.python_version or "", "indexed_at": _now(),
               "engine": engine, **stamp}
     rows = []
-    for d in corpus.documents:
+    for pos, d in enumerate(corpus.documents):
         r = _document_row(d)
-        r.update(common, status="indexed", reason="", chunk_count=int(counts.get(d.doc_id, 0)), text_sha256=d.sha256)
+        r.update(common, status="indexed", reason="", chunk_count=int(counts.get(d.doc_id, 0)), text_sha256=d.sha256,
+                 position=pos)
         rows.append(r)
-    for f in corpus.failures:
-        rows.append({"doc_id": f.source, "title": Path(f.source).stem, "text": None, "source": f.source,
+    for pos, f in enumerate(corpus.failures, start=len(corpus.documents)):
+        rows.append({"doc_id": f.source, "position": pos, "title": Path(f.source).stem, "text": None,
+                     "source": f.source,
                      "source_sha256": f.source_sha256, "text_sha256": None, "extractor": None,
                      "extractor_version": None, "status": "failed", "reason": f.reason, "chunk_count": 0,
                      "sections": "[]", "headings": "[]", "pages": [], **common})

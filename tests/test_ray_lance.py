@@ -329,3 +329,18 @@ def test_rows_appended_after_the_ann_index_are_reported(local_uri, tmp_path):
     assert h.counts["count_mismatch"] == 1
     cmp = open_index(uri).compare_ann(load_encoder("hashing").encode(QUERIES), ks=(1, 5))
     assert cmp.method == "ann:IVF_HNSW_SQ" and cmp.has_index
+
+
+def test_loaded_corpus_keeps_the_folder_order_chunk_ids_follow(tmp_path):
+    # load_folder sorts paths part by part: sub/a.md before sub-x.md, while as strings
+    # "sub-x.md" < "sub/a.md" ('-' is 0x2d, '/' 0x2f): the loader must not re-sort by doc_id
+    root = tmp_path / "c"
+    (root / "sub").mkdir(parents=True)
+    (root / "sub" / "a.md").write_text("# A\n\nAlpha text here.\n", encoding="utf-8")
+    (root / "sub-x.md").write_text("# X\n\nEx text here.\n", encoding="utf-8")
+    corpus = load_corpus(root)
+    assert [d.doc_id for d in corpus.documents] == ["sub/a.md", "sub-x.md"]
+    res = index_local(corpus, "E", "hashing", str(tmp_path / "o.lance"))
+    loaded = open_index(res.uri).load()
+    assert loaded.corpus.documents == corpus.documents and loaded.corpus.sha256 == corpus.sha256
+    assert [c.doc_id for c in loaded.chunks.chunks] == ["sub/a.md", "sub-x.md"]  # chunk ids 0, 1 in corpus order
