@@ -68,7 +68,7 @@ def make_corpus(folder: Path, n_chunks: int, seed: int = 0) -> int:
 def _run_child(args) -> None:
     """In the child process: index with one engine and print the result as JSON."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from audit.ray_index import index_local, index_with_ray
+    from audit.index.lance import index_local, index_with_ray
 
     if args.run == "local":
         r = index_local(args.corpus, "E", args.model, args.out, batch_size=args.batch_size)
@@ -107,7 +107,7 @@ def _measure(cmd: list[str]) -> tuple[dict, float]:
 
 def _time_health(uri: Path) -> tuple[float, int]:
     """Seconds of :meth:`LanceIndex.health` over a dataset, and its rows."""
-    from audit.lance_index import open_index
+    from audit.index.lance import open_index
 
     ix = open_index(str(uri))
     t = time.perf_counter()
@@ -122,9 +122,11 @@ def _time_scan(uri: Path, n: int) -> dict:
     import lance
     import numpy as np
     import pyarrow as pa
+    from synthetic import (
+        unit_vectors,  # bench/ is on sys.path when this file runs as a script
+    )
 
-    from audit.lance_index import LanceIndex
-    from synthetic import unit_vectors  # bench/ is on sys.path when this file runs as a script
+    from audit.index.lance import LanceIndex
 
     step = 100_000
 

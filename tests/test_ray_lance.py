@@ -30,10 +30,18 @@ lance = _need("lance", module_level=True)
 
 
 from audit.chunking import PRESETS, chunk_corpus  # noqa: E402
-from audit.corpus import load_corpus  # noqa: E402
-from audit.embedding import load_encoder  # noqa: E402
-from audit.lance_index import LanceIndex, build_ann_index, open_index  # noqa: E402
-from audit.ray_index import LanceIndexError, chunk_schema, documents_uri, index_local, index_with_ray  # noqa: E402
+from audit.index.lance import (  # noqa: E402  # noqa: E402
+    LanceIndex,
+    LanceIndexError,
+    build_ann_index,
+    chunk_schema,
+    documents_uri,
+    index_local,
+    index_with_ray,
+    open_index,
+)
+from audit.ingest import load_corpus  # noqa: E402
+from audit.models import load_encoder  # noqa: E402
 
 DOCS = {
     "alpha.md": "# Alpha guide\n\nAlpha intro paragraph about installing the alpha package.\n\n"
@@ -268,7 +276,7 @@ def test_ray_gives_the_local_dataset(local_uri, ray_uri):
 @pytest.mark.ray
 def test_ray_and_local_give_the_same_audit(corpus_dir, local_uri, ray_uri, tmp_path):
     from audit.groundtruth import load_ground_truth
-    from audit.pipeline import run_audit
+    from audit.sources import run_audit
 
     gt = tmp_path / "gt.jsonl"
     needles = [("n1", "The alpha widget refuses more than forty connections at once.", QUERIES[0]),

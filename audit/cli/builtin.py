@@ -19,6 +19,13 @@ from .common import (
     strategies_arg,
     write_json,
 )
+from .lance import (
+    cmd_compare_datasets,
+    cmd_health_index,
+    cmd_index_lance,
+    cmd_report_index,
+    is_dataset,
+)
 from .runs import cmd_report_runs
 from .store import cmd_health_store, cmd_report_store, uses_store
 
@@ -41,7 +48,21 @@ def _fail_under(specs: list[str]) -> list[tuple[str, float]]:
     return out
 
 
+def cut_arg(value: float | None) -> float | None:
+    """``--threshold`` as a cosine distance in [0, 2] (None stays None); InputError otherwise."""
+    from ..evaluation.threshold import check_cut
+
+    try:
+        return check_cut(value, "--threshold") if value is not None else None
+    except ValueError as e:
+        raise InputError(str(e)) from None
+
+
 def cmd_report(a) -> int:
+    if a.index:
+        if a.run or uses_store(a) or a.corpus or a.db or a.strategies:
+            raise InputError("--index audits a Lance dataset as it is: no --corpus, --db, --strategies, --run or --store")
+        return cmd_report_index(a)
     if uses_store(a):
         if a.run:
             raise InputError("--store and --run audit different things: give one of them")
@@ -51,13 +72,7 @@ def cmd_report(a) -> int:
     for option in ("queries", "qrels", "chunks", "score", "ood_queries", "ood_run"):
         if getattr(a, option):
             raise InputError(f"--{option.replace('_', '-')} is for your own runs: give --run NAME=FILE too")
-    if a.threshold is not None:
-        from ..evaluation.threshold import check_cut
-
-        try:
-            check_cut(a.threshold, "--threshold")
-        except ValueError as e:
-            raise InputError(str(e)) from None
+    cut_arg(a.threshold)
     a.corpus = a.corpus or "python-reference"
     a.strategies = a.strategies or "A,B,C,D,E,F"
     a.retrievers = a.retrievers or ",".join(RETRIEVERS)
@@ -139,6 +154,10 @@ def cmd_corpus(a) -> int:
 
 
 def cmd_index(a) -> int:
+    if a.out or a.engine:
+        if not a.out:
+            raise InputError("--engine writes a Lance dataset: give --out DATASET")
+        return cmd_index_lance(a)
     from ..home import default_index_path
     from ..index import index_corpus
 
@@ -160,6 +179,8 @@ def cmd_index(a) -> int:
 def cmd_health(a) -> int:
     if uses_store(a):
         return cmd_health_store(a)
+    if a.index:
+        return cmd_health_index(a)
     from ..index.health import check_store
 
     store = existing_store(a.db)
@@ -175,11 +196,15 @@ def cmd_health(a) -> int:
 
 
 def cmd_compare(a) -> int:
-    from ..evaluation.threshold import check_cut, load_threshold
+    from ..evaluation.threshold import load_threshold
     from ..groundtruth import GroundTruthError, load_ground_truth
     from ..index import EmbeddingCache, IndexUnusable
     from ..report.upgrade import compare_stores
 
+    if is_dataset(a.old) or is_dataset(a.new):
+        if not (is_dataset(a.old) and is_dataset(a.new)):
+            raise InputError("compare two of a kind: two SQLite index files or two Lance datasets")
+        return cmd_compare_datasets(a)
     old, new = existing_store(a.old), existing_store(a.new)
     name = a.strategy or (old.indexes() or [None])[0]
     if name is None or name not in new.indexes():
@@ -189,7 +214,7 @@ def cmd_compare(a) -> int:
         lo = old.load(name)
         ln = new.load(name)
         gt = load_ground_truth(lo.corpus, a.ground_truth, a.out_of_domain)
-        threshold = check_cut(a.threshold, "--threshold") if a.threshold is not None else None
+        threshold = cut_arg(a.threshold)
     except (IndexUnusable, GroundTruthError, ValueError) as e:
         raise InputError(str(e)) from None
     enc_old, enc_new = encoder_arg(lo.stamp.model), encoder_arg(ln.stamp.model)

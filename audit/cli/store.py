@@ -72,7 +72,12 @@ def cmd_report_store(a) -> int:
     """Needle recall through the table's approximate index and through an exact scan, per k."""
     from ..evaluation.metrics import KS
     from ..groundtruth import GroundTruthError, load_needles
-    from ..sources.pgvector import StoreError, compare_retrieval, relevant_from_needles, search
+    from ..sources.pgvector import (
+        StoreError,
+        compare_retrieval,
+        relevant_from_needles,
+        search,
+    )
 
     spec = store_spec(a)
     if not a.ground_truth:
