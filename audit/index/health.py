@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import PIPELINE_VERSION
-from ..ingest import BUILTIN_CORPUS, EXTRACTOR_VERSIONS, file_sha256
+from ..ingest import BUILTIN_CORPUS, EXTRACTOR_VERSIONS, beir, file_sha256
 from ..models import n_special
 from .stamp import DocumentRecord, Stamp
 from .store import IndexStore, vectors_of
@@ -116,6 +116,8 @@ def _current_source_sha(corpus_spec: str | None, source: str) -> str | None:
         return hashlib.sha256(topics[key].encode("utf-8")).hexdigest() if key in topics else None
     if corpus_spec is None:
         return None
+    if source.startswith(beir.SOURCE_PREFIX):
+        return beir.current_sha256(corpus_spec, source)
     p = Path(corpus_spec) / source
     return file_sha256(p) if p.is_file() else None
 

@@ -15,7 +15,7 @@ __all__ = ["EXTRACTOR_VERSIONS", "Corpus", "Document", "LoadFailure", "Section",
 
 
 #: Bumped whenever the conversion of a format to canonical text changes.
-EXTRACTOR_VERSIONS = {"markdown": "1", "text": "1", "rst": "1", "pydoc-topics": "1", "pdf": "1", "html": "1"}
+EXTRACTOR_VERSIONS = {"markdown": "1", "text": "1", "rst": "1", "pydoc-topics": "1", "pdf": "1", "html": "1", "beir": "1"}
 
 
 @dataclass(frozen=True)

@@ -41,8 +41,12 @@ def render_text(run: AuditRun, threshold: float | None = None) -> str:
     py = f", Python {c.python_version} topics" if c.python_version else ""
     L.append(f"Corpus {c.name}{py}: {len(c.documents)} documents, {c.n_characters:,} characters, "
              f"{c.n_sections} sections" + (f"; {len(c.failures)} files failed to load" if c.failures else ""))
-    L.append(f"Ground truth: {len(gt.needles)} needles accepted, {len(gt.rejected)} rejected; "
-             f"{len(run.in_domain)} in-domain queries, {len(gt.out_of_domain)} out-of-domain")
+    if gt.judged_by_document:
+        L.append(f"Ground truth: {len(gt.needles)} BEIR queries judged by document (a chunk is relevant when its "
+                 f"document is), {len(gt.rejected)} rejected; {len(gt.out_of_domain)} out-of-domain")
+    else:
+        L.append(f"Ground truth: {len(gt.needles)} needles accepted, {len(gt.rejected)} rejected; "
+                 f"{len(run.in_domain)} in-domain queries, {len(gt.out_of_domain)} out-of-domain")
     L.append("")
     L.append("Success@k (the specification's recall@k) with Wilson 95% intervals, MRR@20 "
              "(correct = a returned chunk's text holds the whole needle)")
