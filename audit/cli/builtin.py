@@ -27,7 +27,7 @@ from .lance import (
     is_dataset,
 )
 from .runs import cmd_report_runs
-from .store import cmd_health_store, cmd_report_store, uses_store
+from .store import cmd_compare_tables, cmd_health_store, cmd_report_store, uses_store
 
 
 def _fail_under(specs: list[str]) -> list[tuple[str, float]]:
@@ -201,6 +201,8 @@ def cmd_compare(a) -> int:
     from ..index import EmbeddingCache, IndexUnusable
     from ..report.upgrade import compare_stores
 
+    if a.old.startswith("pg:") or a.new.startswith("pg:"):
+        return cmd_compare_tables(a)
     if is_dataset(a.old) or is_dataset(a.new):
         if not (is_dataset(a.old) and is_dataset(a.new)):
             raise InputError("compare two of a kind: two SQLite index files or two Lance datasets")

@@ -79,7 +79,6 @@ def cmd_report_index(a) -> int:
     from ..models import ModelUnavailable
     from ..report import render_text, to_json
     from ..sources import run_audit
-
     from .builtin import cut_arg
 
     cut_arg(a.threshold)
@@ -128,7 +127,6 @@ def cmd_compare_datasets(a) -> int:
     from ..groundtruth import GroundTruthError, load_ground_truth
     from ..index import EmbeddingCache
     from ..report.upgrade import compare_loaded
-
     from .builtin import cut_arg
 
     cut_arg(a.threshold)

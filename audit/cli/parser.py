@@ -95,6 +95,10 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--strategy", default=None, help="index name in both databases (default: the first)")
     m.add_argument("--retriever", default="dense", choices=["dense", "bm25", "hybrid"])
     m.add_argument("--k", type=int, default=8, help="k for lost/gained needles (default 8)")
+    m.add_argument("--model", default=None, help="with pg:TABLE sides: the model that embeds the questions")
+    m.add_argument("--new-store", metavar="URI", help="with pg:TABLE sides: the database of NEW when it is not --store's")
+    m.add_argument("--exact", action="store_true", help="with pg:TABLE sides: exact scans instead of the tables' indexes")
+    add_store_options(m)
     m.set_defaults(func=cmd_compare)
 
     x = sub.add_parser("export", help="the built-in strategies' rankings and judgments as TREC or BEIR files",

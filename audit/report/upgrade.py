@@ -17,7 +17,7 @@ import pandas as pd
 
 from ..evaluation.metrics import KS, PairedTest, paired_test
 from ..evaluation.threshold import KEEP, counts_at, fewest_errors_cut, sweep
-from ..groundtruth import GroundTruth, Needle, validate
+from ..groundtruth import GroundTruth, validate
 from ..sources import AuditRun, run_audit
 from .tables import format_p, needed_label
 
@@ -150,8 +150,7 @@ def compare_runs(old: AuditRun, new: AuditRun, retriever: str = "dense", thresho
 
 
 def _revalidate(gt: GroundTruth, corpus) -> GroundTruth:
-    needles = [Needle(n.id, n.needle, n.questions, n.line) for n in gt.needles]
-    acc, loc, rej = validate(needles, corpus)
+    acc, loc, rej = validate(gt.needles, corpus)
     return GroundTruth(tuple(acc), loc, tuple(gt.rejected) + tuple(rej), gt.out_of_domain)
 
 
