@@ -48,6 +48,22 @@ def _fail_under(specs: list[str]) -> list[tuple[str, float]]:
     return out
 
 
+def ground_truth_arg(corpus, a):
+    """The validated ground truth of ``--ground-truth``/``--out-of-domain`` (built in for python-reference);
+    InputError naming the file and line, or saying that nothing is left to evaluate."""
+    from ..groundtruth import GroundTruthError, load_ground_truth
+
+    try:
+        gt = load_ground_truth(corpus, a.ground_truth, a.out_of_domain)
+    except GroundTruthError as e:
+        raise InputError(str(e)) from None
+    if not gt.needles:
+        raise InputError("no ground truth to evaluate: give --ground-truth FILE (JSONL) for a corpus other than "
+                         "python-reference" + (f" ({len(gt.rejected)} needles rejected, e.g. {gt.rejected[0].id}: "
+                                                f"{gt.rejected[0].reason})" if gt.rejected else ""))
+    return gt
+
+
 def cut_arg(value: float | None) -> float | None:
     """``--threshold`` as a cosine distance in [0, 2] (None stays None); InputError otherwise."""
     from ..evaluation.threshold import check_cut
@@ -76,7 +92,6 @@ def cmd_report(a) -> int:
     a.corpus = a.corpus or "python-reference"
     a.strategies = a.strategies or "A,B,C,D,E,F"
     a.retrievers = a.retrievers or ",".join(RETRIEVERS)
-    from ..groundtruth import GroundTruthError, load_ground_truth
     from ..home import default_index_path
     from ..index import EmbeddingCache
     from ..models import ModelUnavailable, load_encoder
@@ -90,14 +105,7 @@ def cmd_report(a) -> int:
     if bad or not retrievers:
         raise InputError(f"unknown retriever {bad[0] if bad else ''!r}; choose from {','.join(RETRIEVERS)}")
     corpus = corpus_arg(a.corpus)
-    try:
-        gt = load_ground_truth(corpus, a.ground_truth, a.out_of_domain)
-    except GroundTruthError as e:
-        raise InputError(str(e)) from None
-    if not gt.needles:
-        raise InputError("no ground truth to evaluate: give --ground-truth FILE (JSONL) for a corpus other than "
-                         "python-reference" + (f" ({len(gt.rejected)} needles rejected, e.g. {gt.rejected[0].id}: "
-                                                f"{gt.rejected[0].reason})" if gt.rejected else ""))
+    gt = ground_truth_arg(corpus, a)
     try:
         encoder = load_encoder(a.model)
     except ModelUnavailable as e:
@@ -241,19 +249,13 @@ def cmd_compare(a) -> int:
 
 def cmd_export(a) -> int:
     """``export --format trec|beir --out DIR``: the built-in strategies' rankings and judgments as files."""
-    from ..groundtruth import GroundTruthError, load_ground_truth
     from ..index import EmbeddingCache
     from ..models import ModelUnavailable
     from ..report.export import export_beir, export_trec
     from ..sources import run_audit
 
     corpus = corpus_arg(a.corpus)
-    try:
-        gt = load_ground_truth(corpus, a.ground_truth, a.out_of_domain)
-    except GroundTruthError as e:
-        raise InputError(str(e)) from None
-    if not gt.needles:
-        raise InputError("no ground truth to export: give --ground-truth FILE for a corpus other than python-reference")
+    gt = ground_truth_arg(corpus, a)
     retrievers = [r.strip() for r in a.retrievers.split(",") if r.strip()]
     bar = ProgressBar(a.quiet)
     try:

@@ -52,8 +52,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
-from .metrics import PairedTest
-from .stats import Interval, holm, queries_needed, sign_test, wilson
+from .metrics import PairedTest, holm_adjusted, paired_on_hits
+from .stats import Interval, wilson
 
 __all__ = [
     "KS",
@@ -464,23 +464,11 @@ def paired_success(a: RunResult, b: RunResult, k: int) -> PairedTest:
     ValueError
         The results do not count the same queries in the same order (unpaired).
     """
-    ida = [q.query_id for q in a.per_query]
-    idb = [q.query_id for q in b.per_query]
-    if ida != idb:
-        raise ValueError(f"runs {a.name!r} and {b.name!r} do not count the same queries; "
-                         "evaluate them against the same qrels for a paired test")
-    ha, hb = a.hits(k), b.hits(k)
-    wins = tuple(i for i, x, y in zip(ida, ha, hb) if x and not y)
-    losses = tuple(i for i, x, y in zip(ida, ha, hb) if y and not x)
-    p = sign_test(len(wins), len(losses))
-    return PairedTest(a.name, b.name, k, len(wins), len(losses), len(ida), p, p,
-                      queries_needed(len(wins), len(losses), len(ida)), wins, losses)
+    return paired_on_hits(a.name, b.name, k, [q.query_id for q in a.per_query], [q.query_id for q in b.per_query],
+                          a.hits(k), b.hits(k), "runs")
 
 
 def paired_success_tests(results: Sequence[RunResult], k: int) -> list[PairedTest]:
     """Every pair (i < j) of results on ``Success@k``, Holm-adjusted together (Holm 1979)."""
-    tests = [paired_success(results[i], results[j], k)
-             for i in range(len(results)) for j in range(i + 1, len(results))]
-    adj = holm([t.p for t in tests])
-    return [PairedTest(t.a, t.b, t.k, t.wins, t.losses, t.n, t.p, q, t.queries_needed, t.win_ids, t.loss_ids)
-            for t, q in zip(tests, adj)]
+    return holm_adjusted([paired_success(results[i], results[j], k)
+                          for i in range(len(results)) for j in range(i + 1, len(results))])

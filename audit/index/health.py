@@ -97,14 +97,19 @@ class HealthReport:
         L = [f"index {self.index} in {self.db}: generation {self.generation}, {self.n_documents} documents, "
              f"{self.n_chunks} chunks, model {self.stamp.model} ({self.stamp.dims} dims, window {self.stamp.window})"
              f" — {'HEALTHY' if self.healthy else 'UNHEALTHY'}"]
-        for f in self.findings:
-            mark = {UNHEALTHY: "FAIL", WARNING: "warn", OK: " ok "}[f.severity]
-            L.append(f"  [{mark}] {f.title}: {f.detail}")
-            for d in f.documents[:20]:
-                L.append(f"         {d['doc_id']}: {d['why']}")
-            if len(f.documents) > 20:
-                L.append(f"         … {len(f.documents) - 20} more")
-        return "\n".join(L)
+        return "\n".join(L + render_findings(self.findings))
+
+
+def render_findings(findings, show: int = 20) -> list[str]:
+    """Text lines for findings: ``[FAIL]``/``[warn]``/``[ ok ]``, title and detail, then up to ``show`` documents."""
+    lines = []
+    for f in findings:
+        mark = {UNHEALTHY: "FAIL", WARNING: "warn", OK: " ok "}[f.severity]
+        lines.append(f"  [{mark}] {f.title}: {f.detail}")
+        lines += [f"         {d['doc_id']}: {d['why']}" for d in f.documents[:show]]
+        if len(f.documents) > show:
+            lines.append(f"         … {len(f.documents) - show} more")
+    return lines
 
 
 def _current_source_sha(corpus_spec: str | None, source: str) -> str | None:

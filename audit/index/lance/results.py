@@ -9,7 +9,7 @@ import numpy as np
 
 from ...chunking import ChunkSet
 from ...ingest import Corpus
-from ..health import OK, UNHEALTHY, WARNING, Finding
+from ..health import UNHEALTHY, Finding, render_findings
 from .schema import LanceIndexError
 
 _MODEL_KEY = ("model", "model_digest", "dims", "window")
@@ -173,14 +173,7 @@ class LanceHealth:
         """Plain text for the CLI."""
         L = [f"Lance index {self.uri}: {self.n_rows} chunks, {self.n_documents} documents "
              f"({self.n_failed} failed), {self.dims} dims — {'HEALTHY' if self.healthy else 'UNHEALTHY'}"]
-        for f in self.findings:
-            mark = {UNHEALTHY: "FAIL", WARNING: "warn", OK: " ok "}[f.severity]
-            L.append(f"  [{mark}] {f.title}: {f.detail}")
-            for d in f.documents[:20]:
-                L.append(f"         {d['doc_id']}: {d['why']}")
-            if len(f.documents) > 20:
-                L.append(f"         … {len(f.documents) - 20} more")
-        return "\n".join(L)
+        return "\n".join(L + render_findings(self.findings))
 
 
 @dataclass(frozen=True)
