@@ -192,17 +192,8 @@ def load_needles(path: str | Path) -> list[Needle]:
         ``FILE:LINE: reason``.
     """
     p = Path(path)
-    raw = _read(p, "ground-truth file")
     out = []
-    for no, line in enumerate(lines(raw), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise GroundTruthError(f"{p}:{no}: not valid JSON ({e.msg} at column {e.colno})") from None
-        if not isinstance(obj, dict):
-            raise GroundTruthError(f"{p}:{no}: expected a JSON object, got {type(obj).__name__}")
+    for no, obj in json_records(p, "ground-truth file"):
         nid, needle, qs = obj.get("id"), obj.get("needle"), obj.get("questions")
         if not isinstance(nid, str) or not nid.strip():
             raise GroundTruthError(f"{p}:{no}: 'id' must be a non-empty string")
@@ -214,6 +205,26 @@ def load_needles(path: str | Path) -> list[Needle]:
                                    f"[documentation, ticket] (id {nid!r})")
         out.append(Needle(id=nid, needle=needle, questions=tuple(qs), line=no))
     return out
+
+
+def json_records(path: Path, what: str):
+    """``(line number, object)`` of a JSONL file: one JSON object a line (split on ``\n`` only), blank lines skipped.
+
+    Raises
+    ------
+    GroundTruthError
+        Missing or unreadable file, a line that is not valid JSON or not an object (``FILE:LINE: reason``).
+    """
+    for no, line in enumerate(lines(_read(path, what)), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise GroundTruthError(f"{path}:{no}: not valid JSON ({e.msg} at column {e.colno})") from None
+        if not isinstance(obj, dict):
+            raise GroundTruthError(f"{path}:{no}: expected a JSON object, got {type(obj).__name__}")
+        yield no, obj
 
 
 def load_out_of_domain(path: str | Path) -> list[str]:

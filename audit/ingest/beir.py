@@ -10,7 +10,6 @@ queries with at least one relevant document (score ≥ 1) are asked.
 from __future__ import annotations
 
 import hashlib
-import json
 from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
@@ -31,21 +30,11 @@ def is_beir_folder(path) -> bool:
 
 
 def _records(path: Path):
-    from ..groundtruth import GroundTruthError, lines
+    """``(line, object)`` of a BEIR JSONL file; every object needs an ``_id`` and a string ``text``."""
+    from ..groundtruth import GroundTruthError, json_records
 
-    try:
-        text = path.read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as e:
-        raise GroundTruthError(f"{path}: cannot read ({e})") from None
-    for no, line in enumerate(lines(text), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise GroundTruthError(f"{path}:{no}: not valid JSON ({e.msg} at column {e.colno})") from None
-        if not isinstance(obj, dict) or not isinstance(obj.get("_id"), (str, int)) or not isinstance(
-                obj.get("text", ""), str):
+    for no, obj in json_records(path, path.name):
+        if not isinstance(obj.get("_id"), (str, int)) or not isinstance(obj.get("text", ""), str):
             raise GroundTruthError(f"{path}:{no}: expected an object with a string '_id' and 'text'")
         yield no, obj
 

@@ -147,7 +147,9 @@ class LanceIndex:
         return out
 
     # -- search --
-    def _queries(self, queries) -> np.ndarray:
+    def _queries(self, queries, k: int = 1) -> np.ndarray:
+        if not isinstance(k, (int, np.integer)) or k < 1:
+            raise LanceIndexError(f"k must be a positive number of chunks, got {k!r}")
         q = np.asarray(queries, dtype=np.float32)
         if q.ndim == 1:
             q = q[None, :]
@@ -181,9 +183,7 @@ class LanceIndex:
         LanceIndexError
             ``k`` < 1 or query dims differ from the index's.
         """
-        if not isinstance(k, (int, np.integer)) or k < 1:
-            raise LanceIndexError(f"k must be a positive number of chunks, got {k!r}")
-        q = self._queries(queries)
+        q = self._queries(queries, k)
         nq = q.shape[0]
         best_i = np.full((nq, 0), -1, dtype=np.int64)
         best_d = np.full((nq, 0), np.inf, dtype=np.float64)
@@ -219,9 +219,7 @@ class LanceIndex:
         LanceIndexError
             ``k`` < 1 or query dims differ from the index's.
         """
-        if not isinstance(k, (int, np.integer)) or k < 1:
-            raise LanceIndexError(f"k must be a positive number of chunks, got {k!r}")
-        q = self._queries(queries)
+        q = self._queries(queries, k)
         idx = self.vector_indices()
         # query in the index's own metric, else Lance ignores the index and scans (its WARN says so)
         metric = str((idx[0]["metric"] if idx else None) or "cosine").lower()
