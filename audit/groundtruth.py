@@ -59,12 +59,17 @@ class Needle:
         ``(documentation question, ticket question)``; one is accepted.
     line : int
         1-based line in its file (0 when built in code).
+    relevant_docs : tuple of str
+        Judged by document instead of by a sentence (a BEIR dataset's qrels): the documents that
+        answer the query; a chunk is correct when its document is one of them. ``needle`` is then
+        "" and ``id`` is the query id, asked once (``questions[0]``).
     """
 
     id: str
     needle: str
     questions: tuple[str, ...] = ()
     line: int = 0
+    relevant_docs: tuple[str, ...] = ()
 
     @property
     def key(self) -> str:
@@ -132,9 +137,17 @@ class GroundTruth:
         """In-domain queries (two per needle: documentation, ticket)."""
         out = []
         for n in self.needles:
+            if n.relevant_docs:  # judged by document (BEIR): one query, its own id
+                out.append(Query(n.id, n.questions[0], PHRASINGS[0], n.id))
+                continue
             for phrasing, q in zip(PHRASINGS, n.questions):
                 out.append(Query(f"{n.id}/{'doc' if phrasing == 'documentation' else 'ticket'}", q, phrasing, n.id))
         return out
+
+    @property
+    def judged_by_document(self) -> bool:
+        """Whether the queries are judged by document (a BEIR dataset) rather than by a needle sentence."""
+        return any(n.relevant_docs for n in self.needles)
 
     @property
     def ood_queries(self) -> list[Query]:
@@ -179,17 +192,8 @@ def load_needles(path: str | Path) -> list[Needle]:
         ``FILE:LINE: reason``.
     """
     p = Path(path)
-    raw = _read(p, "ground-truth file")
     out = []
-    for no, line in enumerate(lines(raw), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise GroundTruthError(f"{p}:{no}: not valid JSON ({e.msg} at column {e.colno})") from None
-        if not isinstance(obj, dict):
-            raise GroundTruthError(f"{p}:{no}: expected a JSON object, got {type(obj).__name__}")
+    for no, obj in json_records(p, "ground-truth file"):
         nid, needle, qs = obj.get("id"), obj.get("needle"), obj.get("questions")
         if not isinstance(nid, str) or not nid.strip():
             raise GroundTruthError(f"{p}:{no}: 'id' must be a non-empty string")
@@ -201,6 +205,26 @@ def load_needles(path: str | Path) -> list[Needle]:
                                    f"[documentation, ticket] (id {nid!r})")
         out.append(Needle(id=nid, needle=needle, questions=tuple(qs), line=no))
     return out
+
+
+def json_records(path: Path, what: str):
+    """``(line number, object)`` of a JSONL file: one JSON object a line (split on ``\n`` only), blank lines skipped.
+
+    Raises
+    ------
+    GroundTruthError
+        Missing or unreadable file, a line that is not valid JSON or not an object (``FILE:LINE: reason``).
+    """
+    for no, line in enumerate(lines(_read(path, what)), start=1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise GroundTruthError(f"{path}:{no}: not valid JSON ({e.msg} at column {e.colno})") from None
+        if not isinstance(obj, dict):
+            raise GroundTruthError(f"{path}:{no}: expected a JSON object, got {type(obj).__name__}")
+        yield no, obj
 
 
 def load_out_of_domain(path: str | Path) -> list[str]:
@@ -233,6 +257,12 @@ def validate(needles: Iterable[Needle], corpus: Corpus) -> tuple[list[Needle], d
             rejected.append(Rejected(n.id, "duplicate id", n.line))
             continue
         seen.add(n.id)
+        if n.relevant_docs:  # judged by document: accepted when a judged document is in the corpus
+            if any(d in corpus._by_id for d in n.relevant_docs):
+                accepted.append(n)
+            else:
+                rejected.append(Rejected(n.id, "none of its judged documents is in the corpus", n.line))
+            continue
         key = n.key
         if not key:
             rejected.append(Rejected(n.id, "empty needle", n.line))
@@ -262,8 +292,9 @@ def load_ground_truth(corpus: Corpus, ground_truth: str | Path | None = None,
                       out_of_domain: str | Path | None = None) -> GroundTruth:
     """Load and validate ground truth; ``None`` → the built-in files.
 
-    The built-in files are used by default only for the built-in corpus; for
-    another corpus without files the ground truth is empty (no queries).
+    The built-in files are used by default only for the built-in corpus; a BEIR dataset folder
+    brings its own judgments (:func:`audit.ingest.beir.beir_needles`); for another corpus without
+    files the ground truth is empty (no queries).
 
     Raises
     ------
@@ -273,7 +304,12 @@ def load_ground_truth(corpus: Corpus, ground_truth: str | Path | None = None,
     builtin = corpus.name == BUILTIN_CORPUS
     gt_path = ground_truth or (BUILTIN_DATA / "groundtruth.jsonl" if builtin else None)
     ood_path = out_of_domain or (BUILTIN_DATA / "out_of_domain.txt" if builtin else None)
-    needles = load_needles(gt_path) if gt_path else []
+    from .ingest.beir import beir_needles, is_beir_folder
+
+    if gt_path is None and not builtin and is_beir_folder(corpus.name):
+        needles = beir_needles(corpus.name)  # a BEIR folder brings its own judgments
+    else:
+        needles = load_needles(gt_path) if gt_path else []
     ood = load_out_of_domain(ood_path) if ood_path else []
     accepted, locations, rejected = validate(needles, corpus)
     return GroundTruth(tuple(accepted), locations, tuple(rejected), tuple(ood))

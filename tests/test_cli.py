@@ -43,7 +43,7 @@ def test_report_on_a_folder_writes_json(folder, tmp_path, capsys):
                  "--quiet"])
     assert code == 0
     text = capsys.readouterr().out
-    assert "Recall@k with Wilson 95% intervals" in text and "Threshold sweep" in text
+    assert "Success@k (the specification's recall@k) with Wilson 95% intervals" in text and "Threshold sweep" in text
     js = json.loads(out.read_text())
     assert {(r["strategy"], r["retriever"]) for r in js["results"]} >= {("C", "dense"), ("E", "bm25")}
     bm25 = next(r for r in js["results"] if r["strategy"] == "E" and r["retriever"] == "bm25")

@@ -97,3 +97,21 @@ def test_a_failed_connection_exits_2_with_one_line_and_no_password(capsys):
 def test_store_options_must_name_the_columns(capsys):
     assert main(["health", "--store", "postgresql://u@localhost/db", "--table", "t"]) == 2
     assert "a store needs --id-column, --text-column, --vector-column" in capsys.readouterr().err
+
+
+def test_compare_two_tables_before_and_after(table, capsys):
+    import psycopg
+
+    # "after": the same rows but the chunk holding needle g1 is gone (a lost document after an upgrade)
+    with psycopg.connect(table["uri"], autocommit=True) as c:
+        c.execute("CREATE TABLE chunks_after AS SELECT * FROM chunks")
+        c.execute("DELETE FROM chunks_after WHERE body LIKE '%fourteen days, weekly backups%'")
+    code = main(["compare", "pg:chunks", "pg:chunks_after", "--store", table["uri"], "--id-column", "id",
+                 "--text-column", "body", "--vector-column", "emb", "--ground-truth", str(GOLDEN / "gt.jsonl"),
+                 "--out-of-domain", str(GOLDEN / "ood.txt"), "--model", "hashing", "--exact", "--k", "20"])
+    assert code == 0
+    out = capsys.readouterr().out
+    # g1's two questions found their answer in the top 20 before (20 of ~30 rows); after, no row holds it
+    lost = next(line for line in out.splitlines() if line.startswith("Lost at k=20"))
+    assert "g1/doc" in lost and "g1/ticket" in lost
+    assert "Gained at k=20 (0): none" in out

@@ -208,7 +208,7 @@ def test_paired_sign_test_on_success():
     assert len(tests) == 3 and tests[2].wins == tests[2].losses == 0 and tests[2].p_holm == 1.0
     assert tests[0].p_holm == pytest.approx(min(1.0, 3 * t.p))  # Holm: smallest p times 3
     other = evaluate(a, Qrels({"q0": {"good": 1}}))
-    with pytest.raises(ValueError, match="do not count the same queries"):
+    with pytest.raises(ValueError, match="do not hold the same queries"):
         paired_success(ra, other, 1)
 
 

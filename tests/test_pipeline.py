@@ -79,7 +79,7 @@ def test_report_tables_and_json_shape():
     sw = sweep_frame(run.sweep("C"))
     assert sw["threshold"].iloc[-1] == math.inf and sw["bluff"].iloc[-1] == 2
     text = render_text(run)
-    assert "Recall@k with Wilson 95% intervals" in text and "rerank unavailable" in text
+    assert "Success@k (the specification's recall@k) with Wilson 95% intervals" in text and "rerank unavailable" in text
     js = json.loads(json.dumps(to_json(run), default=str))
     row = js["results"][0]
     for key in ("strategy", "retriever", "n_queries", "recall@1", "recall@4", "recall@8", "recall@20", "mrr",
@@ -128,3 +128,21 @@ def test_rerank_with_a_local_cross_encoder_runs():
     assert run.rerank_error is None and run.reranker == "fake"
     assert run.column("C", "rerank").per_query[0].rank == 1
     assert len(run.strategy("C").latency_ms["rerank"]) == len(run.queries)
+
+
+def test_builtin_rows_carry_ir_measures_names_equal_to_the_specifications():
+    # with the audit's own order, Success@k is recall@k and RR@20 is MRR@20, query by query
+    c = corpus()
+    run = run_audit(c, gt(c), [Strategy("C", "boundaries", target=60)], HashingEncoder(dims=64), reranker=None)
+    df = results_frame(run)
+    avail = df[df["available"]]
+    for k in (1, 4, 8, 20):
+        assert (avail[f"Success@{k}"] == avail[f"recall@{k}"]).all()
+        assert (avail[f"Success@{k}_low"] == avail[f"recall@{k}_low"]).all()
+    assert np.allclose(avail["RR@20"], avail["mrr"])
+    # one needle per query and one chunk holding it here: R@k equals Success@k, P@k is Success@k / k
+    for k in (1, 4, 10):
+        assert np.allclose(avail[f"R@{k}"], avail[f"Success@{k}"])
+        assert np.allclose(avail[f"P@{k}"], avail[f"Success@{k}"] / k)
+    rr = df[df["retriever"] == "rerank"].iloc[0]
+    assert not rr["available"] and math.isnan(rr["nDCG"])

@@ -19,8 +19,15 @@ from .common import (
     strategies_arg,
     write_json,
 )
+from .lance import (
+    cmd_compare_datasets,
+    cmd_health_index,
+    cmd_index_lance,
+    cmd_report_index,
+    is_dataset,
+)
 from .runs import cmd_report_runs
-from .store import cmd_health_store, cmd_report_store, uses_store
+from .store import cmd_compare_tables, cmd_health_store, cmd_report_store, uses_store
 
 
 def _fail_under(specs: list[str]) -> list[tuple[str, float]]:
@@ -41,7 +48,37 @@ def _fail_under(specs: list[str]) -> list[tuple[str, float]]:
     return out
 
 
+def ground_truth_arg(corpus, a):
+    """The validated ground truth of ``--ground-truth``/``--out-of-domain`` (built in for python-reference);
+    InputError naming the file and line, or saying that nothing is left to evaluate."""
+    from ..groundtruth import GroundTruthError, load_ground_truth
+
+    try:
+        gt = load_ground_truth(corpus, a.ground_truth, a.out_of_domain)
+    except GroundTruthError as e:
+        raise InputError(str(e)) from None
+    if not gt.needles:
+        raise InputError("no ground truth to evaluate: give --ground-truth FILE (JSONL) for a corpus other than "
+                         "python-reference" + (f" ({len(gt.rejected)} needles rejected, e.g. {gt.rejected[0].id}: "
+                                                f"{gt.rejected[0].reason})" if gt.rejected else ""))
+    return gt
+
+
+def cut_arg(value: float | None) -> float | None:
+    """``--threshold`` as a cosine distance in [0, 2] (None stays None); InputError otherwise."""
+    from ..evaluation.threshold import check_cut
+
+    try:
+        return check_cut(value, "--threshold") if value is not None else None
+    except ValueError as e:
+        raise InputError(str(e)) from None
+
+
 def cmd_report(a) -> int:
+    if a.index:
+        if a.run or uses_store(a) or a.corpus or a.db or a.strategies:
+            raise InputError("--index audits a Lance dataset as it is: no --corpus, --db, --strategies, --run or --store")
+        return cmd_report_index(a)
     if uses_store(a):
         if a.run:
             raise InputError("--store and --run audit different things: give one of them")
@@ -51,17 +88,10 @@ def cmd_report(a) -> int:
     for option in ("queries", "qrels", "chunks", "score", "ood_queries", "ood_run"):
         if getattr(a, option):
             raise InputError(f"--{option.replace('_', '-')} is for your own runs: give --run NAME=FILE too")
-    if a.threshold is not None:
-        from ..evaluation.threshold import check_cut
-
-        try:
-            check_cut(a.threshold, "--threshold")
-        except ValueError as e:
-            raise InputError(str(e)) from None
+    cut_arg(a.threshold)
     a.corpus = a.corpus or "python-reference"
     a.strategies = a.strategies or "A,B,C,D,E,F"
     a.retrievers = a.retrievers or ",".join(RETRIEVERS)
-    from ..groundtruth import GroundTruthError, load_ground_truth
     from ..home import default_index_path
     from ..index import EmbeddingCache
     from ..models import ModelUnavailable, load_encoder
@@ -75,14 +105,7 @@ def cmd_report(a) -> int:
     if bad or not retrievers:
         raise InputError(f"unknown retriever {bad[0] if bad else ''!r}; choose from {','.join(RETRIEVERS)}")
     corpus = corpus_arg(a.corpus)
-    try:
-        gt = load_ground_truth(corpus, a.ground_truth, a.out_of_domain)
-    except GroundTruthError as e:
-        raise InputError(str(e)) from None
-    if not gt.needles:
-        raise InputError("no ground truth to evaluate: give --ground-truth FILE (JSONL) for a corpus other than "
-                         "python-reference" + (f" ({len(gt.rejected)} needles rejected, e.g. {gt.rejected[0].id}: "
-                                                f"{gt.rejected[0].reason})" if gt.rejected else ""))
+    gt = ground_truth_arg(corpus, a)
     try:
         encoder = load_encoder(a.model)
     except ModelUnavailable as e:
@@ -141,6 +164,10 @@ def cmd_corpus(a) -> int:
 
 
 def cmd_index(a) -> int:
+    if a.out or a.engine:
+        if not a.out:
+            raise InputError("--engine writes a Lance dataset: give --out DATASET")
+        return cmd_index_lance(a)
     from ..home import default_index_path
     from ..index import index_corpus
 
@@ -162,6 +189,8 @@ def cmd_index(a) -> int:
 def cmd_health(a) -> int:
     if uses_store(a):
         return cmd_health_store(a)
+    if a.index:
+        return cmd_health_index(a)
     from ..index.health import check_store
 
     store = existing_store(a.db)
@@ -177,11 +206,17 @@ def cmd_health(a) -> int:
 
 
 def cmd_compare(a) -> int:
-    from ..evaluation.threshold import check_cut, load_threshold
+    from ..evaluation.threshold import load_threshold
     from ..groundtruth import GroundTruthError, load_ground_truth
     from ..index import EmbeddingCache, IndexUnusable
     from ..report.upgrade import compare_stores
 
+    if a.old.startswith("pg:") or a.new.startswith("pg:"):
+        return cmd_compare_tables(a)
+    if is_dataset(a.old) or is_dataset(a.new):
+        if not (is_dataset(a.old) and is_dataset(a.new)):
+            raise InputError("compare two of a kind: two SQLite index files or two Lance datasets")
+        return cmd_compare_datasets(a)
     old, new = existing_store(a.old), existing_store(a.new)
     name = a.strategy or (old.indexes() or [None])[0]
     if name is None or name not in new.indexes():
@@ -191,7 +226,7 @@ def cmd_compare(a) -> int:
         lo = old.load(name)
         ln = new.load(name)
         gt = load_ground_truth(lo.corpus, a.ground_truth, a.out_of_domain)
-        threshold = check_cut(a.threshold, "--threshold") if a.threshold is not None else None
+        threshold = cut_arg(a.threshold)
     except (IndexUnusable, GroundTruthError, ValueError) as e:
         raise InputError(str(e)) from None
     enc_old, enc_new = encoder_arg(lo.stamp.model), encoder_arg(ln.stamp.model)
@@ -211,4 +246,27 @@ def cmd_compare(a) -> int:
     if note:
         print(f"({note}: using the old index's balanced cut {diff.threshold:.3f})")
     print(diff.render())
+    return EXIT_OK
+
+
+def cmd_export(a) -> int:
+    """``export --format trec|beir --out DIR``: the built-in strategies' rankings and judgments as files."""
+    from ..index import EmbeddingCache
+    from ..models import ModelUnavailable
+    from ..report.export import export_beir, export_trec
+    from ..sources import run_audit
+
+    corpus = corpus_arg(a.corpus)
+    gt = ground_truth_arg(corpus, a)
+    retrievers = [r.strip() for r in a.retrievers.split(",") if r.strip()]
+    bar = ProgressBar(a.quiet)
+    try:
+        run = run_audit(corpus, gt, strategies_arg(a.strategies), encoder_arg(a.model), retrievers,
+                        reranker=a.reranker, cache=EmbeddingCache.default(), progress=bar)
+    except (ValueError, ModelUnavailable) as e:
+        raise InputError(str(e)) from None
+    finally:
+        bar.close()
+    files = (export_trec if a.format == "trec" else export_beir)(run, a.out)
+    print(f"{len(files)} files ({a.format}) → {a.out}")
     return EXIT_OK

@@ -10,6 +10,7 @@ from .builtin import (
     cmd_chunks,
     cmd_compare,
     cmd_corpus,
+    cmd_export,
     cmd_health,
     cmd_index,
     cmd_report,
@@ -48,6 +49,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--fail-under", action="append", metavar="METRIC=VALUE",
                    help="exit 1 when any column is below, e.g. recall@8=0.7 (repeatable)")
     r.add_argument("--db", help="index database (default .audit/index-<corpus>.sqlite)")
+    r.add_argument("--index", metavar="DATASET", help="audit this Lance dataset as it is (no --corpus needed)")
     r.add_argument("--no-cache", action="store_true", help="no index database and no embedding cache: all in memory")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
     r.add_argument("--bm25-tokens", choices=["unicode", "ascii"], default="unicode",
@@ -71,10 +73,19 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--strategy", default="E", help="preset A-F (default E)")
     i.add_argument("--retry-failed", action="store_true", help="re-run only the documents that failed")
     i.add_argument("--quiet", action="store_true", help="no progress bar")
+    i.add_argument("--out", metavar="DATASET", help="write a Lance dataset (a folder or an object-store URI) instead of "
+                                                    "the SQLite index")
+    i.add_argument("--engine", choices=["local", "ray"], default=None,
+                   help="with --out: this process (local, default) or a Ray Data job (ray)")
+    i.add_argument("--ray-address", help="with --engine ray: an existing Ray cluster (default: Ray started locally)")
+    i.add_argument("--actors", type=int, default=2, help="with --engine ray: embedding actors (default 2)")
+    i.add_argument("--batch-size", type=int, default=256, help="with --out: chunks per embedding batch (default 256)")
+    i.add_argument("--num-gpus", type=float, default=0, help="with --engine ray: GPUs per actor (default 0)")
     i.set_defaults(func=cmd_index)
 
     h = sub.add_parser("health", help="check an index after an upgrade (exit 1 when unhealthy)", allow_abbrev=False)
     h.add_argument("--db", help="index database (default: the only one in .audit/)")
+    h.add_argument("--index", metavar="DATASET", help="a Lance dataset index (checked streamed, in batches)")
     h.add_argument("--model", default=None, help="the current model, to judge staleness (default all-MiniLM-L6-v2)")
     h.add_argument("--json", help="also write the findings as JSON")
     h.add_argument("--corpus", default=None, help="with --store: the documents, to find rows whose source is gone")
@@ -82,15 +93,33 @@ def build_parser() -> argparse.ArgumentParser:
     h.set_defaults(func=cmd_health)
 
     m = sub.add_parser("compare", help="the same questions against two indexes (before/after an upgrade)", allow_abbrev=False)
-    m.add_argument("old", help="index database before")
-    m.add_argument("new", help="index database after")
+    m.add_argument("old", help="index before: a SQLite index file or a Lance dataset")
+    m.add_argument("new", help="index after: a SQLite index file or a Lance dataset")
     m.add_argument("--ground-truth", help="JSONL (default: built in, for python-reference)")
     m.add_argument("--out-of-domain", help="one query a line")
     m.add_argument("--threshold", type=float, default=None, help="cosine distance cut (default: the saved one)")
     m.add_argument("--strategy", default=None, help="index name in both databases (default: the first)")
     m.add_argument("--retriever", default="dense", choices=["dense", "bm25", "hybrid"])
     m.add_argument("--k", type=int, default=8, help="k for lost/gained needles (default 8)")
+    m.add_argument("--model", default=None, help="with pg:TABLE sides: the model that embeds the questions")
+    m.add_argument("--new-store", metavar="URI", help="with pg:TABLE sides: the database of NEW when it is not --store's")
+    m.add_argument("--exact", action="store_true", help="with pg:TABLE sides: exact scans instead of the tables' indexes")
+    add_store_options(m)
     m.set_defaults(func=cmd_compare)
+
+    x = sub.add_parser("export", help="the built-in strategies' rankings and judgments as TREC or BEIR files",
+                       allow_abbrev=False)
+    x.add_argument("--format", required=True, choices=["trec", "beir"])
+    x.add_argument("--out", required=True, help="output folder")
+    x.add_argument("--corpus", default="python-reference", help="python-reference (built in) or a folder")
+    x.add_argument("--ground-truth", help="JSONL of {id, needle, questions: [doc, ticket]}")
+    x.add_argument("--out-of-domain", help="one query a line; # comments")
+    x.add_argument("--strategies", default="A,B,C,D,E,F", help="comma-separated presets (default A-F)")
+    x.add_argument("--retrievers", default="dense,bm25,hybrid", help="dense,bm25,hybrid,rerank")
+    x.add_argument("--model", default=None, help="sentence-transformers name or path (default all-MiniLM-L6-v2)")
+    x.add_argument("--reranker", default="cross-encoder/ms-marco-MiniLM-L-6-v2", help="name, path or none")
+    x.add_argument("--quiet", action="store_true", help="no progress bar")
+    x.set_defaults(func=cmd_export)
 
     d = sub.add_parser("corpus", help="write the canonical documents as JSONL", allow_abbrev=False)
     d.add_argument("--corpus", default="python-reference")

@@ -10,7 +10,7 @@ import argparse
 
 from .common import EXIT_OK, InputError, corpus_arg, encoder_arg, write_json
 
-__all__ = ["add_store_options", "cmd_health_store", "cmd_report_store", "store_spec"]
+__all__ = ["add_store_options", "cmd_compare_tables", "cmd_health_store", "cmd_report_store", "store_spec"]
 
 
 def add_store_options(p: argparse.ArgumentParser) -> None:
@@ -36,16 +36,18 @@ def uses_store(a) -> bool:
     return bool(a.store or a.table)
 
 
-def store_spec(a):
-    """The :class:`~audit.sources.pgvector.StoreSpec` of the options; InputError naming what is missing."""
+def store_spec(a, table: str | None = None, uri: str | None = None):
+    """The :class:`~audit.sources.pgvector.StoreSpec` of the options (``table``/``uri`` override
+    ``--table``/``--store``); InputError naming what is missing."""
     from ..sources.pgvector import StoreError, StoreSpec
 
-    missing = [f"--{o.replace('_', '-')}" for o in ("table", "id_column", "text_column", "vector_column")
-               if not getattr(a, o)]
+    table = table or a.table
+    missing = ([] if table else ["--table"]) + [f"--{o.replace('_', '-')}" for o in
+                                               ("id_column", "text_column", "vector_column") if not getattr(a, o)]
     if missing:
         raise InputError(f"a store needs {', '.join(missing)}")
     try:
-        return StoreSpec(a.store, a.table, a.id_column, a.text_column, a.vector_column, a.doc_column,
+        return StoreSpec(uri or a.store, table, a.id_column, a.text_column, a.vector_column, a.doc_column,
                          a.start_column, a.end_column, a.model_column, a.metric)
     except StoreError as e:
         raise InputError(str(e)) from None
@@ -72,7 +74,12 @@ def cmd_report_store(a) -> int:
     """Needle recall through the table's approximate index and through an exact scan, per k."""
     from ..evaluation.metrics import KS
     from ..groundtruth import GroundTruthError, load_needles
-    from ..sources.pgvector import StoreError, compare_retrieval, relevant_from_needles, search
+    from ..sources.pgvector import (
+        StoreError,
+        compare_retrieval,
+        relevant_from_needles,
+        search,
+    )
 
     spec = store_spec(a)
     if not a.ground_truth:
@@ -104,4 +111,45 @@ def cmd_report_store(a) -> int:
     if a.json:
         write_json(a.json, {"store": spec.to_dict(), "model": enc.name, "comparison": comparison.to_dict(),
                             "approximate_ms": list(approximate.ms), "exact_ms": list(exact.ms)})
+    return EXIT_OK
+
+
+def cmd_compare_tables(a) -> int:
+    """``compare pg:OLD pg:NEW``: the same questions through two tables (or two databases) before and after."""
+    from ..groundtruth import (
+        GroundTruth,
+        GroundTruthError,
+        Needle,
+        load_needles,
+        load_out_of_domain,
+    )
+    from ..report.upgrade import compare_runs
+    from ..sources.pgvector import StoreError, store_run
+    from .builtin import cut_arg
+
+    if not (a.old.startswith("pg:") and a.new.startswith("pg:")):
+        raise InputError("compare two of a kind: pg:TABLE with pg:TABLE (or two index files, or two datasets)")
+    if not a.ground_truth:
+        raise InputError("comparing tables needs --ground-truth NEEDLES.jsonl (and --out-of-domain FILE for bluffs)")
+    threshold = cut_arg(a.threshold)
+    try:
+        needles: list[Needle] = load_needles(a.ground_truth)
+        ood = load_out_of_domain(a.out_of_domain) if a.out_of_domain else []
+    except GroundTruthError as e:
+        raise InputError(str(e)) from None
+    gt = GroundTruth(tuple(needles), {}, (), tuple(ood))
+    enc = encoder_arg(a.model)
+    old_spec = store_spec(a, a.old[3:])
+    new_spec = store_spec(a, a.new[3:], a.new_store)
+    try:
+        old = store_run(old_spec, gt, enc, mode="exact" if a.exact else "approximate")
+        new = store_run(new_spec, gt, enc, mode="exact" if a.exact else "approximate")
+        diff = compare_runs(old, new, a.retriever, threshold, a.k)
+    except StoreError as e:
+        raise InputError(str(e)) from None
+    if threshold is None:
+        print(f"(no --threshold: using the old table's balanced cut {diff.threshold:.3f})")
+    how = "exact scan" if a.exact else "through each table's approximate index"
+    print(f"before: {old_spec.provenance} · after: {new_spec.provenance} · top {old.result.k} rows a question, {how}")
+    print(diff.render())
     return EXIT_OK

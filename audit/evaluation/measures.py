@@ -52,8 +52,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Iterable, Mapping, Sequence
 
-from .metrics import PairedTest
-from .stats import Interval, holm, queries_needed, sign_test, wilson
+from .metrics import PairedTest, holm_adjusted, paired_on_hits
+from .stats import Interval, wilson
 
 __all__ = [
     "KS",
@@ -71,6 +71,7 @@ __all__ = [
     "paired_success_tests",
     "passes_cut",
     "query_measures",
+    "ranking_measures",
     "results_frame",
 ]
 
@@ -273,6 +274,28 @@ def query_measures(ranking: Sequence[str], judgments: Mapping[str, int],
     return out
 
 
+def ranking_measures(chunk_ids, relevant, ks: Sequence[int] = KS) -> dict[str, float]:
+    """:func:`query_measures` of one full ranking in the audit's own order, with binary relevance.
+
+    Parameters
+    ----------
+    chunk_ids : int array, shape (n,)
+        The ranking, best first (ties already broken by chunk id ascending, the audit's rule).
+    relevant : collection of int
+        Chunk ids judged relevant (grade 1), e.g. the chunks whose text holds the needle.
+
+    Only the head up to the last relevant chunk (and at least ``max(ks)`` ranks) is read: no
+    measure depends on what follows it, so the values equal those of the whole ranking.
+    """
+    import numpy as np
+
+    ids = np.asarray(chunk_ids)
+    rel = np.fromiter(relevant, dtype=ids.dtype if ids.size else np.int64) if relevant else np.zeros(0, np.int64)
+    pos = np.flatnonzero(np.isin(ids, rel)) if rel.size else np.zeros(0, np.int64)
+    end = max(int(pos[-1]) + 1 if pos.size else 0, max(ks))
+    return query_measures(ids[:end].tolist(), {int(c): 1 for c in rel.tolist()}, ks)
+
+
 @dataclass(frozen=True)
 class QueryMeasures:
     """One query of one run.
@@ -441,23 +464,11 @@ def paired_success(a: RunResult, b: RunResult, k: int) -> PairedTest:
     ValueError
         The results do not count the same queries in the same order (unpaired).
     """
-    ida = [q.query_id for q in a.per_query]
-    idb = [q.query_id for q in b.per_query]
-    if ida != idb:
-        raise ValueError(f"runs {a.name!r} and {b.name!r} do not count the same queries; "
-                         "evaluate them against the same qrels for a paired test")
-    ha, hb = a.hits(k), b.hits(k)
-    wins = tuple(i for i, x, y in zip(ida, ha, hb) if x and not y)
-    losses = tuple(i for i, x, y in zip(ida, ha, hb) if y and not x)
-    p = sign_test(len(wins), len(losses))
-    return PairedTest(a.name, b.name, k, len(wins), len(losses), len(ida), p, p,
-                      queries_needed(len(wins), len(losses), len(ida)), wins, losses)
+    return paired_on_hits(a.name, b.name, k, [q.query_id for q in a.per_query], [q.query_id for q in b.per_query],
+                          a.hits(k), b.hits(k), "runs")
 
 
 def paired_success_tests(results: Sequence[RunResult], k: int) -> list[PairedTest]:
     """Every pair (i < j) of results on ``Success@k``, Holm-adjusted together (Holm 1979)."""
-    tests = [paired_success(results[i], results[j], k)
-             for i in range(len(results)) for j in range(i + 1, len(results))]
-    adj = holm([t.p for t in tests])
-    return [PairedTest(t.a, t.b, t.k, t.wins, t.losses, t.n, t.p, q, t.queries_needed, t.win_ids, t.loss_ids)
-            for t, q in zip(tests, adj)]
+    return holm_adjusted([paired_success(results[i], results[j], k)
+                          for i in range(len(results)) for j in range(i + 1, len(results))])

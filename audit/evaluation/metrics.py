@@ -14,7 +14,8 @@ import numpy as np
 
 from .stats import Interval, holm, queries_needed, sign_test, wilson
 
-__all__ = ["KS", "MRR_DEPTH", "ColumnResult", "PairedTest", "QueryResult", "paired_test", "paired_tests",
+__all__ = ["KS", "MRR_DEPTH", "ColumnResult", "PairedTest", "QueryResult", "holm_adjusted", "paired_on_hits",
+           "paired_test", "paired_tests",
            "summary_rows"]
 
 
@@ -119,25 +120,42 @@ def paired_test(a: ColumnResult, b: ColumnResult, k: int) -> PairedTest:
     ValueError
         The columns do not hold the same queries (unpaired).
     """
-    ida = [q.query_id for q in a.per_query]
-    idb = [q.query_id for q in b.per_query]
+    return paired_on_hits(a.name, b.name, k, [q.query_id for q in a.per_query], [q.query_id for q in b.per_query],
+                          a.hits(k), b.hits(k), "columns")
+
+
+def paired_on_hits(name_a: str, name_b: str, k: int, ids_a, ids_b, hits_a, hits_b, what: str = "columns") -> PairedTest:
+    """The exact sign test of ``a`` against ``b`` on per-query hits at ``k`` (shared by columns and runs).
+
+    ``wins``: queries ``a`` hits and ``b`` misses; ``losses``: the reverse; ``p_holm`` equals ``p``
+    (one test; :func:`holm_adjusted` adjusts a family).
+
+    Raises
+    ------
+    ValueError
+        ``ids_a`` and ``ids_b`` differ (unpaired): the message names both and ``what`` they are.
+    """
+    ida, idb = list(ids_a), list(ids_b)
     if ida != idb:
-        raise ValueError(f"columns {a.name} and {b.name} do not hold the same queries; a paired test needs them")
-    ha, hb = a.hits(k), b.hits(k)
-    wins = tuple(i for i, x, y in zip(ida, ha, hb) if x and not y)
-    losses = tuple(i for i, x, y in zip(ida, ha, hb) if y and not x)
+        raise ValueError(f"{what} {name_a} and {name_b} do not hold the same queries; a paired test needs them")
+    wins = tuple(i for i, x, y in zip(ida, hits_a, hits_b) if x and not y)
+    losses = tuple(i for i, x, y in zip(ida, hits_a, hits_b) if y and not x)
     p = sign_test(len(wins), len(losses))
-    return PairedTest(a.name, b.name, k, len(wins), len(losses), len(ida), p, p,
+    return PairedTest(name_a, name_b, k, len(wins), len(losses), len(ida), p, p,
                       queries_needed(len(wins), len(losses), len(ida)), wins, losses)
+
+
+def holm_adjusted(tests: list[PairedTest]) -> list[PairedTest]:
+    """The same tests with ``p_holm`` adjusted over the family (Holm 1979)."""
+    adj = holm([t.p for t in tests])
+    return [PairedTest(t.a, t.b, t.k, t.wins, t.losses, t.n, t.p, q, t.queries_needed, t.win_ids, t.loss_ids)
+            for t, q in zip(tests, adj)]
 
 
 def paired_tests(columns: Iterable[ColumnResult], k: int) -> list[PairedTest]:
     """Every pair (i < j) of available columns at ``k``, Holm-adjusted together."""
     cols = [c for c in columns if c.available]
-    tests = [paired_test(cols[i], cols[j], k) for i in range(len(cols)) for j in range(i + 1, len(cols))]
-    adj = holm([t.p for t in tests])
-    return [PairedTest(t.a, t.b, t.k, t.wins, t.losses, t.n, t.p, q, t.queries_needed, t.win_ids, t.loss_ids)
-            for t, q in zip(tests, adj)]
+    return holm_adjusted([paired_test(cols[i], cols[j], k) for i in range(len(cols)) for j in range(i + 1, len(cols))])
 
 
 def summary_rows(columns: Iterable[ColumnResult], phrasing: str | None = None) -> list[dict]:

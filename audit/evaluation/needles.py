@@ -4,7 +4,8 @@ Definitions (docs/definitions.md, *Correct retrieval*, *Needle diagnoses*): a ch
 a needle when its embedded ``text`` holds the whole needle in the matching view; **destroyed**: no
 chunk holds it; **overlap-only**: only ``text`` (with the overlap tail) holds it, no chunk's own
 ``content`` does, so the citation would not show it; **past the window**: every chunk holding it
-holds it only past the encoder window.
+holds it only past the encoder window. A query judged by document (a BEIR dataset) is correct on
+every chunk of a relevant document; the three diagnoses do not apply to it.
 """
 
 from __future__ import annotations
@@ -52,6 +53,12 @@ def needle_sets(chunks: ChunkSet, needles: Sequence, cut: np.ndarray) -> NeedleS
     contents = [collapse(c.content) for c in chunks.chunks]
     correct, destroyed, overlap_only, past_window = {}, [], [], []
     for n in needles:
+        if n.relevant_docs:  # judged by document: every chunk of a relevant document, no sentence to cut
+            docs = set(n.relevant_docs)
+            correct[n.id] = frozenset(c.chunk_id for c in chunks.chunks if c.doc_id in docs)
+            if not correct[n.id]:
+                destroyed.append(n.id)
+            continue
         key = n.key
         hold = frozenset(i for i, t in enumerate(texts) if key in t)
         correct[n.id] = hold

@@ -84,6 +84,9 @@ def embed(encoder, texts: Sequence[str], cache: EmbeddingCache | None = None,
         Unit vectors in the order of ``texts``.
     n_encoded : int
         How many texts actually went through the model (0 on a warm run).
+
+    With a cache, a text missing from it is first looked up in the vectors shipped for this model
+    (:mod:`audit.index.shipped`), then encoded.
     """
     texts = list(texts)
     out = np.zeros((len(texts), encoder.dims), dtype=np.float32)
@@ -94,6 +97,15 @@ def embed(encoder, texts: Sequence[str], cache: EmbeddingCache | None = None,
     for i in range(len(texts)):
         if cache is not None and keys[i] in found:
             out[i] = found[keys[i]]
+    if missing and cache is not None:  # vectors shipped with the built-in corpus, when they are this model's
+        from .shipped import shipped_lookup
+
+        shipped = shipped_lookup(encoder, [texts[i] for i in missing])
+        if shipped:
+            got = [missing[j] for j in shipped]
+            out[got] = np.vstack([shipped[j] for j in shipped])
+            cache.put_many([keys[i] for i in got], out[got])
+            missing = [i for j, i in enumerate(missing) if j not in shipped]
     if missing:
         done_before = len(texts) - len(missing)  # progress counts all texts, cached ones first
         relay = (lambda d, n: progress(done_before + d, len(texts))) if progress else None

@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 from .. import PIPELINE_VERSION
-from ..ingest import BUILTIN_CORPUS, EXTRACTOR_VERSIONS, file_sha256
+from ..ingest import BUILTIN_CORPUS, EXTRACTOR_VERSIONS, beir, file_sha256
 from ..models import n_special
 from .stamp import DocumentRecord, Stamp
 from .store import IndexStore, vectors_of
@@ -97,14 +97,19 @@ class HealthReport:
         L = [f"index {self.index} in {self.db}: generation {self.generation}, {self.n_documents} documents, "
              f"{self.n_chunks} chunks, model {self.stamp.model} ({self.stamp.dims} dims, window {self.stamp.window})"
              f" — {'HEALTHY' if self.healthy else 'UNHEALTHY'}"]
-        for f in self.findings:
-            mark = {UNHEALTHY: "FAIL", WARNING: "warn", OK: " ok "}[f.severity]
-            L.append(f"  [{mark}] {f.title}: {f.detail}")
-            for d in f.documents[:20]:
-                L.append(f"         {d['doc_id']}: {d['why']}")
-            if len(f.documents) > 20:
-                L.append(f"         … {len(f.documents) - 20} more")
-        return "\n".join(L)
+        return "\n".join(L + render_findings(self.findings))
+
+
+def render_findings(findings, show: int = 20) -> list[str]:
+    """Text lines for findings: ``[FAIL]``/``[warn]``/``[ ok ]``, title and detail, then up to ``show`` documents."""
+    lines = []
+    for f in findings:
+        mark = {UNHEALTHY: "FAIL", WARNING: "warn", OK: " ok "}[f.severity]
+        lines.append(f"  [{mark}] {f.title}: {f.detail}")
+        lines += [f"         {d['doc_id']}: {d['why']}" for d in f.documents[:show]]
+        if len(f.documents) > show:
+            lines.append(f"         … {len(f.documents) - show} more")
+    return lines
 
 
 def _current_source_sha(corpus_spec: str | None, source: str) -> str | None:
@@ -116,6 +121,8 @@ def _current_source_sha(corpus_spec: str | None, source: str) -> str | None:
         return hashlib.sha256(topics[key].encode("utf-8")).hexdigest() if key in topics else None
     if corpus_spec is None:
         return None
+    if source.startswith(beir.SOURCE_PREFIX):
+        return beir.current_sha256(corpus_spec, source)
     p = Path(corpus_spec) / source
     return file_sha256(p) if p.is_file() else None
 

@@ -142,9 +142,14 @@ def load_folder(folder: str | Path) -> Corpus:
 
 
 def load_corpus(spec: str | Path) -> Corpus:
-    """``python-reference`` → :func:`load_builtin`; anything else → :func:`load_folder`."""
+    """``python-reference`` → :func:`load_builtin`; a BEIR dataset folder → :func:`audit.ingest.beir.load_beir_corpus`;
+    any other folder → :func:`load_folder`."""
     if str(spec) == BUILTIN_CORPUS:
         return load_builtin()
+    from .beir import is_beir_folder, load_beir_corpus
+
+    if is_beir_folder(spec):
+        return load_beir_corpus(spec)
     return load_folder(spec)
 
 

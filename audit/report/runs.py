@@ -14,7 +14,14 @@ import pandas as pd
 
 from .. import __version__
 from ..evaluation.measures import KS, SCORE_KINDS, evaluate_runs, paired_success_tests
-from ..evaluation.threshold import GateCounts, Separation, counts_at, fewest_errors_cut, separation, sweep
+from ..evaluation.threshold import (
+    GateCounts,
+    Separation,
+    counts_at,
+    fewest_errors_cut,
+    separation,
+    sweep,
+)
 from ..sources.imported.system import ImportedSystem
 from .serialize import records, strict
 from .tables import format_p, needed_label

@@ -73,6 +73,8 @@ def to_json(run: AuditRun, threshold: float | None = None) -> dict:
         "comparisons": records(key_comparisons(run)),
         "threshold": thr,
         "rejected": [{"id": r.id, "reason": r.reason, "line": r.line} for r in run.ground_truth.rejected],
+        "judged_by": "document (BEIR: a chunk is relevant when its document is)"
+        if run.ground_truth.judged_by_document else "needle (a chunk is relevant when its text holds the needle)",
         "rerank_unavailable": run.rerank_error,
         "rerank_window": run.rerank_window,
         "bm25_no_token": list(run.no_bm25_token),

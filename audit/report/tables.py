@@ -12,8 +12,9 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from ..evaluation.measures import measure_names
 from ..evaluation.metrics import KS, ColumnResult, paired_test, summary_rows
-from ..evaluation.stats import holm
+from ..evaluation.stats import holm, wilson
 from ..sources import AuditRun, base_strategy
 
 __all__ = ["chunks_frame", "format_p", "key_comparisons", "latency_frame", "needed_label", "phrasing_frame",
@@ -21,17 +22,26 @@ __all__ = ["chunks_frame", "format_p", "key_comparisons", "latency_frame", "need
 
 
 def results_frame(run: AuditRun, phrasing: str | None = None) -> pd.DataFrame:
-    """Strategy × retriever table: recall@k with Wilson 95% bounds, MRR@20, needle counts.
+    """Strategy × retriever table: Success@k with Wilson 95% bounds, the other ir_measures, needle counts.
 
-    Columns: ``strategy``, ``retriever``, ``n_queries``, ``recall@K``,
-    ``recall@K_low``, ``recall@K_high`` (K = 1, 4, 8, 20), ``mrr``,
-    ``destroyed``, ``overlap_only``, ``past_window`` (needles), ``available``, ``reason``,
-    ``rerank_pairs_over_window`` (rerank rows that ran: the (query, chunk text) pairs the
-    cross-encoder read cut at its window, over every query; None elsewhere).
+    Columns: ``strategy``, ``retriever``, ``n_queries``, ``recall@K``, ``recall@K_low``,
+    ``recall@K_high`` (K = 1, 4, 8, 20: the specification's name), ``mrr`` (MRR@20), ``available``,
+    ``reason``; then every :func:`audit.evaluation.measures.measure_names` under its ir_measures name
+    (``Success@K`` equals ``recall@K``, ``RR@20`` equals ``mrr``; with ``Success@K_low``/``_high``);
+    ``destroyed``, ``overlap_only``, ``past_window`` (needles). Measures of an unavailable column are NaN.
+    ``rerank_pairs_over_window``: on rerank rows that ran, the (query, chunk text) pairs the
+    cross-encoder read cut at its window, over every query; None elsewhere.
     """
     rows = summary_rows(run.columns(), phrasing)
+    keep = [q.phrasing == phrasing or phrasing in (None, "both", "all") for q in run.in_domain]
     for row in rows:
         s = run.strategy(row["strategy"])
+        per_query = [m for m, k in zip(s.measures.get(row["retriever"], ()), keep) if k]
+        for name in measure_names():
+            row[name] = float(np.mean([m[name] for m in per_query])) if per_query and row["available"] else math.nan
+            if name.startswith("Success@"):
+                iv = wilson(int(sum(m[name] for m in per_query)), len(per_query)) if row["available"] else wilson(0, 0)
+                row[f"{name}_low"], row[f"{name}_high"] = iv.low, iv.high
         row["destroyed"] = len(s.destroyed)
         row["overlap_only"] = len(s.overlap_only)
         row["past_window"] = len(s.past_window)

@@ -41,16 +41,21 @@ def render_text(run: AuditRun, threshold: float | None = None) -> str:
     py = f", Python {c.python_version} topics" if c.python_version else ""
     L.append(f"Corpus {c.name}{py}: {len(c.documents)} documents, {c.n_characters:,} characters, "
              f"{c.n_sections} sections" + (f"; {len(c.failures)} files failed to load" if c.failures else ""))
-    L.append(f"Ground truth: {len(gt.needles)} needles accepted, {len(gt.rejected)} rejected; "
-             f"{len(run.in_domain)} in-domain queries, {len(gt.out_of_domain)} out-of-domain")
+    if gt.judged_by_document:
+        L.append(f"Ground truth: {len(gt.needles)} BEIR queries judged by document (a chunk is relevant when its "
+                 f"document is), {len(gt.rejected)} rejected; {len(gt.out_of_domain)} out-of-domain")
+    else:
+        L.append(f"Ground truth: {len(gt.needles)} needles accepted, {len(gt.rejected)} rejected; "
+                 f"{len(run.in_domain)} in-domain queries, {len(gt.out_of_domain)} out-of-domain")
     for w in run.warnings:
         L.append(f"warning: {w}")
     L.append("")
-    L.append("Recall@k with Wilson 95% intervals, MRR@20 (correct = a returned chunk's text holds the whole needle)")
+    L.append("Success@k (the specification's recall@k) with Wilson 95% intervals, MRR@20 "
+             "(correct = a returned chunk's text holds the whole needle)")
     df = results_frame(run)
     show = pd.DataFrame({
         "strategy": df["strategy"], "retriever": df["retriever"],
-        **{f"R@{k}": [_fmt_iv(e, lo, hi) for e, lo, hi in zip(df[f"recall@{k}"], df[f"recall@{k}_low"],
+        **{f"Success@{k}": [_fmt_iv(e, lo, hi) for e, lo, hi in zip(df[f"recall@{k}"], df[f"recall@{k}_low"],
                                                                df[f"recall@{k}_high"])] for k in KS},
         "MRR@20": ["n/a" if not math.isfinite(m) else f"{m:.3f}" for m in df["mrr"]],
         "destroyed": df["destroyed"],

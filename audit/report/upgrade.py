@@ -17,7 +17,7 @@ import pandas as pd
 
 from ..evaluation.metrics import KS, PairedTest, paired_test
 from ..evaluation.threshold import KEEP, counts_at, fewest_errors_cut, sweep
-from ..groundtruth import GroundTruth, Needle, validate
+from ..groundtruth import GroundTruth, validate
 from ..sources import AuditRun, run_audit
 from .tables import format_p, needed_label
 
@@ -150,32 +150,35 @@ def compare_runs(old: AuditRun, new: AuditRun, retriever: str = "dense", thresho
 
 
 def _revalidate(gt: GroundTruth, corpus) -> GroundTruth:
-    needles = [Needle(n.id, n.needle, n.questions, n.line) for n in gt.needles]
-    acc, loc, rej = validate(needles, corpus)
+    acc, loc, rej = validate(gt.needles, corpus)
     return GroundTruth(tuple(acc), loc, tuple(gt.rejected) + tuple(rej), gt.out_of_domain)
 
 
-def compare_stores(old_store, new_store, ground_truth: GroundTruth, old_encoder, new_encoder,
-                   strategy: str | None = None, retriever: str = "dense", threshold: float | None = None, k: int = 8,
-                   cache=None) -> UpgradeDiff:
-    """Compare index ``strategy`` (default: the first index of the old store) of two stores.
+def _model_of(loaded) -> tuple[str, int]:
+    """(model name, dims) of a loaded index: SQLite's :class:`~audit.index.Stamp` or a Lance stamp dict."""
+    st = loaded.stamp
+    return (st["model"], int(st["dims"])) if isinstance(st, dict) else (st.model, int(st.dims))
 
-    The needles are validated against each index's own corpus; only needles
-    valid in both are compared. Queries are embedded with each index's model.
+
+def compare_loaded(lo, ln, ground_truth: GroundTruth, old_encoder, new_encoder, retriever: str = "dense",
+                   threshold: float | None = None, k: int = 8, cache=None, names: tuple[str, str] = ("old", "new")
+                   ) -> UpgradeDiff:
+    """Compare two loaded indexes (anything with ``corpus``, ``chunks``, ``vectors`` and a model ``stamp``:
+    a SQLite :class:`~audit.index.LoadedIndex` or a Lance :class:`~audit.index.lance.LoadedLance`).
+
+    The needles are validated against each index's own corpus; only needles valid in both are
+    compared. Queries are embedded with each index's model.
 
     Raises
     ------
     ValueError
-        An index is missing, mixed, or the stamped model is not the encoder given.
+        The stamped model is not the encoder given (``names`` say which side).
     """
-    name = strategy or (old_store.indexes() or [None])[0]
-    if name is None:
-        raise ValueError(f"{old_store.path}: holds no index")
-    lo, ln = old_store.load(name), new_store.load(name)
-    for loaded, enc, store in ((lo, old_encoder, old_store), (ln, new_encoder, new_store)):
-        if (enc.name, enc.dims) != (loaded.stamp.model, loaded.stamp.dims):
-            raise ValueError(f"{store.path}: index {name!r} was built with {loaded.stamp.model} "
-                             f"({loaded.stamp.dims} dims), not {enc.name} ({enc.dims} dims)")
+    for loaded, enc, label in ((lo, old_encoder, names[0]), (ln, new_encoder, names[1])):
+        model, dims = _model_of(loaded)
+        if (enc.name, enc.dims) != (model, dims):
+            raise ValueError(f"{label}: the index was built with {model} ({dims} dims), not {enc.name} "
+                             f"({enc.dims} dims)")
     go, gn = _revalidate(ground_truth, lo.corpus), _revalidate(ground_truth, ln.corpus)
     both = {n.id for n in go.needles} & {n.id for n in gn.needles}
     pick = lambda g: GroundTruth(tuple(n for n in g.needles if n.id in both),  # noqa: E731
@@ -186,3 +189,22 @@ def compare_stores(old_store, new_store, ground_truth: GroundTruth, old_encoder,
     new = run_audit(ln.corpus, pick(gn), [ln.chunks.strategy], new_encoder, rets, reranker=None, cache=cache,
                     prebuilt={ln.chunks.strategy.name: (ln.chunks, ln.vectors)})
     return compare_runs(old, new, retriever, threshold, k)
+
+
+def compare_stores(old_store, new_store, ground_truth: GroundTruth, old_encoder, new_encoder,
+                   strategy: str | None = None, retriever: str = "dense", threshold: float | None = None, k: int = 8,
+                   cache=None) -> UpgradeDiff:
+    """Compare index ``strategy`` (default: the first index of the old store) of two SQLite index files
+    (:func:`compare_loaded` on what each holds).
+
+    Raises
+    ------
+    ValueError
+        An index is missing, mixed, or the stamped model is not the encoder given.
+    """
+    name = strategy or (old_store.indexes() or [None])[0]
+    if name is None:
+        raise ValueError(f"{old_store.path}: holds no index")
+    return compare_loaded(old_store.load(name), new_store.load(name), ground_truth, old_encoder, new_encoder,
+                          retriever, threshold, k, cache, (f"{old_store.path}: index {name!r}",
+                                                           f"{new_store.path}: index {name!r}"))

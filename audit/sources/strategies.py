@@ -19,6 +19,7 @@ from threadpoolctl import threadpool_limits
 
 from .. import PIPELINE_VERSION, __version__
 from ..chunking import ChunkSet, Strategy, chunk_corpus
+from ..evaluation.measures import ranking_measures
 from ..evaluation.metrics import ColumnResult, QueryResult
 from ..evaluation.needles import needle_sets
 from ..evaluation.threshold import GateCounts, QueryDistances, sweep
@@ -113,6 +114,10 @@ class StrategyRun:
         out-of-domain), the first :data:`STORED_DEPTH` ranks.
     first_rank : dict
         retriever → list per in-domain query of the first correct rank (None: missed).
+    measures : dict
+        retriever → list per in-domain query of its ir_measures values (name → value), computed on the
+        full ranking with the chunks holding the needle as relevant
+        (:func:`audit.evaluation.measures.ranking_measures`).
     distances : float32 array (n_queries, n_chunks)
         Cosine distance of every query to every chunk, clipped to [0, 2]
         (float32 rounding of unit vectors gives -2e-07 or 2.0000002).
@@ -134,6 +139,7 @@ class StrategyRun:
     past_window: list
     rankings: dict = field(default_factory=dict)
     first_rank: dict = field(default_factory=dict)
+    measures: dict = field(default_factory=dict)
     distances: np.ndarray | None = None
     latency_ms: dict = field(default_factory=dict)
     #: per query (in-domain then out-of-domain), the rerank pairs (query, chunk text) longer than the
@@ -406,9 +412,11 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
                     if q.in_domain:
                         relevant = ns.correct.get(q.needle_id, frozenset())
                         run.first_rank.setdefault(r, []).append(rk.first_rank(relevant))
+                        run.measures.setdefault(r, []).append(ranking_measures(rk.chunk_ids, relevant))
                 report(stage, qi + 1, len(queries))
         for r in run.rankings:
             run.first_rank.setdefault(r, [])
+            run.measures.setdefault(r, [])
         runs.append(run)
 
     if n_q_encoded or any(r.n_encoded for r in runs):

@@ -41,6 +41,7 @@ from .connection import (
            redact_uri,
 )
 from .health import StoreCheck, StoreHealth, check_health
+from .run import StoreRun, store_run
 from .search import (
            KComparison,
            RetrievalComparison,
@@ -52,4 +53,4 @@ from .search import (
 
 __all__ = ["ENV_URI", "IndexInfo", "KComparison", "OPERATORS", "RetrievalComparison", "SearchResult", "StoreCheck",
            "StoreError", "StoreHealth", "StoreSpec", "check_health", "compare_retrieval", "connect", "find_indexes",
-           "redact", "redact_uri", "relevant_from_needles", "search"]
+           "redact", "redact_uri", "relevant_from_needles", "search", "StoreRun", "store_run"]

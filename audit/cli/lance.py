@@ -1,0 +1,143 @@
+"""``index --out DATASET [--engine ray]``, ``report --index DATASET``, ``health --index DATASET``, and
+``compare DATASET_A DATASET_B``: a Lance dataset as an index, built on one machine or as a Ray Data job.
+
+``--index`` means "audit this dataset as it is" (its own corpus, chunks and vectors; no ``--corpus``);
+``--db`` keeps meaning the SQLite index of ``--corpus``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .common import (
+    EXIT_OK,
+    InputError,
+    ProgressBar,
+    corpus_arg,
+    encoder_arg,
+    strategies_arg,
+    write_json,
+)
+
+__all__ = ["cmd_compare_datasets", "cmd_health_index", "cmd_index_lance", "cmd_report_index", "is_dataset"]
+
+
+def is_dataset(path: str) -> bool:
+    """Whether ``path`` names a Lance dataset (a folder, or an object-store URI) rather than a SQLite file."""
+    return "://" in str(path) or Path(path).is_dir()
+
+
+def _open(uri: str):
+    from ..index.lance import LanceIndexError, open_index
+
+    try:
+        return open_index(uri)
+    except (LanceIndexError, OSError, ValueError) as e:
+        raise InputError(f"{uri}: not a Lance dataset index ({str(e).splitlines()[0] if str(e) else e})") from None
+
+
+def _load(uri: str, model: str | None):
+    """The dataset loaded for the audit, and its encoder (the stamped model unless ``model`` is given)."""
+    from ..index.lance import LanceIndexError
+
+    loaded = _open(uri).load()
+    enc = encoder_arg(model or loaded.stamp["model"])
+    try:
+        loaded.check_encoder(enc)
+    except LanceIndexError as e:
+        raise InputError(str(e)) from None
+    return loaded, enc
+
+
+def cmd_index_lance(a) -> int:
+    """Index a corpus into a Lance dataset, in this process (``--engine local``) or as a Ray Data job."""
+    from ..index.lance import LanceIndexError, index_local, index_with_ray
+
+    (strategy,) = strategies_arg(a.strategy)[:1]
+    corpus = corpus_arg(a.path)
+    bar = ProgressBar(a.quiet)
+    try:
+        if a.engine == "ray":
+            result = index_with_ray(corpus, strategy, a.model, a.out, batch_size=a.batch_size, actors=a.actors,
+                                    num_gpus=a.num_gpus, ray_address=a.ray_address, progress=bar)
+        else:
+            result = index_local(corpus, strategy, a.model, a.out, batch_size=a.batch_size, progress=bar)
+    except (LanceIndexError, ValueError) as e:
+        raise InputError(str(e)) from None
+    finally:
+        bar.close()
+    print(f"{result.n_chunks} chunks of {result.n_documents} documents ({result.n_failed} failed) → {a.out} "
+          f"({result.engine}, {result.chunks_per_s:.1f} chunks/s)")
+    return EXIT_OK
+
+
+def cmd_report_index(a) -> int:
+    """The report of a Lance dataset as it is, plus its ANN index against the exact scan when it has one."""
+    from ..evaluation.metrics import KS
+    from ..groundtruth import GroundTruthError, load_ground_truth
+    from ..index.lance import LanceIndexError
+    from ..models import ModelUnavailable
+    from ..report import render_text, to_json
+    from ..sources import run_audit
+    from .builtin import cut_arg
+
+    cut_arg(a.threshold)
+    loaded, enc = _load(a.index, a.model)
+    try:
+        gt = load_ground_truth(loaded.corpus, a.ground_truth, a.out_of_domain)
+    except GroundTruthError as e:
+        raise InputError(str(e)) from None
+    if not gt.needles:
+        raise InputError(f"no ground truth to evaluate on {a.index}: give --ground-truth FILE")
+    retrievers = [r.strip() for r in (a.retrievers or "dense,bm25,hybrid,rerank").split(",") if r.strip()]
+    try:
+        run = run_audit(loaded.corpus, gt, [loaded.chunks.strategy], enc, retrievers, reranker=a.reranker,
+                        prebuilt=loaded.prebuilt())
+    except (ValueError, ModelUnavailable) as e:
+        raise InputError(str(e)) from None
+    print(render_text(run, a.threshold))
+    data = to_json(run, a.threshold)
+    ix = _open(a.index)
+    if ix.vector_indices():
+        s = run.strategies[0]
+        relevant = [s.correct.get(q.needle_id, frozenset()) if q.in_domain else frozenset() for q in run.queries]
+        try:
+            ann = ix.compare_ann(run.query_vectors, KS, relevant)
+        except LanceIndexError as e:
+            raise InputError(str(e)) from None
+        print("\nThe dataset's ANN index against the exact scan")
+        print(ann.to_frame().to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+        data["ann"] = ann.to_dict()
+    if a.json:
+        write_json(a.json, data)
+    return EXIT_OK
+
+
+def cmd_health_index(a) -> int:
+    """Health of a Lance dataset, streamed in batches; exit 1 when unhealthy."""
+    health = _open(a.index).health()
+    print(health.render())
+    if a.json:
+        write_json(a.json, health.to_dict())
+    return health.exit_code
+
+
+def cmd_compare_datasets(a) -> int:
+    """``compare DATASET_A DATASET_B``: the same questions against two Lance dataset indexes."""
+    from ..groundtruth import GroundTruthError, load_ground_truth
+    from ..index import EmbeddingCache
+    from ..report.upgrade import compare_loaded
+    from .builtin import cut_arg
+
+    cut_arg(a.threshold)
+    (lo, eo), (ln, en) = _load(a.old, None), _load(a.new, None)
+    try:
+        gt = load_ground_truth(lo.corpus, a.ground_truth, a.out_of_domain)
+        diff = compare_loaded(lo, ln, gt, eo, en, a.retriever, a.threshold, a.k, EmbeddingCache.default(),
+                              (a.old, a.new))
+    except (GroundTruthError, ValueError) as e:
+        raise InputError(str(e)) from None
+    if a.threshold is None:
+        print(f"(using the old index's balanced cut {diff.threshold:.3f})")
+    print(diff.render())
+    return EXIT_OK

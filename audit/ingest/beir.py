@@ -1,0 +1,130 @@
+"""A BEIR dataset folder (``corpus.jsonl``, ``queries.jsonl``, ``qrels/*.tsv``) as a corpus and its judgments.
+
+BEIR (Thakur et al., NeurIPS 2021 Datasets and Benchmarks) judges **documents**: with the built-in
+strategies a chunk is relevant when its document is, and the report says so. Each document
+becomes ``# title`` (when it has one), a blank line and its text; its ``doc_id`` is the BEIR ``_id``.
+The judgments are read from ``qrels/test.tsv`` (else the only ``.tsv`` in ``qrels/``); only
+queries with at least one relevant document (score ≥ 1) are asked.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import replace
+from functools import lru_cache
+from pathlib import Path
+
+from .document import Corpus, Document, LoadFailure
+from .markdown import markdown_document
+
+__all__ = ["SOURCE_PREFIX", "beir_needles", "current_sha256", "is_beir_folder", "load_beir_corpus", "qrels_file"]
+
+#: A BEIR document's ``source``: ``corpus.jsonl#<_id>`` (its sha256 is that of its canonical text).
+SOURCE_PREFIX = "corpus.jsonl#"
+
+
+def is_beir_folder(path) -> bool:
+    """Whether ``path`` is a folder holding ``corpus.jsonl`` and ``queries.jsonl``."""
+    p = Path(str(path))
+    return p.is_dir() and (p / "corpus.jsonl").is_file() and (p / "queries.jsonl").is_file()
+
+
+def _records(path: Path):
+    """``(line, object)`` of a BEIR JSONL file; every object needs an ``_id`` and a string ``text``."""
+    from ..groundtruth import GroundTruthError, json_records
+
+    for no, obj in json_records(path, path.name):
+        if not isinstance(obj.get("_id"), (str, int)) or not isinstance(obj.get("text", ""), str):
+            raise GroundTruthError(f"{path}:{no}: expected an object with a string '_id' and 'text'")
+        yield no, obj
+
+
+def load_beir_corpus(folder) -> Corpus:
+    """The documents of ``folder/corpus.jsonl`` (``_id``, ``title``, ``text``), sorted by ``doc_id``.
+
+    A record with an empty text is listed as failed; a repeated ``_id`` too.
+
+    Raises
+    ------
+    GroundTruthError
+        A line that is not a JSON object with ``_id`` and ``text`` (file and line named).
+    """
+    root = Path(str(folder))
+    docs: dict[str, Document] = {}
+    failures = []
+    for no, obj in _records(root / "corpus.jsonl"):
+        doc_id, title, text = str(obj["_id"]), " ".join(str(obj.get("title") or "").split()), obj.get("text", "")
+        if doc_id in docs:
+            failures.append(LoadFailure(doc_id, f"corpus.jsonl:{no}: repeated _id"))
+        elif not text.strip():
+            failures.append(LoadFailure(doc_id, f"corpus.jsonl:{no}: empty text"))
+        else:
+            canonical = (f"# {title}\n\n" if title else "") + text
+            # BEIR text is plain text: its only heading is the "# title" line the conversion wrote
+            doc = markdown_document(doc_id, canonical, source=f"{SOURCE_PREFIX}{doc_id}", extractor="beir",
+                                    fallback_title=title or doc_id, headings=[(0, 1, title)] if title else [])
+            docs[doc_id] = replace(doc, source_sha256=hashlib.sha256(canonical.encode("utf-8")).hexdigest())
+    return Corpus(name=str(folder), documents=tuple(docs[k] for k in sorted(docs)), failures=tuple(failures))
+
+
+def qrels_file(folder) -> Path:
+    """``qrels/test.tsv``, else the only ``.tsv`` under ``qrels/``.
+
+    Raises
+    ------
+    GroundTruthError
+        None, or several without a ``test.tsv``.
+    """
+    from ..groundtruth import GroundTruthError
+
+    q = Path(str(folder)) / "qrels"
+    if (q / "test.tsv").is_file():
+        return q / "test.tsv"
+    found = sorted(q.glob("*.tsv")) if q.is_dir() else []
+    if len(found) != 1:
+        raise GroundTruthError(f"{q}: expected qrels/test.tsv (or one .tsv file), found "
+                               f"{', '.join(p.name for p in found) or 'none'}")
+    return found[0]
+
+
+def beir_needles(folder) -> list:
+    """The judged queries of a BEIR folder as document-judged needles (:attr:`audit.groundtruth.Needle.relevant_docs`).
+
+    Raises
+    ------
+    GroundTruthError
+        A malformed ``queries.jsonl`` or qrels file (file and line named).
+    """
+    from ..groundtruth import GroundTruthError, Needle
+    from ..sources.imported.readers import InputFileError, read_beir_qrels
+
+    root = Path(str(folder))
+    texts = {str(obj["_id"]): (no, obj.get("text", "")) for no, obj in _records(root / "queries.jsonl")}
+    try:
+        qrels = read_beir_qrels(qrels_file(root))
+    except InputFileError as e:
+        raise GroundTruthError(str(e)) from None
+    out = []
+    for qid in qrels.query_ids:
+        relevant = tuple(sorted(qrels.relevant(qid)))
+        if qid in texts and relevant and texts[qid][1].strip():
+            out.append(Needle(qid, "", (texts[qid][1],), texts[qid][0], relevant))
+    return out
+
+
+def current_sha256(folder, source: str) -> str | None:
+    """sha256 of a BEIR document as ``corpus.jsonl`` holds it now (None when it is gone): what index health
+    compares to find stale or missing documents."""
+    if not source.startswith(SOURCE_PREFIX):
+        return None
+    path = Path(str(folder)) / "corpus.jsonl"
+    try:
+        stamp = path.stat().st_mtime_ns
+    except OSError:
+        return None
+    return _shas(str(folder), stamp).get(source[len(SOURCE_PREFIX):])
+
+
+@lru_cache(maxsize=4)
+def _shas(folder: str, mtime_ns: int) -> dict:
+    return {d.doc_id: d.source_sha256 for d in load_beir_corpus(folder).documents}
