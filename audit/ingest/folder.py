@@ -95,7 +95,8 @@ def load_folder(folder: str | Path) -> Corpus:
 
     ``doc_id`` is the path relative to the folder. A file that cannot be read
     is listed in ``Corpus.failures`` with its reason and the rest load;
-    files of other types are listed in ``Corpus.skipped``.
+    files of other types are listed in ``Corpus.skipped``. A symbolic link whose target
+    lies outside the folder is listed as failed and never read (links inside it are read).
 
     Raises
     ------
@@ -106,9 +107,13 @@ def load_folder(folder: str | Path) -> Corpus:
     if not root.is_dir():
         raise ValueError(f"corpus folder {str(folder)!r} does not exist or is not a directory")
     docs, failures, skipped = [], [], []
+    real_root = root.resolve()
     for path in sorted(p for p in root.rglob("*") if p.is_file()):
         rel = path.relative_to(root).as_posix()
         if any(part.startswith(".") for part in path.relative_to(root).parts):
+            continue
+        if real_root not in path.resolve().parents:  # a link out of the folder: never read what it points at
+            failures.append(LoadFailure(source=rel, reason="a link that leads out of the corpus folder; not read"))
             continue
         if path.suffix.lower() not in TEXT_SUFFIXES:
             skipped.append(rel)
