@@ -26,6 +26,12 @@ Configuration by environment (all optional; the sidebar can change each):
     ``cross-encoder/ms-marco-MiniLM-L-6-v2``); ``none`` disables reranking.
 ``AUDIT_HOME``
     Where the embedding cache and the saved threshold live (default ``./.audit``).
+``AUDIT_CONFIG``
+    The deployment's ``audit.toml`` (default ``./audit.toml`` when it exists): named corpora, shared
+    mode, allowed roots, upload limits, sign-in (:mod:`audit.config`).
+``AUDIT_ROOTS``
+    Extra folders (``os.pathsep``-separated) a path typed in the dashboard may lie under; by default
+    only the working directory, ``$AUDIT_HOME`` and the paths given here or in audit.toml.
 
 Tests give the app a small corpus through these variables (``AUDIT_CORPUS`` =
 a temporary folder, ``AUDIT_GROUND_TRUTH``/``AUDIT_OUT_OF_DOMAIN`` = files
@@ -36,9 +42,10 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import sidebar
+from ui import access, paths, sidebar
 
 st.set_page_config(page_title="Retrieval audit", page_icon=":material/fact_check:", layout="wide")
+access.gate(paths.config())  # shared mode: sign-in (st.login) and the allow-list, before anything is read
 
 PAGES = [
     st.Page("app_pages/1_Overview.py", title="Overview", icon=":material/dashboard:", default=True),
