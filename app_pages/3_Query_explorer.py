@@ -7,6 +7,7 @@ from audit.models import ModelUnavailable
 from audit.report.markup import chunk_text_html
 from audit.report.views import hits_frame
 from ui import context, footer, stop, table
+from ui.text import md
 from ui.live import pick_question, rankings
 
 ctx = context()
@@ -15,7 +16,7 @@ names = [s.strategy.name for s in run.strategies]
 retriever = st.session_state["focus_retriever"]
 
 st.title("Query explorer")
-st.caption(f"Retriever **{retriever}** (change it in the sidebar). Each strategy's top chunks: rank, score, "
+st.caption(f"Retriever **{md(retriever)}** (change it in the sidebar). Each strategy's top chunks: rank, score, "
            "cosine distance, section, the embedded text with the needle outlined (header in grey, overlap "
            "tail striped).")
 
@@ -58,7 +59,7 @@ if not chosen:
 try:
     results, latency, lat_note = rankings(ctx, chosen, retriever, qi, query)
 except (ValueError, ModelUnavailable) as e:
-    st.error(str(e))
+    st.error(md(str(e)))
     stop(ctx)
 
 frames = []
@@ -70,8 +71,8 @@ for lo in range(0, len(chosen), per_row):
         hf = hits_frame(run, s, ranking, dist, needle_id, top)
         frames.append(hf)
         with col:
-            st.markdown(f"#### {name}")
-            st.caption(s.strategy.description)
+            st.markdown(f"#### {md(name)}")
+            st.caption(md(s.strategy.description))
             if needle_id:
                 if needle_id in s.destroyed:
                     st.error("Destroyed needle: no chunk of this strategy contains it whole — no retriever can "
@@ -89,7 +90,7 @@ for lo in range(0, len(chosen), per_row):
                 score = ("" if r["score kind"] == "cosine distance" else
                          f" · {r['score kind']} {r['score']:.4g}")
                 st.markdown(f"**#{r['rank']}** · cosine distance {r['cosine distance']:.3f}{score}{mark}")
-                st.caption(f"{c.doc_id} › {c.label} · {c.locator}")
+                st.caption(md(f"{c.doc_id} › {c.label} · {c.locator}"))
                 st.html(chunk_text_html(c, needle_text, int(s.tokens.cut[c.chunk_id]), max_height_px=400))
 
 st.subheader("All shown chunks")
@@ -101,6 +102,6 @@ st.subheader("Latency per retriever")
 lf = pd.DataFrame(latency)
 table(lf, "qe_latency", "query_latency.csv", "Download latency (CSV)",
       formats={c: "%.2f" for c in lf.columns if c != "strategy"})
-st.caption(lat_note + (f". rerank unavailable: {ctx.cross_error}" if ctx.cross_error and "rerank"
-                       in run.retrievers else ""))
+st.caption(md(lat_note + (f". rerank unavailable: {ctx.cross_error}" if ctx.cross_error and "rerank"
+                          in run.retrievers else "")))
 footer(ctx)
