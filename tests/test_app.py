@@ -122,7 +122,7 @@ def _app(page: str | None = None) -> AppTest:
 
 def _text(el) -> str:
     """An element's Markdown as the reader sees it: data is backslash-escaped (ui.text.md), the reader sees none."""
-    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", el.value)
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", el.value).replace("\u2060", "")
 
 
 def _metric(at: AppTest, label: str) -> str:

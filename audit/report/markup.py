@@ -39,17 +39,23 @@ _BOX = ("white-space: pre-wrap; word-break: break-word; font-family: ui-monospac
 
 
 _MD_PUNCT = re.compile(r"([!-/:-@\[-`{-~])")
+_AUTOLINK = re.compile(r"(?i)(https?|ftp|www)(?=\\[:.])")
+_WJ = "\u2060"  # WORD JOINER: invisible, breaks the autolink patterns
 
 
 def escape_markdown(text: object) -> str:
     """``text`` with a backslash before every ASCII punctuation character: shown as typed by Markdown.
 
     CommonMark lets any ASCII punctuation be backslash-escaped, so links, images, emphasis, headings,
-    code, tables, HTML, LaTeX (``$``), Streamlit's ``:color[...]`` directives and GFM autolinks
-    (``www.`` / ``http://``, ``a@b.c``) in a document title, file name, question or id are drawn as
-    the characters they are. For every Markdown-rendering element (captions, warnings, expander labels).
+    code, tables, HTML, LaTeX (``$``) and Streamlit's ``:color[...]`` directives in a document title,
+    file name, question or id are drawn as the characters they are. GFM autolinks (``www.``,
+    ``http://``, ``a@b.c``) are found in the text *after* escapes are read, so a word joiner (U+2060,
+    invisible) is put between ``http``/``https``/``ftp``/``www`` and what follows, and before ``@``.
+    For every Markdown-rendering element (captions, warnings, expander labels).
     """
-    return _MD_PUNCT.sub(r"\\\1", str(text))
+    out = _MD_PUNCT.sub(r"\\\1", str(text))
+    out = _AUTOLINK.sub("\\1" + _WJ, out)
+    return out.replace("\\@", _WJ + "\\@")
 
 
 def mark_html(text: str, layers: Sequence[tuple[int, int, str]] = (),
