@@ -101,7 +101,7 @@ def sweep(root: Path, active: set[str] | None, ttl_s: float, now: float | None =
 
 
 def sweep_now(ttl_s: float) -> None:
-    """:func:`sweep` of ``$AUDIT_HOME/sessions`` at most once a minute per process."""
+    """:func:`sweep` of ``$AUDIT_HOME/sessions``, at most once a minute for each session."""
     last = st.session_state.get("_sessions_swept", 0.0)
     if time.time() - last < 60:
         return

@@ -344,6 +344,8 @@ def build(corpus: Corpus, gt: GroundTruth, gt_id: str, strategies: list[Strategy
                        strategies=tuple(tuple(sorted(s.params().items())) for s in strategies),
                        retrievers=retrievers, model=model_name, reranker=reranker_name)
     private = session.is_upload(corpus.name)
+    if private:
+        session.folder()  # refresh the folder's last use: an active upload session never ages out
     try:
         if cache.is_built(key, private):
             run = cache.audit_run(key, corpus, gt, strategies, enc, cross or reranker_name, private=private)
