@@ -54,8 +54,7 @@ __all__ = ["Config", "ConfigError", "PathRefused", "Uploads", "allowed_roots", "
 ROOTS_KNOB = "AUDIT_ROOTS (os.pathsep-separated folders) or `roots = [...]` in audit.toml"
 
 #: ``AUDIT_*`` variables that name a path the operator chose (trusted as allowed roots).
-_PATH_VARIABLES = ("AUDIT_CORPUS", "AUDIT_GROUND_TRUTH", "AUDIT_OUT_OF_DOMAIN", "AUDIT_MODEL", "AUDIT_RERANKER",
-                   "AUDIT_DB")
+_PATH_VARIABLES = ("AUDIT_CORPUS", "AUDIT_GROUND_TRUTH", "AUDIT_OUT_OF_DOMAIN", "AUDIT_MODEL", "AUDIT_RERANKER")
 _TABLES = ("corpora", "ground_truths", "out_of_domain", "indexes", "models", "rerankers")
 _KNOWN = {"shared", "roots", "uploads", "access", *_TABLES}
 

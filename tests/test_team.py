@@ -38,7 +38,7 @@ def team(tmp_path, monkeypatch):
     (docs / "alpha.md").write_text("# Alpha\n\n## Retries\n\nThe retry budget resets after forty seconds.\n")
     (docs / "beta.md").write_text("# Beta\n\n## Logs\n\nLog files rotate every night at two.\n")
     (outside / "secret.md").write_text(f"# Secret\n\n## Vault\n\nThe {SECRET} opens the vault.\n")
-    for k in ("AUDIT_GROUND_TRUTH", "AUDIT_OUT_OF_DOMAIN", "AUDIT_CONFIG", "AUDIT_ROOTS", "AUDIT_DB"):
+    for k in ("AUDIT_GROUND_TRUTH", "AUDIT_OUT_OF_DOMAIN", "AUDIT_CONFIG", "AUDIT_ROOTS"):
         monkeypatch.delenv(k, raising=False)
     monkeypatch.setenv("AUDIT_CORPUS", str(docs))
     monkeypatch.setenv("AUDIT_MODEL", "hashing")
