@@ -26,6 +26,12 @@ Configuration by environment (all optional; the sidebar can change each):
     ``cross-encoder/ms-marco-MiniLM-L-6-v2``); ``none`` disables reranking.
 ``AUDIT_HOME``
     Where the embedding cache and the saved threshold live (default ``./.audit``).
+``AUDIT_CONFIG``
+    The deployment's ``audit.toml`` (default ``./audit.toml`` when it exists): named corpora, shared
+    mode, allowed roots, upload limits, sign-in (:mod:`audit.config`).
+``AUDIT_ROOTS``
+    Extra folders (``os.pathsep``-separated) a path typed in the dashboard may lie under; by default
+    only the working directory, ``$AUDIT_HOME`` and the paths given here or in audit.toml.
 
 Tests give the app a small corpus through these variables (``AUDIT_CORPUS`` =
 a temporary folder, ``AUDIT_GROUND_TRUTH``/``AUDIT_OUT_OF_DOMAIN`` = files
@@ -36,22 +42,25 @@ from __future__ import annotations
 
 import streamlit as st
 
-from ui import sidebar
+from ui import access, paths, sidebar
 
-st.set_page_config(page_title="Retrieval audit", page_icon=":material/fact_check:", layout="wide")
+# Emoji icons only: the browser draws them as a data: URL favicon, where a Material icon favicon is fetched
+# from fonts.gstatic.com (a request leaving the server; tests/test_browser_markup.py checks there is none).
+st.set_page_config(page_title="Retrieval audit", page_icon="🔎", layout="wide")
+access.gate(paths.config())  # shared mode: sign-in (st.login) and the allow-list, before anything is read
 
 PAGES = [
-    st.Page("app_pages/1_Overview.py", title="Overview", icon=":material/dashboard:", default=True),
-    st.Page("app_pages/2_Strategies.py", title="Strategies", icon=":material/leaderboard:", url_path="strategies"),
-    st.Page("app_pages/3_Query_explorer.py", title="Query explorer", icon=":material/search:",
+    st.Page("app_pages/1_Overview.py", title="Overview", icon="📋", default=True),
+    st.Page("app_pages/2_Strategies.py", title="Strategies", icon="📊", url_path="strategies"),
+    st.Page("app_pages/3_Query_explorer.py", title="Query explorer", icon="🔎",
             url_path="query-explorer"),
-    st.Page("app_pages/4_Chunk_map.py", title="Chunk map", icon=":material/view_week:", url_path="chunk-map"),
-    st.Page("app_pages/5_Threshold.py", title="Threshold", icon=":material/tune:", url_path="threshold"),
-    st.Page("app_pages/6_Tokens.py", title="Tokens", icon=":material/token:", url_path="tokens"),
-    st.Page("app_pages/7_Citations.py", title="Citations", icon=":material/format_quote:", url_path="citations"),
-    st.Page("app_pages/8_Index_health.py", title="Index health", icon=":material/health_and_safety:",
+    st.Page("app_pages/4_Chunk_map.py", title="Chunk map", icon="🧱", url_path="chunk-map"),
+    st.Page("app_pages/5_Threshold.py", title="Threshold", icon="🎚️", url_path="threshold"),
+    st.Page("app_pages/6_Tokens.py", title="Tokens", icon="🔤", url_path="tokens"),
+    st.Page("app_pages/7_Citations.py", title="Citations", icon="💬", url_path="citations"),
+    st.Page("app_pages/8_Index_health.py", title="Index health", icon="🩺",
             url_path="index-health"),
-    st.Page("app_pages/9_Upgrade_diff.py", title="Upgrade diff", icon=":material/compare_arrows:",
+    st.Page("app_pages/9_Upgrade_diff.py", title="Upgrade diff", icon="↔️",
             url_path="upgrade-diff"),
 ]
 page = st.navigation(PAGES)

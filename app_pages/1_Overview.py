@@ -8,6 +8,7 @@ from audit.report import latency_frame
 from audit.report.dashboard import overview_chunks_frame, rejected_frame
 from audit.report.findings import headlines
 from ui import context, footer, table
+from ui.text import md
 
 ctx = context()
 run, corpus, gt = ctx.run, ctx.corpus, ctx.run.ground_truth
@@ -27,11 +28,11 @@ c[5].metric("Build time (s)", f"{run.wall_s:.1f}")
 
 if corpus.failures:
     st.warning(f"{len(corpus.failures)} file(s) could not be read and were skipped: "
-               + "; ".join(f"{f.source}: {f.reason}" for f in corpus.failures))
+               + md("; ".join(f"{f.source}: {f.reason}" for f in corpus.failures)))
 
 st.subheader("Findings on this data")
 for line in headlines(run, k=8):
-    st.markdown(f"- {line}")
+    st.markdown(f"- {md(line)}")
 if not gt.needles:
     st.info("To measure recall: open **Ground truth** in the sidebar, choose *upload*, and give a JSONL file with "
             'lines like `{"id": "n01", "needle": "a verbatim answer sentence", "questions": ["documentation '
@@ -59,7 +60,7 @@ if len(lf):
 else:
     st.info("No query was run: load ground truth or out-of-domain queries in the sidebar.")
 if ctx.cross_error and "rerank" in run.retrievers:
-    st.warning(f"Rerank column unavailable: {ctx.cross_error}")
+    st.warning(f"Rerank column unavailable: {md(ctx.cross_error)}")
 
 if gt.rejected:
     st.subheader("Rejected ground-truth items")

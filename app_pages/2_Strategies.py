@@ -8,6 +8,7 @@ from audit.report import results_frame
 from audit.report.dashboard import available_columns, discordant_frame, oriented_pair, rank_matrix_view
 from audit.report.views import pair_matrix, pairs_frame, recall_chart_frame, results_display
 from ui import cache, context, download, footer, stop, table
+from ui.text import md
 
 ctx = context()
 run = ctx.run
@@ -33,9 +34,9 @@ table(results_display(df), "strategies_table", f"results_{phrasing}.csv", "Downl
       help={"queries (n)": "in-domain queries scored", "MRR@20": "mean of 1/rank of the first correct chunk, "
             "0 beyond rank 20", "destroyed (needles)": "needles no chunk holds whole: no retriever can find them"})
 if ctx.cross_error and "rerank" in run.retrievers:
-    st.warning(f"rerank: {ctx.cross_error}")
+    st.warning(f"rerank: {md(ctx.cross_error)}")
 for w in run.warnings:
-    st.warning(w)
+    st.warning(md(w))
 
 st.subheader("Recall with Wilson 95% error bars")
 st.selectbox("k (cut-off)", list(KS), index=KS.index(8), key="chart_k")
@@ -81,7 +82,7 @@ if len(cols) >= 2:
         st.info("Choose two different columns.")
     else:
         t = oriented_pair(tests, a, b)
-        st.markdown(f"**{a}** vs **{b}** at k={pk}: +{len(t.win_ids)} / −{len(t.loss_ids)}, p = {t.p:.4g}, "
+        st.markdown(f"**{md(a)}** vs **{md(b)}** at k={pk}: +{len(t.win_ids)} / −{len(t.loss_ids)}, p = {t.p:.4g}, "
                     f"Holm p = {t.p_holm:.4g} → " + ("**significant**" if t.significant else "not significant"))
         if not t.significant:
             st.markdown(

@@ -9,6 +9,7 @@ from audit.report.views import hits_frame
 from audit.retrieval import RERANK_DEPTH, bm25_tokens
 from audit.sources import pairs_over_window
 from ui import context, footer, stop, table
+from ui.text import md
 from ui.live import pick_question, rankings
 
 ctx = context()
@@ -17,7 +18,7 @@ names = [s.strategy.name for s in run.strategies]
 retriever = st.session_state["focus_retriever"]
 
 st.title("Query explorer")
-st.caption(f"Retriever **{retriever}** (change it in the sidebar). Each strategy's top chunks: rank, score, "
+st.caption(f"Retriever **{md(retriever)}** (change it in the sidebar). Each strategy's top chunks: rank, score, "
            "cosine distance, section, the embedded text with the needle outlined (header in grey, overlap "
            "tail striped).")
 
@@ -64,7 +65,7 @@ if retriever != "dense" and not bm25_tokens(query, run.bm25_tokens):
 try:
     results, latency, lat_note = rankings(ctx, chosen, retriever, qi, query)
 except (ValueError, ModelUnavailable) as e:
-    st.error(str(e))
+    st.error(md(str(e)))
     stop(ctx)
 
 frames = []
@@ -81,8 +82,8 @@ for lo in range(0, len(chosen), per_row):
             over = dict(pairs_over_window(ctx.cross_encoder, query, s.chunks.texts, ranking.chunk_ids[:RERANK_DEPTH]))
         frames.append(hf)
         with col:
-            st.markdown(f"#### {name}")
-            st.caption(s.strategy.description)
+            st.markdown(f"#### {md(name)}")
+            st.caption(md(s.strategy.description))
             if needle_id:
                 if needle_id in s.destroyed:
                     st.error("Destroyed needle: no chunk of this strategy contains it whole — no retriever can "
@@ -100,7 +101,7 @@ for lo in range(0, len(chosen), per_row):
                 score = ("" if r["score kind"] == "cosine distance" else
                          f" · {r['score kind']} {r['score']:.4g}")
                 st.markdown(f"**#{r['rank']}** · cosine distance {r['cosine distance']:.3f}{score}{mark}")
-                st.caption(f"{c.doc_id} › {c.label} · {c.locator}")
+                st.caption(md(f"{c.doc_id} › {c.label} · {c.locator}"))
                 if c.chunk_id in over:
                     st.warning(f"Pair over the reranker's window: {over[c.chunk_id]} tokens > {run.rerank_window}; "
                                "its last words were not read when scoring.")
@@ -115,6 +116,6 @@ st.subheader("Latency per retriever")
 lf = pd.DataFrame(latency)
 table(lf, "qe_latency", "query_latency.csv", "Download latency (CSV)",
       formats={c: "%.2f" for c in lf.columns if c != "strategy"})
-st.caption(lat_note + (f". rerank unavailable: {ctx.cross_error}" if ctx.cross_error and "rerank"
-                       in run.retrievers else ""))
+st.caption(md(lat_note + (f". rerank unavailable: {ctx.cross_error}" if ctx.cross_error and "rerank"
+                          in run.retrievers else "")))
 footer(ctx)

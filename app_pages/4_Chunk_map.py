@@ -7,6 +7,7 @@ from audit.report.markup import CHUNK_MAP_LEGEND, chunk_map_html
 from audit.report.dashboard import default_document
 from audit.report.views import chunk_spans_frame, needles_frame
 from ui import context, footer, table
+from ui.text import md
 
 ctx = context()
 run, corpus = ctx.run, ctx.corpus
@@ -31,7 +32,7 @@ def _label(d: str) -> str:
 
 st.selectbox("Document", ids, format_func=_label, key="map_doc")
 doc = corpus.get(st.session_state["map_doc"])
-st.caption(f"{doc.title} · {len(doc.text):,} characters · {len(doc.sections)} sections · source {doc.source}")
+st.caption(md(f"{doc.title} · {len(doc.text):,} characters · {len(doc.sections)} sections · source {doc.source}"))
 
 spans = chunk_spans_frame(run, doc.doc_id)
 nf = needles_frame(run, doc.doc_id)
@@ -81,7 +82,7 @@ for tab, n in zip(tabs, names):
         s = run.strategy(n)
         k = len(s.chunks.of_document(doc.doc_id))
         bad = [nid for nid, _, _ in needles if nid in s.destroyed]
-        st.caption(f"{k} chunks in this document" + (f" · destroyed here: {', '.join(bad)}" if bad else ""))
+        st.caption(f"{k} chunks in this document" + (f" · destroyed here: {md(', '.join(bad))}" if bad else ""))
         st.html(chunk_map_html(doc, s, needles, max_height_px=560))
 
 st.subheader("Chunks of this document")

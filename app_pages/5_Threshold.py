@@ -19,7 +19,8 @@ from audit.evaluation.threshold import (
 from audit.home import default_home
 from audit.report.dashboard import answerless, bluffs_frame, slider_max
 from audit.report.views import distance_frame
-from ui import cache, context, download, footer, stop, table
+from ui import cache, context, download, footer, session, stop, table
+from ui.text import md
 from ui.charts import distance_histogram, sweep_chart
 from ui.threshold import cut_slider
 
@@ -28,7 +29,7 @@ run = ctx.run
 strategy, retriever = st.session_state["focus_strategy"], st.session_state["focus_retriever"]
 
 st.title("Threshold")
-st.caption(f"Strategy **{strategy}**, retriever **{retriever}** (change them in the sidebar). The gate keeps the "
+st.caption(f"Strategy **{md(strategy)}**, retriever **{md(retriever)}** (change them in the sidebar). The gate keeps the "
            f"first {KEEP} chunks of the retriever's order whose cosine distance is strictly below the cut. "
            "In domain: answered (a kept chunk holds the answer), answered without it, abandoned (nothing kept; "
            "answerable if the top 4 held the answer). Out of domain: a kept chunk is a bluff.")
@@ -49,7 +50,8 @@ except ValueError as e:
 
 finite = sw[np.isfinite(sw["threshold"])]
 hi = slider_max(qs)
-saved = load_threshold()
+threshold_file = session.threshold_path(ctx.corpus.name)  # uploads: the session's own file
+saved = load_threshold(threshold_file)
 default = cache.balanced(ctx.key.digest, strategy, retriever, run) if len(finite) else 0.5
 cut = cut_slider(hi, choose_cut(saved, ctx.encoder.digest, strategy, retriever, None, default)[0])
 
@@ -69,12 +71,14 @@ b1, b2 = st.columns([1, 3])
 if b1.button(f"Save this threshold ({cut:.3f})", key="threshold_save", type="primary"):
     try:
         saved = SavedThreshold(cut, ctx.encoder.name, ctx.encoder.digest, strategy, retriever)
-        p = save_threshold(saved)
-        b2.success(f"Saved {saved.describe()} to {p}; the Citations page uses it under this configuration.")
+        p = save_threshold(saved, threshold_file)
+        b2.success(f"Saved {saved.describe()}" + ("" if threshold_file else f" to {p}")
+                   + "; the Citations page uses it under this configuration.")
     except ValueError as e:
         b2.error(str(e))
 elif saved is not None:
-    b2.caption(f"Saved threshold: {saved.describe()} (in {default_home() / 'threshold.json'})")
+    b2.caption(f"Saved threshold: {saved.describe()}" + ("" if threshold_file else
+                                                         f" (in {default_home() / 'threshold.json'})"))
 else:
     b2.caption("No threshold saved yet.")
 
@@ -90,7 +94,7 @@ if len(df):
     st.altair_chart(distance_histogram(df, hi, cut), width="stretch", key="threshold_hist")
 if missing := answerless(qs):
     st.caption(f"{missing} in-domain queries have no distance to the answer (their needle is destroyed by "
-               f"strategy {strategy}).")
+               f"strategy {md(strategy)}).")
 download(df, "threshold_dist_csv", "distances.csv", "Download distances (CSV)")
 
 st.subheader("Sweep: bluffs against abandoned answers")

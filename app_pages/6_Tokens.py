@@ -10,6 +10,7 @@ from audit.report.dashboard import token_hist_frame
 from audit.report.tables import rerank_window_frame
 from audit.report.views import over_window_frame, token_lengths_frame, token_share_frame
 from ui import context, download, footer, table
+from ui.text import md
 
 ctx = context()
 run = ctx.run
@@ -57,8 +58,8 @@ if len(sel):
 strategy = st.session_state["focus_strategy"]
 s = run.strategy(strategy)
 ow = over_window_frame(s)
-st.subheader(f"Strategy {strategy}: {len(ow)} chunks over the window")
-st.caption(f"{s.strategy.description}. 'read (chars)' is where the encoder stops in the chunk's text; the "
+st.subheader(f"Strategy {md(strategy)}: {len(ow)} chunks over the window")
+st.caption(f"{md(s.strategy.description)}. 'read (chars)' is where the encoder stops in the chunk's text; the "
            "struck-through rest never reaches the vector. Change the strategy in the sidebar.")
 if len(ow):
     table(ow.drop(columns=["lost text"]), "tokens_over", f"over_window_{strategy}.csv",
@@ -66,13 +67,13 @@ if len(ow):
           help={"read (chars)": "where the encoder stops in the chunk's text (characters)"})
     show = ow.sort_values("lost (chars)", ascending=False).head(10)
     if s.past_window:
-        st.warning(f"Needles only past the window for this strategy: {', '.join(s.past_window)} — the embedding "
+        st.warning(f"Needles only past the window for this strategy: {md(', '.join(s.past_window))} — the embedding "
                    "never saw the answer.")
     st.markdown("**The 10 chunks losing the most text**")
     for r in show.to_dict("records"):
         c = s.chunks[r["chunk_id"]]
-        with st.expander(f"chunk {c.chunk_id} · {c.doc_id} › {c.label} · {r['tokens (with special)']} tokens · "
-                         f"{r['lost (chars)']} characters lost"):
+        with st.expander(md(f"chunk {c.chunk_id} · {c.doc_id} › {c.label} · {r['tokens (with special)']} tokens · "
+                            f"{r['lost (chars)']} characters lost")):
             st.html(truncated_text_html(c.text, r["read (chars)"], max_height_px=320))
 else:
     st.success("No chunk of this strategy exceeds the encoder window.")

@@ -9,7 +9,8 @@ from audit.models import ModelUnavailable
 from audit.report.dashboard import answer_only_in_tail, quote_failures_frame, with_needle_checks
 from audit.report.markup import quote_in_document_html
 from audit.report.views import citations_frame, overlap_only_frame
-from ui import cache, context, footer, stop, table
+from ui import cache, context, footer, session, stop, table
+from ui.text import md
 from ui.live import pick_question, rankings
 
 ctx = context()
@@ -18,11 +19,11 @@ strategy, retriever = st.session_state["focus_strategy"], st.session_state["focu
 s = run.strategy(strategy)
 
 st.title("Citations")
-st.caption(f"Strategy **{strategy}**, retriever **{retriever}** (sidebar). The model only sees numbered sources and "
+st.caption(f"Strategy **{md(strategy)}**, retriever **{md(retriever)}** (sidebar). The model only sees numbered sources and "
            "writes [n]; the server attaches document, section and a `#char=start,end` locator into the canonical "
            "text. The quote is the chunk's own content — never the embedded text with its header and overlap tail.")
 
-threshold, how = choose_cut(load_threshold(), ctx.encoder.digest, strategy, retriever,
+threshold, how = choose_cut(load_threshold(session.threshold_path(corpus.name)), ctx.encoder.digest, strategy, retriever,
                             st.session_state.get("threshold"),
                             cache.balanced(ctx.key.digest, strategy, retriever, run) if run.queries else 0.5)
 st.info(f"Cut: cosine distance < {threshold:.3f} ({how}); at most {KEEP} sources.")
@@ -52,13 +53,13 @@ else:
     try:
         ranking, dist = rankings(ctx, [strategy], retriever, qi, question)[0][strategy]
     except (ValueError, ModelUnavailable) as e:
-        st.error(str(e))
+        st.error(md(str(e)))
         stop(ctx)
     ids = ranking.chunk_ids
     res = answer_or_refuse(question, s.chunks, ids, dist.astype(np.float64)[ids], threshold, keep=KEEP,
                            corpus=corpus)
     if isinstance(res, NoAnswer):
-        st.error(res.message + " — the model is never called.")
+        st.error(md(res.message) + " — the model is never called.")
         st.metric("Answer", "NO ANSWER")
     else:
         cf = citations_frame(res, corpus)
@@ -74,14 +75,14 @@ else:
                        "does not contain it.")
         st.markdown("**Each quote inside its document** (marked green at its `#char=` locator)")
         for c in res.citations:
-            with st.expander(f"[{c.index}] {c.document_name}{' — ' + c.locator_label if c.locator_label else ''} "
-                             f"{c.fragment}{' ' + c.page if c.page else ''} "
-                             f"(cosine distance {c.cosine_distance:.3f})"):
+            with st.expander(md(f"[{c.index}] {c.document_name}{' — ' + c.locator_label if c.locator_label else ''} "
+                                f"{c.fragment}{' ' + c.page if c.page else ''} "
+                                f"(cosine distance {c.cosine_distance:.3f})")):
                 st.html(quote_in_document_html(corpus.get(c.doc_id), c.start, c.end))
         st.markdown("**The prompt the model receives**")
         st.code(res.prompt, language=None, wrap_lines=True)
 
-st.subheader(f"Quote audit: every chunk of strategy {strategy}")
+st.subheader(f"Quote audit: every chunk of strategy {md(strategy)}")
 fails = cache.citation_audit(ctx.key.digest, strategy, run)
 a1, a2 = st.columns(2)
 a1.metric("Quotes checked", f"{len(s.chunks):,}")
@@ -99,5 +100,5 @@ if len(of):
 elif not run.ground_truth.needles:
     st.caption("No ground truth loaded.")
 else:
-    st.success(f"None for strategy {strategy}" + ("" if s.strategy.overlap else " (it has no overlap)") + ".")
+    st.success(f"None for strategy {md(strategy)}" + ("" if s.strategy.overlap else " (it has no overlap)") + ".")
 footer(ctx)

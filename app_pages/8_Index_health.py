@@ -2,21 +2,21 @@
 
 import json
 from contextlib import closing
-from pathlib import Path
 
 import pandas as pd
 import streamlit as st
 
 from audit import PIPELINE_VERSION
 from audit.chunking import Strategy
-from audit.home import default_index_path
-from audit.index import IndexStore, Stamp, index_corpus
+from audit.home import default_home
+from audit.index import IndexStore, IndexUnusable, Stamp, index_corpus
 from audit.index.health import check_index
 from audit.index.manifest import manifest, upgrade_preview
 from audit.ingest import load_corpus
 from audit.models import ModelUnavailable
 from audit.report.dashboard import SEVERITY_LABEL, finding_documents_frame, findings_frame, severity_css
-from ui import cache, context, footer, stop, table
+from ui import cache, context, footer, paths, session, stop, table
+from ui.text import md
 
 ctx = context()
 st.title("Index health")
@@ -25,20 +25,27 @@ st.caption("What a platform team checks after an upgrade. Stale is computed agai
            "are now), never stored. Unhealthy: failed, stale, mixed models or dims, count stamp ≠ rows, NaN or "
            "non-unit vectors, empty chunks, missing sources. Warnings: over the window, duplicates, oversize.")
 
-default_db = str(default_index_path(ctx.corpus.name))
-db = st.text_input("Index database", value=st.session_state.get("health_db", default_db), key="health_db",
-                   help="The dashboard and `python -m audit report` keep one file per corpus in .audit/; "
-                        "`python -m audit index PATH --db FILE` writes another.")
-if not Path(db).is_file():
-    st.info(f"No index database at `{db}` yet. The dashboard writes it when it builds the audit of a corpus; "
+own_db = session.index_path(ctx.corpus.name)
+db_path = paths.pick_index("Index database", "health_db", own_db)
+if db_path is None:
+    stop(ctx)
+db = str(db_path)
+if not db_path.is_file():
+    st.info(md(f"No index database at {db} yet.") + " The dashboard writes it when it builds the audit of a corpus; "
             "from a shell: `python -m audit index FOLDER --db FILE` (add `--model NAME` for another model).")
     stop(ctx)
 
-# The store is closed however the page ends (an early stop(ctx) included).
-with closing(IndexStore(db)) as store:
+# Everything shown is read through a read-only connection (a path that is not an index is refused,
+# never created or changed); only "Retry failed documents" opens the file for writing.
+try:
+    ro_store = IndexStore.open_readonly(db_path, cache_paths=(default_home() / "cache.sqlite",))
+except IndexUnusable as e:
+    st.error(md(str(e)))
+    stop(ctx)
+with closing(ro_store) as store:
     names = store.indexes()
     if not names:
-        st.info(f"`{db}` holds no index yet: run `python -m audit index FOLDER --db {db}`.")
+        st.info(md(f"{db} holds no index yet") + ": run `python -m audit index FOLDER --db FILE`.")
         stop(ctx)
     focus = st.session_state.get("focus_strategy")
     name = st.selectbox("Index (strategy)", names, key="health_index",
@@ -55,8 +62,9 @@ with closing(IndexStore(db)) as store:
     c[3].metric("max |L2²/2 − (1 − cos)|", "n/a" if rep.identity_max_deviation != rep.identity_max_deviation
                 else f"{rep.identity_max_deviation:.1e}", help="checked on a sample of unit vectors; exact up to "
                                                                 "float noise only when vectors are unit")
-    st.caption(f"Generation {rep.generation} · model {rep.stamp.model} ({rep.stamp.dims} dims, window "
-               f"{rep.stamp.window} tokens) · pipeline {rep.stamp.pipeline_version} · strategy {rep.stamp.strategy}")
+    st.caption(md(f"Generation {rep.generation} · model {rep.stamp.model} ({rep.stamp.dims} dims, window "
+                  f"{rep.stamp.window} tokens) · pipeline {rep.stamp.pipeline_version} · strategy "
+                  f"{rep.stamp.strategy}"))
 
     st.subheader("Findings")
     table(findings_frame(rep), "health_findings", "health_findings.csv", "Download findings (CSV)",
@@ -64,7 +72,7 @@ with closing(IndexStore(db)) as store:
           use_container_width=True, help={"documents": "documents the finding concerns"})
     for f in rep.findings:
         if f.documents:
-            with st.expander(f"{SEVERITY_LABEL[f.severity]}: {f.title} — {len(f.documents)} documents"):
+            with st.expander(md(f"{SEVERITY_LABEL[f.severity]}: {f.title} — {len(f.documents)} documents")):
                 table(pd.DataFrame(f.documents).rename(columns={"doc_id": "document"}), f"health_docs_{f.check}",
                       f"health_{f.check}.csv", use_container_width=True)
 
@@ -78,26 +86,44 @@ with closing(IndexStore(db)) as store:
     failed = man[man["status"] == "failed"]
     if len(failed):
         st.warning(f"{len(failed)} documents failed; the rest of the index stays searchable.")
-        if st.button(f"Retry the {len(failed)} failed documents", key="health_retry"):
+        writable = paths.writable_index(db_path, own=(own_db,))
+        if not writable:
+            st.caption("Retrying writes to the index: this dashboard only writes to its own index of the corpus, to "
+                       "an index named in its configuration ([indexes] in audit.toml) and, in single-user mode, to "
+                       "one under an allowed root.")
+        if st.button(f"Retry the {len(failed)} failed documents", key="health_retry", disabled=not writable):
             spec = store.corpus_spec()
             try:
-                corpus = ctx.corpus if spec == ctx.corpus.name else load_corpus(spec)
-                with st.spinner("Re-indexing the failed documents…"):
-                    result = index_corpus(store, corpus, Strategy(**json.loads(gen["strategy"])), enc,
+                if spec == ctx.corpus.name:
+                    corpus = ctx.corpus
+                elif spec == "python-reference" or paths.shared():  # an operator-named index: its corpus too
+                    corpus = load_corpus(spec)
+                else:
+                    corpus = load_corpus(paths.user_path(spec, "the index's corpus folder"))
+                stamped = cache.encoder(gen["model"])  # the index's own model, never the sidebar's
+                with st.spinner("Re-indexing the failed documents…"), closing(
+                        IndexStore(db_path) if session.is_upload(ctx.corpus.name) and db_path == own_db
+                        else IndexStore(db_path, cache=cache.embedding_cache(str(default_home().resolve())))) as rw:
+                    result = index_corpus(rw, corpus, Strategy(**json.loads(gen["strategy"])), stamped,
                                           retry_failed=True)
-                st.success(result.summary())
+                st.success(md(result.summary()))
                 for doc_id, reason in result.failed:
-                    st.error(f"{doc_id}: still failing: {reason}")
+                    st.error(md(f"{doc_id}: still failing: {reason}"))
             except (ValueError, ModelUnavailable) as e:
-                st.error(str(e))
+                st.error(md(str(e)))
 
     st.subheader("Upgrade preview")
     st.caption("Pick another model or pipeline version: which documents would go stale and how many chunks would "
                "be embedded again (the stored chunk texts whose vector for that model is not in the cache). "
                "Nothing is embedded or written.")
     p1, p2 = st.columns(2)
-    new_model = p1.text_input("Model after the upgrade", value=rep.stamp.model, key="health_preview_model",
-                              help="a sentence-transformers name in the local cache, a directory, or `hashing`")
+    if paths.shared():  # configured models only: nothing typed, nothing downloaded
+        cfg = paths.config()
+        offered = list(dict.fromkeys([rep.stamp.model, *cfg.models.values()]))
+        new_model = p1.selectbox("Model after the upgrade", offered, key="health_preview_model")
+    else:
+        new_model = p1.text_input("Model after the upgrade", value=rep.stamp.model, key="health_preview_model",
+                                  help="a sentence-transformers name in the local cache, a directory, or `hashing`")
     new_pipe = p2.text_input("Pipeline version after the upgrade", value=PIPELINE_VERSION,
                              key="health_preview_pipeline")
     try:
@@ -111,5 +137,5 @@ with closing(IndexStore(db)) as store:
             table(pd.DataFrame(pv.stale).rename(columns={"doc_id": "document"}), "health_preview_stale",
                   "upgrade_preview_stale.csv", use_container_width=True)
     except (ValueError, ModelUnavailable) as e:
-        st.error(str(e))
+        st.error(md(str(e)))
 footer(ctx)

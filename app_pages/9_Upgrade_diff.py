@@ -1,19 +1,18 @@
 """Upgrade diff: the same questions against two indexes, before and after an upgrade."""
 
 from contextlib import closing
-from pathlib import Path
 
 import altair as alt
 import streamlit as st
 
 from audit.evaluation.threshold import load_threshold
-from audit.home import default_index_path
 from audit.index import IndexStore, IndexUnusable
 from audit.models import ModelUnavailable
 from audit.evaluation.metrics import KS
 from audit.report.dashboard import UPGRADE_RETRIEVERS, changed_only, diff_tests_frame, p_label
 from audit.report.upgrade import compare_stores
-from ui import cache, context, footer, stop, table
+from ui import cache, context, footer, paths, session, stop, table
+from ui.text import md
 
 ctx = context()
 st.title("Upgrade diff")
@@ -27,31 +26,38 @@ if not gt.needles:
     st.info("No ground truth loaded: choose one in the sidebar (Ground truth). The comparison needs questions.")
     stop(ctx)
 
-default_db = str(default_index_path(ctx.corpus.name))
+default_db = session.index_path(ctx.corpus.name)
 c1, c2 = st.columns(2)
-old_path = c1.text_input("Before (index database)", value=st.session_state.get("diff_old", ""), key="diff_old",
-                         placeholder="e.g. a copy of .audit/index-….sqlite taken before the upgrade")
-new_path = c2.text_input("After (index database)", value=st.session_state.get("diff_new", default_db),
-                         key="diff_new")
-missing = [p for p in (old_path, new_path) if not p or not Path(p).is_file()]
+with c1:
+    old_path = paths.pick_index("Before (index database)", "diff_old", default_db, optional=True)
+with c2:
+    new_path = paths.pick_index("After (index database)", "diff_new", default_db)
+missing = [p for p in (old_path, new_path) if p is None or not p.is_file()]
 if missing:
     st.info("Give two index files. To make them: copy the index before the upgrade "
-            f"(`cp {default_db} before.sqlite`), then index with the new model "
+            "(`cp .audit/index-….sqlite before.sqlite`), then index with the new model "
             "(`python -m audit index FOLDER --db after.sqlite --model NEW`), or compare from a shell with "
             "`python -m audit compare before.sqlite after.sqlite`."
-            + (f" Not found: {', '.join(f'`{p}`' for p in missing if p)}." if any(missing) else ""))
+            + md(f" Not found: {', '.join(str(p) for p in missing if p)}." if any(missing) else ""))
     stop(ctx)
 
-with closing(IndexStore(old_path)) as old, closing(IndexStore(new_path)) as new:
+# Both files are read through read-only connections: a path that is not an index is refused, never changed.
+try:
+    old_store = IndexStore.open_readonly(old_path)
+    new_store = IndexStore.open_readonly(new_path)
+except IndexUnusable as e:
+    st.error(md(str(e)))
+    stop(ctx)
+with closing(old_store) as old, closing(new_store) as new:
     common = [n for n in old.indexes() if n in new.indexes()]
     if not common:
-        st.error(f"No index name in both files (before: {old.indexes()}, after: {new.indexes()}).")
+        st.error(md(f"No index name in both files (before: {old.indexes()}, after: {new.indexes()})."))
         stop(ctx)
     s1, s2, s3, s4 = st.columns(4)
     name = s1.selectbox("Index (strategy)", common, key="diff_index")
     retriever = s2.selectbox("Retriever", list(UPGRADE_RETRIEVERS), key="diff_retriever")
     k = s3.selectbox("k for lost / gained", list(KS), index=KS.index(8), key="diff_k")
-    saved = load_threshold()
+    saved = load_threshold(session.threshold_path(ctx.corpus.name))
     threshold = s4.number_input("Threshold (cosine distance)", min_value=0.0, max_value=2.0, step=0.025,
                                 value=float(saved.cut if saved is not None else 0.5), key="diff_threshold",
                                 help="the saved threshold (Threshold page) by default")
@@ -61,11 +67,12 @@ with closing(IndexStore(old_path)) as old, closing(IndexStore(new_path)) as new:
             diff = compare_stores(old, new, gt, cache.encoder(lo.stamp.model), cache.encoder(ln.stamp.model),
                                   name, retriever, threshold, k)
     except (IndexUnusable, ValueError, ModelUnavailable) as e:
-        st.error(str(e))
+        st.error(md(str(e)))
         stop(ctx)
 
-    st.caption(f"Before: {lo.stamp.model} ({lo.stamp.dims} dims), {len(lo.chunks)} chunks · After: "
-               f"{ln.stamp.model} ({ln.stamp.dims} dims), {len(ln.chunks)} chunks · {len(diff.per_query)} queries")
+    st.caption(md(f"Before: {lo.stamp.model} ({lo.stamp.dims} dims), {len(lo.chunks)} chunks · After: "
+                  f"{ln.stamp.model} ({ln.stamp.dims} dims), {len(ln.chunks)} chunks · {len(diff.per_query)} "
+                  "queries"))
     m = st.columns(3)
     m[0].metric(f"Needles lost at k={k}", len(diff.lost))
     m[1].metric(f"Gained at k={k}", len(diff.gained))

@@ -6,7 +6,10 @@
   :func:`~ui.context.context`, :func:`~ui.context.footer`, :func:`~ui.context.stop`;
 - :mod:`ui.sidebar` — the sidebar (corpus, ground truth, strategies, retrievers, models, build, focus);
 - :mod:`ui.tables` — :func:`~ui.tables.table`, a table with column help and its CSV download;
-- :mod:`ui.live` — a typed query run now; :mod:`ui.progress` — the build's progress bar.
+- :mod:`ui.live` — a typed query run now; :mod:`ui.progress` — the build's progress bar;
+- :mod:`ui.paths` — audit.toml and the allowed roots as pages use them; :mod:`ui.session` — a
+  session's own uploads, index and threshold; :mod:`ui.access` — the sign-in gate;
+  :mod:`ui.text` — :func:`~ui.text.md`, data escaped for Markdown.
 
 Pages import from here; nothing in ``audit/`` imports this package.
 """

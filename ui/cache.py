@@ -4,14 +4,18 @@ Resources (``st.cache_resource``: created once per process, shared by every
 session and page, never mutated by a page) are keyed on hashable identities:
 
 - models by name;
-- corpora by source (built-in name; folder path + file sizes/mtimes; uploaded
-  file names + sha256);
+- corpora by source (built-in name; folder path + file sizes/mtimes);
 - ground truth by corpus sha256 + file sha256s;
 - a built audit run by :class:`RunKey` (corpus sha256, ground-truth key,
   strategy parameters, retrievers, model, reranker).
 
 Derived tables (``st.cache_data``: copied per call) are keyed on the run key;
 the unhashable run is passed as an underscore argument.
+
+Uploads belong to their session (:mod:`ui.session`): the uploaded corpus and its built run live
+in ``st.session_state``, never in these process-wide caches; an uploaded ground truth and the
+derived tables of an upload run are keyed on the session id (through the corpus name and the run
+key) and expire after an hour (``ttl``).
 """
 
 from __future__ import annotations
@@ -31,7 +35,7 @@ from audit.chunking import Strategy
 from audit.evaluation import paired_tests
 from audit.groundtruth import GroundTruth, load_ground_truth
 from audit.index import EmbeddingCache, IndexStore
-from audit.ingest import Corpus, corpus_from_uploads, load_builtin, load_folder
+from audit.ingest import Corpus, load_builtin, load_folder
 from audit.models import Encoder, ModelUnavailable, load_cross_encoder, load_encoder
 from audit.retrieval import BM25
 from audit.sources import AuditRun, run_audit
@@ -116,12 +120,6 @@ def folder_corpus(path: str, signature: tuple) -> Corpus:
     return load_folder(path)
 
 
-@st.cache_resource(show_spinner="Reading the uploaded files…", max_entries=8)
-def uploaded_corpus(files_key: tuple, _files: tuple) -> Corpus:
-    """A corpus from uploads; ``files_key`` = ((name, sha256), ...), ``_files`` = ((name, bytes), ...)."""
-    return corpus_from_uploads(list(_files))
-
-
 # --------------------------------------------------------------------------- ground truth
 
 
@@ -133,7 +131,7 @@ def _write_tmp(folder: str, role: str, name: str, raw: bytes) -> Path:
     return p
 
 
-@st.cache_resource(show_spinner="Validating the ground truth…", max_entries=16)
+@st.cache_resource(show_spinner="Validating the ground truth…", max_entries=16, ttl=3600)
 def ground_truth(corpus_id: str, gt_id: str, _corpus: Corpus, gt_path: str | None, ood_path: str | None,
                  _gt_upload: tuple | None = None, _ood_upload: tuple | None = None) -> GroundTruth:
     """Load and validate ground truth against the corpus.
@@ -161,16 +159,39 @@ def ground_truth(corpus_id: str, gt_id: str, _corpus: Corpus, gt_path: str | Non
 
 
 class _Slot:
-    """Holds one built run; the lock makes concurrent sessions wait for one build."""
+    """Holds one built run; the lock makes concurrent sessions wait for one build.
+
+    ``progress`` is the build's latest ``(stage, done, total)`` while it runs, so a session waiting
+    for another session's build shows how far it got instead of a frozen page.
+    """
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.run: AuditRun | None = None
+        self.progress: tuple[str, int, int] | None = None
 
 
 @st.cache_resource(show_spinner=False, max_entries=6)
 def _slot(key: RunKey) -> _Slot:
     return _Slot()
+
+
+def _private_slot(key: RunKey) -> _Slot:
+    """A slot kept in this session's state (uploads): gone when the session ends, never seen by another."""
+    slots = st.session_state.setdefault("_private_runs", {})
+    if key not in slots:
+        slots.clear()  # one private run at a time: a new upload replaces the previous one
+        slots[key] = _Slot()
+    return slots[key]
+
+
+def _private_store(path: str) -> IndexStore:
+    """The session's own index file, with its own embedding table (nothing goes to the shared cache)."""
+    held = st.session_state.get("_private_store")
+    if held is None or str(held.path) != path:
+        held = IndexStore(path)
+        st.session_state["_private_store"] = held
+    return held
 
 
 @st.cache_resource(show_spinner=False)
@@ -188,47 +209,70 @@ def index_store(path: str) -> IndexStore:
 
 
 def audit_run(key: RunKey, corpus: Corpus, gt: GroundTruth, strategies: list[Strategy], enc: Encoder,
-              reranker, progress: Callable[[str, int, int], None] | None = None) -> AuditRun:
-    """The run for ``key``, built once per process (``progress`` is only called while building).
+              reranker, progress: Callable[[str, int, int], None] | None = None, private: bool = False,
+              poll_s: float = 0.25) -> AuditRun:
+    """The run for ``key``, built once per process (``progress`` is only called while building or waiting).
 
     Each strategy is indexed incrementally into the corpus's index file
     (``.audit/index-<corpus>.sqlite``, shared with ``python -m audit report``) and read back from it.
+    A session asking for a run another session is building waits for that one build, and its
+    ``progress`` follows the build's (polled every ``poll_s`` seconds). ``private`` (uploads): the
+    run, its index file (``ui.session.index_path``) and its embeddings stay in this session.
 
     Raises ValueError or ModelUnavailable from :func:`audit.sources.run_audit`.
     """
     from audit.home import default_home, default_index_path
 
-    slot = _slot(key)
-    with slot.lock:
-        if slot.run is None:
-            slot.run = run_audit(corpus, gt, strategies, enc, key.retrievers, reranker=reranker,
-                                 cache=embedding_cache(str(default_home().resolve())), progress=progress,
-                                 store=index_store(str(default_index_path(corpus.name).resolve())),
-                                 bm25_tokens=key.bm25_tokens)
+    slot = _private_slot(key) if private else _slot(key)
+    if slot.run is not None:
         return slot.run
+    while not slot.lock.acquire(timeout=poll_s):
+        if progress is not None and slot.progress is not None:
+            progress(*slot.progress)
+    try:
+        if slot.run is None:
+            def report(stage: str, done: int, total: int) -> None:
+                slot.progress = (stage, done, total)
+                if progress is not None:
+                    progress(stage, done, total)
+
+            if private:
+                from .session import index_path
+
+                store = _private_store(str(index_path(corpus.name).resolve()))
+                emb = store.cache
+            else:
+                store = index_store(str(default_index_path(corpus.name).resolve()))
+                emb = embedding_cache(str(default_home().resolve()))
+            slot.run = run_audit(corpus, gt, strategies, enc, key.retrievers, reranker=reranker, cache=emb,
+                                 progress=report, store=store, bm25_tokens=key.bm25_tokens)
+        return slot.run
+    finally:
+        slot.progress = None
+        slot.lock.release()
 
 
-def is_built(key: RunKey) -> bool:
-    """Whether the run for ``key`` is already in memory."""
-    return _slot(key).run is not None
+def is_built(key: RunKey, private: bool = False) -> bool:
+    """Whether the run for ``key`` is already in memory (``private``: in this session's)."""
+    return (_private_slot(key) if private else _slot(key)).run is not None
 
 
 # --------------------------------------------------------------------------- per-page helpers
 
 
-@st.cache_resource(show_spinner=False, max_entries=64)
+@st.cache_resource(show_spinner=False, max_entries=64, ttl=3600)
 def bm25(run_digest: str, strategy: str, _texts: tuple | list, tokens: str = "unicode") -> BM25:
     """BM25 over one strategy's chunk texts of one run (for typed queries), with the run's token rule."""
     return BM25(list(_texts), tokens=tokens)
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
+@st.cache_data(show_spinner=False, max_entries=256, ttl=3600)
 def query_vector(model: str, query: str, _enc: Encoder) -> np.ndarray:
     """The unit vector of ``query``, shape (dims,), float32."""
     return _enc.encode([query])[0]
 
 
-@st.cache_data(show_spinner="Running paired sign tests…", max_entries=32)
+@st.cache_data(show_spinner="Running paired sign tests…", max_entries=32, ttl=3600)
 def paired_table(run_digest: str, names: tuple, k: int, phrasing: str, _run: AuditRun) -> list:
     """Holm-adjusted sign tests over every pair of the named columns at ``k`` (list of PairedTest)."""
     cols = [c.subset(phrasing) for c in _run.columns() if c.available and c.name in names]
@@ -236,7 +280,7 @@ def paired_table(run_digest: str, names: tuple, k: int, phrasing: str, _run: Aud
     return paired_tests(cols, k)
 
 
-@st.cache_data(show_spinner="Sweeping the threshold…", max_entries=32)
+@st.cache_data(show_spinner="Sweeping the threshold…", max_entries=32, ttl=3600)
 def sweep(run_digest: str, strategy: str, retriever: str, _run: AuditRun):
     """The threshold sweep of one strategy and retriever as a table (:func:`audit.evaluation.threshold.sweep_frame`)."""
     from audit.evaluation.threshold import sweep_frame
@@ -244,7 +288,7 @@ def sweep(run_digest: str, strategy: str, retriever: str, _run: AuditRun):
     return sweep_frame(_run.sweep(strategy, retriever))
 
 
-@st.cache_data(show_spinner=False, max_entries=32)
+@st.cache_data(show_spinner=False, max_entries=32, ttl=3600)
 def balanced(run_digest: str, strategy: str, retriever: str, _run: AuditRun) -> float:
     """The balanced cut (:func:`audit.evaluation.threshold.fewest_errors_cut`, cosine distance)."""
     from audit.evaluation.threshold import fewest_errors_cut
@@ -252,7 +296,7 @@ def balanced(run_digest: str, strategy: str, retriever: str, _run: AuditRun) -> 
     return fewest_errors_cut(_run.sweep(strategy, retriever))
 
 
-@st.cache_data(show_spinner="Checking every quote…", max_entries=32)
+@st.cache_data(show_spinner="Checking every quote…", max_entries=32, ttl=3600)
 def citation_audit(run_digest: str, strategy: str, _run: AuditRun) -> list:
     """:func:`audit.evaluation.citations.audit_citations` for one strategy (failures only)."""
     from audit.evaluation.citations import audit_citations

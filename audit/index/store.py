@@ -83,6 +83,50 @@ def vectors_of(rows, dims: int) -> np.ndarray:
     return np.frombuffer(b"".join(r.vector for r in rows), dtype=np.float32).reshape(len(rows), dims).copy()
 
 
+def _is_sqlite(path: Path) -> bool:
+    with open(path, "rb") as f:
+        return f.read(16) == b"SQLite format 3\x00"
+
+
+def _connect_ro(path: Path) -> sqlite3.Connection:
+    from urllib.parse import quote
+
+    return sqlite3.connect(f"file:{quote(str(path.resolve()))}?mode=ro", uri=True, check_same_thread=False,
+                           timeout=30)
+
+
+class _ReadOnlyCache:
+    """``get_many`` over the ``embedding`` tables of existing SQLite files, opened read-only."""
+
+    def __init__(self, paths: list[Path]) -> None:
+        self._dbs = []
+        for p in paths:
+            if p.is_file() and _is_sqlite(p):
+                db = _connect_ro(p)
+                if db.execute("SELECT 1 FROM sqlite_master WHERE type='table' AND name='embedding'").fetchone():
+                    self._dbs.append(db)
+                else:
+                    db.close()
+        self._lock = threading.Lock()
+
+    def get_many(self, keys) -> dict:
+        found: dict = {}
+        with self._lock:
+            for db in self._dbs:
+                for lo in range(0, len(keys), 500):
+                    part = [k for k in keys[lo:lo + 500] if k not in found]
+                    if not part:
+                        continue
+                    q = "SELECT key, vec FROM embedding WHERE key IN (%s)" % ",".join("?" * len(part))
+                    for k, v in db.execute(q, part):
+                        found[bytes(k)] = np.frombuffer(v, dtype=np.float32)
+        return found
+
+    def close(self) -> None:
+        for db in self._dbs:
+            db.close()
+
+
 class IndexStore:
     """A persisted index database (SQLite, standard library).
 
@@ -115,6 +159,39 @@ class IndexStore:
         self._own_cache = cache is None
         self.cache = cache if cache is not None else EmbeddingCache(self.path)
         self.lock = threading.RLock()  # one writer or reader at a time on this connection
+        self.read_only = False
+
+    @classmethod
+    def open_readonly(cls, path: str | Path, cache_paths: tuple = ()) -> "IndexStore":
+        """Open an existing index database for reading only (SQLite ``file:…?mode=ro`` URI).
+
+        Nothing is created or modified: no folder, no schema, no journal-mode change; any write
+        through the returned store fails with ``sqlite3.OperationalError``. Vectors for
+        :func:`~audit.index.manifest.upgrade_preview` are looked up, read-only too, in the file's own
+        embedding table and in ``cache_paths`` (e.g. ``$AUDIT_HOME/cache.sqlite``) when they exist.
+
+        Raises
+        ------
+        IndexUnusable
+            No such file, not a SQLite database, or a SQLite database without the index tables
+            (``generation``, ``document``, ``chunk``); the message names the file.
+        """
+        p = Path(path)
+        if not p.is_file():
+            raise IndexUnusable(f"{p}: no such file")
+        if not _is_sqlite(p):
+            raise IndexUnusable(f"{p}: not a SQLite database, so not an index; nothing was changed")
+        db = _connect_ro(p)
+        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+        if not {"generation", "document", "chunk"} <= tables:
+            db.close()
+            raise IndexUnusable(f"{p}: a SQLite database but not a retrieval-audit index (no generation, document "
+                                "and chunk tables); nothing was changed")
+        self = cls.__new__(cls)
+        self.path, self._db, self.lock, self.read_only = p, db, threading.RLock(), True
+        self._own_cache = True
+        self.cache = _ReadOnlyCache([p, *[Path(c) for c in cache_paths]])
+        return self
 
     def close(self) -> None:
         """Close the database (and its own cache; a shared cache stays open)."""

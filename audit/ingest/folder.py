@@ -111,8 +111,9 @@ def load_folder(folder: str | Path) -> Corpus:
     """Load every supported file under ``folder`` (recursive, sorted).
 
     ``doc_id`` is the path relative to the folder. A file that cannot be read
-    is listed in ``Corpus.failures`` with its reason (a dangling symbolic link
-    or a link loop too) and the rest load; files of other types are listed in ``Corpus.skipped``.
+    is listed in ``Corpus.failures`` with its reason (a dangling symbolic link or a link loop too) and
+    the rest load; files of other types are listed in ``Corpus.skipped``. A symbolic link whose target
+    lies outside the folder is listed as failed and never read (links inside it are read).
 
     Raises
     ------
@@ -123,16 +124,20 @@ def load_folder(folder: str | Path) -> Corpus:
     if not root.is_dir():
         raise ValueError(f"corpus folder {str(folder)!r} does not exist or is not a directory")
     docs, failures, skipped = [], [], []
+    real_root = root.resolve()
     for path in sorted(p for p in root.rglob("*") if p.is_file() or _broken_link(p)):
         rel = path.relative_to(root).as_posix()
         if any(part.startswith(".") for part in path.relative_to(root).parts):
             continue
+        broken = _broken_link(path)
+        if broken:  # before resolving it: a loop cannot be resolved
+            failures.append(LoadFailure(source=rel, reason=broken))
+            continue
+        if real_root not in path.resolve().parents:  # a link out of the folder: never read what it points at
+            failures.append(LoadFailure(source=rel, reason="a link that leads out of the corpus folder; not read"))
+            continue
         if path.suffix.lower() not in TEXT_SUFFIXES:
             skipped.append(rel)
-            continue
-        broken = _broken_link(path)
-        if broken:
-            failures.append(LoadFailure(source=rel, reason=broken))
             continue
         try:
             docs.append(read_document(path, rel))

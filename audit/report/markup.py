@@ -9,6 +9,7 @@ characters ``<script>``). Offsets are characters of a document's canonical text 
 from __future__ import annotations
 
 import html
+import re
 from typing import TYPE_CHECKING, Sequence
 
 from ..chunking import Chunk
@@ -18,7 +19,7 @@ from ..matching import find_collapsed
 if TYPE_CHECKING:
     from ..sources import StrategyRun
 
-__all__ = ["CHUNK_MAP_LEGEND", "chunk_map_html", "chunk_text_html", "legend_html", "mark_html",
+__all__ = ["CHUNK_MAP_LEGEND", "chunk_map_html", "chunk_text_html", "escape_markdown", "legend_html", "mark_html",
            "quote_in_document_html", "truncated_text_html"]
 
 
@@ -35,6 +36,26 @@ _CUT = ("display: inline-block; width: 3px; height: 1.3em; margin: 0 2px; vertic
 _BOX = ("white-space: pre-wrap; word-break: break-word; font-family: ui-monospace, SFMono-Regular, Menlo, "
         "monospace; font-size: 0.8rem; line-height: 1.45; color: #111827; background: #ffffff; "
         "border: 1px solid #d1d5db; border-radius: 6px; padding: 0.6rem;")
+
+
+_MD_PUNCT = re.compile(r"([!-/:-@\[-`{-~])")
+_AUTOLINK = re.compile(r"(?i)(https?|ftp|www)(?=\\[:.])")
+_WJ = "\u2060"  # WORD JOINER: invisible, breaks the autolink patterns
+
+
+def escape_markdown(text: object) -> str:
+    """``text`` with a backslash before every ASCII punctuation character: shown as typed by Markdown.
+
+    CommonMark lets any ASCII punctuation be backslash-escaped, so links, images, emphasis, headings,
+    code, tables, HTML, LaTeX (``$``) and Streamlit's ``:color[...]`` directives in a document title,
+    file name, question or id are drawn as the characters they are. GFM autolinks (``www.``,
+    ``http://``, ``a@b.c``) are found in the text *after* escapes are read, so a word joiner (U+2060,
+    invisible) is put between ``http``/``https``/``ftp``/``www`` and what follows, and before ``@``.
+    For every Markdown-rendering element (captions, warnings, expander labels).
+    """
+    out = _MD_PUNCT.sub(r"\\\1", str(text))
+    out = _AUTOLINK.sub("\\1" + _WJ, out)
+    return out.replace("\\@", _WJ + "\\@")
 
 
 def mark_html(text: str, layers: Sequence[tuple[int, int, str]] = (),

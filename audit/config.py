@@ -1,0 +1,303 @@
+"""The deployment's configuration (``audit.toml``) and the folders a dashboard user may read.
+
+The file is found through ``$AUDIT_CONFIG``, else ``./audit.toml``; without either every value
+has its default (single-user, no named corpora). Everything here is pure Python (no Streamlit):
+the dashboard calls :func:`load_config` and :func:`resolve_user_path`; the CLI is not restricted
+(its user has a shell).
+
+Example (paths relative to the file's own folder)::
+
+    shared = true                       # the sidebar offers the names below only
+    roots = ["/srv/rag-docs"]           # extra folders a typed path may lie under (single-user mode)
+
+    [corpora]                           # name -> folder, or "python-reference"
+    handbook = "/srv/rag-docs/handbook"
+    [ground_truths]                     # name -> JSONL of needles
+    handbook = "/srv/rag-docs/handbook-needles.jsonl"
+    [out_of_domain]                     # name -> text file, one query a line
+    handbook = "/srv/rag-docs/ood.txt"
+    [indexes]                           # name -> index database (Index health, Upgrade diff)
+    before-upgrade = "/srv/rag-docs/before.sqlite"
+    [models]                            # name shown -> model name or local path
+    "all-MiniLM-L6-v2" = "all-MiniLM-L6-v2"
+    [rerankers]
+    "none" = "none"
+
+    [uploads]
+    enabled = true
+    max_files = 20                      # files per upload
+    max_file_mb = 5                     # megabytes (10**6 bytes) per file
+    max_total_mb = 20                   # megabytes per upload, all files together
+    ttl_minutes = 60                    # a session's upload folder is removed this long after its last use
+
+    [access]
+    require_login = true                # Streamlit's OpenID Connect sign-in ([auth] in .streamlit/secrets.toml)
+    allowed = ["alice@example.com", "@example.com"]   # e-mail addresses, or "@domain"; empty = anyone signed in
+
+Allowed roots (:func:`allowed_roots`): the working directory, ``$AUDIT_HOME``, every path given
+through an ``AUDIT_*`` environment variable or named in the file (the operator's own choices,
+trusted), ``$AUDIT_ROOTS`` (``os.pathsep``-separated) and ``roots``.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Mapping
+
+__all__ = ["Config", "ConfigError", "PathRefused", "Uploads", "allowed_roots", "config_path", "is_allowed",
+           "load_config", "resolve_user_path", "ROOTS_KNOB"]
+
+#: The setting named in every refusal: what an operator changes to allow another folder.
+ROOTS_KNOB = "AUDIT_ROOTS (os.pathsep-separated folders) or `roots = [...]` in audit.toml"
+
+#: ``AUDIT_*`` variables that name a path the operator chose (trusted as allowed roots).
+_PATH_VARIABLES = ("AUDIT_CORPUS", "AUDIT_GROUND_TRUTH", "AUDIT_OUT_OF_DOMAIN", "AUDIT_MODEL", "AUDIT_RERANKER")
+_TABLES = ("corpora", "ground_truths", "out_of_domain", "indexes", "models", "rerankers")
+_KNOWN = {"shared", "roots", "uploads", "access", *_TABLES}
+
+
+class ConfigError(ValueError):
+    """``audit.toml`` cannot be used; the message names the file and the key."""
+
+
+class PathRefused(ValueError):
+    """A path typed or picked in the dashboard lies outside every allowed root; the message names the knob."""
+
+
+@dataclass(frozen=True)
+class Uploads:
+    """Limits on one session's uploads (sizes in bytes, age in seconds)."""
+
+    enabled: bool = True
+    max_files: int = 50
+    max_file_bytes: int = 10_000_000
+    max_total_bytes: int = 25_000_000
+    ttl_s: float = 3600.0
+
+    def check(self, files: list[tuple[str, int]]) -> None:
+        """Raise ValueError with a message saying which limit ``files`` ((name, size in bytes), ...) exceed."""
+        if not self.enabled:
+            raise ValueError("uploads are turned off on this dashboard ([uploads] enabled = false in audit.toml)")
+        if len(files) > self.max_files:
+            raise ValueError(f"{len(files)} files uploaded; this dashboard takes at most {self.max_files} at once "
+                             "([uploads] max_files in audit.toml)")
+        for name, size in files:
+            if size > self.max_file_bytes:
+                raise ValueError(f"{name} is {size / 1e6:.1f} MB; this dashboard takes at most "
+                                 f"{self.max_file_bytes / 1e6:g} MB a file ([uploads] max_file_mb in audit.toml)")
+        total = sum(s for _, s in files)
+        if total > self.max_total_bytes:
+            raise ValueError(f"the uploaded files hold {total / 1e6:.1f} MB together; this dashboard takes at most "
+                             f"{self.max_total_bytes / 1e6:g} MB ([uploads] max_total_mb in audit.toml)")
+
+
+@dataclass(frozen=True)
+class Config:
+    """The parsed ``audit.toml`` (every path absolute; ``path`` None when there is no file)."""
+
+    path: Path | None = None
+    shared: bool = False
+    roots: tuple[Path, ...] = ()
+    corpora: Mapping[str, str] = field(default_factory=dict)
+    ground_truths: Mapping[str, str] = field(default_factory=dict)
+    out_of_domain: Mapping[str, str] = field(default_factory=dict)
+    indexes: Mapping[str, str] = field(default_factory=dict)
+    models: Mapping[str, str] = field(default_factory=dict)
+    rerankers: Mapping[str, str] = field(default_factory=dict)
+    uploads: Uploads = Uploads()
+    require_login: bool = False
+    allowed: tuple[str, ...] = ()
+
+    def named_paths(self) -> list[Path]:
+        """Every path the file names (corpora, ground truths, out-of-domain files, indexes, model folders)."""
+        out = []
+        for table in _TABLES:
+            for v in getattr(self, table).values():
+                if Path(v).is_absolute():
+                    out.append(Path(v))
+        return out
+
+    def user_allowed(self, email: str | None) -> bool:
+        """Whether a signed-in user with ``email`` may use the dashboard (``allowed`` empty: anyone).
+
+        An entry ``"@example.com"`` (or ``"example.com"``) allows the whole domain; any other entry is one
+        address. Comparison ignores case.
+        """
+        if not self.allowed:
+            return True
+        if not email or "@" not in email:
+            return False
+        email = email.strip().lower()
+        domain = email.rsplit("@", 1)[1]
+        for entry in self.allowed:
+            e = entry.strip().lower()
+            if e == email or e.lstrip("@") == domain and "@" not in e[1:]:
+                return True
+        return False
+
+
+def config_path(env: Mapping[str, str] | None = None, cwd: str | Path | None = None) -> Path | None:
+    """``$AUDIT_CONFIG`` (must exist), else ``./audit.toml`` when it exists, else None.
+
+    Raises
+    ------
+    ConfigError
+        ``$AUDIT_CONFIG`` names a file that does not exist.
+    """
+    env = os.environ if env is None else env
+    cwd = Path.cwd() if cwd is None else Path(cwd)
+    given = env.get("AUDIT_CONFIG")
+    if given:
+        p = (cwd / given) if not Path(given).is_absolute() else Path(given)
+        if not p.is_file():
+            raise ConfigError(f"AUDIT_CONFIG={given!r}: no such file")
+        return p
+    p = cwd / "audit.toml"
+    return p if p.is_file() else None
+
+
+def _table(data: dict, key: str, where: str, base: Path) -> dict[str, str]:
+    raw = data.get(key, {})
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: [{key}] must be a table of name = \"path\"")
+    out = {}
+    for name, value in raw.items():
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"{where}: [{key}] {name} must be a non-empty string, not {value!r}")
+        v = value.strip()
+        # a model value is a name (kept) unless it starts like a path; other tables hold paths
+        keep = v in ("python-reference", "none", "hashing") or (
+            key in ("models", "rerankers") and not v.startswith((".", "/", "~")))
+        out[str(name)] = v if keep else str((base / Path(v).expanduser()).resolve())
+    return out
+
+
+def _number(section: dict, key: str, default: float, where: str) -> float:
+    v = section.get(key, default)
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
+        raise ConfigError(f"{where}: {key} must be a positive number, not {v!r}")
+    return float(v)
+
+
+def load_config(env: Mapping[str, str] | None = None, cwd: str | Path | None = None) -> Config:
+    """Read the configuration (see the module docstring); the defaults when there is no file.
+
+    Relative paths in the file are relative to the file's folder. Model and reranker values that look
+    like hub names (``org/name`` or a bare name) are kept as given.
+
+    Raises
+    ------
+    ConfigError
+        Not TOML, an unknown top-level key, or a value of the wrong type; the message names the file
+        and the key.
+    """
+    path = config_path(env, cwd)
+    if path is None:
+        return Config()
+    where = str(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{where}: not valid TOML ({e})") from None
+    unknown = sorted(set(data) - _KNOWN)
+    if unknown:
+        raise ConfigError(f"{where}: unknown key(s) {', '.join(unknown)}; known: {', '.join(sorted(_KNOWN))}")
+    base = path.parent.resolve()
+    shared = data.get("shared", False)
+    if not isinstance(shared, bool):
+        raise ConfigError(f"{where}: shared must be true or false, not {shared!r}")
+    roots = data.get("roots", [])
+    if not isinstance(roots, list) or not all(isinstance(r, str) and r.strip() for r in roots):
+        raise ConfigError(f"{where}: roots must be a list of folder paths, not {roots!r}")
+    up = data.get("uploads", {})
+    acc = data.get("access", {})
+    if not isinstance(up, dict) or not isinstance(acc, dict):
+        raise ConfigError(f"{where}: [uploads] and [access] must be tables")
+    allowed = acc.get("allowed", [])
+    if not isinstance(allowed, list) or not all(isinstance(a, str) for a in allowed):
+        raise ConfigError(f"{where}: [access] allowed must be a list of e-mail addresses or \"@domain\" entries")
+    return Config(
+        path=path, shared=shared,
+        roots=tuple((base / Path(r).expanduser()).resolve() for r in roots),
+        **{t: _table(data, t, where, base) for t in _TABLES},
+        uploads=Uploads(enabled=bool(up.get("enabled", True)),
+                        max_files=int(_number(up, "max_files", 50, where)),
+                        max_file_bytes=int(_number(up, "max_file_mb", 10, where) * 1e6),
+                        max_total_bytes=int(_number(up, "max_total_mb", 25, where) * 1e6),
+                        ttl_s=_number(up, "ttl_minutes", 60, where) * 60.0),
+        require_login=bool(acc.get("require_login", False)),
+        allowed=tuple(a.strip() for a in allowed if a.strip()),
+    )
+
+
+def allowed_roots(config: Config | None = None, env: Mapping[str, str] | None = None,
+                  cwd: str | Path | None = None) -> list[Path]:
+    """The resolved folders (or single files) under which a dashboard path may lie.
+
+    The working directory; ``$AUDIT_HOME``; every path given by an ``AUDIT_*`` variable that names an
+    existing file or folder (``AUDIT_CORPUS``, ``AUDIT_GROUND_TRUTH``, ...); every path the
+    configuration names and its ``roots``; each entry of ``$AUDIT_ROOTS`` (``os.pathsep``-separated).
+    """
+    env = os.environ if env is None else env
+    cwd = Path.cwd() if cwd is None else Path(cwd)
+    config = config or Config()
+    cands: list[Path] = [cwd, cwd / (env.get("AUDIT_HOME") or ".audit")]
+    for var in _PATH_VARIABLES:
+        v = env.get(var)
+        if v and (cwd / v).exists():
+            cands.append(cwd / v)
+    cands += [cwd / r for r in (env.get("AUDIT_ROOTS") or "").split(os.pathsep) if r.strip()]
+    cands += list(config.roots) + config.named_paths()
+    if config.path is not None:
+        cands.append(config.path)
+    out: list[Path] = []
+    for c in cands:
+        r = c.expanduser().resolve()
+        if r not in out:
+            out.append(r)
+    return out
+
+
+def is_allowed(path: Path, roots: list[Path]) -> bool:
+    """Whether the resolved ``path`` is one of ``roots`` or lies under one."""
+    return any(path == r or r in path.parents for r in roots)
+
+
+def resolve_user_path(text: str, what: str, config: Config | None = None, env: Mapping[str, str] | None = None,
+                      cwd: str | Path | None = None) -> Path:
+    """Resolve a path typed or picked in the dashboard, refusing one outside every allowed root.
+
+    ``~`` is expanded, a relative path is taken from ``cwd`` (default: the working directory), and
+    every symlink is resolved before the check, so ``../../outside`` or a link pointing out of an
+    allowed folder is refused like the absolute path it leads to. Nothing is read.
+
+    Parameters
+    ----------
+    text : the path as typed.
+    what : what the path is for ("corpus folder", "index database", ...), used in the message.
+
+    Returns
+    -------
+    Path
+        The resolved absolute path (it may not exist: the caller says so in its own words).
+
+    Raises
+    ------
+    PathRefused
+        ``text`` is empty, or resolves outside :func:`allowed_roots`; the message names the
+        setting that allows more (:data:`ROOTS_KNOB`).
+    """
+    raw = (text or "").strip()
+    if not raw:
+        raise PathRefused(f"{what}: no path given")
+    cwd = Path.cwd() if cwd is None else Path(cwd)
+    p = Path(raw).expanduser()
+    resolved = (p if p.is_absolute() else cwd / p).resolve()
+    if not is_allowed(resolved, allowed_roots(config, env, cwd)):
+        raise PathRefused(f"{what} {raw!r} is outside the folders this dashboard may read (the working "
+                          f"directory, $AUDIT_HOME and what the operator configured); nothing was read. "
+                          f"To allow it, the operator sets {ROOTS_KNOB}.")
+    return resolved

@@ -1,0 +1,129 @@
+"""audit.toml, the allowed roots and the folder walk's links (pure: no Streamlit)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from audit.config import (
+    ROOTS_KNOB,
+    Config,
+    ConfigError,
+    PathRefused,
+    Uploads,
+    allowed_roots,
+    load_config,
+    resolve_user_path,
+)
+from audit.ingest import load_folder
+
+
+@pytest.fixture
+def layout(tmp_path):
+    """cwd = tmp/project (with docs/), a secret folder beside it, a link inside the project pointing out."""
+    project, outside = tmp_path / "project", tmp_path / "outside"
+    (project / "docs").mkdir(parents=True)
+    outside.mkdir()
+    (outside / "secret.md").write_text("# Secret\n\nThe vault code is 1234.\n")
+    (project / "docs" / "ok.md").write_text("# Ok\n\nFine.\n")
+    (project / "escape").symlink_to(outside, target_is_directory=True)
+    return project, outside
+
+
+def _refused(text, project, env=None, config=None):
+    with pytest.raises(PathRefused) as e:
+        resolve_user_path(text, "corpus folder", config=config, env=env or {}, cwd=project)
+    return str(e.value)
+
+
+def test_paths_outside_the_working_directory_are_refused_with_the_knob(layout):
+    project, outside = layout
+    # the issue's three ways out: an absolute path, ../, and a link inside the project
+    for text in (str(outside), "../outside", "escape", "escape/secret.md", "/etc", "/etc/passwd", "/"):
+        msg = _refused(text, project)
+        assert ROOTS_KNOB in msg and repr(text) in msg
+    assert resolve_user_path("docs", "corpus folder", env={}, cwd=project) == (project / "docs").resolve()
+    assert resolve_user_path("./docs/../docs/ok.md", "x", env={}, cwd=project) == (project / "docs/ok.md").resolve()
+    with pytest.raises(PathRefused, match="no path given"):
+        resolve_user_path("  ", "corpus folder", env={}, cwd=project)
+
+
+def test_roots_from_the_environment_and_the_config(layout, tmp_path):
+    project, outside = layout
+    # AUDIT_ROOTS (os.pathsep-separated) allows the folder and what lies under it, nothing beside it
+    env = {"AUDIT_ROOTS": os.pathsep.join([str(outside), str(tmp_path / "nothing-here")])}
+    assert resolve_user_path(str(outside / "secret.md"), "x", env=env, cwd=project) == (outside / "secret.md")
+    assert resolve_user_path("escape", "x", env=env, cwd=project) == outside.resolve()
+    _refused(str(tmp_path), project, env)  # the parent of a root is not allowed
+    # a path the operator gave through an AUDIT_* variable is trusted (here a single file)
+    env = {"AUDIT_GROUND_TRUTH": str(outside / "secret.md")}
+    assert resolve_user_path(str(outside / "secret.md"), "x", env=env, cwd=project) == outside / "secret.md"
+    _refused(str(outside), project, env)
+    # $AUDIT_HOME, and `roots` of the configuration
+    assert resolve_user_path(str(outside), "x", env={"AUDIT_HOME": str(outside)}, cwd=project) == outside
+    assert resolve_user_path(str(outside), "x", env={}, cwd=project,
+                             config=Config(roots=(outside.resolve(),))) == outside.resolve()
+
+
+def test_audit_toml_named_paths_limits_and_errors(layout, tmp_path):
+    project, outside = layout
+    (project / "audit.toml").write_text(
+        'shared = true\nroots = ["../outside"]\n'
+        '[corpora]\nbuiltin = "python-reference"\nhandbook = "docs"\n'
+        '[indexes]\nold = "/srv/before.sqlite"\n'
+        '[models]\nmini = "all-MiniLM-L6-v2"\nlocal = "./models/mini"\nhub = "sentence-transformers/x"\n'
+        '[uploads]\nmax_files = 2\nmax_file_mb = 0.001\nmax_total_mb = 0.0015\nttl_minutes = 5\n'
+        '[access]\nrequire_login = true\nallowed = ["Alice@Example.com", "@team.org"]\n')
+    cfg = load_config(env={}, cwd=project)
+    assert cfg.shared and cfg.require_login
+    assert cfg.roots == (outside.resolve(),)
+    assert cfg.corpora == {"builtin": "python-reference", "handbook": str((project / "docs").resolve())}
+    assert cfg.indexes["old"] == "/srv/before.sqlite"
+    # names stay names; a value starting like a path is made absolute from the file's folder
+    assert cfg.models == {"mini": "all-MiniLM-L6-v2", "local": str((project / "models/mini").resolve()),
+                          "hub": "sentence-transformers/x"}
+    assert cfg.uploads == Uploads(True, 2, 1000, 1500, 300.0)
+    roots = allowed_roots(cfg, env={}, cwd=project)
+    assert outside.resolve() in roots and (project / "audit.toml").resolve() in roots
+    # access list: whole address (any case) or a domain
+    assert cfg.user_allowed("alice@example.com") and cfg.user_allowed("bob@team.org")
+    assert not cfg.user_allowed("bob@example.com") and not cfg.user_allowed("eve@evilteam.org")
+    assert not cfg.user_allowed(None)
+    # $AUDIT_CONFIG wins over ./audit.toml; a missing one is an error naming it
+    other = tmp_path / "other.toml"
+    other.write_text("shared = false\n")
+    assert load_config(env={"AUDIT_CONFIG": str(other)}, cwd=project).shared is False
+    with pytest.raises(ConfigError, match="AUDIT_CONFIG='nope.toml'"):
+        load_config(env={"AUDIT_CONFIG": "nope.toml"}, cwd=project)
+    for text, where in [("shared = 'yes'", "shared"), ("colour = 1", "colour"), ("roots = '/'", "roots"),
+                        ("[uploads]\nmax_files = -1", "max_files"), ("shared = ", "TOML")]:
+        other.write_text(text + "\n")
+        with pytest.raises(ConfigError, match=where):
+            load_config(env={"AUDIT_CONFIG": str(other)}, cwd=project)
+    assert load_config(env={}, cwd=outside) == Config()  # no file: the defaults (single-user)
+
+
+def test_upload_limits_say_which_limit():
+    up = Uploads(max_files=2, max_file_bytes=1000, max_total_bytes=1500)
+    up.check([("a.md", 1000), ("b.md", 500)])  # exactly at both limits: accepted
+    with pytest.raises(ValueError, match="3 files uploaded; .* at most 2"):
+        up.check([("a", 1), ("b", 1), ("c", 1)])
+    with pytest.raises(ValueError, match="big.md is 0.0 MB.*max_file_mb"):
+        up.check([("big.md", 1001)])
+    with pytest.raises(ValueError, match="max_total_mb"):
+        up.check([("a.md", 1000), ("b.md", 501)])
+    with pytest.raises(ValueError, match="turned off"):
+        Uploads(enabled=False).check([])
+
+
+def test_folder_walk_lists_a_link_out_of_the_folder_as_failed(layout):
+    project, outside = layout
+    docs = project / "docs"
+    (docs / "x.md").symlink_to(outside / "secret.md")      # the issue's x.txt -> /etc/hostname
+    (docs / "inner.md").symlink_to(docs / "ok.md")          # a link inside the folder is fine
+    corpus = load_folder(docs)
+    assert [d.doc_id for d in corpus.documents] == ["inner.md", "ok.md"]
+    assert [(f.source, f.reason) for f in corpus.failures] == [
+        ("x.md", "a link that leads out of the corpus folder; not read")]
+    assert "1234" not in " ".join(d.text for d in corpus.documents)
