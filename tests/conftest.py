@@ -36,3 +36,11 @@ try:  # property-based tests (tests/test_properties.py): no deadline, the machin
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "audit"))
 except ImportError:  # hypothesis is a test dependency (requirements-dev.txt)
     pass
+
+
+def shown(el) -> str:
+    """An element's Markdown as the reader sees it: data is backslash-escaped (ui.text.md) and bare links broken
+    with an invisible word joiner; the reader sees neither."""
+    import re
+
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", el.value).replace("\u2060", "")

@@ -22,10 +22,10 @@ from __future__ import annotations
 import json
 import math
 import os
-import re
 from pathlib import Path
 
 import pytest
+from conftest import shown
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -121,8 +121,7 @@ def _app(page: str | None = None) -> AppTest:
 
 
 def _text(el) -> str:
-    """An element's Markdown as the reader sees it: data is backslash-escaped (ui.text.md), the reader sees none."""
-    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", el.value).replace("\u2060", "")
+    return shown(el)
 
 
 def _metric(at: AppTest, label: str) -> str:

@@ -22,8 +22,14 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-
-from test_browser import CHROMIUM, PAGES, _free_port, _need_chromium, _no_exception, _settle
+from test_browser import (
+    CHROMIUM,
+    PAGES,
+    _free_port,
+    _need_chromium,
+    _no_exception,
+    _settle,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 MARK = "audittrap"

@@ -6,10 +6,9 @@ import json
 import shutil
 
 import pytest
+from conftest import ROOT
 
 from audit.cli import main
-
-from conftest import ROOT
 
 pytest.importorskip("lance", reason="pip install pylance (requirements-dev.txt)")
 GOLDEN = ROOT / "tests" / "golden"

@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import ROOT
 
 from audit.cli import main
-
-from conftest import ROOT
 
 EX = ROOT / "data" / "example"
 

@@ -10,6 +10,8 @@ import json
 
 import numpy as np
 import pytest
+from conftest import ROOT
+from pgfixture import pg_server  # noqa: F401 - the session fixture
 
 from audit.chunking import PRESETS, chunk_corpus
 from audit.cli import main
@@ -17,9 +19,6 @@ from audit.groundtruth import load_needles
 from audit.ingest import load_folder
 from audit.matching import collapse
 from audit.models import load_encoder
-
-from conftest import ROOT
-from pgfixture import pg_server  # noqa: F401 - the session fixture
 
 pytestmark = pytest.mark.store
 GOLDEN = ROOT / "tests" / "golden"

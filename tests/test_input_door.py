@@ -281,9 +281,8 @@ def test_a_similarity_cut_is_not_held_to_0_2(capsys):
 # --------------------------------------------------------------------------- uploads
 
 def test_two_uploads_with_the_same_name_do_not_collide():
-    from ui import cache
-
     from audit.ingest import corpus_from_uploads
+    from ui import cache
 
     corpus = corpus_from_uploads([("a.md", b"# A\n\nThe relay keys rotate every ninety days.\n")])
     gt = (json.dumps({"id": "k", "needle": "The relay keys rotate every ninety days.",

@@ -5,9 +5,8 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import ROOT
+from conftest import ROOT, shown
 from streamlit.testing.v1 import AppTest
-
 from test_input_door import RU_DOC, RU_GT
 
 
@@ -33,11 +32,11 @@ def test_the_ascii_rule_warns_on_the_strategies_page_and_unicode_does_not(russia
     at = russian_app
     at.switch_page("app_pages/2_Strategies.py").run()
     assert not at.exception
-    assert not any("no BM25 token" in w.value for w in at.warning)
+    assert not any("no BM25 token" in shown(w) for w in at.warning)
     at.radio(key="bm25_tokens").set_value("ascii").run()
     assert not at.exception
     # the one question pair and the out-of-domain query are all Cyrillic: 3 of 3 have no token
-    assert any(w.value.startswith("3 of 3 queries have no BM25 token under the 'ascii' rule") for w in at.warning)
+    assert any(shown(w).startswith("3 of 3 queries have no BM25 token under the 'ascii' rule") for w in at.warning)
 
 
 def test_a_typed_query_without_token_is_flagged_in_the_query_explorer(russian_app):
@@ -48,7 +47,7 @@ def test_a_typed_query_without_token_is_flagged_in_the_query_explorer(russian_ap
     at.radio(key="qe_mode").set_value("typed").run()
     at.text_input(key="qe_text").input("сколько дней").run()
     assert not at.exception
-    assert any("no BM25 token under the 'ascii' rule" in w.value for w in at.warning)
+    assert any("no BM25 token under the 'ascii' rule" in shown(w) for w in at.warning)
 
 
 @pytest.mark.model
@@ -80,4 +79,4 @@ def test_rerank_pairs_over_the_window_on_the_tokens_page_and_in_the_query_explor
     at.switch_page("app_pages/3_Query_explorer.py").run()
     at.number_input(key="qe_top").set_value(4).run()
     assert not at.exception
-    assert any(w.value.startswith("Pair over the reranker's window:") for w in at.warning)
+    assert any(shown(w).startswith("Pair over the reranker's window:") for w in at.warning)

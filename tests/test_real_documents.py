@@ -11,9 +11,14 @@ from pdfmaker import make_pdf
 
 from audit.chunking import PRESETS, chunk_document
 from audit.groundtruth import Needle, validate
-from audit.ingest import Corpus, document_from_bytes, load_folder, markdown_document, pdf_document
+from audit.ingest import (
+    Corpus,
+    document_from_bytes,
+    load_folder,
+    markdown_document,
+    pdf_document,
+)
 from audit.matching import find_view, view, view_with_map
-
 
 # --------------------------------------------------------------------------- markdown headings
 

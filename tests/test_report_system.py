@@ -5,13 +5,18 @@ from __future__ import annotations
 import math
 
 import pytest
+from conftest import ROOT
 
 from audit.ingest import load_folder
 from audit.report.runs import build_runs_report
-from audit.report.system import judged_hits_frame, run_diff, run_ranks_frame, runs_frame, score_frame
+from audit.report.system import (
+    judged_hits_frame,
+    run_diff,
+    run_ranks_frame,
+    runs_frame,
+    score_frame,
+)
 from audit.sources.imported.system import load_system
-
-from conftest import ROOT
 
 EX = ROOT / "data" / "example"
 

@@ -31,8 +31,8 @@ def test_a_shipped_vector_is_taken_for_its_exact_text_and_model_only(tmp_path, m
 
 @pytest.mark.model
 def test_the_shipped_file_holds_the_models_own_vectors():
-    from audit.ingest import load_builtin
     from audit.chunking import PRESETS, chunk_corpus
+    from audit.ingest import load_builtin
     from audit.models import load_encoder
 
     enc = load_encoder(None)
