@@ -1,21 +1,24 @@
 """Index health: the manifest, the findings with their documents, retry, and an upgrade preview."""
 
-import json
 from contextlib import closing
 
 import pandas as pd
 import streamlit as st
 
 from audit import PIPELINE_VERSION
-from audit.chunking import Strategy
 from audit.home import default_home
-from audit.index import IndexStore, IndexUnusable, Stamp, index_corpus
+from audit.index import IndexStore, IndexUnusable, Stamp
 from audit.index.health import check_index
 from audit.index.manifest import manifest, upgrade_preview
-from audit.ingest import load_corpus
 from audit.models import ModelUnavailable
-from audit.report.dashboard import SEVERITY_LABEL, finding_documents_frame, findings_frame, severity_css
+from audit.report.dashboard import (
+    SEVERITY_LABEL,
+    finding_documents_frame,
+    findings_frame,
+    severity_css,
+)
 from ui import cache, context, footer, paths, session, stop, table
+from ui.health import preview_model, retry_failed
 from ui.text import md
 
 ctx = context()
@@ -92,20 +95,8 @@ with closing(ro_store) as store:
                        "an index named in its configuration ([indexes] in audit.toml) and, in single-user mode, to "
                        "one under an allowed root.")
         if st.button(f"Retry the {len(failed)} failed documents", key="health_retry", disabled=not writable):
-            spec = store.corpus_spec()
             try:
-                if spec == ctx.corpus.name:
-                    corpus = ctx.corpus
-                elif spec == "python-reference" or paths.shared():  # an operator-named index: its corpus too
-                    corpus = load_corpus(spec)
-                else:
-                    corpus = load_corpus(paths.user_path(spec, "the index's corpus folder"))
-                stamped = cache.encoder(gen["model"])  # the index's own model, never the sidebar's
-                with st.spinner("Re-indexing the failed documents…"), closing(
-                        IndexStore(db_path) if session.is_upload(ctx.corpus.name) and db_path == own_db
-                        else IndexStore(db_path, cache=cache.embedding_cache(str(default_home().resolve())))) as rw:
-                    result = index_corpus(rw, corpus, Strategy(**json.loads(gen["strategy"])), stamped,
-                                          retry_failed=True)
+                result = retry_failed(ctx, db_path, own_db, store.corpus_spec(), gen)
                 st.success(md(result.summary()))
                 for doc_id, reason in result.failed:
                     st.error(md(f"{doc_id}: still failing: {reason}"))
@@ -117,13 +108,7 @@ with closing(ro_store) as store:
                "be embedded again (the stored chunk texts whose vector for that model is not in the cache). "
                "Nothing is embedded or written.")
     p1, p2 = st.columns(2)
-    if paths.shared():  # configured models only: nothing typed, nothing downloaded
-        cfg = paths.config()
-        offered = list(dict.fromkeys([rep.stamp.model, *cfg.models.values()]))
-        new_model = p1.selectbox("Model after the upgrade", offered, key="health_preview_model")
-    else:
-        new_model = p1.text_input("Model after the upgrade", value=rep.stamp.model, key="health_preview_model",
-                                  help="a sentence-transformers name in the local cache, a directory, or `hashing`")
+    new_model = preview_model(p1, rep.stamp.model)
     new_pipe = p2.text_input("Pipeline version after the upgrade", value=PIPELINE_VERSION,
                              key="health_preview_pipeline")
     try:
