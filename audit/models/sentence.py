@@ -296,17 +296,13 @@ class SentenceTransformerEncoder:
                 progress(done, len(texts))
         return out
 
-    def _encode_packed(self, texts: list[str], progress: Progress | None, out: np.ndarray) -> np.ndarray:
-        """Unpadded buckets of at most ``token_budget`` real tokens, costliest first, on worker threads."""
-        from .packed import run_buckets, usable_cores
-
-        packed = self._packed_model()
-        encs = self._padding_tokenizer().encode_batch(texts)  # special tokens added, cut to the window
-        ids = [e.ids for e in encs]
+    def _packed_buckets(self, texts: list[str]) -> tuple[list[list[int]], list[list[int]]]:
+        """Token ids per text (special tokens in, cut to the window) and index buckets of at most
+        ``token_budget`` real tokens by ascending length, returned costliest (longest texts) first."""
+        ids = [e.ids for e in self._padding_tokenizer().encode_batch(texts)]
         lens = [len(x) for x in ids]
-        order = sorted(range(len(texts)), key=lambda i: (lens[i], i))
         buckets, cur, used = [], [], 0
-        for i in order:
+        for i in sorted(range(len(texts)), key=lambda i: (lens[i], i)):
             if cur and used + lens[i] > self.token_budget:
                 buckets.append(cur)
                 cur, used = [], 0
@@ -314,7 +310,14 @@ class SentenceTransformerEncoder:
             used += lens[i]
         if cur:
             buckets.append(cur)
-        buckets.reverse()  # longest texts first: the workers finish together
+        return ids, buckets[::-1]
+
+    def _encode_packed(self, texts: list[str], progress: Progress | None, out: np.ndarray) -> np.ndarray:
+        """Unpadded buckets of at most ``token_budget`` real tokens, costliest first, on worker threads."""
+        from .packed import run_buckets, usable_cores
+
+        packed = self._packed_model()
+        ids, buckets = self._packed_buckets(texts)
         finished = [0]
 
         def one(idx: list[int]) -> None:
