@@ -227,3 +227,18 @@ def test_packable_refuses_what_it_cannot_reproduce():
     # not a sentence-transformers pipeline at all → sentence-transformers keeps it
     assert packable([object()]) is False
     assert packable(None) is False
+
+
+@pytest.mark.model
+def test_packed_cross_encoder_scores_equal_predict(e_sample):
+    path = str(resolve_model_path(None))
+    ce = load_cross_encoder(path, num_labels=1)  # untrained head, random at each load: share the weights
+    ref = load_cross_encoder(path, num_labels=1, packing=False)
+    ref.model = ce.model
+    pairs = e_sample[:25]  # 25 pairs of different lengths, as the reranker scores them
+    q = "How do I catch an exception in Python?"
+    a, b = ce.score(q, pairs), ref.score(q, pairs)
+    assert ce._packed_model() is not None  # the packed path ran
+    # same float32 operations, other grouping: equal to rounding, hence the same order
+    assert np.abs(a - b).max() < 1e-5
+    assert np.argsort(-a, kind="stable").tolist() == np.argsort(-b, kind="stable").tolist()
