@@ -28,10 +28,19 @@ class CrossEncoderModel:
         and cuts long chunks: it changes the scores (docs/benchmarks.md).
     token_budget : int or None
         Length bucketing: pairs sorted by token count and scored in batches
-        of at most this many padded tokens, so a long chunk does not pad the
+        of at most this many tokens, so a long chunk does not pad the
         whole shortlist to 512 tokens. Default :data:`TOKEN_BUDGET`: the same
         scores (to 1e-4, same order) as one batch of ``batch_size`` pairs in
         the given order (``None``), 2.8x faster on 25 pairs here.
+    packing : bool
+        ``True`` (default, BERT sequence classifiers): the buckets run without
+        padding on one torch thread per worker, as the bi-encoder does
+        (:class:`audit.models.packed.PackedBert`, then the model's own pooler,
+        classifier and activation); same scores to float32 rounding.
+        ``False``, or another architecture: ``CrossEncoder.predict`` per
+        bucket.
+    threads : int or None
+        Workers for the packed path (``None``: one per usable core).
 
     Raises
     ------
@@ -42,10 +51,12 @@ class CrossEncoderModel:
     """
 
     def __init__(self, name: str = DEFAULT_RERANKER, num_labels: int | None = None,
-                 max_length: int | None = None, token_budget: int | None = TOKEN_BUDGET) -> None:
+                 max_length: int | None = None, token_budget: int | None = TOKEN_BUDGET,
+                 packing: bool = True, threads: int | None = None) -> None:
         if token_budget is not None and token_budget < 1:
             raise ValueError(f"token_budget must be a positive number of tokens (or None), got {token_budget}")
         self.token_budget = token_budget
+        self.packing, self.threads, self._packed = bool(packing), threads, None
         self.name = str(name)
         self.path = resolve_model_path(self.name, kind="cross-encoder")
         try:
@@ -90,6 +101,8 @@ class CrossEncoderModel:
                                                       max_length=limit)["input_ids"]]
         order = sorted(range(len(texts)), key=lambda i: (lens[i], i))
         out = np.zeros(len(texts), dtype=np.float64)
+        if self.packing and self._packed_model() is not None:
+            return self._score_packed(query, list(texts), limit, lens, order, out)
         lo = 0
         while lo < len(order):
             hi = lo + 1
@@ -100,6 +113,56 @@ class CrossEncoderModel:
                                    convert_to_numpy=True)
             out[idx] = np.asarray(s, dtype=np.float64).reshape(len(idx), -1)[:, 0]
             lo = hi
+        return out
+
+
+    def _packed_model(self):
+        """:class:`PackedBert` over the classifier's BERT, or ``None`` when it is not a plain BERT classifier."""
+        if self._packed is None:
+            self._packed = False
+            try:
+                from .packed import PackedBert
+
+                clf = self.model.model
+                cfg = clf.config
+                if (type(clf).__name__ == "BertForSequenceClassification" and cfg.hidden_act == "gelu"
+                        and getattr(cfg, "position_embedding_type", "absolute") == "absolute"
+                        and clf.bert.pooler is not None and len(list(self.model)) == 1):
+                    self._packed = PackedBert(clf.bert)
+            except Exception:
+                self._packed = False
+        return self._packed or None
+
+    def _score_packed(self, query: str, texts: list[str], limit: int, lens: list[int], order: list[int],
+                      out: np.ndarray) -> np.ndarray:
+        import torch
+
+        from .packed import run_buckets, usable_cores
+
+        enc = self.model.tokenizer([query] * len(texts), texts, truncation=True, max_length=limit)
+        ids, types = enc["input_ids"], enc["token_type_ids"]
+        buckets, cur, used = [], [], 0
+        for i in order:
+            if cur and used + lens[i] > self.token_budget:
+                buckets.append(cur)
+                cur, used = [], 0
+            cur.append(i)
+            used += lens[i]
+        if cur:
+            buckets.append(cur)
+        clf = self.model.model
+        act = getattr(self.model, "activation_fn", None) or torch.nn.Identity()
+        packed = self._packed
+
+        def one(idx: list[int]) -> None:
+            with torch.inference_mode():
+                x = packed.hidden_states([ids[i] for i in idx], [types[i] for i in idx])
+                starts = np.concatenate([[0], np.cumsum([len(ids[i]) for i in idx])[:-1]]).astype(int)
+                cls = x[torch.as_tensor(starts)].unsqueeze(1)  # the pooler reads position 0
+                logits = clf.classifier(clf.bert.pooler(cls))
+                out[idx] = act(logits).double().numpy().reshape(len(idx), -1)[:, 0]
+
+        run_buckets(one, buckets[::-1], self.threads or usable_cores())
         return out
 
 

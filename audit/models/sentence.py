@@ -58,16 +58,28 @@ class SentenceTransformerEncoder:
         measured in ``make bench``, never asserted), so its ``digest`` differs
         and nothing is shared with the float vectors in the cache or stamps.
     threads : int or None
-        Intra-op threads for torch (``torch.set_num_threads``, process-wide)
-        or onnxruntime; ``None`` leaves the library default (all cores).
+        Cores to use. For the default torch path: worker threads, each with
+        one torch thread, taking length buckets from a queue (``None``: one
+        per core this process may run on). For sentence-transformers
+        (``packing=False``): ``torch.set_num_threads`` (process-wide). For
+        onnxruntime: its intra-op threads. ``None`` leaves the library default
+        there.
     token_budget : int or None
-        Length bucketing: batches hold at most this many padded tokens
-        (texts sorted by token count, so short texts go many to a batch and
-        long ones few). Default :data:`TOKEN_BUDGET` (1,024): the same vectors
-        (to ~1e-7, same top-10 for every query of the built-in ground truth)
-        as sentence-transformers' fixed batches of ``batch_size`` texts
-        (``None``), 1.4x faster here: a batch of 32 texts of 256 tokens pads
-        and multiplies attention matrices that no longer fit in the CPU cache.
+        Length bucketing: texts sorted by token count, batches of at most this
+        many tokens (real tokens when packed, padded tokens otherwise), so
+        short texts go many to a batch and long ones few. Default
+        :data:`TOKEN_BUDGET` (1,024). ``None``: sentence-transformers' fixed
+        batches of ``batch_size`` texts (then ``packing`` is off). The
+        vectors are the same either way (to ~1e-7).
+    packing : bool
+        ``True`` (default, torch backend, BERT + mean pooling models such as
+        all-MiniLM-L6-v2; see :func:`audit.models.packed.packable`): run the
+        model without padding, query/key/value fused, one torch thread per
+        worker (:class:`audit.models.packed.PackedBert`); the vectors equal
+        sentence-transformers' to float32 rounding (≤ 1e-6, same top-10 on the
+        built-in ground truth), so the ``digest`` and the cache stay the same.
+        ``False``: ``SentenceTransformer.encode`` per bucket (the previous
+        default). Other models always use sentence-transformers.
 
     Raises
     ------
@@ -78,7 +90,7 @@ class SentenceTransformerEncoder:
     """
 
     def __init__(self, name: str | None = None, backend: str = "torch", threads: int | None = None,
-                 token_budget: int | None = TOKEN_BUDGET) -> None:
+                 token_budget: int | None = TOKEN_BUDGET, packing: bool = True) -> None:
         if backend not in BACKENDS:
             raise ValueError(f"encoder backend {backend!r} is unknown; choose one of {', '.join(BACKENDS)}")
         if threads is not None and threads < 1:
@@ -88,6 +100,8 @@ class SentenceTransformerEncoder:
         self.name = str(name) if name is not None else DEFAULT_MODEL
         self.path = resolve_model_path(self.name)
         self.backend, self.threads, self.token_budget = backend, threads, token_budget
+        self.packing = bool(packing)
+        self._packed = None
         self.weights_digest = weights_digest(self.path)
         # other numbers → another digest: cache keys and stamps never mix int8 and float vectors
         self.digest = self.weights_digest if backend == "torch" else f"{self.weights_digest}+{backend}"
@@ -168,14 +182,26 @@ class SentenceTransformerEncoder:
                 self.window = int(self._model.max_seq_length or self.window)
         return self._model
 
+    def _packed_model(self):
+        """The :class:`PackedBert` over the loaded weights, or ``None`` when the model is not packable."""
+        if self._packed is None:
+            from .packed import PackedBert, packable
+
+            model = self.model
+            with self._lock:
+                if self._packed is None:
+                    self._packed = PackedBert(model[0].auto_model) if packable(model) else False
+        return self._packed or None
+
     def encode(self, texts: Sequence[str], batch_size: int = 32,
                progress: Progress | None = None) -> np.ndarray:
         """Encode ``texts`` into float32 unit vectors, shape ``(n, dims)``.
 
         Texts are sorted by token count and batched under ``token_budget``
-        padded tokens (the default), or sorted by length in batches of
+        tokens (the default), or sorted by length in batches of
         ``batch_size`` texts (``token_budget=None``); results are put back in
-        order; ``progress(done, total)`` is called after each batch.
+        order; ``progress(done, total)`` is called after each batch, in the
+        calling thread.
         """
         texts = list(texts)
         out = np.zeros((len(texts), self.dims), dtype=np.float32)
@@ -234,6 +260,8 @@ class SentenceTransformerEncoder:
     def _encode_batches(self, texts: list[str], batch_size: int, progress: Progress | None,
                         out: np.ndarray) -> np.ndarray:
         done = 0
+        if self.backend == "torch" and self.packing and self._packed_model() is not None:
+            return self._encode_packed(texts, progress, out)
         if self.backend == "torch":
             model = self.model
             self._apply_torch_threads()
@@ -266,6 +294,41 @@ class SentenceTransformerEncoder:
             done += len(idx)
             if progress:
                 progress(done, len(texts))
+        return out
+
+    def _packed_buckets(self, texts: list[str]) -> tuple[list[list[int]], list[list[int]]]:
+        """Token ids per text (special tokens in, cut to the window) and index buckets of at most
+        ``token_budget`` real tokens by ascending length, returned costliest (longest texts) first."""
+        ids = [e.ids for e in self._padding_tokenizer().encode_batch(texts)]
+        lens = [len(x) for x in ids]
+        buckets, cur, used = [], [], 0
+        for i in sorted(range(len(texts)), key=lambda i: (lens[i], i)):
+            if cur and used + lens[i] > self.token_budget:
+                buckets.append(cur)
+                cur, used = [], 0
+            cur.append(i)
+            used += lens[i]
+        if cur:
+            buckets.append(cur)
+        return ids, buckets[::-1]
+
+    def _encode_packed(self, texts: list[str], progress: Progress | None, out: np.ndarray) -> np.ndarray:
+        """Unpadded buckets of at most ``token_budget`` real tokens, costliest first, on worker threads."""
+        from .packed import run_buckets, usable_cores
+
+        packed = self._packed_model()
+        ids, buckets = self._packed_buckets(texts)
+        finished = [0]
+
+        def one(idx: list[int]) -> None:
+            out[idx] = packed.mean_normalised([ids[i] for i in idx])
+
+        def done(idx: list[int]) -> None:
+            finished[0] += len(idx)
+            if progress:
+                progress(finished[0], len(texts))
+
+        run_buckets(one, buckets, self.threads or usable_cores(), done)
         return out
 
     def _onnx_session(self):
