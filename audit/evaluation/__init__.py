@@ -1,7 +1,8 @@
 """Evaluation: statistics, per-column metrics and paired tests, needles in chunks, the threshold, citations.
 
 Modules: :mod:`.stats` (Wilson, sign test, Holm, queries needed), :mod:`.metrics` (columns of
-first-correct ranks, Success@k, MRR@20, paired tests), :mod:`.needles` (which chunks hold each
+first-correct ranks, Success@k, MRR@20, paired tests), :mod:`.judgments` (qrels, runs, the evaluated order), :mod:`.measures` (ir_measures names over runs),
+:mod:`.needles` (which chunks hold each
 needle; destroyed / overlap-only / past-the-window), :mod:`.threshold` (the gate, sweep, balanced
 cut, bluffs, the saved cut), :mod:`.citations` (context, NO ANSWER, quote checks).
 """
