@@ -29,10 +29,10 @@ run: $(STAMP)
 test: $(DEVSTAMP)
 	$(BIN)/pytest -q
 
-# The inner loop: everything but the tiers that load models or start a browser, a server or Ray, on two
-# workers, the property tests on 25 generated examples instead of 100.
+# The inner loop: everything but the tiers that load models, start a browser, a server or Ray, or take
+# seconds a test (slow), on two workers.
 test-fast: $(DEVSTAMP)
-	HYPOTHESIS_PROFILE=fast $(BIN)/pytest -q -n 2 -m "not model and not browser and not store and not ray"
+	$(BIN)/pytest -q -n 2 -m "not model and not browser and not store and not ray and not slow"
 
 report: $(STAMP)
 	$(BIN)/python -m audit report

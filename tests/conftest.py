@@ -33,8 +33,6 @@ try:  # property-based tests (tests/test_properties.py): no deadline, the machin
 
     settings.register_profile("audit", deadline=None, max_examples=100,
                               suppress_health_check=[HealthCheck.too_slow])
-    # the inner loop (make test-fast): the same properties on fewer generated examples
-    settings.register_profile("fast", deadline=None, max_examples=25, suppress_health_check=[HealthCheck.too_slow])
     settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "audit"))
 except ImportError:  # hypothesis is a test dependency (requirements-dev.txt)
     pass

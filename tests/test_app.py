@@ -28,6 +28,9 @@ import pytest
 from conftest import shown
 from streamlit.testing.v1 import AppTest
 
+# seconds each (dashboard runs, generated examples): in make test, out of the inner loop (make test-fast)
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 TIMEOUT = 120

@@ -55,6 +55,7 @@ def test_hash_inside_code_block_is_not_a_heading(tmp_path):
     assert [s.title for s in d.sections] == ["Real"]
 
 
+@pytest.mark.slow
 def test_twenty_megabyte_text_file_with_fake_encoder(tmp_path):
     para = ("This is a long plain text file used to check that a big document indexes. " * 6).strip()
     text = "\n\n".join(f"{i}: {para}" for i in range(20 * 1024 * 1024 // len(para) + 1))

@@ -9,6 +9,9 @@ from conftest import ROOT, shown
 from streamlit.testing.v1 import AppTest
 from test_input_door import RU_DOC, RU_GT
 
+# seconds each (dashboard runs, generated examples): in make test, out of the inner loop (make test-fast)
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture()
 def russian_app(tmp_path, monkeypatch):

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import unicodedata
 
+import pytest
+
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
@@ -15,6 +17,9 @@ from audit.groundtruth import Needle, validate
 from audit.ingest import Corpus, markdown_document
 from audit.matching import find_view, view, view_with_map
 from audit.retrieval import bm25_tokens
+
+# seconds each (generated examples): in make test, out of the inner loop (make test-fast)
+pytestmark = pytest.mark.slow
 
 # Letters as people's documents carry them: precomposed and decomposed accents, invisible format
 # characters inside words (soft hyphen, zero-width space, word joiner), other scripts.

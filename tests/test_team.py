@@ -24,6 +24,9 @@ from streamlit.testing.v1 import AppTest
 
 from audit.report.markup import escape_markdown
 
+# seconds each (dashboard runs, generated examples): in make test, out of the inner loop (make test-fast)
+pytestmark = pytest.mark.slow
+
 ROOT = Path(__file__).resolve().parent.parent
 APP = str(ROOT / "app.py")
 SECRET = "vault code 1234"
