@@ -16,6 +16,11 @@ table into Python:
   ``ivfflat.probes``) and through an exact scan (index scans disabled in the
   transaction), with the distance operator of the metric (``<=>`` cosine,
   ``<->`` L2, ``<#>`` negative inner product) converted to cosine distance.
+- **The store as a "your system" source** (:func:`store_system`): both
+  searches as the runs ``approximate`` and ``exact`` of an
+  :class:`~audit.sources.imported.ImportedSystem`, for the dashboard's pages.
+- **Query vectors from a hosted model** (:func:`read_query_vectors`): JSONL
+  or ``.npy`` + ids, instead of a model name.
 - **Approximate against exact** (:func:`compare_retrieval`): per k, needle
   recall both ways, the overlap of the two top-k lists and the queries whose
   needle the approximate index loses.
@@ -47,10 +52,14 @@ from .search import (
            RetrievalComparison,
            SearchResult,
            compare_retrieval,
+           cosine_in_range,
            relevant_from_needles,
            search,
 )
+from .system import RUN_NAMES, needle_relevance, store_system
+from .vectors import QueryVectors, read_query_vectors
 
-__all__ = ["ENV_URI", "IndexInfo", "KComparison", "OPERATORS", "RetrievalComparison", "SearchResult", "StoreCheck",
+__all__ = ["QueryVectors", "RUN_NAMES", "cosine_in_range", "needle_relevance", "read_query_vectors", "store_system",
+           "ENV_URI", "IndexInfo", "KComparison", "OPERATORS", "RetrievalComparison", "SearchResult", "StoreCheck",
            "StoreError", "StoreHealth", "StoreSpec", "check_health", "compare_retrieval", "connect", "find_indexes",
            "redact", "redact_uri", "relevant_from_needles", "search", "StoreRun", "store_run"]

@@ -40,8 +40,11 @@ class SearchResult:
         The operator's values (``<=>``, ``<->`` or ``<#>``, the last being −⟨q, v⟩).
     cosine : tuple of tuple of float
         Cosine distance in [0, 2]: ``<=>`` as is, ``d² / 2`` for L2, ``1 + d``
-        for ``<#>`` (identities of unit vectors: ‖q − v‖² = 2 − 2 cos);
-        NaN where the query or the row is not unit length (L2 / IP only).
+        for ``<#>`` (identities of unit vectors: ‖q − v‖² = 2 − 2 cos and
+        ⟨q, v⟩ = cos), each clipped into [0, 2] where float error puts it
+        just outside (:func:`cosine_in_range`); NaN where the query or the row
+        is not unit length (L2 / IP only: ``|norm − 1| > 1e-4``) and for
+        ``<=>`` with a zero vector. ``distances`` keeps the raw values.
     texts : tuple of tuple of str
         The returned rows' texts (to match needles).
     ms : tuple of float
@@ -79,6 +82,30 @@ class SearchResult:
                 "ids": [list(i) for i in self.ids], "distances": [list(d) for d in self.distances],
                 "cosine": [[nan(x) for x in c] for c in self.cosine], "ms": list(self.ms),
                 "settings": dict(self.settings), "note": self.note}
+
+
+def cosine_in_range(d: float) -> float:
+    """A cosine distance clipped into the product's range [0, 2]; NaN stays NaN.
+
+    pgvector computes ``<=>`` in float arithmetic, so a row identical to the query can come back as
+    −1.2e-7 and an opposite one as 2.0000002; ``d²/2`` and ``1 + <#>`` of unit vectors stray the same
+    way. The clip moves such values by float error only (|shift| ≲ 1e-6 for unit float32 vectors);
+    anything further outside is not float error and is clipped all the same, which is why
+    :func:`search` reports rows that are not unit length (their L2/IP value has no cosine: NaN).
+
+    Parameters
+    ----------
+    d : float
+        Cosine distance as computed (``<=>``, ``d²/2`` or ``1 + <#>``).
+
+    Returns
+    -------
+    float
+        ``min(2, max(0, d))``, or NaN for NaN (``<=>`` with a zero vector).
+    """
+    if math.isnan(d):
+        return d
+    return 0.0 if d < 0.0 else 2.0 if d > 2.0 else d
 
 
 def _vector_literal(v: np.ndarray) -> str:
@@ -212,12 +239,13 @@ def search(spec: StoreSpec, queries: np.ndarray, k: int, mode: str = "approximat
                 for _, d, n, _x in rows:
                     unit = qi_unit and n is not None and abs(n - 1.0) <= NORM_TOLERANCE
                     if spec.metric == "cosine":
-                        conv.append(float(d))
+                        conv.append(cosine_in_range(float(d)))
                     elif not unit:
                         non_unit += 1
                         conv.append(math.nan)
                     else:
-                        conv.append(float(d) * float(d) / 2.0 if spec.metric == "l2" else 1.0 + float(d))
+                        conv.append(cosine_in_range(float(d) * float(d) / 2.0 if spec.metric == "l2"
+                                                    else 1.0 + float(d)))
                 ids.append(tuple(r[0] for r in rows))
                 ds.append(tuple(float(r[1]) for r in rows))
                 cs.append(tuple(conv))
