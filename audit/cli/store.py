@@ -7,10 +7,12 @@ message goes through :func:`audit.sources.pgvector.redact`). A failed connection
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
 
 from .common import EXIT_OK, InputError, corpus_arg, encoder_arg, write_json
 
-__all__ = ["add_store_options", "cmd_compare_tables", "cmd_health_store", "cmd_report_store", "store_spec"]
+__all__ = ["VectorsFile", "add_store_options", "cmd_compare_tables", "cmd_health_store", "cmd_report_store",
+           "query_vectors_arg", "store_spec"]
 
 
 def add_store_options(p: argparse.ArgumentParser) -> None:
@@ -29,6 +31,11 @@ def add_store_options(p: argparse.ArgumentParser) -> None:
                    help="the distance the table is indexed for: <=> cosine (default), <-> l2, <#> inner product")
     g.add_argument("--ef-search", type=int, help="hnsw.ef_search for the approximate search (pgvector default 40)")
     g.add_argument("--probes", type=int, help="ivfflat.probes for the approximate search (pgvector default 1)")
+    g.add_argument("--query-vectors", metavar="FILE",
+                   help="instead of --model (a hosted embedding model): the questions' vectors, JSONL "
+                        '{"id": "n1/doc", "vector": [...]} (a needle id serves both its questions) or .npy with '
+                        "--query-ids")
+    g.add_argument("--query-ids", metavar="FILE", help="with an .npy --query-vectors: one query id a line, row i = line i")
 
 
 def uses_store(a) -> bool:
@@ -53,15 +60,61 @@ def store_spec(a, table: str | None = None, uri: str | None = None):
         raise InputError(str(e)) from None
 
 
+def query_vectors_arg(a):
+    """The ``--query-vectors`` file read and validated (None without it); InputError naming the file and line.
+
+    ``--model`` and ``--query-vectors`` exclude each other: the vectors come from the team's model.
+    """
+    from ..sources.imported import InputFileError
+    from ..sources.pgvector import read_query_vectors
+
+    if not getattr(a, "query_vectors", None):
+        if getattr(a, "query_ids", None):
+            raise InputError("--query-ids goes with an .npy --query-vectors FILE")
+        return None
+    if a.model:
+        raise InputError("give --model (the questions are embedded here) or --query-vectors (they were embedded by "
+                         "your model), not both")
+    try:
+        return read_query_vectors(a.query_vectors, a.query_ids)
+    except InputFileError as e:
+        raise InputError(str(e)) from None
+
+
+@dataclass(frozen=True)
+class VectorsFile:
+    """Stands for the encoder where the questions' vectors come from a file (name and dims for the diff)."""
+
+    name: str
+    dims: int
+
+
+def _question_vectors(qv, ids, texts, aliases, spec, enc):
+    """``(n, dims)`` vectors of the questions: from the file (dims checked against the table) or the encoder."""
+    from ..sources.imported import InputFileError
+    from ..sources.pgvector import StoreError
+    from ..sources.pgvector.system import table_dims
+
+    if qv is None:
+        return enc.encode(texts)
+    try:
+        qv.check_dims(table_dims(spec), f"column {spec.vector_column!r} of {spec.table!r}")
+        return qv.for_ids(list(ids), aliases)
+    except (InputFileError, StoreError) as e:
+        raise InputError(str(e)) from None
+
+
 def cmd_health_store(a) -> int:
     """Health of the table with SQL aggregates; exit 1 when unhealthy."""
     from ..sources.pgvector import StoreError, check_health
 
     spec = store_spec(a)
+    qv = query_vectors_arg(a)
     enc = encoder_arg(a.model) if a.model else None
     corpus = corpus_arg(a.corpus) if a.corpus else None
+    dims, name = (enc.dims, enc.name) if enc else (qv.dims, f"behind the query vectors {qv.source}") if qv else (None, None)
     try:
-        health = check_health(spec, corpus, model_dims=enc.dims if enc else None, model_name=enc.name if enc else None)
+        health = check_health(spec, corpus, model_dims=dims, model_name=name)
     except StoreError as e:
         raise InputError(str(e)) from None
     print(health.render())
@@ -88,11 +141,13 @@ def cmd_report_store(a) -> int:
         needles = load_needles(a.ground_truth)
     except GroundTruthError as e:
         raise InputError(str(e)) from None
-    enc = encoder_arg(a.model)
+    qv = query_vectors_arg(a)
+    enc = encoder_arg(a.model) if qv is None else VectorsFile(f"query vectors {qv.source}", qv.dims)
     labels = [f"{n.id}/{p}" for n in needles for p, _ in zip(("doc", "ticket"), n.questions)]
     questions = [q for n in needles for q in n.questions]
     keys = [n.needle for n in needles for _ in n.questions]
-    vectors = enc.encode(questions)
+    aliases = {f"{n.id}/{p}": n.id for n in needles for p, _ in zip(("doc", "ticket"), n.questions)}
+    vectors = _question_vectors(qv, labels, questions, aliases, spec, enc)
     k = max(KS)
     try:
         approximate = search(spec, vectors, k, "approximate", a.ef_search, a.probes)
@@ -138,12 +193,18 @@ def cmd_compare_tables(a) -> int:
     except GroundTruthError as e:
         raise InputError(str(e)) from None
     gt = GroundTruth(tuple(needles), {}, (), tuple(ood))
-    enc = encoder_arg(a.model)
+    qv = query_vectors_arg(a)
+    enc = encoder_arg(a.model) if qv is None else VectorsFile(f"query vectors {qv.source}", qv.dims)
     old_spec = store_spec(a, a.old[3:])
     new_spec = store_spec(a, a.new[3:], a.new_store)
+    queries = gt.queries + gt.ood_queries
+    aliases = {q.query_id: q.needle_id for q in queries if q.needle_id}
+    ids, texts = [q.query_id for q in queries], [q.text for q in queries]
+    old_v = _question_vectors(qv, ids, texts, aliases, old_spec, enc)
+    new_v = old_v if qv is None else _question_vectors(qv, ids, texts, aliases, new_spec, enc)
     try:
-        old = store_run(old_spec, gt, enc, mode="exact" if a.exact else "approximate")
-        new = store_run(new_spec, gt, enc, mode="exact" if a.exact else "approximate")
+        old = store_run(old_spec, gt, enc, mode="exact" if a.exact else "approximate", vectors=old_v)
+        new = store_run(new_spec, gt, enc, mode="exact" if a.exact else "approximate", vectors=new_v)
         diff = compare_runs(old, new, a.retriever, threshold, a.k)
     except StoreError as e:
         raise InputError(str(e)) from None

@@ -88,8 +88,12 @@ class StoreRun:
 
 
 def store_run(spec: StoreSpec, ground_truth, encoder, k: int = 100, mode: str = "approximate",
-              ef_search: int | None = None, probes: int | None = None) -> StoreRun:
+              ef_search: int | None = None, probes: int | None = None, vectors: np.ndarray | None = None) -> StoreRun:
     """Ask the table every question of ``ground_truth`` (embedded with ``encoder``): top ``k`` rows each.
+
+    ``vectors`` (shape ``(n_questions, dims)``, in-domain then out-of-domain questions) replaces the
+    encoding when the questions were embedded elsewhere (a hosted model); ``encoder`` then only needs
+    ``name`` and ``dims`` for the diff's header.
 
     Raises
     ------
@@ -97,6 +101,7 @@ def store_run(spec: StoreSpec, ground_truth, encoder, k: int = 100, mode: str = 
         The connection or a query failed (one line, no password).
     """
     queries = ground_truth.queries + ground_truth.ood_queries
-    vectors = encoder.encode([q.text for q in queries])
+    if vectors is None:
+        vectors = encoder.encode([q.text for q in queries])
     result = search(spec, vectors, k, mode, ef_search, probes)
     return StoreRun(spec, encoder, queries, result, {n.id: n.needle for n in ground_truth.needles})

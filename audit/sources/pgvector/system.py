@@ -24,10 +24,35 @@ from .connection import StoreError, StoreSpec, _describe, _session
 from .search import SearchResult, search
 from .vectors import QueryVectors
 
-__all__ = ["RUN_NAMES", "needle_relevance", "store_system"]
+__all__ = ["RUN_NAMES", "needle_relevance", "store_system", "table_dims"]
 
 #: The two runs of a store system, in this order.
 RUN_NAMES = ("approximate", "exact")
+
+
+def _dims(c, spec: StoreSpec) -> int | None:
+    from psycopg import sql
+
+    table = _describe(c, spec)
+    if table.declared_dims is not None:
+        return table.declared_dims
+    # An untyped column: the dimension of a row (health flags mixed ones).
+    f = "vector_dims({})" if table.vector_type == "vector" else "cardinality({})"
+    r = c.execute(sql.SQL("SELECT " + f + " FROM {t} WHERE {v} IS NOT NULL LIMIT 1").format(
+        spec._c("vector"), t=spec._t(), v=spec._c("vector"))).fetchone()
+    return r[0] if r else None
+
+
+def table_dims(spec: StoreSpec, conn=None) -> int | None:
+    """The dimension of the table's vectors: the declared ``vector(n)``, else that of a row; None when empty.
+
+    Raises
+    ------
+    StoreError
+        Connection or query failure, unknown table or column.
+    """
+    with _session(spec, conn) as c:
+        return _dims(c, spec)
 
 
 def needle_relevance(spec: StoreSpec, needles: Sequence, conn=None, batch: int = 5000) -> dict[str, set[str]]:
@@ -180,16 +205,8 @@ def store_system(spec: StoreSpec, *, needles: Sequence | None = None, queries: M
     else:
         ood = {f"ood-{i}": t for i, t in enumerate(ood_queries or (), start=1)}
     with _session(spec, conn) as c:
-        table = _describe(c, spec)
-        dims = table.declared_dims
+        dims = _dims(c, spec)
         what = f"column {spec.vector_column!r} of {spec.table!r}"
-        if dims is None:  # an untyped column: the dimension of its rows (health flags mixed ones)
-            from psycopg import sql
-
-            f = "vector_dims({})" if table.vector_type == "vector" else "cardinality({})"
-            r = c.execute(sql.SQL("SELECT " + f + " FROM {t} WHERE {v} IS NOT NULL LIMIT 1").format(
-                spec._c("vector"), t=spec._t(), v=spec._c("vector"))).fetchone()
-            dims = r[0] if r else None
         ids = list(qs)
         Q = _vectors(ids, [qs[i] for i in ids], encoder, query_vectors, aliases, dims, what)
         results = {m: search(spec, Q, k, m, ef_search, probes, conn=c) for m in RUN_NAMES}
