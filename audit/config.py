@@ -22,6 +22,8 @@ Example (paths relative to the file's own folder)::
     "all-MiniLM-L6-v2" = "all-MiniLM-L6-v2"
     [rerankers]
     "none" = "none"
+    [stores]                            # name -> live PostgreSQL + pgvector store: "env:VARIABLE" holding the
+    vectors = "env:PROD_VECTORS_URI"    # libpq URI (keeps the password out of this file), or the URI itself
 
     [uploads]
     enabled = true
@@ -56,7 +58,7 @@ ROOTS_KNOB = "AUDIT_ROOTS (os.pathsep-separated folders) or `roots = [...]` in a
 #: ``AUDIT_*`` variables that name a path the operator chose (trusted as allowed roots).
 _PATH_VARIABLES = ("AUDIT_CORPUS", "AUDIT_GROUND_TRUTH", "AUDIT_OUT_OF_DOMAIN", "AUDIT_MODEL", "AUDIT_RERANKER")
 _TABLES = ("corpora", "ground_truths", "out_of_domain", "indexes", "models", "rerankers")
-_KNOWN = {"shared", "roots", "uploads", "access", *_TABLES}
+_KNOWN = {"shared", "roots", "uploads", "access", "stores", *_TABLES}
 
 
 class ConfigError(ValueError):
@@ -107,6 +109,7 @@ class Config:
     indexes: Mapping[str, str] = field(default_factory=dict)
     models: Mapping[str, str] = field(default_factory=dict)
     rerankers: Mapping[str, str] = field(default_factory=dict)
+    stores: Mapping[str, str] = field(default_factory=dict)  # name -> "env:VAR" or a URI (never shown)
     uploads: Uploads = Uploads()
     require_login: bool = False
     allowed: tuple[str, ...] = ()
@@ -175,6 +178,20 @@ def _table(data: dict, key: str, where: str, base: Path) -> dict[str, str]:
     return out
 
 
+def _stores(data: dict, where: str) -> dict[str, str]:
+    """``[stores]``: name -> ``"env:VARIABLE"`` or a connection string, kept as written (never a path)."""
+    raw = data.get("stores", {})
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: [stores] must be a table of name = \"env:VARIABLE\" (or a connection string)")
+    out = {}
+    for name, value in raw.items():
+        if not isinstance(value, str) or not value.strip() or value.strip() == "env:":
+            # the value is not repeated: it may be a connection string with a password
+            raise ConfigError(f"{where}: [stores] {name} must be \"env:VARIABLE\" or a connection string")
+        out[str(name)] = value.strip()
+    return out
+
+
 def _number(section: dict, key: str, default: float, where: str) -> float:
     v = section.get(key, default)
     if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
@@ -223,6 +240,7 @@ def load_config(env: Mapping[str, str] | None = None, cwd: str | Path | None = N
         path=path, shared=shared,
         roots=tuple((base / Path(r).expanduser()).resolve() for r in roots),
         **{t: _table(data, t, where, base) for t in _TABLES},
+        stores=_stores(data, where),
         uploads=Uploads(enabled=bool(up.get("enabled", True)),
                         max_files=int(_number(up, "max_files", 50, where)),
                         max_file_bytes=int(_number(up, "max_file_mb", 10, where) * 1e6),

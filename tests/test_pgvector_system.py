@@ -330,3 +330,24 @@ def test_cosine_kept_in_range_on_the_server(sys_store):
         assert [int(i[0]) for i in r.ids[:len(V)]] == [int(x[0]) for x in rows]
     # Float error does put raw values outside the range on these rows (−2.4e-7 …), so the clip is exercised.
     assert outside > 0
+
+
+# --------------------------------------------------------------------------- named stores (no server)
+
+
+def test_named_store_from_the_configuration(tmp_path):
+    from audit.config import ConfigError, load_config
+    from audit.sources.pgvector import named_store_uri
+
+    (tmp_path / "audit.toml").write_text('[stores]\nprod = "env:PROD_URI"\nlocal = "postgresql://h/db"\n')
+    cfg = load_config(env={}, cwd=tmp_path)
+    assert cfg.stores == {"prod": "env:PROD_URI", "local": "postgresql://h/db"}  # kept as written, not a path
+    assert named_store_uri("prod", cfg.stores["prod"], {"PROD_URI": "postgresql://u:pw@h/db"}) == \
+        "postgresql://u:pw@h/db"
+    assert named_store_uri("local", cfg.stores["local"], {}) == "postgresql://h/db"
+    with pytest.raises(StoreError, match=r"store 'prod': the environment variable \$PROD_URI .* is not set"):
+        named_store_uri("prod", cfg.stores["prod"], {"PROD_URI": " "})
+    (tmp_path / "audit.toml").write_text('[stores]\nprod = "postgresql://u:Secret9@h/db"\nbad = ""\n')
+    with pytest.raises(ConfigError, match=r"\[stores\] bad must be") as e:
+        load_config(env={}, cwd=tmp_path)
+    assert "Secret9" not in str(e.value)

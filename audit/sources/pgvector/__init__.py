@@ -42,6 +42,7 @@ from .connection import (
            StoreSpec,
            connect,
            find_indexes,
+           named_store_uri,
            redact,
            redact_uri,
 )
@@ -61,5 +62,5 @@ from .vectors import QueryVectors, read_query_vectors
 
 __all__ = ["QueryVectors", "RUN_NAMES", "cosine_in_range", "needle_relevance", "read_query_vectors", "store_system", "table_dims",
            "ENV_URI", "IndexInfo", "KComparison", "OPERATORS", "RetrievalComparison", "SearchResult", "StoreCheck",
-           "StoreError", "StoreHealth", "StoreSpec", "check_health", "compare_retrieval", "connect", "find_indexes",
+           "StoreError", "StoreHealth", "StoreSpec", "check_health", "compare_retrieval", "connect", "find_indexes", "named_store_uri",
            "redact", "redact_uri", "relevant_from_needles", "search", "StoreRun", "store_run"]

@@ -79,6 +79,29 @@ def redact_uri(uri: str) -> str:
     return redact(uri, uri)
 
 
+def named_store_uri(name: str, value: str, env=None) -> str:
+    """The connection string of a store named in the configuration (``[stores] name = value``).
+
+    ``value`` is ``"env:VARIABLE"`` (the URI is read from that environment variable, so the password
+    stays out of the file) or the connection string itself.
+
+    Raises
+    ------
+    StoreError
+        ``env:VARIABLE`` with the variable unset or empty (the message names the store and the variable,
+        never a value).
+    """
+    env = os.environ if env is None else env
+    if value.startswith("env:"):
+        var = value[4:].strip()
+        uri = env.get(var, "")
+        if not uri.strip():
+            raise StoreError(f"store {name!r}: the environment variable ${var} that holds its connection string "
+                             "is not set")
+        return uri
+    return value
+
+
 def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
