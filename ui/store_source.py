@@ -95,9 +95,10 @@ def _spec_inputs(key: str) -> StoreSpec | None:
             return None
     table = st.text_input("Table", key=f"{key}_table", help="TABLE or SCHEMA.TABLE holding the chunks")
     c1, c2, c3 = st.columns(3)
-    id_col = c1.text_input("Id column", value="id", key=f"{key}_id")
-    text_col = c2.text_input("Text column", value="text", key=f"{key}_text")
-    vec_col = c3.text_input("Vector column", value="embedding", key=f"{key}_vector")
+    id_col = c1.text_input("Id", value="id", key=f"{key}_id", help="The chunk id column")
+    text_col = c2.text_input("Text", value="text", key=f"{key}_text", help="The embedded text column")
+    vec_col = c3.text_input("Vector", value="embedding", key=f"{key}_vector",
+                            help="The pgvector vector (or real[]) column")
     doc_col = st.text_input("Document column (optional)", key=f"{key}_doc")
     metric = st.selectbox("Metric the table is indexed for", ["cosine", "l2", "ip"], key=f"{key}_metric",
                           format_func={"cosine": "cosine (<=>)", "l2": "L2 (<->)", "ip": "inner product (<#>)"}.get)
@@ -232,9 +233,11 @@ def draw_store_inputs(key: str = "store") -> ImportedSystem | None:
     needles, ood, q_digest = q
     encoder, vectors, e_digest = e
     c1, c2, c3 = st.columns(3)
-    k = c1.number_input("Rows per question (k)", 1, 1000, 20, key=f"{key}_k")
-    ef = c2.number_input("hnsw.ef_search (0 = the server's)", 0, 10000, 0, key=f"{key}_ef")
-    probes = c3.number_input("ivfflat.probes (0 = the server's)", 0, 100000, 0, key=f"{key}_probes")
+    k = c1.number_input("k", 1, 1000, 20, key=f"{key}_k", help="Rows per question, both ways")
+    ef = c2.number_input("ef_search", 0, 10000, 0, key=f"{key}_ef",
+                         help="hnsw.ef_search of the approximate search; 0 = the server's (pgvector: 40)")
+    probes = c3.number_input("probes", 0, 100000, 0, key=f"{key}_probes",
+                             help="ivfflat.probes of the approximate search; 0 = the server's (pgvector: 1)")
     digest = _digest(st.session_state.get(f"{_SPEC}_name"), spec.to_dict(), q_digest, e_digest, k, ef, probes)
     held = st.session_state.get(_SYSTEM)
     if held is not None and held[0] == digest:
@@ -284,7 +287,8 @@ def draw_store_health(spec: StoreSpec | None = None, key: str = "store_health", 
         return None
     digest = _digest(spec.to_dict(), corpus.name if corpus is not None else None, model_dims)
     held = st.session_state.get(f"_{key}")
-    if held is None or held[0] != digest or st.button("Check again", key=f"{key}_again"):
+    again = st.button("Check again", key=f"{key}_again", help="Run the checks in the database again")
+    if held is None or held[0] != digest or again:
         try:
             with st.spinner("Checking the table with SQL aggregates…"):
                 health = check_health(spec, corpus, model_dims=model_dims, model_name=model_name)
