@@ -351,3 +351,37 @@ def test_named_store_from_the_configuration(tmp_path):
     with pytest.raises(ConfigError, match=r"\[stores\] bad must be") as e:
         load_config(env={}, cwd=tmp_path)
     assert "Secret9" not in str(e.value)
+
+
+@pytest.mark.store
+def test_upgrade_system_before_and_after(sys_store, tmp_path):
+    """After: the same table without row 10 (the only row holding n1). The diff's two runs equal numpy."""
+    import psycopg
+
+    from audit.sources.pgvector import store_upgrade_system
+
+    s = sys_store
+    with psycopg.connect(s["uri"], autocommit=True) as c:
+        c.execute("CREATE TABLE sys_after AS SELECT * FROM sys_chunks WHERE id <> 10")
+    qv, raw = _qv(s, tmp_path)
+    after = StoreSpec(s["uri"], "sys_after", "id", "body", "emb", doc_column="doc_id", start_column="start_off",
+                      end_column="end_off")
+    k = 8
+    u = store_upgrade_system(_spec(s), after, mode="exact", needles=s["needles"], query_vectors=qv,
+                             ood_queries=["far 1"], k=k)
+    assert [r.name for r in u.runs] == ["before", "after"] and set(u.ood_runs) == {"before", "after"}
+    assert u.qrels.relevant("n1/doc") == {"10"}  # judged in the table that still holds it
+    d = _numpy_dist(s, raw["n1"])
+    d_after = d.copy()
+    d_after[10] = np.inf  # row 10 is gone
+    for run, dist in ((u.run("before"), d), (u.run("after"), d_after)):
+        top = np.argsort(dist, kind="stable")[:k]
+        assert [int(c) for c, _ in run.rankings["n1/doc"]] == [int(i) for i in top]
+    before_r, after_r = (evaluate(u.run(n), u.qrels, ks=(1, k)) for n in ("before", "after"))
+    # n1/doc: found first before, nowhere after; n2/doc (rows 2 and 3) unchanged.
+    assert before_r.per_query[0].values["Success@1"] == 1.0 and after_r.per_query[0].values[f"Success@{k}"] == 0.0
+    assert before_r.per_query[2].values["Success@1"] == after_r.per_query[2].values["Success@1"] == 1.0
+    assert [f["role"] for f in u.files] == ["store (before)", "store (after)", "query vectors"]
+    assert "10" in {c.chunk_id for c in u.chunks}
+    with pytest.raises(StoreError, match="two names"):
+        store_upgrade_system(_spec(s), after, names=("x", "x"), needles=s["needles"], query_vectors=qv)

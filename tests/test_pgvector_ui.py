@@ -167,3 +167,42 @@ def test_a_wrong_password_is_one_line_without_it(env):
         assert "Wrong-pw-77" not in _everything(at)
     finally:
         os.environ["UI_TEST_STORE"] = env["uri"]
+
+
+def _upgrade_script():
+    import streamlit as st
+
+    from ui.store_source import draw_store_inputs
+
+    system = draw_store_inputs(upgrade=True)
+    if system is not None:
+        st.session_state["runs"] = {r.name: {q: [(c, x) for c, x in rk] for q, rk in r.rankings.items()}
+                                    for r in system.runs}
+
+
+def test_store_source_for_the_upgrade_diff(env):
+    at = _fill(AppTest.from_function(_upgrade_script, default_timeout=120).run())
+    assert not [b for b in at.button if b.key == "store_go"]  # nothing to ask before the second table is named
+    at.text_input(key="store_after").input("ui_bad").run()
+    at.button(key="store_go").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    runs = at.session_state["runs"]
+    assert list(runs) == ["before", "after"]
+    # Independent: ui_bad holds c0 at half length (same direction) and c0's vector in row c1, so its cosine
+    # distances are those of the matrix with row 1 replaced by row 0. 10 rows: HNSW (ef_search 40) and the
+    # plain table both return every row in exact order.
+    enc, vecs = load_encoder("hashing"), env["vecs"].astype(np.float64)
+    after = vecs.copy()
+    after[1] = vecs[0]
+    needles = load_needles(GOLDEN / "gt.jsonl")
+    qs = {f"{n.id}/{p}": q for n in needles for p, q in zip(("doc", "ticket"), n.questions)}
+    Q = enc.encode(list(qs.values())).astype(np.float64)
+    changed = 0
+    for M, side in ((vecs, "before"), (after, "after")):
+        D = 1.0 - Q @ (M / np.linalg.norm(M, axis=1, keepdims=True)).T
+        for qi, qid in enumerate(qs):
+            got = runs[side][qid]
+            np.testing.assert_allclose([x for _, x in got], np.sort(D[qi])[:len(got)], atol=1e-5)
+            if side == "after":
+                changed += [c for c, _ in got] != [c for c, _ in runs["before"][qid]]
+    assert changed > 0  # c1 moved in some ranking

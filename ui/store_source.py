@@ -5,7 +5,8 @@ Two self-contained functions the sidebar and the Index health page call:
 - :func:`draw_store_inputs` draws the store's inputs (which store, the table and its columns, the
   metric, the questions, a model or uploaded query vectors, ``hnsw.ef_search`` / ``ivfflat.probes``)
   and returns the store's answers as an :class:`~audit.sources.imported.ImportedSystem` (runs
-  ``approximate`` and ``exact``), or None until the user asks the store.
+  ``approximate`` and ``exact``; with ``upgrade=True`` a second table and runs ``before`` and
+  ``after`` for the Upgrade diff), or None until the user asks the store.
 - :func:`draw_store_health` draws the table's health checks (SQL aggregates in the database) as a
   table and the findings.
 
@@ -199,7 +200,7 @@ def _embedding(key: str, tmp: Path):
         return None
 
 
-def draw_store_inputs(key: str = "store") -> ImportedSystem | None:
+def draw_store_inputs(key: str = "store", upgrade: bool = False) -> ImportedSystem | None:
     """Draw the live store's inputs; return its answers as an ImportedSystem, or None until asked.
 
     The questions go through the table's approximate index and an exact scan
@@ -211,17 +212,33 @@ def draw_store_inputs(key: str = "store") -> ImportedSystem | None:
     ----------
     key : str
         Prefix of every widget key (two calls on one page need two prefixes).
+    upgrade : bool
+        For the Upgrade diff: also ask for the table *after* the change (same store and columns) and
+        return runs ``before`` and ``after`` through each table's approximate index
+        (:func:`audit.sources.pgvector.store_upgrade_system`) instead of ``approximate``/``exact``.
 
     Returns
     -------
     ImportedSystem or None
     """
     from audit.sources.imported import InputFileError
-    from audit.sources.pgvector import store_system
+    from audit.sources.pgvector import store_system, store_upgrade_system
 
     spec = _spec_inputs(key)
     if spec is None:
         return None
+    after = None
+    if upgrade:
+        name = st.text_input("Table after the change", key=f"{key}_after",
+                             help="Same store and columns: the table rebuilt, re-indexed or upgraded")
+        if not name.strip():
+            return None
+        try:
+            after = StoreSpec(spec.uri, name.strip(), spec.id_column, spec.text_column, spec.vector_column,
+                              spec.doc_column, metric=spec.metric)
+        except StoreError as e:
+            st.error(md(e))
+            return None
     with tempfile.TemporaryDirectory(prefix="audit-store-") as d:
         tmp = Path(d)
         q = _questions(key, tmp)
@@ -238,7 +255,8 @@ def draw_store_inputs(key: str = "store") -> ImportedSystem | None:
                          help="hnsw.ef_search of the approximate search; 0 = the server's (pgvector: 40)")
     probes = c3.number_input("probes", 0, 100000, 0, key=f"{key}_probes",
                              help="ivfflat.probes of the approximate search; 0 = the server's (pgvector: 1)")
-    digest = _digest(st.session_state.get(f"{_SPEC}_name"), spec.to_dict(), q_digest, e_digest, k, ef, probes)
+    digest = _digest(st.session_state.get(f"{_SPEC}_name"), spec.to_dict(), after and after.to_dict(), q_digest,
+                     e_digest, k, ef, probes)
     held = st.session_state.get(_SYSTEM)
     if held is not None and held[0] == digest:
         return held[1]
@@ -248,8 +266,9 @@ def draw_store_inputs(key: str = "store") -> ImportedSystem | None:
         return None
     try:
         with st.spinner("Asking the store: approximate index and exact scan…"):
-            system = store_system(spec, needles=needles, encoder=encoder, query_vectors=vectors, ood_queries=ood,
-                                  k=int(k), ef_search=int(ef) or None, probes=int(probes) or None)
+            kw = dict(needles=needles, encoder=encoder, query_vectors=vectors, ood_queries=ood, k=int(k),
+                      ef_search=int(ef) or None, probes=int(probes) or None)
+            system = store_upgrade_system(spec, after, **kw) if after is not None else store_system(spec, **kw)
     except (StoreError, InputFileError) as err:
         st.error(md(err))
         return None

@@ -57,10 +57,10 @@ from .search import (
            relevant_from_needles,
            search,
 )
-from .system import RUN_NAMES, needle_relevance, store_system, table_dims
+from .system import RUN_NAMES, needle_relevance, store_system, store_upgrade_system, table_dims
 from .vectors import QueryVectors, read_query_vectors
 
-__all__ = ["QueryVectors", "RUN_NAMES", "cosine_in_range", "needle_relevance", "read_query_vectors", "store_system", "table_dims",
+__all__ = ["QueryVectors", "RUN_NAMES", "cosine_in_range", "needle_relevance", "read_query_vectors", "store_system", "store_upgrade_system", "table_dims",
            "ENV_URI", "IndexInfo", "KComparison", "OPERATORS", "RetrievalComparison", "SearchResult", "StoreCheck",
            "StoreError", "StoreHealth", "StoreSpec", "check_health", "compare_retrieval", "connect", "find_indexes", "named_store_uri",
            "redact", "redact_uri", "relevant_from_needles", "search", "StoreRun", "store_run"]

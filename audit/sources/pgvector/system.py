@@ -24,7 +24,7 @@ from .connection import StoreError, StoreSpec, _describe, _session
 from .search import SearchResult, search
 from .vectors import QueryVectors
 
-__all__ = ["RUN_NAMES", "needle_relevance", "store_system", "table_dims"]
+__all__ = ["RUN_NAMES", "needle_relevance", "store_system", "store_upgrade_system", "table_dims"]
 
 #: The two runs of a store system, in this order.
 RUN_NAMES = ("approximate", "exact")
@@ -238,3 +238,54 @@ def store_system(spec: StoreSpec, *, needles: Sequence | None = None, queries: M
     if query_vectors is not None:
         files.append({"role": "query vectors", "name": query_vectors.source, "sha256": ""})
     return ImportedSystem(qs, qrels, judged_by, runs, chunks, [], None, ood, ood_runs, files)
+
+
+def store_upgrade_system(before: StoreSpec, after: StoreSpec, *, mode: str = "approximate",
+                         names: tuple[str, str] = ("before", "after"), **kw) -> ImportedSystem:
+    """Two tables (or two databases) asked the same questions, as one ImportedSystem for the Upgrade diff.
+
+    Each side is :func:`store_system` of its table; the result keeps one run per side, named
+    ``names`` (``before``/``after``), through each table's approximate index (``mode="approximate"``)
+    or its exact scan. With needles, a row is relevant when its text holds the needle in *either*
+    table, so the judgments are the union of the two tables' (a row id that holds the needle in one
+    table and not in the other is judged relevant: ids are expected to name the same chunk on both
+    sides, as after an index rebuild or a pgvector upgrade).
+
+    Parameters
+    ----------
+    before, after : StoreSpec
+    mode : {"approximate", "exact"}
+    names : (str, str)
+    **kw
+        As :func:`store_system` (needles or queries+qrels, encoder or query_vectors, ood_queries, k,
+        ef_search, probes).
+
+    Raises
+    ------
+    StoreError, InputFileError
+        As :func:`store_system`; an unknown ``mode`` or two equal names.
+    """
+    if mode not in RUN_NAMES:
+        raise StoreError(f"mode {mode!r} is not 'approximate' or 'exact'")
+    if len(set(names)) != 2:
+        raise StoreError(f"the two sides need two names, got {names!r}")
+    a, b = store_system(before, **kw), store_system(after, **kw)
+
+    def renamed(run: Run, name: str) -> Run:
+        return Run(name, run.score_kind, run.rankings, run.rank_conflicts, run.source)
+
+    runs = [renamed(a.run(mode), names[0]), renamed(b.run(mode), names[1])]
+    ood_runs = {n: renamed(s.ood_runs[mode], n) for s, n in ((a, names[0]), (b, names[1])) if mode in s.ood_runs}
+    judgments = {q: {**a.qrels.judgments.get(q, {}), **b.qrels.judgments.get(q, {})} for q in a.qrels.query_ids}
+    qrels = Qrels(judgments, source=f"{a.qrels.source} and {after.table}" if a.qrels.source else "",
+                  note=a.qrels.note)
+    chunks = {c.chunk_id: c for c in (a.chunks or [])}
+    chunks.update({c.chunk_id: c for c in (b.chunks or [])})
+    judged_by = a.judged_by if kw.get("needles") is None else (
+        f"needles resolved against the texts of tables {before.table} and {after.table} (a row's text holds the "
+        "needle in either)")
+    files = [{**f, "role": f"{f['role']} ({names[0]})"} for f in a.files if f["role"] == "store"]
+    files += [{**f, "role": f"{f['role']} ({names[1]})"} for f in b.files if f["role"] == "store"]
+    files += [f for f in a.files if f["role"] != "store"]
+    return ImportedSystem(a.queries, qrels, judged_by, runs, [chunks[k] for k in sorted(chunks)], [], None,
+                          a.ood_queries, ood_runs, files)
