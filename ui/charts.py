@@ -35,7 +35,7 @@ def distance_histogram(frame: pd.DataFrame, domain: str, hi: float, cut: float,
     abandoned. One chart per domain (a concatenated chart does not follow the page's width)."""
     outcomes = DOMAIN_OUTCOMES[domain]
     part = frame[(frame["domain"] == domain) & frame["gate distance"].notna()]
-    hist = alt.Chart(part).mark_bar(binSpacing=1).encode(
+    hist = alt.Chart(part).mark_bar(binSpacing=1, clip=True).encode(
         x=alt.X("gate distance:Q", bin=alt.Bin(step=step, extent=[0, hi], anchor=cut),
                 scale=alt.Scale(domain=[0, hi]), title="gate distance (cosine distance to the nearest chunk)",
                 axis=alt.Axis(format=".2f")),
