@@ -7,6 +7,7 @@ import streamlit as st
 
 from audit.evaluation.threshold import (
     KEEP,
+    OUTCOME_MEANING,
     SavedThreshold,
     bluffs,
     choose_cut,
@@ -18,10 +19,15 @@ from audit.evaluation.threshold import (
 )
 from audit.home import default_home
 from audit.report.dashboard import answerless, bluffs_frame, slider_max
-from audit.report.views import distance_frame
+from audit.report.threshold import (
+    gate_distance_frame,
+    histogram_extent,
+    outcome_counts_frame,
+    sweep_view,
+)
 from ui import cache, context, download, footer, session, stop, table
 from ui.text import md
-from ui.charts import distance_histogram, sweep_chart
+from ui.charts import distance_histogram, outcome_bar, outcomes_against_cut, sweep_chart
 from ui.threshold import cut_slider
 
 ctx = context()
@@ -56,18 +62,32 @@ default = cache.balanced(ctx.key.digest, strategy, retriever, run) if len(finite
 cut = cut_slider(hi, choose_cut(saved, ctx.encoder.digest, strategy, retriever, None, default)[0])
 
 counts = counts_at(qs, cut)
-m = st.columns(5)
-m[0].metric("Answered with the answer", f"{counts.answered} / {counts.in_domain}")
-m[1].metric("Answered without it", f"{counts.answered_without}")
-m[2].metric("Abandoned", f"{counts.abandoned}", help="in-domain queries with no chunk under the cut")
-m[3].metric("Abandoned, answerable", f"{counts.abandoned_answerable}",
-            help="abandoned although, with no threshold, the top 4 held the answer")
-m[4].metric("Bluffs", f"{counts.bluff} / {counts.out_of_domain}",
-            help="out-of-domain queries that still get chunks")
-st.caption(f"Balanced cut (fewest bluffs + abandoned answerable): {default:.3f} — a computed default, not a "
-           "recommendation: the right cut depends on what a bluff costs against an abandoned answer.")
+M = OUTCOME_MEANING
+st.markdown(f"**In domain**: {counts.in_domain} queries")
+m = st.columns(3)
+m[0].metric("Answered", counts.answered, help=M["answered"])
+m[1].metric("Answered without", counts.answered_without, help=M["answered without"])
+m[2].metric("Abandoned", counts.abandoned, delta=f"{counts.abandoned_answerable} answerable", delta_color="off",
+            delta_arrow="off", help=M["abandoned"] + f". Answerable: {M['abandoned answerable']}.")
+st.markdown(f"**Out of domain**: {counts.out_of_domain} queries")
+m = st.columns(3)
+m[0].metric("Bluffs", counts.bluff, help=M["bluff"])
+m[1].metric("Refused", counts.refused, help=M["refused"])
+oc = outcome_counts_frame(counts)
+st.altair_chart(outcome_bar(oc), width="stretch", key="threshold_outcomes")
+st.caption(f"At {cut:.3f}: in domain {counts.answered} answered + {counts.answered_without} answered without + "
+           f"{counts.abandoned} abandoned = {counts.in_domain} queries; out of domain {counts.bluff} bluffs + "
+           f"{counts.refused} refused = {counts.out_of_domain} queries. Balanced cut (fewest bluffs + abandoned "
+           f"answerable): {default:.3f} — a computed default, not a recommendation: the right cut depends on what a "
+           "bluff costs against an abandoned answer.")
+with st.expander("What each outcome means"):
+    table(oc, "outcome_counts_table", "outcome_counts.csv", "Download outcome counts (CSV)",
+          help={"queries": "queries with this outcome at the cut; each domain's rows add up to its queries",
+                "share (%)": "of the domain's queries"})
 
-b1, b2 = st.columns([1, 3])
+# the button on its own row: beside the caption it was cut to "Save this th…" at 800 px
+b1 = st.container()
+b2 = st.container()
 if b1.button(f"Save this threshold ({cut:.3f})", key="threshold_save", type="primary"):
     try:
         saved = SavedThreshold(cut, ctx.encoder.name, ctx.encoder.digest, strategy, retriever)
@@ -82,25 +102,40 @@ elif saved is not None:
 else:
     b2.caption("No threshold saved yet.")
 
-st.subheader("Distance distributions")
-df = distance_frame(qs)
+st.subheader("Where the gate decides")
+gd = gate_distance_frame(qs, cut)
+top = histogram_extent(gd, cut)
+st.altair_chart(distance_histogram(gd, "in-domain", top, cut), width="stretch", key="threshold_hist")
+st.altair_chart(distance_histogram(gd, "out-of-domain", top, cut), width="stretch", key="threshold_hist_ood")
+st.caption("Each bar counts queries by their **gate distance**: the cosine distance to the nearest chunk of the "
+           f"{md(retriever)} order, the one the gate decides on (not the distance to the answer). The gate keeps "
+           "chunks strictly below the cut, so the bars right of the red line are exactly the abandoned (in domain) "
+           "and refused (out of domain) queries; left of it, in-domain queries are answered or answered without "
+           "the answer (a kept chunk nearer than the answer's), out-of-domain ones bluff. Bins start at the cut.")
 sep = separation(qs)
 if math.isfinite(sep.worst_in_domain) and math.isfinite(sep.best_out_of_domain):
     st.markdown(f"Worst in-domain distance to its answer **{sep.worst_in_domain:.3f}**; best out-of-domain "
                 f"distance **{sep.best_out_of_domain:.3f}** → "
                 + ("**no threshold is right for both**: a product decision." if sep.overlap
                    else "a cut between the two separates them."))
-if len(df):
-    st.altair_chart(distance_histogram(df, hi, cut), width="stretch", key="threshold_hist")
 if missing := answerless(qs):
     st.caption(f"{missing} in-domain queries have no distance to the answer (their needle is destroyed by "
                f"strategy {md(strategy)}).")
-download(df, "threshold_dist_csv", "distances.csv", "Download distances (CSV)")
+download(gd, "threshold_dist_csv", "distances.csv", "Download distances (CSV)")
 
 st.subheader("Sweep: bluffs against abandoned answers")
-st.altair_chart(sweep_chart(finite.copy(), counts.to_dict()), width="stretch", key="threshold_sweep")
-st.caption("Each point is one cut (every observed distance plus a 0.025 grid); red: the current cut. Lower left "
-           "is better on both counts.")
+whole = st.toggle("Whole range", key="threshold_whole",
+                  help="Off: the cuts around the bend, where bluffs + abandoned is near its fewest. On: 0 to "
+                       f"{hi:.2f}.")
+view = sweep_view(finite, counts, default if len(finite) else None, hi if whole else None)
+st.altair_chart(outcomes_against_cut(view, cut), width="stretch", key="threshold_lines")
+st.caption(f"Each outcome against the cut, from {view.lo:.3f} to {view.hi:.3f}" + ("" if whole else
+           " (the bend: cuts where bluffs + abandoned is within a few queries of its fewest; “Whole range” shows "
+           "all)") + ". Red line and outlined points: the current cut (hover for the counts). Dashed: abandoned "
+           "answerable, part of abandoned.")
+st.altair_chart(sweep_chart(view), width="stretch", key="threshold_sweep")
+st.caption("Each point is one cut (every observed distance plus a 0.025 grid), a few written on their points; "
+           "red: the current cut. Lower left is better on both counts.")
 with st.expander("Sweep table"):
     table(sw, "threshold_sweep_table", "threshold_sweep.csv", "Download sweep (CSV)",
           formats={"threshold": "%.3f"}, titles={"threshold": "threshold (cosine distance)"})

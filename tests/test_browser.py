@@ -149,23 +149,34 @@ def test_every_page_in_a_browser(server, page, tmp_path):
 
 
 def _move_threshold(page, shots: Path) -> None:
-    """Slide the cut to both ends with the keyboard; the visible counts must follow."""
+    """Slide the cut to both ends with the keyboard; the visible counts must follow and always add up."""
     slider = page.locator('[data-testid="stSlider"] input[type="range"], '
                           '[data-testid="stSlider"] [role="slider"]').first
-    before = _metric(page, "Bluffs")
-    n_ood = int(before.split("/")[1])
+
+    def counts():
+        # exact labels: "Answered" must not pick up "Answered without"
+        got = {}
+        for box in page.locator('[data-testid="stMetric"]').all():
+            label = box.locator('[data-testid="stMetricLabel"]').inner_text().strip()
+            value = box.locator('[data-testid="stMetricValue"]').inner_text().strip()
+            assert re.fullmatch(r"\d+", value), (label, value)  # a count, nothing else
+            got[label] = int(value)
+        ind = got["Answered"] + got["Answered without"] + got["Abandoned"]
+        return got, ind, got["Bluffs"] + got["Refused"]
+
+    before, n_in, n_ood = counts()
+    assert n_in > 0 and n_ood > 0
     slider.focus()
     page.keyboard.press("Home")
     _settle(page)
-    low = _metric(page, "Bluffs")
-    assert low == f"0 / {n_ood}", low
-    assert int(_metric(page, "Abandoned")) > 0
+    low, ind, ood = counts()
+    assert (ind, ood) == (n_in, n_ood)  # the outcomes shown add up to the queries at every cut
+    assert low["Bluffs"] == 0 and low["Refused"] == n_ood and low["Abandoned"] > 0
     slider.focus()
     page.keyboard.press("End")
     _settle(page)
-    high = _metric(page, "Bluffs")
-    assert high == f"{n_ood} / {n_ood}", high
-    assert _metric(page, "Abandoned") == "0"
-    assert re.fullmatch(r"\d+ / \d+", before)
+    high, ind, ood = counts()
+    assert (ind, ood) == (n_in, n_ood)
+    assert high["Bluffs"] == n_ood and high["Abandoned"] == 0
     _no_exception(page, "threshold after moving the slider")
     page.screenshot(path=str(shots / "threshold.png"))

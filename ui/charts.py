@@ -1,36 +1,112 @@
-"""Altair charts of the Threshold page (histograms of distances, the bluff/abandon sweep)."""
+"""Altair charts of the Threshold page: the gate's distances, the outcomes at the cut, the sweep.
+
+Every frame is computed in :mod:`audit.report.threshold`; these functions only choose marks and colours.
+"""
 
 from __future__ import annotations
 
 import altair as alt
 import pandas as pd
 
-IN_DOMAIN = "in-domain: distance to the answer"
-OUT_OF_DOMAIN = "out-of-domain: distance to the nearest chunk"
+from audit.report.threshold import DOMAIN_OUTCOMES, SWEEP_LINES, SweepView
+
+CUT_RED = "#dc2626"
+#: One colour per outcome, the same on every chart: good outcomes cool, errors warm.
+OUTCOME_COLOURS = {"answered": "#2563eb", "answered without": "#a855f7", "abandoned": "#f59e0b",
+                   "abandoned answerable": "#b45309", "bluff": "#dc2626", "refused": "#16a34a"}
 
 
-def distance_histogram(distances: pd.DataFrame, hi: float, cut: float) -> alt.LayerChart:
-    """Histograms of :func:`audit.report.views.distance_frame` on [0, hi] (cosine distance), the cut in red."""
-    hist = alt.Chart(distances).mark_bar(opacity=0.6, binSpacing=0).encode(
-        x=alt.X("cosine distance:Q", bin=alt.Bin(step=0.025, extent=[0, hi]), title="cosine distance",
+def _colour(outcomes, title=None, legend=True, columns=None) -> alt.Color:
+    legend = alt.Legend(orient="top", labelLimit=0, columns=columns or len(outcomes)) if legend else None
+    return alt.Color("outcome:N", title=title, sort=list(outcomes), legend=legend,
+                     scale=alt.Scale(domain=list(outcomes), range=[OUTCOME_COLOURS[o] for o in outcomes]))
+
+
+def _cut_rule(cut: float) -> alt.Chart:
+    return alt.Chart(pd.DataFrame({"cut": [cut]})).mark_rule(color=CUT_RED, strokeWidth=2).encode(
+        x="cut:Q", tooltip=[alt.Tooltip("cut:Q", format=".3f", title="cut")])
+
+
+def distance_histogram(frame: pd.DataFrame, domain: str, hi: float, cut: float,
+                       step: float = 0.025) -> alt.LayerChart:
+    """Histogram of one domain's rows of :func:`audit.report.threshold.gate_distance_frame`, bars stacked by
+    outcome at ``cut``, on [0, hi] (cosine distance). The bins are anchored on the cut, so no bar straddles
+    the line: bars left of it are kept (answered, answered without, bluff), bars right of it refused or
+    abandoned. One chart per domain (a concatenated chart does not follow the page's width)."""
+    outcomes = DOMAIN_OUTCOMES[domain]
+    part = frame[(frame["domain"] == domain) & frame["gate distance"].notna()]
+    hist = alt.Chart(part).mark_bar(binSpacing=1, clip=True).encode(
+        x=alt.X("gate distance:Q", bin=alt.Bin(step=step, extent=[0, hi], anchor=cut),
+                scale=alt.Scale(domain=[0, hi]), title="gate distance (cosine distance to the nearest chunk)",
                 axis=alt.Axis(format=".2f")),
-        y=alt.Y("count():Q", stack=None, title="queries"),
-        color=alt.Color("group:N", title=None, legend=alt.Legend(orient="top", labelLimit=0),
-                        scale=alt.Scale(domain=[IN_DOMAIN, OUT_OF_DOMAIN], range=["#2563eb", "#f97316"])),
-        tooltip=["group", "count()"])
-    rule = alt.Chart(pd.DataFrame({"cut": [cut]})).mark_rule(color="#dc2626", strokeWidth=2).encode(
-        x="cut:Q", tooltip=[alt.Tooltip("cut:Q", format=".3f", title="threshold")])
-    return (hist + rule).properties(height=280)
+        y=alt.Y("count():Q", stack="zero", title=f"{domain} queries"),
+        color=_colour(outcomes, title=domain),
+        order=alt.Order("outcome_order:Q"),
+        tooltip=["outcome:N", alt.Tooltip("count():Q", title="queries")],
+    ).transform_calculate(outcome_order=f"indexof({list(outcomes)!r}, datum.outcome)")
+    return (hist + _cut_rule(cut)).properties(height=240)  # Streamlit fits legend and axes inside it
 
 
-def sweep_chart(curve: pd.DataFrame, current: dict) -> alt.LayerChart:
-    """Bluffs against abandoned answers, one point per cut of the sweep; ``current`` (GateCounts.to_dict()) in red."""
-    line = alt.Chart(curve).mark_line(point=alt.OverlayMarkDef(size=18), interpolate="step-after").encode(
-        x=alt.X("abandoned:Q", title="abandoned in-domain queries"),
-        y=alt.Y("bluff:Q", title="bluffs (out-of-domain queries answered)"),
-        order="threshold:Q",
-        tooltip=[alt.Tooltip("threshold:Q", format=".3f"), "answered", "answered without", "abandoned",
-                 "abandoned answerable", "bluff"])
-    here = alt.Chart(pd.DataFrame([current])).mark_point(size=160, filled=True, color="#dc2626").encode(
-        x="abandoned:Q", y="bluff:Q", tooltip=[alt.Tooltip("threshold:Q", format=".3f"), "abandoned", "bluff"])
-    return (line + here).properties(height=300)
+def outcome_bar(counts: pd.DataFrame) -> alt.VConcatChart:
+    """One horizontal bar per domain, stacked by outcome (:func:`audit.report.threshold.outcome_counts_frame`):
+    each bar's length is the domain's number of queries (one shared axis), each segment labelled with its count.
+
+    No discrete y axis: Streamlit's stretch sizing squeezes a banded axis to nothing, so each domain is its
+    own short panel."""
+    order = [o for outs in DOMAIN_OUTCOMES.values() for o in outs]
+    panels = []
+    for i, domain in enumerate(DOMAIN_OUTCOMES):
+        last = i == len(DOMAIN_OUTCOMES) - 1
+        part = counts[counts["domain"] == domain].assign(rank=lambda f: [order.index(o) for o in f["outcome"]])
+        total = int(part["queries"].sum())
+        base = alt.Chart(part, title=alt.TitleParams(f"{domain}: {total} queries", anchor="start", fontSize=12,
+                                                     fontWeight="normal")).encode(
+            x=alt.X("queries:Q", stack="zero", title="queries" if last else None,
+                    axis=alt.Axis() if last else alt.Axis(labels=False, ticks=False)),
+            order=alt.Order("rank:Q"))
+        bars = base.mark_bar().encode(color=_colour(order), tooltip=["domain", "outcome", "queries", "share (%)"])
+        text = base.mark_text(color="white", fontWeight="bold", align="right", dx=-4).encode(
+            text="queries:Q").transform_filter("datum.queries > 0")
+        panels.append((bars + text).properties(height=28))  # concatenated: not refitted by Streamlit
+    return alt.vconcat(*panels, spacing=6).resolve_scale(x="shared")
+
+
+def outcomes_against_cut(view: SweepView, cut: float) -> alt.LayerChart:
+    """The sweep's outcomes (queries) against the cut on [view.lo, view.hi]; the current cut a red rule, its
+    value written at the top, and a highlighted point on each line (the counts in their tooltips)."""
+    x = alt.X("threshold:Q", title="cut (cosine distance)", scale=alt.Scale(domain=[view.lo, view.hi], nice=False),
+              axis=alt.Axis(format=".2f"))
+    lines = alt.Chart(view.lines).mark_line(interpolate="step-after", clip=True).encode(
+        x=x, y=alt.Y("queries:Q", title="queries"), color=_colour(SWEEP_LINES, columns=3),
+        strokeDash=alt.condition("datum.outcome == 'abandoned answerable'", alt.value([4, 3]), alt.value([1, 0])),
+        tooltip=[alt.Tooltip("threshold:Q", format=".3f", title="cut"), "outcome", "queries"])
+    here = alt.Chart(view.here).encode(x="threshold:Q", y="queries:Q", color=_colour(SWEEP_LINES, legend=False))
+    points = here.mark_point(size=90, filled=True, stroke="black", strokeWidth=1).encode(
+        tooltip=[alt.Tooltip("threshold:Q", format=".3f", title="cut"), "outcome", "queries"])
+    name = alt.Chart(pd.DataFrame({"cut": [cut]})).mark_text(align="left", dx=5, color=CUT_RED,
+                                                              fontWeight="bold").encode(
+        x="cut:Q", y=alt.value(8), text=alt.Text("cut:Q", format=".3f"))
+    return (lines + _cut_rule(cut) + points + name).properties(height=300)
+
+
+def sweep_chart(view: SweepView) -> alt.LayerChart:
+    """Bluffs against abandoned answers, one point per cut in [view.lo, view.hi], a few cuts written on their
+    points; the current cut a large red point with red rules through it."""
+    tip = [alt.Tooltip("threshold:Q", format=".3f", title="cut"), "answered", "answered without", "abandoned",
+           "abandoned answerable", "bluff"]
+    base = alt.Chart(view.curve).encode(
+        x=alt.X("abandoned:Q", title="abandoned in-domain queries", scale=alt.Scale(zero=False, nice=True)),
+        y=alt.Y("bluff:Q", title="bluffs (out-of-domain answered)", scale=alt.Scale(zero=False, nice=True)))
+    line = base.mark_line(point=alt.OverlayMarkDef(size=30), interpolate="step-after").encode(
+        order="threshold:Q", tooltip=tip)
+    text = base.mark_text(align="left", dx=6, dy=-6, fontSize=11, color="#374151").encode(
+        text="label:N").transform_filter("datum.label != ''")
+    cur = pd.DataFrame([view.current])
+    rules = (alt.Chart(cur).mark_rule(color=CUT_RED, strokeDash=[3, 3]).encode(x="abandoned:Q")
+             + alt.Chart(cur).mark_rule(color=CUT_RED, strokeDash=[3, 3]).encode(y="bluff:Q"))
+    here = alt.Chart(cur).mark_point(size=220, filled=True, color=CUT_RED, stroke="black", strokeWidth=1).encode(
+        x="abandoned:Q", y="bluff:Q", tooltip=[alt.Tooltip("threshold:Q", format=".3f", title="cut"), "abandoned",
+                                               "bluff"])
+    here_text = alt.Chart(cur).mark_text(align="right", dx=-10, dy=12, color=CUT_RED, fontWeight="bold").encode(
+        x="abandoned:Q", y="bluff:Q", text=alt.Text("threshold:Q", format=".3f"))
+    return (rules + line + text + here + here_text).properties(height=300)

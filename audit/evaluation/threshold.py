@@ -26,15 +26,28 @@ import pandas as pd
 
 from ..home import default_home
 
-__all__ = ["GRID_STEP", "KEEP", "OUTCOMES", "Bluff", "GateCounts", "GateOutcome", "QueryDistances", "SavedThreshold",
-           "Separation", "bluffs", "check_cut", "counts_at", "fewest_errors_cut", "gate", "kept", "load_threshold",
-           "choose_cut", "outcomes_frame", "save_threshold", "separation", "sweep", "sweep_cuts", "sweep_frame"]
+__all__ = ["GRID_STEP", "KEEP", "OUTCOME_MEANING", "OUTCOMES", "Bluff", "GateCounts", "GateOutcome", "QueryDistances",
+           "SavedThreshold", "Separation", "bluffs", "check_cut", "counts_at", "fewest_errors_cut", "gate",
+           "gate_distance", "kept", "load_threshold", "choose_cut", "outcomes_frame", "save_threshold", "separation",
+           "sweep", "sweep_cuts", "sweep_frame"]
 
 #: Chunks the gate keeps at most (specification: 4).
 KEEP = 4
 #: Step of the sweep's grid over [0, 2] (cosine distance).
 GRID_STEP = 0.025
 OUTCOMES = ("answered", "answered without", "abandoned", "bluff", "refused")
+#: Each outcome in one sentence (docs/definitions.md, *Threshold outcomes*): the pages' help texts.
+OUTCOME_MEANING = {
+    "answered": "in-domain query: the gate kept at least one chunk, and a kept chunk holds the answer (the needle)",
+    "answered without": "in-domain query: the gate kept chunks, but none holds the answer (the model answers "
+                        "from the wrong text)",
+    "abandoned": "in-domain query: no chunk is under the cut, so nothing is kept and the question goes unanswered",
+    "abandoned answerable": "abandoned although, with no threshold, the first 4 chunks held the answer: "
+                            "the cut lost an answer the retriever had found",
+    "bluff": "out-of-domain query: the gate still kept chunks, so the model answers a question the documents "
+             "do not cover",
+    "refused": "out-of-domain query: no chunk is under the cut, so it gets NO ANSWER (the right outcome)",
+}
 
 
 def check_cut(value, what: str = "threshold") -> float:
@@ -102,6 +115,18 @@ def kept(distances: np.ndarray, cut: float, keep: int = KEEP) -> np.ndarray:
     ``distances`` follow the retriever's order (cosine distance in [0, 2]); returns int positions into it.
     """
     return np.flatnonzero(np.asarray(distances) < cut)[:keep]
+
+
+def gate_distance(q: QueryDistances) -> float:
+    """The distance the gate decides on: the smallest cosine distance in the query's order (``inf`` when empty).
+
+    The gate keeps nothing exactly when this distance is at or above the cut (it keeps strictly
+    below), so a query is abandoned (in domain) or refused (out of domain) iff
+    ``gate_distance(q) >= cut``. For the dense order it is the distance to the nearest chunk of
+    the index; it is not the distance to the answer (``nearest_correct``), which decides
+    *answered* against *answered without* only.
+    """
+    return float(np.min(q.distances)) if len(q.distances) else math.inf
 
 
 def gate(q: QueryDistances, cut: float, keep: int = KEEP) -> GateOutcome:

@@ -1,0 +1,55 @@
+"""AppTest of the Threshold page's outcome view: the counts shown add up to the queries (issue 12, item 3).
+
+Uses the small corpus of tests/test_app.py: 5 accepted needles × 2 phrasings = 10 in-domain
+queries, 4 out-of-domain queries.
+"""
+
+from __future__ import annotations
+
+import pytest
+from conftest import shown
+from test_app import N_ACCEPTED, N_OOD, _app, _metric, _table, test_env  # noqa: F401 (test_env: the app's corpus)
+
+pytestmark = pytest.mark.slow
+
+IN_DOMAIN = 2 * N_ACCEPTED  # two phrasings per accepted needle
+
+
+def _shown_counts(at) -> tuple[int, int]:
+    ind = sum(int(_metric(at, label)) for label in ("Answered", "Answered without", "Abandoned"))
+    ood = sum(int(_metric(at, label)) for label in ("Bluffs", "Refused"))
+    return ind, ood
+
+
+def test_outcomes_shown_add_up_to_the_queries_at_every_cut():
+    at = _app("app_pages/5_Threshold.py")
+    top = at.slider(key="threshold_slider").max
+    seen = set()
+    for cut in (0.0, 0.5, 0.8, top):
+        at.slider(key="threshold_slider").set_value(cut).run()
+        assert not at.exception
+        # the five metrics: in-domain answered + answered without + abandoned = 10, bluffs + refused = 4
+        assert _shown_counts(at) == (IN_DOMAIN, N_OOD)
+        # the table behind the stacked bars says the same, domain by domain, and matches the metrics
+        oc = _table(at, "domain", "outcome", "queries")
+        assert oc.groupby("domain")["queries"].sum().to_dict() == {"in-domain": IN_DOMAIN, "out-of-domain": N_OOD}
+        q = dict(zip(oc["outcome"], oc["queries"]))
+        assert str(q["abandoned"]) == _metric(at, "Abandoned") and str(q["bluff"]) == _metric(at, "Bluffs")
+        assert any(f"= {IN_DOMAIN} queries" in shown(c) and f"= {N_OOD} queries" in shown(c) for c in at.caption)
+        seen.add((q["abandoned"], q["bluff"]))
+    # the cuts really moved the counts (cut 0: everything abandoned and refused; top: nothing)
+    assert (IN_DOMAIN, 0) in seen and (0, N_OOD) in seen
+
+
+def test_every_outcome_metric_has_help_and_the_histogram_says_which_distance():
+    at = _app("app_pages/5_Threshold.py")
+    for m in at.metric:
+        assert m.help, f"metric {m.label!r} has no help"
+    assert {m.label for m in at.metric} >= {"Answered", "Answered without", "Abandoned", "Bluffs", "Refused"}
+    text = " ".join(shown(c) for c in at.caption)
+    assert "gate distance" in text and "not the distance to the answer" in text
+    assert "exactly the abandoned" in text
+    # the sweep's whole range is one toggle away, and the zoomed view says which cuts it shows
+    assert any("the bend" in shown(c) for c in at.caption)
+    at.toggle(key="threshold_whole").set_value(True).run()
+    assert not at.exception and not any("the bend" in shown(c) for c in at.caption)
