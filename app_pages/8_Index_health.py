@@ -28,7 +28,7 @@ _DONE = "_health_retry_done"  # the last retry's outcome, shown once after the r
 
 
 def status_section(rep, man: pd.DataFrame) -> None:
-    c = st.columns(5)
+    c = st.columns([1.5, 1, 1.1, 1, 1.3])  # "UNHEALTHY" needs the widest
     c[0].metric("Status", "healthy" if rep.healthy else "UNHEALTHY",
                 help="`python -m audit health` exits 1 when unhealthy, 0 otherwise")
     c[1].metric("Documents", rep.n_documents)
@@ -76,14 +76,15 @@ def retry_section(ctx, db_path, own_db, name: str, man: pd.DataFrame, model: str
                   help="no document of this index failed")
         return
     st.warning(f"{n} documents failed; the rest of the index stays searchable.")
+    st.caption(md(f"A retry reads the failed documents again and embeds only them, with this index's own model "
+                  f"({model}), whatever the sidebar's model is; every other document stays as it is."))
     writable = paths.writable_index(db_path, own=(own_db,))
     if not writable:
         st.caption("Retrying writes to the index: this dashboard only writes to its own index of the corpus, to "
                    "an index named in its configuration ([indexes] in audit.toml) and, in single-user mode, to "
                    "one under an allowed root.")
     if st.button(f"Retry the {n} failed documents", key="health_retry", disabled=not writable,
-                 help=md(f"reads them again and embeds only them, with the index's own model ({model}), not the "
-                         "sidebar's; every other document stays as it is")):
+                 help="the only write this page makes"):
         try:
             result = retry_failed(ctx, db_path, own_db, name)
         except (ValueError, ModelUnavailable) as e:

@@ -103,17 +103,18 @@ with closing(old_store) as old, closing(new_store) as new:
     if len(bins):
         st.caption(f"Bins of {BIN} cosine distance; in each bin the before bar is the left half and the after bar "
                    "the right half, so equal distributions show two equal bars.")
-        for kind, part in bins.groupby("kind", sort=True):
+        for i, (kind, part) in enumerate(bins.groupby("kind", sort=True)):
             chart = alt.Chart(part, title=alt.TitleParams(str(kind), anchor="start", fontSize=13)).mark_bar().encode(
                 x=alt.X("x:Q", title="cosine distance", scale=alt.Scale(zero=False)), x2="x2:Q",
-                y=alt.Y("queries:Q", title="queries"),
-                color=alt.Color("when:N", title=None, scale=alt.Scale(domain=["before", "after"],
-                                                                      range=["#64748b", "#f97316"]),
-                                legend=alt.Legend(orient="top", labelLimit=0)),
+                y=alt.Y("queries:Q", title="queries"), y2=alt.datum(0),
+                # the legend on the right: one on top squeezed the plot to a few pixels in Streamlit
+                color=alt.Color("when:N", title="index", scale=alt.Scale(domain=["before", "after"],
+                                                                         range=["#64748b", "#f97316"]),
+                                legend=alt.Legend(labelLimit=0, titleLimit=0)),
                 tooltip=["when", alt.Tooltip("start:Q", format=".3f", title="bin from"),
                          alt.Tooltip("end:Q", format=".3f", title="to"), "queries"],
-            ).properties(height=170)
-            st.altair_chart(chart, use_container_width=True)
+            ).properties(height=240)  # the whole chart: title, legend and axes included
+            st.altair_chart(chart, width="stretch", key=f"diff_hist_{i}")
     table(diff.distances, "diff_distances", "upgrade_distances.csv", use_container_width=True)
 
     st.subheader("Rank of the answer per query")
