@@ -1,4 +1,8 @@
-"""Index health: the manifest, the findings with their documents, retry, and an upgrade preview."""
+"""Index health: the manifest, the findings with their documents, retry, and an upgrade preview.
+
+One function per section; the page opens the index read-only and its only write is "Retry failed
+documents" (:func:`ui.health.retry_failed`), after which the script reruns so every section reads the new state.
+"""
 
 from contextlib import closing
 
@@ -6,8 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from audit import PIPELINE_VERSION
-from audit.home import default_home
-from audit.index import IndexStore, IndexUnusable, Stamp
+from audit.index import Stamp
 from audit.index.health import check_index
 from audit.index.manifest import manifest, upgrade_preview
 from audit.models import ModelUnavailable
@@ -21,54 +24,26 @@ from ui import cache, context, footer, paths, session, stop, table
 from ui.health import preview_model, retry_failed
 from ui.text import md
 
-ctx = context()
-st.title("Index health")
-st.caption("What a platform team checks after an upgrade. Stale is computed against the current configuration "
-           "(the model chosen in the sidebar, this code's pipeline and extractor versions, the source files as they "
-           "are now), never stored. Unhealthy: failed, stale, mixed models or dims, count stamp ≠ rows, NaN or "
-           "non-unit vectors, empty chunks, missing sources. Warnings: over the window, duplicates, oversize.")
+_DONE = "_health_retry_done"  # the last retry's outcome, shown once after the rerun
 
-own_db = session.index_path(ctx.corpus.name)
-db_path = paths.pick_index("Index database", "health_db", own_db)
-if db_path is None:
-    stop(ctx)
-db = str(db_path)
-if not db_path.is_file():
-    st.info(md(f"No index database at {db} yet.") + " The dashboard writes it when it builds the audit of a corpus; "
-            "from a shell: `python -m audit index FOLDER --db FILE` (add `--model NAME` for another model).")
-    stop(ctx)
 
-# Everything shown is read through a read-only connection (a path that is not an index is refused,
-# never created or changed); only "Retry failed documents" opens the file for writing.
-try:
-    ro_store = IndexStore.open_readonly(db_path, cache_paths=(default_home() / "cache.sqlite",))
-except IndexUnusable as e:
-    st.error(md(str(e)))
-    stop(ctx)
-with closing(ro_store) as store:
-    names = store.indexes()
-    if not names:
-        st.info(md(f"{db} holds no index yet") + ": run `python -m audit index FOLDER --db FILE`.")
-        stop(ctx)
-    focus = st.session_state.get("focus_strategy")
-    name = st.selectbox("Index (strategy)", names, key="health_index",
-                        index=names.index(focus) if focus in names else 0)
-    gen = store.generation(name)
-    enc = ctx.encoder
-    rep = check_index(store, name, Stamp.from_generation(gen).with_model(enc), enc)
-
-    c = st.columns(4)
+def status_section(rep, man: pd.DataFrame) -> None:
+    c = st.columns([1.5, 1, 1.1, 1, 1.3])  # "UNHEALTHY" needs the widest
     c[0].metric("Status", "healthy" if rep.healthy else "UNHEALTHY",
                 help="`python -m audit health` exits 1 when unhealthy, 0 otherwise")
     c[1].metric("Documents", rep.n_documents)
-    c[2].metric("Chunks", rep.n_chunks)
-    c[3].metric("max |L2²/2 − (1 − cos)|", "n/a" if rep.identity_max_deviation != rep.identity_max_deviation
+    c[2].metric("Failed documents", int((man["status"] == "failed").sum()),
+                help="documents the indexer could not read; the rest of the index stays searchable")
+    c[3].metric("Chunks", rep.n_chunks)
+    c[4].metric("max |L2²/2 − (1 − cos)|", "n/a" if rep.identity_max_deviation != rep.identity_max_deviation
                 else f"{rep.identity_max_deviation:.1e}", help="checked on a sample of unit vectors; exact up to "
                                                                 "float noise only when vectors are unit")
     st.caption(md(f"Generation {rep.generation} · model {rep.stamp.model} ({rep.stamp.dims} dims, window "
                   f"{rep.stamp.window} tokens) · pipeline {rep.stamp.pipeline_version} · strategy "
                   f"{rep.stamp.strategy}"))
 
+
+def findings_section(rep) -> None:
     st.subheader("Findings")
     table(findings_frame(rep), "health_findings", "health_findings.csv", "Download findings (CSV)",
           csv=finding_documents_frame(rep), style=lambda df: df.style.apply(severity_css, subset=["severity"]),
@@ -79,30 +54,47 @@ with closing(ro_store) as store:
                 table(pd.DataFrame(f.documents).rename(columns={"doc_id": "document"}), f"health_docs_{f.check}",
                       f"health_{f.check}.csv", use_container_width=True)
 
+
+def manifest_section(man: pd.DataFrame, name: str) -> None:
     st.subheader("Manifest")
-    man = manifest(store, name)
     status = st.radio("Show", ["all", "indexed", "failed"], horizontal=True, key="health_status")
     table(man if status == "all" else man[man["status"] == status], "health_manifest", f"manifest_{name}.csv",
           "Download manifest (CSV)", csv=man, use_container_width=True,
           titles={"chunks": "chunks (indexer's stamp)", "rows": "chunk rows stored", "window": "window (tokens)"})
 
-    failed = man[man["status"] == "failed"]
-    if len(failed):
-        st.warning(f"{len(failed)} documents failed; the rest of the index stays searchable.")
-        writable = paths.writable_index(db_path, own=(own_db,))
-        if not writable:
-            st.caption("Retrying writes to the index: this dashboard only writes to its own index of the corpus, to "
-                       "an index named in its configuration ([indexes] in audit.toml) and, in single-user mode, to "
-                       "one under an allowed root.")
-        if st.button(f"Retry the {len(failed)} failed documents", key="health_retry", disabled=not writable):
-            try:
-                result = retry_failed(ctx, db_path, own_db, store.corpus_spec(), gen)
-                st.success(md(result.summary()))
-                for doc_id, reason in result.failed:
-                    st.error(md(f"{doc_id}: still failing: {reason}"))
-            except (ValueError, ModelUnavailable) as e:
-                st.error(md(str(e)))
 
+def retry_section(ctx, db_path, own_db, name: str, man: pd.DataFrame, model: str) -> None:
+    """The page's only write: re-embed the failed documents with the index's own model, then rerun the page."""
+    done = st.session_state.pop(_DONE, None)
+    if done is not None:
+        st.success(md(done["summary"]))
+        for doc_id, reason in done["failed"]:
+            st.error(md(f"{doc_id}: still failing: {reason}"))
+    n = int((man["status"] == "failed").sum())
+    if not n:
+        st.button("Nothing to retry", key="health_retry", disabled=True,
+                  help="no document of this index failed")
+        return
+    st.warning(f"{n} documents failed; the rest of the index stays searchable.")
+    st.caption(md(f"A retry reads the failed documents again and embeds only them, with this index's own model "
+                  f"({model}), whatever the sidebar's model is; every other document stays as it is."))
+    writable = paths.writable_index(db_path, own=(own_db,))
+    if not writable:
+        st.caption("Retrying writes to the index: this dashboard only writes to its own index of the corpus, to "
+                   "an index named in its configuration ([indexes] in audit.toml) and, in single-user mode, to "
+                   "one under an allowed root.")
+    if st.button(f"Retry the {n} failed documents", key="health_retry", disabled=not writable,
+                 help="the only write this page makes"):
+        try:
+            result = retry_failed(ctx, db_path, own_db, name)
+        except (ValueError, ModelUnavailable) as e:
+            st.error(md(str(e)))
+            return
+        st.session_state[_DONE] = {"summary": result.summary(), "failed": list(result.failed)}
+        st.rerun()  # every section above was drawn from the state before the retry
+
+
+def preview_section(store, name: str, rep) -> None:
     st.subheader("Upgrade preview")
     st.caption("Pick another model or pipeline version: which documents would go stale and how many chunks would "
                "be embedded again (the stored chunk texts whose vector for that model is not in the cache). "
@@ -123,4 +115,45 @@ with closing(ro_store) as store:
                   "upgrade_preview_stale.csv", use_container_width=True)
     except (ValueError, ModelUnavailable) as e:
         st.error(md(str(e)))
+
+
+ctx = context()
+st.title("Index health")
+st.caption("What a platform team checks after an upgrade. Stale is computed against the current configuration "
+           "(the model chosen in the sidebar, this code's pipeline and extractor versions, the source files as they "
+           "are now), never stored. Unhealthy: failed, stale, mixed models or dims, count stamp ≠ rows, NaN or "
+           "non-unit vectors, empty chunks, missing sources. Warnings: over the window, duplicates, oversize.")
+
+own_db = session.index_path(ctx.corpus.name)
+db_path = paths.pick_index("Index database", "health_db", own_db)
+if db_path is None:
+    stop(ctx)
+if not db_path.is_file():
+    st.info(md(f"No index database at {db_path} yet.") + " The dashboard writes it when it builds the audit of a "
+            "corpus; from a shell: `python -m audit index FOLDER --db FILE` (add `--model NAME` for another model).")
+    stop(ctx)
+
+# Everything shown is read through a read-only connection (a path that is not an index is refused,
+# never created or changed); only "Retry failed documents" opens the file for writing.
+ro_store = paths.open_index(db_path)
+if ro_store is None:
+    stop(ctx)
+with closing(ro_store) as store:
+    names = store.indexes()
+    if not names:
+        st.info(md(f"{db_path} holds no index yet") + ": run `python -m audit index FOLDER --db FILE`.")
+        stop(ctx)
+    focus = st.session_state.get("focus_strategy")
+    name = st.selectbox("Index (strategy)", names, key="health_index",
+                        index=names.index(focus) if focus in names else 0)
+    gen = store.generation(name)
+    enc = ctx.encoder
+    rep = check_index(store, name, Stamp.from_generation(gen).with_model(enc), enc)
+    man = manifest(store, name)
+
+    status_section(rep, man)
+    findings_section(rep)
+    manifest_section(man, name)
+    retry_section(ctx, db_path, own_db, name, man, rep.stamp.model)
+    preview_section(store, name, rep)
 footer(ctx)

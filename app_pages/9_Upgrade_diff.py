@@ -1,18 +1,23 @@
 """Upgrade diff: the same questions against two indexes, before and after an upgrade."""
 
+import shlex
+import sqlite3
 from contextlib import closing
 
 import altair as alt
 import streamlit as st
 
 from audit.evaluation.threshold import load_threshold
-from audit.index import IndexStore, IndexUnusable
+from audit.home import default_home
+from audit.index import IndexUnusable
 from audit.models import ModelUnavailable
 from audit.evaluation.metrics import KS
 from audit.report.dashboard import UPGRADE_RETRIEVERS, changed_only, diff_tests_frame, p_label
 from audit.report.upgrade import compare_stores
 from ui import cache, context, footer, paths, session, stop, table
 from ui.text import md
+
+BIN = 0.025  # histogram bin width (cosine distance)
 
 ctx = context()
 st.title("Upgrade diff")
@@ -34,27 +39,35 @@ with c2:
     new_path = paths.pick_index("After (index database)", "diff_new", default_db)
 missing = [p for p in (old_path, new_path) if p is None or not p.is_file()]
 if missing:
-    st.info("Give two index files. To make them: copy the index before the upgrade "
-            "(`cp .audit/index-….sqlite before.sqlite`), then index with the new model "
-            "(`python -m audit index FOLDER --db after.sqlite --model NEW`), or compare from a shell with "
-            "`python -m audit compare before.sqlite after.sqlite`."
+    home = default_home().resolve()
+    st.info("Give two index files. Before the upgrade, copy the dashboard's index in $AUDIT_HOME and type "
+            "`before.sqlite` above; after it, index with the new model into `after.sqlite` (or compare from a "
+            "shell with `python -m audit compare`):"
             + md(f" Not found: {', '.join(str(p) for p in missing if p)}." if any(missing) else ""))
+    st.code(f"cp {shlex.quote(str(default_db.resolve()))} {shlex.quote(str(home / 'before.sqlite'))}\n"
+            f"python -m audit index FOLDER --db {shlex.quote(str(home / 'after.sqlite'))} --model NEW",
+            language="bash")
     stop(ctx)
 
 # Both files are read through read-only connections: a path that is not an index is refused, never changed.
-try:
-    old_store = IndexStore.open_readonly(old_path)
-    new_store = IndexStore.open_readonly(new_path)
-except IndexUnusable as e:
-    st.error(md(str(e)))
+old_store = paths.open_index(old_path)
+new_store = paths.open_index(new_path)
+if old_store is None or new_store is None:
+    for s in (old_store, new_store):
+        if s is not None:
+            s.close()
     stop(ctx)
 with closing(old_store) as old, closing(new_store) as new:
     common = [n for n in old.indexes() if n in new.indexes()]
     if not common:
-        st.error(md(f"No index name in both files (before: {old.indexes()}, after: {new.indexes()})."))
+        st.error(md(f"No index name in both files (before: {old.indexes() or 'none'}, after: "
+                    f"{new.indexes() or 'none'})."))
         stop(ctx)
     s1, s2, s3, s4 = st.columns(4)
-    name = s1.selectbox("Index (strategy)", common, key="diff_index")
+    focus = st.session_state.get("focus_strategy")
+    name = s1.selectbox("Index (strategy)", common, key="diff_index",
+                        index=common.index(focus) if focus in common else 0,
+                        help="the sidebar's strategy (detail pages) when both files hold it")
     retriever = s2.selectbox("Retriever", list(UPGRADE_RETRIEVERS), key="diff_retriever")
     k = s3.selectbox("k for lost / gained", list(KS), index=KS.index(8), key="diff_k")
     saved = load_threshold(session.threshold_path(ctx.corpus.name))
@@ -66,7 +79,7 @@ with closing(old_store) as old, closing(new_store) as new:
         with st.spinner("Putting the questions to both indexes…"):
             diff = compare_stores(old, new, gt, cache.encoder(lo.stamp.model), cache.encoder(ln.stamp.model),
                                   name, retriever, threshold, k)
-    except (IndexUnusable, ValueError, ModelUnavailable) as e:
+    except (IndexUnusable, ValueError, ModelUnavailable, sqlite3.DatabaseError) as e:
         st.error(md(str(e)))
         stop(ctx)
 
@@ -86,16 +99,22 @@ with closing(old_store) as old, closing(new_store) as new:
     table(diff.at_threshold, "diff_at_threshold", "upgrade_at_threshold.csv", use_container_width=True)
 
     st.subheader("Distance distributions (cosine distance)")
-    samples = diff.distance_samples()
-    if len(samples):
-        chart = alt.Chart(samples).mark_bar(opacity=0.6).encode(
-            x=alt.X("distance:Q", bin=alt.Bin(step=0.025), title="cosine distance"),
-            y=alt.Y("count():Q", stack=None, title="queries"),
-            color=alt.Color("when:N", title="", scale=alt.Scale(domain=["before", "after"],
-                                                                range=["#64748b", "#f97316"])),
-            row=alt.Row("kind:N", title=None, header=alt.Header(labelAngle=0, labelAlign="left"))
-        ).properties(height=150, width=760)
-        st.altair_chart(chart, use_container_width=True)
+    bins = diff.distance_bins(BIN)
+    if len(bins):
+        st.caption(f"Bins of {BIN} cosine distance; in each bin the before bar is the left half and the after bar "
+                   "the right half, so equal distributions show two equal bars.")
+        for i, (kind, part) in enumerate(bins.groupby("kind", sort=True)):
+            chart = alt.Chart(part, title=alt.TitleParams(str(kind), anchor="start", fontSize=13)).mark_bar().encode(
+                x=alt.X("x:Q", title="cosine distance", scale=alt.Scale(zero=False)), x2="x2:Q",
+                y=alt.Y("queries:Q", title="queries"), y2=alt.datum(0),
+                # the legend on the right: one on top squeezed the plot to a few pixels in Streamlit
+                color=alt.Color("when:N", title="index", scale=alt.Scale(domain=["before", "after"],
+                                                                         range=["#64748b", "#f97316"]),
+                                legend=alt.Legend(labelLimit=0, titleLimit=0)),
+                tooltip=["when", alt.Tooltip("start:Q", format=".3f", title="bin from"),
+                         alt.Tooltip("end:Q", format=".3f", title="to"), "queries"],
+            ).properties(height=240)  # the whole chart: title, legend and axes included
+            st.altair_chart(chart, width="stretch", key=f"diff_hist_{i}")
     table(diff.distances, "diff_distances", "upgrade_distances.csv", use_container_width=True)
 
     st.subheader("Rank of the answer per query")

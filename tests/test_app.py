@@ -434,3 +434,95 @@ def test_upgrade_diff_between_two_index_files(test_env, tmp_path):
     lost = int(_metric(at, "Needles lost at k=8"))
     assert lost == int(((ranks["rank before"] <= 8) & ~(ranks["rank after"] <= 8)).sum())
     _provenance(at)
+
+
+def _copy_db(src: Path, dst: Path) -> None:
+    import sqlite3
+
+    a, b = sqlite3.connect(str(src)), sqlite3.connect(str(dst))
+    a.backup(b)
+    a.close()
+    b.close()
+
+
+def test_index_health_retries_only_the_failed_documents_with_the_stamped_model(test_env):
+    import sqlite3
+
+    from audit.chunking import PRESETS
+    from audit.index import IndexStore, index_corpus
+    from audit.ingest import load_folder
+    from audit.models import HashingEncoder
+
+    home = Path(test_env["AUDIT_HOME"])
+    docs = home / "retry_docs"  # under $AUDIT_HOME: an allowed root, so the retry may read it
+    docs.mkdir(parents=True, exist_ok=True)
+    (docs / "ok.md").write_text("# Ok\n\nThis one reads fine.\n", encoding="utf-8")
+    (docs / "broken.md").write_bytes(b"\xff\xfe\x00binary")
+    db = home / "retry.sqlite"
+    # built with hashing:64 while the sidebar says hashing (256 dims): the retry must use the former
+    index_corpus(IndexStore(db), load_folder(docs), PRESETS["E"], HashingEncoder(dims=64))
+    (docs / "broken.md").write_text("# Broken\n\nFixed since.\n", encoding="utf-8")
+    con = sqlite3.connect(str(db))
+    gens = con.execute("SELECT id, model FROM generation").fetchall()
+    ok_row = con.execute("SELECT * FROM document WHERE doc_id='ok.md'").fetchall()
+    con.close()
+
+    at = _app("app_pages/8_Index_health.py")
+    at.text_input(key="health_db").input("retry.sqlite").run()  # relative: taken from $AUDIT_HOME
+    assert not at.exception, [e.value for e in at.exception]
+    assert _metric(at, "Failed documents") == "1"
+    button = at.button(key="health_retry")
+    assert button.label == "Retry the 1 failed documents" and not button.disabled
+    button.click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    # the same script run (after st.rerun) already shows the new state: no reload
+    assert _metric(at, "Failed documents") == "0"
+    assert at.button(key="health_retry").label == "Nothing to retry" and at.button(key="health_retry").disabled
+    man = _table(at, "doc_id", "status")
+    assert dict(zip(man["doc_id"], man["status"])) == {"broken.md": "indexed", "ok.md": "indexed"}
+    assert "re-indexed 1 documents, 1 chunks embedded" in " ".join(_text(s) for s in at.success)
+    con = sqlite3.connect(str(db))
+    assert con.execute("SELECT id, model FROM generation").fetchall() == gens  # same generation, hashing:64
+    assert con.execute("SELECT model, dims FROM document WHERE doc_id='broken.md'").fetchall() == [("hashing:64", 64)]
+    assert con.execute("SELECT * FROM document WHERE doc_id='ok.md'").fetchall() == ok_row  # untouched
+    con.close()
+
+
+def test_index_health_with_nothing_failed_says_nothing_to_retry():
+    at = _app("app_pages/8_Index_health.py")
+    assert _metric(at, "Failed documents") == "0"
+    button = at.button(key="health_retry")
+    assert button.label == "Nothing to retry" and button.disabled
+
+
+def test_upgrade_diff_wrong_files_relative_paths_and_the_sidebar_strategy(test_env):
+    import sqlite3
+
+    home = Path(test_env["AUDIT_HOME"])
+    at = _app()
+    at.selectbox(key="focus_strategy").set_value("C").run()
+    _copy_db(_default_db(test_env), home / "before.sqlite")  # what the page's hint does
+    at.switch_page("app_pages/9_Upgrade_diff.py").run()
+    assert "Relative to $AUDIT_HOME: " + str(home.resolve()) in [_text(c) for c in at.caption]
+    at.text_input(key="diff_old").input("before.sqlite").run()  # the hint's own name, relative to $AUDIT_HOME
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="diff_index").value == "C"  # the sidebar's strategy, not the first (A)
+    assert _metric(at, "Needles lost at k=8") == "0"  # the same index on both sides
+
+    (home / "notes.txt").write_text("not an index\n")
+    (home / "empty.sqlite").write_bytes(b"")
+    con = sqlite3.connect(str(home / "other.sqlite"))
+    con.execute("CREATE TABLE IF NOT EXISTS t (x)")
+    con.commit()
+    con.close()
+    (home / "damaged.sqlite").write_bytes(b"SQLite format 3\x00" + bytes(range(256)) * 16)
+    for name, why in (("notes.txt", "not a SQLite database"), ("empty.sqlite", "not a SQLite database"),
+                      ("other.sqlite", "a SQLite database but not a retrieval-audit index"),
+                      ("damaged.sqlite", "not a readable SQLite database")):
+        at.text_input(key="diff_old").input(name).run()
+        assert not at.exception, (name, [e.value for e in at.exception])
+        errors = [_text(e) for e in at.error]
+        assert len(errors) == 1 and errors[0].startswith(f"{home.resolve() / name}: {why}"), errors
+        assert not at.metric or "Needles lost at k=8" not in [m.label for m in at.metric]
+    at.text_input(key="diff_old").input("nowhere.sqlite").run()
+    assert f"Not found: {home.resolve() / 'nowhere.sqlite'}." in " ".join(_text(i) for i in at.info)

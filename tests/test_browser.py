@@ -180,3 +180,28 @@ def _move_threshold(page, shots: Path) -> None:
     assert high["Bluffs"] == n_ood and high["Abandoned"] == 0
     _no_exception(page, "threshold after moving the slider")
     page.screenshot(path=str(shots / "threshold.png"))
+
+
+@pytest.mark.browser
+def test_upgrade_diff_wrong_file_is_a_message_not_a_traceback(server, page):
+    """Paths to files that are not indexes on Upgrade diff: one error message naming the file, no exception box.
+
+    The README (text) and a damaged SQLite file (the header, then noise: before, sqlite3's "file is not a
+    database" reached the page as a traceback), both under the working directory, an allowed root.
+    """
+    import tempfile
+
+    page.goto(server + "upgrade-diff")
+    _settle(page)
+    with tempfile.NamedTemporaryFile(dir=ROOT, prefix=".browser-test-", suffix=".sqlite") as damaged:
+        damaged.write(b"SQLite format 3\x00" + bytes(range(256)) * 16)
+        damaged.flush()
+        for path, why in ((ROOT / "README.md", "not a SQLite database"),
+                          (Path(damaged.name), "not a readable SQLite database")):
+            box = page.locator('input[aria-label="Before (index database)"]')
+            box.fill(str(path))
+            box.press("Enter")
+            _settle(page)
+            _no_exception(page, f"upgrade-diff after {path.name}")
+            errors = page.locator('[data-testid="stAlertContentError"]').all_inner_texts()
+            assert any(f"{path.name}: {why}" in e for e in errors), errors

@@ -148,3 +148,26 @@ def test_report_json_is_strict_without_out_of_domain_queries(folder, tmp_path):
                  "none", "--strategies", "C", "--json", str(out), "--quiet"]) == 0
     js = json.loads(out.read_text(), parse_constant=lambda c: pytest.fail(f"non-strict JSON constant {c}"))
     assert js["threshold"]["separation"]["best_out_of_domain"] is None
+
+
+def test_index_retry_failed_uses_the_stamped_model(tmp_path, capsys):
+    import sqlite3
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "ok.md").write_text("# Ok\n\nFine.\n", encoding="utf-8")
+    (docs / "broken.md").write_bytes(b"\x00")
+    db = tmp_path / "i.sqlite"
+    assert main(["index", str(docs), "--db", str(db), "--model", "hashing:64", "--quiet"]) == 0
+    (docs / "broken.md").write_text("# Broken\n\nFixed.\n", encoding="utf-8")
+    # another model: refused in one line, nothing written (before: a whole new generation with that model)
+    assert main(["index", str(docs), "--db", str(db), "--model", "hashing", "--retry-failed", "--quiet"]) == 2
+    assert "was built with hashing:64 (64 dims" in capsys.readouterr().err
+    # no --model: the model stamped on the index (hashing:64), not the default all-MiniLM-L6-v2
+    assert main(["index", str(docs), "--db", str(db), "--retry-failed", "--quiet"]) == 0
+    assert "re-indexed 1 documents" in capsys.readouterr().out
+    con = sqlite3.connect(db)
+    assert con.execute("SELECT doc_id, status, model FROM document ORDER BY doc_id").fetchall() == [
+        ("broken.md", "indexed", "hashing:64"), ("ok.md", "indexed", "hashing:64")]
+    assert con.execute("SELECT COUNT(*) FROM generation").fetchone() == (1,)
+    con.close()

@@ -137,3 +137,29 @@ def test_manifest_and_upgrade_preview(indexed):
     index_corpus(store, load_folder(docs), PRESETS["E"], HashingEncoder(dims=48))
     index_corpus(store, load_folder(docs), PRESETS["E"], enc)
     assert upgrade_preview(store, "E", HashingEncoder(dims=48)).chunks_to_embed == 0
+
+
+def test_side_by_side_bins_keep_both_series_visible():
+    import pandas as pd
+
+    from audit.report.upgrade import side_by_side_bins
+
+    # identical before/after samples (the same file on both sides) must give two equal bars per bin, never one
+    # on top of the other; 0.3 sits exactly on a bin edge (0.3 / 0.025 is 11.999... in floating point)
+    d = [0.3, 0.31, 0.349, 0.35]
+    samples = pd.DataFrame({"kind": "in-domain (to answer)", "when": ["before"] * 4 + ["after"] * 4,
+                            "distance": d + d})
+    bins = side_by_side_bins(samples, 0.025)
+    # [0.300, 0.325) holds 0.3 and 0.31; [0.325, 0.350) holds 0.349; [0.350, 0.375) holds 0.35
+    assert list(bins["start"].round(3)) == [0.3, 0.3, 0.325, 0.325, 0.35, 0.35]
+    assert list(bins["when"]) == ["before", "after"] * 3
+    assert list(bins["queries"]) == [2, 2, 1, 1, 1, 1]
+    before, after = bins[bins["when"] == "before"], bins[bins["when"] == "after"]
+    # before fills the left half of its bin, after the right half: they touch and never overlap
+    assert (before["x"].values == before["start"].values).all()
+    assert np.allclose(before["x2"].values, after["x"].values)
+    assert np.allclose(after["x2"].values, after["end"].values)
+    assert bins.groupby("when")["queries"].sum().to_dict() == {"after": 4, "before": 4}
+    assert side_by_side_bins(samples.iloc[:0]).empty
+    with pytest.raises(ValueError, match="positive"):
+        side_by_side_bins(samples, 0)

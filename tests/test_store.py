@@ -109,6 +109,88 @@ def test_failed_document_is_kept_with_reason_and_retried(tmp_path):
     assert r2.reindexed == ("broken.md",) and r2.unchanged == N_DOCS
 
 
+class CountingEncoder(HashingEncoder):
+    """The fake encoder, counting every text that goes through it."""
+
+    def __init__(self, dims: int) -> None:
+        super().__init__(dims=dims)
+        self.texts: list[str] = []
+
+    def encode(self, texts, batch_size=32, progress=None):
+        self.texts += list(texts)
+        return super().encode(texts, batch_size, progress)
+
+
+def test_retry_re_embeds_only_the_failed_documents_with_the_stamped_model(tmp_path):
+    from audit.index import retry_failed_documents
+
+    docs = tmp_path / "docs"
+    write_docs(docs, 1)
+    (docs / "broken.md").write_bytes(b"\xff\xfe\x00binary")
+    store = IndexStore(tmp_path / "i.sqlite")
+    built = CountingEncoder(dims=32)
+    first = index_corpus(store, load_folder(docs), PRESETS["E"], built)
+    assert first.failed and len(built.texts) == first.embedded > 0
+    gen = store.generation("E")["id"]
+    before = {d.doc_id: d for d in store.documents("E")}
+    # since the build: broken.md is fixed, doc03.md changed, new.md appeared; only broken.md failed
+    (docs / "broken.md").write_text("# Fixed\n\nNow it reads fine.\n", encoding="utf-8")
+    (docs / "doc03.md").write_text("# Doc 3\n\nChanged text.\n", encoding="utf-8")
+    (docs / "new.md").write_text("# New\n\nA new document.\n", encoding="utf-8")
+    asked, made = [], []
+
+    def load(name):  # stands for the dashboard's model loader; the sidebar's model would be another one
+        asked.append(name)
+        made.append(CountingEncoder(dims=int(name.split(":")[1])))
+        return made[-1]
+
+    r = retry_failed_documents(store, "E", load_folder(docs), load)
+    assert asked == ["hashing:32"]  # the model stamped on the index, nothing else was loaded
+    # broken.md is a title and one line (as doc03.md in the test above): one chunk under E -> one text encoded
+    assert made[0].texts == [c.text for c in chunk_corpus(load_folder(docs), PRESETS["E"]).chunks
+                             if c.doc_id == "broken.md"]
+    assert len(made[0].texts) == 1 and r.embedded == 1
+    assert r.reindexed == ("broken.md",) and not r.new_generation and r.generation == gen
+    after = {d.doc_id: d for d in store.documents("E")}
+    assert after["broken.md"].status == "indexed" and after["broken.md"].stamp.model == "hashing:32"
+    assert "new.md" not in after  # a retry adds nothing ...
+    assert after["doc03.md"] == before["doc03.md"]  # ... and leaves a changed document for a full run
+    assert store.generation("E")["id"] == gen
+
+
+def test_retry_with_another_model_is_refused_and_writes_nothing(tmp_path):
+    docs = tmp_path / "docs"
+    write_docs(docs, 1)
+    (docs / "broken.md").write_bytes(b"\x00")
+    store = IndexStore(tmp_path / "i.sqlite")
+    index_corpus(store, load_folder(docs), PRESETS["E"], HashingEncoder(dims=32))
+    (docs / "broken.md").write_text("# Fixed\n\nfine\n", encoding="utf-8")
+    rows = store._db.execute("SELECT * FROM document ORDER BY doc_id").fetchall()
+    other = CountingEncoder(dims=64)
+    with pytest.raises(ValueError, match=r"built with hashing:32 \(32 dims.*given hashing:64 \(64 dims"):
+        index_corpus(store, load_folder(docs), PRESETS["E"], other, retry_failed=True)
+    assert other.texts == []  # before: a whole new generation embedded with the other model and swapped in
+    assert store._db.execute("SELECT * FROM document ORDER BY doc_id").fetchall() == rows
+    assert [r[0] for r in store._db.execute("SELECT id FROM generation")] == [store.generation("E")["id"]]
+
+
+def test_read_only_open_refuses_damaged_and_foreign_sqlite_files(tmp_path):
+    damaged = tmp_path / "damaged.sqlite"  # the SQLite header, then noise
+    damaged.write_bytes(b"SQLite format 3\x00" + bytes(range(256)) * 16)
+    foreign = tmp_path / "foreign.sqlite"  # the three table names, none of the columns
+    db = sqlite3.connect(foreign)
+    for t in ("generation", "document", "chunk"):
+        db.execute(f"CREATE TABLE {t} (x)")
+    db.commit()
+    db.close()
+    raw = {p: p.read_bytes() for p in (damaged, foreign)}
+    with pytest.raises(IndexUnusable, match="damaged.sqlite: not a readable SQLite database"):
+        IndexStore.open_readonly(damaged)
+    with pytest.raises(IndexUnusable, match="foreign.sqlite: .*not a retrieval-audit index .*table generation lacks"):
+        IndexStore.open_readonly(foreign)
+    assert {p: p.read_bytes() for p in raw} == raw
+
+
 CHILD = textwrap.dedent("""
     import time
     from audit.ingest import load_folder

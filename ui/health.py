@@ -3,15 +3,13 @@ upgrade preview."""
 
 from __future__ import annotations
 
-import json
 from contextlib import closing
 from pathlib import Path
 
 import streamlit as st
 
-from audit.chunking import Strategy
 from audit.home import default_home
-from audit.index import IndexRunResult, IndexStore, index_corpus
+from audit.index import IndexRunResult, IndexStore, retry_failed_documents
 from audit.ingest import load_corpus
 
 from . import cache, paths, session
@@ -19,25 +17,38 @@ from . import cache, paths, session
 __all__ = ["preview_model", "retry_failed"]
 
 
-def retry_failed(ctx, db_path: Path, own_db: Path, corpus_spec: str | None, gen: dict) -> IndexRunResult:
-    """Re-index only the failed documents of index generation ``gen`` in ``db_path``, with the index's own stamped
-    model (never the sidebar's). The corpus is the session's when the index is its own, an operator-named one in
-    shared mode, else a folder that must lie under an allowed root.
+def retry_failed(ctx, db_path: Path, own_db: Path, name: str) -> IndexRunResult:
+    """Re-index only the failed documents of index ``name`` in ``db_path`` with the index's own stamped model and
+    strategy (never the sidebar's: :func:`audit.index.retry_failed_documents`).
 
-    Raises ValueError (a path outside the roots, an unreadable corpus) or ModelUnavailable.
+    The corpus is read again (a file fixed since the last run must be seen, not the cached reading): the
+    session's uploads when the index is the session's own, the stored corpus spec otherwise (an operator-named
+    index in shared mode, else a folder that must lie under an allowed root). The write goes through the
+    connection the dashboard already holds for its own index (so it waits for a build in progress), a new one
+    for any other file. Afterwards the cached corpus readings are dropped so every page reads the new state.
+
+    Raises ValueError (a path outside the roots, an unreadable corpus, a stamp the model no longer matches) or
+    ModelUnavailable.
     """
-    if corpus_spec == ctx.corpus.name:
+    own = db_path.resolve() == own_db.resolve()
+    upload = session.is_upload(ctx.corpus.name)
+    with closing(IndexStore.open_readonly(db_path)) as ro:
+        spec = ro.corpus_spec()
+    if own and upload:
         corpus = ctx.corpus
-    elif corpus_spec == "python-reference" or paths.shared():  # an operator-named index: its corpus too
-        corpus = load_corpus(corpus_spec)
+    elif spec == "python-reference" or paths.shared():  # an operator-named index: its corpus too
+        corpus = load_corpus(spec)
     else:
-        corpus = load_corpus(paths.user_path(corpus_spec, "the index's corpus folder"))
-    stamped = cache.encoder(gen["model"])
-    own = session.is_upload(ctx.corpus.name) and db_path == own_db
-    with st.spinner("Re-indexing the failed documents…"), closing(
-            IndexStore(db_path) if own else IndexStore(db_path, cache=cache.embedding_cache(str(default_home().resolve())))
-    ) as rw:
-        return index_corpus(rw, corpus, Strategy(**json.loads(gen["strategy"])), stamped, retry_failed=True)
+        corpus = load_corpus(paths.user_path(spec or "", "the index's corpus folder"))
+    with st.spinner("Re-indexing the failed documents with the index's own model…"):
+        if own and not upload:  # the dashboard's own connection: its lock serialises with a build
+            result = retry_failed_documents(cache.index_store(str(db_path.resolve())), name, corpus, cache.encoder)
+        else:
+            with closing(IndexStore(db_path) if upload else
+                         IndexStore(db_path, cache=cache.embedding_cache(str(default_home().resolve())))) as rw:
+                result = retry_failed_documents(rw, name, corpus, cache.encoder)
+    cache.folder_corpus.clear()  # a fixed file may not change the folder's signature (e.g. a raised limit)
+    return result
 
 
 def preview_model(col, current: str) -> str:

@@ -2,8 +2,9 @@
 
 :func:`config` reads ``audit.toml`` (:func:`audit.config.load_config`) once per script run;
 :func:`user_path` resolves a typed path through the allowed roots; :func:`pick_index` is the one
-way a page asks for an index database (a typed path in single-user mode, a configured name in
-shared mode); :func:`writable_index` says whether "Retry failed documents" may write to it.
+way a page asks for an index database (a typed path in single-user mode, relative ones taken from
+``$AUDIT_HOME``; a configured name in shared mode) and :func:`open_index` the one way it opens one
+for reading; :func:`writable_index` says whether "Retry failed documents" may write to it.
 """
 
 from __future__ import annotations
@@ -13,8 +14,12 @@ from pathlib import Path
 import streamlit as st
 
 from audit.config import Config, ConfigError, PathRefused, allowed_roots, is_allowed, load_config, resolve_user_path
+from audit.home import default_home
+from audit.index import IndexStore, IndexUnusable
 
-__all__ = ["config", "pick_index", "shared", "user_path", "writable_index"]
+from .text import md
+
+__all__ = ["config", "index_path", "open_index", "pick_index", "shared", "user_path", "writable_index"]
 
 _RUN_KEY = "_audit_config"
 
@@ -24,8 +29,6 @@ def config() -> Config:
     try:
         return load_config()
     except ConfigError as e:
-        from .text import md
-
         st.error(f"The dashboard's configuration cannot be used: {md(e)}", icon=":material/error:")
         st.stop()
 
@@ -44,8 +47,10 @@ def pick_index(label: str, key: str, default: Path, optional: bool = False) -> P
     """Ask for an index database: its resolved path, or None when nothing is chosen.
 
     Shared mode: a select box of this corpus's index (``default``) and the configuration's
-    ``[indexes]`` names (no typed path). Single-user mode: a text input resolved through the allowed
-    roots; a refused path shows the reason and returns None.
+    ``[indexes]`` names (no typed path). Single-user mode: a text input; a relative path is taken
+    from ``$AUDIT_HOME`` (where the dashboard keeps its indexes; :func:`index_path` — the caption
+    under the input says which folder that is), then resolved through the allowed roots; a refused
+    path shows the reason and returns None.
     """
     cfg = config()
     if cfg.shared:
@@ -53,16 +58,48 @@ def pick_index(label: str, key: str, default: Path, optional: bool = False) -> P
         names = ([""] if optional else []) + list(choices)
         name = st.selectbox(label, names, key=key, format_func=lambda n: n or "(choose)")
         return Path(choices[name]) if name else None
+    home = default_home().resolve()
     if key not in st.session_state:
-        st.session_state[key] = "" if optional else str(default)
-    text = st.text_input(label, key=key, help="A path under the working directory, $AUDIT_HOME or a folder the "
-                                              "operator allowed (AUDIT_ROOTS).")
+        st.session_state[key] = "" if optional else _shown_path(default, home)
+    text = st.text_input(label, key=key, help=f"A file name or path relative to $AUDIT_HOME ({home}), or an "
+                                              "absolute path under the working directory, $AUDIT_HOME or a "
+                                              "folder the operator allowed (AUDIT_ROOTS).")
+    st.caption(md(f"Relative to $AUDIT_HOME: {home}"))
     if not text.strip():
         return None
     try:
-        return user_path(text, label.lower())
+        return index_path(text, label.lower())
     except PathRefused as e:
-        st.error(str(e))
+        st.error(md(str(e)))
+        return None
+
+
+def index_path(text: str, what: str) -> Path:
+    """A typed index path: ``~`` expanded, a relative one taken from ``$AUDIT_HOME`` (not the working directory),
+    then :func:`user_path`. Raises PathRefused (outside every allowed root, or empty)."""
+    raw = (text or "").strip()
+    p = Path(raw).expanduser()
+    if raw and not p.is_absolute():
+        p = default_home().resolve() / p
+    return user_path(str(p) if raw else raw, what)
+
+
+def _shown_path(path: Path, home: Path) -> str:
+    """``path`` as the input shows it: relative to ``home`` when it lies inside, else absolute."""
+    real = path.resolve()
+    try:
+        return real.relative_to(home).as_posix()
+    except ValueError:
+        return str(real)
+
+
+def open_index(path: Path) -> IndexStore | None:
+    """``path`` opened read-only (:meth:`audit.index.IndexStore.open_readonly`), or None after one clear error
+    message on the page (missing, not SQLite, damaged, not an index, unreadable): never a traceback."""
+    try:
+        return IndexStore.open_readonly(path, cache_paths=(default_home() / "cache.sqlite",))
+    except IndexUnusable as e:
+        st.error(md(str(e)), icon=":material/error:")
         return None
 
 

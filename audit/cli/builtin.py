@@ -173,11 +173,18 @@ def cmd_index(a) -> int:
 
     (strategy,) = strategies_arg(a.strategy)[:1]
     corpus = corpus_arg(a.path)
-    encoder = encoder_arg(a.model)
     store = open_store(a.db or default_index_path(corpus.name))
     bar = ProgressBar(a.quiet)
     try:
-        result = index_corpus(store, corpus, strategy, encoder, retry_failed=a.retry_failed, progress=bar)
+        if a.retry_failed and not a.model:  # the model stamped on the index, never the default one
+            from ..index import retry_failed_documents
+
+            result = retry_failed_documents(store, strategy.name, corpus, encoder_arg, progress=bar)
+        else:
+            result = index_corpus(store, corpus, strategy, encoder_arg(a.model), retry_failed=a.retry_failed,
+                                  progress=bar)
+    except ValueError as e:  # a retry refused (another model, no such index): one line, exit 2
+        raise InputError(str(e)) from None
     finally:
         bar.close()
     print(result.summary() + f" → {store.path}")

@@ -71,7 +71,8 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--db", help="index database (default .audit/index-<corpus>.sqlite)")
     i.add_argument("--model", default=None, help="sentence-transformers name or path (default all-MiniLM-L6-v2)")
     i.add_argument("--strategy", default="E", help="preset A-F (default E)")
-    i.add_argument("--retry-failed", action="store_true", help="re-run only the documents that failed")
+    i.add_argument("--retry-failed", action="store_true",
+                   help="re-run only the documents that failed, with the model the index is stamped with")
     i.add_argument("--quiet", action="store_true", help="no progress bar")
     i.add_argument("--out", metavar="DATASET", help="write a Lance dataset (a folder or an object-store URI) instead of "
                                                     "the SQLite index")

@@ -3,9 +3,10 @@ health checks (a registry), the manifest and upgrade preview, and before/after c
 """
 
 from .cache import EmbeddingCache, cache_key, embed
-from .indexer import index_corpus
+from .indexer import index_corpus, retry_failed_documents
 from .stamp import ChunkRow, DocumentRecord, IndexRunResult, Stamp
 from .store import IndexStore, IndexUnusable, LoadedIndex
 
 __all__ = ["ChunkRow", "DocumentRecord", "EmbeddingCache", "IndexRunResult", "IndexStore", "IndexUnusable",
-           "LoadedIndex", "Stamp", "cache_key", "embed", "index_corpus"]
+           "LoadedIndex", "Stamp", "cache_key", "embed", "index_corpus",
+           "retry_failed_documents"]

@@ -83,6 +83,18 @@ def vectors_of(rows, dims: int) -> np.ndarray:
     return np.frombuffer(b"".join(r.vector for r in rows), dtype=np.float32).reshape(len(rows), dims).copy()
 
 
+def _schema_columns() -> dict[str, set[str]]:
+    """The columns each index table must have, read from :data:`_SCHEMA` itself (one source)."""
+    db = sqlite3.connect(":memory:")
+    db.executescript(_SCHEMA)
+    out = {t: {r[1] for r in db.execute(f"PRAGMA table_info({t})")} for t in ("generation", "document", "chunk")}
+    db.close()
+    return out
+
+
+_COLUMNS = _schema_columns()
+
+
 def _is_sqlite(path: Path) -> bool:
     with open(path, "rb") as f:
         return f.read(16) == b"SQLite format 3\x00"
@@ -173,20 +185,40 @@ class IndexStore:
         Raises
         ------
         IndexUnusable
-            No such file, not a SQLite database, or a SQLite database without the index tables
-            (``generation``, ``document``, ``chunk``); the message names the file.
+            No such file, not a SQLite database (or a damaged one), or a SQLite database without the
+            index tables and their columns (``generation``, ``document``, ``chunk``); the message names
+            the file.
         """
         p = Path(path)
         if not p.is_file():
             raise IndexUnusable(f"{p}: no such file")
-        if not _is_sqlite(p):
+        try:
+            is_sqlite = _is_sqlite(p)
+        except OSError as e:  # e.g. no permission to read it
+            raise IndexUnusable(f"{p}: cannot be read ({e.strerror or e})") from e
+        if not is_sqlite:
             raise IndexUnusable(f"{p}: not a SQLite database, so not an index; nothing was changed")
-        db = _connect_ro(p)
-        tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
-        if not {"generation", "document", "chunk"} <= tables:
+        try:
+            db = _connect_ro(p)
+        except sqlite3.Error as e:
+            raise IndexUnusable(f"{p}: cannot be opened as a SQLite database ({e}); nothing was changed") from e
+        try:
+            tables = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+            if not {"generation", "document", "chunk"} <= tables:
+                raise IndexUnusable(f"{p}: a SQLite database but not a retrieval-audit index (no generation, "
+                                    "document and chunk tables); nothing was changed")
+            for table, needed in _COLUMNS.items():
+                have = {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
+                if not needed <= have:
+                    raise IndexUnusable(f"{p}: a SQLite database but not a retrieval-audit index (table {table} "
+                                        f"lacks {', '.join(sorted(needed - have))}); nothing was changed")
+        except sqlite3.DatabaseError as e:  # a damaged file: "file is not a database", "malformed"
             db.close()
-            raise IndexUnusable(f"{p}: a SQLite database but not a retrieval-audit index (no generation, document "
-                                "and chunk tables); nothing was changed")
+            raise IndexUnusable(f"{p}: not a readable SQLite database ({e}), so not an index; nothing was "
+                                "changed") from e
+        except IndexUnusable:
+            db.close()
+            raise
         self = cls.__new__(cls)
         self.path, self._db, self.lock, self.read_only = p, db, threading.RLock(), True
         self._own_cache = True

@@ -21,7 +21,7 @@ from ..groundtruth import GroundTruth, validate
 from ..sources import AuditRun, run_audit
 from .tables import format_p, needed_label
 
-__all__ = ["UpgradeDiff", "compare_runs", "compare_stores"]
+__all__ = ["UpgradeDiff", "compare_runs", "compare_stores", "side_by_side_bins"]
 
 
 @dataclass
@@ -77,6 +77,10 @@ class UpgradeDiff:
                     rows.append({"kind": "out-of-domain (nearest)", "when": when, "distance": q.nearest})
         return pd.DataFrame(rows)
 
+    def distance_bins(self, step: float = 0.025) -> pd.DataFrame:
+        """:func:`side_by_side_bins` of :meth:`distance_samples`: the before and after histograms, side by side."""
+        return side_by_side_bins(self.distance_samples(), step)
+
     def render(self) -> str:
         """Plain text for the CLI."""
         o, n = self.old, self.new
@@ -96,6 +100,49 @@ class UpgradeDiff:
         L.append("Rank of the answer per query (NaN = not retrieved)")
         L.append(moved.to_string(index=False))
         return "\n".join(L)
+
+
+def side_by_side_bins(samples: pd.DataFrame, step: float = 0.025) -> pd.DataFrame:
+    """Histogram bins of before/after distance samples, the two bars of a bin side by side.
+
+    Each bin ``[start, start + step)`` (cosine distance) holds two bars of half its width: ``before``
+    on the left half, ``after`` on the right, so identical distributions show two equal bars instead
+    of one hiding the other. Only bins holding a sample are listed.
+
+    Parameters
+    ----------
+    samples : pandas.DataFrame
+        ``kind``, ``when`` (``before`` / ``after``), ``distance`` (cosine distance), as
+        :meth:`UpgradeDiff.distance_samples` gives.
+    step : float
+        Bin width, cosine distance.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``kind``, ``when``, ``start``, ``end`` (the bin), ``x``, ``x2`` (the bar's extent:
+        ``start``..``start + step/2`` before, ``start + step/2``..``end`` after) and ``queries``
+        (count, ≥ 1); per ``kind`` and ``when`` the counts add up to the samples. Sorted by kind,
+        bin, before first.
+
+    Raises
+    ------
+    ValueError
+        ``step`` is not a positive number.
+    """
+    if not step > 0:
+        raise ValueError(f"histogram bin width must be a positive cosine distance, got {step!r}")
+    cols = ["kind", "when", "start", "end", "x", "x2", "queries"]
+    if samples.empty:
+        return pd.DataFrame(columns=cols)
+    # rounded first: 0.3 / 0.025 is 11.999… in floating point, and 0.3 belongs to the bin starting at 0.3
+    b = samples.assign(bin=np.floor(np.round(samples["distance"] / step, 9)).astype(int))
+    counts = b.groupby(["kind", "when", "bin"]).size().reset_index(name="queries")
+    counts["start"] = counts["bin"] * step
+    counts["end"] = counts["start"] + step
+    counts["x"] = counts["start"] + np.where(counts["when"] == "after", step / 2, 0.0)
+    counts["x2"] = counts["x"] + step / 2
+    return counts[cols].sort_values(["kind", "start", "when"], ascending=[True, True, False], ignore_index=True)
 
 
 def _dist_summary(kind: str, before: list[float], after: list[float]) -> dict:
