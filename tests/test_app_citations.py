@@ -25,10 +25,20 @@ def test_strategies_table_has_help_on_every_column():
     at = _app("app_pages/2_Strategies.py")
     helps = _help_of(at, "column", "MRR@20")
     # every column, the cut-off ones included, explains itself on hover
-    assert "overlap-only (needles)" in helps and "past window (needles)" in helps and "R@8 [Wilson 95%]" in helps
+    assert "R@8 [Wilson 95%]" in helps and "queries (n)" in helps
     assert all(helps.values()), [c for c, h in helps.items() if not h]
-    assert "overlap tail" in helps["overlap-only (needles)"] and "top 8" in helps["R@8 [Wilson 95%]"]
-    # the definitions are in the caption too
+    assert "top 8" in helps["R@8 [Wilson 95%]"] and "Wilson 95%" in helps["R@8 [Wilson 95%]"]
+    # fewer columns: the needle counts (per strategy, not per retriever) are their own table
+    assert not {"destroyed (needles)", "overlap-only (needles)", "past window (needles)"} & set(helps)
+    needles = _table(at, "strategy", "overlap-only (needles)")
+    # by construction (test_app): A's 512-character cut destroys n1; B's overlap tail alone holds it
+    assert list(needles["strategy"]) == list("ABCDEF")
+    assert list(needles["destroyed (needles)"]) == [1, 0, 0, 0, 0, 0]
+    assert list(needles["overlap-only (needles)"]) == [0, 1, 0, 0, 0, 0]
+    nhelp = _help_of(at, "strategy", "overlap-only (needles)")
+    assert all(nhelp.values()) and "overlap tail" in nhelp["overlap-only (needles)"]
+    assert "token window" in nhelp["past window (needles)"]
+    # the definitions are in the captions too
     assert any("overlap tail" in shown(c) and "token window" in shown(c) for c in at.caption)
     # the pair and rank tables get help from the same dictionary
     assert all(_help_of(at, "a", "b", "p (Holm)").values())

@@ -22,7 +22,7 @@ from ..sources import AuditRun, StrategyRun
 from .tables import chunks_frame
 
 __all__ = ["chunk_spans_frame", "citations_frame", "distance_frame", "hits_frame", "needles_frame",
-           "over_window_frame", "overlap_only_frame", "refused_frame", "pair_matrix", "pairs_frame", "recall_chart_frame",
+           "over_window_frame", "needles_by_strategy", "overlap_only_frame", "refused_frame", "pair_matrix", "pairs_frame", "recall_chart_frame",
            "results_display", "token_lengths_frame", "token_share_frame"]
 
 
@@ -49,6 +49,20 @@ def results_display(df: pd.DataFrame) -> pd.DataFrame:
         row["note"] = "" if r["available"] else f"unavailable: {r['reason']}"
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def needles_by_strategy(df: pd.DataFrame) -> pd.DataFrame:
+    """The needle counts of :func:`audit.report.results_frame`, one row per strategy (they do not depend on
+    the retriever).
+
+    Columns: ``strategy``, ``destroyed (needles)``, ``overlap-only (needles)``, ``past window (needles)``.
+    """
+    cols = ["strategy", "destroyed (needles)", "overlap-only (needles)", "past window (needles)"]
+    if not len(df):
+        return pd.DataFrame(columns=cols)
+    out = df.drop_duplicates("strategy")[["strategy", "destroyed", "overlap_only", "past_window"]]
+    out.columns = cols
+    return out.reset_index(drop=True)
 
 
 def recall_chart_frame(df: pd.DataFrame) -> pd.DataFrame:
