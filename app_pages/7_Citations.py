@@ -107,9 +107,13 @@ else:
             cf = with_needle_checks(cf, res, needle, s.correct.get(queries[qi].needle_id, frozenset()))
         st.metric("Sources under the cut", len(res.citations))
         st.markdown("**Citation table** (attached by the server; the model never sees it)")
-        table(cf, "citations_table", "citations.csv", "Download citation table (CSV)",
+        # Fewer columns on screen (the CSV keeps them all): the title names the document, and "check" only
+        # says something when a quote differs from its locator.
+        narrow = cf.drop(columns=["doc_id"] + (["check"] if cf["quote matches locator"].all() else []))
+        table(narrow, "citations_table", "citations.csv", "Download citation table (CSV)", csv=cf,
               formats={"cosine distance": "%.4f"},
-              help={"locator": "#char=start,end: offsets of the quote in the canonical text (characters)"})
+              titles={"cosine distance": "distance", "quote matches locator": "matches locator",
+                      "quote holds the needle": "quote holds it", "embedded text holds it": "embedded holds it"})
         if answer_only_in_tail(cf):
             st.warning("A cited chunk holds the answer only in its overlap tail: the quote shown to the reader "
                        "does not contain it.")

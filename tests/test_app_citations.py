@@ -64,3 +64,21 @@ def test_citations_badges_filter_and_no_answer_box():
     assert len(refused) == 3
     d = list(refused["cosine distance"])
     assert d == sorted(d) and all(x >= 0 for x in refused["above the cut by"])
+
+
+def test_citation_table_is_narrow_and_every_column_has_help(test_env):  # noqa: F811
+    from pathlib import Path
+
+    from audit.evaluation.threshold import SavedThreshold, save_threshold
+
+    path = Path(test_env["AUDIT_HOME"]) / "threshold.json"
+    save_threshold(SavedThreshold(2.0, "hashing", "hashing-256", "E", "dense"), path)  # every chunk passes
+    try:
+        at = _app("app_pages/7_Citations.py")
+        helps = _help_of(at, "quote matches locator")
+        # doc_id (the title names the document) and check (every quote matches) are left to the CSV
+        assert "doc_id" not in helps and "check" not in helps
+        assert all(helps.values()), [c for c, h in helps.items() if not h]
+        assert {"quote holds the needle", "embedded text holds it", "locator"} <= set(helps)
+    finally:
+        path.unlink()

@@ -4,6 +4,12 @@ Nothing here imports Streamlit. Every HTML string is built from :func:`html.esca
 document content is shown as text, never interpreted (a document holding ``<script>`` shows the
 characters ``<script>``). Offsets are characters of a document's canonical text (or of a chunk's
 ``text`` when stated).
+
+Why HTML and not Markdown for text a reviewer checks character by character: Markdown reads
+underscores, asterisks and backticks (``:blue-background[...]`` still parses its content), and
+``st.code``/``st.text`` cannot mark a range. So these fragments go to ``st.html`` built only from
+escaped text and fixed styles; a marking is a background colour (painted beneath the glyphs) plus
+empty inline blocks at its edges, never an outline, border, shadow or underline over the text.
 """
 
 from __future__ import annotations
