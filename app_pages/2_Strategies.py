@@ -5,8 +5,9 @@ import streamlit as st
 
 from audit.evaluation import KS
 from audit.report import results_frame
+from audit.report.columns import column_help
 from audit.report.dashboard import available_columns, discordant_frame, oriented_pair, rank_matrix_view
-from audit.report.views import pair_matrix, pairs_frame, recall_chart_frame, results_display
+from audit.report.views import needles_by_strategy, pair_matrix, pairs_frame, recall_chart_frame, results_display
 from ui import cache, context, download, footer, stop, table
 from ui.text import md
 
@@ -30,9 +31,22 @@ phrasing = st.session_state.get("phrasing", "both")
 df = results_frame(run, None if phrasing == "both" else phrasing)
 
 st.subheader("Strategy × retriever")
-table(results_display(df), "strategies_table", f"results_{phrasing}.csv", "Download table (CSV, numeric)", csv=df,
-      help={"queries (n)": "in-domain queries scored", "MRR@20": "mean of 1/rank of the first correct chunk, "
-            "0 beyond rank 20", "destroyed (needles)": "needles no chunk holds whole: no retriever can find them"})
+NEEDLE_COLUMNS = ("destroyed (needles)", "overlap-only (needles)", "past window (needles)")
+# Fewer columns: the needle counts depend on the strategy only, so they get their own table below;
+# "note" is shown only when a column did not run.
+shown = results_display(df).drop(columns=list(NEEDLE_COLUMNS))
+if not shown["note"].astype(bool).any():
+    shown = shown.drop(columns="note")
+st.caption("Hover a header for its definition. **column** = strategy/retriever; **n** = in-domain questions "
+           "scored; **R@k** = recall@k [Wilson 95% interval]; **MRR@20** = mean of 1/rank of the first correct "
+           "chunk, 0 beyond rank 20.")
+table(shown, "strategies_table", f"results_{phrasing}.csv", "Download table (CSV, numeric)", csv=df,
+      titles={"queries (n)": "n"})
+st.markdown("**Needles no retriever can use fully, per strategy**")
+st.caption("; ".join(f"**{md(c.removesuffix(' (needles)'))}** = {md(column_help(c))}" for c in NEEDLE_COLUMNS)
+           + ".")
+table(needles_by_strategy(df), "strategy_needles_table", f"needles_by_strategy_{phrasing}.csv",
+      "Download needle counts (CSV)")
 if ctx.cross_error and "rerank" in run.retrievers:
     st.warning(f"rerank: {md(ctx.cross_error)}")
 for w in run.warnings:

@@ -3,15 +3,15 @@
 import numpy as np
 import streamlit as st
 
-from audit.evaluation.citations import NoAnswer, answer_or_refuse
+from audit.evaluation.citations import BADGES, NoAnswer, QuestionOutcome, answer_or_refuse, question_outcomes
 from audit.evaluation.threshold import KEEP, choose_cut, load_threshold
 from audit.models import ModelUnavailable
 from audit.report.dashboard import answer_only_in_tail, quote_failures_frame, with_needle_checks
 from audit.report.markup import quote_in_document_html
-from audit.report.views import citations_frame, overlap_only_frame
+from audit.report.views import citations_frame, overlap_only_frame, refused_frame
 from ui import cache, context, footer, session, stop, table
 from ui.text import md
-from ui.live import pick_question, rankings
+from ui.live import rankings
 
 ctx = context()
 run, corpus = ctx.run, ctx.corpus
@@ -28,8 +28,9 @@ threshold, how = choose_cut(load_threshold(session.threshold_path(corpus.name)),
                             cache.balanced(ctx.key.digest, strategy, retriever, run) if run.queries else 0.5)
 st.info(f"Cut: cosine distance < {threshold:.3f} ({how}); at most {KEEP} sources.")
 
-queries = run.in_domain
-MODES = {"ground truth": "a ground-truth question", "typed": "type a question"}
+BADGE_FILTER = ("all", *dict.fromkeys(BADGES.values()))  # all, answered, NO ANSWER, bluff
+queries = run.queries  # in-domain questions, then the out-of-domain ones (same indices as the stored rankings)
+MODES = {"ground truth": "a ground-truth or out-of-domain question", "typed": "type a question"}
 if "cit_mode" not in st.session_state:
     st.session_state["cit_mode"] = "ground truth" if queries else "typed"
 st.radio("Question", list(MODES), format_func=MODES.get, key="cit_mode", horizontal=True)
@@ -37,9 +38,38 @@ st.radio("Question", list(MODES), format_func=MODES.get, key="cit_mode", horizon
 qi = needle = None
 question = ""
 if st.session_state["cit_mode"] == "ground truth" and queries:
-    qi = pick_question(queries, "cit_query")
-    question = queries[qi].text
-    needle = run.ground_truth.needle(queries[qi].needle_id).needle
+    try:
+        outcomes = question_outcomes(run.threshold_queries(strategy, retriever), threshold)
+    except ValueError as e:  # a retriever without rankings (rerank unavailable): no badges
+        st.warning(md(str(e)))
+        outcomes = [QuestionOutcome(i, q.query_id, q.text, q.in_domain, "", "", float("nan"))
+                    for i, q in enumerate(queries)]
+    counts = {b: sum(o.badge == b for o in outcomes) for b in BADGE_FILTER[1:]}
+    st.radio("Show", BADGE_FILTER, key="cit_badge", horizontal=True,
+             format_func=lambda b: f"{b} ({len(outcomes) if b == 'all' else counts[b]})",
+             help="The gate at this cut: NO ANSWER = nothing under the cut (an in-domain question abandoned, "
+                  "or an out-of-domain one refused); bluff = an out-of-domain question given sources; "
+                  "answered = an in-domain question given sources (with or without the answer among them).")
+    badge = st.session_state.get("cit_badge", "all")
+    listed = [o for o in outcomes if badge == "all" or o.badge == badge]
+    if not listed:
+        st.info(f"No question is {badge} at this cut.")
+    else:
+        by_index = {o.index: o for o in listed}
+        if st.session_state.get("cit_query") not in by_index:
+            st.session_state["cit_query"] = listed[0].index
+
+        def _label(i: int) -> str:
+            o = by_index[i]
+            return ((f"[{o.badge}] " if o.badge else "") + f"{o.query_id} — {o.text}"
+                    + ("" if o.in_domain else "  (out of domain)"))
+
+        st.selectbox("Question (badge: the gate's outcome at this cut)", list(by_index), format_func=_label,
+                     key="cit_query")
+        qi = st.session_state["cit_query"]
+        question = queries[qi].text
+        if queries[qi].in_domain:
+            needle = run.ground_truth.needle(queries[qi].needle_id).needle
 elif st.session_state["cit_mode"] == "ground truth":
     st.info("No ground-truth question is loaded: type a question, or upload a ground-truth JSONL in the sidebar.")
 else:
@@ -56,20 +86,34 @@ else:
         st.error(md(str(e)))
         stop(ctx)
     ids = ranking.chunk_ids
+    if qi is not None and not queries[qi].in_domain:
+        st.caption("An out-of-domain question: the corpus does not hold its answer, so NO ANSWER is right "
+                   "and any source is a bluff.")
     res = answer_or_refuse(question, s.chunks, ids, dist.astype(np.float64)[ids], threshold, keep=KEEP,
                            corpus=corpus)
     if isinstance(res, NoAnswer):
-        st.error(md(res.message) + " — the model is never called.")
+        near = res.nearest_distance
+        st.error(md(res.message) + " — the model is never called."
+                 + (f" The nearest chunk is at cosine distance **{near:.3f}**, {near - threshold:.3f} above the cut."
+                    if near is not None else ""))
         st.metric("Answer", "NO ANSWER")
+        if res.nearest:
+            st.markdown(f"**The {len(res.nearest)} nearest chunks the gate refused** (nearest first)")
+            table(refused_frame(res, corpus), "refused_table", "refused_chunks.csv",
+                  "Download refused chunks (CSV)", formats={"cosine distance": "%.4f", "above the cut by": "%.4f"})
     else:
         cf = citations_frame(res, corpus)
         if needle:
             cf = with_needle_checks(cf, res, needle, s.correct.get(queries[qi].needle_id, frozenset()))
         st.metric("Sources under the cut", len(res.citations))
         st.markdown("**Citation table** (attached by the server; the model never sees it)")
-        table(cf, "citations_table", "citations.csv", "Download citation table (CSV)",
+        # Fewer columns on screen (the CSV keeps them all): the title names the document, and "check" only
+        # says something when a quote differs from its locator.
+        narrow = cf.drop(columns=["doc_id"] + (["check"] if cf["quote matches locator"].all() else []))
+        table(narrow, "citations_table", "citations.csv", "Download citation table (CSV)", csv=cf,
               formats={"cosine distance": "%.4f"},
-              help={"locator": "#char=start,end: offsets of the quote in the canonical text (characters)"})
+              titles={"cosine distance": "distance", "quote matches locator": "matches locator",
+                      "quote holds the needle": "quote holds it", "embedded text holds it": "embedded holds it"})
         if answer_only_in_tail(cf):
             st.warning("A cited chunk holds the answer only in its overlap tail: the quote shown to the reader "
                        "does not contain it.")

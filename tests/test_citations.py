@@ -8,6 +8,8 @@ from audit.evaluation.citations import (
     answer_or_refuse,
     audit_citations,
     build_context,
+    nearest_refused,
+    question_outcomes,
     verify_citation,
 )
 from audit.ingest import Corpus, markdown_document
@@ -73,3 +75,36 @@ def test_pdf_citation_gets_page_and_sectionless_source_line_has_no_label():
     assert ctx.citations[0].page == "#page=2" and ctx.citations[0].locator_label == ""
     assert "[1] Manual\nPage two words here." in ctx.prompt
     assert NoAnswer("q", 0.528712).message == 'NO ANSWER: nothing under cosine distance 0.529 for "q"'
+
+
+def test_no_answer_lists_the_nearest_refused_chunks_nearest_first():
+    cs = chunk_corpus(small(), PRESETS["C"])  # two chunks: the intro (0) and the install section (1)
+    # The retriever's order is [1, 0] but chunk 0 is nearer (0.71 < 0.80): nearest first, whatever the order.
+    out = answer_or_refuse("what is the offside rule", cs, [1, 0], [0.80, 0.71], 0.675)
+    assert isinstance(out, NoAnswer)
+    assert [(n.chunk_id, n.distance) for n in out.nearest] == [(0, 0.71), (1, 0.80)]
+    assert out.nearest_distance == 0.71
+    assert out.nearest[1].content == "Run the installer twice." and out.nearest[1].doc_id == "a.md"
+    # At most `show` chunks; ties keep the retriever's order.
+    assert [n.chunk_id for n in nearest_refused(cs, [1, 0], [0.9, 0.9], show=1)] == [1]
+
+
+def test_question_outcomes_badges_at_the_cut():
+    import numpy as np
+
+    from audit.evaluation.threshold import QueryDistances
+
+    def q(qid, in_domain, dist, correct):
+        return QueryDistances(qid, qid, "documentation", in_domain, np.arange(len(dist)), np.array(dist),
+                              np.array(correct), min(dist), None)
+
+    qs = [q("hit", True, [0.30, 0.50], [True, False]),      # 0.30 < 0.4 kept, correct: answered
+          q("wrong", True, [0.35, 0.60], [False, True]),    # 0.35 kept, not correct: answered without → answered
+          q("far", True, [0.45, 0.70], [True, False]),      # nothing under 0.4: abandoned → NO ANSWER
+          q("ood-near", False, [0.39, 0.90], [False, False]),  # out of domain, 0.39 kept: bluff
+          q("ood-far", False, [0.41, 0.42], [False, False])]   # out of domain, nothing kept: refused → NO ANSWER
+    got = question_outcomes(qs, 0.4)
+    assert [(o.query_id, o.outcome, o.badge) for o in got] == [
+        ("hit", "answered", "answered"), ("wrong", "answered without", "answered"),
+        ("far", "abandoned", "NO ANSWER"), ("ood-near", "bluff", "bluff"), ("ood-far", "refused", "NO ANSWER")]
+    assert [o.index for o in got] == [0, 1, 2, 3, 4] and got[4].nearest == 0.41 and not got[4].in_domain

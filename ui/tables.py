@@ -11,6 +11,8 @@ from typing import Callable, Mapping
 import pandas as pd
 import streamlit as st
 
+from audit.report.columns import columns_help
+
 __all__ = ["csv_key", "download", "table"]
 
 
@@ -28,6 +30,7 @@ def download(data: pd.DataFrame, key: str, filename: str, label: str = "Download
 def _column_config(df: pd.DataFrame, help: Mapping[str, str], formats: Mapping[str, str],
                    titles: Mapping[str, str]) -> dict:
     config = {}
+    help = {**columns_help(str(c) for c in df.columns), **help}
     for col in dict.fromkeys([*titles, *formats, *help]):
         kw = {"label": titles.get(col), "help": help.get(col)}
         numeric = col in df.columns and pd.api.types.is_numeric_dtype(df[col])
@@ -49,7 +52,9 @@ def table(df: pd.DataFrame, key: str, filename: str, label: str = "Download (CSV
     df : the table shown (its columns name their units, e.g. ``cosine distance``, ``(chars)``).
     key : the table's key; the button's is :func:`csv_key` of it.
     filename, label : the CSV file's name and the button's text.
-    help : column → tooltip shown on the column header (``st.column_config`` ``help=``).
+    help : column → tooltip shown on the column header (``st.column_config`` ``help=``). Every
+        column without one here gets its definition from :data:`audit.report.columns.COLUMN_HELP`
+        (one dictionary, so a column name has the same help on every page).
     formats : column → number format (``"%.3f"``, ``"percent"``, ...).
     titles : column → header shown instead of the column name (the CSV keeps the name).
     csv : what the button downloads when it differs from what is shown (e.g. the numeric

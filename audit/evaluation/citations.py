@@ -16,10 +16,19 @@ import numpy as np
 
 from ..chunking import Chunk, ChunkSet
 from ..ingest import Corpus
-from .threshold import KEEP, kept
+from .threshold import KEEP, BluffChunk, QueryDistances, gate, kept
 
-__all__ = ["Citation", "CitationCheck", "NoAnswer", "PromptContext", "answer_or_refuse", "audit_citations",
-           "build_context", "verify_citation"]
+__all__ = ["BADGES", "Citation", "CitationCheck", "NoAnswer", "PromptContext", "QuestionOutcome", "answer_or_refuse",
+           "audit_citations", "build_context", "nearest_refused", "question_outcomes", "verify_citation"]
+
+#: Gate outcome (:data:`audit.evaluation.threshold.OUTCOMES`) → the badge a question list shows: what
+#: the reader of the answer sees. ``NO ANSWER`` is an in-domain question abandoned or an out-of-domain
+#: question refused (nothing under the cut); ``bluff`` an out-of-domain question answered anyway;
+#: ``answered`` an in-domain question with sources (with or without the answer among them).
+BADGES = {"answered": "answered", "answered without": "answered", "abandoned": "NO ANSWER",
+          "refused": "NO ANSWER", "bluff": "bluff"}
+#: How many refused chunks the NO ANSWER box lists.
+NEAREST_REFUSED = 3
 
 
 PROMPT_HEAD = ("Answer using ONLY the numbered sources below. Cite every claim as [n].\n"
@@ -72,14 +81,68 @@ class PromptContext:
 
 @dataclass(frozen=True)
 class NoAnswer:
-    """Nothing under the threshold: the model is not called."""
+    """Nothing under the threshold: the model is not called.
+
+    ``nearest``: the chunks nearest the question (cosine distance ascending, all at or above the
+    cut), each with its distance, document, section and content; empty when not computed.
+    """
 
     question: str
     threshold: float
+    nearest: tuple[BluffChunk, ...] = ()
 
     @property
     def message(self) -> str:
         return f'NO ANSWER: nothing under cosine distance {self.threshold:.3f} for "{self.question}"'
+
+    @property
+    def nearest_distance(self) -> float | None:
+        """The smallest cosine distance of the question to a chunk of the order (None when unknown)."""
+        return self.nearest[0].distance if self.nearest else None
+
+
+def nearest_refused(chunks: ChunkSet, chunk_ids: Sequence[int], distances: Sequence[float],
+                    show: int = NEAREST_REFUSED) -> tuple[BluffChunk, ...]:
+    """The ``show`` chunks of an order with the smallest cosine distance, nearest first (ties: order kept).
+
+    ``chunk_ids`` and ``distances`` (cosine distance in [0, 2]) follow the retriever's order, as
+    for :func:`answer_or_refuse`. When the gate refused, these are the chunks just above the cut:
+    how far the question was from an answer.
+    """
+    dist = np.asarray(distances, dtype=np.float64)
+    out = []
+    for i in np.argsort(dist, kind="stable")[:show]:
+        c = chunks[int(chunk_ids[i])]
+        out.append(BluffChunk(c.chunk_id, float(dist[i]), c.doc_id, c.label, c.content))
+    return tuple(out)
+
+
+@dataclass(frozen=True)
+class QuestionOutcome:
+    """One question of the list on Citations: what the gate does with it at the cut.
+
+    ``index`` is its position in the given queries (``AuditRun.queries``: in-domain then
+    out-of-domain); ``outcome`` the gate's (:func:`audit.evaluation.threshold.gate`); ``badge``
+    its :data:`BADGES` entry; ``nearest`` the cosine distance to the first chunk of its order.
+    """
+
+    index: int
+    query_id: str
+    text: str
+    in_domain: bool
+    outcome: str
+    badge: str
+    nearest: float
+
+
+def question_outcomes(queries: Sequence[QueryDistances], cut: float, keep: int = KEEP) -> list[QuestionOutcome]:
+    """Every question's gate outcome and badge at ``cut`` (cosine distance), in the given order."""
+    out = []
+    for i, q in enumerate(queries):
+        o = gate(q, cut, keep).outcome
+        out.append(QuestionOutcome(i, q.query_id, q.text, q.in_domain, o, BADGES[o],
+                                   float(q.distances.min()) if len(q.distances) else float("nan")))
+    return out
 
 
 def _page(corpus: Corpus | None, c: Chunk) -> str:
@@ -120,12 +183,13 @@ def answer_or_refuse(question: str, chunks: ChunkSet, chunk_ids: Sequence[int], 
     """The gate (:func:`audit.evaluation.threshold.kept`), then the context: NO ANSWER when nothing is kept.
 
     ``chunk_ids`` and ``distances`` follow the retriever's order; ``corpus``
-    (optional) adds ``#page=N`` to PDF citations.
+    (optional) adds ``#page=N`` to PDF citations. A NO ANSWER carries the
+    :func:`nearest_refused` chunks of the order.
     """
     dist = np.asarray(distances, dtype=np.float64)
     hits = [(chunks[int(chunk_ids[i])], float(dist[i])) for i in kept(dist, threshold, keep)]
     if not hits:
-        return NoAnswer(question, threshold)
+        return NoAnswer(question, threshold, nearest_refused(chunks, chunk_ids, dist))
     return build_context(question, hits, corpus)
 
 

@@ -4,6 +4,12 @@ Nothing here imports Streamlit. Every HTML string is built from :func:`html.esca
 document content is shown as text, never interpreted (a document holding ``<script>`` shows the
 characters ``<script>``). Offsets are characters of a document's canonical text (or of a chunk's
 ``text`` when stated).
+
+Why HTML and not Markdown for text a reviewer checks character by character: Markdown reads
+underscores, asterisks and backticks (``:blue-background[...]`` still parses its content), and
+``st.code``/``st.text`` cannot mark a range. So these fragments go to ``st.html`` built only from
+escaped text and fixed styles; a marking is a background colour (painted beneath the glyphs) plus
+empty inline blocks at its edges, never an outline, border, shadow or underline over the text.
 """
 
 from __future__ import annotations
@@ -28,12 +34,18 @@ __all__ = ["CHUNK_MAP_LEGEND", "chunk_map_html", "chunk_text_html", "escape_mark
 _BANDS = ("#dbeafe", "#fef3c7")
 _TAIL = ("background-image: repeating-linear-gradient(135deg, rgba(100,116,139,.45) 0 3px, "
          "transparent 3px 7px);")
-_NEEDLE = "outline: 2px solid #16a34a; outline-offset: -1px; background-color: #bbf7d0;"
-_NEEDLE_BAD = "outline: 2px solid #dc2626; outline-offset: -1px; background-color: #fecaca;"
+# A marking is a background only: a background is painted beneath the glyphs, so it never covers a
+# character. (An outline drawn inside the box covered underscores: ``__debug__`` read "  debug  ".)
+# Borders, outlines, box shadows and underlines are not used on text for that reason.
+_NEEDLE = "background-color: #86efac;"
+_NEEDLE_BAD = "background-color: #fca5a5;"
+#: Where a quote starts and ends: an empty inline block of its own width (no glyph, nothing covered).
+_QUOTE_EDGE = ('<span style="display: inline-block; width: 3px; height: 1.3em; margin: 0 1px; '
+               'vertical-align: text-bottom; background-color: #16a34a;" aria-hidden="true"></span>')
 #: A red vertical bar drawn at a cut (an empty inline block: no glyph a font could lack).
 _CUT = ("display: inline-block; width: 3px; height: 1.3em; margin: 0 2px; vertical-align: text-bottom; "
         "background-color: #dc2626;")
-_BOX = ("white-space: pre-wrap; word-break: break-word; font-family: ui-monospace, SFMono-Regular, Menlo, "
+_BOX = ("white-space: pre-wrap; overflow-wrap: anywhere; word-break: break-word; font-family: ui-monospace, SFMono-Regular, Menlo, "
         "monospace; font-size: 0.8rem; line-height: 1.45; color: #111827; background: #ffffff; "
         "border: 1px solid #d1d5db; border-radius: 6px; padding: 0.6rem;")
 
@@ -167,9 +179,18 @@ def truncated_text_html(text: str, cut: int, max_height_px: int | None = 260) ->
 
 def quote_in_document_html(doc: Document, start: int, end: int, context: int = 300,
                            max_height_px: int | None = 300) -> str:
-    """The quote ``doc.text[start:end]`` marked inside its document, with ``context`` characters around it."""
+    """The quote ``doc.text[start:end]`` marked inside its document, with ``context`` characters around it.
+
+    The marking never covers or drops a character: the text is :func:`html.escape`-d (no Markdown,
+    no HTML is interpreted), the quote gets a background (painted beneath the glyphs) and a thin bar
+    before and after it (empty inline blocks, their own width), and the box wraps a long unbroken
+    line anywhere. The visible text is ``"…"`` (when text precedes ``lo``) + ``doc.text[lo:hi]`` +
+    ``"…"`` (when text follows ``hi``), where ``lo, hi`` are ``start - context, end + context``
+    clipped to the document (characters).
+    """
     lo, hi = max(0, start - context), min(len(doc.text), end + context)
-    body = mark_html(doc.text[lo:hi], [(start - lo, end - lo, _NEEDLE)], box=False)
+    body = mark_html(doc.text[lo:hi], [(start - lo, end - lo, _NEEDLE)],
+                     [(start - lo, _QUOTE_EDGE), (end - lo, _QUOTE_EDGE)], box=False)
     pre = "…" if lo > 0 else ""
     post = "…" if hi < len(doc.text) else ""
     style = _BOX + (f" max-height: {int(max_height_px)}px; overflow-y: auto;" if max_height_px else "")

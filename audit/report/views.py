@@ -13,7 +13,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..evaluation.citations import PromptContext, verify_citation
+from ..evaluation.citations import NoAnswer, PromptContext, verify_citation
 from ..evaluation.metrics import KS, PairedTest
 from ..evaluation.threshold import QueryDistances
 from ..ingest import Corpus
@@ -22,7 +22,7 @@ from ..sources import AuditRun, StrategyRun
 from .tables import chunks_frame
 
 __all__ = ["chunk_spans_frame", "citations_frame", "distance_frame", "hits_frame", "needles_frame",
-           "over_window_frame", "overlap_only_frame", "pair_matrix", "pairs_frame", "recall_chart_frame",
+           "over_window_frame", "needles_by_strategy", "overlap_only_frame", "refused_frame", "pair_matrix", "pairs_frame", "recall_chart_frame",
            "results_display", "token_lengths_frame", "token_share_frame"]
 
 
@@ -49,6 +49,20 @@ def results_display(df: pd.DataFrame) -> pd.DataFrame:
         row["note"] = "" if r["available"] else f"unavailable: {r['reason']}"
         rows.append(row)
     return pd.DataFrame(rows)
+
+
+def needles_by_strategy(df: pd.DataFrame) -> pd.DataFrame:
+    """The needle counts of :func:`audit.report.results_frame`, one row per strategy (they do not depend on
+    the retriever).
+
+    Columns: ``strategy``, ``destroyed (needles)``, ``overlap-only (needles)``, ``past window (needles)``.
+    """
+    cols = ["strategy", "destroyed (needles)", "overlap-only (needles)", "past window (needles)"]
+    if not len(df):
+        return pd.DataFrame(columns=cols)
+    out = df.drop_duplicates("strategy")[["strategy", "destroyed", "overlap_only", "past_window"]]
+    out.columns = cols
+    return out.reset_index(drop=True)
 
 
 def recall_chart_frame(df: pd.DataFrame) -> pd.DataFrame:
@@ -254,6 +268,26 @@ def citations_frame(ctx: PromptContext, corpus: Corpus) -> pd.DataFrame:
                      "quote matches locator": chk.ok, "check": chk.reason or "ok"})
     return pd.DataFrame(rows, columns=["[n]", "doc_id", "document", "section", "locator", "cosine distance",
                                        "quote (chars)", "quote matches locator", "check"])
+
+
+def refused_frame(res: NoAnswer, corpus: Corpus | None = None, excerpt: int = 160) -> pd.DataFrame:
+    """The chunks nearest a refused question (:attr:`NoAnswer.nearest`), nearest first.
+
+    Columns: ``cosine distance``, ``above the cut by`` (distance − cut, cosine distance; ≥ 0
+    since the gate kept none), ``document`` (its title when ``corpus`` has it, else the id),
+    ``section``, ``content`` (its first ``excerpt`` characters, "…" when cut), ``chunk``.
+    """
+    rows = []
+    for n in res.nearest:
+        try:
+            title = corpus.get(n.doc_id).title if corpus is not None else n.doc_id
+        except KeyError:
+            title = n.doc_id
+        text = n.content if len(n.content) <= excerpt else n.content[:excerpt] + "…"
+        rows.append({"cosine distance": n.distance, "above the cut by": n.distance - res.threshold,
+                     "document": title, "section": n.section, "content": text, "chunk": n.chunk_id})
+    return pd.DataFrame(rows, columns=["cosine distance", "above the cut by", "document", "section", "content",
+                                       "chunk"])
 
 
 def overlap_only_frame(run: AuditRun, s: StrategyRun) -> pd.DataFrame:

@@ -1,0 +1,121 @@
+"""What every table column means, in one dictionary: the pages' column help and captions read it.
+
+A column name means the same on every page (``destroyed (needles)`` on Strategies is the
+``destroyed`` of Tokens), so its definition lives here once, keyed by the name a table shows;
+:func:`column_help` also reads the families of names (``R@8 [Wilson 95%]``, ``recall@4``,
+``A/dense``). The words follow docs/definitions.md. Nothing here imports Streamlit.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterable
+
+__all__ = ["COLUMN_HELP", "column_help", "columns_help", "definitions_caption"]
+
+_DESTROYED = "needles no chunk holds whole: no retriever can find them, whatever the model"
+_OVERLAP_ONLY = ("needles held whole only inside a chunk's overlap tail (the copy of the previous chunk's end): "
+                 "retrieval finds them, but the quote shown to the reader, the chunk's own content, lacks them")
+_PAST_WINDOW = ("needles held whole only past the encoder's token window: the words were cut before embedding, "
+                "so dense retrieval never read them")
+
+#: Column name → definition (the tooltip on the header). Units are in the names.
+COLUMN_HELP: dict[str, str] = {
+    "column": "strategy/retriever: the chunking strategy (A–F, sidebar) and how chunks are ranked "
+              "(dense, bm25, hybrid = reciprocal rank fusion of both, rerank = cross-encoder over the top)",
+    "strategy": "the chunking recipe (A–F; the sidebar lists its ingredients)",
+    "retriever": "dense (cosine distance), bm25, hybrid (reciprocal rank fusion), rerank (cross-encoder)",
+    "recipe": "how the strategy cuts: boundaries, header, size (characters), overlap",
+    "queries (n)": "in-domain questions scored (each needle has a documentation and a support-ticket wording)",
+    "queries": "questions counted",
+    "MRR@20": "mean over queries of 1/rank of the first correct chunk; 0 when none is in the top 20",
+    "mrr": "MRR@20: mean over queries of 1/rank of the first correct chunk; 0 beyond rank 20",
+    "destroyed (needles)": _DESTROYED,
+    "destroyed": _DESTROYED,
+    "overlap-only (needles)": _OVERLAP_ONLY,
+    "overlap-only": _OVERLAP_ONLY,
+    "past window (needles)": _PAST_WINDOW,
+    "past window": _PAST_WINDOW,
+    "note": "why a column has no figures (e.g. rerank without a cross-encoder); empty when it ran",
+    "n_queries": "in-domain questions scored",
+    "available": "whether this strategy/retriever ran",
+    "reason": "why it did not run",
+    # paired sign tests
+    "a": "the first column of the pair", "b": "the second column of the pair",
+    "a \\ b": "row a against column b: +wins/−losses of a, the sign test's p and its Holm-adjusted p",
+    "k": "the cut-off: a query counts as a hit when a correct chunk is in the top k",
+    "wins (a hits, b misses)": "queries where a has a correct chunk in the top k and b has none",
+    "losses": "queries where b has a correct chunk in the top k and a has none",
+    "discordant": "wins + losses: the only queries a sign test reads",
+    "p": "exact two-sided sign test on the discordant queries",
+    "p (Holm)": "p after Holm's adjustment over every pair in the table",
+    "significant (Holm p < 0.05)": "whether the Holm-adjusted p is below 0.05",
+    "queries needed": "the observed win/loss ratio scaled up until p < 0.05; never when wins equal losses",
+    "query_id": "the question's id in the ground truth",
+    "question": "the question as asked",
+    "query": "the question as asked",
+    "outcome": "what happened to this query (see the page's caption)",
+    # threshold and citations
+    "in domain": "true for ground-truth questions (the corpus holds the answer), false for out-of-domain ones",
+    "answerable (top-k held the answer)": "with no threshold, the first 4 chunks held a correct one: "
+                                          "abandoning it lost a real answer",
+    "kept chunks": "chunks under the cut the model would see (at most 4)",
+    "first distance": "cosine distance in [0, 2] of the retriever's first chunk",
+    "cosine distance": "1 − cosine similarity of question and chunk, in [0, 2]; the gate keeps a chunk below the cut",
+    "locator": "#char=start,end: offsets of the quote in the canonical text (characters, end exclusive)",
+    "quote holds the needle": "the chunk's own content (what the reader sees) contains the whole answer",
+    "embedded text holds it": "the embedded text (header and overlap tail included) contains the whole answer: "
+                              "yes here and no in the quote means the answer sits only in the overlap tail",
+    "[n]": "the number the model writes to cite this source",
+    "doc_id": "the document's id: its path in the corpus folder, or the topic name of the built-in corpus",
+    "document": "the document's title",
+    "section": "the section the chunk starts in (empty before the first section)",
+    "quote (chars)": "length of the quote, the chunk's own content (characters)",
+    "quote matches locator": "the quote equals the canonical text at its #char= locator, character for character",
+    "check": "why the quote differs from its locator; ok when it matches",
+    "above the cut by": "cosine distance − cut: how far this chunk missed the gate",
+    "content": "the chunk's own content (its start)",
+    "chunk": "the chunk's id in this strategy",
+    "chunks": "chunks the strategy cut the corpus into",
+    "mean content (chars)": "mean length of a chunk's own content (characters)",
+    "oversize (> target)": "chunks longer than the strategy's target size (a sentence or block that could not be cut)",
+    "embedded tokens": "tokens the encoder reads over all chunks (header and overlap tail included)",
+    "header tokens": "tokens spent on the document/section header prepended to each chunk",
+    "header share": "header tokens / embedded tokens",
+    "over window": "chunks whose embedded text exceeds the encoder's token window (the end is cut)",
+    "chunks embedded now": "chunks not found in the embedding cache, embedded for this run",
+    "index build (ms/chunk)": "wall-clock milliseconds per chunk to build the index on this machine",
+    "p50 (ms/query)": "median wall-clock milliseconds per query", "p95 (ms/query)": "95th percentile, milliseconds",
+}
+
+_FAMILIES = (
+    (re.compile(r"^R@(\d+) \[Wilson 95%\]$"),
+     "recall@{0}: share of queries with a correct chunk in the top {0}, then its Wilson 95% interval [low, high]"),
+    (re.compile(r"^(?:recall|Success)@(\d+)$"), "share of queries with a correct chunk in the top {0}"),
+    (re.compile(r"^(?:recall|Success)@(\d+)_(low|high)$"), "Wilson 95% interval bound ({1}) of recall@{0}"),
+    (re.compile(r"^([^/\s]+)/(dense|bm25|hybrid|rerank)$"), "strategy {0} ranked by {1}"),
+)
+
+
+def column_help(name: str) -> str | None:
+    """The definition of column ``name`` (exact name first, then its family), or None when unknown."""
+    if name in COLUMN_HELP:
+        return COLUMN_HELP[name]
+    for pattern, text in _FAMILIES:
+        m = pattern.match(str(name))
+        if m:
+            return text.format(*m.groups())
+    return None
+
+
+def columns_help(names: Iterable[str]) -> dict[str, str]:
+    """``{name: definition}`` for every name with one."""
+    return {n: h for n in names if (h := column_help(str(n))) is not None}
+
+
+def definitions_caption(names: Iterable[str]) -> str:
+    """One line per named column, ``name: definition``: the definitions a caption prints under a wide table.
+
+    Plain text (column names hold no Markdown of their own, but the caller escapes it for Markdown).
+    """
+    return "\n".join(f"{n}: {h}" for n, h in columns_help(names).items())
