@@ -7,6 +7,8 @@ import sys
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from conftest import ROOT
 
 from audit.chunking import PRESETS, chunk_corpus
@@ -242,3 +244,49 @@ def test_packed_cross_encoder_scores_equal_predict(e_sample):
     # same float32 operations, other grouping: equal to rounding, hence the same order
     assert np.abs(a - b).max() < 1e-5
     assert np.argsort(-a, kind="stable").tolist() == np.argsort(-b, kind="stable").tolist()
+
+
+def test_balanced_buckets_give_every_worker_work():
+    from audit.models.packed import balanced_buckets
+
+    # 25 pairs of 100 tokens, 2 workers, budget 1,024: 2,500 tokens need ceil(2500 / 2048) = 2 buckets a
+    # worker, so 4 buckets of ~6.25 pairs (cut where the running cost passes 1/4, 2/4, 3/4 of the total:
+    # after 6, 13, 19 pairs) instead of the greedy 10 + 10 + 5 that leaves one worker idle for a third
+    b = balanced_buckets([100] * 25, workers=2, token_budget=1024)
+    assert [len(x) for x in b] == [6, 6, 7, 6]  # costliest (the latest in length order) first
+    assert b[-1] == [0, 1, 2, 3, 4, 5]  # ties keep index order
+    # fewer texts than buckets wanted: one text a bucket, longest first
+    assert balanced_buckets([5, 9, 7], workers=4, token_budget=10) == [[1], [2], [0]]
+    assert balanced_buckets([], workers=2, token_budget=1024) == []
+
+
+@settings(deadline=None)
+@given(st.lists(st.integers(1, 512), max_size=80), st.integers(1, 4), st.integers(16, 2048))
+def test_balanced_buckets_partition_in_length_order(lens, workers, budget):
+    from audit.models.packed import balanced_buckets
+
+    b = balanced_buckets(lens, workers, budget)
+    flat = [i for bucket in b[::-1] for i in bucket]
+    # every text exactly once, in (length, index) order when read from the cheapest bucket up
+    assert flat == sorted(range(len(lens)), key=lambda i: (lens[i], i))
+    assert all(b)  # no empty bucket
+    if lens:
+        k = workers * -(-sum(lens) // (workers * budget))
+        assert len(b) == min(k, len(lens))
+
+
+@pytest.mark.model
+def test_first_token_only_equals_the_full_pass(e_sample):
+    torch = pytest.importorskip("torch")
+    ce = load_cross_encoder(str(resolve_model_path(None)), num_labels=1)
+    packed = ce._packed_model()
+    enc = ce.model.tokenizer(["what does a chunk hold?"] * 9, e_sample[:9], truncation=True, max_length=512)
+    ids, types = enc["input_ids"], enc["token_type_ids"]
+    ids[3], types[3] = ids[5], types[5]  # two texts of one length: the attention group path with b = 2
+    with torch.inference_mode():
+        full = packed.hidden_states(ids, types)
+        first = packed.hidden_states(ids, types, first_only=True)
+    starts = np.concatenate([[0], np.cumsum([len(x) for x in ids])[:-1]])
+    assert first.shape == (9, 384)
+    # the last layer for [CLS] only: same operations on the same rows, float32 rounding apart
+    assert (first - full[torch.as_tensor(starts)]).abs().max().item() < 1e-5

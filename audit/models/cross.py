@@ -33,10 +33,15 @@ class CrossEncoderModel:
         scores (to 1e-4, same order) as one batch of ``batch_size`` pairs in
         the given order (``None``), 2.8x faster on 25 pairs here.
     packing : bool
-        ``True`` (default, BERT sequence classifiers): the buckets run without
+        ``True`` (default, BERT sequence classifiers): the pairs run without
         padding on one torch thread per worker, as the bi-encoder does
         (:class:`audit.models.packed.PackedBert`, then the model's own pooler,
-        classifier and activation); same scores to float32 rounding.
+        classifier and activation), in buckets of about equal cost, a
+        multiple of the workers in number
+        (:func:`audit.models.packed.balanced_buckets`: 25 pairs make 4
+        buckets for 2 workers, not 3), and the last layer computed for the
+        [CLS] token only (the pooler reads nothing else); same scores to
+        float32 rounding (docs/benchmarks.md).
         ``False``, or another architecture: ``CrossEncoder.predict`` per
         bucket.
     threads : int or None
@@ -57,6 +62,8 @@ class CrossEncoderModel:
             raise ValueError(f"token_budget must be a positive number of tokens (or None), got {token_budget}")
         self.token_budget = token_budget
         self.packing, self.threads, self._packed = bool(packing), threads, None
+        # the packed path's two savings, switchable for bench/run.py's comparison only
+        self._balanced, self._cls_only = True, True
         self.name = str(name)
         self.path = resolve_model_path(self.name, kind="cross-encoder")
         try:
@@ -97,12 +104,12 @@ class CrossEncoderModel:
             return np.asarray(s, dtype=np.float64).reshape(len(texts), -1)[:, 0]
         tok = self.model.tokenizer
         limit = self.max_length
+        out = np.zeros(len(texts), dtype=np.float64)
+        if self.packing and self._packed_model() is not None:
+            return self._score_packed(query, list(texts), limit, out)
         lens = [min(len(ids), limit) for ids in tok([query] * len(texts), list(texts), truncation=True,
                                                       max_length=limit)["input_ids"]]
         order = sorted(range(len(texts)), key=lambda i: (lens[i], i))
-        out = np.zeros(len(texts), dtype=np.float64)
-        if self.packing and self._packed_model() is not None:
-            return self._score_packed(query, list(texts), limit, lens, order, out)
         lo = 0
         while lo < len(order):
             hi = lo + 1
@@ -114,7 +121,6 @@ class CrossEncoderModel:
             out[idx] = np.asarray(s, dtype=np.float64).reshape(len(idx), -1)[:, 0]
             lo = hi
         return out
-
 
     def _packed_model(self):
         """:class:`PackedBert` over the classifier's BERT, or ``None`` when it is not a plain BERT classifier."""
@@ -133,37 +139,52 @@ class CrossEncoderModel:
                 self._packed = False
         return self._packed or None
 
-    def _score_packed(self, query: str, texts: list[str], limit: int, lens: list[int], order: list[int],
-                      out: np.ndarray) -> np.ndarray:
+    def _score_packed(self, query: str, texts: list[str], limit: int, out: np.ndarray) -> np.ndarray:
+        """Buckets of about equal cost, a multiple of the workers (:func:`audit.models.packed.balanced_buckets`),
+        unpadded, the last layer for [CLS] only; ``out[i]`` gets pair ``i``'s score."""
         import torch
 
-        from .packed import run_buckets, usable_cores
+        from .packed import balanced_buckets, run_buckets, usable_cores
 
         enc = self.model.tokenizer([query] * len(texts), texts, truncation=True, max_length=limit)
         ids, types = enc["input_ids"], enc["token_type_ids"]
-        buckets, cur, used = [], [], 0
-        for i in order:
-            if cur and used + lens[i] > self.token_budget:
-                buckets.append(cur)
-                cur, used = [], 0
-            cur.append(i)
-            used += lens[i]
-        if cur:
-            buckets.append(cur)
+        workers = self.threads or usable_cores()
+        lens = [len(x) for x in ids]
+        if self._balanced:
+            buckets = balanced_buckets(lens, workers, self.token_budget, self.hidden_size)
+        else:  # the previous default: greedy buckets of ≤ token_budget tokens, longest first
+            buckets, cur, used = [], [], 0
+            for i in sorted(range(len(ids)), key=lambda i: (lens[i], i)):
+                if cur and used + lens[i] > self.token_budget:
+                    buckets.append(cur)
+                    cur, used = [], 0
+                cur.append(i)
+                used += lens[i]
+            buckets = (buckets + [cur])[::-1]
+        cls_only = self._cls_only
         clf = self.model.model
         act = getattr(self.model, "activation_fn", None) or torch.nn.Identity()
         packed = self._packed
 
         def one(idx: list[int]) -> None:
             with torch.inference_mode():
-                x = packed.hidden_states([ids[i] for i in idx], [types[i] for i in idx])
-                starts = np.concatenate([[0], np.cumsum([len(ids[i]) for i in idx])[:-1]]).astype(int)
-                cls = x[torch.as_tensor(starts)].unsqueeze(1)  # the pooler reads position 0
-                logits = clf.classifier(clf.bert.pooler(cls))
+                # the pooler reads position 0 only: the last layer runs for the [CLS] rows alone
+                seqs, kinds = [ids[i] for i in idx], [types[i] for i in idx]
+                if cls_only:
+                    cls = packed.hidden_states(seqs, kinds, first_only=True)
+                else:
+                    starts = np.concatenate([[0], np.cumsum([len(x) for x in seqs])[:-1]]).astype(int)
+                    cls = packed.hidden_states(seqs, kinds)[torch.as_tensor(starts)]
+                logits = clf.classifier(clf.bert.pooler(cls.unsqueeze(1)))
                 out[idx] = act(logits).double().numpy().reshape(len(idx), -1)[:, 0]
 
-        run_buckets(one, buckets[::-1], self.threads or usable_cores())
+        run_buckets(one, buckets, workers)
         return out
+
+    @property
+    def hidden_size(self) -> int:
+        """Width of the model's hidden states (384 for MiniLM)."""
+        return int(getattr(self.model.model.config, "hidden_size", 384))
 
 
 def load_cross_encoder(name: str | None = DEFAULT_RERANKER, **kw) -> CrossEncoderModel | None:
