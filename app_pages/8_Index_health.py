@@ -1,5 +1,15 @@
 """Index health: the manifest, the findings with their documents, retry, and an upgrade preview."""
 
+import streamlit as st
+
+from ui.context import system as _system
+
+if (_s := _system()) is not None:  # "Your system (files)": the page for the team's own runs
+    from ui.system import notes as _view
+
+    _view.index_health(_s)
+    st.stop()
+
 from contextlib import closing
 
 import pandas as pd
