@@ -6,6 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from ..tables import table
+from ..text import md
 from . import footer
 
 
@@ -31,6 +32,7 @@ def draw(sctx) -> None:
                             "#char": (f"{docs[e.chunk_id].start},{docs[e.chunk_id].end}"
                                       if e.chunk_id in docs and docs[e.chunk_id].start is not None else ""),
                             "reason": e.reason} for e in s.chunk_errors])
+        st.markdown(md("Chunks whose quote differs: " + ", ".join(e.chunk_id for e in s.chunk_errors)))
         table(df, "sys_chunk_errors_table", "chunk_errors.csv",
               help={"reason": "the first differing character: document offset, offset in the chunk, both characters"})
     else:

@@ -11,6 +11,7 @@ from audit.report.system import run_ranks_frame, runs_frame
 from audit.report.views import pair_matrix, pairs_frame
 
 from ..tables import table
+from ..text import md
 from . import footer
 
 MEASURE_HELP = {
@@ -28,6 +29,7 @@ def draw(sctx) -> None:
     st.title("Strategies: your runs side by side")
     st.caption("Measures under their ir_measures names, computed as ir_measures / trec_eval compute them; the "
                "order evaluated is each run's score order. Success@k carries a Wilson 95% interval.")
+    st.markdown("Runs: " + ", ".join(f"**{md(r.name)}** ({r.score_kind})" for r in s.runs))
     df = runs_frame(rep)
     table(df, "sys_runs_table", "runs_measures.csv",
           formats={c: "%.3f" for c in df.columns if c.startswith(("Success@", "R@", "P@", "nDCG", "RR"))
