@@ -30,7 +30,7 @@ def draw(sctx) -> None:
     for r in s.runs:
         st.subheader(r.name)
         part = df[df["run"] == r.name].drop(columns=["run"])
-        table(part.assign(relevant=part["relevant"].map({True: "✅ judged relevant", False: ""})),
+        table(part.assign(relevant=part["relevant"].map({True: "judged relevant", False: ""})),
               f"sys_hits_{r.name}", f"hits_{qid}_{r.name}.csv", csv=part,
               help={"score": f"{r.score_kind}, as in the run file", "grade": "your judgment; empty: not judged"})
     st.info("Typed questions need a model to embed them, and your system's index to search: this page shows the "

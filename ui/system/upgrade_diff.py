@@ -35,7 +35,7 @@ def draw(sctx) -> None:
     m[1].metric(f"gained at {k}", len(d.gained()), help="found in the first k after, not before")
     if d.lost():
         st.warning(md(f"lost at {k}: " + ", ".join(d.lost())))
-    st.subheader("Sign tests, after vs before (Success@k)")
+    st.subheader(f"Sign tests, {md(after)} (after) vs {md(before)} (before), Success@k")
     table(diff_tests_frame(d.tests), "sys_diff_tests_table", "diff_tests.csv")
     st.subheader("Rank of the first relevant chunk, per query")
     only = st.checkbox("only lost or gained", key="sys_diff_only")
