@@ -6,7 +6,6 @@ import pandas as pd
 import streamlit as st
 
 from ..tables import table
-from ..text import md
 from . import footer
 
 
@@ -81,6 +80,6 @@ def index_health(sctx) -> None:
         table(pd.DataFrame(rows), "sys_health_table", "health.csv")
     else:
         st.info("Give your chunks (chunks.jsonl) and documents to check them.")
-    st.info(md("Vectors (NaN, norms, dimensions, model stamps) need the index itself: `python -m audit health "
-               "--store URI …` checks a pgvector table, `health --index DATASET` a Lance dataset."))
+    st.info("Vectors (NaN, norms, dimensions, model stamps) need the index itself: `python -m audit health "
+            "--store URI …` checks a pgvector table, `health --index DATASET` a Lance dataset.")
     footer(sctx)
