@@ -81,7 +81,7 @@ def test_overview_summarises_the_files():
     # data/example/README.md: 2 runs, 9 judged queries, 4 out-of-domain, 12 chunks, 2 wrong on purpose
     assert metrics["runs"] == "2" and metrics["judged queries"] == "9"
     assert metrics["out-of-domain queries"] == "4" and metrics["chunks"] == "12"
-    assert metrics["chunks differing from their document"] == "2"
+    assert metrics["chunks ≠ document"] == "2"
     assert not at.error
 
 

@@ -23,8 +23,8 @@ def draw(sctx) -> None:
     c[1].metric("judged queries", len(s.qrels.query_ids))
     c[2].metric("out-of-domain queries", len(s.ood_queries))
     c[3].metric("chunks", "—" if s.chunks is None else len(s.chunks))
-    c[4].metric("chunks differing from their document", "—" if s.corpus is None or s.chunks is None
-                else len(s.chunk_errors))
+    c[4].metric("chunks ≠ document", "—" if s.corpus is None or s.chunks is None else len(s.chunk_errors),
+                help="chunks whose quote differs from their document at their offsets (see Citations)")
     st.subheader("Measures")
     df = runs_frame(rep)
     cols = ["run", "score kind", "queries", "Success@1", "Success@8", "Success@8 [Wilson 95%]", "nDCG@10", "RR"]
