@@ -164,3 +164,39 @@ def test_a_bad_run_is_reported_and_the_good_one_kept(tmp_path, monkeypatch):
         assert list(_frames(at)[0]["run"]) == ["before"]
     finally:
         bad.unlink()
+
+
+def test_a_configured_system_from_audit_toml(tmp_path, monkeypatch):
+    """Shared mode: [systems.NAME] in audit.toml is offered by name (no typed path), the same figures."""
+    toml = tmp_path / "audit.toml"
+    toml.write_text(f'''shared = true
+[systems.example]
+queries = "{EX / 'queries.tsv'}"
+qrels = "{EX / 'qrels.trec'}"
+chunks = "{EX / 'chunks.jsonl'}"
+corpus = "{EX / 'docs'}"
+runs = {{ before = "{EX / 'before.trec'}", after = "{EX / 'after.trec'}" }}
+scores = {{ before = "cosine-distance" }}
+''', encoding="utf-8")
+    for k in ENV:
+        if k != "AUDIT_SOURCE":
+            monkeypatch.delenv(k, raising=False)
+    monkeypatch.setenv("AUDIT_CONFIG", str(toml))
+    at = _app("app_pages/7_Citations.py")
+    assert at.radio(key="sys_how").options == ["configured", "upload"]
+    assert sorted(_frames(at)[0]["chunk_id"]) == ["b2", "k4"]  # the two wrong chunks, as by path
+
+
+def test_config_systems_errors(tmp_path):
+    from audit.config import ConfigError, load_config
+
+    toml = tmp_path / "audit.toml"
+    toml.write_text('[systems.x]\nqueries = "q.tsv"\nqrels = "r.trec"\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match=r"\[systems.x\] needs queries, qrels and runs"):
+        load_config({"AUDIT_CONFIG": str(toml)})
+    toml.write_text('[systems.x]\nqueries = "q.tsv"\nqrels = "r.trec"\nrun = {a = "a.trec"}\n', encoding="utf-8")
+    with pytest.raises(ConfigError, match="unknown key"):
+        load_config({"AUDIT_CONFIG": str(toml)})
+    toml.write_text('[systems.x]\nqueries = "q.tsv"\nqrels = "r.trec"\nruns = {a = "a.trec"}\n', encoding="utf-8")
+    spec = load_config({"AUDIT_CONFIG": str(toml)}).systems["x"]
+    assert spec["runs"] == {"a": str((tmp_path / "a.trec").resolve())}  # relative to the file's folder

@@ -165,6 +165,20 @@ def _from_uploads(errors: list[str]) -> dict:
     return files
 
 
+def _from_named(cfg, errors: list[str]) -> dict:
+    """A ``[systems.NAME]`` of audit.toml (the operator's paths, trusted as given)."""
+    if not cfg.systems:
+        errors.append("This dashboard's configuration (audit.toml) names no system: ask its operator to add one "
+                      "under [systems.NAME].")
+        return {}
+    name = st.selectbox("System", list(cfg.systems), key="sys_name")
+    spec = cfg.systems[name]
+    files = {k: spec.get(k) for k in ("queries", "qrels", "chunks", "corpus", "ood_queries")}
+    files["runs"], files["ood_runs"] = dict(spec.get("runs", {})), dict(spec.get("ood_runs", {}))
+    files["_scores"] = dict(spec.get("scores", {}))
+    return files
+
+
 def _signature(files: dict) -> tuple:
     """What changes when any input changes: every path with its file's sha256, the corpus's digest."""
     parts = []
@@ -190,17 +204,24 @@ def draw() -> None:
     cfg = paths.config()
     how = ["path"] + (["upload"] if cfg.uploads.enabled else [])
     if cfg.shared:
-        how = [h for h in how if h != "path"] or ["upload"]
+        how = [h for h in how if h != "path"]
+    if cfg.systems:
+        how = ["named", *how]
+    how = how or ["named"]
+    if st.session_state.get("sys_how") not in how:
+        st.session_state["sys_how"] = how[0]
     with st.sidebar.expander("Your system", expanded=True):
         st.radio("Files", how, key="sys_how", horizontal=True,
-                 format_func={"path": "paths on disk", "upload": "upload"}.get)
-        files = _from_paths(errors) if st.session_state.get("sys_how", how[0]) == "path" else _from_uploads(errors)
+                 format_func={"path": "paths on disk", "upload": "upload", "named": "configured"}.get)
+        mode = st.session_state["sys_how"]
+        files = (_from_paths(errors) if mode == "path" else _from_uploads(errors) if mode == "upload"
+                 else _from_named(cfg, errors))
         try:
             scores = parse_named(_lines(st.session_state.get("sys_scores", "")), "--score", tuple(SCORE_KINDS))
         except ValueError as e:
             errors.append(str(e))
             scores = {}
-        files["scores"] = scores
+        files["scores"] = {**files.pop("_scores", {}), **scores}
         corpus = files.get("corpus")
         if isinstance(corpus, str):
             try:
