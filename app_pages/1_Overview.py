@@ -1,5 +1,15 @@
 """Overview: corpus size, chunks per strategy, build cost and the headline findings."""
 
+import streamlit as st
+
+from ui.context import system as _system
+
+if (_s := _system()) is not None:  # "Your system (files)": the page for the team's own runs
+    from ui.system import overview as _view
+
+    _view.draw(_s)
+    st.stop()
+
 import math
 
 import streamlit as st

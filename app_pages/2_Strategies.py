@@ -1,5 +1,15 @@
 """Strategies: strategy × retriever recall with Wilson intervals, paired sign tests, per-query ranks."""
 
+import streamlit as st
+
+from ui.context import system as _system
+
+if (_s := _system()) is not None:  # "Your system (files)": the page for the team's own runs
+    from ui.system import strategies as _view
+
+    _view.draw(_s)
+    st.stop()
+
 import altair as alt
 import streamlit as st
 

@@ -1,5 +1,15 @@
 """Query explorer: one query, the chosen strategies side by side for one retriever."""
 
+import streamlit as st
+
+from ui.context import system as _system
+
+if (_s := _system()) is not None:  # "Your system (files)": the page for the team's own runs
+    from ui.system import query_explorer as _view
+
+    _view.draw(_s)
+    st.stop()
+
 import pandas as pd
 import streamlit as st
 

@@ -1,5 +1,15 @@
 """Chunk map: one document's canonical text with each strategy's cuts drawn over it."""
 
+import streamlit as st
+
+from ui.context import system as _system
+
+if (_s := _system()) is not None:  # "Your system (files)": the page for the team's own runs
+    from ui.system import notes as _view
+
+    _view.chunk_map(_s)
+    st.stop()
+
 import altair as alt
 import streamlit as st
 

@@ -1,5 +1,15 @@
 """Threshold: choose the cosine-distance cut under which chunks may be used, and see what it buys."""
 
+import streamlit as st
+
+from ui.context import system as _system
+
+if (_s := _system()) is not None:  # "Your system (files)": the page for the team's own runs
+    from ui.system import threshold as _view
+
+    _view.draw(_s)
+    st.stop()
+
 import math
 
 import numpy as np

@@ -1,5 +1,15 @@
 """Tokens: what the header costs, and the chunks the encoder silently truncates."""
 
+import streamlit as st
+
+from ui.context import system as _system
+
+if (_s := _system()) is not None:  # "Your system (files)": the page for the team's own runs
+    from ui.system import notes as _view
+
+    _view.tokens(_s)
+    st.stop()
+
 import altair as alt
 import pandas as pd
 import streamlit as st

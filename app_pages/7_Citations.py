@@ -1,5 +1,15 @@
 """Citations: the prompt and the citation table at the saved threshold, and a quote audit."""
 
+import streamlit as st
+
+from ui.context import system as _system
+
+if (_s := _system()) is not None:  # "Your system (files)": the page for the team's own runs
+    from ui.system import citations as _view
+
+    _view.draw(_s)
+    st.stop()
+
 import numpy as np
 import streamlit as st
 

@@ -4,6 +4,16 @@ One function per section; the page opens the index read-only and its only write 
 documents" (:func:`ui.health.retry_failed`), after which the script reruns so every section reads the new state.
 """
 
+import streamlit as st
+
+from ui.context import system as _system
+
+if (_s := _system()) is not None:  # "Your system (files)": the page for the team's own runs
+    from ui.system import notes as _view
+
+    _view.index_health(_s)
+    st.stop()
+
 from contextlib import closing
 
 import pandas as pd

@@ -1,11 +1,20 @@
 """Upgrade diff: the same questions against two indexes, before and after an upgrade."""
 
+import streamlit as st
+
+from ui.context import system as _system
+
+if (_s := _system()) is not None:  # "Your system (files)": the page for the team's own runs
+    from ui.system import upgrade_diff as _view
+
+    _view.draw(_s)
+    st.stop()
+
 import shlex
 import sqlite3
 from contextlib import closing
 
 import altair as alt
-import streamlit as st
 
 from audit.evaluation.threshold import load_threshold
 from audit.home import default_home

@@ -25,6 +25,12 @@ Example (paths relative to the file's own folder)::
     [stores]                            # name -> live PostgreSQL + pgvector store: "env:VARIABLE" holding the
     vectors = "env:PROD_VECTORS_URI"    # libpq URI (keeps the password out of this file), or the URI itself
 
+    [systems.relay]                     # a team's own system ("Your system" in the sidebar): the CLI's files
+    queries = "/srv/rag-docs/queries.tsv"
+    qrels = "/srv/rag-docs/qrels.trec"
+    runs = { before = "/srv/rag-docs/before.trec", after = "/srv/rag-docs/after.trec" }
+    scores = { before = "cosine-distance" }   # optional, as are chunks, corpus, ood_queries, ood_runs
+
     [uploads]
     enabled = true
     max_files = 20                      # files per upload
@@ -58,7 +64,10 @@ ROOTS_KNOB = "AUDIT_ROOTS (os.pathsep-separated folders) or `roots = [...]` in a
 #: ``AUDIT_*`` variables that name a path the operator chose (trusted as allowed roots).
 _PATH_VARIABLES = ("AUDIT_CORPUS", "AUDIT_GROUND_TRUTH", "AUDIT_OUT_OF_DOMAIN", "AUDIT_MODEL", "AUDIT_RERANKER")
 _TABLES = ("corpora", "ground_truths", "out_of_domain", "indexes", "models", "rerankers")
-_KNOWN = {"shared", "roots", "uploads", "access", "stores", *_TABLES}
+_KNOWN = {"shared", "roots", "uploads", "access", "stores", "systems", *_TABLES}
+#: Keys of a ``[systems.NAME]`` table: single files, then tables of run name → file (or score kind).
+SYSTEM_FILES = ("queries", "qrels", "chunks", "corpus", "ood_queries")
+SYSTEM_TABLES = ("runs", "scores", "ood_runs")
 
 
 class ConfigError(ValueError):
@@ -110,6 +119,7 @@ class Config:
     models: Mapping[str, str] = field(default_factory=dict)
     rerankers: Mapping[str, str] = field(default_factory=dict)
     stores: Mapping[str, str] = field(default_factory=dict)  # name -> "env:VAR" or a URI (never shown)
+    systems: Mapping[str, Mapping] = field(default_factory=dict)
     uploads: Uploads = Uploads()
     require_login: bool = False
     allowed: tuple[str, ...] = ()
@@ -192,6 +202,35 @@ def _stores(data: dict, where: str) -> dict[str, str]:
     return out
 
 
+def _systems(data: dict, where: str, base: Path) -> dict[str, dict]:
+    """``[systems.NAME]`` tables: a team's files for the dashboard's "Your system" (paths resolved against ``base``)."""
+    raw = data.get("systems", {})
+    if not isinstance(raw, dict) or not all(isinstance(v, dict) for v in raw.values()):
+        raise ConfigError(f"{where}: [systems.NAME] must be tables of queries, qrels, runs, … (see README)")
+    out = {}
+    for name, spec in raw.items():
+        unknown = sorted(set(spec) - set(SYSTEM_FILES) - set(SYSTEM_TABLES))
+        if unknown:
+            raise ConfigError(f"{where}: [systems.{name}] unknown key(s) {', '.join(unknown)}; known: "
+                              f"{', '.join(SYSTEM_FILES + SYSTEM_TABLES)}")
+        one: dict = {}
+        for key in SYSTEM_FILES:
+            v = spec.get(key)
+            if v is not None and (not isinstance(v, str) or not v.strip()):
+                raise ConfigError(f"{where}: [systems.{name}] {key} must be a path, not {v!r}")
+            one[key] = str((base / Path(v.strip()).expanduser()).resolve()) if v else None
+        for key in SYSTEM_TABLES:
+            t = spec.get(key, {})
+            if not isinstance(t, dict) or not all(isinstance(x, str) and x.strip() for x in t.values()):
+                raise ConfigError(f"{where}: [systems.{name}] {key} must be a table of NAME = \"value\"")
+            one[key] = {str(n): x.strip() if key == "scores" else str((base / Path(x.strip()).expanduser()).resolve())
+                        for n, x in t.items()}
+        if not one["queries"] or not one["qrels"] or not one["runs"]:
+            raise ConfigError(f"{where}: [systems.{name}] needs queries, qrels and runs")
+        out[str(name)] = one
+    return out
+
+
 def _number(section: dict, key: str, default: float, where: str) -> float:
     v = section.get(key, default)
     if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
@@ -241,6 +280,7 @@ def load_config(env: Mapping[str, str] | None = None, cwd: str | Path | None = N
         roots=tuple((base / Path(r).expanduser()).resolve() for r in roots),
         **{t: _table(data, t, where, base) for t in _TABLES},
         stores=_stores(data, where),
+        systems=_systems(data, where, base),
         uploads=Uploads(enabled=bool(up.get("enabled", True)),
                         max_files=int(_number(up, "max_files", 50, where)),
                         max_file_bytes=int(_number(up, "max_file_mb", 10, where) * 1e6),

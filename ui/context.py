@@ -46,3 +46,30 @@ def stop(ctx: PageContext) -> None:
     """End the page early: draw the footer, then ``st.stop()`` (a page never ends without its provenance)."""
     footer(ctx)
     st.stop()
+
+
+SYSTEM_KEY = "_audit_system"
+
+
+@dataclass
+class SystemContext:
+    """A team's own system as the pages see it (kept in ``st.session_state[SYSTEM_KEY]``).
+
+    Attributes
+    ----------
+    system : ImportedSystem
+        The loaded files (or any other source producing one, e.g. a live store's runs).
+    report : RunsReport
+        Its measures, paired tests and thresholds (:func:`audit.report.runs.build_runs_report`).
+    label : str
+        What the pages call it (e.g. ``files: queries.tsv, before.trec, after.trec``).
+    """
+
+    system: object
+    report: object
+    label: str
+
+
+def system() -> SystemContext | None:
+    """The team's own system chosen in the sidebar, or None when the built-in pipelines are the source."""
+    return st.session_state.get(SYSTEM_KEY)

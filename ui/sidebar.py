@@ -28,6 +28,7 @@ from .text import md
 
 CORPUS_SOURCES = {"builtin": f"built-in ({BUILTIN_CORPUS})", "folder": "folder on disk", "upload": "upload files",
                   "named": "configured corpus"}
+SOURCES = {"builtin": "Built-in pipelines", "system": "Your system (files)"}
 BUILTIN_FILES = ("groundtruth.jsonl", "out_of_domain.txt")
 GT_SOURCES = {"builtin": "built-in (python-reference only)", "file": "files on disk", "upload": "upload",
               "named": "configured files", "none": "none"}
@@ -381,8 +382,12 @@ def focus_section(box, ctx: PageContext) -> None:
         st.caption(md(f"{ctx.corpus.name} · {len(ctx.corpus.documents)} docs · model {ctx.encoder.name}"))
 
 
-def draw() -> PageContext:
-    """Draw the whole sidebar, build the run and store its context for the pages (``st.session_state[CTX_KEY]``)."""
+def draw() -> PageContext | None:
+    """Draw the whole sidebar, build the run and store its context for the pages (``st.session_state[CTX_KEY]``).
+
+    With the source "Your system (files)" it loads the team's files instead (:mod:`ui.system.sidebar`), stores
+    a :class:`~ui.context.SystemContext` (:func:`ui.context.system`) and returns None.
+    """
     cfg = paths.config()
     if cfg.shared:  # shared mode never downloads a model
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -391,6 +396,18 @@ def draw() -> PageContext:
     for k, v in defaults().items():
         if k not in st.session_state:
             st.session_state[k] = v
+    st.session_state.setdefault("source", os.environ.get("AUDIT_SOURCE", "builtin"))
+    st.sidebar.radio("Source", list(SOURCES), key="source", format_func=SOURCES.get,
+                     help="Built-in pipelines: this dashboard chunks, embeds and retrieves. Your system: the runs, "
+                          "judgments and chunks your own system produced (the files of `report --run`).")
+    if st.session_state["source"] == "system":
+        from .system import sidebar as system_sidebar
+
+        system_sidebar.draw()  # stores the system for the pages, or stops with what to give
+        return None
+    from .system import clear
+
+    clear()
     focus_box = st.sidebar.container()  # filled once the run is built (its options depend on it)
     corpus = corpus_section()
     gt, gt_id, gt_error = ground_truth_section(corpus)
