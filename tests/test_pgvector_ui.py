@@ -206,3 +206,40 @@ def test_store_source_for_the_upgrade_diff(env):
             if side == "after":
                 changed += [c for c, _ in got] != [c for c, _ in runs["before"][qid]]
     assert changed > 0  # c1 moved in some ranking
+
+
+APP = str(ROOT / "app.py")
+
+
+def test_the_dashboard_audits_the_live_store_on_every_page(env, tmp_path):
+    """The sidebar's "Live vector store" source: asked once, then Strategies, Threshold, Index health and
+    Upgrade diff draw the store's runs ``approximate`` and ``exact`` without an exception."""
+    saved = os.environ.get("AUDIT_HOME")
+    os.environ["AUDIT_HOME"] = str(tmp_path)
+    try:
+        at = AppTest.from_file(APP, default_timeout=180)
+        at.session_state["source"] = "store"
+        at.run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert any("Ask the store" in shown(i) for i in at.info)  # nothing asked yet: the page says what to do
+        _fill(at)
+        at.button(key="store_go").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        # Strategies: both runs side by side.
+        at.switch_page("app_pages/2_Strategies.py").run()
+        assert not at.exception, [e.value for e in at.exception]
+        frames = "\n".join(d.value.to_csv() for d in at.dataframe)
+        assert "approximate" in frames and "exact" in frames
+        # 10 rows, HNSW with ef_search 40 returns them all in exact order: the two runs rank alike.
+        for page in ("app_pages/5_Threshold.py", "app_pages/9_Upgrade_diff.py", "app_pages/3_Query_explorer.py"):
+            at.switch_page(page).run()
+            assert not at.exception, (page, [e.value for e in at.exception])
+        at.switch_page("app_pages/8_Index_health.py").run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert any(shown(s).startswith("Table ui_chunks:") for s in at.success)
+        assert PASSWORD not in _everything(at)
+    finally:
+        if saved is None:
+            os.environ.pop("AUDIT_HOME", None)
+        else:
+            os.environ["AUDIT_HOME"] = saved

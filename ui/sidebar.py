@@ -28,7 +28,7 @@ from .text import md
 
 CORPUS_SOURCES = {"builtin": f"built-in ({BUILTIN_CORPUS})", "folder": "folder on disk", "upload": "upload files",
                   "named": "configured corpus"}
-SOURCES = {"builtin": "Built-in pipelines", "system": "Your system (files)"}
+SOURCES = {"builtin": "Built-in pipelines", "system": "Your system (files)", "store": "Live vector store (pgvector)"}
 BUILTIN_FILES = ("groundtruth.jsonl", "out_of_domain.txt")
 GT_SOURCES = {"builtin": "built-in (python-reference only)", "file": "files on disk", "upload": "upload",
               "named": "configured files", "none": "none"}
@@ -382,6 +382,31 @@ def focus_section(box, ctx: PageContext) -> None:
         st.caption(md(f"{ctx.corpus.name} · {len(ctx.corpus.documents)} docs · model {ctx.encoder.name}"))
 
 
+def _store_source() -> None:
+    """The "Live vector store" source: the store's answers (runs ``approximate`` and ``exact``, or ``before`` and
+    ``after`` for two tables) become the pages' system (:func:`ui.system.use`); stops the page until asked."""
+    from .store_source import draw_store_inputs, store_spec
+    from .system import clear, use
+
+    with st.sidebar.expander("Live vector store", expanded=True):
+        two = st.checkbox("Two tables (before / after an upgrade)", key="store_upgrade",
+                          help="Runs 'before' and 'after' through each table's own index, for the Upgrade diff; "
+                               "unticked: runs 'approximate' (the table's index) and 'exact' (a full scan)")
+        imported = draw_store_inputs("store", upgrade=two)
+    if imported is None:
+        clear()
+        st.info("Live vector store: choose the store, its table and columns, the questions and a model (or upload "
+                "query vectors) in the sidebar, then press **Ask the store**. The connection string comes from "
+                "`$AUDIT_STORE_URI` or a `[stores]` entry of audit.toml and is never shown.")
+        st.stop()
+    from .context import system as current
+
+    now = current()
+    if now is None or now.system is not imported:
+        spec = store_spec()
+        use(imported, f"live store, table {spec.table}" if spec is not None else "live store")
+
+
 def draw() -> PageContext | None:
     """Draw the whole sidebar, build the run and store its context for the pages (``st.session_state[CTX_KEY]``).
 
@@ -399,11 +424,15 @@ def draw() -> PageContext | None:
     st.session_state.setdefault("source", os.environ.get("AUDIT_SOURCE", "builtin"))
     st.sidebar.radio("Source", list(SOURCES), key="source", format_func=SOURCES.get,
                      help="Built-in pipelines: this dashboard chunks, embeds and retrieves. Your system: the runs, "
-                          "judgments and chunks your own system produced (the files of `report --run`).")
+                          "judgments and chunks your own system produced (the files of `report --run`). Live vector store: "
+                          "your PostgreSQL + pgvector table, asked through its own index and by an exact scan.")
     if st.session_state["source"] == "system":
         from .system import sidebar as system_sidebar
 
         system_sidebar.draw()  # stores the system for the pages, or stops with what to give
+        return None
+    if st.session_state["source"] == "store":
+        _store_source()
         return None
     from .system import clear
 

@@ -80,6 +80,13 @@ def index_health(sctx) -> None:
         table(pd.DataFrame(rows), "sys_health_table", "health.csv")
     else:
         st.info("Give your chunks (chunks.jsonl) and documents to check them.")
-    st.info("Vectors (NaN, norms, dimensions, model stamps) need the index itself: `python -m audit health "
-            "--store URI …` checks a pgvector table, `health --index DATASET` a Lance dataset.")
+    if st.session_state.get("source") == "store":
+        from ..store_source import draw_store_health
+
+        st.subheader("The store's table")
+        draw_store_health(corpus=s.corpus)
+    else:
+        st.info("Vectors (NaN, norms, dimensions, model stamps) need the index itself: the source \"Live vector "
+                "store\" (or `python -m audit health --store URI …`) checks a pgvector table, "
+                "`health --index DATASET` a Lance dataset.")
     footer(sctx)
