@@ -64,5 +64,8 @@ PAGES = [
             url_path="upgrade-diff"),
 ]
 page = st.navigation(PAGES)
+# One browser-tab title per page ("Threshold · Retrieval audit"): the call above would otherwise keep the
+# first call's title for every page (a later set_page_config wins; st.Page's title alone is only the nav label).
+st.set_page_config(page_title=f"{page.title} · Retrieval audit")
 sidebar.draw()
 page.run()

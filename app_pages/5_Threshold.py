@@ -23,6 +23,7 @@ from ui import cache, context, download, footer, session, stop, table
 from ui.text import md
 from ui.charts import distance_histogram, sweep_chart
 from ui.threshold import cut_slider
+from ui.layout import cells
 
 ctx = context()
 run = ctx.run
@@ -56,19 +57,23 @@ default = cache.balanced(ctx.key.digest, strategy, retriever, run) if len(finite
 cut = cut_slider(hi, choose_cut(saved, ctx.encoder.digest, strategy, retriever, None, default)[0])
 
 counts = counts_at(qs, cut)
-m = st.columns(5)
-m[0].metric("Answered with the answer", f"{counts.answered} / {counts.in_domain}")
-m[1].metric("Answered without it", f"{counts.answered_without}")
+m = cells(5)
+m[0].metric("Answered", f"{counts.answered} / {counts.in_domain}",
+            help="answered with the answer: in-domain queries with a kept chunk that holds it")
+m[1].metric("Answered without", f"{counts.answered_without}",
+            help="answered without the answer: in-domain queries with kept chunks, none holding it")
 m[2].metric("Abandoned", f"{counts.abandoned}", help="in-domain queries with no chunk under the cut")
-m[3].metric("Abandoned, answerable", f"{counts.abandoned_answerable}",
-            help="abandoned although, with no threshold, the top 4 held the answer")
+m[3].metric("Lost answers", f"{counts.abandoned_answerable}",
+            help="abandoned, answerable: abandoned although, with no threshold, the top 4 held the answer")
 m[4].metric("Bluffs", f"{counts.bluff} / {counts.out_of_domain}",
             help="out-of-domain queries that still get chunks")
 st.caption(f"Balanced cut (fewest bluffs + abandoned answerable): {default:.3f} — a computed default, not a "
            "recommendation: the right cut depends on what a bluff costs against an abandoned answer.")
 
-b1, b2 = st.columns([1, 3])
-if b1.button(f"Save this threshold ({cut:.3f})", key="threshold_save", type="primary"):
+b1, b2 = cells(2, fit="content")
+if b1.button(f"Save this threshold ({cut:.3f})", key="threshold_save", type="primary",
+             help="Saved with the model, strategy and retriever it was chosen on; the Citations page applies it "
+                  "under that configuration only."):
     try:
         saved = SavedThreshold(cut, ctx.encoder.name, ctx.encoder.digest, strategy, retriever)
         p = save_threshold(saved, threshold_file)

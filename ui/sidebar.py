@@ -278,11 +278,19 @@ def _add_custom_strategy() -> None:
         st.session_state["custom_selected"] = st.session_state["custom_selected"] + [name]
 
 
+def _recipes(strategies: dict[str, Strategy]) -> str:
+    """Each strategy's name and recipe, one a line (a widget's help: the long form of a short label)."""
+    return "  \n".join(md(f"{n}: {s.description}") for n, s in strategies.items())
+
+
 def strategies_section() -> tuple[list[Strategy], tuple[str, ...]]:
     """The Strategies and retrievers expander and the Models expander: ``(strategies, retrievers)``."""
     with st.sidebar.expander("Strategies and retrievers", expanded=False):
-        st.multiselect("Preset strategies", list(PRESETS), key="presets",
-                       format_func=lambda n: f"{n}: {PRESETS[n].description}")
+        # chips hold the letter only (six long chips do not fit the sidebar); the recipes are in the help and below
+        st.multiselect("Preset strategies", list(PRESETS), key="presets", wrap=True,
+                       help=_recipes({n: PRESETS[n] for n in PRESETS}))
+        if st.session_state["presets"]:
+            st.caption(_recipes({n: PRESETS[n] for n in st.session_state["presets"]}))
         with st.form("custom_strategy_form", clear_on_submit=False):
             st.markdown("**Custom strategy**")
             st.text_input("Name", key="custom_name", placeholder="e.g. G")
@@ -297,8 +305,11 @@ def strategies_section() -> tuple[list[Strategy], tuple[str, ...]]:
             _add_custom_strategy()
         custom = {c["name"]: Strategy(**c) for c in st.session_state["custom_strategies"]}
         if custom:
-            st.multiselect("Custom strategies in the run", list(custom), key="custom_selected",
-                           format_func=lambda n: f"{n}: {custom[n].description}")
+            st.multiselect("Custom strategies in the run", list(custom), key="custom_selected", wrap=True,
+                           help=_recipes(custom))
+            chosen = [n for n in st.session_state["custom_selected"] if n in custom]
+            if chosen:
+                st.caption(_recipes({n: custom[n] for n in chosen}))
         st.multiselect("Retrievers", list(RETRIEVERS), key="retrievers")
         st.radio("BM25 tokens", list(TOKEN_RULES), key="bm25_tokens", horizontal=True,
                  help="unicode: runs of letters or digits of any script, casefolded (the default); ascii: the "
@@ -376,7 +387,9 @@ def focus_section(box, ctx: PageContext) -> None:
         st.session_state["focus_retriever"] = ranked[0]
     with box:
         st.selectbox("Strategy (detail pages)", names, key="focus_strategy",
-                     format_func=lambda n: f"{n}: {run.strategy(n).strategy.description}")
+                     help=_recipes({n: run.strategy(n).strategy for n in names}))
+        st.caption(md(f"{st.session_state['focus_strategy']}: "
+                      f"{run.strategy(st.session_state['focus_strategy']).strategy.description}"))
         st.selectbox("Retriever (detail pages)", ranked, key="focus_retriever")
         st.caption(md(f"{ctx.corpus.name} · {len(ctx.corpus.documents)} docs · model {ctx.encoder.name}"))
 
