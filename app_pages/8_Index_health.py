@@ -19,6 +19,7 @@ from audit.report.dashboard import (
 )
 from ui import cache, context, footer, paths, session, stop, table
 from ui.health import preview_model, retry_failed
+from ui.layout import cells
 from ui.text import md
 
 ctx = context()
@@ -57,14 +58,15 @@ with closing(ro_store) as store:
     enc = ctx.encoder
     rep = check_index(store, name, Stamp.from_generation(gen).with_model(enc), enc)
 
-    c = st.columns(4)
+    c = cells(4)
     c[0].metric("Status", "healthy" if rep.healthy else "UNHEALTHY",
                 help="`python -m audit health` exits 1 when unhealthy, 0 otherwise")
     c[1].metric("Documents", rep.n_documents)
     c[2].metric("Chunks", rep.n_chunks)
-    c[3].metric("max |L2²/2 − (1 − cos)|", "n/a" if rep.identity_max_deviation != rep.identity_max_deviation
-                else f"{rep.identity_max_deviation:.1e}", help="checked on a sample of unit vectors; exact up to "
-                                                                "float noise only when vectors are unit")
+    c[3].metric("L2/cos identity", "n/a" if rep.identity_max_deviation != rep.identity_max_deviation
+                else f"{rep.identity_max_deviation:.1e}", help="max |L2²/2 − (1 − cos)|, checked on a sample of "
+                                                                "unit vectors; exact up to float noise only when "
+                                                                "vectors are unit")
     st.caption(md(f"Generation {rep.generation} · model {rep.stamp.model} ({rep.stamp.dims} dims, window "
                   f"{rep.stamp.window} tokens) · pipeline {rep.stamp.pipeline_version} · strategy "
                   f"{rep.stamp.strategy}"))
@@ -114,10 +116,11 @@ with closing(ro_store) as store:
     try:
         target = None if new_model == rep.stamp.model else cache.encoder(new_model)
         pv = upgrade_preview(store, name, target, new_pipe or None)
-        q = st.columns(3)
-        q[0].metric("Documents that would go stale", f"{len(pv.stale)} / {rep.n_documents}")
-        q[1].metric("Chunks to embed again", f"{pv.chunks_to_embed} / {pv.chunks_total}")
-        q[2].metric("Target", f"{pv.target.model} · {pv.target.dims} dims")
+        q = cells(2)
+        q[0].metric("Stale documents", f"{len(pv.stale)} / {rep.n_documents}",
+                    help="documents that would go stale under the target")
+        q[1].metric("Chunks to re-embed", f"{pv.chunks_to_embed} / {pv.chunks_total}")
+        st.caption(md(f"Target: {pv.target.model} · {pv.target.dims} dims"))
         if pv.stale:
             table(pd.DataFrame(pv.stale).rename(columns={"doc_id": "document"}), "health_preview_stale",
                   "upgrade_preview_stale.csv", use_container_width=True)

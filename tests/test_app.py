@@ -432,7 +432,7 @@ def test_index_health_manifest_findings_and_preview(test_env):
     assert (man["chunks"] == man["rows"]).all()
     at.text_input(key="health_preview_model").input("hashing:64").run()
     assert not at.exception
-    assert _metric(at, "Documents that would go stale") == "4 / 4"
+    assert _metric(at, "Stale documents") == "4 / 4"
     _provenance(at)
 
 
