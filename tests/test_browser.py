@@ -174,8 +174,8 @@ def _move_threshold(page, shots: Path) -> None:
 def _chips(pg, label: str) -> list[str]:
     """The chosen values a multiselect shows (its chips), in order."""
     box = pg.locator('[data-testid="stMultiSelect"]', has_text=label).first
-    return [t.get_attribute("aria-label") for t in
-            box.locator('.react-aria-ComboBox [aria-label="Selected values"] [data-tag]').all()]
+    box.locator(".react-aria-ComboBox").first.wait_for()
+    return [t.strip() for t in box.locator(".react-aria-ComboBox [data-tag] > span").all_inner_texts()]
 
 
 def _columns(pg) -> list[str]:
