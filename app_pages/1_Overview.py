@@ -18,6 +18,7 @@ from audit.report import latency_frame
 from audit.report.dashboard import overview_chunks_frame, rejected_frame
 from audit.report.findings import headlines
 from ui import context, footer, table
+from ui.layout import cells
 from ui.text import md
 
 ctx = context()
@@ -27,13 +28,14 @@ st.title("Retrieval audit")
 st.caption("How the documents are chunked, how well each retriever finds the sentence that answers a question, "
            "where a distance threshold should refuse, and whether citations quote what sits at their locator.")
 
-c = st.columns(6)
+c = cells(6)
 c[0].metric("Documents", f"{len(corpus.documents):,}")
 c[1].metric("Characters", f"{corpus.n_characters:,}")
-c[2].metric("Sections (## headings)", f"{corpus.n_sections:,}")
+c[2].metric("Sections", f"{corpus.n_sections:,}", help="## headings in the documents")
 c[3].metric("Needles accepted", f"{len(gt.needles)}", delta=f"{len(gt.rejected)} rejected" if gt.rejected else None,
             delta_color="inverse")
-c[4].metric("Queries in / out of domain", f"{len(run.in_domain)} / {len(gt.out_of_domain)}")
+c[4].metric("Queries", f"{len(run.in_domain)} / {len(gt.out_of_domain)}",
+            help="in-domain (the ground truth's questions) / out-of-domain (should get no answer)")
 c[5].metric("Build time (s)", f"{run.wall_s:.1f}")
 
 if corpus.failures:

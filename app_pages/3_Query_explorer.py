@@ -38,31 +38,44 @@ if "qe_mode" not in st.session_state:
     st.session_state["qe_mode"] = "ground truth" if queries else "typed"
 st.radio("Query", list(MODES), format_func=MODES.get, key="qe_mode", horizontal=True)
 
+# The choices live under plain keys (qe_chosen, qe_typed, qe_question): Streamlit drops a widget's own key on
+# any run that does not draw the widget (the other mode, another page), and a widget whose state was dropped
+# starts again from its default. Each widget starts from the plain key and writes back to it, so the
+# choice survives a mode switch or a visit to another page, and the picker always shows the drawn columns.
+default = names[:3] if len(names) > 3 else names
+kept = st.session_state.get("qe_chosen", default)
+if not set(kept) <= set(names):  # the sidebar's strategies changed: keep those still in the run
+    kept = [n for n in kept if n in names] or default
+if not set(st.session_state.get("qe_strategies", ())) <= set(names):
+    del st.session_state["qe_strategies"]  # a value outside the options: start from the kept choice
+c1, c2 = st.columns([3, 1])
+c1.multiselect("Strategies side by side", names, default=kept, key="qe_strategies")
+c2.number_input("Chunks per strategy", min_value=1, max_value=20, value=st.session_state.get("qe_top_kept", 4),
+                key="qe_top")
+chosen = st.session_state["qe_chosen"] = list(st.session_state["qe_strategies"])
+top = st.session_state["qe_top_kept"] = int(st.session_state.get("qe_top", 4))
+
 needle_id = needle_text = qi = None
 if st.session_state["qe_mode"] == "ground truth":
     if not queries:
         st.info("No ground-truth question is loaded: type a query instead, or upload a ground-truth JSONL in the "
                 "sidebar (Ground truth → upload).")
         stop(ctx)
-    qi = pick_question(queries, "qe_query")
+    if "qe_query" not in st.session_state and st.session_state.get("qe_question", 0) < len(queries):
+        st.session_state["qe_query"] = st.session_state.get("qe_question", 0)
+    qi = st.session_state["qe_question"] = pick_question(queries, "qe_query")
     query, needle_id = queries[qi].text, queries[qi].needle_id
     needle_text = run.ground_truth.needle(needle_id).needle
     st.markdown("**Needle (the answer):**")
     st.text(needle_text)
 else:
-    st.text_input("Query", key="qe_text", placeholder="e.g. how does a with statement call __exit__?")
-    query = (st.session_state.get("qe_text") or "").strip()
+    st.text_input("Query", value=st.session_state.get("qe_typed", ""), key="qe_text",
+                  placeholder="e.g. how does a with statement call __exit__?")
+    query = st.session_state["qe_typed"] = (st.session_state.get("qe_text") or "").strip()
     if not query:
         st.info("Type a query above, then press Enter.")
         stop(ctx)
 
-c1, c2 = st.columns([3, 1])
-if "qe_strategies" not in st.session_state or not set(st.session_state["qe_strategies"]) <= set(names):
-    st.session_state["qe_strategies"] = names[:3] if len(names) > 3 else names
-c1.multiselect("Strategies side by side", names, key="qe_strategies")
-c2.number_input("Chunks per strategy", min_value=1, max_value=20, value=4, key="qe_top")
-chosen = st.session_state["qe_strategies"]
-top = int(st.session_state.get("qe_top", 4))
 if not chosen:
     st.info("Choose at least one strategy.")
     stop(ctx)

@@ -39,6 +39,7 @@ from ui import cache, context, download, footer, session, stop, table
 from ui.text import md
 from ui.charts import distance_histogram, outcome_bar, outcomes_against_cut, sweep_chart
 from ui.threshold import cut_slider
+from ui.layout import cells
 
 ctx = context()
 run = ctx.run
@@ -74,13 +75,13 @@ cut = cut_slider(hi, choose_cut(saved, ctx.encoder.digest, strategy, retriever, 
 counts = counts_at(qs, cut)
 M = OUTCOME_MEANING
 st.markdown(f"**In domain**: {counts.in_domain} queries")
-m = st.columns(3)
+m = cells(3)
 m[0].metric("Answered", counts.answered, help=M["answered"])
 m[1].metric("Answered without", counts.answered_without, help=M["answered without"])
 m[2].metric("Abandoned", counts.abandoned, delta=f"{counts.abandoned_answerable} answerable", delta_color="off",
             delta_arrow="off", help=M["abandoned"] + f". Answerable: {M['abandoned answerable']}.")
 st.markdown(f"**Out of domain**: {counts.out_of_domain} queries")
-m = st.columns(3)
+m = cells(3)
 m[0].metric("Bluffs", counts.bluff, help=M["bluff"])
 m[1].metric("Refused", counts.refused, help=M["refused"])
 oc = outcome_counts_frame(counts)
@@ -95,10 +96,10 @@ with st.expander("What each outcome means"):
           help={"queries": "queries with this outcome at the cut; each domain's rows add up to its queries",
                 "share (%)": "of the domain's queries"})
 
-# the button on its own row: beside the caption it was cut to "Save this th…" at 800 px
-b1 = st.container()
-b2 = st.container()
-if b1.button(f"Save this threshold ({cut:.3f})", key="threshold_save", type="primary"):
+b1, b2 = cells(2, fit="content")  # a content-width cell: the label is never cut to "Save this th…"
+if b1.button(f"Save this threshold ({cut:.3f})", key="threshold_save", type="primary",
+             help="Saved with the model, strategy and retriever it was chosen on; the Citations page applies it "
+                  "under that configuration only."):
     try:
         saved = SavedThreshold(cut, ctx.encoder.name, ctx.encoder.digest, strategy, retriever)
         p = save_threshold(saved, threshold_file)

@@ -32,22 +32,24 @@ from audit.report.dashboard import (
 )
 from ui import cache, context, footer, paths, session, stop, table
 from ui.health import preview_model, retry_failed
+from ui.layout import cells
 from ui.text import md
 
 _DONE = "_health_retry_done"  # the last retry's outcome, shown once after the rerun
 
 
 def status_section(rep, man: pd.DataFrame) -> None:
-    c = st.columns([1.5, 1, 1.1, 1, 1.3])  # "UNHEALTHY" needs the widest
+    c = cells(5)  # wraps onto a second row at narrow widths instead of cutting "UNHEALTHY"
     c[0].metric("Status", "healthy" if rep.healthy else "UNHEALTHY",
                 help="`python -m audit health` exits 1 when unhealthy, 0 otherwise")
     c[1].metric("Documents", rep.n_documents)
     c[2].metric("Failed documents", int((man["status"] == "failed").sum()),
                 help="documents the indexer could not read; the rest of the index stays searchable")
     c[3].metric("Chunks", rep.n_chunks)
-    c[4].metric("max |L2²/2 − (1 − cos)|", "n/a" if rep.identity_max_deviation != rep.identity_max_deviation
-                else f"{rep.identity_max_deviation:.1e}", help="checked on a sample of unit vectors; exact up to "
-                                                                "float noise only when vectors are unit")
+    c[4].metric("L2/cos identity", "n/a" if rep.identity_max_deviation != rep.identity_max_deviation
+                else f"{rep.identity_max_deviation:.1e}", help="max |L2²/2 − (1 − cos)|, checked on a sample of "
+                                                                "unit vectors; exact up to float noise only when "
+                                                                "vectors are unit")
     st.caption(md(f"Generation {rep.generation} · model {rep.stamp.model} ({rep.stamp.dims} dims, window "
                   f"{rep.stamp.window} tokens) · pipeline {rep.stamp.pipeline_version} · strategy "
                   f"{rep.stamp.strategy}"))
@@ -116,10 +118,11 @@ def preview_section(store, name: str, rep) -> None:
     try:
         target = None if new_model == rep.stamp.model else cache.encoder(new_model)
         pv = upgrade_preview(store, name, target, new_pipe or None)
-        q = st.columns(3)
-        q[0].metric("Documents that would go stale", f"{len(pv.stale)} / {rep.n_documents}")
-        q[1].metric("Chunks to embed again", f"{pv.chunks_to_embed} / {pv.chunks_total}")
-        q[2].metric("Target", f"{pv.target.model} · {pv.target.dims} dims")
+        q = cells(2)
+        q[0].metric("Stale documents", f"{len(pv.stale)} / {rep.n_documents}",
+                    help="documents that would go stale under the target")
+        q[1].metric("Chunks to re-embed", f"{pv.chunks_to_embed} / {pv.chunks_total}")
+        st.caption(md(f"Target: {pv.target.model} · {pv.target.dims} dims"))
         if pv.stale:
             table(pd.DataFrame(pv.stale).rename(columns={"doc_id": "document"}), "health_preview_stale",
                   "upgrade_preview_stale.csv", use_container_width=True)

@@ -158,7 +158,7 @@ def test_overview_counts_and_findings():
     at = _app()
     assert _metric(at, "Documents") == "4"
     assert _metric(at, "Needles accepted") == str(N_ACCEPTED)
-    assert _metric(at, "Queries in / out of domain") == f"{2 * N_ACCEPTED} / {N_OOD}"
+    assert _metric(at, "Queries") == f"{2 * N_ACCEPTED} / {N_OOD}"
     findings = " ".join(_text(m) for m in at.markdown)
     # n1 straddles offset 512: blind chunking (A) destroys exactly it.
     assert f"destroys 1 of {N_ACCEPTED} answers" in findings
@@ -217,6 +217,36 @@ def test_query_explorer_ground_truth_and_typed():
     lat = _table(at, "dense (ms)")
     assert list(lat["strategy"]) == ["A", "B", "E"] and (lat["dense (ms)"] >= 0).all()
     _provenance(at)
+
+
+def test_query_explorer_keeps_the_strategies_across_modes_and_pages():
+    at = _app("app_pages/3_Query_explorer.py")
+    # six presets in the run: the picker starts on the first three
+    assert at.multiselect(key="qe_strategies").value == ["A", "B", "C"]
+    at.radio(key="qe_mode").set_value("typed").run()
+    # no query typed yet: the picker is still there, with the same choice (it used to vanish with the choice)
+    assert at.multiselect(key="qe_strategies").value == ["A", "B", "C"]
+    at.multiselect(key="qe_strategies").set_value(["A", "B", "C", "E"]).run()
+    at.text_input(key="qe_text").input("how long do access tokens last").run()
+    assert list(_table(at, "score kind")["strategy"].unique()) == ["A", "B", "C", "E"]
+    at.radio(key="qe_mode").set_value("ground truth").run()
+    assert not at.exception
+    assert at.multiselect(key="qe_strategies").value == ["A", "B", "C", "E"]
+    assert list(_table(at, "score kind")["strategy"].unique()) == ["A", "B", "C", "E"]
+    assert not any("Choose at least one strategy" in i.value for i in at.info)
+    # back to typed: the typed query is kept too
+    at.radio(key="qe_mode").set_value("typed").run()
+    assert at.text_input(key="qe_text").value == "how long do access tokens last"
+    assert len(_table(at, "score kind")) == 4 * 4  # 4 strategies × 4 chunks
+    # another page drops every widget of this one; the choice comes back with the page
+    at.switch_page("app_pages/6_Tokens.py").run()
+    at.switch_page("app_pages/3_Query_explorer.py").run()
+    assert at.multiselect(key="qe_strategies").value == ["A", "B", "C", "E"]
+    # an emptied picker stays empty and says so (the choice is the user's, not reset to the default)
+    at.multiselect(key="qe_strategies").set_value([]).run()
+    assert any("Choose at least one strategy" in i.value for i in at.info)
+    at.radio(key="qe_mode").set_value("ground truth").run()
+    assert at.multiselect(key="qe_strategies").value == []
 
 
 def test_chunk_map_draws_the_cut_and_escapes_html():
@@ -402,7 +432,7 @@ def test_index_health_manifest_findings_and_preview(test_env):
     assert (man["chunks"] == man["rows"]).all()
     at.text_input(key="health_preview_model").input("hashing:64").run()
     assert not at.exception
-    assert _metric(at, "Documents that would go stale") == "4 / 4"
+    assert _metric(at, "Stale documents") == "4 / 4"
     _provenance(at)
 
 

@@ -133,10 +133,10 @@ def test_uncached_hub_name_fails_fast_without_importing_huggingface_hub(tmp_path
 
     code = ("import sys; from audit.models import ModelUnavailable, resolve_model_path\n"
             "try:\n    resolve_model_path('no-org/no-model')\n"
-            "except ModelUnavailable as e:\n    print('huggingface_hub' in sys.modules, 'AUDIT_ALLOW_DOWNLOAD' in str(e))")
+            "except ModelUnavailable as e:\n    print('huggingface_hub' in sys.modules, 'HF_HUB_OFFLINE=1' in str(e))")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "HUGGINGFACE_", "TRANSFORMERS_CACHE",
-                                                                     "XDG_CACHE", "AUDIT_ALLOW"))}
-    env.update({"HF_HOME": str(tmp_path), "HOME": str(tmp_path)})
+                                                                     "XDG_CACHE"))}
+    env.update({"HF_HOME": str(tmp_path), "HOME": str(tmp_path), "HF_HUB_OFFLINE": "1"})  # online it downloads
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["False", "True"]
 

@@ -205,3 +205,90 @@ def test_upgrade_diff_wrong_file_is_a_message_not_a_traceback(server, page):
             _no_exception(page, f"upgrade-diff after {path.name}")
             errors = page.locator('[data-testid="stAlertContentError"]').all_inner_texts()
             assert any(f"{path.name}: {why}" in e for e in errors), errors
+
+
+def _chips(pg, label: str) -> list[str]:
+    """The chosen values a multiselect shows (its chips), in order."""
+    box = pg.locator('[data-testid="stMultiSelect"]', has_text=label).first
+    box.locator(".react-aria-ComboBox").first.wait_for()
+    return [t.strip() for t in box.locator(".react-aria-ComboBox [data-tag] > span").all_inner_texts()]
+
+
+def _columns(pg) -> list[str]:
+    """The strategies the Query explorer draws side by side (one #### heading each)."""
+    return [h.strip() for h in pg.locator('[data-testid="stMarkdownContainer"] h4').all_inner_texts()]
+
+
+@pytest.mark.browser
+def test_query_explorer_mode_switch_keeps_the_strategies(server, page):
+    # issue 12, item 1: the picker emptied on the way to "type a query" while A, B, C stayed drawn; adding E
+    # drew E alone; back on a ground-truth question the comparison was gone
+    page.goto(server + "query-explorer")
+    _settle(page)
+    assert _chips(page, "Strategies side by side") == ["A", "B", "C"] == _columns(page)
+    page.get_by_text("type a query").click()
+    _settle(page)
+    assert _chips(page, "Strategies side by side") == ["A", "B", "C"]
+    page.get_by_placeholder("e.g. how does").fill("how do I open a file")
+    page.keyboard.press("Enter")
+    _settle(page)
+    assert _chips(page, "Strategies side by side") == ["A", "B", "C"] == _columns(page)
+    picker = page.locator('[data-testid="stMultiSelect"]', has_text="Strategies side by side").first
+    picker.locator("input").click()
+    page.keyboard.type("E")
+    page.keyboard.press("Enter")
+    page.keyboard.press("Escape")
+    _settle(page)
+    assert _chips(page, "Strategies side by side") == ["A", "B", "C", "E"] == _columns(page)
+    page.get_by_text("a ground-truth question").click()
+    _settle(page)
+    assert _chips(page, "Strategies side by side") == ["A", "B", "C", "E"] == _columns(page)
+    assert "Choose at least one strategy" not in page.inner_text("body")
+    _no_exception(page, "query explorer after the mode switch")
+
+
+@pytest.mark.browser
+def test_every_page_has_its_own_tab_title(server, page):
+    # issue 12, item 10: every tab read "Retrieval audit"; navigating inside the app must change the title too
+    page.goto(server)
+    _settle(page)
+    titles = {}
+    for link in page.query_selector_all('[data-testid="stSidebarNav"] a'):
+        name = link.inner_text().strip().splitlines()[-1].strip()  # the label after its icon
+        link.click()
+        _settle(page)
+        titles[name] = page.title()
+    assert len(titles) == len(PAGES)
+    assert len(set(titles.values())) == len(PAGES), titles
+    for name, title in titles.items():
+        assert title == f"{name} · Retrieval audit", (name, title)
+
+
+_CUT = """() => Array.from(document.querySelectorAll(
+  '[data-testid="stMetric"] [data-testid="stMarkdownContainer"], [data-testid="stButton"] button p, '
+  + '[data-testid="stSidebar"] [data-tag] span, [data-testid="stSidebar"] [data-testid="stSelectbox"] input'))
+  .filter(e => e.offsetParent !== null && e.scrollWidth > e.clientWidth)
+  .map(e => (e.innerText || e.value || '').trim())"""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("width", [800, 1400])
+def test_labels_fit_at_800_and_1400_px(server, page, width, tmp_path):
+    # issue 12, item 10: at 800 px the metrics read "Abando…" and the button "Save this th…"; at 1400 px the
+    # sidebar's strategy and the preset chips were cut. Every metric, button, chip and sidebar select box is
+    # checked for text wider than its box (an ellipsis)
+    page.set_viewport_size({"width": width, "height": 1400})
+    try:
+        for name in ("", "threshold", "index-health"):
+            page.goto(server + name)
+            _settle(page)
+            page.wait_for_selector('[data-testid="stMetric"]')
+            page.get_by_text("Strategies and retrievers").click()  # the preset chips
+            page.wait_for_selector('[data-testid="stSidebar"] [data-tag]')
+            _settle(page)
+            page.screenshot(path=str(tmp_path / f"{name or 'overview'}-{width}.png"))
+            assert page.locator('[data-testid="stMetric"]').count() >= 4
+            cut = page.evaluate(_CUT)
+            assert not cut, f"{name or 'overview'} at {width} px: cut labels {cut}"
+    finally:
+        page.set_viewport_size({"width": 1400, "height": 2400})

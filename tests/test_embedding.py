@@ -89,8 +89,8 @@ def test_token_stats_header_share_and_over_window(builtin_corpus, minilm):
 
 def test_missing_named_model_says_which_and_how(monkeypatch, tmp_path):
     monkeypatch.setenv("HF_HOME", str(tmp_path))
-    monkeypatch.delenv("AUDIT_ALLOW_DOWNLOAD", raising=False)
-    with pytest.raises(ModelUnavailable, match="no-such-org/no-such-model.*AUDIT_ALLOW_DOWNLOAD"):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")  # online, the name would be fetched (tests/test_model_fetch.py)
+    with pytest.raises(ModelUnavailable, match="no-such-org/no-such-model.*HF_HUB_OFFLINE=1"):
         resolve_model_path("no-such-org/no-such-model")
     with pytest.raises(ModelUnavailable, match="does not exist"):
         resolve_model_path(str(tmp_path / "missing-dir"))

@@ -40,6 +40,8 @@ from audit.models import Encoder, ModelUnavailable, load_cross_encoder, load_enc
 from audit.retrieval import BM25
 from audit.sources import AuditRun, run_audit
 
+from . import fetch
+
 
 @dataclass(frozen=True)
 class RunKey:
@@ -75,15 +77,31 @@ def file_sha256(path: str) -> str:
 # --------------------------------------------------------------------------- models
 
 
-@st.cache_resource(show_spinner="Loading the embedding model…")
 def encoder(name: str) -> Encoder:
-    """The embedding model ``name`` (``hashing`` = the fast fake encoder). Raises ModelUnavailable."""
+    """The embedding model ``name`` (``hashing`` = the fast fake encoder). Raises ModelUnavailable.
+
+    A hub name not on this machine is downloaded first, its progress on the page (:mod:`ui.fetch`).
+    """
+    fetch.ensure_local(name, "embedding model")
+    return _encoder(name)
+
+
+@st.cache_resource(show_spinner="Loading the embedding model…")
+def _encoder(name: str) -> Encoder:
     return load_encoder(name)
 
 
-@st.cache_resource(show_spinner="Loading the cross-encoder…")
 def cross_encoder(name: str) -> tuple[object | None, str | None]:
-    """``(model, None)`` or ``(None, reason)``; ``none`` disables reranking."""
+    """``(model, None)`` or ``(None, reason)``; ``none`` disables reranking. Downloads as :func:`encoder` does."""
+    try:
+        fetch.ensure_local(name, "cross-encoder")
+    except ModelUnavailable as e:
+        return None, str(e)
+    return _cross_encoder(name)
+
+
+@st.cache_resource(show_spinner="Loading the cross-encoder…")
+def _cross_encoder(name: str) -> tuple[object | None, str | None]:
     if not name or name.lower() == "none":
         return None, "no cross-encoder configured (reranker: none)"
     try:

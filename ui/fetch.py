@@ -1,0 +1,69 @@
+"""A model's first use on this machine: the download shown on the page, naming the model, with its progress.
+
+:func:`ensure_local` runs before a model is loaded (``ui.cache.encoder`` / ``cross_encoder``). A hub
+name that is not in the local Hugging Face cache is downloaded there as sentence-transformers
+would download it (:func:`audit.models.resolve.resolve_model_path`), in a worker thread, while the
+page shows an ``st.status`` box with the repository's name, the megabytes so far and the time
+taken. Nothing is downloaded under ``HF_HUB_OFFLINE=1`` (the dashboard's shared mode sets it): the
+model's loader then raises the error that names the model and how to provide it.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import streamlit as st
+
+from audit.models import ModelUnavailable
+from audit.models.resolve import pending_download, resolve_model_path
+
+__all__ = ["ensure_local"]
+
+
+def ensure_local(name: str | None, kind: str = "embedding model") -> None:
+    """Download ``name`` into the local Hugging Face cache when it is a hub name not there yet, showing progress.
+
+    Nothing happens for ``hashing…``, ``none``, the packaged all-MiniLM-L6-v2, a directory, a name
+    already cached, or under ``HF_HUB_OFFLINE=1``; this check is a few ``stat`` calls, made on
+    every run.
+
+    Raises
+    ------
+    ModelUnavailable
+        The download failed; the message names the model, its repository and the reason (the
+        status box turns to an error too).
+    """
+    if not name or name.lower() == "none" or name.startswith("hashing"):
+        return
+    if pending_download(name, kind) is None:
+        return
+    state: dict = {"done": 0, "total": 0, "error": None}
+
+    def work() -> None:
+        try:
+            resolve_model_path(name, kind, progress=lambda done, total: state.update(done=done, total=total))
+        except ModelUnavailable as e:
+            state["error"] = e
+
+    t0 = time.perf_counter()
+    with st.status(f"Downloading the {kind} {name} from the Hugging Face hub (its first use on this machine)…",
+                   expanded=True) as box:
+        st.caption("Fetched as sentence-transformers fetches it, into the local Hugging Face cache, once. "
+                   "HF_HUB_OFFLINE=1 forbids downloads.")
+        bar = st.progress(0.0, text="Asking the hub for the model's files…")
+        worker = threading.Thread(target=work, name=f"download {name}", daemon=True)
+        worker.start()
+        while worker.is_alive():
+            worker.join(0.3)
+            done, total = state["done"], state["total"]
+            if total:
+                bar.progress(min(1.0, done / total), text=f"{done / 1e6:,.1f} of {total / 1e6:,.1f} MB · "
+                                                          f"{time.perf_counter() - t0:.0f} s")
+        seconds = time.perf_counter() - t0
+        if state["error"] is not None:
+            box.update(label=f"Could not download the {kind} {name}", state="error", expanded=True)
+            raise state["error"]
+        bar.progress(1.0, text=f"{state['done'] / 1e6:,.1f} MB in {seconds:.0f} s")
+        box.update(label=f"Downloaded the {kind} {name} ({state['done'] / 1e6:,.1f} MB in {seconds:.0f} s)",
+                   state="complete", expanded=False)

@@ -1,0 +1,44 @@
+"""Rows that fit the window: cells side by side that wrap onto the next line instead of cutting their labels.
+
+``st.columns(n)`` divides the width by ``n`` whatever the contents need: at 800 px, five metrics
+read "Abando…" twice and a button in a quarter-width column reads "Save this th…". :func:`cells`
+puts ``n`` containers in one horizontal row that wraps (``st.container(horizontal=True,
+wrap=True)``): a cell that would fall below Streamlit's minimum width for a stretched element
+moves to the next line, so the page keeps every label whole at any width. Labels still have to be
+short (a metric label of about 18 characters with its help icon fits the narrowest cell); the long
+form goes in ``help=``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import streamlit as st
+
+__all__ = ["cells"]
+
+
+def cells(n: int, fit: Literal["stretch", "content"] = "stretch") -> list:
+    """``n`` containers side by side, wrapping onto the next line when the row is too narrow.
+
+    Used as ``st.columns(n)`` is (``m = cells(5); m[0].metric(...)``).
+
+    Parameters
+    ----------
+    n : int
+        Number of cells, at least 1.
+    fit : {"stretch", "content"}
+        ``"stretch"``: the cells share the row's width equally (metrics); ``"content"``: each cell is
+        as wide as what it holds (a button with a note beside it).
+
+    Raises
+    ------
+    ValueError
+        ``n`` below 1 or an unknown ``fit``.
+    """
+    if n < 1:
+        raise ValueError(f"cells needs at least one cell, got {n}")
+    if fit not in ("stretch", "content"):
+        raise ValueError(f"fit must be 'stretch' or 'content', got {fit!r}")
+    row = st.container(horizontal=True, wrap=True, gap="medium")
+    return [row.container(width=fit) for _ in range(n)]
