@@ -15,13 +15,12 @@ import pandas as pd
 
 from ..evaluation.citations import NoAnswer, PromptContext, verify_citation
 from ..evaluation.metrics import KS, PairedTest
-from ..evaluation.threshold import QueryDistances
 from ..ingest import Corpus
 from ..retrieval import Ranking
 from ..sources import AuditRun, StrategyRun
 from .tables import chunks_frame
 
-__all__ = ["chunk_spans_frame", "citations_frame", "distance_frame", "hits_frame", "needles_frame",
+__all__ = ["chunk_spans_frame", "citations_frame", "hits_frame", "needles_frame",
            "over_window_frame", "needles_by_strategy", "overlap_only_frame", "refused_frame", "pair_matrix", "pairs_frame", "recall_chart_frame",
            "results_display", "token_lengths_frame", "token_share_frame"]
 
@@ -182,27 +181,6 @@ def chunk_spans_frame(run: AuditRun, doc_id: str) -> pd.DataFrame:
                          "embedded tokens": int(s.tokens.text_tokens[c.chunk_id])})
     return pd.DataFrame(rows, columns=["strategy", "chunk_id", "start (char)", "end (char)", "length (chars)",
                                        "band", "tail from (char)", "section", "embedded tokens"])
-
-
-def distance_frame(queries: Sequence[QueryDistances]) -> pd.DataFrame:
-    """Distances for the two histograms.
-
-    In-domain queries contribute their distance to the nearest correct chunk
-    (``nearest_correct``; a query whose needle is destroyed has none and is
-    left out); out-of-domain queries their distance to the nearest chunk.
-    Columns: ``query_id``, ``query``, ``group``, ``cosine distance``.
-    """
-    rows = []
-    for q in queries:
-        if q.in_domain:
-            if q.nearest_correct is None:
-                continue
-            rows.append({"query_id": q.query_id, "query": q.text, "group": "in-domain: distance to the answer",
-                         "cosine distance": float(q.nearest_correct)})
-        else:
-            rows.append({"query_id": q.query_id, "query": q.text,
-                         "group": "out-of-domain: distance to the nearest chunk", "cosine distance": float(q.nearest)})
-    return pd.DataFrame(rows, columns=["query_id", "query", "group", "cosine distance"])
 
 
 def token_share_frame(run: AuditRun) -> pd.DataFrame:
