@@ -121,8 +121,21 @@ def test_threshold_slider_in_the_runs_units():
     assert "Cut (cosine-distance)" in labels
     at.selectbox(key="sys_thr_run").set_value("after").run()
     assert "Cut (similarity)" in [s.label for s in at.slider]
-    metrics = {m.label: m.value for m in at.metric}
-    assert metrics["bluffs"].endswith("/4")  # 4 out-of-domain queries
+    m = {x.label: int(x.value) for x in at.metric}
+    assert m["Bluffs"] + m["Refused"] == 4  # the 4 out-of-domain queries of ood-queries.tsv
+    in_domain = [shown(x) for x in at.markdown if shown(x).startswith("**In domain**")]
+    n_in = int(in_domain[0].split(": ")[1].split()[0])
+    assert m["Answered"] + m["Answered without"] + m["Abandoned"] == n_in
+    # "after" is a similarity: the lowest cut keeps every first chunk (nothing abandoned, every
+    # out-of-domain query bluffs); the highest keeps none.
+    slider = [x for x in at.slider if x.label == "Cut (similarity)"][0]
+    slider.set_value(slider.min).run()
+    m = {x.label: int(x.value) for x in at.metric}
+    assert (m["Abandoned"], m["Bluffs"], m["Refused"]) == (0, 4, 0)
+    slider = [x for x in at.slider if x.label == "Cut (similarity)"][0]
+    slider.set_value(slider.max).run()
+    m = {x.label: int(x.value) for x in at.metric}
+    assert (m["Answered"], m["Answered without"], m["Abandoned"], m["Bluffs"]) == (0, 0, n_in, 0)
 
 
 def test_citations_lists_the_two_wrong_chunks():

@@ -8,8 +8,11 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from audit.evaluation.threshold import counts_at
+from audit.evaluation.threshold import OUTCOME_MEANING, counts_at
+from audit.report.threshold import gate_distance_frame, outcome_counts_frame
 
+from ..charts import outcome_bar
+from ..layout import cells
 from ..tables import table
 from ..text import md
 from . import footer
@@ -26,38 +29,54 @@ def draw(sctx) -> None:
     by = {t.run: t for t in rep.thresholds}
     name = st.selectbox("Run", list(by), key="sys_thr_run")
     t = by[name]
-    from audit.report.system import score_frame
-
-    sf = score_frame(s, name)
+    queries = s.gate_queries(name)
+    gd = gate_distance_frame(queries, s.to_gate(name, float(st.session_state.get(f"sys_cut_{name}", t.cut))))
+    gd["score"] = [s.to_display(name, v) for v in gd["gate distance"]]
+    gd = gd[gd["score"].notna()]
     st.caption(md(f"Scores are {t.score_kind}, as in the run file: a cut keeps the chunks scoring strictly {t.keep} "
-                  "it (at most 4). In-domain: the score of the answer; out-of-domain: the best score."))
-    lo, hi = float(sf["score"].min()), float(sf["score"].max())
+                  "it (at most 4). Each bar is a query's best score (its first chunk): the value the gate decides "
+                  "on, so the bars on the refused side of the red line are exactly the abandoned and refused queries."))
+    lo, hi = float(gd["score"].min()), float(gd["score"].max())
     pad = (hi - lo) * 0.05 or 0.05
     key = f"sys_cut_{name}"
     if key not in st.session_state:
         st.session_state[key] = float(t.cut)
     cut = st.slider(f"Cut ({t.score_kind})", lo - pad, hi + pad, key=key, step=(hi - lo + 2 * pad) / 200,
                     format="%.3f")
-    at = counts_at(s.gate_queries(name), s.to_gate(name, cut))
-    c = st.columns(4)
-    c[0].metric("answered", at.answered, help="in-domain queries with a chunk kept")
-    c[1].metric("abandoned answerable", at.abandoned_answerable, help="in-domain queries whose answer was refused")
-    c[2].metric("bluffs", f"{at.bluff}/{at.out_of_domain}", help="out-of-domain queries with a chunk kept")
-    c[3].metric("refused (out-of-domain)", at.refused)
-    st.caption(f"Balanced cut (fewest bluffs + abandoned answerable): {t.cut:.4g}. Worst in-domain answer score "
-               f"{t.separation.worst_in_domain:.4g}; best out-of-domain {t.separation.best_out_of_domain:.4g}"
+    at = counts_at(queries, s.to_gate(name, cut))
+    gd = gate_distance_frame(queries, s.to_gate(name, cut)).assign(
+        score=lambda f: [s.to_display(name, v) for v in f["gate distance"]]).dropna(subset=["score"])
+    M = OUTCOME_MEANING
+    st.markdown(f"**In domain**: {at.in_domain} queries")
+    c = cells(3)
+    c[0].metric("Answered", at.answered, help=M["answered"])
+    c[1].metric("Answered without", at.answered_without, help=M["answered without"])
+    c[2].metric("Abandoned", at.abandoned, delta=f"{at.abandoned_answerable} answerable", delta_color="off",
+                delta_arrow="off", help=M["abandoned"] + f". Answerable: {M['abandoned answerable']}.")
+    st.markdown(f"**Out of domain**: {at.out_of_domain} queries")
+    c = cells(3)
+    c[0].metric("Bluffs", at.bluff, help=M["bluff"])
+    c[1].metric("Refused", at.refused, help=M["refused"])
+    st.altair_chart(outcome_bar(outcome_counts_frame(at)), width="stretch", key="sys_threshold_outcomes")
+    st.caption(f"At {cut:.4g}: in domain {at.answered} answered + {at.answered_without} answered without + "
+               f"{at.abandoned} abandoned = {at.in_domain}; out of domain {at.bluff} bluffs + {at.refused} refused = "
+               f"{at.out_of_domain}. Balanced cut (fewest bluffs + abandoned answerable): {t.cut:.4g}. Worst "
+               f"in-domain answer score {t.separation.worst_in_domain:.4g}; best out-of-domain "
+               f"{t.separation.best_out_of_domain:.4g}"
                + (" — no cut is right for both." if t.separation.overlap else " — a cut separates them."))
-    hist = alt.Chart(sf).mark_bar(opacity=0.6).encode(
-        x=alt.X("score:Q", bin=alt.Bin(maxbins=30), title=f"score ({t.score_kind})"), y=alt.Y("count():Q",
-        stack=None, title="queries"), color=alt.Color("group:N", legend=alt.Legend(orient="bottom")))
+    hist = alt.Chart(gd).mark_bar().encode(
+        x=alt.X("score:Q", bin=alt.Bin(maxbins=30), title=f"best score ({t.score_kind})"),
+        y=alt.Y("count():Q", stack=True, title="queries"),
+        color=alt.Color("outcome:N", legend=alt.Legend(orient="right", labelLimit=0)),
+        tooltip=["query_id", "domain", "outcome", alt.Tooltip("score:Q", format=".4f")])
     rule = alt.Chart(pd.DataFrame({"score": [cut]})).mark_rule(color="red").encode(x="score:Q")
-    st.altair_chart(hist + rule, use_container_width=True)
+    st.altair_chart(hist + rule, width="stretch")
     curve = pd.DataFrame([{"cut": c.threshold, "bluffs": c.bluff, "abandoned answerable": c.abandoned_answerable}
                           for c in t.sweep if math.isfinite(c.threshold)])
     st.subheader("Bluffs vs abandoned answers")
     st.altair_chart(alt.Chart(curve.melt("cut", var_name="outcome", value_name="queries")).mark_line(point=True)
                     .encode(x=alt.X("cut:Q", title=f"cut ({t.score_kind})"), y="queries:Q", color="outcome:N"),
-                    use_container_width=True)
+                    width="stretch")
     table(pd.DataFrame([c.to_dict() for c in t.sweep]), "sys_sweep_table", f"sweep_{name}.csv",
           help={"threshold": f"cut in {t.score_kind}"})
     footer(sctx)
