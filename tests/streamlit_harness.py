@@ -104,7 +104,7 @@ def serve_app(env: dict[str, str], log: str | Path, start_timeout: float = 60.0,
                 pass
             if proc.poll() is not None or time.time() > deadline:
                 why = f"exited with {proc.returncode}" if proc.poll() is not None else \
-                    f"no health answer in {start_timeout:.0f} s"
+                    f"no health answer in {start_timeout:g} s"
                 out.flush()
                 raise AppDidNotStart(f"streamlit did not start ({why}); {log.name}:\n" + log.read_text()[-2000:])
             time.sleep(poll)
