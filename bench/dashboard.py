@@ -1,6 +1,6 @@
 """Time ``streamlit run app.py`` to the Strategies page showing numbers, with Playwright + Chromium.
 
-Same harness as ``tests/test_browser.py`` (Debian's ``/usr/bin/chromium``, a
+Same harness as the browser tests (``tests/streamlit_harness.py``: Debian's ``/usr/bin/chromium``, a
 free localhost port), but the real model and a given ``AUDIT_HOME``:
 
 - ``server start``: process start until ``/_stcore/health`` answers;
@@ -14,21 +14,14 @@ free localhost port), but the real model and a given ``AUDIT_HOME``:
 from __future__ import annotations
 
 import os
-import socket
-import subprocess
 import sys
 import time
-import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+# The server and browser start the same way as in the browser tests: that code lives once, in
+# tests/streamlit_harness.py (no pytest needed at import), and tests/ is not a package, hence the path.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from streamlit_harness import CHROMIUM, app_env, launch_chromium, serve_app  # noqa: E402
 
 
 def _settled(pg, timeout: float) -> None:
@@ -54,34 +47,16 @@ def measure(home: Path, timeout: float = 900) -> dict:
         raise RuntimeError(f"{CHROMIUM} not found (apt-get install chromium)")
     from playwright.sync_api import sync_playwright
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AUDIT_")}
-    env.update({"AUDIT_HOME": str(home), "AUDIT_RERANKER": "none"})
-    port = _free_port()
-    log = open(Path(home) / "bench-streamlit.log", "w")
-    t0 = time.perf_counter()
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                             "--server.port", str(port), "--server.address", "127.0.0.1",
-                             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}/"
+    env = app_env(AUDIT_HOME=str(home), AUDIT_RERANKER="none")
     out = {}
-    try:
-        while True:
-            try:
-                if urllib.request.urlopen(base + "_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.perf_counter() - t0 > 120:
-                raise RuntimeError("streamlit did not start")
-            time.sleep(0.1)
+    t0 = time.perf_counter()
+    with serve_app(env, Path(home) / "bench-streamlit.log", start_timeout=120, poll=0.1) as app:
         out["server start"] = time.perf_counter() - t0
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-                "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+            browser = launch_chromium(p)
             pg = browser.new_page(viewport={"width": 1400, "height": 2000})
             t = time.perf_counter()
-            pg.goto(base + "strategies", timeout=timeout * 1000)
+            pg.goto(app.url + "strategies", timeout=timeout * 1000)
             _settled(pg, timeout)
             out["first Strategies page with numbers"] = time.perf_counter() - t
             t = time.perf_counter()
@@ -89,11 +64,4 @@ def measure(home: Path, timeout: float = 900) -> dict:
             _settled(pg, timeout)
             out["reload (same server)"] = time.perf_counter() - t
             browser.close()
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
     return {"seconds": out, "load": "{:.2f}/{:.2f}/{:.2f}".format(*os.getloadavg())}

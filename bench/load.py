@@ -25,26 +25,20 @@ import argparse
 import asyncio
 import json
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import threading
 import time
-import urllib.request
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
+# The server and browser start the same way as in the browser tests: that code lives once, in
+# tests/streamlit_harness.py (no pytest needed at import), and tests/ is not a package, hence the path.
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from streamlit_harness import CHROMIUM, AppDidNotStart, app_env, launch_chromium, serve_app  # noqa: E402
+
 PAGES = ["", "strategies", "query-explorer", "chunk-map", "threshold", "tokens", "citations", "index-health",
          "upgrade-diff"]
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _rss_mb(pid: int) -> float:
@@ -119,8 +113,7 @@ async def _drive(base: str, sessions: int, rounds: int, page_timeout: float) -> 
 
     out = {"times": [], "first": [], "errors": [], "http_errors": [], "by_page": {}}
     async with async_playwright() as p:
-        browser = await p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        browser = await launch_chromium(p)
         await asyncio.gather(*[_session(browser, base, rounds, page_timeout, out, i) for i in range(sessions)])
         await browser.close()
     return out
@@ -138,53 +131,32 @@ def main(argv: list[str] | None = None) -> dict:
     if not Path(CHROMIUM).exists():
         sys.exit(f"{CHROMIUM} not found (apt-get install chromium)")
     home = Path(tempfile.mkdtemp(prefix="audit-load-"))
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AUDIT_")}
-    env.update({"AUDIT_HOME": str(home), "AUDIT_RERANKER": "none", "AUDIT_MODEL": args.model,
-                "HF_HUB_OFFLINE": "1"})
-    port = _free_port()
-    log = open(home / "server.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                             "--server.port", str(port), "--server.address", "127.0.0.1",
-                             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}/"
+    env = app_env(AUDIT_HOME=str(home), AUDIT_RERANKER="none", AUDIT_MODEL=args.model, HF_HUB_OFFLINE="1")
     mem: list[float] = []
     stop = threading.Event()
     try:
-        t_deadline = time.time() + 60
-        while True:
+        with serve_app(env, home / "server.log") as app:
+            mem.append(_rss_mb(app.proc.pid))
+
+            def sample() -> None:
+                while not stop.wait(0.5):
+                    mem.append(_rss_mb(app.proc.pid))
+
+            threading.Thread(target=sample, daemon=True).start()
+            t0 = time.perf_counter()
             try:
-                if urllib.request.urlopen(base + "_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.time() > t_deadline:
-                sys.exit("streamlit did not start:\n" + (home / "server.log").read_text()[-2000:])
-            time.sleep(0.3)
-        mem.append(_rss_mb(proc.pid))
-
-        def sample() -> None:
-            while not stop.wait(0.5):
-                mem.append(_rss_mb(proc.pid))
-
-        threading.Thread(target=sample, daemon=True).start()
-        t0 = time.perf_counter()
-        try:
-            out = asyncio.run(asyncio.wait_for(_drive(base, args.sessions, args.rounds, args.page_timeout),
-                                               args.deadline))
-        except asyncio.TimeoutError:
-            out = {"times": [], "first": [], "errors": [f"the whole run passed its {args.deadline:.0f} s deadline"],
-                   "http_errors": [], "by_page": {}}
-        wall = time.perf_counter() - t0
+                out = asyncio.run(asyncio.wait_for(_drive(app.url, args.sessions, args.rounds, args.page_timeout),
+                                                   args.deadline))
+            except asyncio.TimeoutError:
+                out = {"times": [], "first": [], "errors": [f"the whole run passed its {args.deadline:.0f} s deadline"],
+                       "http_errors": [], "by_page": {}}
+            wall = time.perf_counter() - t0
+            stop.set()
+            end_mem = _rss_mb(app.proc.pid)  # before the server is terminated
+    except AppDidNotStart as e:
+        sys.exit(str(e))
     finally:
         stop.set()
-        end_mem = _rss_mb(proc.pid)
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
     t = out["times"]
     res = {
         "sessions": args.sessions, "rounds": args.rounds, "model": args.model, "pages_timed": len(t),

@@ -17,74 +17,31 @@ from __future__ import annotations
 
 import os
 import re
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 from pathlib import Path
 
 import pytest
+from streamlit_harness import ROOT, app_env, launch_chromium, need_chromium, serve_app
 
-ROOT = Path(__file__).resolve().parent.parent
-CHROMIUM = "/usr/bin/chromium"
 PAGES = ["", "strategies", "query-explorer", "chunk-map", "threshold", "tokens", "citations", "index-health",
          "upgrade-diff"]
 REAL_MODEL = os.environ.get("AUDIT_BROWSER_REAL_MODEL", "") not in ("", "0")
 
 
-def _need_chromium() -> None:
-    if Path(CHROMIUM).exists():
-        return
-    msg = f"{CHROMIUM} not found: run `apt-get install chromium` (Debian) to run the browser test"
-    if os.environ.get("CI", "").lower() == "true":
-        pytest.fail(msg)
-    pytest.skip(msg)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     """A headless ``streamlit run app.py`` on a free localhost port; yields its base URL."""
-    _need_chromium()
+    need_chromium()
     pytest.importorskip("playwright.sync_api", reason="pip install playwright (requirements-dev.txt)")
     home = tmp_path_factory.mktemp("audit_home")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AUDIT_") or (REAL_MODEL and k == "AUDIT_HOME")}
-    env["AUDIT_RERANKER"] = "none"
+    env = app_env(AUDIT_RERANKER="none")
     if not REAL_MODEL:
         env.update({"AUDIT_MODEL": "hashing", "AUDIT_HOME": str(home)})
-    # The real-model variant keeps $AUDIT_HOME (default ./.audit): its embedding cache makes a second run warm.
-    port = _free_port()
-    log = open(home / "server.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                             "--server.port", str(port), "--server.address", "127.0.0.1",
-                             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}/"
-    try:
-        deadline = time.time() + 60
-        while True:
-            try:
-                if urllib.request.urlopen(base + "_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.time() > deadline:
-                pytest.fail("streamlit did not start:\n" + (home / "server.log").read_text()[-2000:])
-            time.sleep(0.3)
-        yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+    elif "AUDIT_HOME" in os.environ:
+        # The real-model variant keeps $AUDIT_HOME (default ./.audit): its embedding cache makes a second run warm.
+        env["AUDIT_HOME"] = os.environ["AUDIT_HOME"]
+    with serve_app(env, home / "server.log") as app:
+        yield app.url
 
 
 @pytest.fixture(scope="module")
@@ -92,8 +49,7 @@ def page(server):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        browser = launch_chromium(p)
         pg = browser.new_page(viewport={"width": 1400, "height": 2400})
         pg.set_default_timeout(60_000)
         yield pg

@@ -13,25 +13,14 @@ hold the marker. The marker must still be visible as text (the data is shown, no
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
 import urllib.parse
-import urllib.request
 from pathlib import Path
 
 import pytest
-from test_browser import (
-    CHROMIUM,
-    PAGES,
-    _free_port,
-    _need_chromium,
-    _no_exception,
-    _settle,
-)
+from streamlit_harness import app_env, launch_chromium, need_chromium, serve_app
+from test_browser import PAGES, _no_exception, _settle
 
-ROOT = Path(__file__).resolve().parent.parent
 MARK = "audittrap"
 NEEDLE = "The gateway retries a failed call three times before it gives up."
 TRICKS = (f"![{MARK}-img](http://127.0.0.1:9/{MARK}-abs.png) [{MARK}-link](javascript:alert(5)) "
@@ -64,38 +53,12 @@ def _write_corpus(root: Path) -> dict:
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    _need_chromium()
+    need_chromium()
     pytest.importorskip("playwright.sync_api", reason="pip install playwright (requirements-dev.txt)")
     root = tmp_path_factory.mktemp("markup")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AUDIT_")}
-    env.update(_write_corpus(root))
-    env.update({"AUDIT_MODEL": "hashing", "AUDIT_RERANKER": "none", "AUDIT_HOME": str(root / "home")})
-    port = _free_port()
-    log = open(root / "server.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                             "--server.port", str(port), "--server.address", "127.0.0.1",
-                             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}/"
-    try:
-        deadline = time.time() + 60
-        while True:
-            try:
-                if urllib.request.urlopen(base + "_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.time() > deadline:
-                pytest.fail("streamlit did not start:\n" + (root / "server.log").read_text()[-2000:])
-            time.sleep(0.3)
-        yield base, root
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+    env = app_env(**_write_corpus(root), AUDIT_MODEL="hashing", AUDIT_RERANKER="none", AUDIT_HOME=str(root / "home"))
+    with serve_app(env, root / "server.log") as app:
+        yield app.url, root
 
 
 #: Elements data must never become: links, media, frames, emphasis, headings, formulas.
@@ -124,8 +87,7 @@ def test_markup_in_data_creates_no_element_and_no_request(server):
     requests: list[str] = []
     seen_as_text = 0
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        browser = launch_chromium(p)
         page = browser.new_page(viewport={"width": 1400, "height": 2400})
         page.set_default_timeout(60_000)
         page.on("request", lambda r: requests.append(r.url))

@@ -10,17 +10,12 @@ line must wrap inside the box (no horizontal overflow hiding characters).
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 import time
-import urllib.request
-from pathlib import Path
 
 import pytest
-from test_browser import CHROMIUM, _free_port, _need_chromium, _no_exception, _settle
+from streamlit_harness import app_env, launch_chromium, need_chromium, serve_app
+from test_browser import _no_exception, _settle
 
-ROOT = Path(__file__).resolve().parent.parent
 LONG = "L" + "0123456789" * 25  # 251 characters, no space (~90 fit a line of the box): must wrap
 NEEDLE = ("Under python -O the constant __debug__ is False, so every assert_stmt is dropped from the cafe\u0301 "
           f"build {LONG} for good.")
@@ -28,7 +23,7 @@ NEEDLE = ("Under python -O the constant __debug__ is False, so every assert_stmt
 
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
-    _need_chromium()
+    need_chromium()
     pytest.importorskip("playwright.sync_api", reason="pip install playwright (requirements-dev.txt)")
     root = tmp_path_factory.mktemp("quote")
     docs = root / "docs"
@@ -40,35 +35,10 @@ def server(tmp_path_factory):
     gt = root / "gt.jsonl"
     gt.write_text(json.dumps({"id": "debug", "needle": NEEDLE, "questions": [NEEDLE, "what does -O do to asserts"]})
                   + "\n", encoding="utf-8")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("AUDIT_")}
-    env.update({"AUDIT_CORPUS": str(docs), "AUDIT_GROUND_TRUTH": str(gt), "AUDIT_MODEL": "hashing",
-                "AUDIT_RERANKER": "none", "AUDIT_HOME": str(root / "home")})
-    port = _free_port()
-    log = open(root / "server.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "streamlit", "run", "app.py", "--server.headless", "true",
-                             "--server.port", str(port), "--server.address", "127.0.0.1",
-                             "--browser.gatherUsageStats", "false", "--server.fileWatcherType", "none"],
-                            cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}/"
-    try:
-        deadline = time.time() + 60
-        while True:
-            try:
-                if urllib.request.urlopen(base + "_stcore/health", timeout=2).read() == b"ok":
-                    break
-            except OSError:
-                pass
-            if proc.poll() is not None or time.time() > deadline:
-                pytest.fail("streamlit did not start:\n" + (root / "server.log").read_text()[-2000:])
-            time.sleep(0.3)
-        yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-        log.close()
+    env = app_env(AUDIT_CORPUS=str(docs), AUDIT_GROUND_TRUTH=str(gt), AUDIT_MODEL="hashing",
+                  AUDIT_RERANKER="none", AUDIT_HOME=str(root / "home"))
+    with serve_app(env, root / "server.log") as app:
+        yield app.url
 
 
 #: For each quote box (the pre-wrapped div inside an expander): its innerText, whether it overflows
@@ -87,8 +57,7 @@ def test_quote_marking_keeps_every_character_visible(server):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=[
-            "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"])
+        browser = launch_chromium(p)
         page = browser.new_page(viewport={"width": 1400, "height": 2400})
         page.set_default_timeout(60_000)
         page.goto(server + "citations")
