@@ -17,7 +17,6 @@ import streamlit as st
 
 from audit.evaluation.threshold import (
     KEEP,
-    OUTCOME_MEANING,
     SavedThreshold,
     bluffs,
     choose_cut,
@@ -32,13 +31,12 @@ from audit.report.dashboard import answerless, bluffs_frame, slider_max
 from audit.report.threshold import (
     gate_distance_frame,
     histogram_extent,
-    outcome_counts_frame,
     sweep_view,
 )
 from ui import cache, context, download, footer, session, stop, table
 from ui.text import md
-from ui.charts import distance_histogram, outcome_bar, outcomes_against_cut, sweep_chart
-from ui.threshold import cut_slider
+from ui.charts import distance_histogram, outcomes_against_cut, sweep_chart
+from ui.threshold import cut_slider, outcome_metrics
 from ui.layout import cells
 
 ctx = context()
@@ -73,19 +71,7 @@ default = cache.balanced(ctx.key.digest, strategy, retriever, run) if len(finite
 cut = cut_slider(hi, choose_cut(saved, ctx.encoder.digest, strategy, retriever, None, default)[0])
 
 counts = counts_at(qs, cut)
-M = OUTCOME_MEANING
-st.markdown(f"**In domain**: {counts.in_domain} queries")
-m = cells(3)
-m[0].metric("Answered", counts.answered, help=M["answered"])
-m[1].metric("Answered without", counts.answered_without, help=M["answered without"])
-m[2].metric("Abandoned", counts.abandoned, delta=f"{counts.abandoned_answerable} answerable", delta_color="off",
-            delta_arrow="off", help=M["abandoned"] + f". Answerable: {M['abandoned answerable']}.")
-st.markdown(f"**Out of domain**: {counts.out_of_domain} queries")
-m = cells(3)
-m[0].metric("Bluffs", counts.bluff, help=M["bluff"])
-m[1].metric("Refused", counts.refused, help=M["refused"])
-oc = outcome_counts_frame(counts)
-st.altair_chart(outcome_bar(oc), width="stretch", key="threshold_outcomes")
+oc = outcome_metrics(counts, key="threshold_outcomes")
 st.caption(f"At {cut:.3f}: in domain {counts.answered} answered + {counts.answered_without} answered without + "
            f"{counts.abandoned} abandoned = {counts.in_domain} queries; out of domain {counts.bluff} bluffs + "
            f"{counts.refused} refused = {counts.out_of_domain} queries. Balanced cut (fewest bluffs + abandoned "

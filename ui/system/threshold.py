@@ -8,12 +8,11 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
-from audit.evaluation.threshold import OUTCOME_MEANING, counts_at
-from audit.report.threshold import gate_distance_frame, outcome_counts_frame
+from audit.evaluation.threshold import counts_at
+from audit.report.threshold import gate_distance_frame
 
-from ..charts import outcome_bar
-from ..layout import cells
 from ..tables import table
+from ..threshold import outcome_metrics
 from ..text import md
 from . import footer
 
@@ -46,18 +45,7 @@ def draw(sctx) -> None:
     at = counts_at(queries, s.to_gate(name, cut))
     gd = gate_distance_frame(queries, s.to_gate(name, cut)).assign(
         score=lambda f: [s.to_display(name, v) for v in f["gate distance"]]).dropna(subset=["score"])
-    M = OUTCOME_MEANING
-    st.markdown(f"**In domain**: {at.in_domain} queries")
-    c = cells(3)
-    c[0].metric("Answered", at.answered, help=M["answered"])
-    c[1].metric("Answered without", at.answered_without, help=M["answered without"])
-    c[2].metric("Abandoned", at.abandoned, delta=f"{at.abandoned_answerable} answerable", delta_color="off",
-                delta_arrow="off", help=M["abandoned"] + f". Answerable: {M['abandoned answerable']}.")
-    st.markdown(f"**Out of domain**: {at.out_of_domain} queries")
-    c = cells(3)
-    c[0].metric("Bluffs", at.bluff, help=M["bluff"])
-    c[1].metric("Refused", at.refused, help=M["refused"])
-    st.altair_chart(outcome_bar(outcome_counts_frame(at)), width="stretch", key="sys_threshold_outcomes")
+    outcome_metrics(at, key="sys_threshold_outcomes")
     st.caption(f"At {cut:.4g}: in domain {at.answered} answered + {at.answered_without} answered without + "
                f"{at.abandoned} abandoned = {at.in_domain}; out of domain {at.bluff} bluffs + {at.refused} refused = "
                f"{at.out_of_domain}. Balanced cut (fewest bluffs + abandoned answerable): {t.cut:.4g}. Worst "
