@@ -71,3 +71,52 @@ def test_your_system_on_every_page(server, page, tmp_path):  # noqa: F811
         if name == "Upgrade diff":
             assert "Sign tests, after (after) vs before (before)" in text
 
+
+
+def _idle(pg, timeout: float = 90) -> None:
+    """Wait until the script run ends (no status widget); unlike _settle, a page that stops early counts."""
+    deadline = time.time() + timeout
+    time.sleep(1.0)
+    while time.time() < deadline:
+        if not pg.query_selector('[data-testid="stStatusWidget"]'):
+            time.sleep(0.5)
+            return
+        time.sleep(0.5)
+    raise AssertionError("the page did not finish running in time")
+
+
+def test_your_system_uploaded(server, page, tmp_path):  # noqa: F811
+    """The upload route (AppTest cannot drive st.file_uploader): queries, judgments and two runs uploaded in the
+    browser; the runs are named after their files and both reach Strategies; a broken third run is reported
+    (file and line) while the two good ones are still audited."""
+    pg = page
+    pg.goto(server)
+    _settle(pg)
+    pg.locator('[data-testid="stSidebar"] label', has_text="Your system (files)").click()
+    pg.wait_for_selector('[data-testid="stSidebar"] :text("paths on disk")')
+    pg.locator('[data-testid="stSidebar"] label', has_text="upload").first.click()
+    _idle(pg)
+    root = Path(__file__).resolve().parent.parent / EX
+    uploaders = pg.locator('[data-testid="stSidebar"] [data-testid="stFileUploader"]')
+    by_label = {u.inner_text().splitlines()[0]: u for u in uploaders.all()}
+
+    def upload(prefix: str, files) -> None:
+        (box,) = [u for label, u in by_label.items() if label.startswith(prefix)]
+        box.locator('input[type="file"]').set_input_files(files)
+        time.sleep(0.5)
+        _idle(pg)
+
+    broken = tmp_path / "broken.trec"
+    broken.write_text("q1 Q0 b3 one 0.31 broken\n", encoding="utf-8")  # rank "one" is not a number
+    upload("Queries", str(root / "queries.tsv"))
+    upload("Judgments", str(root / "qrels.trec"))
+    upload("Runs", [str(root / "before.trec"), str(root / "after.trec"), str(broken)])
+    _no_exception(pg, "upload")
+    sidebar = pg.locator('[data-testid="stSidebar"]').inner_text()
+    assert "broken.trec:1" in sidebar or "broken.trec:1" in _main_text(pg)
+    pg.locator('[data-testid="stSidebarNav"] a', has_text="Strategies").first.click()
+    time.sleep(1.0)
+    _settle(pg)
+    _no_exception(pg, "Strategies after upload")
+    text = _main_text(pg)
+    assert "before" in text and "after" in text and "your system (before.trec, after.trec)" in text
