@@ -144,7 +144,7 @@ class CrossEncoderModel:
         unpadded, the last layer for [CLS] only; ``out[i]`` gets pair ``i``'s score."""
         import torch
 
-        from .packed import balanced_buckets, run_buckets, usable_cores
+        from .packed import balanced_buckets, greedy_buckets, run_buckets, usable_cores
 
         enc = self.model.tokenizer([query] * len(texts), texts, truncation=True, max_length=limit)
         ids, types = enc["input_ids"], enc["token_type_ids"]
@@ -153,14 +153,7 @@ class CrossEncoderModel:
         if self._balanced:
             buckets = balanced_buckets(lens, workers, self.token_budget, self.hidden_size)
         else:  # the previous default: greedy buckets of ≤ token_budget tokens, longest first
-            buckets, cur, used = [], [], 0
-            for i in sorted(range(len(ids)), key=lambda i: (lens[i], i)):
-                if cur and used + lens[i] > self.token_budget:
-                    buckets.append(cur)
-                    cur, used = [], 0
-                cur.append(i)
-                used += lens[i]
-            buckets = (buckets + [cur])[::-1]
+            buckets = greedy_buckets(lens, self.token_budget)
         cls_only = self._cls_only
         clf = self.model.model
         act = getattr(self.model, "activation_fn", None) or torch.nn.Identity()

@@ -182,6 +182,25 @@ class PackedBert:
             return F.normalize(means, p=2, dim=1, eps=1e-12).numpy()
 
 
+def greedy_buckets(lens: Sequence[int], token_budget: int) -> list[list[int]]:
+    """Index buckets of at most ``token_budget`` real tokens (a text longer than the budget is a bucket of its
+    own), filled by ascending length (ties by index), returned costliest (longest texts) first; no empty bucket.
+
+    ``lens`` are token counts per text (special tokens included). The default of the bi-encoder, and the
+    cross-encoder's previous default (:func:`balanced_buckets` replaced it there).
+    """
+    buckets, cur, used = [], [], 0
+    for i in sorted(range(len(lens)), key=lambda i: (lens[i], i)):
+        if cur and used + lens[i] > token_budget:
+            buckets.append(cur)
+            cur, used = [], 0
+        cur.append(i)
+        used += lens[i]
+    if cur:
+        buckets.append(cur)
+    return buckets[::-1]
+
+
 def balanced_buckets(lens: Sequence[int], workers: int, token_budget: int, hidden: int = 384) -> list[list[int]]:
     """Index buckets of about equal cost, a multiple of ``workers`` of them, costliest first.
 

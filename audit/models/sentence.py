@@ -300,17 +300,9 @@ class SentenceTransformerEncoder:
         """Token ids per text (special tokens in, cut to the window) and index buckets of at most
         ``token_budget`` real tokens by ascending length, returned costliest (longest texts) first."""
         ids = [e.ids for e in self._padding_tokenizer().encode_batch(texts)]
-        lens = [len(x) for x in ids]
-        buckets, cur, used = [], [], 0
-        for i in sorted(range(len(texts)), key=lambda i: (lens[i], i)):
-            if cur and used + lens[i] > self.token_budget:
-                buckets.append(cur)
-                cur, used = [], 0
-            cur.append(i)
-            used += lens[i]
-        if cur:
-            buckets.append(cur)
-        return ids, buckets[::-1]
+        from .packed import greedy_buckets
+
+        return ids, greedy_buckets([len(x) for x in ids], self.token_budget)
 
     def _encode_packed(self, texts: list[str], progress: Progress | None, out: np.ndarray) -> np.ndarray:
         """Unpadded buckets of at most ``token_budget`` real tokens, costliest first, on worker threads."""
