@@ -75,6 +75,14 @@ def canonical_scores(values, origin: str = "computed") -> np.ndarray:
     raise ValueError(f"score origin {origin!r} is unknown; choose one of {', '.join(ORIGINS)}")
 
 
+def _max_norm(rows: np.ndarray) -> float:
+    """An upper bound of the rows' Euclidean norms, 1% above the largest finite one (float32 sums are enough
+    for a bound); ``inf`` when a row overflows (then every sum is summed exactly: slow, still right)."""
+    sq = np.einsum("ij,ij->i", rows, rows)
+    sq = sq[~np.isnan(sq)]
+    return float(np.sqrt(sq.max())) * 1.01 if sq.size else 0.0
+
+
 def _dot_products(q64: np.ndarray, v64: np.ndarray) -> np.ndarray:
     """``q64 @ v64.T`` by BLAS, shape (n_queries, n_rows): the one place a kernel decides a summation order.
 
@@ -84,7 +92,7 @@ def _dot_products(q64: np.ndarray, v64: np.ndarray) -> np.ndarray:
     return q64 @ v64.T
 
 
-def cosine_distances(queries: np.ndarray, vectors: np.ndarray, block_rows: int = 16_384) -> np.ndarray:
+def cosine_distances(queries: np.ndarray, vectors: np.ndarray, block_rows: int = 1_024) -> np.ndarray:
     """Canonical cosine distances ``1 − q·v`` of unit vectors, clipped to [0, 2], independent of the CPU.
 
     Each float32 component is widened to float64, where every product ``qᵢvᵢ`` is exact; BLAS sums
@@ -122,24 +130,24 @@ def cosine_distances(queries: np.ndarray, vectors: np.ndarray, block_rows: int =
     if not out.size:
         return out[0] if one else out
     q64 = q.astype(np.float64)
-    qn = np.linalg.norm(np.where(np.isfinite(q64), q64, 0.0), axis=1)
     n = q.shape[1]
     gamma = n * _U / (1.0 - n * _U)
     scale = 10.0 ** SCORE_DECIMALS
+    qmax = _max_norm(q)
     for lo in range(0, v.shape[0], block_rows):
-        v64 = v[lo:lo + block_rows].astype(np.float64)
-        vn = np.linalg.norm(np.where(np.isfinite(v64), v64, 0.0), axis=1)
+        block = v[lo:lo + block_rows]
+        v64 = block.astype(np.float64)
         s = _dot_products(q64, v64)
-        d = 1.0 - s
+        d = np.subtract(1.0, s, out=s)
+        # |error of s| ≤ γₙ·‖q‖‖v‖ (one bound for the block: its largest norms), plus the ulps of 1 − s and of
+        # × 1e9, in units of the 9th decimal; a sum that close to a rounding boundary is summed exactly
+        top = qmax * _max_norm(block)
+        bound = (gamma * top + 8 * _U * (1.0 + top)) * scale
         with np.errstate(invalid="ignore"):
             x = d * scale
-            # the error of s (and the ulps of 1 − s and of × 1e9), in units of the 9th decimal, doubled;
-            # one bound for the block (its largest norms), which only makes a few more sums exact
-            big = float(np.nanmax(np.abs(s), initial=0.0))
-            bound = ((gamma * float(qn.max(initial=0.0)) * float(vn.max(initial=0.0)) * 1.01 + 4 * _U * (1.0 + big))
-                     * scale + 4 * _U * (1.0 + big) * scale)
-            frac = x - np.floor(x)
-            risky = np.abs(frac - 0.5) <= 2.0 * bound
+            x -= np.floor(x)
+            x -= 0.5
+            risky = np.abs(x, out=x) <= 2.0 * bound
         for i, j in zip(*np.nonzero(risky)):
             d[i, j] = 1.0 - math.fsum((q64[i] * v64[j]).tolist())
         out[:, lo:lo + v64.shape[0]] = d
