@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
+from .runset import Query
 from .ingest import BUILTIN_CORPUS, Corpus
 from .matching import collapse, occurrences, view_with_map
 
@@ -75,24 +76,6 @@ class Needle:
     def key(self) -> str:
         """The needle with whitespace collapsed and stripped: what is searched."""
         return collapse(self.needle)
-
-
-@dataclass(frozen=True)
-class Query:
-    """One query put to the retrievers.
-
-    ``query_id`` is ``<needle id>/doc`` or ``<needle id>/ticket`` for in-domain
-    queries, ``ood-<n>`` for out-of-domain ones (``needle_id`` None).
-    """
-
-    query_id: str
-    text: str
-    phrasing: str  # "documentation", "ticket" or "out-of-domain"
-    needle_id: str | None = None
-
-    @property
-    def in_domain(self) -> bool:
-        return self.needle_id is not None
 
 
 @dataclass(frozen=True)

@@ -1,23 +1,16 @@
-"""Evaluation: statistics, per-column metrics and paired tests, needles in chunks, the threshold, citations.
+"""Evaluation: pure functions of a :class:`~audit.runset.RunSet`.
 
-Modules: :mod:`.stats` (Wilson, sign test, Holm, queries needed), :mod:`.metrics` (columns of
-first-correct ranks, Success@k, MRR@20, paired tests), :mod:`.judgments` (qrels, runs, the evaluated order), :mod:`.measures` (ir_measures names over runs),
-:mod:`.needles` (which chunks hold each
-needle; destroyed / overlap-only / past-the-window), :mod:`.threshold` (the gate, sweep, balanced
-cut, bluffs, the saved cut), :mod:`.citations` (context, NO ANSWER, quote checks).
+Modules: :mod:`.stats` (Wilson, sign test, Holm, queries needed), :mod:`.judgments` (qrels),
+:mod:`.measures` (the one measure engine: ir_measures names, the specification's beside them, one
+set of k), :mod:`.paired` (paired sign tests), :mod:`.needles` (which chunks hold each needle;
+destroyed / overlap-only / past-the-window), :mod:`.threshold` (the gate, sweep, balanced cut,
+bluffs), :mod:`.saved_cut` (the one rule for a saved threshold), :mod:`.citations` (context,
+NO ANSWER, quote checks).
 """
 
-from .metrics import (
-           KS,
-           MRR_DEPTH,
-           ColumnResult,
-           PairedTest,
-           QueryResult,
-           paired_test,
-           paired_tests,
-           summary_rows,
-)
+from .measures import KS, MRR_DEPTH, RunResult, evaluate, measure_names
+from .paired import PairedTest, paired_test, paired_tests
 from .stats import Interval, holm, queries_needed, sign_test, wilson
 
-__all__ = ["KS", "MRR_DEPTH", "ColumnResult", "Interval", "PairedTest", "QueryResult", "holm", "paired_test",
-           "paired_tests", "queries_needed", "sign_test", "summary_rows", "wilson"]
+__all__ = ["KS", "MRR_DEPTH", "Interval", "PairedTest", "RunResult", "evaluate", "holm", "measure_names",
+           "paired_test", "paired_tests", "queries_needed", "sign_test", "wilson"]

@@ -1,165 +1,192 @@
-"""IR measures over the user's own rankings ("runs") and relevance judgments ("qrels").
+"""The one measure engine: IR measures of every run of a :class:`~audit.runset.RunSet`, declared once.
 
-The measures carry the names of ``ir_measures`` (MacAvaney et al., ECIR 2022) and
-follow ``trec_eval`` (the TREC evaluation program, through ``pytrec_eval``), which
-``ir_measures`` calls for all of them except ``RR@k``:
+The measures carry the names of ``ir_measures`` (MacAvaney et al., ECIR 2022) and follow
+``trec_eval`` (through ``pytrec_eval``), which ``ir_measures`` calls for all of them except ``RR@k``
+(docs/definitions.md, *Metrics*, *A team's own system*):
 
 - a chunk is **relevant** when its grade is >= 1 (``ir_measures``' ``rel=1``);
-- ``Success@k`` = 1 when a relevant chunk is in the top ``k``, else 0 (what the
-  built-in report calls recall@k with one needle per query);
-- ``R@k`` = relevant chunks in the top ``k`` / relevant chunks judged for the
-  query (0 when none is judged relevant);
-- ``P@k`` = relevant chunks in the top ``k`` / ``k`` (``k``, not the run's
-  length: a run shorter than ``k`` is not rewarded);
-- ``RR@k`` = 1 / rank of the first relevant chunk, 0 beyond rank ``k``;
-  ``RR`` the same without a cut-off;
-- ``nDCG@k`` = DCG@k / ideal DCG@k with DCG = sum of ``gain / log2(rank + 1)``,
-  gain = the grade (linear, negative grades count 0), the ideal ranking is every
-  judged chunk sorted by grade (Järvelin & Kekäläinen, TOIS 2002; trec_eval's
-  ``ndcg_cut``); ``nDCG`` the same over the whole run; 0 when nothing is
-  judged relevant.
+- ``Success@k`` = 1 when a relevant chunk is in the top ``k``, else 0 — the specification's
+  **recall@k** with one needle per query;
+- ``R@k`` = relevant chunks in the top ``k`` / relevant chunks judged (0 when none is judged);
+- ``P@k`` = relevant chunks in the top ``k`` / ``k`` (a run shorter than ``k`` is not rewarded);
+- ``nDCG@k`` = DCG@k / ideal DCG@k, DCG = Σ ``gain / log2(rank + 1)``, gain = the grade (negative
+  grades count 0), the ideal ranking every judged chunk by grade (Järvelin & Kekäläinen 2002);
+  ``nDCG`` over the whole ranking; 0 when nothing is judged relevant;
+- ``RR@k`` = 1 / rank of the first relevant chunk, 0 beyond ``k`` — ``RR@20`` is the
+  specification's **MRR@20**; ``RR`` without a cut-off.
 
-**Order.** A run is evaluated in the order of its scores, not of its ``rank``
-column (trec_eval ignores that column too): best score first, ties broken by
-chunk id in *descending* code-point order, as trec_eval sorts (score desc, then
-``strcmp`` of docno desc). ``ir_measures`` 0.4.3 computes ``RR@k`` with its
-MS MARCO provider, which breaks ties by chunk id *ascending*; only there, and only
-when a tie straddles the first relevant chunk, do the two differ. Here every
-measure uses the same order, trec_eval's, so ``RR@k`` for ``k`` beyond the run
-equals ``RR``.
+Each measure is a function of the ranks (and grades) of the judged chunks a ranking holds, so a
+ranking stored to a depth with the ranks of its relevant chunks beyond it
+(:attr:`audit.runset.Ranked.beyond`) gives the figures of the full ranking.
 
-**Score kinds.** ``similarity`` (default, as TREC: higher is better), ``ip``
-(inner product, higher is better), ``cosine-distance`` (in [0, 2], lower is
-better) and ``l2`` (Euclidean distance, lower is better). Lower-is-better
-scores are negated before sorting, so ties stay ties.
+**Order.** A run is evaluated in the order its source put it in (:class:`~audit.runset.Ranked`):
+a team's run in trec_eval's (best canonical score first, ties by chunk id descending); a built-in
+column in the audit's own (ties by chunk id ascending). ``ir_measures`` 0.4.3 computes ``RR@k``
+with its MS MARCO provider, which breaks ties by chunk id ascending and compares doubles: only
+there, and only when a tie straddles the first relevant chunk, do the two differ.
 
-**Which queries count.** As ``ir_measures``: the queries of the qrels (a query
-with judgments, even only grade-0 ones), or the query ids given explicitly
-(e.g. a needle no chunk holds: an empty judgment set). A query absent from a
-run scores 0 on every measure (``ir_measures`` fills it with the measure's
-default, 0). Queries of a run that have no judgments are ignored and counted in
-:attr:`RunResult.n_unjudged`. The aggregate is the arithmetic mean over the
-counted queries.
+**Which queries count.** As ``ir_measures``: the queries of the run's space's judgments (a query
+with judgments, even only grade-0 ones, or an empty set: a needle no chunk holds). A query absent
+from a run scores 0 on every measure. Queries a run ranks without judgments are ignored and
+counted in :attr:`RunResult.n_unjudged`. The aggregate is the arithmetic mean.
 
-``Success@k`` is the one binomial proportion: it alone gets a Wilson 95%
-interval (:func:`audit.evaluation.wilson`) and the paired sign test between two
-runs (:func:`audit.evaluation.sign_test`).
+``Success@k`` is the one binomial proportion: it alone gets a Wilson 95% interval and the paired
+sign test (:mod:`audit.evaluation.paired`).
 """
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+from typing import Callable, Iterable, Mapping, Sequence
 
-from .judgments import (
-    MIN_REL,
-    SCORE_KINDS,
-    Qrels,
-    Run,
-    ScoreKindError,
-    order,
-    passes_cut,
-)
-from .metrics import PairedTest, holm_adjusted, paired_on_hits
+from .judgments import MIN_REL
 from .stats import Interval, wilson
 
-__all__ = [
-    "KS",
-    "SCORE_KINDS",
-    "Qrels",
-    "QueryMeasures",
-    "Run",
-    "RunResult",
-    "ScoreKindError",
-    "evaluate",
-    "evaluate_runs",
-    "measure_names",
-    "order",
-    "paired_success",
-    "paired_success_tests",
-    "passes_cut",
-    "query_measures",
-    "ranking_measures",
-    "results_frame",
-]
+__all__ = ["KS", "MEASURES", "MRR_DEPTH", "Measure", "QueryMeasures", "RunResult", "SPEC_NAMES", "evaluate",
+           "evaluate_run", "measure_label", "measure_names", "parse_measure", "query_measures", "results_frame"]
 
-#: Cut-offs reported for the user's runs.
+#: The cut-offs reported everywhere (every page, the CLI grammar, the JSON keys).
 KS = (1, 4, 8, 10, 20)
+#: The specification's MRR is RR@20.
+MRR_DEPTH = 20
+
+
+def _dcg(gains: Iterable[tuple[int, float]]) -> float:
+    return math.fsum(g / math.log2(r + 1) for r, g in gains)
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One measure, declared once (as ``ir_measures`` declares its measures).
+
+    Attributes
+    ----------
+    name : str
+        ``ir_measures``' name without the cut-off (``Success``, ``R``, ``P``, ``nDCG``, ``RR``).
+    help : str
+        One sentence for column help and the CLI.
+    cutoff : bool
+        Reported at each k of :data:`KS`.
+    uncut : bool
+        Also reported without a cut-off (``RR``, ``nDCG``).
+    interval : bool
+        Gets a Wilson interval (a binomial proportion).
+    value : callable(ranks, judgments, n_relevant, k) -> float
+        ``ranks``: ``(1-based rank, grade)`` of the judged chunks the ranking holds, rank order;
+        ``judgments``: every judged chunk's grade; ``k``: the cut-off (None: the whole ranking).
+    """
+
+    name: str
+    help: str
+    cutoff: bool
+    uncut: bool
+    interval: bool
+    value: Callable
+
+
+def _success(ranks, judgments, n_rel, k):
+    return 1.0 if any(g >= MIN_REL and r <= k for r, g in ranks) else 0.0
+
+
+def _recall(ranks, judgments, n_rel, k):
+    return sum(1 for r, g in ranks if g >= MIN_REL and r <= k) / n_rel if n_rel else 0.0
+
+
+def _precision(ranks, judgments, n_rel, k):
+    return sum(1 for r, g in ranks if g >= MIN_REL and r <= k) / k
+
+
+def _ndcg(ranks, judgments, n_rel, k):
+    ideal = sorted((max(g, 0) for g in judgments.values()), reverse=True)
+    ideal = ideal if k is None else ideal[:k]
+    idcg = _dcg(enumerate(ideal, start=1))
+    if idcg <= 0:
+        return 0.0
+    return _dcg((r, max(g, 0)) for r, g in ranks if k is None or r <= k) / idcg
+
+
+def _rr(ranks, judgments, n_rel, k):
+    first = next((r for r, g in ranks if g >= MIN_REL), None)
+    return 1.0 / first if first is not None and (k is None or first <= k) else 0.0
+
+
+#: The measures, in report order.
+MEASURES = (
+    Measure("Success", "a relevant chunk within the first k (ir_measures Success@k; the specification's recall@k "
+            "with one needle per query), with a Wilson 95% interval", True, False, True, _success),
+    Measure("R", "recall: relevant chunks in the first k / relevant chunks judged", True, False, False, _recall),
+    Measure("P", "precision: relevant chunks in the first k / k", True, False, False, _precision),
+    Measure("nDCG", "graded gain with a log2 discount, over the ideal order", True, True, False, _ndcg),
+    Measure("RR", "1 / rank of the first relevant chunk (0 beyond k); RR@20 is the specification's MRR@20",
+            True, True, False, _rr),
+)
+_BY_NAME = {m.name: m for m in MEASURES}
+#: The specification's names, accepted beside ir_measures' (``--fail-under recall@8=…``, ``mrr=…``, JSON keys).
+SPEC_NAMES = {**{f"recall@{k}": f"Success@{k}" for k in KS}, "mrr": f"RR@{MRR_DEPTH}"}
+
 
 def measure_names(ks: Sequence[int] = KS) -> tuple[str, ...]:
     """The ``ir_measures`` names reported, in report order.
 
-    For each ``k``: ``Success@k``, ``R@k``, ``P@k``, ``nDCG@k``, ``RR@k``; then
-    ``RR`` and ``nDCG`` (no cut-off). Each parses with ``ir_measures.parse_measure``.
+    For each ``k``: ``Success@k``, ``R@k``, ``P@k``, ``nDCG@k``, ``RR@k``; then ``RR`` and ``nDCG``
+    (no cut-off). Each parses with ``ir_measures.parse_measure``.
     """
-    names = [f"{m}@{k}" for k in ks for m in ("Success", "R", "P", "nDCG", "RR")]
-    return tuple(names + ["RR", "nDCG"])
+    names = [f"{m.name}@{k}" for k in ks for m in MEASURES if m.cutoff]
+    return tuple(names + [m.name for m in (_BY_NAME["RR"], _BY_NAME["nDCG"]) if m.uncut])
 
 
-def _dcg(gains: Iterable[float]) -> float:
-    return sum(g / math.log2(i + 2) for i, g in enumerate(gains))
+def measure_label(name: str) -> str:
+    """What a page shows beside an ir_measures name: ``Success@8 (recall@8)``, ``RR@20 (MRR@20)``."""
+    spec = {v: k for k, v in SPEC_NAMES.items()}.get(name)
+    return f"{name} ({'MRR@20' if spec == 'mrr' else spec})" if spec else name
 
 
-def query_measures(ranking: Sequence[str], judgments: Mapping[str, int],
-                   ks: Sequence[int] = KS) -> dict[str, float]:
+def parse_measure(name: str) -> str:
+    """An ir_measures name (case-insensitive) or a specification name (``recall@8``, ``mrr``) → ir_measures name.
+
+    Raises
+    ------
+    ValueError
+        Not a reported measure; the message lists them.
+    """
+    key = name.strip().lower()
+    known = {n.lower(): n for n in measure_names()}
+    if key in known:
+        return known[key]
+    if key in SPEC_NAMES:
+        return SPEC_NAMES[key]
+    raise ValueError(f"unknown measure {name!r}: use an ir_measures name ({', '.join(measure_names()[:5])}, … RR, "
+                     f"nDCG) or recall@1|4|8|10|20, mrr")
+
+
+def query_measures(ranks: Sequence[tuple[int, int]], judgments: Mapping, ks: Sequence[int] = KS) -> dict[str, float]:
     """Every measure of :func:`measure_names` for one query.
 
     Parameters
     ----------
-    ranking : sequence of str
-        Chunk ids in evaluated order (duplicates are not expected; a repeated
-        id counts once, at its first rank).
-    judgments : mapping chunk id -> int grade
+    ranks : sequence of (int, int)
+        ``(1-based rank, grade)`` of each judged chunk the ranking holds, rank order (a repeated id
+        counted once, at its first rank).
+    judgments : mapping chunk id → int grade
+        Every judgment of the query.
     ks : cut-offs
 
     Returns
     -------
     dict
-        ir_measures name -> value in [0, 1].
+        ir_measures name → value in [0, 1].
     """
-    seen: set[str] = set()
-    ranked = [c for c in ranking if not (c in seen or seen.add(c))]
-    rel = [judgments.get(c, 0) >= MIN_REL for c in ranked]
-    gains = [max(judgments.get(c, 0), 0) for c in ranked]
     n_rel = sum(1 for g in judgments.values() if g >= MIN_REL)
-    ideal = sorted((max(g, 0) for g in judgments.values()), reverse=True)
-    first = next((i + 1 for i, r in enumerate(rel) if r), None)
     out: dict[str, float] = {}
     for k in ks:
-        hits = sum(rel[:k])
-        idcg = _dcg(ideal[:k])
-        out[f"Success@{k}"] = 1.0 if hits else 0.0
-        out[f"R@{k}"] = hits / n_rel if n_rel else 0.0
-        out[f"P@{k}"] = hits / k
-        out[f"nDCG@{k}"] = _dcg(gains[:k]) / idcg if idcg > 0 else 0.0
-        out[f"RR@{k}"] = 1.0 / first if first is not None and first <= k else 0.0
-    idcg = _dcg(ideal)
-    out["RR"] = 1.0 / first if first is not None else 0.0
-    out["nDCG"] = _dcg(gains) / idcg if idcg > 0 else 0.0
+        for m in MEASURES:
+            if m.cutoff:
+                out[f"{m.name}@{k}"] = m.value(ranks, judgments, n_rel, k)
+    for m in MEASURES:
+        if m.uncut:
+            out[m.name] = m.value(ranks, judgments, n_rel, None)
     return out
-
-
-def ranking_measures(chunk_ids, relevant, ks: Sequence[int] = KS) -> dict[str, float]:
-    """:func:`query_measures` of one full ranking in the audit's own order, with binary relevance.
-
-    Parameters
-    ----------
-    chunk_ids : int array, shape (n,)
-        The ranking, best first (ties already broken by chunk id ascending, the audit's rule).
-    relevant : collection of int
-        Chunk ids judged relevant (grade 1), e.g. the chunks whose text holds the needle.
-
-    Only the head up to the last relevant chunk (and at least ``max(ks)`` ranks) is read: no
-    measure depends on what follows it, so the values equal those of the whole ranking.
-    """
-    import numpy as np
-
-    ids = np.asarray(chunk_ids)
-    rel = np.fromiter(relevant, dtype=ids.dtype if ids.size else np.int64) if relevant else np.zeros(0, np.int64)
-    pos = np.flatnonzero(np.isin(ids, rel)) if rel.size else np.zeros(0, np.int64)
-    end = max(int(pos[-1]) + 1 if pos.size else 0, max(ks))
-    return query_measures(ids[:end].tolist(), {int(c): 1 for c in rel.tolist()}, ks)
 
 
 @dataclass(frozen=True)
@@ -168,15 +195,15 @@ class QueryMeasures:
 
     Attributes
     ----------
-    query_id : str
+    query_id, phrasing : str
     values : dict
-        ir_measures name -> value.
+        ir_measures name → value.
     in_run : bool
         False when the run has no ranking for the query (every value 0).
     n_relevant : int
         Chunks judged relevant (grade >= 1).
     first_relevant : int or None
-        1-based rank of the first relevant chunk in evaluated order.
+        1-based rank of the first relevant chunk in evaluated order (None: not returned).
     """
 
     query_id: str
@@ -184,20 +211,28 @@ class QueryMeasures:
     in_run: bool
     n_relevant: int
     first_relevant: int | None
+    phrasing: str = ""
+
+    def hit(self, k: int) -> bool:
+        return self.first_relevant is not None and self.first_relevant <= k
 
 
 @dataclass(frozen=True)
 class RunResult:
-    """A run evaluated against qrels.
+    """A run evaluated against its space's judgments.
 
     Attributes
     ----------
     name, score_kind : str
     ks : tuple of int
     per_query : tuple of QueryMeasures
-        One per counted query, qrels order.
+        One per counted query, judgments order.
     n_unjudged : int
-        Queries of the run without any judgment (not counted).
+        Queries the run ranks without any judgment (not counted).
+    strategy, retriever : str or None
+        A built-in column's strategy and retriever.
+    available : bool
+        False when the run could not be made (``reason`` says why); then ``per_query`` is empty.
     """
 
     name: str
@@ -205,6 +240,10 @@ class RunResult:
     ks: tuple[int, ...]
     per_query: tuple[QueryMeasures, ...]
     n_unjudged: int = 0
+    strategy: str | None = None
+    retriever: str | None = None
+    available: bool = True
+    reason: str = ""
     names: tuple[str, ...] = field(default=(), repr=False)
 
     def __post_init__(self) -> None:
@@ -220,33 +259,55 @@ class RunResult:
         """Counted queries the run has no ranking for (scored 0)."""
         return sum(1 for q in self.per_query if not q.in_run)
 
+    def subset(self, phrasing: str | None) -> "RunResult":
+        """Only the queries of one phrasing (None, ``both`` or ``all``: every query)."""
+        if phrasing in (None, "both", "all"):
+            return self
+        return RunResult(self.name, self.score_kind, self.ks, tuple(q for q in self.per_query
+                                                                     if q.phrasing == phrasing),
+                         self.n_unjudged, self.strategy, self.retriever, self.available, self.reason, self.names)
+
     def values(self, name: str) -> list[float]:
-        """Per-query values of one measure, qrels order (``KeyError`` for an unknown name)."""
+        """Per-query values of one measure (an ir_measures or specification name), judgments order.
+
+        Raises
+        ------
+        KeyError
+            An unknown name.
+        """
+        name = SPEC_NAMES.get(name, name)
         if name not in self.names:
             raise KeyError(f"unknown measure {name!r}; known: {', '.join(self.names)}")
         return [q.values[name] for q in self.per_query]
 
     def mean(self, name: str) -> float:
-        """Mean over the counted queries; NaN when there is none."""
-        v = self.values(name)
+        """Mean over the counted queries; NaN when there is none (or the run is unavailable)."""
+        v = self.values(name) if self.available else []
         return math.fsum(v) / len(v) if v else math.nan
 
     def aggregate(self) -> dict[str, float]:
-        """ir_measures name -> mean, report order."""
+        """ir_measures name → mean, report order."""
         return {n: self.mean(n) for n in self.names}
 
     def success(self, k: int, level: float = 0.95) -> Interval:
-        """``Success@k`` with its Wilson interval (Wilson 1927)."""
-        hits = int(sum(self.values(f"Success@{k}")))
-        return wilson(hits, self.n_queries, level)
+        """``Success@k`` (= recall@k) with its Wilson interval (Wilson 1927); n/a when unavailable."""
+        if not self.available:
+            return wilson(0, 0, level)
+        return wilson(sum(1 for q in self.per_query if q.hit(k)), self.n_queries, level)
+
+    recall = success
+
+    def mrr(self) -> float:
+        """The specification's MRR@20 (= RR@20)."""
+        return self.mean(f"RR@{MRR_DEPTH}")
 
     def hits(self, k: int) -> list[bool]:
         """Per query: a relevant chunk within the top ``k``."""
-        return [v == 1.0 for v in self.values(f"Success@{k}")]
+        return [q.hit(k) for q in self.per_query]
 
     def to_dict(self) -> dict:
-        """The JSON row: ``name``, ``score_kind``, ``n_queries``, ``n_missing``, ``n_unjudged``,
-        every measure under its ir_measures name, and ``Success@k_low``/``_high`` (Wilson 95%)."""
+        """The JSON row: ``name``, ``score_kind``, ``n_queries``, ``n_missing``, ``n_unjudged``, every measure
+        under its ir_measures name, and ``Success@k_low``/``_high`` (Wilson 95%)."""
         row: dict = {"name": self.name, "score_kind": self.score_kind, "n_queries": self.n_queries,
                      "n_missing": self.n_missing, "n_unjudged": self.n_unjudged}
         for n in self.names:
@@ -257,8 +318,8 @@ class RunResult:
         return row
 
     def to_frame(self):
-        """Per-query ``pandas.DataFrame``: ``query_id``, ``in_run``, ``n_relevant``,
-        ``first_relevant`` (nullable int) and one column per measure."""
+        """Per-query ``pandas.DataFrame``: ``query_id``, ``in_run``, ``n_relevant``, ``first_relevant``
+        (nullable int) and one column per measure."""
         import pandas as pd
 
         df = pd.DataFrame([{"query_id": q.query_id, "in_run": q.in_run, "n_relevant": q.n_relevant,
@@ -268,19 +329,17 @@ class RunResult:
         return df
 
 
-def evaluate(run: Run, qrels: Qrels, ks: Sequence[int] = KS,
-             query_ids: Iterable[str] | None = None) -> RunResult:
-    """Evaluate one run.
+def evaluate_run(run, qrels, ks: Sequence[int] = KS, query_ids: Iterable[str] | None = None,
+                 phrasings: Mapping[str, str] | None = None) -> RunResult:
+    """Evaluate one :class:`~audit.runset.Run` against :class:`~audit.evaluation.judgments.Qrels`.
 
     Parameters
     ----------
-    run : Run
-    qrels : Qrels
-    ks : sequence of int
-        Cut-offs, each >= 1.
     query_ids : iterable of str, optional
-        Queries to count; default the queries of ``qrels`` (ir_measures' policy).
-        A listed query without judgments scores 0.
+        Queries to count; default the queries of ``qrels`` (ir_measures' policy). A listed query
+        without judgments scores 0.
+    phrasings : mapping query id → phrasing, optional
+        For :meth:`RunResult.subset`.
 
     Raises
     ------
@@ -290,26 +349,32 @@ def evaluate(run: Run, qrels: Qrels, ks: Sequence[int] = KS,
     ks = tuple(int(k) for k in ks)
     if any(k < 1 for k in ks):
         raise ValueError(f"cut-offs must be >= 1, got {ks}")
+    if not run.available:
+        return RunResult(run.name, run.score_kind, ks, (), 0, run.strategy, run.retriever, False, run.reason)
     qids = tuple(dict.fromkeys(query_ids)) if query_ids is not None else qrels.query_ids
     counted = set(qids)
+    phr = phrasings or {}
     per_query = []
     for q in qids:
         js = qrels.judgments.get(q, {})
-        ranking = run.ranking(q)
-        vals = query_measures(ranking, js, ks)
-        rel = [js.get(c, 0) >= MIN_REL for c in ranking]
-        first = next((i + 1 for i, r in enumerate(rel) if r), None)
-        per_query.append(QueryMeasures(q, vals, q in run.rankings,
-                                       sum(1 for g in js.values() if g >= MIN_REL), first))
-    n_unjudged = sum(1 for q in run.rankings if q not in counted)
-    return RunResult(run.name, run.score_kind, ks, tuple(per_query), n_unjudged)
+        r = run.rankings.get(q)
+        ranks = [(rank, js[c]) for c, rank in r.ranks_of(js)] if r is not None and js else []
+        first = next((rank for rank, g in ranks if g >= MIN_REL), None)
+        per_query.append(QueryMeasures(q, query_measures(ranks, js, ks), r is not None,
+                                       sum(1 for g in js.values() if g >= MIN_REL), first, phr.get(q, "")))
+    n_unjudged = sum(1 for q in run.rankings if q not in counted and phr.get(q, "in-domain") != "out-of-domain"
+                     and phr.get(q, "in-domain") != "traffic")
+    return RunResult(run.name, run.score_kind, ks, tuple(per_query), n_unjudged, run.strategy, run.retriever)
 
 
-def evaluate_runs(runs: Iterable[Run], qrels: Qrels, ks: Sequence[int] = KS,
-                  query_ids: Iterable[str] | None = None) -> list[RunResult]:
-    """:func:`evaluate` for each run, same queries for all (so they pair)."""
-    qids = tuple(query_ids) if query_ids is not None else None
-    return [evaluate(r, qrels, ks, qids) for r in runs]
+def evaluate(runset, ks: Sequence[int] = KS) -> list[RunResult]:
+    """:func:`evaluate_run` for every run of ``runset``, in its order; runs of a space count the same queries.
+
+    Out-of-domain and traffic queries are never counted (they have no judgments) nor reported as
+    unjudged.
+    """
+    phr = {q.query_id: q.phrasing for q in runset.queries}
+    return [evaluate_run(r, runset.qrels(r), ks, phrasings=phr) for r in runset.runs]
 
 
 def results_frame(results: Iterable[RunResult]):
@@ -317,24 +382,3 @@ def results_frame(results: Iterable[RunResult]):
     import pandas as pd
 
     return pd.DataFrame([r.to_dict() for r in results])
-
-
-def paired_success(a: RunResult, b: RunResult, k: int) -> PairedTest:
-    """Exact two-sided sign test of ``a`` against ``b`` on ``Success@k``, per query.
-
-    ``wins``: queries ``a`` succeeds on and ``b`` fails; ``losses``: the
-    reverse (ids in qrels order); ``p_holm`` equals ``p`` (a single test).
-
-    Raises
-    ------
-    ValueError
-        The results do not count the same queries in the same order (unpaired).
-    """
-    return paired_on_hits(a.name, b.name, k, [q.query_id for q in a.per_query], [q.query_id for q in b.per_query],
-                          a.hits(k), b.hits(k), "runs")
-
-
-def paired_success_tests(results: Sequence[RunResult], k: int) -> list[PairedTest]:
-    """Every pair (i < j) of results on ``Success@k``, Holm-adjusted together (Holm 1979)."""
-    return holm_adjusted([paired_success(results[i], results[j], k)
-                          for i in range(len(results)) for j in range(i + 1, len(results))])

@@ -76,10 +76,11 @@ class QueryDistances:
     ----------
     query_id, text, phrasing : str
     in_domain : bool
-    chunk_ids : numpy.ndarray of int64
-        The retriever's order (may be a prefix of the full ranking).
+    chunk_ids : tuple or numpy.ndarray
+        Chunk ids in the run's order (may be a prefix of the full ranking).
     distances : numpy.ndarray of float64
-        Cosine distance in [0, 2] of each chunk in ``chunk_ids``.
+        The gate value of each chunk in ``chunk_ids``: lower is better (a cosine distance in [0, 2],
+        or a similarity negated; :meth:`audit.runset.ScoreKind.to_gate`).
     correct : numpy.ndarray of bool
         Whether each chunk holds the needle (all False out of domain).
     nearest : float
@@ -132,7 +133,7 @@ def gate_distance(q: QueryDistances) -> float:
 def gate(q: QueryDistances, cut: float, keep: int = KEEP) -> GateOutcome:
     """Apply the gate to one query: what it keeps at ``cut`` and the outcome (see the module docstring)."""
     idx = kept(q.distances, cut, keep)
-    chunk_ids = tuple(int(q.chunk_ids[i]) for i in idx)
+    chunk_ids = tuple(q.chunk_ids[int(i)] for i in idx)
     answerable = bool(q.correct[:keep].any())
     if not q.in_domain:
         return GateOutcome(q.query_id, "bluff" if chunk_ids else "refused", chunk_ids, False)
@@ -246,7 +247,7 @@ def separation(queries: Sequence[QueryDistances]) -> Separation:
 class BluffChunk:
     """A chunk the gate kept for an out-of-domain query: its id, cosine distance, document, section, content."""
 
-    chunk_id: int
+    chunk_id: object
     distance: float
     doc_id: str
     section: str
@@ -268,8 +269,19 @@ class Bluff:
 def bluffs(queries: Sequence[QueryDistances], cut: float, chunks, keep: int = KEEP, show: int = 2) -> list[Bluff]:
     """Out-of-domain queries the gate lets through at ``cut``, each with its first ``show`` kept chunks.
 
-    ``chunks``: the :class:`~audit.chunking.ChunkSet` the queries' chunk ids refer to.
+    ``chunks``: what the queries' chunk ids refer to — a :class:`~audit.chunking.ChunkSet`, a mapping
+    of a team's chunks, or a :class:`~audit.runset.Space` — anything ``chunks[id]`` reads; a chunk it
+    does not know is listed by id with an empty document. Distances are gate values (a cosine distance,
+    or a negated similarity: the caller converts them back for display).
     """
+    def look(cid):
+        if hasattr(chunks, "chunk"):
+            return chunks.chunk(cid)
+        try:
+            return chunks[cid]
+        except (KeyError, IndexError, TypeError):
+            return None
+
     out = []
     for q in queries:
         if q.in_domain:
@@ -277,10 +289,15 @@ def bluffs(queries: Sequence[QueryDistances], cut: float, chunks, keep: int = KE
         idx = kept(q.distances, cut, keep)
         if not idx.size:
             continue
-        near = tuple(BluffChunk(int(q.chunk_ids[i]), float(q.distances[i]), chunks[int(q.chunk_ids[i])].doc_id,
-                                chunks[int(q.chunk_ids[i])].label, chunks[int(q.chunk_ids[i])].content)
-                     for i in idx[:show])
-        out.append(Bluff(q.query_id, q.text, near))
+        near = []
+        for i in idx[:show]:
+            cid = q.chunk_ids[i]
+            c = look(cid)
+            near.append(BluffChunk(cid, float(q.distances[i]), c.doc_id if c is not None else "",
+                                   (c.label if c is not None else ""),
+                                   (c.content if c is not None and c.content is not None else
+                                    (getattr(c, "text", "") if c is not None else ""))))
+        out.append(Bluff(q.query_id, q.text, tuple(near)))
     return out
 
 
@@ -301,97 +318,129 @@ def outcomes_frame(queries: Sequence[QueryDistances], cut: float, keep: int = KE
                                        "answerable (top-k held the answer)", "kept chunks", "first distance"])
 
 
-# --------------------------------------------------------------------------- the saved cut
+# --------------------------------------------------------------------------- a run set's gate
+
+
+def gate_queries(runset, run) -> list[QueryDistances]:
+    """Every query of ``run`` the gate decides on, in gate values (lower is better).
+
+    The judged queries of the run's space, then — when the run ranked any out-of-domain query — every
+    out-of-domain query of the run set (one the run did not answer is refused: nothing to keep). The
+    gate reads a ranking's cosine distances when it carries them (a built-in BM25, hybrid or rerank
+    order), else the run's own score, negated when higher is better (:meth:`~audit.runset.ScoreKind.to_gate`).
+    ``correct`` marks the chunks the space's judgments call relevant.
+
+    Parameters
+    ----------
+    runset : RunSet
+    run : Run or str
+    """
+    r = runset.run(run) if isinstance(run, str) else run
+    kind = r.kind
+    qrels = runset.qrels(r)
+    texts = {q.query_id: q for q in runset.queries}
+    out = []
+
+    def one(qid: str, query, relevant: frozenset, in_domain: bool) -> QueryDistances:
+        rk = r.ranking(qid)
+        d = (np.asarray(rk.distances, dtype=np.float64) if rk.distances is not None
+             else np.array([kind.to_gate(float(x)) for x in rk.scores], dtype=np.float64))
+        correct = np.array([c in relevant for c in rk.ids], dtype=bool)
+        nearest = rk.nearest if rk.nearest is not None else (float(d[0]) if len(d) else math.inf)
+        nc = rk.nearest_relevant if rk.nearest_relevant is not None else (
+            float(d[correct].min()) if correct.any() else None)
+        phrasing = query.phrasing if query is not None else ("in-domain" if in_domain else "out-of-domain")
+        return QueryDistances(qid, query.text if query is not None else "", phrasing, in_domain, rk.ids, d, correct,
+                              nearest, nc if in_domain else None)
+
+    for qid in qrels.query_ids:
+        out.append(one(qid, texts.get(qid), qrels.relevant(qid), True))
+    if runset.has_out_of_domain(r):
+        for q in runset.out_of_domain:
+            out.append(one(q.query_id, q, frozenset(), False))
+    return out
 
 
 @dataclass(frozen=True)
-class SavedThreshold:
-    """A chosen cut and the configuration it was chosen on.
+class RunThreshold:
+    """The refusal threshold of one run, in the run's own units (a cosine distance, or a similarity).
 
     Attributes
     ----------
+    run, score_kind : str
+        The run and the kind of value its gate reads.
+    keep : str
+        ``above`` (similarity, inner product) or ``below`` (distances): which scores a cut keeps.
     cut : float
-        Cosine distance in [0, 2].
-    model, model_digest : str or None
-        The embedding model's name and weights digest (None: saved before configurations were
-        recorded — "chosen on an unknown configuration").
-    strategy, retriever : str or None
-        The strategy name and retriever whose order the gate walked.
+        The cut applied, in the run's units.
+    how : str
+        ``given``, ``saved`` or ``balanced`` (:mod:`audit.evaluation.saved_cut`).
+    at_cut : GateCounts
+        Outcomes at ``cut`` (its threshold in the run's units).
+    sweep : list of GateCounts
+        Every swept cut, in the run's units, ascending in gate order.
+    separation : Separation
+        Worst in-domain score of the answer and best out-of-domain score, in the run's units.
+    balanced : float
+        The balanced cut (the computed default), in the run's units.
     """
 
+    run: str
+    score_kind: str
+    keep: str
     cut: float
-    model: str | None = None
-    model_digest: str | None = None
-    strategy: str | None = None
-    retriever: str | None = None
+    how: str
+    at_cut: GateCounts
+    sweep: list
+    separation: Separation
+    balanced: float
 
     @property
-    def known(self) -> bool:
-        """Whether the configuration it was chosen on is recorded."""
-        return self.model_digest is not None
+    def given(self) -> bool:
+        return self.how == "given"
 
-    def applies_to(self, model_digest: str, strategy: str, retriever: str) -> bool:
-        """Whether it was chosen on exactly this configuration (an unknown one never matches)."""
-        return self.known and (self.model_digest, self.strategy, self.retriever) == (model_digest, strategy, retriever)
-
-    def describe(self) -> str:
-        """Where it was chosen, for people: ``0.560 (all-MiniLM-L6-v2, strategy E, dense)``."""
-        where = (f"{self.model}, strategy {self.strategy}, {self.retriever}" if self.known
-                 else "chosen on an unknown configuration")
-        return f"{self.cut:.3f} ({where})"
+    def to_dict(self) -> dict:
+        return {"run": self.run, "score_kind": self.score_kind, "keep": self.keep, "cut": self.cut,
+                "given": self.given, "how": self.how, "balanced": self.balanced, "at_cut": self.at_cut.to_dict(),
+                "separation": self.separation.to_dict(),
+                "sweep": [c.to_dict() for c in self.sweep]}
 
 
-def _threshold_file(path: str | Path | None) -> Path:
-    return Path(path) if path is not None else default_home() / "threshold.json"
+def run_sweep(runset, run) -> tuple[list[QueryDistances], list[GateCounts]]:
+    """The gate's queries of ``run`` and its sweep in gate values (the 0.025 grid only for cosine distances)."""
+    r = runset.run(run) if isinstance(run, str) else run
+    qs = gate_queries(runset, r)
+    step = GRID_STEP if r.gate_kind.name == "cosine-distance" else None
+    return qs, sweep(qs, step=step)
 
 
-def save_threshold(saved: SavedThreshold, path: str | Path | None = None) -> Path:
-    """Write the chosen cut and its configuration (default ``$AUDIT_HOME/threshold.json``).
+def run_threshold(runset, run, cut: float | None = None, how: str = "given") -> RunThreshold | None:
+    """The threshold of ``run`` at ``cut`` (its own units; None: the balanced cut); None without out-of-domain queries.
 
     Raises
     ------
     ValueError
-        The cut is not a cosine distance in [0, 2].
+        ``cut`` is not finite.
     """
-    check_cut(saved.cut)
-    p = _threshold_file(path)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(json.dumps({"threshold": float(saved.cut), "model": saved.model, "model_digest": saved.model_digest,
-                             "strategy": saved.strategy, "retriever": saved.retriever}), encoding="utf-8")
-    return p
+    from dataclasses import replace
 
-
-def load_threshold(path: str | Path | None = None) -> SavedThreshold | None:
-    """The saved cut, or None when none was saved or the file is unreadable or out of range.
-
-    A file written before configurations were recorded (``{"threshold": x}``) loads with an
-    unknown configuration.
-    """
-    try:
-        obj = json.loads(_threshold_file(path).read_text(encoding="utf-8"))
-        cut = check_cut(obj["threshold"])
-    except (OSError, ValueError, KeyError, TypeError):
+    r = runset.run(run) if isinstance(run, str) else run
+    if not r.available or not runset.has_out_of_domain(r):
         return None
-
-    def text(key):
-        v = obj.get(key)
-        return v if isinstance(v, str) else None
-
-    return SavedThreshold(cut, text("model"), text("model_digest"), text("strategy"), text("retriever"))
-
-
-def choose_cut(saved: SavedThreshold | None, model_digest: str, strategy: str, retriever: str,
-               chosen: float | None = None, balanced: float = 0.5) -> tuple[float, str]:
-    """The cut a view applies, and a sentence saying where it comes from.
-
-    In order: the saved cut when it was chosen on this configuration (model weights, strategy,
-    retriever); else ``chosen`` (picked in this session, not saved); else ``balanced`` (the
-    computed default). A saved cut of another configuration is never applied: the sentence says
-    where it was chosen.
-    """
-    if saved is not None and saved.applies_to(model_digest, strategy, retriever):
-        return saved.cut, f"saved threshold {saved.cut:.3f}"
-    elsewhere = f"; the saved threshold {saved.describe()} is for another configuration" if saved else ""
-    if chosen is not None:
-        return float(chosen), f"chosen here, not saved{elsewhere}"
-    return float(balanced), f"the balanced cut, no threshold saved for this configuration{elsewhere}"
+    kind = r.gate_kind
+    qs, counts = run_sweep(runset, r)
+    balanced_gate = fewest_errors_cut(counts)
+    if cut is not None and not math.isfinite(cut):
+        raise ValueError(f"the cut must be a finite number in the run's units, got {cut!r}")
+    gate_cut = kind.to_gate(cut) if cut is not None else balanced_gate
+    shown = [replace(c, threshold=kind.from_gate(c.threshold)) for c in counts]
+    if not kind.higher_is_better:
+        pass
+    else:
+        shown = shown  # similarity cuts read from high to low in gate order
+    at = counts_at(qs, gate_cut)
+    sep = separation(qs)
+    return RunThreshold(r.name, kind.name, kind.keep, kind.from_gate(gate_cut), how if cut is not None else "balanced",
+                        replace(at, threshold=kind.from_gate(gate_cut)), shown,
+                        Separation(kind.from_gate(sep.worst_in_domain), kind.from_gate(sep.best_out_of_domain),
+                                   sep.overlap), kind.from_gate(balanced_gate))

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Ranking", "order", "timed"]
+__all__ = ["Ranking", "order", "timed", "trec_order"]
 
 
 @dataclass(frozen=True)
@@ -47,10 +47,49 @@ class Ranking:
         return [(int(c), float(s)) for c, s in zip(self.chunk_ids[:k], self.scores[:k])]
 
 
-def order(scores: np.ndarray, ids: np.ndarray, ascending: bool) -> np.ndarray:
-    """Indices sorting by score (asc or desc), ties by chunk id ascending."""
-    key = scores if ascending else -scores
-    return np.lexsort((ids, key))
+def order(scores, ids, ascending: bool, ties: str = "ascending") -> np.ndarray:
+    """Indices sorting by score, ascending or descending, ties by chunk id in the ``ties`` direction.
+
+    The one ordering rule of the product (docs/definitions.md, *Rankings*, *A team's own system*):
+    the built-in retrievers break ties by chunk id ascending; a team's run is ordered as trec_eval
+    orders it, ties by chunk id descending (code-point order of the ids, trec_eval's ``strcmp``).
+    Scores must be canonical (:mod:`audit.scores`) so that a tie is an equality.
+
+    Parameters
+    ----------
+    scores : array-like of float, shape (n,)
+    ids : array-like, shape (n,)
+        Integer or string chunk ids.
+    ascending : bool
+        True for a distance (lower is better), False for a similarity or score.
+    ties : {"ascending", "descending"}
+
+    Returns
+    -------
+    numpy.ndarray of int, shape (n,)
+        Positions into ``scores`` / ``ids``, best first.
+
+    Raises
+    ------
+    ValueError
+        An unknown ``ties`` direction.
+    """
+    if ties not in ("ascending", "descending"):
+        raise ValueError(f"ties must be 'ascending' or 'descending', got {ties!r}")
+    sc = np.asarray(scores, dtype=np.float64)
+    key = sc if ascending else -sc
+    idarr = np.asarray(ids)
+    if idarr.dtype.kind in "iu":
+        return np.lexsort((idarr if ties == "ascending" else -idarr.astype(np.int64), key))
+    pos = list(range(len(sc)))
+    pos.sort(key=lambda i: ids[i], reverse=ties == "descending")  # stable: the id order within equal keys
+    pos.sort(key=lambda i: key[i])
+    return np.array(pos, dtype=np.int64)
+
+
+def trec_order(ids, scores, higher_is_better: bool) -> np.ndarray:
+    """:func:`order` as trec_eval evaluates a run: best canonical score first, ties by chunk id descending."""
+    return order(scores, ids, ascending=not higher_is_better, ties="descending")
 
 
 def timed(fn, *args, **kw):

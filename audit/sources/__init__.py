@@ -1,18 +1,18 @@
-"""Where rankings come from. Today: the built-in strategies (:mod:`.strategies`: chunk, embed, retrieve).
+"""Where run sets come from: every source returns a :class:`~audit.runset.RunSet` and nothing else.
 
-Every source yields per-query rankings over chunks with a stated score, which the evaluation
-and the report read the same way.
+:mod:`.builtin` (the built-in pipelines: chunk, embed, retrieve), :mod:`.imported` (a team's runs,
+judgments, queries and chunks from files), :mod:`.pgvector` (a live PostgreSQL + pgvector table).
 """
 
-from .strategies import (
-                         AuditRun,
-                         StrategyRun,
-                         UnhealthyIndex,
-                         base_strategy,
-                         pairs_over_window,
-                         run_audit,
-                         vector_problems,
+from .builtin import (
+                      RETRIEVER_KINDS,
+                      UnhealthyIndex,
+                      base_strategy,
+                      column_name,
+                      pairs_over_window,
+                      run_audit,
+                      vector_problems,
 )
 
-__all__ = ["AuditRun", "StrategyRun", "UnhealthyIndex", "base_strategy", "pairs_over_window", "run_audit",
+__all__ = ["RETRIEVER_KINDS", "UnhealthyIndex", "base_strategy", "column_name", "pairs_over_window", "run_audit",
            "vector_problems"]

@@ -1,0 +1,339 @@
+"""The built-in pipelines as a source: corpus → chunks per strategy → embeddings and BM25 → rankings → a RunSet.
+
+Embeddings come from the cache or through the persisted index; every in-domain and out-of-domain
+query is ranked by each retriever (:func:`audit.retrieval.search`: dense, BM25, hybrid, rerank)
+and the result is one :class:`~audit.runset.RunSet` like every other source's: a space per
+strategy (its chunks, vectors, token costs, needle diagnoses), a run per (strategy, retriever).
+"""
+
+from __future__ import annotations
+
+import math
+import platform
+import time
+from dataclasses import replace
+from typing import Callable, Sequence
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from .. import PIPELINE_VERSION, __version__
+from ..chunking import ChunkSet, Strategy, chunk_corpus
+from ..evaluation.judgments import Qrels
+from ..evaluation.needles import needle_sets
+from ..groundtruth import GroundTruth
+from ..index import EmbeddingCache, embed, index_corpus
+from ..ingest import Corpus
+from ..models import DEFAULT_RERANKER, Encoder, ModelUnavailable, load_cross_encoder, token_stats
+from ..retrieval import BM25, RERANK_DEPTH, RETRIEVERS, STORED_DEPTH, TOKEN_RULES, Ranking, search
+from ..retrieval import bm25_tokens as tokenize
+from ..runset import Ranked, Run, RunSet, Source, Space, digest
+from ..scores import cosine_distances
+
+__all__ = ["RETRIEVER_KINDS", "UnhealthyIndex", "base_strategy", "column_name", "pairs_over_window",
+           "provenance_of", "run_audit", "vector_problems", "window_of"]
+
+
+class UnhealthyIndex(ValueError):
+    """Vectors read back from an index are not finite or not unit: a report over them would mislead."""
+
+
+def vector_problems(chunks: ChunkSet, vectors: np.ndarray) -> str:
+    """What is wrong with vectors read back from an index ("" when healthy).
+
+    The checks of ``health`` (docs/definitions.md, *Health severities*): every
+    value finite, every norm within :data:`audit.index.health.NORM_TOLERANCE`
+    of 1. The message counts the vectors and names up to 3 documents.
+    """
+    from ..index.health import NORM_TOLERANCE
+
+    if not len(vectors):
+        return ""
+    v = np.asarray(vectors, dtype=np.float64)
+    finite = np.isfinite(v).all(axis=1)
+    norms = np.linalg.norm(np.where(np.isfinite(v), v, 0.0), axis=1)
+    bad_unit = finite & (np.abs(norms - 1.0) > NORM_TOLERANCE)
+    parts = []
+    for mask, what in ((~finite, "non-finite"), (bad_unit, f"non-unit (|norm - 1| > {NORM_TOLERANCE:g})")):
+        if mask.any():
+            docs = sorted({chunks[int(i)].doc_id for i in np.flatnonzero(mask)})
+            parts.append(f"{int(mask.sum())} {what} vectors in " + ", ".join(docs[:3])
+                         + (f" and {len(docs) - 3} more documents" if len(docs) > 3 else ""))
+    return "; ".join(parts)
+
+
+def window_of(cross) -> int | None:
+    """The cross-encoder's window in tokens per pair (``max_length``), or None when it does not say."""
+    w = getattr(cross, "max_length", None)
+    return int(w) if w else None
+
+
+def pairs_over_window(cross, query: str, texts, head) -> list[tuple[int, int]]:
+    """``(chunk id, tokens)`` of each (query, text) pair of ``head`` longer than the cross-encoder's window.
+
+    Tokens are counted by the cross-encoder's ``pair_tokens`` (special tokens
+    included); a pair over ``max_length`` is cut before scoring, so its last
+    words never count. Empty when the model cannot count.
+    """
+    window, count = window_of(cross), getattr(cross, "pair_tokens", None)
+    if not window or count is None or not len(head):
+        return []
+    n = count(query, [texts[int(i)] for i in head])
+    return [(int(i), int(t)) for i, t in zip(head, n) if t > window]
+
+Progress = Callable[[str, int, int], None]
+
+
+def provenance_of(corpus: Corpus, encoder: Encoder, strategies: Sequence[Strategy], reranker: str | None,
+                  rerank_error: str | None, bm25_tokens: str) -> tuple[dict, str]:
+    """What every report, export and page footer names (docs/definitions.md, *Provenance*), and its one line."""
+    p = {
+        "corpus": corpus.name,
+        "corpus_sha256": corpus.sha256,
+        "documents": len(corpus.documents),
+        "python": corpus.python_version or platform.python_version(),
+        "model": encoder.name,
+        "model_digest": encoder.digest,
+        "dims": encoder.dims,
+        "window": encoder.window,
+        "reranker": (f"{reranker} (unavailable)" if rerank_error and reranker else reranker or "none"),
+        "strategies": [s.params() for s in strategies],
+        "bm25_tokens": bm25_tokens,
+        "audit_version": __version__,
+        "pipeline_version": PIPELINE_VERSION,
+    }
+    strat = "; ".join(f"{s['name']}={s['cut']}{'+header' if s['header'] else ''}/{s['target']}"
+                      f"{'/overlap ' + str(s['overlap']) if s['overlap'] else ''}" for s in p["strategies"])
+    py = f" (Python {p['python']} topics)" if corpus.python_version else ""
+    line = (f"corpus {p['corpus']}{py} sha256:{p['corpus_sha256'][:12]} · {p['documents']} documents · "
+            f"model {p['model']} ({p['model_digest'][:12]}, {p['dims']} dims, window {p['window']}) · "
+            f"reranker {p['reranker']} · strategies {strat} · BM25 tokens {p['bm25_tokens']} · "
+            f"retrieval-audit {p['audit_version']}")
+    return p, line
+
+
+#: Retriever → the score kind of its ranking (:data:`audit.runset.SCORE_KINDS`).
+RETRIEVER_KINDS = {"dense": "cosine-distance", "bm25": "bm25", "hybrid": "rrf", "rerank": "logit"}
+
+
+def column_name(strategy: str, retriever: str) -> str:
+    """A built-in run's name: ``E/dense``."""
+    return f"{strategy}/{retriever}"
+
+
+def _ranked(rk: Ranking, dist: np.ndarray, relevant: frozenset, dense: bool) -> Ranked:
+    """One query's built-in ranking as the run set keeps it: the first :data:`STORED_DEPTH` ranks, the cosine
+    distance of each (the gate's value) when the order is not dense's, and every relevant chunk past the depth
+    with its rank in the full ranking (so measures and first-correct ranks are the full ranking's)."""
+    head = rk.chunk_ids[:STORED_DEPTH]
+    beyond: tuple = ()
+    if relevant and len(rk) > STORED_DEPTH:
+        tail = rk.chunk_ids[STORED_DEPTH:]
+        pos = np.flatnonzero(np.isin(tail, np.fromiter(relevant, dtype=np.int64)))
+        beyond = tuple((int(tail[i]), STORED_DEPTH + int(i) + 1) for i in pos)
+    near_rel = float(dist[list(relevant)].min()) if relevant and dist.size else None
+    return Ranked(tuple(int(i) for i in head), np.asarray(rk.scores[:STORED_DEPTH], dtype=np.float64),
+                  None if dense else dist[head].astype(np.float64), beyond,
+                  float(dist.min()) if dist.size else math.nan, near_rel, len(rk))
+
+
+def _from_store(store, corpus: Corpus, strategy: Strategy, encoder: Encoder, report: Progress,
+                stage: str, batch_size: int) -> tuple[ChunkSet, np.ndarray, int]:
+    """Bring index ``strategy.name`` of ``store`` up to date, then read it back.
+
+    Chunks of documents that are in the index but no longer in ``corpus`` are
+    left out (health reports them as missing); ``chunk_id`` is renumbered in
+    (document, start) order, which is the order of :func:`chunk_corpus`.
+    """
+    result = index_corpus(store, corpus, strategy, encoder, progress=lambda st, d, n: report(stage, d, n),
+                          batch_size=batch_size)
+    loaded = store.load(strategy.name)
+    keep = {d.doc_id for d in corpus.documents}
+    idx = [i for i, c in enumerate(loaded.chunks.chunks) if c.doc_id in keep]
+    chunks = ChunkSet(strategy, tuple(replace(loaded.chunks[i], chunk_id=n) for n, i in enumerate(idx)))
+    return chunks, loaded.vectors[idx], result.embedded
+
+
+def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[Strategy], encoder: Encoder,
+              retrievers: Sequence[str] = RETRIEVERS, reranker=DEFAULT_RERANKER,
+              cache: EmbeddingCache | None = None, progress: Progress | None = None,
+              batch_size: int = 32, store=None, prebuilt: dict | None = None, bm25_tokens: str = "unicode",
+              allow_unhealthy: bool = False, source_kind: str = "builtin") -> RunSet:
+    """Run the built-in pipelines: chunk, embed, retrieve every query with every retriever, as one RunSet.
+
+    Each strategy is a space (its chunks, vectors, token costs and needle diagnoses); each
+    (strategy, retriever) is a run named ``E/dense``, its rankings kept to :data:`STORED_DEPTH`
+    with the ranks of the relevant chunks beyond; the judgments of a space are the chunks whose
+    ``text`` holds each in-domain query's needle.
+
+    Parameters
+    ----------
+    reranker : str, CrossEncoderModel or None
+        Name/path to load, a loaded model, or None. When it cannot load, the
+        rerank column is marked unavailable with the reason; the rest runs.
+    cache : EmbeddingCache or None
+        Reuse and store vectors (a warm run embeds nothing). Used for queries,
+        and for chunks when there is no ``store``.
+    store : IndexStore or None
+        The persisted index: each strategy is indexed incrementally into it
+        (index name = strategy name) and read back from it, instead of being
+        chunked and embedded in memory.
+    prebuilt : dict or None
+        ``strategy name → (ChunkSet, vectors)`` already built (e.g. a loaded
+        index): used as they are.
+    progress : callable(stage, done, total) or None
+    bm25_tokens : {"unicode", "ascii"}
+        BM25's token rule (:func:`audit.retrieval.bm25_tokens`). Queries without
+        any token are listed in ``no_bm25_token`` and in ``warnings``.
+    allow_unhealthy : bool
+        Vectors read from ``store`` or ``prebuilt`` are checked as ``health``
+        checks them (finite, unit norm within :data:`audit.index.health.NORM_TOLERANCE`).
+        False: such an index is refused (:class:`UnhealthyIndex`). True: the
+        run goes on and ``warnings`` says so.
+    source_kind : str
+        :attr:`audit.runset.Source.kind` of the result (``lance`` for a dataset read back).
+
+    Raises
+    ------
+    ValueError
+        Empty corpus, no strategy, an unknown retriever or BM25 token rule.
+    UnhealthyIndex
+        (a ValueError) Vectors read back are not finite or not unit, and
+        ``allow_unhealthy`` is False; the message names the index and documents.
+    """
+    t_start = time.perf_counter()
+    if not corpus.documents:
+        raise ValueError(f"corpus {corpus.name!r} has no readable document"
+                         + (f" ({len(corpus.failures)} failed to load)" if corpus.failures else ""))
+    if not strategies:
+        raise ValueError("no strategy to run")
+    bad = [r for r in retrievers if r not in RETRIEVERS]
+    if bad:
+        raise ValueError(f"unknown retriever {bad[0]!r}; choose from {','.join(RETRIEVERS)}")
+    retrievers = tuple(r for r in RETRIEVERS if r in retrievers)
+    if bm25_tokens not in TOKEN_RULES:
+        raise ValueError(f"BM25 token rule {bm25_tokens!r} is unknown; choose one of {', '.join(TOKEN_RULES)}")
+    report = progress or (lambda stage, done, total: None)
+    warnings: list[str] = []
+
+    cross, rerank_error, reranker_name = None, None, None
+    if "rerank" in retrievers:
+        if reranker is None or (isinstance(reranker, str) and reranker.lower() == "none"):
+            rerank_error = "no cross-encoder configured (reranker: none)"
+        elif isinstance(reranker, str):
+            reranker_name = reranker
+            try:
+                cross = load_cross_encoder(reranker)
+            except ModelUnavailable as e:
+                rerank_error = str(e)
+        else:
+            cross, reranker_name = reranker, getattr(reranker, "name", "cross-encoder")
+
+    queries = ground_truth.queries + ground_truth.ood_queries
+    no_token: tuple = ()
+    if set(retrievers) & {"bm25", "hybrid", "rerank"}:
+        no_token = tuple(q.query_id for q in queries if not tokenize(q.text, bm25_tokens))
+        if no_token:
+            warnings.append(f"{len(no_token)} of {len(queries)} queries have no BM25 token under the "
+                            f"{bm25_tokens!r} rule (BM25 scores them 0 and hybrid is dense alone for them): "
+                            + ", ".join(no_token[:5]) + (" …" if len(no_token) > 5 else ""))
+    report("embedding queries", 0, len(queries))
+    qvecs, n_q_encoded = embed(encoder, [q.text for q in queries], cache,
+                               lambda d, n: report("embedding queries", d, n), batch_size)
+    q_ms = math.nan
+
+    spaces: dict[str, Space] = {}
+    judgments: dict[str, Qrels] = {}
+    runs: list[Run] = []
+    ran = tuple(r for r in retrievers if not (r == "rerank" and rerank_error))
+    n_encoded = 0
+    for si, strat in enumerate(strategies):
+        t = time.perf_counter()
+        if prebuilt and strat.name in prebuilt:
+            chunks, vecs = prebuilt[strat.name]
+            n_enc = 0
+        elif store is not None:
+            stage = f"strategy {strat.name} ({si + 1}/{len(strategies)}): indexing {len(corpus.documents)} documents"
+            chunks, vecs, n_enc = _from_store(store, corpus, strat, encoder, report, stage, batch_size)
+        else:
+            chunks = chunk_corpus(corpus, strat)
+            stage = f"strategy {strat.name} ({si + 1}/{len(strategies)}): embedding {len(chunks)} chunks"
+            vecs, n_enc = embed(encoder, chunks.texts, cache, lambda d, n, s=stage: report(s, d, n), batch_size)
+        n_encoded += n_enc
+        embed_ms = (time.perf_counter() - t) * 1000.0
+        if (prebuilt and strat.name in prebuilt) or store is not None:
+            problem = vector_problems(chunks, vecs)
+            if problem:
+                where = f"index {strat.name!r}" + (f" of {store.path}" if store is not None else "")
+                if not allow_unhealthy:
+                    raise UnhealthyIndex(f"{where}: {problem}; `python -m audit health` lists them: re-index")
+                warnings.append(f"unhealthy {where}: {problem} (reported anyway: --allow-unhealthy)")
+        t = time.perf_counter()
+        bm25 = BM25(chunks.texts, tokens=bm25_tokens)
+        bm25_ms = (time.perf_counter() - t) * 1000.0
+        toks = token_stats(encoder, chunks.chunks)
+        ns = needle_sets(chunks, ground_truth.needles, toks.cut)
+        relevant = {q.query_id: ns.correct.get(q.needle_id, frozenset()) for q in queries if q.in_domain}
+        judgments[strat.name] = Qrels({qid: {c: 1 for c in sorted(rel)} for qid, rel in relevant.items()},
+                                      source="needles resolved against the chunks (a chunk's text holds the needle)")
+        # the canonical distances (float64 sums, 9 decimals, clipped to [0, 2]): the same on every CPU
+        distances = cosine_distances(qvecs, vecs) if len(chunks) else np.zeros((len(queries), 0))
+        ranked: dict[str, dict] = {r: {} for r in ran}
+        latency: dict[str, dict] = {r: {} for r in ran}
+        over: dict[str, tuple] = {}
+        stage = f"strategy {strat.name} ({si + 1}/{len(strategies)}): retrieving {len(queries)} queries"
+        # one BLAS thread for the per-query scans: a 1,252 × 384 product gains nothing from a second
+        # thread, and when the other core is busy each scan waited ~8 ms for it (docs/benchmarks.md)
+        with threadpool_limits(1, user_api="blas"):
+            for qi, q in enumerate(queries):
+                found = search(q.text, qvecs[qi], vecs, bm25, chunks.texts, ran, cross, distances=distances[qi])
+                rel = relevant.get(q.query_id, frozenset())
+                for r in ran:
+                    ranked[r][q.query_id] = _ranked(found.rankings[r], distances[qi], rel, r == "dense")
+                    latency[r][q.query_id] = found.latency_ms[r]
+                if "rerank" in ran:
+                    head = found.rankings["hybrid"].chunk_ids[:RERANK_DEPTH]
+                    over[q.query_id] = tuple(pairs_over_window(cross, q.text, chunks.texts, head))
+                report(stage, qi + 1, len(queries))
+        spaces[strat.name] = Space(strat.name, chunks, strat, vecs, toks, ns,
+                                   {"n_encoded": n_enc, "embed_ms": embed_ms, "bm25_build_ms": bm25_ms}, over)
+        for r in retrievers:
+            key = {"corpus": corpus.sha256, "model_digest": encoder.digest, "strategy": strat.params(),
+                   "retriever": r, "score_kind": "cosine-distance"}
+            if r in ran:
+                runs.append(Run(column_name(strat.name, r), RETRIEVER_KINDS[r], ranked[r], strat.name, strat.name, r,
+                                latency_ms=latency[r], cut_key=key))
+            else:
+                runs.append(Run(column_name(strat.name, r), RETRIEVER_KINDS[r], {}, strat.name, strat.name, r,
+                                available=False, reason=rerank_error or "not run", cut_key=key))
+
+    if n_q_encoded or n_encoded:
+        # the model is loaded anyway: time single-query encodes (what a live query costs)
+        sample = [q.text for q in queries[:10]]
+        times = []
+        for text in sample:
+            t = time.perf_counter()
+            encoder.encode([text], batch_size=1)
+            times.append((time.perf_counter() - t) * 1000.0)
+        q_ms = float(np.median(times)) if times else math.nan
+    prov, line = provenance_of(corpus, encoder, strategies, reranker_name, rerank_error, bm25_tokens)
+    identity = digest(corpus.sha256, [(n.id, n.needle, n.questions) for n in ground_truth.needles],
+                      list(ground_truth.out_of_domain), [s.params() for s in strategies], list(retrievers),
+                      encoder.digest, reranker_name, bm25_tokens)
+    return RunSet(
+        source=Source(source_kind, corpus.name, identity, provenance=prov, provenance_line=line),
+        queries=tuple(queries), judgments=judgments, runs=tuple(runs), spaces=spaces, corpus=corpus,
+        ground_truth=ground_truth, judged_by="needles: a chunk is correct when its embedded text holds the needle",
+        model={"name": encoder.name, "digest": encoder.digest, "dims": encoder.dims, "window": encoder.window},
+        settings={"retrievers": tuple(retrievers), "reranker": reranker_name, "rerank_error": rerank_error,
+                  "rerank_window": window_of(cross) if cross is not None and not rerank_error else None,
+                  "bm25_tokens": bm25_tokens, "no_bm25_token": no_token, "query_embed_ms": q_ms,
+                  "n_queries_encoded": n_q_encoded, "n_chunks_encoded": n_encoded,
+                  "wall_s": time.perf_counter() - t_start},
+        query_vectors=qvecs, warnings=tuple(warnings))
+
+
+def base_strategy(names) -> str:
+    """The strategy single-strategy views default to: ``E`` (boundaries + header) when present, else the first."""
+    names = list(names)
+    return "E" if "E" in names else names[0]
