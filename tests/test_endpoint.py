@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import math
 
+import httpx2 as httpx
 import pytest
 
 from audit.sources.endpoint import (
@@ -26,8 +27,6 @@ from audit.sources.endpoint import (
     resolve_endpoints,
     substitute,
 )
-
-httpx = pytest.importorskip("httpx2")
 
 SECRET = "tok-9f8e7d6c5b4a"
 

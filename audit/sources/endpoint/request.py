@@ -17,7 +17,7 @@ from urllib.parse import quote
 
 from .spec import EndpointError, EndpointSpec
 
-__all__ = ["Question", "RequestParts", "build_request", "substitute"]
+__all__ = ["Question", "RequestParts", "build_request", "substitute", "vectors_for"]
 
 _PLACEHOLDER = re.compile(r"\{(query|k|query_id|vector)\}")
 
