@@ -16,6 +16,7 @@ from .builtin import (
     cmd_report,
 )
 from .common import EXIT_INPUT, InputError
+from .endpoint import add_endpoint_options
 from .store import add_store_options
 
 
@@ -58,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--allow-unhealthy", action="store_true",
                    help="report over an index with non-finite or non-unit vectors (refused otherwise), with a warning")
     add_store_options(r)
+    add_endpoint_options(r)
     r.set_defaults(func=cmd_report)
 
     c = sub.add_parser("chunks", help="write one strategy's chunks as JSONL", allow_abbrev=False)

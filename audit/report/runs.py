@@ -107,7 +107,7 @@ class RunsReport:
         """JSON-ready data: ``results`` (one row per run: ``name``, ``n_queries`` and every measure under its
         ir_measures name, ``Success@k_low``/``_high``), ``comparisons``, ``chunk_errors`` (``chunk_id``,
         ``reason``), ``threshold`` (per run), ``provenance``. Non-finite numbers are ``null``."""
-        return strict({
+        out = {
             "results": records(pd.DataFrame([r.to_dict() for r in self.results])),
             "comparisons": records(self.tests_frame()),
             "chunk_errors": [e.to_dict() for e in self.system.chunk_errors],
@@ -116,7 +116,12 @@ class RunsReport:
             "threshold": {t.run: t.to_dict() for t in self.thresholds},
             "judged_by": self.system.judged_by,
             "provenance": self.provenance(),
-        })
+        }
+        if self.system.requests:  # a live endpoint: outcomes, latency, measures over the answered questions
+            from .endpoint import requests_json
+
+            out.update(requests_json(self))
+        return strict(out)
 
     def provenance(self) -> dict:
         """The files read (name and sha256), the corpus when given, the package version."""
@@ -135,7 +140,8 @@ class RunsReport:
         s = self.system
         L = ["Runs: " + ", ".join(f"{r.name} ({r.score_kind}, {r.source or '-'})" for r in s.runs),
              f"Queries: {len(s.qrels.query_ids)} judged ({s.judged_by}); {len(s.ood_queries)} out-of-domain", "",
-             "Measures (ir_measures names; Success@k with a Wilson 95% interval)"]
+             "Measures (ir_measures names; Success@k with a Wilson 95% interval)"
+             + (", over all questions: a failed request counts as a miss" if s.requests else "")]
         rows = []
         for r in self.results:
             row = {"run": r.name, "queries": r.n_queries}
@@ -146,6 +152,10 @@ class RunsReport:
                 row[n] = f"{r.mean(n):.3f}"
             rows.append(row)
         L.append(pd.DataFrame(rows).to_string(index=False))
+        if s.requests:
+            from .endpoint import requests_text
+
+            L += requests_text(self)
         if self.tests:
             L += ["", "Paired sign tests on Success@k (wins = queries a finds and b misses), Holm-adjusted per k"]
             tf = self.tests_frame()
@@ -153,7 +163,7 @@ class RunsReport:
                      .to_string(index=False))
         L.append("")
         if s.corpus is None:
-            L.append("Chunk offsets: not checked (give --corpus with --chunks).")
+            L.append("Chunk offsets: not checked (give --corpus" + (")." if s.requests else " with --chunks)."))
         elif s.chunks is not None:
             L.append(f"Chunk offsets: {len(s.chunk_errors)} of {len(s.chunks)} chunks differ from their document"
                      + (":" if s.chunk_errors else "."))

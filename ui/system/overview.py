@@ -29,6 +29,10 @@ def draw(sctx) -> None:
     df = runs_frame(rep)
     cols = ["run", "score kind", "queries", "Success@1", "Success@8", "Success@8 [Wilson 95%]", "nDCG@10", "RR"]
     table(df[cols], "sys_overview_table", "runs.csv", csv=df, formats={c: "%.3f" for c in cols[3:] if "[" not in c})
+    if s.requests:  # a live endpoint: how each question ended, latency, measures over answered and all
+        from ..endpoint_source import draw_requests
+
+        draw_requests(sctx)
     st.subheader("Files read")
     table(pd.DataFrame(s.files, columns=["role", "name", "sha256"]), "sys_files_table", "files.csv")
     missing = []

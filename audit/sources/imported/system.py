@@ -77,6 +77,9 @@ class ImportedSystem:
         Run name → the same system's run over the out-of-domain queries.
     files : list of dict
         ``role``, ``name`` (file name), ``sha256`` of every file read (provenance).
+    requests : dict of str to RequestLog
+        Run name -> how each question put to a live endpoint ended and how long it took
+        (:class:`audit.sources.endpoint.log.RequestLog`); empty for files and stores.
     """
 
     queries: dict
@@ -89,6 +92,7 @@ class ImportedSystem:
     ood_queries: dict = field(default_factory=dict)
     ood_runs: dict = field(default_factory=dict)
     files: list = field(default_factory=list)
+    requests: dict = field(default_factory=dict)
 
     def run(self, name: str) -> Run:
         """The run named ``name`` (``KeyError`` naming the known ones)."""
