@@ -15,12 +15,12 @@ otherwise it is rejected with its id and reason and the rest is evaluated.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
 from .ingest import BUILTIN_CORPUS, Corpus
+from .jsontext import JsonLineError, json_object
 from .matching import collapse, occurrences, view_with_map
 
 __all__ = [
@@ -213,17 +213,16 @@ def json_records(path: Path, what: str):
     Raises
     ------
     GroundTruthError
-        Missing or unreadable file, a line that is not valid JSON or not an object (``FILE:LINE: reason``).
+        Missing or unreadable file, a line that is not valid JSON, not an object or holding a lone
+        surrogate (:func:`audit.jsontext.json_object`; ``FILE:LINE: reason``).
     """
     for no, line in enumerate(lines(_read(path, what)), start=1):
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise GroundTruthError(f"{path}:{no}: not valid JSON ({e.msg} at column {e.colno})") from None
-        if not isinstance(obj, dict):
-            raise GroundTruthError(f"{path}:{no}: expected a JSON object, got {type(obj).__name__}")
+            obj = json_object(line)
+        except JsonLineError as e:
+            raise GroundTruthError(f"{path}:{no}: {e}") from None
         yield no, obj
 
 

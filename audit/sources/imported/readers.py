@@ -36,6 +36,7 @@ from typing import Iterator
 
 from ...evaluation.measures import SCORE_KINDS, Qrels, Run, ScoreKindError, order
 from ...groundtruth import lines
+from ...jsontext import JsonLineError, json_object
 
 BEIR_QRELS_HEADER = ("query-id", "corpus-id", "score")
 
@@ -78,11 +79,9 @@ def _lines(path: str | Path, what: str) -> Iterator[tuple[int, str]]:
 def _json_lines(path: str | Path, what: str) -> Iterator[tuple[int, dict]]:
     for no, line in _lines(path, what):
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputFileError(path, no, f"not valid JSON ({e.msg} at column {e.colno})") from None
-        if not isinstance(obj, dict):
-            raise InputFileError(path, no, f"expected a JSON object, got {type(obj).__name__}")
+            obj = json_object(line)
+        except JsonLineError as e:
+            raise InputFileError(path, no, str(e)) from None
         yield no, obj
 
 
