@@ -124,6 +124,9 @@ class Run:
         their scores (the scores win, as in trec_eval).
     source : str
         The file read.
+    warnings : tuple
+        What the reader accepted but says once (e.g. fields after the run tag, a rank column that
+        contradicts the scores): :class:`audit.sources.imported.checks.InputWarning` objects.
     """
 
     name: str
@@ -131,10 +134,11 @@ class Run:
     rankings: Mapping[str, tuple[tuple[str, float], ...]]
     rank_conflicts: tuple[str, ...] = ()
     source: str = ""
+    warnings: tuple = ()
 
     @classmethod
     def from_scores(cls, name: str, scores: Mapping[str, Mapping[str, float]], score_kind: str = "similarity",
-                    *, rank_conflicts: Iterable[str] = (), source: str = "") -> "Run":
+                    *, rank_conflicts: Iterable[str] = (), source: str = "", warnings: Iterable = ()) -> "Run":
         """Order each query's ``{chunk id: score}`` (see :func:`order`).
 
         Raises
@@ -145,7 +149,7 @@ class Run:
         rankings = {}
         for q, s in scores.items():
             rankings[q] = tuple((c, float(s[c])) for c in order(s, score_kind))
-        return cls(name, score_kind, rankings, tuple(rank_conflicts), source)
+        return cls(name, score_kind, rankings, tuple(rank_conflicts), source, tuple(warnings))
 
     def ranking(self, query_id: str) -> tuple[str, ...]:
         """Chunk ids for ``query_id`` in evaluated order (empty when absent)."""
