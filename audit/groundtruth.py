@@ -292,8 +292,9 @@ def load_ground_truth(corpus: Corpus, ground_truth: str | Path | None = None,
     """Load and validate ground truth; ``None`` → the built-in files.
 
     The built-in files are used by default only for the built-in corpus; a BEIR dataset folder
-    brings its own judgments (:func:`audit.ingest.beir.beir_needles`); for another corpus without
-    files the ground truth is empty (no queries).
+    brings its own judgments (:func:`audit.ingest.beir.beir_judged`: the judged queries it leaves
+    out are rejected with their reason); for another corpus without files the ground truth is
+    empty (no queries).
 
     Raises
     ------
@@ -303,12 +304,13 @@ def load_ground_truth(corpus: Corpus, ground_truth: str | Path | None = None,
     builtin = corpus.name == BUILTIN_CORPUS
     gt_path = ground_truth or (BUILTIN_DATA / "groundtruth.jsonl" if builtin else None)
     ood_path = out_of_domain or (BUILTIN_DATA / "out_of_domain.txt" if builtin else None)
-    from .ingest.beir import beir_needles, is_beir_folder
+    from .ingest.beir import beir_judged, is_beir_folder
 
+    left_out: list[Rejected] = []
     if gt_path is None and not builtin and is_beir_folder(corpus.name):
-        needles = beir_needles(corpus.name)  # a BEIR folder brings its own judgments
+        needles, left_out = beir_judged(corpus.name)  # a BEIR folder brings its own judgments
     else:
         needles = load_needles(gt_path) if gt_path else []
     ood = load_out_of_domain(ood_path) if ood_path else []
     accepted, locations, rejected = validate(needles, corpus)
-    return GroundTruth(tuple(accepted), locations, tuple(rejected), tuple(ood))
+    return GroundTruth(tuple(accepted), locations, tuple(left_out + rejected), tuple(ood))
