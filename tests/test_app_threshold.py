@@ -53,3 +53,39 @@ def test_every_outcome_metric_has_help_and_the_histogram_says_which_distance():
     assert any("the bend" in shown(c) for c in at.caption)
     at.toggle(key="threshold_whole").set_value(True).run()
     assert not at.exception and not any("the bend" in shown(c) for c in at.caption)
+
+
+def test_the_page_counts_at_a_cut_equal_the_cli_json(test_env, tmp_path):  # noqa: F811 (the fixture)
+    # issue 21: the page and `report --json` read the same canonical distances, so at any cut — an observed
+    # distance included, where the gate's strict "<" decides — the page shows the counts of the JSON sweep
+    import json
+    import os
+
+    from audit.cli import main
+
+    env = dict(test_env)
+    out = tmp_path / "r.json"
+    old_home = os.environ["AUDIT_HOME"]
+    os.environ["AUDIT_HOME"] = str(tmp_path / "cli-home")
+    try:
+        assert main(["report", "--corpus", env["AUDIT_CORPUS"], "--ground-truth", env["AUDIT_GROUND_TRUTH"],
+                     "--out-of-domain", env["AUDIT_OUT_OF_DOMAIN"], "--model", "hashing", "--reranker", "none",
+                     "--strategies", "E", "--retrievers", "dense", "--json", str(out), "--quiet"]) == 0
+    finally:
+        os.environ["AUDIT_HOME"] = old_home
+    sweep = {row["threshold"]: row for row in json.loads(out.read_text(encoding="utf-8"))["threshold"]["sweep"]
+             if row["threshold"] is not None}
+    at = _app("app_pages/5_Threshold.py")  # strategy E, dense: the sidebar's defaults, as the CLI's above
+    top = at.slider(key="threshold_slider").max
+    observed = sorted(c for c in sweep if round(c / 0.025, 6) != round(c / 0.025))  # cuts that are distances
+    assert observed, "the sweep holds observed distances"
+    for cut in [0.5, *observed[:: max(1, len(observed) // 6)]]:
+        if cut > top:
+            continue
+        at.slider(key="threshold_slider").set_value(cut).run()
+        assert not at.exception and at.session_state["threshold_slider"] == cut  # the very cut, not a step near it
+        row = sweep[cut]
+        shown_ = {label: int(_metric(at, label)) for label in ("Answered", "Answered without", "Abandoned", "Bluffs",
+                                                               "Refused")}
+        assert shown_ == {"Answered": row["answered"], "Answered without": row["answered without"],
+                          "Abandoned": row["abandoned"], "Bluffs": row["bluff"], "Refused": row["refused"]}, cut

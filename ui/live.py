@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import time
 
-import numpy as np
 import streamlit as st
 
 from . import cache
@@ -19,6 +18,7 @@ def live_search(ctx: PageContext, strategy: str, query: str, retrievers: tuple) 
     Raises ValueError (rerank without a cross-encoder: the message says why) or ModelUnavailable.
     """
     from audit.retrieval import search
+    from audit.scores import cosine_distances
 
     if "rerank" in retrievers and ctx.cross_encoder is None:
         raise ValueError(f"rerank is unavailable: {ctx.cross_error}")
@@ -26,9 +26,10 @@ def live_search(ctx: PageContext, strategy: str, query: str, retrievers: tuple) 
     qv = cache.query_vector(ctx.encoder.name, query, ctx.encoder)
     embed_ms = (time.perf_counter() - t0) * 1000.0
     s = ctx.run.strategy(strategy)
+    dist = cosine_distances(qv, s.vectors)  # the canonical distances, as the audit run's
     found = search(query, qv, s.vectors, cache.bm25(ctx.key.digest, strategy, s.chunks.texts, ctx.run.bm25_tokens),
-                   s.chunks.texts, retrievers, ctx.cross_encoder)
-    return found, np.clip(1.0 - (s.vectors @ qv).astype(np.float64), 0.0, 2.0), embed_ms
+                   s.chunks.texts, retrievers, ctx.cross_encoder, distances=dist)
+    return found, dist, embed_ms
 
 
 def rankings(ctx: PageContext, names: list[str], retriever: str, qi: int | None, query: str) -> tuple:

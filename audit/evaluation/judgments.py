@@ -34,8 +34,8 @@ def _direction(kind: str) -> int:
         raise ScoreKindError(f"unknown score kind {kind!r}; use one of {', '.join(SCORE_KINDS)}") from None
 
 
-def order(scores: Mapping[str, float], kind: str = "similarity") -> tuple[str, ...]:
-    """Chunk ids in evaluated order: best score first, ties by chunk id descending (trec_eval).
+def order(scores: Mapping[str, float], kind: str = "similarity", origin: str = "run file") -> tuple[str, ...]:
+    """Chunk ids in evaluated order: best canonical score first, ties by chunk id descending (trec_eval).
 
     Parameters
     ----------
@@ -43,6 +43,10 @@ def order(scores: Mapping[str, float], kind: str = "similarity") -> tuple[str, .
         In the run's own units.
     kind : str
         One of :data:`SCORE_KINDS`.
+    origin : {"run file", "computed"}
+        How the scores are made canonical before they are compared (:func:`audit.scores.canonical_scores`):
+        ``run file`` at trec_eval's float32 precision (two scores equal as float32 tie), ``computed``
+        at 9 decimals (distances the product computed itself).
 
     Raises
     ------
@@ -51,13 +55,17 @@ def order(scores: Mapping[str, float], kind: str = "similarity") -> tuple[str, .
     ValueError
         A score is NaN (it has no place in an order).
     """
+    from ..scores import canonical_scores
+
     sign = _direction(kind)
     for cid, s in scores.items():
         if isinstance(s, float) and math.isnan(s):
             raise ValueError(f"score of {cid!r} is NaN; a ranking needs comparable scores")
+    ids = list(scores)
+    keys = canonical_scores([scores[c] for c in ids], origin).tolist() if ids else []
     # (key, chunk id) sorted descending: key desc, then chunk id desc. Python compares
     # str by code point, which is the byte order of UTF-8, i.e. trec_eval's strcmp.
-    return tuple(cid for cid, _ in sorted(scores.items(), key=lambda it: (sign * it[1], it[0]), reverse=True))
+    return tuple(cid for _, cid in sorted(zip((sign * k for k in keys), ids), reverse=True))
 
 
 def passes_cut(score: float, cut: float, kind: str = "similarity") -> bool:
@@ -138,17 +146,24 @@ class Run:
 
     @classmethod
     def from_scores(cls, name: str, scores: Mapping[str, Mapping[str, float]], score_kind: str = "similarity",
-                    *, rank_conflicts: Iterable[str] = (), source: str = "", warnings: Iterable = ()) -> "Run":
-        """Order each query's ``{chunk id: score}`` (see :func:`order`).
+                    *, rank_conflicts: Iterable[str] = (), source: str = "", origin: str = "run file",
+                    warnings: Iterable = ()) -> "Run":
+        """Order each query's ``{chunk id: score}`` (see :func:`order`); the scores kept are the canonical ones
+        (:func:`audit.scores.canonical_scores` with ``origin``), so every later comparison (the gate, the
+        sweep, a tie) reads what the order read.
 
         Raises
         ------
         ScoreKindError, ValueError
             As :func:`order`.
         """
+        from ..scores import canonical_scores
+
         rankings = {}
         for q, s in scores.items():
-            rankings[q] = tuple((c, float(s[c])) for c in order(s, score_kind))
+            ids = list(s)
+            canon = dict(zip(ids, canonical_scores([s[c] for c in ids], origin).tolist())) if ids else {}
+            rankings[q] = tuple((c, canon[c]) for c in order(canon, score_kind, origin))
         return cls(name, score_kind, rankings, tuple(rank_conflicts), source, tuple(warnings))
 
     def ranking(self, query_id: str) -> tuple[str, ...]:

@@ -12,6 +12,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..scores import canonical_scores
 from .ranking import Ranking, order
 
 __all__ = ["BM25", "BM25S_MIN_DOCS", "TOKEN_RULES", "bm25_tokens"]
@@ -191,8 +192,8 @@ class BM25:
         """
         s = self.scores(query)
         ids = np.flatnonzero(s > 0).astype(np.int64)
-        sub = s[ids]
-        key = np.round(sub, _TIE_DECIMALS)
+        sub = canonical_scores(s[ids])  # 9 decimals: the engine's summation order never decides a tie
+        key = sub
         if k is not None and 0 <= k < ids.size:
             # the k-th best key; everything strictly above it, then ties at it by chunk id
             kth = np.partition(key, ids.size - k)[ids.size - k] if k else np.inf
@@ -202,10 +203,6 @@ class BM25:
             ids, sub, key = ids[keep], sub[keep], key[keep]
         o = order(key, ids, ascending=False)
         return Ranking(ids[o], sub[o], "BM25 score")
-
-
-#: BM25 scores equal to this many decimals rank as ties (then by chunk id).
-_TIE_DECIMALS = 9
 
 
 def _has_bm25s() -> bool:

@@ -6,6 +6,7 @@ from typing import Sequence
 
 import numpy as np
 
+from ..scores import canonical_scores
 from .ranking import Ranking, order
 
 __all__ = ["rerank", "rrf"]
@@ -15,7 +16,8 @@ def rrf(rankings: Sequence[Ranking], k: int = 60) -> Ranking:
     """Reciprocal rank fusion: ``score(c) = sum over lists of 1 / (k + rank)``.
 
     Ranks start at 1; scores are ignored, only ranks count (Cormack et al.
-    2009; the specification's ``rrf``). Ties by chunk id.
+    2009; the specification's ``rrf``). Scores are canonical (:func:`audit.scores.canonical_scores`,
+    9 decimals); ties by chunk id.
     """
     acc: dict[int, float] = {}
     for r in rankings:
@@ -24,7 +26,7 @@ def rrf(rankings: Sequence[Ranking], k: int = 60) -> Ranking:
     if not acc:
         return Ranking(np.zeros(0, np.int64), np.zeros(0), "RRF score")
     ids = np.fromiter(acc.keys(), dtype=np.int64, count=len(acc))
-    sc = np.fromiter(acc.values(), dtype=np.float64, count=len(acc))
+    sc = canonical_scores(np.fromiter(acc.values(), dtype=np.float64, count=len(acc)))
     o = order(sc, ids, ascending=False)
     return Ranking(ids[o], sc[o], "RRF score")
 
@@ -32,11 +34,12 @@ def rrf(rankings: Sequence[Ranking], k: int = 60) -> Ranking:
 def rerank(base: Ranking, query: str, texts: Sequence[str], cross_encoder, depth: int = 25) -> Ranking:
     """Reorder the first ``depth`` chunks of ``base`` by cross-encoder logit.
 
-    ``texts[chunk_id]`` is the text the cross-encoder reads with ``query``.
+    ``texts[chunk_id]`` is the text the cross-encoder reads with ``query``. Logits are canonical
+    (:func:`audit.scores.canonical_scores`, 9 decimals) before they are sorted; ties by chunk id.
     Below ``depth`` the base order continues, with NaN scores.
     """
     head = base.chunk_ids[:depth]
-    logits = cross_encoder.score(query, [texts[int(i)] for i in head])
+    logits = canonical_scores(cross_encoder.score(query, [texts[int(i)] for i in head]))
     o = order(logits, head, ascending=False)
     ids = np.concatenate([head[o], base.chunk_ids[depth:]])
     sc = np.concatenate([logits[o], np.full(max(len(base) - depth, 0), np.nan)])

@@ -49,7 +49,8 @@ class SearchResult:
 
 
 def search(query: str, query_vector: np.ndarray, vectors: np.ndarray, bm25: BM25, texts: Sequence[str],
-           retrievers: Sequence[str] = RETRIEVERS, cross_encoder=None) -> SearchResult:
+           retrievers: Sequence[str] = RETRIEVERS, cross_encoder=None, distances: np.ndarray | None = None
+           ) -> SearchResult:
     """Rank every chunk for one query with each retriever of ``retrievers``.
 
     Parameters
@@ -66,6 +67,9 @@ def search(query: str, query_vector: np.ndarray, vectors: np.ndarray, bm25: BM25
         Any of :data:`RETRIEVERS`; dense and BM25 are always computed (hybrid fuses them).
     cross_encoder : CrossEncoderModel or None
         Needed for ``rerank``.
+    distances : float64 array, shape (n_chunks,), optional
+        The query's canonical cosine distances (:func:`audit.scores.cosine_distances`) when the
+        caller has them already; computed here otherwise (the dense latency then includes them).
 
     Raises
     ------
@@ -78,7 +82,7 @@ def search(query: str, query_vector: np.ndarray, vectors: np.ndarray, bm25: BM25
     if "rerank" in retrievers and cross_encoder is None:
         raise ValueError("the rerank retriever needs a cross-encoder; none is loaded")
     t0 = time.perf_counter()
-    dense = dense_ranking(vectors, query_vector)
+    dense = dense_ranking(vectors, query_vector, distances)
     t1 = time.perf_counter()
     lexical = bm25.rank(query)
     t2 = time.perf_counter()

@@ -36,6 +36,7 @@ from ..models import (
 )
 from ..retrieval import BM25, RERANK_DEPTH, RETRIEVERS, STORED_DEPTH, TOKEN_RULES, Ranking, search
 from ..retrieval import bm25_tokens as tokenize
+from ..scores import cosine_distances
 
 __all__ = ["AuditRun", "StrategyRun", "UnhealthyIndex", "base_strategy", "pairs_over_window", "run_audit",
            "vector_problems", "window_of"]
@@ -118,9 +119,9 @@ class StrategyRun:
         retriever → list per in-domain query of its ir_measures values (name → value), computed on the
         full ranking with the chunks holding the needle as relevant
         (:func:`audit.evaluation.measures.ranking_measures`).
-    distances : float32 array (n_queries, n_chunks)
-        Cosine distance of every query to every chunk, clipped to [0, 2]
-        (float32 rounding of unit vectors gives -2e-07 or 2.0000002).
+    distances : float64 array (n_queries, n_chunks)
+        Cosine distance of every query to every chunk, canonical (:func:`audit.scores.cosine_distances`:
+        the same on every CPU, 9 decimals) and clipped to [0, 2].
     latency_ms : dict
         retriever → per-query milliseconds (dense: the scan; hybrid: dense +
         BM25 + fusion; rerank: hybrid + cross-encoder).
@@ -397,9 +398,8 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
         ns = needle_sets(chunks, ground_truth.needles, toks.cut)
         run = StrategyRun(strat, chunks, vecs, toks, n_enc, embed_ms, bm25_ms, ns.correct, ns.destroyed,
                           ns.overlap_only, ns.past_window)
-        # float32 unit vectors give distances like -2.4e-07 or 2.0000002: clipped to [0, 2] where computed
-        run.distances = (np.clip(1.0 - qvecs @ vecs.T, 0.0, 2.0).astype(np.float32) if len(chunks)
-                         else np.zeros((len(queries), 0), np.float32))
+        # the canonical distances (float64 sums, 9 decimals, clipped to [0, 2]): the same on every CPU
+        run.distances = cosine_distances(qvecs, vecs) if len(chunks) else np.zeros((len(queries), 0))
         run.rankings = {r: [] for r in retrievers if not (r == "rerank" and rerank_error)}
         run.latency_ms = {r: [] for r in run.rankings}
         stage = f"strategy {strat.name} ({si + 1}/{len(strategies)}): retrieving {len(queries)} queries"
@@ -407,7 +407,8 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
         # thread, and when the other core is busy each scan waited ~8 ms for it (docs/benchmarks.md)
         with threadpool_limits(1, user_api="blas"):
             for qi, q in enumerate(queries):
-                found = search(q.text, qvecs[qi], vecs, bm25, chunks.texts, tuple(run.rankings), cross)
+                found = search(q.text, qvecs[qi], vecs, bm25, chunks.texts, tuple(run.rankings), cross,
+                               distances=run.distances[qi])
                 for r in run.rankings:
                     rk = found.rankings[r]
                     run.rankings[r].append(Ranking(rk.chunk_ids[:STORED_DEPTH], rk.scores[:STORED_DEPTH],

@@ -10,6 +10,7 @@ import numpy as np
 
 from ...chunking import Chunk, ChunkSet, Strategy
 from ...ingest import Corpus, LoadFailure
+from ...scores import canonical_scores, cosine_distances
 from ..health import NORM_TOLERANCE
 from .results import (
     _MODEL_KEY,
@@ -173,10 +174,10 @@ class LanceIndex:
         Returns
         -------
         TopK
-            Distances ``1 - v·q`` (float32 matrix-vector product, float64
-            difference: bit for bit :func:`audit.retrieval.dense_ranking`, so
-            near-ties order alike); non-finite distances (NaN vectors) rank
-            last; ties by ``chunk_id``.
+            Canonical cosine distances ``1 - v·q``
+            (:func:`audit.scores.cosine_distances`: bit for bit
+            :func:`audit.retrieval.dense_ranking`'s on any CPU); non-finite
+            distances (NaN vectors) rank last; ties by ``chunk_id``.
 
         Raises
         ------
@@ -192,9 +193,8 @@ class LanceIndex:
                 continue
             ids = batch.column("chunk_id").to_numpy(zero_copy_only=False).astype(np.int64)
             v = _vectors(batch, self.dims)
-            # one matrix-vector product a query, as dense_ranking does: a matrix-matrix product rounds
-            # differently in the last bit and reorders near-ties against the audit's own scan
-            d = np.stack([1.0 - (v @ q[j]).astype(np.float64) for j in range(nq)])  # (nq, rows)
+            # the canonical distances of audit.scores (the audit's own scan's, on every CPU)
+            d = cosine_distances(q, v)  # (nq, rows)
             d[~np.isfinite(d)] = np.inf
             best_i, best_d = _merge_topk(best_i, best_d, np.broadcast_to(ids, d.shape), d, k)
         if best_i.shape[1] < k:  # fewer rows than k: pad
@@ -212,7 +212,8 @@ class LanceIndex:
         cosine distances either way). ``nprobes``
         IVF partitions are searched (Lance's default when None);
         ``refine_factor`` re-ranks ``k × refine_factor`` candidates with exact
-        distances. Results ordered by (distance, chunk_id).
+        distances. Results ordered by (canonical cosine distance of the returned vectors, chunk_id):
+        the index chooses the rows, :mod:`audit.scores` orders them.
 
         Raises
         ------
@@ -238,15 +239,18 @@ class LanceIndex:
             t = self.dataset.to_table(columns=["chunk_id", "vector", "_distance"], nearest=near,
                                       disable_scoring_autoprojection=True)
             c = t.column("chunk_id").to_numpy(zero_copy_only=False).astype(np.int64)
-            d = t.column("_distance").to_numpy(zero_copy_only=False).astype(np.float64)
-            true = 1.0 - (_vectors(t, self.dims) @ v).astype(np.float64) if t.num_rows else np.zeros(0)
-            o = np.lexsort((c, d))[:k]
+            # Lance's own distance comes from its SIMD kernel: kept (canonical) for display, but the order
+            # and every comparison read the canonical cosine distance of the returned rows' vectors
+            d = canonical_scores(t.column("_distance").to_numpy(zero_copy_only=False))
+            true = cosine_distances(v, _vectors(t, self.dims)) if t.num_rows else np.zeros(0)
+            true = np.where(np.isfinite(true), true, np.inf)
+            o = np.lexsort((c, true))[:k]
             ids[i, :len(o)], dist[i, :len(o)], exact[i, :len(o)] = c[o], d[o], true[o]
         return TopK(ids, dist, method, exact)
 
     def compare_ann(self, queries, ks: Sequence[int] = (1, 4, 8, 20), relevant: Sequence | None = None,
                     nprobes: int | None = None, refine_factor: int | None = None,
-                    batch_rows: int = 65_536, tie_tolerance: float = 1e-6) -> AnnComparison:
+                    batch_rows: int = 65_536, tie_tolerance: float = 0.0) -> AnnComparison:
         """Approximate against exact top-k for each k in ``ks``.
 
         Both searches are run once at ``max(ks)``; the top-k of each is the
@@ -262,7 +266,8 @@ class LanceIndex:
             an empty set for out-of-domain queries (left out of needle recall).
         tie_tolerance : float
             Cosine distance within which an approximate result ties the exact
-            k-th one (float32 products differ by ~1e-7 between BLAS and Lance).
+            k-th one. 0: both sides are canonical distances of the same vectors
+            (:mod:`audit.scores`), so a tie is an equality.
 
         Returns
         -------
