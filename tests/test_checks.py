@@ -266,3 +266,43 @@ def test_cli_exit_2_when_no_judged_query_has_a_text(tmp_path, capsys):
     assert main(["report", "--queries", str(q), "--qrels", str(qr), "--run", f"r={run}"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "none of the 3 queries judged in qrels.trec has a text in queries.tsv" in err
+
+
+def test_scores_equal_at_float32_precision_never_contradict(tmp_path):
+    # 0.1234567891 and 0.1234567899 are one float32 (trec_eval keeps 32-bit scores, issue 21): a tie, so
+    # ranking the "smaller" one first contradicts nothing; 0.2 against 0.1 still does
+    p = write(tmp_path, "f.trec", "q1 Q0 a 1 0.1234567891 t\nq1 Q0 b 2 0.1234567899 t\n"
+                                  "q2 Q0 c 1 0.1 t\nq2 Q0 d 2 0.2 t\n")
+    (w,) = read_run(p, "f").warnings
+    assert w.ids == ("q2",)
+
+
+def test_scores_equal_at_trec_eval_precision_give_ir_measures_figures(tmp_path):
+    """Issue 32, item 2 (the rule is issue 21's): scores that differ only past float32 precision are a tie,
+    broken by chunk id descending as trec_eval; every measure then equals ir_measures' except RR@k, which
+    ir_measures computes in doubles (its MS MARCO code): the one named difference (docs/definitions.md)."""
+    ir_measures = pytest.importorskip("ir_measures")
+    qrels_path = write(tmp_path, "qrels.trec", "q1 0 b 1\nq1 0 a 0\nq2 0 d 2\nq2 0 c 1\n")
+    # q1: a 0.50000001 and b 0.5 are one float32: tie → b (relevant) first; as doubles a comes first.
+    # q2: no tie, a control.
+    text = "q1 Q0 a 1 0.50000001 t\nq1 Q0 b 2 0.5 t\nq2 Q0 c 1 0.9 t\nq2 Q0 d 2 0.7 t\n"
+    run_path = write(tmp_path, "near.trec", text)
+    queries = write(tmp_path, "queries.tsv", "q1\tfirst\nq2\tsecond\n")
+    (ours,) = build_runs_report(load_system(queries, {"near": run_path}, qrels=qrels_path)).results
+    qrels = {q: dict(js) for q, js in read_qrels(qrels_path).judgments.items()}
+    run: dict = {}
+    for line in text.splitlines():
+        f = line.split()
+        run.setdefault(f[0], {})[f[2]] = float(f[4])
+    per = {(m.query_id, str(m.measure)): m.value
+           for m in ir_measures.iter_calc([ir_measures.parse_measure(n) for n in ours.names], qrels, run)}
+    mine = {q.query_id: q.values for q in ours.per_query}
+    assert mine["q1"]["P@1"] == mine["q1"]["RR"] == 1.0  # b first: the float32 tie, trec_eval's order
+    for q in ("q1", "q2"):
+        for n in ours.names:
+            theirs = per[(q, str(ir_measures.parse_measure(n)))]
+            if q == "q1" and n.startswith("RR@"):
+                # doubles: a (0.50000001) before b, so b is at rank 2: 0 within the first 1, 1/2 beyond
+                assert theirs == (0.0 if n == "RR@1" else 0.5) and mine[q][n] == 1.0, n
+            else:
+                assert mine[q][n] == pytest.approx(theirs, abs=1e-12), (q, n)

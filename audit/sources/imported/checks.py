@@ -91,15 +91,19 @@ def rank_order_warning(run_name: str, path, score_kind: str, scores: Mapping[str
     scores, ranks : mapping query id → mapping chunk id → score (run's units) / rank (the file's column)
 
     A query *contradicts* when, in the file's rank order (lines of the same rank taken best score
-    first), a chunk has a strictly better score than one ranked above it; ties in score never
-    contradict (trec_eval breaks them by chunk id, whatever the ranks say). *Reversed*: every
+    first), a chunk has a strictly better score than one ranked above it, scores compared in their
+    canonical form (:func:`audit.scores.canonical_scores`, ``run file``: trec_eval's float32); ties
+    never contradict (trec_eval breaks them by chunk id, whatever the ranks say). *Reversed*: every
     contradicting query's ranks follow its scores in the other direction (non-decreasing): then the
     message names the opposite ``--score``.
     """
+    from ...scores import canonical_scores
+
     sign = SCORE_KINDS[score_kind]
     contradicting, reversed_all = [], True
-    for q, s in scores.items():
+    for q, raw in scores.items():
         r = ranks[q]
+        s = dict(zip(raw, canonical_scores(list(raw.values()), "run file").tolist()))
         keys = [sign * s[c] for c in sorted(s, key=lambda c: (r[c], -sign * s[c]))]
         if any(a < b for a, b in zip(keys, keys[1:])):
             contradicting.append(q)
