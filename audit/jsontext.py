@@ -18,6 +18,8 @@ import re
 __all__ = ["JsonLineError", "json_object", "lone_surrogate"]
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
+#: A JSON escape of a surrogate code unit (``\ud83d``): a line without one decodes to no surrogate.
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
 class JsonLineError(ValueError):
@@ -85,7 +87,7 @@ def json_object(line: str) -> dict:
         raise JsonLineError(f"not valid JSON ({e.msg} at column {e.colno})") from None
     if not isinstance(obj, dict):
         raise JsonLineError(f"expected a JSON object, got {type(obj).__name__}")
-    if "\\u" in line or _SURROGATE.search(line):  # only a \u escape (or a str not from UTF-8) can bring one
+    if _SURROGATE_ESCAPE.search(line) or _SURROGATE.search(line):  # only such an escape (or a str not from UTF-8)
         found = lone_surrogate(obj)
         if found:
             raise JsonLineError(f"{found} (half of a UTF-16 pair, not a character: the text was cut inside an "
