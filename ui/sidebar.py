@@ -315,7 +315,9 @@ def strategies_section() -> tuple[list[Strategy], tuple[str, ...]]:
         st.multiselect("Retrievers", list(RETRIEVERS), key="retrievers")
         st.radio("BM25 tokens", list(TOKEN_RULES), key="bm25_tokens", horizontal=True,
                  help="unicode: runs of letters or digits of any script, casefolded (the default); ascii: the "
-                      "specification's [a-z0-9]+, lower-cased (non-Latin text gets no token)")
+                      "specification's [a-z0-9]+, lower-cased (non-Latin text gets no token); cjk-bigrams: "
+                      "unicode, with runs of Han, Kana, Hangul and Thai letters cut into character pairs "
+                      "(Chinese, Japanese and Thai write no spaces between words)")
 
     with st.sidebar.expander("Models", expanded=False):
         cfg = paths.config()

@@ -132,6 +132,9 @@ class Run:
         their scores (the scores win, as in trec_eval).
     source : str
         The file read.
+    warnings : tuple
+        What the reader accepted but says once (e.g. fields after the run tag, a rank column that
+        contradicts the scores): :class:`audit.sources.imported.checks.InputWarning` objects.
     """
 
     name: str
@@ -139,10 +142,12 @@ class Run:
     rankings: Mapping[str, tuple[tuple[str, float], ...]]
     rank_conflicts: tuple[str, ...] = ()
     source: str = ""
+    warnings: tuple = ()
 
     @classmethod
     def from_scores(cls, name: str, scores: Mapping[str, Mapping[str, float]], score_kind: str = "similarity",
-                    *, rank_conflicts: Iterable[str] = (), source: str = "", origin: str = "run file") -> "Run":
+                    *, rank_conflicts: Iterable[str] = (), source: str = "", origin: str = "run file",
+                    warnings: Iterable = ()) -> "Run":
         """Order each query's ``{chunk id: score}`` (see :func:`order`); the scores kept are the canonical ones
         (:func:`audit.scores.canonical_scores` with ``origin``), so every later comparison (the gate, the
         sweep, a tie) reads what the order read.
@@ -159,7 +164,7 @@ class Run:
             ids = list(s)
             canon = dict(zip(ids, canonical_scores([s[c] for c in ids], origin).tolist())) if ids else {}
             rankings[q] = tuple((c, canon[c]) for c in order(canon, score_kind, origin))
-        return cls(name, score_kind, rankings, tuple(rank_conflicts), source)
+        return cls(name, score_kind, rankings, tuple(rank_conflicts), source, tuple(warnings))
 
     def ranking(self, query_id: str) -> tuple[str, ...]:
         """Chunk ids for ``query_id`` in evaluated order (empty when absent)."""

@@ -188,6 +188,9 @@ class AuditRun:
     rerank_window: int | None = None
     #: what the reader must know before trusting the figures (each one line)
     warnings: tuple = ()
+    #: ids of the queries whose words in a script written without spaces (Han, Kana, Hangul, Thai) match no
+    #: chunk's BM25 token under the rule (:func:`audit.retrieval.scripts.unspaced_misses`); one warning each
+    bm25_no_match: tuple = ()
 
     @property
     def in_domain(self) -> list[Query]:
@@ -305,9 +308,11 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
         ``strategy name → (ChunkSet, vectors)`` already built (e.g. a loaded
         index): used as they are.
     progress : callable(stage, done, total) or None
-    bm25_tokens : {"unicode", "ascii"}
+    bm25_tokens : {"unicode", "ascii", "cjk-bigrams"}
         BM25's token rule (:func:`audit.retrieval.bm25_tokens`). Queries without
-        any token are listed in ``no_bm25_token`` and in ``warnings``.
+        any token are listed in ``no_bm25_token`` and in ``warnings``; queries whose
+        words in a script without spaces match no chunk token in ``bm25_no_match``
+        and in ``warnings``, one line each.
     allow_unhealthy : bool
         Vectors read from ``store`` or ``prebuilt`` are checked as ``health``
         checks them (finite, unit norm within :data:`audit.index.health.NORM_TOLERANCE`).
@@ -364,6 +369,7 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
     q_ms = math.nan
 
     runs = []
+    vocabulary: set[str] = set()  # every strategy's BM25 tokens: a query word found in any of them is no miss
     for si, strat in enumerate(strategies):
         t = time.perf_counter()
         if prebuilt and strat.name in prebuilt:
@@ -387,6 +393,7 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
         t = time.perf_counter()
         bm25 = BM25(chunks.texts, tokens=bm25_tokens)
         bm25_ms = (time.perf_counter() - t) * 1000.0
+        vocabulary |= bm25.vocabulary
         toks = token_stats(encoder, chunks.chunks)
         ns = needle_sets(chunks, ground_truth.needles, toks.cut)
         run = StrategyRun(strat, chunks, vecs, toks, n_enc, embed_ms, bm25_ms, ns.correct, ns.destroyed,
@@ -420,6 +427,9 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
             run.measures.setdefault(r, [])
         runs.append(run)
 
+    no_match: tuple = ()
+    if set(retrievers) & {"bm25", "hybrid", "rerank"}:
+        no_match = _unspaced_warnings(queries, vocabulary, bm25_tokens, no_token, warnings)
     if n_q_encoded or any(r.n_encoded for r in runs):
         # the model is loaded anyway: time single-query encodes (what a live query costs)
         sample = [q.text for q in queries[:10]]
@@ -434,7 +444,24 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
                     rerank_error=rerank_error, query_embed_ms=q_ms, n_queries_encoded=n_q_encoded,
                     wall_s=time.perf_counter() - t_start, bm25_tokens=bm25_tokens, no_bm25_token=no_token,
                     rerank_window=window_of(cross) if cross is not None and not rerank_error else None,
-                    warnings=tuple(warnings))
+                    warnings=tuple(warnings), bm25_no_match=no_match)
+
+
+def _unspaced_warnings(queries, vocabulary, rule: str, no_token, warnings: list) -> tuple:
+    """The queries whose words in an unspaced script match no chunk (:func:`audit.retrieval.scripts.unspaced_misses`),
+    those without any token left out (already said); appends one warning line per query, returns their ids."""
+    from ..retrieval.scripts import unspaced_misses
+
+    skip = set(no_token)
+    listed = [queries[i] for i in unspaced_misses([q.text for q in queries], vocabulary, rule)
+              if queries[i].query_id not in skip]
+    for q in listed:
+        shown = q.text if len(q.text) <= 40 else q.text[:39] + "…"
+        warnings.append(f"query {q.query_id} ({shown!r}): its words in a script written without spaces (Han, Kana, "
+                        f"Hangul, Thai) match no chunk's BM25 token under the {rule!r} rule (a phrase without "
+                        "spaces is one token): BM25 ignores them; the rule cjk-bigrams (--bm25-tokens cjk-bigrams, "
+                        "sidebar: BM25 tokens) matches such text by character pairs")
+    return tuple(q.query_id for q in listed)
 
 
 def base_strategy(names) -> str:

@@ -9,13 +9,14 @@ from audit.report.system import runs_frame
 
 from ..tables import table
 from ..text import md
-from . import footer
+from . import footer, notices
 
 
 def draw(sctx) -> None:
     """The Overview page for ``sctx`` (a :class:`~ui.context.SystemContext`)."""
     s, rep = sctx.system, sctx.report
     st.title("Retrieval audit: your system")
+    notices(sctx)
     st.caption(md(f"{sctx.label}. Judged by {s.judged_by}. Nothing is re-ranked or re-embedded here: the pages "
                   "read your runs as they are, scores in each run's own units."))
     c = st.columns(5)
