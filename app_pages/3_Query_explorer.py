@@ -17,6 +17,7 @@ from audit.models import ModelUnavailable
 from audit.report.markup import chunk_text_html
 from audit.report.views import hits_frame
 from audit.retrieval import RERANK_DEPTH, bm25_tokens
+from audit.retrieval.scripts import has_unspaced, unspaced_misses
 from audit.sources import pairs_over_window
 from ui import context, footer, stop, table
 from ui.text import md
@@ -83,6 +84,16 @@ if not chosen:
 if retriever != "dense" and not bm25_tokens(query, run.bm25_tokens):
     st.warning(f"This query has no BM25 token under the '{run.bm25_tokens}' rule: BM25 scores it 0 everywhere "
                "and hybrid is dense alone.")
+elif retriever != "dense" and has_unspaced(query) and run.bm25_tokens != "cjk-bigrams":
+    from ui import cache
+
+    vocab = set().union(*(cache.bm25(ctx.key.digest, n, run.strategy(n).chunks.texts, run.bm25_tokens).vocabulary
+                          for n in chosen))
+    if unspaced_misses([query], vocab, run.bm25_tokens):
+        st.warning(f"This query's words in a script written without spaces (Han, Kana, Hangul, Thai) match no "
+                   f"chunk's BM25 token under the '{run.bm25_tokens}' rule (a phrase without spaces is one token): "
+                   "BM25 ignores them. The BM25 token rule cjk-bigrams (sidebar) matches such text by character "
+                   "pairs.")
 
 # stored rankings for a ground-truth question, computed now for a typed query
 try:

@@ -31,6 +31,11 @@ Example (paths relative to the file's own folder)::
     runs = { before = "/srv/rag-docs/before.trec", after = "/srv/rag-docs/after.trec" }
     scores = { before = "cosine-distance" }   # optional, as are chunks, corpus, ood_queries, ood_runs
 
+    [endpoints.prod]                    # a team's retrieval service ("Live endpoint"; report --endpoint prod)
+    url = "https://rag.internal/v1/search"
+    mapping = "plain"                   # plain, qdrant or chroma (audit.sources.endpoint.spec has every key)
+    headers = { Authorization = "env:RAG_TOKEN" }   # env:VAR in header values only; never shown
+
     [uploads]
     enabled = true
     max_files = 20                      # files per upload
@@ -64,7 +69,7 @@ ROOTS_KNOB = "AUDIT_ROOTS (os.pathsep-separated folders) or `roots = [...]` in a
 #: ``AUDIT_*`` variables that name a path the operator chose (trusted as allowed roots).
 _PATH_VARIABLES = ("AUDIT_CORPUS", "AUDIT_GROUND_TRUTH", "AUDIT_OUT_OF_DOMAIN", "AUDIT_MODEL", "AUDIT_RERANKER")
 _TABLES = ("corpora", "ground_truths", "out_of_domain", "indexes", "models", "rerankers")
-_KNOWN = {"shared", "roots", "uploads", "access", "stores", "systems", *_TABLES}
+_KNOWN = {"shared", "roots", "uploads", "access", "stores", "systems", "endpoints", *_TABLES}
 #: Keys of a ``[systems.NAME]`` table: single files, then tables of run name → file (or score kind).
 SYSTEM_FILES = ("queries", "qrels", "chunks", "corpus", "ood_queries")
 SYSTEM_TABLES = ("runs", "scores", "ood_runs")
@@ -120,6 +125,7 @@ class Config:
     rerankers: Mapping[str, str] = field(default_factory=dict)
     stores: Mapping[str, str] = field(default_factory=dict)  # name -> "env:VAR" or a URI (never shown)
     systems: Mapping[str, Mapping] = field(default_factory=dict)
+    endpoints: Mapping[str, object] = field(default_factory=dict)  # name -> EndpointSpec (header values never shown)
     uploads: Uploads = Uploads()
     require_login: bool = False
     allowed: tuple[str, ...] = ()
@@ -231,6 +237,18 @@ def _systems(data: dict, where: str, base: Path) -> dict[str, dict]:
     return out
 
 
+def _endpoints(data: dict, where: str) -> dict:
+    """``[endpoints.NAME]``: a team's retrieval services (:func:`audit.sources.endpoint.spec.endpoints_from_tables`)."""
+    if "endpoints" not in data:
+        return {}
+    from .sources.endpoint.spec import EndpointError, endpoints_from_tables
+
+    try:
+        return endpoints_from_tables(data["endpoints"], where)
+    except EndpointError as e:
+        raise ConfigError(str(e)) from None
+
+
 def _number(section: dict, key: str, default: float, where: str) -> float:
     v = section.get(key, default)
     if isinstance(v, bool) or not isinstance(v, (int, float)) or v <= 0:
@@ -281,6 +299,7 @@ def load_config(env: Mapping[str, str] | None = None, cwd: str | Path | None = N
         **{t: _table(data, t, where, base) for t in _TABLES},
         stores=_stores(data, where),
         systems=_systems(data, where, base),
+        endpoints=_endpoints(data, where),
         uploads=Uploads(enabled=bool(up.get("enabled", True)),
                         max_files=int(_number(up, "max_files", 50, where)),
                         max_file_bytes=int(_number(up, "max_file_mb", 10, where) * 1e6),

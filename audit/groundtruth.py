@@ -15,13 +15,13 @@ otherwise it is rejected with its id and reason and the rest is evaluated.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
 from .runset import Query
 from .ingest import BUILTIN_CORPUS, Corpus
+from .jsontext import JsonLineError, json_object
 from .matching import collapse, occurrences, view_with_map
 
 __all__ = [
@@ -196,17 +196,16 @@ def json_records(path: Path, what: str):
     Raises
     ------
     GroundTruthError
-        Missing or unreadable file, a line that is not valid JSON or not an object (``FILE:LINE: reason``).
+        Missing or unreadable file, a line that is not valid JSON, not an object or holding a lone
+        surrogate (:func:`audit.jsontext.json_object`; ``FILE:LINE: reason``).
     """
     for no, line in enumerate(lines(_read(path, what)), start=1):
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise GroundTruthError(f"{path}:{no}: not valid JSON ({e.msg} at column {e.colno})") from None
-        if not isinstance(obj, dict):
-            raise GroundTruthError(f"{path}:{no}: expected a JSON object, got {type(obj).__name__}")
+            obj = json_object(line)
+        except JsonLineError as e:
+            raise GroundTruthError(f"{path}:{no}: {e}") from None
         yield no, obj
 
 
@@ -276,8 +275,9 @@ def load_ground_truth(corpus: Corpus, ground_truth: str | Path | None = None,
     """Load and validate ground truth; ``None`` → the built-in files.
 
     The built-in files are used by default only for the built-in corpus; a BEIR dataset folder
-    brings its own judgments (:func:`audit.ingest.beir.beir_needles`); for another corpus without
-    files the ground truth is empty (no queries).
+    brings its own judgments (:func:`audit.ingest.beir.beir_judged`: the judged queries it leaves
+    out are rejected with their reason); for another corpus without files the ground truth is
+    empty (no queries).
 
     Raises
     ------
@@ -287,12 +287,13 @@ def load_ground_truth(corpus: Corpus, ground_truth: str | Path | None = None,
     builtin = corpus.name == BUILTIN_CORPUS
     gt_path = ground_truth or (BUILTIN_DATA / "groundtruth.jsonl" if builtin else None)
     ood_path = out_of_domain or (BUILTIN_DATA / "out_of_domain.txt" if builtin else None)
-    from .ingest.beir import beir_needles, is_beir_folder
+    from .ingest.beir import beir_judged, is_beir_folder
 
+    left_out: list[Rejected] = []
     if gt_path is None and not builtin and is_beir_folder(corpus.name):
-        needles = beir_needles(corpus.name)  # a BEIR folder brings its own judgments
+        needles, left_out = beir_judged(corpus.name)  # a BEIR folder brings its own judgments
     else:
         needles = load_needles(gt_path) if gt_path else []
     ood = load_out_of_domain(ood_path) if ood_path else []
     accepted, locations, rejected = validate(needles, corpus)
-    return GroundTruth(tuple(accepted), locations, tuple(rejected), tuple(ood))
+    return GroundTruth(tuple(accepted), locations, tuple(left_out + rejected), tuple(ood))

@@ -243,6 +243,8 @@ class Run:
         Queries whose file ``rank`` column orders chunks unlike their scores (the scores win).
     source : str
         The file the run was read from, for people.
+    warnings : tuple
+        What its reader accepted but says once (:class:`audit.sources.imported.checks.InputWarning`).
     cut_key : mapping
         What a saved threshold must have been chosen on to apply to this run
         (:mod:`audit.evaluation.saved_cut`).
@@ -260,6 +262,7 @@ class Run:
     requests: Mapping[str, RequestOutcome] = field(default_factory=dict)
     rank_conflicts: tuple = ()
     source: str = ""
+    warnings: tuple = ()
     cut_key: Mapping[str, Any] = field(default_factory=dict)
 
     @property

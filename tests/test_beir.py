@@ -73,3 +73,26 @@ def test_a_broken_queries_file_names_its_line(beir):
     (beir / "queries.jsonl").write_text('{"_id": "q1", "text": "ok"}\nnot json\n', encoding="utf-8")
     with pytest.raises(GroundTruthError, match=r"queries.jsonl:2: not valid JSON"):
         load_ground_truth(load_corpus(beir))
+
+
+def test_judged_queries_without_text_are_rejected_with_the_reason(beir, tmp_path, monkeypatch, capsys):
+    # q5 is judged but absent from queries.jsonl, q6 has an empty text there; q4 only has a score 0
+    with open(beir / "queries.jsonl", "a", encoding="utf-8") as f:
+        f.write(json.dumps({"_id": "q6", "text": " "}) + "\n")
+    with open(beir / "qrels" / "test.tsv", "a", encoding="utf-8") as f:
+        f.write("q5\td2\t1\nq6\td3\t1\n")
+    gt = load_ground_truth(load_corpus(beir))
+    assert [q.query_id for q in gt.queries] == ["q1", "q2", "q3"]  # the rest is evaluated
+    assert [(r.id, r.reason, r.line) for r in gt.rejected] == [
+        ("q4", "no relevant document judged in qrels/test.tsv (every score is below 1)", 4),
+        ("q5", "judged in qrels/test.tsv, but queries.jsonl has no query with this _id", 0),
+        ("q6", "judged in qrels/test.tsv, but queries.jsonl has an empty text for it", 5)]
+    monkeypatch.setenv("AUDIT_HOME", str(tmp_path / "home"))
+    out = tmp_path / "r.json"
+    assert main(["report", "--corpus", str(beir), "--model", "hashing", "--reranker", "none", "--strategies", "C",
+                 "--retrievers", "dense", "--json", str(out), "--quiet"]) == 0
+    text = capsys.readouterr().out
+    assert "3 BEIR queries judged by document" in text and "3 rejected" in text
+    assert "  q5 (line 0): judged in qrels/test.tsv, but queries.jsonl has no query with this _id" in text
+    js = json.loads(out.read_text())
+    assert [r["id"] for r in js["rejected"]] == ["q4", "q5", "q6"] and js["results"][0]["n_queries"] == 3

@@ -28,7 +28,8 @@ from .text import md
 
 CORPUS_SOURCES = {"builtin": f"built-in ({BUILTIN_CORPUS})", "folder": "folder on disk", "upload": "upload files",
                   "named": "configured corpus"}
-SOURCES = {"builtin": "Built-in pipelines", "system": "Your system (files)", "store": "Live vector store (pgvector)"}
+SOURCES = {"builtin": "Built-in pipelines", "system": "Your system (files)", "store": "Live vector store (pgvector)",
+           "endpoint": "Live endpoint (HTTP)"}
 BUILTIN_FILES = ("groundtruth.jsonl", "out_of_domain.txt")
 GT_SOURCES = {"builtin": "built-in (python-reference only)", "file": "files on disk", "upload": "upload",
               "named": "configured files", "none": "none"}
@@ -314,7 +315,9 @@ def strategies_section() -> tuple[list[Strategy], tuple[str, ...]]:
         st.multiselect("Retrievers", list(RETRIEVERS), key="retrievers")
         st.radio("BM25 tokens", list(TOKEN_RULES), key="bm25_tokens", horizontal=True,
                  help="unicode: runs of letters or digits of any script, casefolded (the default); ascii: the "
-                      "specification's [a-z0-9]+, lower-cased (non-Latin text gets no token)")
+                      "specification's [a-z0-9]+, lower-cased (non-Latin text gets no token); cjk-bigrams: "
+                      "unicode, with runs of Han, Kana, Hangul and Thai letters cut into character pairs "
+                      "(Chinese, Japanese and Thai write no spaces between words)")
 
     with st.sidebar.expander("Models", expanded=False):
         cfg = paths.config()
@@ -441,7 +444,8 @@ def draw() -> PageContext | None:
     st.sidebar.radio("Source", list(SOURCES), key="source", format_func=SOURCES.get,
                      help="Built-in pipelines: this dashboard chunks, embeds and retrieves. Your system: the runs, "
                           "judgments and chunks your own system produced (the files of `report --run`). Live vector store: "
-                          "your PostgreSQL + pgvector table, asked through its own index and by an exact scan.")
+                          "your PostgreSQL + pgvector table, asked through its own index and by an exact scan. "
+                          "Live endpoint: your retrieval service over HTTP, asked every question like traffic.")
     if st.session_state["source"] == "system":
         from .system import sidebar as system_sidebar
 
@@ -449,6 +453,11 @@ def draw() -> PageContext | None:
         return None
     if st.session_state["source"] == "store":
         _store_source()
+        return None
+    if st.session_state["source"] == "endpoint":
+        from .endpoint_source import draw_endpoint_source
+
+        draw_endpoint_source()  # stores the endpoints' answers for the pages, or stops until asked
         return None
     from .system import clear
 

@@ -19,6 +19,7 @@ from .common import (
     strategies_arg,
     write_json,
 )
+from .endpoint import check_no_endpoint_options, cmd_report_endpoint
 from .lance import (
     cmd_compare_datasets,
     cmd_health_index,
@@ -75,6 +76,9 @@ def cut_arg(value: float | None) -> float | None:
 
 
 def cmd_report(a) -> int:
+    if a.endpoint:
+        return cmd_report_endpoint(a)
+    check_no_endpoint_options(a)
     if a.index:
         if a.run or uses_store(a) or a.corpus or a.db or a.strategies:
             raise InputError("--index audits a Lance dataset as it is: no --corpus, --db, --strategies, --run or --store")

@@ -15,7 +15,9 @@ from .builtin import (
     cmd_index,
     cmd_report,
 )
+from ..retrieval.bm25 import TOKEN_RULES
 from .common import EXIT_INPUT, InputError
+from .endpoint import add_endpoint_options
 from .store import add_store_options
 
 
@@ -52,12 +54,14 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--index", metavar="DATASET", help="audit this Lance dataset as it is (no --corpus needed)")
     r.add_argument("--no-cache", action="store_true", help="no index database and no embedding cache: all in memory")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
-    r.add_argument("--bm25-tokens", choices=["unicode", "ascii"], default="unicode",
-                   help="BM25 tokens: unicode (default: letter/digit runs of any script, casefolded) or ascii "
-                        "(the specification's [a-z0-9]+, lower-cased)")
+    r.add_argument("--bm25-tokens", choices=list(TOKEN_RULES), default="unicode",
+                   help="BM25 tokens: unicode (default: letter/digit runs of any script, casefolded), ascii "
+                        "(the specification's [a-z0-9]+, lower-cased) or cjk-bigrams (unicode, with runs of Han, "
+                        "Kana, Hangul and Thai letters cut into character pairs)")
     r.add_argument("--allow-unhealthy", action="store_true",
                    help="report over an index with non-finite or non-unit vectors (refused otherwise), with a warning")
     add_store_options(r)
+    add_endpoint_options(r)
     r.set_defaults(func=cmd_report)
 
     c = sub.add_parser("chunks", help="write one strategy's chunks as JSONL", allow_abbrev=False)

@@ -4,7 +4,8 @@ BEIR (Thakur et al., NeurIPS 2021 Datasets and Benchmarks) judges **documents**:
 strategies a chunk is relevant when its document is, and the report says so. Each document
 becomes ``# title`` (when it has one), a blank line and its text; its ``doc_id`` is the BEIR ``_id``.
 The judgments are read from ``qrels/test.tsv`` (else the only ``.tsv`` in ``qrels/``); only
-queries with at least one relevant document (score ≥ 1) are asked.
+queries with a text and at least one relevant document (score ≥ 1) are asked, the other judged
+queries are listed as rejected with the reason (:func:`beir_judged`).
 """
 
 from __future__ import annotations
@@ -17,7 +18,8 @@ from pathlib import Path
 from .document import Corpus, Document, LoadFailure
 from .markdown import markdown_document
 
-__all__ = ["SOURCE_PREFIX", "beir_needles", "current_sha256", "is_beir_folder", "load_beir_corpus", "qrels_file"]
+__all__ = ["SOURCE_PREFIX", "beir_judged", "beir_needles", "current_sha256", "is_beir_folder", "load_beir_corpus",
+           "qrels_file"]
 
 #: A BEIR document's ``source``: ``corpus.jsonl#<_id>`` (its sha256 is that of its canonical text).
 SOURCE_PREFIX = "corpus.jsonl#"
@@ -90,26 +92,57 @@ def qrels_file(folder) -> Path:
 def beir_needles(folder) -> list:
     """The judged queries of a BEIR folder as document-judged needles (:attr:`audit.groundtruth.Needle.relevant_docs`).
 
+    The first half of :func:`beir_judged` (which also says why the others are left out).
+
     Raises
     ------
     GroundTruthError
         A malformed ``queries.jsonl`` or qrels file (file and line named).
     """
-    from ..groundtruth import GroundTruthError, Needle
+    return beir_judged(folder)[0]
+
+
+def beir_judged(folder) -> tuple[list, list]:
+    """The judged queries of a BEIR folder: those asked, and those left out with the reason.
+
+    Returns
+    -------
+    needles : list of Needle
+        Document-judged needles (``relevant_docs``), qrels order: the queries with a text in
+        ``queries.jsonl`` and at least one document of score >= 1.
+    rejected : list of Rejected
+        The other judged queries, qrels order, each with its reason: ``no text in queries.jsonl`` (absent,
+        or its text empty; ``line`` = its line there, 0 when absent) or ``no relevant document judged``
+        (every score below 1). Listed as rejected needles are; the rest is evaluated.
+
+    Raises
+    ------
+    GroundTruthError
+        A malformed ``queries.jsonl`` or qrels file (file and line named).
+    """
+    from ..groundtruth import GroundTruthError, Needle, Rejected
     from ..sources.imported.readers import InputFileError, read_beir_qrels
 
     root = Path(str(folder))
     texts = {str(obj["_id"]): (no, obj.get("text", "")) for no, obj in _records(root / "queries.jsonl")}
     try:
-        qrels = read_beir_qrels(qrels_file(root))
+        path = qrels_file(root)
+        qrels = read_beir_qrels(path)
     except InputFileError as e:
         raise GroundTruthError(str(e)) from None
-    out = []
+    where = f"qrels/{path.name}"
+    out, rejected = [], []
     for qid in qrels.query_ids:
         relevant = tuple(sorted(qrels.relevant(qid)))
-        if qid in texts and relevant and texts[qid][1].strip():
-            out.append(Needle(qid, "", (texts[qid][1],), texts[qid][0], relevant))
-    return out
+        no, text = texts.get(qid, (0, ""))
+        if not text.strip():
+            rejected.append(Rejected(qid, f"judged in {where}, but queries.jsonl has "
+                                          + ("an empty text for it" if qid in texts else "no query with this _id"), no))
+        elif not relevant:
+            rejected.append(Rejected(qid, f"no relevant document judged in {where} (every score is below 1)", no))
+        else:
+            out.append(Needle(qid, "", (text,), no, relevant))
+    return out, rejected
 
 
 def current_sha256(folder, source: str) -> str | None:

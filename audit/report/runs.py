@@ -106,8 +106,10 @@ class RunsReport:
     def to_json(self) -> dict:
         """JSON-ready data: ``results`` (one row per run: ``name``, ``n_queries`` and every measure under its
         ir_measures name, ``Success@k_low``/``_high``), ``comparisons``, ``chunk_errors`` (``chunk_id``,
-        ``reason``), ``threshold`` (per run), ``provenance``. Non-finite numbers are ``null``."""
-        return strict({
+        ``reason``), ``threshold`` (per run), ``rejected`` (judged queries left out: ``id``, ``reason``,
+        ``line``), ``warnings`` (``kind``, ``subject``, ``message``, ``ids``: :mod:`audit.sources.imported.checks`),
+        ``provenance``; for a live endpoint also its requests. Non-finite numbers are ``null``."""
+        out = {
             "results": records(pd.DataFrame([r.to_dict() for r in self.results])),
             "comparisons": records(self.tests_frame()),
             "chunk_errors": [e.to_dict() for e in self.system.chunk_errors],
@@ -115,8 +117,15 @@ class RunsReport:
             if self.system.corpus is not None else None,
             "threshold": {t.run: t.to_dict() for t in self.thresholds},
             "judged_by": self.system.judged_by,
+            "rejected": [{"id": r.id, "reason": r.reason, "line": r.line} for r in self.system.rejected],
+            "warnings": [w.to_dict() for w in self.system.warnings],
             "provenance": self.provenance(),
-        })
+        }
+        if self.system.requests:  # a live endpoint: outcomes, latency, measures over the answered questions
+            from .endpoint import requests_json
+
+            out.update(requests_json(self))
+        return strict(out)
 
     def provenance(self) -> dict:
         """The files read (name and sha256), the corpus when given, the package version."""
@@ -134,8 +143,11 @@ class RunsReport:
         """The plain-text report."""
         s = self.system
         L = ["Runs: " + ", ".join(f"{r.name} ({r.score_kind}, {r.source or '-'})" for r in s.runs),
-             f"Queries: {len(s.qrels.query_ids)} judged ({s.judged_by}); {len(s.ood_queries)} out-of-domain", "",
-             "Measures (ir_measures names; Success@k with a Wilson 95% interval)"]
+             f"Queries: {len(s.qrels.query_ids)} judged ({s.judged_by}); {len(s.ood_queries)} out-of-domain"
+             + (f"; {len(s.rejected)} judged queries rejected" if s.rejected else "")]
+        L += [f"warning: {w.message}" for w in s.warnings]
+        L += ["", "Measures (ir_measures names; Success@k with a Wilson 95% interval)"
+              + (", over all questions: a failed request counts as a miss" if s.requests else "")]
         rows = []
         for r in self.results:
             row = {"run": r.name, "queries": r.n_queries}
@@ -146,6 +158,10 @@ class RunsReport:
                 row[n] = f"{r.mean(n):.3f}"
             rows.append(row)
         L.append(pd.DataFrame(rows).to_string(index=False))
+        if s.requests:
+            from .endpoint import requests_text
+
+            L += requests_text(self)
         if self.tests:
             L += ["", "Paired sign tests on Success@k (wins = queries a finds and b misses), Holm-adjusted per k"]
             tf = self.tests_frame()
@@ -153,11 +169,16 @@ class RunsReport:
                      .to_string(index=False))
         L.append("")
         if s.corpus is None:
-            L.append("Chunk offsets: not checked (give --corpus with --chunks).")
+            L.append("Chunk offsets: not checked (give --corpus" + (")." if s.requests else " with --chunks)."))
         elif s.chunks is not None:
             L.append(f"Chunk offsets: {len(s.chunk_errors)} of {len(s.chunks)} chunks differ from their document"
                      + (":" if s.chunk_errors else "."))
             L += [f"  {e.chunk_id}: {e.reason}" for e in s.chunk_errors[:50]]
+        if s.rejected:
+            L += ["", f"Rejected judged queries ({len(s.rejected)}):"]
+            L += [f"  {r.id}: {r.reason}" for r in s.rejected[:50]]
+            if len(s.rejected) > 50:
+                L.append(f"  … {len(s.rejected) - 50} more (all in the JSON's rejected)")
         for t in self.thresholds:
             L += ["", f"Threshold, run {t.run} ({t.score_kind}: a cut keeps ≤ 4 chunks scoring strictly {t.keep} it)",
                   f"worst in-domain score of the answer {t.separation.worst_in_domain:.4g}; best out-of-domain "

@@ -21,8 +21,9 @@ __all__ = ["BM25", "BM25S_MIN_DOCS", "TOKEN_RULES", "bm25_tokens"]
 _ASCII_TOKEN = re.compile(r"[a-z0-9]+")
 _UNICODE_TOKEN = re.compile(r"[^\W_]+")
 
-#: BM25 token rules: ``unicode`` (the default) and ``ascii`` (the specification's).
-TOKEN_RULES = ("unicode", "ascii")
+#: BM25 token rules: ``unicode`` (the default), ``ascii`` (the specification's) and ``cjk-bigrams``
+#: (``unicode`` with character bigrams over Han, Kana, Hangul and Thai runs: :mod:`audit.retrieval.scripts`).
+TOKEN_RULES = ("unicode", "ascii", "cjk-bigrams")
 
 
 def bm25_tokens(text: str, rule: str = "unicode") -> list[str]:
@@ -31,13 +32,16 @@ def bm25_tokens(text: str, rule: str = "unicode") -> list[str]:
     Parameters
     ----------
     text : str
-    rule : {"unicode", "ascii"}
+    rule : {"unicode", "ascii", "cjk-bigrams"}
         ``unicode``: the maximal runs of Unicode letters or digits
         (``[^\\W_]+``; the underscore separates) in the ``str.casefold()`` of the
         text's reader form (NFC, format characters of category ``Cf`` removed:
         :func:`audit.matching.reader_form`), so every script has tokens.
         Identical to ``ascii`` on ASCII text. ``ascii``: the specification's
-        ``[a-z0-9]+`` of the lower-cased text.
+        ``[a-z0-9]+`` of the lower-cased text. ``cjk-bigrams``: ``unicode``,
+        except that runs of Han, Hiragana, Katakana, Hangul and Thai letters
+        become their character bigrams
+        (:func:`audit.retrieval.scripts.cjk_bigram_tokens`).
 
     Raises
     ------
@@ -50,6 +54,10 @@ def bm25_tokens(text: str, rule: str = "unicode") -> list[str]:
         return _UNICODE_TOKEN.findall(reader_form(text).casefold())
     if rule == "ascii":
         return _ASCII_TOKEN.findall(text.lower())
+    if rule == "cjk-bigrams":
+        from .scripts import cjk_bigram_tokens
+
+        return cjk_bigram_tokens(text)
     raise ValueError(f"BM25 token rule {rule!r} is unknown; choose one of {', '.join(TOKEN_RULES)}")
 
 
@@ -92,8 +100,13 @@ class BM25:
     backend : {"auto", "rank-bm25", "bm25s"}
         ``auto``: bm25s from :data:`BM25S_MIN_DOCS` chunks on (when it is
         installed), rank-bm25 below.
-    tokens : {"unicode", "ascii"}
+    tokens : {"unicode", "ascii", "cjk-bigrams"}
         The token rule of :func:`bm25_tokens`, for chunks and queries alike.
+
+    Attributes
+    ----------
+    vocabulary : frozenset of str
+        Every token of the chunks (what a query token must be to score).
 
     Raises
     ------
@@ -116,6 +129,7 @@ class BM25:
             backend = "bm25s" if self.n_docs >= BM25S_MIN_DOCS and _has_bm25s() else "rank-bm25"
         self.backend = backend
         tokenized = [bm25_tokens(t, tokens) for t in texts]
+        self.vocabulary = frozenset(t for toks in tokenized for t in toks)
         self._empty = self.n_docs == 0 or not any(tokenized)
         self._impl = None
         if self._empty:

@@ -182,9 +182,11 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
         ``strategy name → (ChunkSet, vectors)`` already built (e.g. a loaded
         index): used as they are.
     progress : callable(stage, done, total) or None
-    bm25_tokens : {"unicode", "ascii"}
+    bm25_tokens : {"unicode", "ascii", "cjk-bigrams"}
         BM25's token rule (:func:`audit.retrieval.bm25_tokens`). Queries without
-        any token are listed in ``no_bm25_token`` and in ``warnings``.
+        any token are listed in ``settings["no_bm25_token"]`` and in ``warnings``; queries whose
+        words in a script without spaces match no chunk token in ``settings["bm25_no_match"]``
+        and in ``warnings``, one line each.
     allow_unhealthy : bool
         Vectors read from ``store`` or ``prebuilt`` are checked as ``health``
         checks them (finite, unit norm within :data:`audit.index.health.NORM_TOLERANCE`).
@@ -247,6 +249,7 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
     runs: list[Run] = []
     ran = tuple(r for r in retrievers if not (r == "rerank" and rerank_error))
     n_encoded = 0
+    vocabulary: set[str] = set()  # every strategy's BM25 tokens: a query word found in any of them is no miss
     for si, strat in enumerate(strategies):
         t = time.perf_counter()
         if prebuilt and strat.name in prebuilt:
@@ -271,6 +274,7 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
         t = time.perf_counter()
         bm25 = BM25(chunks.texts, tokens=bm25_tokens)
         bm25_ms = (time.perf_counter() - t) * 1000.0
+        vocabulary |= bm25.vocabulary
         toks = token_stats(encoder, chunks.chunks)
         ns = needle_sets(chunks, ground_truth.needles, toks.cut)
         relevant = {q.query_id: ns.correct.get(q.needle_id, frozenset()) for q in queries if q.in_domain}
@@ -307,6 +311,9 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
                 runs.append(Run(column_name(strat.name, r), RETRIEVER_KINDS[r], {}, strat.name, strat.name, r,
                                 available=False, reason=rerank_error or "not run", cut_key=key))
 
+    no_match: tuple = ()
+    if set(retrievers) & {"bm25", "hybrid", "rerank"}:
+        no_match = _unspaced_warnings(queries, vocabulary, bm25_tokens, no_token, warnings)
     if n_q_encoded or n_encoded:
         # the model is loaded anyway: time single-query encodes (what a live query costs)
         sample = [q.text for q in queries[:10]]
@@ -327,10 +334,28 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
         model={"name": encoder.name, "digest": encoder.digest, "dims": encoder.dims, "window": encoder.window},
         settings={"retrievers": tuple(retrievers), "reranker": reranker_name, "rerank_error": rerank_error,
                   "rerank_window": window_of(cross) if cross is not None and not rerank_error else None,
-                  "bm25_tokens": bm25_tokens, "no_bm25_token": no_token, "query_embed_ms": q_ms,
+                  "bm25_tokens": bm25_tokens, "no_bm25_token": no_token, "bm25_no_match": no_match,
+                  "query_embed_ms": q_ms,
                   "n_queries_encoded": n_q_encoded, "n_chunks_encoded": n_encoded,
                   "wall_s": time.perf_counter() - t_start},
         query_vectors=qvecs, warnings=tuple(warnings))
+
+
+def _unspaced_warnings(queries, vocabulary, rule: str, no_token, warnings: list) -> tuple:
+    """The queries whose words in an unspaced script match no chunk (:func:`audit.retrieval.scripts.unspaced_misses`),
+    those without any token left out (already said); appends one warning line per query, returns their ids."""
+    from ..retrieval.scripts import unspaced_misses
+
+    skip = set(no_token)
+    listed = [queries[i] for i in unspaced_misses([q.text for q in queries], vocabulary, rule)
+              if queries[i].query_id not in skip]
+    for q in listed:
+        shown = q.text if len(q.text) <= 40 else q.text[:39] + "…"
+        warnings.append(f"query {q.query_id} ({shown!r}): its words in a script written without spaces (Han, Kana, "
+                        f"Hangul, Thai) match no chunk's BM25 token under the {rule!r} rule (a phrase without "
+                        "spaces is one token): BM25 ignores them; the rule cjk-bigrams (--bm25-tokens cjk-bigrams, "
+                        "sidebar: BM25 tokens) matches such text by character pairs")
+    return tuple(q.query_id for q in listed)
 
 
 def base_strategy(names) -> str:

@@ -14,7 +14,7 @@ from audit.sources.imported.system import ImportedSystem
 
 from ..context import SYSTEM_KEY, SystemContext, system
 
-__all__ = ["SystemContext", "clear", "footer", "system", "use"]
+__all__ = ["SystemContext", "clear", "footer", "notices", "system", "use"]
 
 
 def use(imported: ImportedSystem, label: str, threshold: float | None = None) -> SystemContext:
@@ -42,3 +42,19 @@ def footer(sctx: SystemContext) -> None:
 
     st.caption(md(f"{sctx.label} — {files}" + (f" · corpus {prov['corpus']} sha256:{prov['corpus_sha256'][:12]}"
                                                 if prov["corpus"] else "") + f" · retrieval-audit {prov['audit_version']}"))
+
+
+def notices(sctx: SystemContext) -> None:
+    """What the system's files hold that changes the figures, drawn once under a page's title: each warning
+    (:func:`audit.report.notices.notice_lines`, the CLI's ``warning:`` lines) and the judged queries left out."""
+    from audit.report.notices import notice_lines, rejected_frame
+
+    from ..tables import table
+    from ..text import md
+
+    for line in notice_lines(sctx.system):
+        st.warning(md(line))
+    rejected = rejected_frame(sctx.system)
+    if len(rejected):
+        with st.expander(f"{len(rejected)} judged queries left out, with the reason"):
+            table(rejected, "sys_rejected_table", "rejected_queries.csv")

@@ -7,12 +7,13 @@ import streamlit as st
 
 from ..tables import table
 from ..text import md
-from . import footer
+from . import footer, notices
 
 
 def draw(sctx) -> None:
     s = sctx.system
     st.title("Citations: your chunks at their offsets")
+    notices(sctx)
     st.caption("A citation quotes the chunk's `content` (else its `text`) at `#char=start,end` of its document: "
                "every chunk whose quote is not exactly what the document holds there is listed, with the first "
                "differing character.")

@@ -6,13 +6,14 @@ import pandas as pd
 import streamlit as st
 
 from ..tables import table
-from . import footer
+from . import footer, notices
 
 
 def chunk_map(sctx) -> None:
     """Chunk map: one document with your chunks' spans (needs the documents and chunks with offsets)."""
     s = sctx.system
     st.title("Chunk map: your chunks")
+    notices(sctx)
     spans = [c for c in (s.chunks or ()) if c.start is not None]
     if s.corpus is None or not spans:
         st.info("The chunk map needs your documents folder and chunks with offsets (chunks.jsonl with doc_id, "
@@ -51,6 +52,7 @@ def tokens(sctx) -> None:
     """Tokens: needs a tokenizer; says so."""
     s = sctx.system
     st.title("Tokens: your chunks")
+    notices(sctx)
     if s.chunks is None:
         st.info("Give your chunks (chunks.jsonl) and the name of your embedding model's tokenizer to see token "
                 "lengths and the chunks over its window.")
@@ -66,6 +68,7 @@ def index_health(sctx) -> None:
     """Index health: the chunk-offset checks that apply to files; the rest needs the index itself."""
     s = sctx.system
     st.title("Index health: your system")
+    notices(sctx)
     rows = []
     if s.chunks is not None:
         ids = [c.chunk_id for c in s.chunks]

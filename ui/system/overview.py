@@ -9,13 +9,14 @@ from audit.report.system import runs_frame
 
 from ..tables import table
 from ..text import md
-from . import footer
+from . import footer, notices
 
 
 def draw(sctx) -> None:
     """The Overview page for ``sctx`` (a :class:`~ui.context.SystemContext`)."""
     s, rep = sctx.system, sctx.report
     st.title("Retrieval audit: your system")
+    notices(sctx)
     st.caption(md(f"{sctx.label}. Judged by {s.judged_by}. Nothing is re-ranked or re-embedded here: the pages "
                   "read your runs as they are, scores in each run's own units."))
     c = st.columns(5)
@@ -29,6 +30,10 @@ def draw(sctx) -> None:
     df = runs_frame(rep)
     cols = ["run", "score kind", "queries", "Success@1", "Success@8", "Success@8 [Wilson 95%]", "nDCG@10", "RR"]
     table(df[cols], "sys_overview_table", "runs.csv", csv=df, formats={c: "%.3f" for c in cols[3:] if "[" not in c})
+    if s.requests:  # a live endpoint: how each question ended, latency, measures over answered and all
+        from ..endpoint_source import draw_requests
+
+        draw_requests(sctx)
     st.subheader("Files read")
     table(pd.DataFrame(s.files, columns=["role", "name", "sha256"]), "sys_files_table", "files.csv")
     missing = []

@@ -8,12 +8,13 @@ from audit.report.system import judged_hits_frame
 
 from ..tables import table
 from ..text import md
-from . import footer
+from . import footer, notices
 
 
 def draw(sctx) -> None:
     s = sctx.system
     st.title("Query explorer: your runs")
+    notices(sctx)
     st.caption("A judged question as each run ranked it: rank, score in the run's own units, the chunk's text "
                "(from your chunks.jsonl) and its judgment (grade ≥ 1 = relevant).")
     qids = list(s.qrels.query_ids)

@@ -12,7 +12,7 @@ from audit.report.views import pair_matrix, pairs_frame
 
 from ..tables import table
 from ..text import md
-from . import footer
+from . import footer, notices
 
 MEASURE_HELP = {
     "Success@k": "share of judged queries with a relevant chunk (grade ≥ 1) in the first k (ir_measures "
@@ -27,6 +27,7 @@ MEASURE_HELP = {
 def draw(sctx) -> None:
     s, rep = sctx.system, sctx.report
     st.title("Strategies: your runs side by side")
+    notices(sctx)
     st.caption("Measures under their ir_measures names, computed as ir_measures / trec_eval compute them; the "
                "order evaluated is each run's score order. Success@k carries a Wilson 95% interval.")
     st.markdown("Runs: " + ", ".join(f"**{md(r.name)}** ({r.score_kind})" for r in s.runs))

@@ -14,12 +14,13 @@ from audit.report.threshold import gate_distance_frame
 from ..tables import table
 from ..threshold import outcome_metrics
 from ..text import md
-from . import footer
+from . import footer, notices
 
 
 def draw(sctx) -> None:
     s, rep = sctx.system, sctx.report
     st.title("Threshold: your runs")
+    notices(sctx)
     if not rep.thresholds:
         st.info("No out-of-domain run: give out-of-domain queries and, for a run, that system's run over them "
                 "(NAME=FILE under Out-of-domain runs) to see where a cut should refuse.")

@@ -10,12 +10,13 @@ from audit.report.system import run_diff
 
 from ..tables import table
 from ..text import md
-from . import footer
+from . import footer, notices
 
 
 def draw(sctx) -> None:
     s, rep = sctx.system, sctx.report
     st.title("Upgrade diff: two of your runs")
+    notices(sctx)
     names = [r.name for r in s.runs]
     if len(names) < 2:
         st.info("Give two runs of the same queries (e.g. before and after an upgrade) to compare them.")

@@ -2,7 +2,8 @@
 
 :mod:`.readers` reads runs (TREC, JSONL), qrels (TREC, BEIR), queries (TSV, BEIR); :mod:`.chunks`
 reads the team's chunks, checks each against its document at its offsets (the citation audit of
-their system) and resolves needles against them.
+their system) and resolves needles against them; :mod:`.checks` says what the files hold that the
+audit goes on with (warnings) and leaves out judged queries without a text.
 """
 
 from .chunks import ChunkError, UserChunk, check_chunks, needle_qrels, read_chunks

@@ -5,10 +5,13 @@ Formats (one example line each):
 - **TREC run**: ``q1 Q0 ops/backup.md#3 1 0.8731 after`` — ``qid Q0 docid rank
   score tag``, fields split on whitespace, docid = chunk id. The ``Q0`` and
   ``tag`` fields are not used; ``rank`` must be an integer >= 1 but the order
-  evaluated is the score order (:mod:`audit.evaluation.measures`).
+  evaluated is the score order (:mod:`audit.evaluation.measures`). As in
+  trec_eval, fields after the tag are ignored (one warning per file) and a
+  line starting with ``#`` is a comment.
 - **JSONL run**: ``{"query_id": "q1", "chunk_id": "c7", "rank": 1, "score": 0.87}``.
 - **TREC qrels**: ``q1 0 c7 2`` — ``qid iteration docid relevance``, graded
-  integer relevance (>= 1 is relevant; negative grades allowed, gain 0).
+  integer relevance (>= 1 is relevant; negative grades allowed, gain 0); ``#``
+  starts a comment line.
 - **BEIR qrels** (``qrels/test.tsv``): header ``query-id<TAB>corpus-id<TAB>score``
   then ``q1<TAB>doc7<TAB>1``.
 - **Queries**: ``q1<TAB>How do I rotate the relay keys?`` (no header), or BEIR
@@ -23,8 +26,11 @@ decimal string, so ``1`` matches the TREC id ``1``).
 
 Lines are split on ``"\n"`` only, a trailing ``"\r"`` removed, never with
 ``str.splitlines()`` (which also splits on U+2028, U+0085 … that JSON strings
-may hold). A UTF-8 BOM is removed. Blank lines are skipped. Every problem
-raises :class:`InputFileError` with ``FILE:LINE: reason``.
+may hold). A UTF-8 BOM is removed. Blank lines are skipped. A JSON line is
+read by :func:`audit.jsontext.json_object` (a lone surrogate such as
+``"\ud83d"`` is refused there). Every problem raises :class:`InputFileError`
+with ``FILE:LINE: reason``; what is accepted but odd is an
+:class:`~audit.sources.imported.checks.InputWarning` on the result.
 """
 
 from __future__ import annotations
@@ -32,10 +38,12 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Iterator
+from typing import Iterable, Iterator
 
 from ...evaluation.measures import SCORE_KINDS, Qrels, Run, ScoreKindError, order
 from ...groundtruth import lines
+from ...jsontext import JsonLineError, json_object
+from .checks import InputWarning, rank_order_warning
 
 BEIR_QRELS_HEADER = ("query-id", "corpus-id", "score")
 
@@ -78,11 +86,9 @@ def _lines(path: str | Path, what: str) -> Iterator[tuple[int, str]]:
 def _json_lines(path: str | Path, what: str) -> Iterator[tuple[int, dict]]:
     for no, line in _lines(path, what):
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise InputFileError(path, no, f"not valid JSON ({e.msg} at column {e.colno})") from None
-        if not isinstance(obj, dict):
-            raise InputFileError(path, no, f"expected a JSON object, got {type(obj).__name__}")
+            obj = json_object(line)
+        except JsonLineError as e:
+            raise InputFileError(path, no, str(e)) from None
         yield no, obj
 
 
@@ -142,7 +148,7 @@ class _RunBuilder:
         self.scores.setdefault(qid, {})[cid] = score
         self.ranks.setdefault(qid, {})[cid] = rank
 
-    def build(self) -> Run:
+    def build(self, warnings: Iterable[InputWarning] = ()) -> Run:
         if not self.scores:
             raise InputFileError(self.path, 0, "empty run: no ranking line")
         conflicts = []
@@ -150,8 +156,9 @@ class _RunBuilder:
             by_rank = tuple(sorted(s, key=lambda c: (self.ranks[q][c], c)))
             if by_rank != order(s, self.score_kind):
                 conflicts.append(q)
+        found = [*warnings, rank_order_warning(self.name, self.path, self.score_kind, self.scores, self.ranks)]
         return Run.from_scores(self.name, self.scores, self.score_kind, rank_conflicts=conflicts,
-                               source=str(self.path))
+                               source=str(self.path), warnings=[w for w in found if w is not None])
 
 
 def read_trec_run(path: str | Path, name: str | None = None, score_kind: str = "similarity") -> Run:
@@ -165,29 +172,49 @@ def read_trec_run(path: str | Path, name: str | None = None, score_kind: str = "
     score_kind : str
         What the score is (:data:`audit.evaluation.measures.SCORE_KINDS`).
 
+    Read as trec_eval reads it: the first six fields; the fields after the run tag are ignored
+    (trec_eval: "Any field following run_id is ignored"), with one ``extra-fields`` warning for the
+    file; a line whose first non-blank character is ``#`` is a comment (skipped, as trec_eval does).
+
     Returns
     -------
     Run
         In evaluated order; ``rank_conflicts`` lists the queries whose rank
-        column disagrees with the score order.
+        column orders the chunks otherwise than the evaluated order (ties
+        included); ``warnings`` holds the ``extra-fields`` and ``rank-order``
+        warnings (:mod:`audit.sources.imported.checks`).
 
     Raises
     ------
     InputFileError
-        Missing file, not UTF-8, a line without 6 fields, a rank that is not
-        an integer >= 1, a score that is not a finite number, a chunk ranked
-        twice for a query, no line at all.
+        Missing file, not UTF-8, a line with fewer than 6 fields, a rank that
+        is not an integer >= 1, a score that is not a finite number, a chunk
+        ranked twice for a query, no line at all.
     ScoreKindError
         Unknown ``score_kind``.
     """
     b = _RunBuilder(path, name, score_kind)
+    extra: list[tuple[int, int]] = []  # (line, fields) of the lines with fields after the run tag
+    n_lines = 0
     for no, line in _lines(path, "run file"):
+        if line.lstrip().startswith("#"):
+            continue
         f = line.split()
-        if len(f) != 6:
+        if len(f) < 6:
             raise InputFileError(path, no, f"expected 6 fields 'qid Q0 docid rank score tag', got {len(f)}")
-        qid, _, cid, rank, score, _ = f
+        if len(f) > 6:
+            extra.append((no, len(f)))
+        n_lines += 1
+        qid, _, cid, rank, score = f[:5]
         b.add(no, qid, cid, _int(path, no, rank, "rank", 1), _float(path, no, score, "score"))
-    return b.build()
+    warnings = []
+    if extra:
+        first, fields = extra[0]
+        warnings.append(InputWarning(
+            "extra-fields", Path(path).name,
+            f"{Path(path).name}: {len(extra)} of {n_lines} lines have fields after the run tag (first on line "
+            f"{first}: {fields} fields); they are ignored, as trec_eval ignores them"))
+    return b.build(warnings)
 
 
 def read_jsonl_run(path: str | Path, name: str | None = None, score_kind: str = "similarity") -> Run:
@@ -239,6 +266,8 @@ def _add_judgment(path, no: int, judgments: dict, where: dict, qid: str, cid: st
 def read_trec_qrels(path: str | Path) -> Qrels:
     """Read TREC qrels: ``qid iteration docid relevance`` per line (graded, integer).
 
+    A line whose first non-blank character is ``#`` is a comment (skipped, as trec_eval does).
+
     Raises
     ------
     InputFileError
@@ -248,6 +277,8 @@ def read_trec_qrels(path: str | Path) -> Qrels:
     judgments: dict = {}
     where: dict = {}
     for no, line in _lines(path, "qrels file"):
+        if line.lstrip().startswith("#"):  # a comment, as trec_eval reads qrels
+            continue
         f = line.split()
         if len(f) != 4:
             raise InputFileError(path, no, f"expected 4 fields 'qid 0 docid relevance', got {len(f)}")

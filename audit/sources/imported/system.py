@@ -21,6 +21,7 @@ from ...evaluation.measures import SCORE_KINDS, Qrels, Run
 from ...evaluation.threshold import QueryDistances
 from ...groundtruth import load_needles
 from ...ingest import Corpus
+from .checks import drop_textless, system_warnings
 from .chunks import check_chunks, needle_qrels, read_chunks
 from .readers import read_qrels, read_queries, read_run
 
@@ -77,6 +78,14 @@ class ImportedSystem:
         Run name → the same system's run over the out-of-domain queries.
     files : list of dict
         ``role``, ``name`` (file name), ``sha256`` of every file read (provenance).
+    requests : dict of str to RequestLog
+        Run name -> how each question put to a live endpoint ended and how long it took
+        (:class:`audit.sources.endpoint.log.RequestLog`); empty for files and stores.
+    warnings : list of InputWarning
+        What the files hold that the audit went on with (:mod:`.checks`): shown by the text report, the
+        JSON and once on every page for the system.
+    rejected : list of Rejected
+        Judged queries left out of the evaluation, with the reason (e.g. no text in the queries file).
     """
 
     queries: dict
@@ -89,6 +98,9 @@ class ImportedSystem:
     ood_queries: dict = field(default_factory=dict)
     ood_runs: dict = field(default_factory=dict)
     files: list = field(default_factory=list)
+    requests: dict = field(default_factory=dict)
+    warnings: list = field(default_factory=list)
+    rejected: list = field(default_factory=list)
 
     def run(self, name: str) -> Run:
         """The run named ``name`` (``KeyError`` naming the known ones)."""
@@ -156,10 +168,14 @@ def load_system(queries: str | Path, runs: Mapping[str, str], scores: Mapping[st
     ood_queries, ood_runs : optional
         Out-of-domain queries and, per run name, that system's run over them.
 
+    Judged queries without a text in ``queries`` are left out (``rejected``); what the files hold that
+    the audit goes on with is listed in ``warnings`` (:func:`.checks.system_warnings`).
+
     Raises
     ------
     ValueError
-        Any file problem (file and line in the message) or an inconsistency between options.
+        Any file problem (file and line in the message), an inconsistency between options, or no
+        judged query with a text.
     """
     scores = dict(scores or {})
     ood_runs = dict(ood_runs or {})
@@ -185,9 +201,11 @@ def load_system(queries: str | Path, runs: Mapping[str, str], scores: Mapping[st
     user_chunks = read_chunks(chunks) if chunks is not None else None
     if chunks is not None:
         note("chunks", chunks)
+    rejected: list = []
     if qrels is not None:
         judgments, judged_by = read_qrels(qrels), f"qrels {Path(qrels).name}"
         note("qrels", qrels)
+        judgments, rejected = drop_textless(judgments, q, Path(queries).name)
     else:
         needles = load_needles(ground_truth)
         judgments = needle_qrels(needles, user_chunks, list(q))
@@ -205,4 +223,6 @@ def load_system(queries: str | Path, runs: Mapping[str, str], scores: Mapping[st
         ood[name] = read_run(path, name, scores.get(name, "similarity"))
         note(f"out-of-domain run {name}", path)
     errors = check_chunks(user_chunks, corpus) if user_chunks is not None and corpus is not None else []
-    return ImportedSystem(q, judgments, judged_by, loaded, user_chunks, errors, corpus, ood_q, ood, files)
+    warnings = system_warnings(loaded, judgments, q, rejected, ood, ood_q)
+    return ImportedSystem(q, judgments, judged_by, loaded, user_chunks, errors, corpus, ood_q, ood, files,
+                          warnings=warnings, rejected=rejected)

@@ -1,0 +1,151 @@
+"""``report --endpoint NAME|URL|NAME=URL …``: the retrieval service a team runs, asked every question like traffic.
+
+The questions and judgments come as for runs (``--queries`` with ``--qrels``, or ``--ground-truth`` needles
+looked for in the returned text), out-of-domain questions with ``--ood-queries`` (or ``--out-of-domain``, one
+a line). Each endpoint is a run; the report is the runs report plus the requests (outcomes, latency) and the
+measures over the answered questions; ``--fail-under`` gates on all questions (a failure counts as a miss).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from pathlib import Path
+
+from .common import EXIT_GATE, EXIT_OK, InputError, ProgressBar, corpus_arg, encoder_arg, write_json
+
+__all__ = ["ENDPOINT_OPTIONS", "add_endpoint_options", "check_no_endpoint_options", "cmd_report_endpoint"]
+
+#: Defaults of the harness options (None in the parser, so that a stray option can be told apart).
+DEFAULTS = {"k": 20, "concurrency": 4, "deadline": 10.0, "retries": 2, "total_time": 600.0, "mapping": "plain"}
+#: The options that only mean something with --endpoint.
+ENDPOINT_OPTIONS = ("endpoint_config", "mapping", "k", "concurrency", "deadline", "retries", "total_time")
+
+
+def add_endpoint_options(p: argparse.ArgumentParser) -> None:
+    """The options of ``report --endpoint``."""
+    g = p.add_argument_group("live endpoint (a team's retrieval service over HTTP)")
+    g.add_argument("--endpoint", action="append", metavar="NAME|URL|NAME=URL",
+                   help="an endpoint of audit.toml / --endpoint-config, a URL (with --mapping), or NAME=URL; "
+                        "repeatable: each is a run (blue and green, before and after)")
+    g.add_argument("--endpoint-config", metavar="FILE",
+                   help="TOML file of [endpoints.NAME] tables (the keys of audit.toml's); default: audit.toml")
+    g.add_argument("--mapping", help="for a URL: plain (default), qdrant, chroma, or a configured endpoint's name")
+    g.add_argument("--k", type=int, help="results asked for a question (default 20)")
+    g.add_argument("--concurrency", type=int, help="requests in flight at most (default 4)")
+    g.add_argument("--deadline", type=float, help="seconds a request may take, everything included (default 10)")
+    g.add_argument("--retries", type=int, help="retries after a timeout, a 5xx or a 429, with backoff (default 2)")
+    g.add_argument("--total-time", type=float, help="seconds the whole run may take (default 600)")
+
+
+def check_no_endpoint_options(a) -> None:
+    """InputError when a harness option is given without ``--endpoint``."""
+    given = [f"--{o.replace('_', '-')}" for o in ENDPOINT_OPTIONS if getattr(a, o, None) is not None]
+    if given:
+        raise InputError(f"{', '.join(given)} is for a live endpoint: give --endpoint NAME|URL too")
+
+
+def _named(a) -> dict:
+    from ..config import ConfigError, load_config
+    from ..sources.endpoint.spec import EndpointError, load_endpoint_config
+
+    try:
+        return load_endpoint_config(a.endpoint_config) if a.endpoint_config else dict(load_config().endpoints)
+    except (EndpointError, ConfigError) as e:
+        raise InputError(str(e)) from None
+
+
+def _note(files: list, role: str, path) -> None:
+    import hashlib
+
+    files.append({"role": role, "name": Path(path).name, "sha256": hashlib.sha256(Path(path).read_bytes()).hexdigest()})
+
+
+def cmd_report_endpoint(a) -> int:
+    """Ask every endpoint every question; print the runs report with its requests; exit 1 when a gate fails."""
+    from ..groundtruth import GroundTruthError, load_needles, load_out_of_domain
+    from ..report.runs import build_runs_report
+    from ..sources.endpoint import EndpointError, endpoint_system, resolve_endpoints
+    from ..sources.imported import InputFileError, read_qrels, read_queries
+    from .runs import _fail_under_runs
+    from .store import query_vectors_arg
+
+    others = [f"--{o.replace('_', '-')}" for o in ("run", "store", "table", "index", "strategies", "retrievers", "db",
+                                                   "chunks", "score", "ood_run") if getattr(a, o, None)]
+    if others:
+        raise InputError(f"{', '.join(others)} cannot go with --endpoint: the rankings come from the service")
+    gates = _fail_under_runs(a.fail_under or [])
+    opts = {k: getattr(a, k) if getattr(a, k) is not None else v for k, v in DEFAULTS.items()}
+    try:
+        specs = resolve_endpoints(a.endpoint, _named(a), mapping=opts["mapping"])
+    except EndpointError as e:
+        raise InputError(str(e)) from None
+    if a.ground_truth and (a.queries or a.qrels):
+        raise InputError("give --ground-truth (needles looked for in the returned text) or --queries with --qrels, "
+                         "not both")
+    if not a.ground_truth and not (a.queries and a.qrels):
+        raise InputError("--endpoint needs the questions: --ground-truth NEEDLES.jsonl, or --queries FILE with "
+                         "--qrels FILE")
+    if a.ood_queries and a.out_of_domain:
+        raise InputError("give --ood-queries (id<TAB>text) or --out-of-domain (one a line), not both")
+    files: list = []
+    needles = queries = qrels = None
+    try:
+        if a.ground_truth:
+            needles = load_needles(a.ground_truth)
+            _note(files, "ground truth", a.ground_truth)
+        else:
+            queries, qrels = read_queries(a.queries), read_qrels(a.qrels)
+            _note(files, "queries", a.queries)
+            _note(files, "qrels", a.qrels)
+        ood = None
+        if a.ood_queries:
+            ood = read_queries(a.ood_queries)
+            _note(files, "out-of-domain queries", a.ood_queries)
+        elif a.out_of_domain:
+            ood = load_out_of_domain(a.out_of_domain)
+            _note(files, "out-of-domain queries", a.out_of_domain)
+    except (GroundTruthError, InputFileError) as e:
+        raise InputError(str(e)) from None
+    kinds = {s.response.score_kind for s in specs}
+    if a.threshold is not None:
+        if not math.isfinite(a.threshold):
+            raise InputError(f"--threshold must be a finite number in the runs' own units, got {a.threshold!r}")
+        if kinds == {"cosine-distance"}:
+            from .builtin import cut_arg
+
+            cut_arg(a.threshold)
+    takes_vector = any(s.uses_vector for s in specs)
+    qv = query_vectors_arg(a) if takes_vector else None
+    encoder = encoder_arg(a.model) if takes_vector and qv is None and a.model else None
+    if not takes_vector and (a.model or getattr(a, "query_vectors", None)):
+        print("warning: --model / --query-vectors are not used: no endpoint takes {vector}", file=sys.stderr)
+    corpus = corpus_arg(a.corpus) if a.corpus else None
+    bar = ProgressBar(a.quiet)
+    try:
+        system = endpoint_system(specs, needles=needles, queries=queries, qrels=qrels, ood_queries=ood, k=opts["k"],
+                                 encoder=encoder, query_vectors=qv, corpus=corpus, concurrency=opts["concurrency"],
+                                 deadline=opts["deadline"], retries=opts["retries"], total_time=opts["total_time"],
+                                 files=files, progress=bar,
+                                 judged_by=f"qrels {Path(a.qrels).name}" if qrels is not None else None)
+    except (EndpointError, InputFileError) as e:
+        raise InputError(str(e)) from None
+    finally:
+        bar.close()
+    report = build_runs_report(system, a.threshold)
+    print(report.render_text())
+    if a.json:
+        write_json(a.json, report.to_json())
+    for name, log in system.requests.items():
+        failed = [o for o in log.outcomes if o.failed]
+        if failed:
+            c = log.counts()
+            print(f"warning: endpoint {name}: {len(failed)} of {len(log.outcomes)} questions failed "
+                  f"({c['timed_out']} timed out, {c['http_error']} HTTP errors, {c['malformed']} malformed); "
+                  "the measures over all questions count them as misses", file=sys.stderr)
+    failed = [f"{r.name} {m} = {r.mean(m):.3f} < {v:g} (over all questions)" for m, v in gates
+              for r in report.results if r.mean(m) < v]
+    for f in failed:
+        print(f"gate failed: {f}", file=sys.stderr)
+    return EXIT_GATE if failed else EXIT_OK

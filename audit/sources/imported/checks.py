@@ -1,0 +1,271 @@
+"""What a team's files say that is not an error but changes the figures: warnings, and judged queries left out.
+
+Readers and :func:`~audit.sources.imported.system.load_system` accept files that trec_eval accepts and
+say, once, what they did with what is odd in them (docs/definitions.md, *A team's own system*):
+
+- ``extra-fields``: TREC run lines with more than 6 fields; the fields after the run tag are ignored
+  (trec_eval: "Any field following run_id is ignored"). One warning per file.
+- ``rank-order``: a run whose ``rank`` column contradicts its scores (a chunk with a strictly better
+  score ranked below a worse one) on some queries; the score order is evaluated, as in trec_eval. When
+  on every such query the ranks follow the scores the other way round, the warning names the ``--score``
+  that would agree with them (typically cosine distances written as similarities).
+- ``unknown-queries``: run query ids that are neither judged nor in the queries file (``1, 2, 3`` against
+  ``q1, q2, q3``): not counted.
+- ``unanswered``: judged queries a run has no ranking for: each counts as a miss, 0 on every measure
+  (trec_eval ``-c``, ir_measures' default); all their ids are listed.
+- ``unjudged-chunks``: a run none of whose returned chunk ids is judged for the query it answers (chunk
+  ids against document-level qrels: the warning says when every returned id starts with a judged id).
+- ``rejected-query``: judged queries without a text in the queries file, dropped from the evaluation
+  (listed as :class:`~audit.groundtruth.Rejected` with the reason, as rejected needles are).
+
+Every warning is an :class:`InputWarning`; the text report prints ``warning: <message>``, the JSON lists
+:meth:`InputWarning.to_dict`, and the dashboard draws each once per page for the team's system.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Mapping, Sequence
+
+from ...evaluation.judgments import SCORE_KINDS, Qrels, Run
+
+__all__ = ["InputWarning", "SHOWN_IDS", "drop_textless", "ood_run_warnings", "rank_order_warning",
+           "rejected_warning", "run_warnings", "system_warnings"]
+
+#: How many ids a warning's message names (its ``ids`` holds them all).
+SHOWN_IDS = 10
+
+#: What joins a document id to a chunk number in chunk ids commonly seen (``doc7#3``, ``doc7_3``, ``doc7-3``,
+#: ``doc7:3``, ``doc7/3``, ``doc7.3``).
+_CHUNK_SEPARATORS = "#_-:/."
+
+
+@dataclass(frozen=True)
+class InputWarning:
+    """Something odd in a team's files that the audit went on with, said once.
+
+    Attributes
+    ----------
+    kind : str
+        ``extra-fields``, ``rank-order``, ``unknown-queries``, ``unanswered``, ``unjudged-chunks`` or
+        ``rejected-query`` (module docstring).
+    subject : str
+        What it is about: ``run NAME`` or a file name (never a full path).
+    message : str
+        One line for people, naming the subject, the counts and up to :data:`SHOWN_IDS` examples.
+    ids : tuple of str
+        Every query id concerned, file order (``unjudged-chunks``: the first :data:`SHOWN_IDS` chunk ids
+        returned).
+    """
+
+    kind: str
+    subject: str
+    message: str
+    ids: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict:
+        """``kind``, ``subject``, ``message``, ``ids`` (a list)."""
+        return {"kind": self.kind, "subject": self.subject, "message": self.message, "ids": list(self.ids)}
+
+
+def _examples(ids: Sequence[str], n: int = SHOWN_IDS) -> str:
+    shown = ", ".join(ids[:n])
+    return shown + (f" … (+{len(ids) - n})" if len(ids) > n else "")
+
+
+def _name(path) -> str:
+    return Path(str(path)).name
+
+
+def rank_order_warning(run_name: str, path, score_kind: str, scores: Mapping[str, Mapping[str, float]],
+                       ranks: Mapping[str, Mapping[str, int]]) -> InputWarning | None:
+    """The ``rank-order`` warning of one run, or None when its ``rank`` column agrees with its scores.
+
+    Parameters
+    ----------
+    run_name : str
+    path : the run's file (its name is shown)
+    score_kind : str
+        One of :data:`~audit.evaluation.judgments.SCORE_KINDS`.
+    scores, ranks : mapping query id → mapping chunk id → score (run's units) / rank (the file's column)
+
+    A query *contradicts* when, in the file's rank order (lines of the same rank taken best score
+    first), a chunk has a strictly better score than one ranked above it, scores compared in their
+    canonical form (:func:`audit.scores.canonical_scores`, ``run file``: trec_eval's float32); ties
+    never contradict (trec_eval breaks them by chunk id, whatever the ranks say). *Reversed*: every
+    contradicting query's ranks follow its scores in the other direction (non-decreasing): then the
+    message names the opposite ``--score``.
+    """
+    from ...scores import canonical_scores
+
+    sign = SCORE_KINDS[score_kind]
+    contradicting, reversed_all = [], True
+    for q, raw in scores.items():
+        r = ranks[q]
+        s = dict(zip(raw, canonical_scores(list(raw.values()), "run file").tolist()))
+        keys = [sign * s[c] for c in sorted(s, key=lambda c: (r[c], -sign * s[c]))]
+        if any(a < b for a, b in zip(keys, keys[1:])):
+            contradicting.append(q)
+            reversed_all = reversed_all and all(a <= b for a, b in zip(keys, keys[1:]))
+    if not contradicting:
+        return None
+    better = "higher" if sign > 0 else "lower"
+    msg = (f"run {run_name!r} ({_name(path)}): on {len(contradicting)} of {len(scores)} queries the rank column "
+           f"contradicts the score order ({_examples(contradicting)}); the order evaluated is the score order, "
+           f"{better} first ({score_kind}), as trec_eval's")
+    if reversed_all:
+        other = "cosine-distance" if sign > 0 else "similarity"
+        what = "distances (lower is better)" if sign > 0 else "similarities (higher is better)"
+        msg += (f". On all of them the ranks follow the scores the other way: if the scores are {what}, give "
+                f"--score {run_name}={other}" + (" (or l2)" if sign > 0 else " (or ip)"))
+    return InputWarning("rank-order", f"run {run_name}", msg, tuple(contradicting))
+
+
+def drop_textless(qrels: Qrels, queries: Mapping[str, str], queries_file: str = "the queries file"):
+    """Judged queries without a text, left out: ``(kept Qrels, list of Rejected)``.
+
+    Parameters
+    ----------
+    qrels : Qrels
+    queries : mapping query id → text
+    queries_file : str
+        Its name, for the reason.
+
+    Returns
+    -------
+    Qrels
+        The same judgments without the queries ``queries`` has no (non-blank) text for; same
+        ``source`` and ``note``.
+    list of Rejected
+        One per dropped query (``line`` 0), reason ``judged in <qrels>, but <queries_file> has no text
+        for it``.
+
+    Raises
+    ------
+    ValueError
+        No judged query has a text: the message gives examples of both sides' ids.
+    """
+    from ...groundtruth import Rejected
+
+    qrels_name = _name(qrels.source) if qrels.source else "the judgments"
+    missing = [q for q in qrels.query_ids if not (queries.get(q) or "").strip()]
+    if not missing:
+        return qrels, []
+    gone = set(missing)
+    kept = {q: js for q, js in qrels.judgments.items() if q not in gone}
+    if not kept:
+        raise ValueError(f"none of the {len(missing)} queries judged in {qrels_name} has a text in {queries_file}: "
+                         f"judged ids {_examples(list(qrels.query_ids), 5)}; query ids "
+                         f"{_examples(list(queries), 5) or 'none'} (do the two files name queries the same way?)")
+    rejected = [Rejected(q, f"judged in {qrels_name}, but {queries_file} has no text for it: left out", 0)
+                for q in missing]
+    return Qrels(kept, source=qrels.source, note=qrels.note), rejected
+
+
+def _document_level(returned: Sequence[str], judged: set[str]) -> bool:
+    """Every returned chunk id is a judged id followed by a separator and more (``doc7#3`` for ``doc7``)."""
+    if not returned or not judged:
+        return False
+    for c in returned:
+        if not any(c[:i] in judged for i, ch in enumerate(c) if ch in _CHUNK_SEPARATORS and i):
+            return False
+    return True
+
+
+def run_warnings(run: Run, qrels: Qrels, queries: Mapping[str, str]) -> list[InputWarning]:
+    """The cross-file warnings of one run: ``unknown-queries``, ``unanswered``, ``unjudged-chunks``.
+
+    Parameters
+    ----------
+    run : Run
+    qrels : Qrels
+        The judgments evaluated (after :func:`drop_textless`).
+    queries : mapping query id → text
+        The queries file.
+
+    Returns
+    -------
+    list of InputWarning
+        In that order; empty when the run's ids meet the judgments'.
+    """
+    out = []
+    judged = set(qrels.query_ids)
+    subject = f"run {run.name}"
+    where = f"run {run.name!r}" + (f" ({_name(run.source)})" if run.source else "")
+    unknown = [q for q in run.rankings if q not in judged and q not in queries]
+    if unknown:
+        out.append(InputWarning(
+            "unknown-queries", subject,
+            f"{where}: {len(unknown)} of {len(run.rankings)} query ids match no query of the queries file nor of "
+            f"the judgments ({_examples(unknown)}); not counted. Judged ids look like "
+            f"{_examples(list(qrels.query_ids), 3)}", tuple(unknown)))
+    unanswered = [q for q in qrels.query_ids if q not in run.rankings]
+    if unanswered:
+        out.append(InputWarning(
+            "unanswered", subject,
+            f"{where}: {len(unanswered)} of {len(judged)} judged queries have no ranking in the run "
+            f"({_examples(unanswered)}); each counts as a miss, 0 on every measure (as trec_eval -c)",
+            tuple(unanswered)))
+    answered = [q for q in qrels.query_ids if q in run.rankings]
+    returned = list(dict.fromkeys(c for q in answered for c, _ in run.rankings[q]))
+    if answered and returned and not any(c in qrels.judgments[q] for q in answered for c, _ in run.rankings[q]):
+        all_judged = {c for js in qrels.judgments.values() for c in js}
+        msg = (f"{where}: none of the {len(returned)} chunk ids it returns for the {len(answered)} judged queries it "
+               f"answers is judged for that query ({_examples(returned, 3)}; the judgments name ids like "
+               f"{_examples(sorted(all_judged), 3)}): every measure is 0")
+        if _document_level(returned, all_judged):
+            msg += (". Every returned id starts with a judged id: the judgments look document-level; judge the "
+                    "chunks, or give --chunks with doc_id and needles (--ground-truth) instead")
+        out.append(InputWarning("unjudged-chunks", subject, msg, tuple(returned[:SHOWN_IDS])))
+    return out
+
+
+def ood_run_warnings(run: Run, ood_queries: Mapping[str, str]) -> list[InputWarning]:
+    """The cross-file warnings of one out-of-domain run: ``unknown-queries`` (ids not in the out-of-domain
+    queries file, ignored) and ``unanswered`` (out-of-domain queries without a ranking: each counts as
+    refused by every cut, which flatters the gate)."""
+    out = []
+    subject = f"out-of-domain run {run.name}"
+    where = f"out-of-domain run {run.name!r}" + (f" ({_name(run.source)})" if run.source else "")
+    unknown = [q for q in run.rankings if q not in ood_queries]
+    if unknown:
+        out.append(InputWarning(
+            "unknown-queries", subject,
+            f"{where}: {len(unknown)} of {len(run.rankings)} query ids match no out-of-domain query "
+            f"({_examples(unknown)}); ignored. The out-of-domain queries' ids look like "
+            f"{_examples(list(ood_queries), 3)}", tuple(unknown)))
+    unanswered = [q for q in ood_queries if q not in run.rankings]
+    if unanswered:
+        out.append(InputWarning(
+            "unanswered", subject,
+            f"{where}: {len(unanswered)} of {len(ood_queries)} out-of-domain queries have no ranking in the run "
+            f"({_examples(unanswered)}); each counts as refused at every cut (never a bluff)", tuple(unanswered)))
+    return out
+
+
+def rejected_warning(rejected: Sequence, qrels_name: str) -> InputWarning | None:
+    """One ``rejected-query`` warning summing up the judged queries left out (None when there is none)."""
+    if not rejected:
+        return None
+    ids = tuple(r.id for r in rejected)
+    return InputWarning("rejected-query", qrels_name,
+                        f"{qrels_name}: {len(ids)} judged queries have no text in the queries file and are left out "
+                        f"({_examples(list(ids))}); the rest is evaluated", ids)
+
+
+def system_warnings(runs: Sequence[Run], qrels: Qrels, queries: Mapping[str, str], rejected: Sequence = (),
+                    ood_runs: Mapping[str, Run] | None = None,
+                    ood_queries: Mapping[str, str] | None = None) -> list[InputWarning]:
+    """Every warning of a team's system, in the order shown: rejected judged queries, then per run its
+    reader's warnings and :func:`run_warnings`, then per out-of-domain run its reader's warnings and
+    :func:`ood_run_warnings`."""
+    out: list[InputWarning] = []
+    w = rejected_warning(rejected, _name(qrels.source) if qrels.source else "the judgments")
+    if w is not None:
+        out.append(w)
+    for r in runs:
+        out += [*r.warnings, *run_warnings(r, qrels, queries)]
+    for r in (ood_runs or {}).values():
+        out += [*r.warnings, *ood_run_warnings(r, ood_queries or {})]
+    return out

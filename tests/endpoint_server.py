@@ -1,0 +1,211 @@
+"""A real retrieval service for the endpoint tests: uvicorn on a loopback port, an ASGI app answering with the
+product's own dense retrieval (the hashing encoder, :func:`audit.retrieval.dense.dense_ranking`) over
+``data/example``'s chunks, with faults injected by question.
+
+Three APIs, each the shape of a shipped mapping:
+
+- ``POST /search`` (plain): ``{"query", "k"}`` → ``{"results": [{"id", "score", "text", "doc_id", "start",
+  "end"}]}``, score = cosine similarity; ``GET /search?q=…&k=…`` answers the same;
+- ``POST /collections/{name}/points/query`` (Qdrant's query API): ``{"query": [vector], "limit",
+  "with_payload"}`` → ``{"result": {"points": [{"id", "version", "score", "payload"}]}, "status", "time"}``,
+  integer point ids (chunk i is point i + 1), the text in ``payload.page_content`` and the document in
+  ``payload.metadata`` as LangChain's Qdrant store writes them;
+- ``POST /api/v2/tenants/{t}/databases/{d}/collections/{id}/query`` (Chroma): ``{"query_embeddings": [[…]],
+  "n_results", "include"}`` → columnar ``ids``, ``distances`` (squared L2, Chroma's default space),
+  ``documents``, ``metadatas``, one list per query embedding.
+
+A vector question is recognised by its vector (the server embeds the test's questions with the same
+encoder), so every fault applies to every API. Faults by question text: ``slow`` (answered ten times later
+than the deadline, or when the client goes away), ``500`` (the body echoes the API key it was sent),
+``malformed`` (a 200 that is not JSON), ``empty`` (no result), ``503-once`` / ``429-once`` (that status on the
+first request for the question, then an answer). The first ``slow_start`` requests are delayed by 0.3 ×
+the deadline (a cold start, still within it). ``GET /moved`` answers 307 to ``/search``.
+
+The server counts the requests, the most in flight at once and the requests without the expected API key.
+It listens on 127.0.0.1 only, on a port the system picks, and stops within seconds (``stop``), dropping
+handlers still asleep.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "data" / "example"
+
+
+class Service:
+    """The ASGI app and what it saw (see the module docstring)."""
+
+    def __init__(self, deadline: float, faults: dict[str, str] | None = None, questions=(), api_key: str | None = None,
+                 slow_start: int = 0):
+        from audit.models import load_encoder
+        from audit.sources.imported import read_chunks
+
+        self.deadline, self.faults, self.api_key, self.slow_start = deadline, dict(faults or {}), api_key, slow_start
+        self.enc = load_encoder("hashing")
+        self.chunks = read_chunks(EXAMPLE / "chunks.jsonl")
+        self.vectors = self.enc.encode([c.text for c in self.chunks])
+        qs = list(questions)
+        self.by_vector = {v.astype(np.float32).tobytes(): t for t, v in zip(qs, self.enc.encode(qs))} if qs else {}
+        self.requests = 0
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self.unauthorized = 0
+        self.seen: dict[str, int] = {}
+
+    # ------------------------------------------------------------------ retrieval (the reference)
+    def rank(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
+        """(chunk index, cosine distance) of the top k: the product's own exact scan."""
+        from audit.retrieval.dense import dense_ranking
+
+        r = dense_ranking(self.vectors, np.asarray(vector, dtype=np.float32))
+        return r.top(k)
+
+    def rank_text(self, text: str, k: int) -> list[tuple[int, float]]:
+        return self.rank(self.enc.encode([text])[0], k)
+
+    # ------------------------------------------------------------------ ASGI
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return
+        self.requests += 1
+        n = self.requests
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            await self._handle(scope, receive, send, n)
+        finally:
+            self.in_flight -= 1
+
+    async def _body(self, receive) -> bytes:
+        chunks = []
+        while True:
+            m = await receive()
+            chunks.append(m.get("body", b""))
+            if not m.get("more_body"):
+                return b"".join(chunks)
+
+    async def _send(self, send, status: int, body: bytes, headers=()) -> None:
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"application/json"), *headers]})
+        await send({"type": "http.response.body", "body": body})
+
+    async def _sleep_or_gone(self, receive, seconds: float) -> bool:
+        """Sleep ``seconds``; False when the client went away first."""
+        sleep = asyncio.ensure_future(asyncio.sleep(seconds))
+        gone = asyncio.ensure_future(receive())
+        done, _ = await asyncio.wait({sleep, gone}, return_when=asyncio.FIRST_COMPLETED)
+        for t in (sleep, gone):
+            t.cancel()
+        return sleep in done
+
+    async def _handle(self, scope, receive, send, n: int) -> None:
+        headers = {k.decode().lower(): v.decode() for k, v in scope["headers"]}
+        raw = await self._body(receive)
+        path, method = scope["path"], scope["method"]
+        if self.api_key is not None and headers.get("x-api-key") != self.api_key:
+            self.unauthorized += 1
+            return await self._send(send, 401, b'{"error": "bad api key"}')
+        if path == "/moved":
+            return await self._send(send, 307, b"", [(b"location", b"/search")])
+        if method == "GET" and path == "/search":
+            from urllib.parse import parse_qs
+
+            qs = parse_qs(scope["query_string"].decode())
+            api, text, k, vector = "plain", qs["q"][0], int(qs["k"][0]), None
+        else:
+            body = json.loads(raw)
+            if path == "/search":
+                api, text, k, vector = "plain", body["query"], int(body["k"]), None
+            elif path.endswith("/points/query"):
+                api, vector, k = "qdrant", np.asarray(body["query"], dtype=np.float32), int(body["limit"])
+                text = self.by_vector.get(vector.tobytes(), "")
+            elif path.endswith("/query"):
+                api, vector, k = "chroma", np.asarray(body["query_embeddings"][0], np.float32), int(body["n_results"])
+                text = self.by_vector.get(vector.tobytes(), "")
+            else:
+                return await self._send(send, 404, b'{"error": "no such route"}')
+        self.seen[text] = self.seen.get(text, 0) + 1
+        fault = self.faults.get(text)
+        if n <= self.slow_start:
+            await asyncio.sleep(0.3 * self.deadline)
+        if fault == "slow":
+            if not await self._sleep_or_gone(receive, 10 * self.deadline):
+                return
+        if fault == "500":
+            return await self._send(send, 500, json.dumps({"error": f"index shard down (key {headers.get('x-api-key')})"})
+                                    .encode())
+        if fault in ("503-once", "429-once") and self.seen[text] == 1:
+            status = int(fault[:3])
+            return await self._send(send, status, b'{"error": "busy"}', [(b"retry-after", b"0")] if status == 429 else [])
+        if fault == "malformed":
+            return await self._send(send, 200, b"<html>upstream timeout</html>")
+        top = [] if fault == "empty" else (self.rank(vector, k) if vector is not None else self.rank_text(text, k))
+        await self._send(send, 200, json.dumps(self.answer(api, top)).encode())
+
+    def answer(self, api: str, top: list[tuple[int, float]]) -> dict:
+        cs = [self.chunks[i] for i, _ in top]
+        if api == "plain":
+            return {"results": [{"id": c.chunk_id, "score": 1.0 - d, "text": c.content, "doc_id": c.doc_id,
+                                 "start": c.start, "end": c.end} for c, (_, d) in zip(cs, top)]}
+        if api == "qdrant":
+            return {"result": {"points": [{"id": i + 1, "version": 3, "score": 1.0 - d,
+                                           "payload": {"page_content": c.content,
+                                                       "metadata": {"doc_id": c.doc_id, "start": c.start,
+                                                                    "end": c.end}}}
+                                          for c, (i, d) in zip(cs, top)]},
+                    "status": "ok", "time": 0.0004}
+        return {"ids": [[c.chunk_id for c in cs]], "distances": [[2.0 * d for _, d in top]],  # ‖a−b‖² = 2 − 2cos
+                "documents": [[c.content for c in cs]],
+                "metadatas": [[{"doc_id": c.doc_id, "start": c.start, "end": c.end} for c in cs]],
+                "embeddings": None, "uris": None, "data": None, "included": ["documents", "metadatas", "distances"]}
+
+
+class LoopbackServer:
+    """uvicorn serving ``app`` on 127.0.0.1 in a thread; ``url`` once started; ``stop`` within seconds."""
+
+    def __init__(self, app):
+        import uvicorn
+
+        self.config = uvicorn.Config(app, host="127.0.0.1", port=0, log_level="error", lifespan="off",
+                                     access_log=False, timeout_graceful_shutdown=1)
+        self.server = uvicorn.Server(self.config)
+        self.thread = threading.Thread(target=self.server.run, name="endpoint-test-server", daemon=True)
+        self.url = ""
+
+    def start(self, timeout: float = 20.0) -> "LoopbackServer":
+        self.thread.start()
+        t0 = time.monotonic()
+        while not self.server.started:  # bounded: the server starts or the test fails
+            if time.monotonic() - t0 > timeout or not self.thread.is_alive():
+                raise RuntimeError("the loopback test server did not start")
+            time.sleep(0.02)
+        port = self.server.servers[0].sockets[0].getsockname()[1]
+        self.url = f"http://127.0.0.1:{port}"
+        return self
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(15)
+
+
+def need_uvicorn():
+    """uvicorn, or skip (fail under CI=true) with the reason."""
+    import os
+
+    import pytest
+
+    try:
+        import uvicorn  # noqa: F401
+    except ImportError:
+        msg = "uvicorn is not installed (pip install -r requirements-dev.txt): the endpoint tests need a real server"
+        if os.environ.get("CI", "").lower() == "true":
+            pytest.fail(msg)
+        pytest.skip(msg)

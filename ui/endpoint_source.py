@@ -1,0 +1,220 @@
+"""The live endpoint as a dashboard source ("Live endpoint"), and its requests on the Overview page.
+
+- :func:`draw_endpoint_inputs` draws the endpoint's inputs (which endpoints, the questions, a model or query
+  vectors for services that take ``{vector}``, the documents for the team's citations, k, concurrency,
+  deadline, retries) and returns the answers as an :class:`~audit.sources.imported.ImportedSystem`, or None
+  until the user presses **Ask the endpoint**. The questions are sent once: the result is kept in the session
+  keyed by the inputs and returned on every rerun; nothing is sent again until the inputs change and the
+  button is pressed.
+- :func:`draw_endpoint_source` is the sidebar's source: the inputs in an expander, the system handed to the
+  pages (:func:`ui.system.use`).
+- :func:`draw_requests` draws the outcome counts, latency per outcome and the measures over all and over the
+  answered questions (Overview).
+
+Shared mode offers only the endpoints named in ``audit.toml`` (``[endpoints.NAME]``): no URL can be typed,
+and one that reaches the inputs anyway (``$AUDIT_ENDPOINTS``) is refused; redirects are never followed. Header
+values (``env:VAR``) are sent, never shown.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import streamlit as st
+
+from audit.sources.endpoint import MAPPINGS, EndpointError, resolve_endpoints
+
+from . import paths
+from .text import md
+
+if TYPE_CHECKING:
+    from audit.sources.imported import ImportedSystem
+
+__all__ = ["draw_endpoint_inputs", "draw_endpoint_source", "draw_requests"]
+
+_SYSTEM = "_endpoint_system"      # session key: (inputs digest, ImportedSystem, label)
+_NO_CORPUS = "none"
+
+
+def _lines(text: str) -> list[str]:
+    return [x.strip() for x in (text or "").splitlines() if x.strip() and not x.strip().startswith("#")]
+
+
+def _endpoints(key: str):
+    """The chosen endpoints (EndpointSpec list), or None (nothing chosen, or refused: the reason is shown)."""
+    cfg = paths.config()
+    shared = cfg.shared
+    named = dict(cfg.endpoints)
+    st.session_state.setdefault(f"{key}_urls", os.environ.get("AUDIT_ENDPOINTS", ""))
+    chosen = st.multiselect("Endpoints", list(named), key=f"{key}_names",
+                            help="Named by the operator in audit.toml ([endpoints.NAME]); each is a run.")
+    mapping = "plain"
+    if not shared:
+        st.text_area("Or URLs, one a line: URL or NAME=URL", key=f"{key}_urls", height=80,
+                     help="Blue and green, before and after: each line is a run. A URL uses the mapping below.")
+        mapping = st.selectbox("Their request and response", [*MAPPINGS, *named], key=f"{key}_mapping",
+                               format_func=lambda m: f"{m}: {MAPPINGS[m][2]}" if m in MAPPINGS else
+                               f"like the configured endpoint {m}")
+    values = [*chosen, *_lines(st.session_state.get(f"{key}_urls", ""))]
+    if not values:
+        if not named and shared:
+            st.info("This dashboard names no endpoint: its operator adds one under [endpoints.NAME] in audit.toml.")
+        return None, values, mapping
+    try:
+        return resolve_endpoints(values, named, mapping=mapping, shared=shared), values, mapping
+    except EndpointError as e:  # a URL in shared mode is refused here, whatever put it in the inputs
+        st.error(md(e))
+        return None, values, mapping
+
+
+def _corpus(key: str):
+    """``(Corpus or None, digest part)``: the documents the team's citations are checked against."""
+    from . import cache
+
+    cfg = paths.config()
+    options = [_NO_CORPUS, *cfg.corpora] + ([] if cfg.shared else ["folder"])
+    choice = st.selectbox("Documents (the team's citations are checked against them)", options, key=f"{key}_corpus",
+                          format_func=lambda c: {_NO_CORPUS: "none", "folder": "a folder on disk"}.get(c, c))
+    try:
+        if choice == _NO_CORPUS:
+            return None, None
+        if choice == "folder":
+            folder = st.text_input("Documents folder", key=f"{key}_folder").strip()
+            if not folder:
+                return None, None
+            real = str(paths.user_path(folder, "documents folder"))
+        else:
+            real = cfg.corpora[choice]
+        if real == "python-reference":
+            c = cache.builtin_corpus()
+        else:
+            c = cache.folder_corpus(real, cache.folder_signature(real))
+        return c, f"{c.name}:{c.sha256}"
+    except ValueError as e:
+        st.error(md(e))
+        return None, None
+
+
+def draw_endpoint_inputs(key: str = "endpoint") -> ImportedSystem | None:
+    """Draw the endpoint's inputs; return its answers as an ImportedSystem, or None until asked.
+
+    Parameters
+    ----------
+    key : str
+        Prefix of every widget key.
+
+    Returns
+    -------
+    ImportedSystem or None
+        Runs named by endpoint (:func:`audit.sources.endpoint.endpoint_system`), with their request logs.
+    """
+    from audit.sources.endpoint import endpoint_system
+    from audit.sources.imported import InputFileError
+
+    from .progress import ProgressReporter
+    from .store_source import _digest, _embedding, _questions
+
+    specs, values, mapping = _endpoints(key)
+    if specs is None:
+        return None
+    with tempfile.TemporaryDirectory(prefix="audit-endpoint-") as d:
+        tmp = Path(d)
+        q = _questions(key, tmp)
+        if q is None:
+            return None
+        e = (None, None, None)
+        if any(s.uses_vector for s in specs):
+            st.caption(md(f"{', '.join(s.name for s in specs if s.uses_vector)} take the question's vector: the "
+                          "model your service embeds with, or its vectors."))
+            e = _embedding(key, tmp)
+            if e is None:
+                return None
+    needles, ood, q_digest = q
+    encoder, vectors, e_digest = e
+    corpus, c_digest = _corpus(key)
+    c1, c2, c3, c4 = st.columns(4)
+    k = c1.number_input("k", 1, 1000, 20, key=f"{key}_k", help="Results asked for a question")
+    conc = c2.number_input("concurrency", 1, 256, 4, key=f"{key}_concurrency", help="Requests in flight at most")
+    deadline = c3.number_input("deadline (s)", 0.1, 600.0, 10.0, key=f"{key}_deadline",
+                               help="Seconds a request may take, everything included")
+    retries = c4.number_input("retries", 0, 10, 2, key=f"{key}_retries",
+                              help="After a timeout, a 5xx or a 429 only, with backoff")
+    digest = _digest(values, mapping, [s.to_dict() for s in specs], q_digest, e_digest, c_digest, k, conc, deadline,
+                     retries)
+    held = st.session_state.get(_SYSTEM)
+    if held is not None and held[0] == digest:
+        return held[1]
+    if not st.button("Ask the endpoint", key=f"{key}_go", type="primary"):
+        if held is not None:
+            st.caption("The inputs changed: ask the endpoint again to see them.")
+        return None
+    bar = st.progress(0.0, text="asking…")
+    try:
+        system = endpoint_system(specs, needles=needles, ood_queries=ood, k=int(k), encoder=encoder,
+                                 query_vectors=vectors, corpus=corpus, concurrency=int(conc),
+                                 deadline=float(deadline), retries=int(retries), shared=paths.shared(),
+                                 progress=ProgressReporter(bar))
+    except (EndpointError, InputFileError) as err:
+        bar.empty()
+        st.error(md(err))
+        return None
+    bar.empty()
+    st.session_state[_SYSTEM] = (digest, system)
+    return system
+
+
+def draw_endpoint_source() -> None:
+    """The sidebar's "Live endpoint" source: its answers become the pages' system; stops the page until asked."""
+    from .context import system as current
+    from .system import clear, use
+
+    with st.sidebar.expander("Live endpoint", expanded=True):
+        imported = draw_endpoint_inputs("endpoint")
+    if imported is None:
+        clear()
+        st.info("Live endpoint: choose the endpoints (and, for a service taking vectors, the model), the questions "
+                "and the settings in the sidebar, then press **Ask the endpoint**. The questions are sent once; "
+                "header values from `env:VAR` are sent, never shown.")
+        st.stop()
+    now = current()
+    if now is None or now.system is not imported:
+        use(imported, "live endpoint " + ", ".join(imported.requests))
+
+
+def draw_requests(sctx) -> None:
+    """The requests of a system asked over HTTP (Overview): outcomes, latency per outcome, measures both ways."""
+    from audit.report.endpoint import latency_frame, measures_frame, outcomes_frame
+    from audit.sources.endpoint import OUTCOME_LABELS, OUTCOMES
+
+    from .tables import table
+
+    s = sctx.system
+    if not s.requests:
+        return
+    st.subheader("Requests")
+    logs = list(s.requests.values())
+    cols = st.columns(len(OUTCOMES))
+    for c, o in zip(cols, OUTCOMES):
+        c.metric(OUTCOME_LABELS[o], sum(log.counts()[o] for log in logs),
+                 help={"answered": "a valid response, results or an empty list (an empty list is a miss in domain, "
+                                   "a refusal out of domain)",
+                       "timed_out": f"no complete response within the deadline ({logs[0].deadline_s:g} s), after "
+                                    "the retries",
+                       "http_error": "a status other than 2xx (by status below), or no response at all",
+                       "malformed": "a 2xx response the mapping cannot read (the first reason below)"}[o])
+    table(outcomes_frame(s), "endpoint_outcomes_table", "endpoint-outcomes.csv",
+          formats={"seconds": "%.2f", "requests/s": "%.1f"})
+    for name, log in s.requests.items():
+        for outcome, reason in log.first_reasons().items():
+            st.caption(md(f"{name}, first {OUTCOME_LABELS[outcome]}: {reason}"))
+    st.markdown("**Latency per outcome** (milliseconds, the attempt that decided it)")
+    lf = latency_frame(s)
+    table(lf, "endpoint_latency_table", "endpoint-latency.csv", formats={c: "%.0f" for c in lf.columns if "(ms)" in c})
+    st.markdown("**Measures over all questions and over the answered questions only** (`--fail-under` gates on "
+                "all questions: a failed request counts as a miss)")
+    mf = measures_frame(sctx.report)
+    table(mf, "endpoint_measures_table", "endpoint-measures.csv",
+          formats={c: "%.3f" for c in ("Success@1", "Success@8", "nDCG@10", "RR")})
