@@ -428,8 +428,10 @@ class RunSet:
         ``rerank_window``, ``query_embed_ms``, ``n_queries_encoded``, ``wall_s``, ``no_bm25_token``…
     query_vectors : float32 array (n_queries, dims) or None
         The queries' vectors in ``queries`` order, when the source embedded them.
-    warnings : tuple of str
-        Each one line, shown with every report and page.
+    warnings : tuple
+        Each one line (``str()`` of an item), shown with every report and page.
+    rejected : tuple
+        Ground-truth items or judged queries left out, each with ``id``, ``reason`` and ``line``.
     """
 
     source: Source
@@ -444,6 +446,7 @@ class RunSet:
     settings: Mapping[str, Any] = field(default_factory=dict)
     query_vectors: np.ndarray | None = None
     warnings: tuple = ()
+    rejected: tuple = ()
 
     # ----- queries
 

@@ -13,6 +13,7 @@ from .common import (
     InputError,
     ProgressBar,
     corpus_arg,
+    fail_under_arg,
     encoder_arg,
     existing_store,
     open_store,
@@ -29,24 +30,6 @@ from .lance import (
 )
 from .runs import cmd_report_runs
 from .store import cmd_compare_tables, cmd_health_store, cmd_report_store, uses_store
-
-
-def _fail_under(specs: list[str]) -> list[tuple[str, float]]:
-    out = []
-    for spec in specs:
-        for part in spec.split(","):
-            name, _, value = part.partition("=")
-            name = name.strip().lower()
-            ok_name = name == "mrr" or (name.startswith("recall@") and name[7:] in ("1", "4", "8", "20"))
-            try:
-                v = float(value)
-            except ValueError:
-                v = math.nan
-            if not ok_name or not 0 <= v <= 1:
-                raise InputError(f"--fail-under {part!r}: expected METRIC=VALUE with METRIC one of recall@1, "
-                                 "recall@4, recall@8, recall@20, mrr and VALUE in [0, 1]")
-            out.append((name, v))
-    return out
 
 
 def ground_truth_arg(corpus, a):
@@ -99,10 +82,10 @@ def cmd_report(a) -> int:
     from ..home import default_index_path
     from ..index import EmbeddingCache
     from ..models import ModelUnavailable, load_encoder
-    from ..report import render_text, to_json
+    from ..report import build_report
     from ..sources import UnhealthyIndex, run_audit
 
-    gates = _fail_under(a.fail_under or [])
+    gates = fail_under_arg(a.fail_under or [])
     strategies = strategies_arg(a.strategies)
     retrievers = [r.strip() for r in a.retrievers.split(",") if r.strip()]
     bad = [r for r in retrievers if r not in RETRIEVERS]
@@ -126,17 +109,18 @@ def cmd_report(a) -> int:
         raise InputError(str(e)) from None
     finally:
         bar.close()
-    print(render_text(run, a.threshold))
+    report = build_report(run, a.threshold)
+    print(report.render_text())
     if a.json:
-        write_json(a.json, to_json(run, a.threshold))
+        write_json(a.json, report.to_json())
     failed = []
-    for name, v in gates:
-        for c in run.columns():
-            if not c.available:
+    for label, name, v in gates:
+        for r in report.results:
+            if not r.available:
                 continue
-            got = c.mrr() if name == "mrr" else c.recall(int(name[7:])).estimate
+            got = r.mean(name)
             if got < v:
-                failed.append(f"{c.name} {name} = {got:.3f} < {v:g}")
+                failed.append(f"{r.name} {label} = {got:.3f} < {v:g}")
     for f in failed:
         print(f"gate failed: {f}", file=sys.stderr)
     return EXIT_GATE if failed else EXIT_OK
@@ -216,11 +200,25 @@ def cmd_health(a) -> int:
     return EXIT_OK if all(r.healthy for r in reports) else EXIT_GATE
 
 
+def compare_cut(runset, run, threshold: float | None):
+    """The saved-cut rule for ``compare``: ``--threshold``, else the cut saved for the *old* side's run, else None
+    (the old side's balanced cut); prints which, and the saved cuts of other configurations it did not apply."""
+    from ..evaluation.saved_cut import choose
+
+    choice = choose(runset.run(run).cut_key, threshold)
+    for c in choice.offered:
+        print(f"(saved threshold not applied, it was chosen elsewhere: {c.describe()})")
+    if choice.how == "balanced":
+        return None, "balanced"
+    return choice.cut, choice.how
+
+
 def cmd_compare(a) -> int:
-    from ..evaluation.threshold import load_threshold
+    from ..evaluation.upgrade import diff_runs
     from ..groundtruth import GroundTruthError, load_ground_truth
     from ..index import EmbeddingCache, IndexUnusable
-    from ..report.upgrade import compare_stores
+    from ..report.upgrade import render_diff
+    from ..sources.builtin import column_name, index_runsets
 
     if a.old.startswith("pg:") or a.new.startswith("pg:"):
         return cmd_compare_tables(a)
@@ -241,22 +239,17 @@ def cmd_compare(a) -> int:
     except (IndexUnusable, GroundTruthError, ValueError) as e:
         raise InputError(str(e)) from None
     enc_old, enc_new = encoder_arg(lo.stamp.model), encoder_arg(ln.stamp.model)
-    note = None
-    if threshold is None:  # the saved cut when it was chosen on the old index, else the old index's balanced cut
-        saved = load_threshold()
-        if saved is not None and saved.applies_to(enc_old.digest, name, a.retriever):
-            threshold = saved.cut
-        else:
-            note = ("no saved threshold" if saved is None else
-                    f"the saved threshold {saved.describe()} was not chosen on the old index")
+    col = column_name(name, a.retriever)
     try:
-        diff = compare_stores(old, new, gt, enc_old, enc_new, name, a.retriever, threshold, a.k,
-                              cache=EmbeddingCache.default())
+        rs_old, rs_new = index_runsets(lo, ln, gt, enc_old, enc_new, a.retriever, EmbeddingCache.default(),
+                                       (f"{old.path}: index {name!r}", f"{new.path}: index {name!r}"))
+        cut, how = compare_cut(rs_old, col, threshold)
+        diff = diff_runs(rs_old, col, rs_new, col, a.k, cut, how)
     except ValueError as e:
         raise InputError(str(e)) from None
-    if note:
-        print(f"({note}: using the old index's balanced cut {diff.threshold:.3f})")
-    print(diff.render())
+    if how == "balanced" and diff.threshold is not None:
+        print(f"(no threshold given or saved for the old index: using its balanced cut {diff.threshold:.3f})")
+    print(render_diff(diff))
     return EXIT_OK
 
 

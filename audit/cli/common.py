@@ -69,6 +69,34 @@ class ProgressBar:
             self.bar = None
 
 
+def fail_under_arg(specs: list[str]) -> list[tuple[str, str, float]]:
+    """``--fail-under`` as ``(name as given, ir_measures name, value)``: an ir_measures name (``Success@8``,
+    ``nDCG@10``, ``RR``…) or the specification's (``recall@8``, ``mrr`` = ``RR@20``), value in [0, 1];
+    comma-separated or repeated. InputError naming the part otherwise (:func:`audit.evaluation.measures.parse_measure`)."""
+    import math
+
+    from ..evaluation.measures import parse_measure
+
+    out = []
+    for spec in specs:
+        for part in spec.split(","):
+            name, _, value = part.partition("=")
+            try:
+                v = float(value)
+            except ValueError:
+                v = math.nan
+            try:
+                measure = parse_measure(name)
+            except ValueError:
+                measure = None
+            if measure is None or not 0 <= v <= 1:
+                raise InputError(f"--fail-under {part!r}: expected MEASURE=VALUE with MEASURE an ir_measures name "
+                                 "(Success@8, R@10, nDCG@10, RR@20, RR, …) or recall@1|4|8|10|20, mrr, and VALUE "
+                                 "in [0, 1]")
+            out.append((name.strip(), measure, v))
+    return out
+
+
 def write_json(path, data) -> None:
     """Write strict JSON: NaN and infinities become ``null`` (JavaScript's ``JSON.parse`` and ``jq`` accept it)."""
     from ..report.serialize import strict

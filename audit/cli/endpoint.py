@@ -13,7 +13,7 @@ import math
 import sys
 from pathlib import Path
 
-from .common import EXIT_GATE, EXIT_OK, InputError, ProgressBar, corpus_arg, encoder_arg, write_json
+from .common import EXIT_GATE, EXIT_OK, InputError, ProgressBar, corpus_arg, encoder_arg, fail_under_arg, write_json
 
 __all__ = ["ENDPOINT_OPTIONS", "add_endpoint_options", "check_no_endpoint_options", "cmd_report_endpoint"]
 
@@ -65,17 +65,16 @@ def _note(files: list, role: str, path) -> None:
 def cmd_report_endpoint(a) -> int:
     """Ask every endpoint every question; print the runs report with its requests; exit 1 when a gate fails."""
     from ..groundtruth import GroundTruthError, load_needles, load_out_of_domain
-    from ..report.runs import build_runs_report
+    from ..report import build_report
     from ..sources.endpoint import EndpointError, endpoint_system, resolve_endpoints
     from ..sources.imported import InputFileError, read_qrels, read_queries
-    from .runs import _fail_under_runs
     from .store import query_vectors_arg
 
     others = [f"--{o.replace('_', '-')}" for o in ("run", "store", "table", "index", "strategies", "retrievers", "db",
                                                    "chunks", "score", "ood_run") if getattr(a, o, None)]
     if others:
         raise InputError(f"{', '.join(others)} cannot go with --endpoint: the rankings come from the service")
-    gates = _fail_under_runs(a.fail_under or [])
+    gates = fail_under_arg(a.fail_under or [])
     opts = {k: getattr(a, k) if getattr(a, k) is not None else v for k, v in DEFAULTS.items()}
     try:
         specs = resolve_endpoints(a.endpoint, _named(a), mapping=opts["mapping"])
@@ -133,18 +132,18 @@ def cmd_report_endpoint(a) -> int:
         raise InputError(str(e)) from None
     finally:
         bar.close()
-    report = build_runs_report(system, a.threshold)
+    report = build_report(system, a.threshold)
     print(report.render_text())
     if a.json:
         write_json(a.json, report.to_json())
-    for name, log in system.requests.items():
+    for name, log in (system.settings.get("requests") or {}).items():
         failed = [o for o in log.outcomes if o.failed]
         if failed:
             c = log.counts()
             print(f"warning: endpoint {name}: {len(failed)} of {len(log.outcomes)} questions failed "
                   f"({c['timed_out']} timed out, {c['http_error']} HTTP errors, {c['malformed']} malformed); "
                   "the measures over all questions count them as misses", file=sys.stderr)
-    failed = [f"{r.name} {m} = {r.mean(m):.3f} < {v:g} (over all questions)" for m, v in gates
+    failed = [f"{r.name} {label} = {r.mean(m):.3f} < {v:g} (over all questions)" for label, m, v in gates
               for r in report.results if r.mean(m) < v]
     for f in failed:
         print(f"gate failed: {f}", file=sys.stderr)

@@ -73,11 +73,11 @@ def cmd_index_lance(a) -> int:
 
 def cmd_report_index(a) -> int:
     """The report of a Lance dataset as it is, plus its ANN index against the exact scan when it has one."""
-    from ..evaluation.metrics import KS
     from ..groundtruth import GroundTruthError, load_ground_truth
     from ..index.lance import LanceIndexError
     from ..models import ModelUnavailable
-    from ..report import render_text, to_json
+    from ..report import build_report
+    from ..report.tables import SPEC_KS
     from ..sources import run_audit
     from .builtin import cut_arg
 
@@ -92,17 +92,18 @@ def cmd_report_index(a) -> int:
     retrievers = [r.strip() for r in (a.retrievers or "dense,bm25,hybrid,rerank").split(",") if r.strip()]
     try:
         run = run_audit(loaded.corpus, gt, [loaded.chunks.strategy], enc, retrievers, reranker=a.reranker,
-                        prebuilt=loaded.prebuilt())
+                        prebuilt=loaded.prebuilt(), source_kind="lance")
     except (ValueError, ModelUnavailable) as e:
         raise InputError(str(e)) from None
-    print(render_text(run, a.threshold))
-    data = to_json(run, a.threshold)
+    report = build_report(run, a.threshold)
+    print(report.render_text())
+    data = report.to_json()
     ix = _open(a.index)
     if ix.vector_indices():
-        s = run.strategies[0]
-        relevant = [s.correct.get(q.needle_id, frozenset()) if q.in_domain else frozenset() for q in run.queries]
+        qrels = run.judgments[run.strategies[0]]
+        relevant = [qrels.relevant(q.query_id) if q.in_domain else frozenset() for q in run.queries]
         try:
-            ann = ix.compare_ann(run.query_vectors, KS, relevant)
+            ann = ix.compare_ann(run.query_vectors, SPEC_KS, relevant)
         except LanceIndexError as e:
             raise InputError(str(e)) from None
         print("\nThe dataset's ANN index against the exact scan")
@@ -124,20 +125,25 @@ def cmd_health_index(a) -> int:
 
 def cmd_compare_datasets(a) -> int:
     """``compare DATASET_A DATASET_B``: the same questions against two Lance dataset indexes."""
+    from ..evaluation.upgrade import diff_runs
     from ..groundtruth import GroundTruthError, load_ground_truth
     from ..index import EmbeddingCache
-    from ..report.upgrade import compare_loaded
-    from .builtin import cut_arg
+    from ..report.upgrade import render_diff
+    from ..sources.builtin import column_name, index_runsets
+    from .builtin import compare_cut, cut_arg
 
-    cut_arg(a.threshold)
+    threshold = cut_arg(a.threshold)
     (lo, eo), (ln, en) = _load(a.old, None), _load(a.new, None)
     try:
         gt = load_ground_truth(lo.corpus, a.ground_truth, a.out_of_domain)
-        diff = compare_loaded(lo, ln, gt, eo, en, a.retriever, a.threshold, a.k, EmbeddingCache.default(),
-                              (a.old, a.new))
+        rs_old, rs_new = index_runsets(lo, ln, gt, eo, en, a.retriever, EmbeddingCache.default(), (a.old, a.new),
+                                       source_kind="lance")
+        col = column_name(lo.chunks.strategy.name, a.retriever)
+        cut, how = compare_cut(rs_old, col, threshold)
+        diff = diff_runs(rs_old, col, rs_new, column_name(ln.chunks.strategy.name, a.retriever), a.k, cut, how)
     except (GroundTruthError, ValueError) as e:
         raise InputError(str(e)) from None
-    if a.threshold is None:
+    if how == "balanced" and diff.threshold is not None:
         print(f"(using the old index's balanced cut {diff.threshold:.3f})")
-    print(diff.render())
+    print(render_diff(diff))
     return EXIT_OK

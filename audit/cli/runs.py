@@ -5,32 +5,13 @@ from __future__ import annotations
 import math
 import sys
 
-from .common import EXIT_GATE, EXIT_OK, InputError, corpus_arg, write_json
-
-
-def _fail_under_runs(specs: list[str]) -> list[tuple[str, float]]:
-    from ..evaluation.measures import measure_names
-
-    known = {n.lower(): n for n in measure_names()}
-    out = []
-    for spec in specs:
-        for part in spec.split(","):
-            name, _, value = part.partition("=")
-            try:
-                v = float(value)
-            except ValueError:
-                v = math.nan
-            if name.strip().lower() not in known or not 0 <= v <= 1:
-                raise InputError(f"--fail-under {part!r}: expected MEASURE=VALUE with MEASURE an ir_measures name "
-                                 f"({', '.join(list(known.values())[:5])}, … RR, nDCG) and VALUE in [0, 1]")
-            out.append((known[name.strip().lower()], v))
-    return out
+from .common import EXIT_GATE, EXIT_OK, InputError, corpus_arg, fail_under_arg, write_json
 
 
 def cmd_report_runs(a) -> int:
     """``report --run NAME=FILE …``: audit a team's own runs (issue: the system a team actually runs)."""
-    from ..evaluation.measures import SCORE_KINDS
-    from ..report.runs import build_runs_report
+    from ..report import build_report
+    from ..runset import FILE_SCORE_KINDS
     from ..sources.imported.system import load_system, parse_named
 
     given = [f"--{o}" for o, v in (("strategies", a.strategies), ("retrievers", a.retrievers), ("db", a.db))
@@ -39,10 +20,10 @@ def cmd_report_runs(a) -> int:
         raise InputError(f"{', '.join(given)} is for the built-in strategies; with --run the rankings are yours")
     if not a.queries:
         raise InputError("--run needs --queries FILE (id<TAB>text lines or BEIR queries.jsonl)")
-    gates = _fail_under_runs(a.fail_under or [])
+    gates = fail_under_arg(a.fail_under or [])
     try:
         runs = parse_named(a.run, "--run")
-        scores = parse_named(a.score, "--score", tuple(SCORE_KINDS))
+        scores = parse_named(a.score, "--score", FILE_SCORE_KINDS)
         ood_runs = parse_named(a.ood_run, "--ood-run")
         if a.threshold is not None and runs and all(scores.get(n) == "cosine-distance" for n in runs):
             from ..evaluation.threshold import check_cut
@@ -53,13 +34,14 @@ def cmd_report_runs(a) -> int:
         corpus = corpus_arg(a.corpus) if a.corpus else None
         system = load_system(a.queries, runs, scores, a.qrels, a.ground_truth, a.chunks, corpus, a.ood_queries,
                              ood_runs)
-        report = build_runs_report(system, a.threshold)
+        report = build_report(system, a.threshold)
     except ValueError as e:
         raise InputError(str(e)) from None
     print(report.render_text())
     if a.json:
         write_json(a.json, report.to_json())
-    failed = [f"{r.name} {m} = {r.mean(m):.3f} < {v:g}" for m, v in gates for r in report.results if r.mean(m) < v]
+    failed = [f"{r.name} {label} = {r.mean(m):.3f} < {v:g}" for label, m, v in gates for r in report.results
+              if r.mean(m) < v]
     for f in failed:
         print(f"gate failed: {f}", file=sys.stderr)
     return EXIT_GATE if failed else EXIT_OK

@@ -125,8 +125,8 @@ def cmd_health_store(a) -> int:
 
 def cmd_report_store(a) -> int:
     """Needle recall through the table's approximate index and through an exact scan, per k."""
-    from ..evaluation.metrics import KS
     from ..groundtruth import GroundTruthError, load_needles
+    from ..report.tables import SPEC_KS as KS
     from ..sources.pgvector import (
         StoreError,
         compare_retrieval,
@@ -171,16 +171,11 @@ def cmd_report_store(a) -> int:
 
 def cmd_compare_tables(a) -> int:
     """``compare pg:OLD pg:NEW``: the same questions through two tables (or two databases) before and after."""
-    from ..groundtruth import (
-        GroundTruth,
-        GroundTruthError,
-        Needle,
-        load_needles,
-        load_out_of_domain,
-    )
-    from ..report.upgrade import compare_runs
-    from ..sources.pgvector import StoreError, store_run
-    from .builtin import cut_arg
+    from ..evaluation.upgrade import diff_runs
+    from ..groundtruth import GroundTruthError, load_needles, load_out_of_domain
+    from ..report.upgrade import render_diff
+    from ..sources.pgvector import StoreError, store_upgrade_system
+    from .builtin import compare_cut, cut_arg
 
     if not (a.old.startswith("pg:") and a.new.startswith("pg:")):
         raise InputError("compare two of a kind: pg:TABLE with pg:TABLE (or two index files, or two datasets)")
@@ -188,29 +183,25 @@ def cmd_compare_tables(a) -> int:
         raise InputError("comparing tables needs --ground-truth NEEDLES.jsonl (and --out-of-domain FILE for bluffs)")
     threshold = cut_arg(a.threshold)
     try:
-        needles: list[Needle] = load_needles(a.ground_truth)
+        needles = load_needles(a.ground_truth)
         ood = load_out_of_domain(a.out_of_domain) if a.out_of_domain else []
     except GroundTruthError as e:
         raise InputError(str(e)) from None
-    gt = GroundTruth(tuple(needles), {}, (), tuple(ood))
     qv = query_vectors_arg(a)
-    enc = encoder_arg(a.model) if qv is None else VectorsFile(f"query vectors {qv.source}", qv.dims)
+    enc = encoder_arg(a.model) if qv is None else None
     old_spec = store_spec(a, a.old[3:])
     new_spec = store_spec(a, a.new[3:], a.new_store)
-    queries = gt.queries + gt.ood_queries
-    aliases = {q.query_id: q.needle_id for q in queries if q.needle_id}
-    ids, texts = [q.query_id for q in queries], [q.text for q in queries]
-    old_v = _question_vectors(qv, ids, texts, aliases, old_spec, enc)
-    new_v = old_v if qv is None else _question_vectors(qv, ids, texts, aliases, new_spec, enc)
+    mode = "exact" if a.exact else "approximate"
     try:
-        old = store_run(old_spec, gt, enc, mode="exact" if a.exact else "approximate", vectors=old_v)
-        new = store_run(new_spec, gt, enc, mode="exact" if a.exact else "approximate", vectors=new_v)
-        diff = compare_runs(old, new, a.retriever, threshold, a.k)
+        rs = store_upgrade_system(old_spec, new_spec, mode=mode, needles=needles, encoder=enc, query_vectors=qv,
+                                  ood_queries=ood, k=100)
+        cut, how = compare_cut(rs, "before", threshold)
+        diff = diff_runs(rs, "before", rs, "after", a.k, cut, how)
     except StoreError as e:
         raise InputError(str(e)) from None
-    if threshold is None:
+    if how == "balanced" and diff.threshold is not None:
         print(f"(no --threshold: using the old table's balanced cut {diff.threshold:.3f})")
-    how = "exact scan" if a.exact else "through each table's approximate index"
-    print(f"before: {old_spec.provenance} · after: {new_spec.provenance} · top {old.result.k} rows a question, {how}")
-    print(diff.render())
+    where = "exact scan" if a.exact else "through each table's approximate index"
+    print(f"before: {old_spec.provenance} · after: {new_spec.provenance} · top 100 rows a question, {where}")
+    print(render_diff(diff))
     return EXIT_OK

@@ -90,10 +90,15 @@ class NoAnswer:
     question: str
     threshold: float
     nearest: tuple[BluffChunk, ...] = ()
+    kind: str = "cosine distance"
+    keep: str = "below"
 
     @property
     def message(self) -> str:
-        return f'NO ANSWER: nothing under cosine distance {self.threshold:.3f} for "{self.question}"'
+        """``NO ANSWER: nothing under cosine distance 0.560 for "…"`` (``nothing above similarity …`` for a
+        similarity run: the gate keeps scores strictly above its cut)."""
+        side = "under" if self.keep == "below" else "above"
+        return f'NO ANSWER: nothing {side} {self.kind} {self.threshold:.3f} for "{self.question}"'
 
     @property
     def nearest_distance(self) -> float | None:
@@ -112,8 +117,8 @@ def nearest_refused(chunks: ChunkSet, chunk_ids: Sequence[int], distances: Seque
     dist = np.asarray(distances, dtype=np.float64)
     out = []
     for i in np.argsort(dist, kind="stable")[:show]:
-        c = chunks[int(chunk_ids[i])]
-        out.append(BluffChunk(c.chunk_id, float(dist[i]), c.doc_id, c.label, c.content))
+        c = chunks[chunk_ids[int(i)]]
+        out.append(BluffChunk(c.chunk_id, float(dist[i]), c.doc_id, c.label, _quote(c)))
     return tuple(out)
 
 
@@ -121,9 +126,9 @@ def nearest_refused(chunks: ChunkSet, chunk_ids: Sequence[int], distances: Seque
 class QuestionOutcome:
     """One question of the list on Citations: what the gate does with it at the cut.
 
-    ``index`` is its position in the given queries (``AuditRun.queries``: in-domain then
-    out-of-domain); ``outcome`` the gate's (:func:`audit.evaluation.threshold.gate`); ``badge``
-    its :data:`BADGES` entry; ``nearest`` the cosine distance to the first chunk of its order.
+    ``index`` is its position in the given queries (:func:`audit.evaluation.threshold.gate_queries`:
+    judged then out-of-domain); ``outcome`` the gate's (:func:`audit.evaluation.threshold.gate`); ``badge``
+    its :data:`BADGES` entry; ``nearest`` the gate value of the first chunk of its order.
     """
 
     index: int
@@ -146,13 +151,29 @@ def question_outcomes(queries: Sequence[QueryDistances], cut: float, keep: int =
 
 
 def _page(corpus: Corpus | None, c: Chunk) -> str:
-    if corpus is None:
+    if corpus is None or getattr(c, "start", None) is None:
         return ""
     try:
         span = corpus.get(c.doc_id).page_span(c.start, c.end)
     except KeyError:
         return ""
     return f"#page={span[0]}" if span else ""
+
+
+def _title(c, corpus: Corpus | None) -> str:
+    """A chunk's document name: its own title (built-in chunks), else the document's in ``corpus``, else its id."""
+    title = getattr(c, "title", None)
+    if title:
+        return title
+    try:
+        return corpus.get(c.doc_id).title if corpus is not None else c.doc_id
+    except KeyError:
+        return c.doc_id
+
+
+def _quote(c) -> str:
+    """What a citation quotes: the chunk's own ``content`` (a team's chunk without one: its ``text``)."""
+    return c.content if getattr(c, "content", None) is not None else c.text
 
 
 def build_context(question: str, hits: Sequence[tuple[Chunk, float]], corpus: Corpus | None = None) -> PromptContext:
@@ -168,8 +189,8 @@ def build_context(question: str, hits: Sequence[tuple[Chunk, float]], corpus: Co
     The locator label is the chunk's section; a chunk before the first
     section has none, and its source line shows the document name alone.
     """
-    cites = tuple(Citation(index=i, doc_id=c.doc_id, document_name=c.title, locator_label=c.section,
-                           fragment=c.locator, quote=c.content, cosine_distance=float(d),
+    cites = tuple(Citation(index=i, doc_id=c.doc_id, document_name=_title(c, corpus), locator_label=c.section or "",
+                           fragment=c.locator, quote=_quote(c), cosine_distance=float(d),
                            chunk_id=c.chunk_id, start=c.start, end=c.end, page=_page(corpus, c))
                   for i, (c, d) in enumerate(hits, start=1))
     blocks = "\n\n".join(f"[{c.index}] {c.document_name}" + (f" - {c.locator_label}" if c.locator_label else "")
@@ -178,18 +199,27 @@ def build_context(question: str, hits: Sequence[tuple[Chunk, float]], corpus: Co
     return PromptContext(question, prompt, cites)
 
 
-def answer_or_refuse(question: str, chunks: ChunkSet, chunk_ids: Sequence[int], distances: Sequence[float],
-                     threshold: float, keep: int = KEEP, corpus: Corpus | None = None) -> PromptContext | NoAnswer:
+def answer_or_refuse(question: str, chunks, chunk_ids: Sequence, distances: Sequence[float],
+                     threshold: float, keep: int = KEEP, corpus: Corpus | None = None, kind=None
+                     ) -> PromptContext | NoAnswer:
     """The gate (:func:`audit.evaluation.threshold.kept`), then the context: NO ANSWER when nothing is kept.
 
-    ``chunk_ids`` and ``distances`` follow the retriever's order; ``corpus``
-    (optional) adds ``#page=N`` to PDF citations. A NO ANSWER carries the
-    :func:`nearest_refused` chunks of the order.
+    ``chunk_ids`` and ``distances`` (gate values, lower is better) follow the run's order; ``threshold``
+    is the cut in the run's own units and ``kind`` (:class:`~audit.runset.ScoreKind`, default cosine
+    distance) how gate values read in them; ``chunks[id]`` gives each chunk (a built-in
+    :class:`~audit.chunking.ChunkSet` or a team's chunks by id). ``corpus`` (optional) adds ``#page=N``
+    to PDF citations. A NO ANSWER carries the :func:`nearest_refused` chunks of the order.
     """
+    from ..runset import SCORE_KINDS
+
+    kind = kind or SCORE_KINDS["cosine-distance"]
     dist = np.asarray(distances, dtype=np.float64)
-    hits = [(chunks[int(chunk_ids[i])], float(dist[i])) for i in kept(dist, threshold, keep)]
+    hits = [(chunks[chunk_ids[int(i)]], kind.from_gate(float(dist[i]))) for i in kept(dist, kind.to_gate(threshold),
+                                                                                     keep)]
     if not hits:
-        return NoAnswer(question, threshold, nearest_refused(chunks, chunk_ids, dist))
+        near = tuple(BluffChunk(n.chunk_id, kind.from_gate(n.distance), n.doc_id, n.section, n.content)
+                     for n in nearest_refused(chunks, chunk_ids, dist))
+        return NoAnswer(question, threshold, near, kind.label, kind.keep)
     return build_context(question, hits, corpus)
 
 

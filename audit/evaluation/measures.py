@@ -28,7 +28,8 @@ there, and only when a tie straddles the first relevant chunk, do the two differ
 **Which queries count.** As ``ir_measures``: the queries of the run's space's judgments (a query
 with judgments, even only grade-0 ones, or an empty set: a needle no chunk holds). A query absent
 from a run scores 0 on every measure. Queries a run ranks without judgments are ignored and
-counted in :attr:`RunResult.n_unjudged`. The aggregate is the arithmetic mean.
+counted in :attr:`RunResult.n_unjudged`. The aggregate is the arithmetic mean (``math.fsum`` of the
+per-query values over their number: the exact sum, so no summation order decides a last digit).
 
 ``Success@k`` is the one binomial proportion: it alone gets a Wilson 95% interval and the paired
 sign test (:mod:`audit.evaluation.paired`).
@@ -53,7 +54,7 @@ MRR_DEPTH = 20
 
 
 def _dcg(gains: Iterable[tuple[int, float]]) -> float:
-    return math.fsum(g / math.log2(r + 1) for r, g in gains)
+    return sum(g / math.log2(r + 1) for r, g in gains)
 
 
 @dataclass(frozen=True)

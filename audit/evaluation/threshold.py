@@ -9,27 +9,26 @@ The gate (docs/definitions.md, *Threshold outcomes*; the specification): keep th
 - out-of-domain query: **bluff** when any chunk is kept, **refused** otherwise.
 
 The sweep evaluates every observed distance (each query's first ``keep`` distances in its order)
-plus a 0.025 grid over [0, 2]. The chosen cut is saved with the configuration it was chosen on
-(model weights, strategy, retriever): a cut chosen on one model means nothing on another.
+plus a 0.025 grid over [0, 2]. :func:`gate_queries` reads any run of a :class:`~audit.runset.RunSet`
+in gate values (lower is better: a distance as it is, a similarity negated), and
+:func:`run_threshold` gives a run's threshold back in its own units. A chosen cut is saved with
+the configuration it was chosen on (:mod:`audit.evaluation.saved_cut`).
 """
 
 from __future__ import annotations
 
-import json
 import math
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 import pandas as pd
 
-from ..home import default_home
 
-__all__ = ["GRID_STEP", "KEEP", "OUTCOME_MEANING", "OUTCOMES", "Bluff", "GateCounts", "GateOutcome", "QueryDistances",
-           "SavedThreshold", "Separation", "bluffs", "check_cut", "counts_at", "fewest_errors_cut", "gate",
-           "gate_distance", "kept", "load_threshold", "choose_cut", "outcomes_frame", "save_threshold", "separation",
-           "sweep", "sweep_cuts", "sweep_frame"]
+__all__ = ["GRID_STEP", "KEEP", "OUTCOME_MEANING", "OUTCOMES", "Bluff", "BluffChunk", "GateCounts", "GateOutcome",
+           "QueryDistances", "RunThreshold", "Separation", "bluffs", "check_cut", "counts_at", "fewest_errors_cut",
+           "gate", "gate_distance", "gate_queries", "kept", "outcomes_frame", "run_sweep", "run_threshold",
+           "separation", "sweep", "sweep_cuts", "sweep_frame"]
 
 #: Chunks the gate keeps at most (specification: 4).
 KEEP = 4
@@ -414,8 +413,13 @@ def run_sweep(runset, run) -> tuple[list[QueryDistances], list[GateCounts]]:
     return qs, sweep(qs, step=step)
 
 
-def run_threshold(runset, run, cut: float | None = None, how: str = "given") -> RunThreshold | None:
-    """The threshold of ``run`` at ``cut`` (its own units; None: the balanced cut); None without out-of-domain queries.
+def run_threshold(runset, run, cut: float | None = None, how: str = "given",
+                  need_out_of_domain: bool = True) -> RunThreshold | None:
+    """The threshold of ``run`` at ``cut`` (its own units; None: the balanced cut).
+
+    None when the run is unavailable, or (``need_out_of_domain``) ranked no out-of-domain query: a
+    team's run without an out-of-domain run has no threshold to show; the built-in report still
+    sweeps its in-domain queries (the best out-of-domain distance is then NaN).
 
     Raises
     ------
@@ -425,7 +429,7 @@ def run_threshold(runset, run, cut: float | None = None, how: str = "given") -> 
     from dataclasses import replace
 
     r = runset.run(run) if isinstance(run, str) else run
-    if not r.available or not runset.has_out_of_domain(r):
+    if not r.available or (need_out_of_domain and not runset.has_out_of_domain(r)):
         return None
     kind = r.gate_kind
     qs, counts = run_sweep(runset, r)
@@ -434,10 +438,6 @@ def run_threshold(runset, run, cut: float | None = None, how: str = "given") -> 
         raise ValueError(f"the cut must be a finite number in the run's units, got {cut!r}")
     gate_cut = kind.to_gate(cut) if cut is not None else balanced_gate
     shown = [replace(c, threshold=kind.from_gate(c.threshold)) for c in counts]
-    if not kind.higher_is_better:
-        pass
-    else:
-        shown = shown  # similarity cuts read from high to low in gate order
     at = counts_at(qs, gate_cut)
     sep = separation(qs)
     return RunThreshold(r.name, kind.name, kind.keep, kind.from_gate(gate_cut), how if cut is not None else "balanced",

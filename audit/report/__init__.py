@@ -1,10 +1,15 @@
-"""Results rendered for people and programs: tables (DataFrames), the text report, JSON, page views,
-findings, escaped HTML, and the before/after upgrade diff.
+"""Results rendered for people and programs: the report of a run set (text, JSON), its tables, escaped HTML.
 
-Pages and the CLI render the same objects, so they always say the same thing.
+:mod:`.report` (:func:`build_report` → :class:`Report`: ``render_text``, ``to_json``), :mod:`.tables`
+(the DataFrames pages and the report share), :mod:`.serialize` (strict JSON), :mod:`.markup`
+(document text as escaped HTML), :mod:`.columns` (column definitions), :mod:`.threshold` (the
+Threshold page's frames), :mod:`.upgrade` (before/after rendering), :mod:`.export` (TREC/BEIR files),
+:mod:`.findings` (headline sentences), :mod:`.endpoint` (a live endpoint's requests). A module here
+renders what it is given and never re-runs retrieval.
 """
 
-from .serialize import to_json
+from .report import Report, build_report
+from .serialize import records, strict
 from .tables import (
                      chunks_frame,
                      format_p,
@@ -15,7 +20,6 @@ from .tables import (
                      rank_matrix,
                      results_frame,
 )
-from .text import render_text
 
-__all__ = ["chunks_frame", "format_p", "key_comparisons", "latency_frame", "needed_label", "phrasing_frame",
-           "rank_matrix", "render_text", "results_frame", "to_json"]
+__all__ = ["Report", "build_report", "chunks_frame", "format_p", "key_comparisons", "latency_frame",
+           "needed_label", "phrasing_frame", "rank_matrix", "records", "results_frame", "strict"]

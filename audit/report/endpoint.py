@@ -1,7 +1,7 @@
 """The requests part of a runs report: how each question put to a live endpoint ended, how long it took,
 and the measures over the answered questions beside those over all questions.
 
-For a system with request logs (``ImportedSystem.requests``, filled by
+For a run set with request logs (``RunSet.settings["requests"]``, filled by
 :func:`audit.sources.endpoint.endpoint_system`): outcome counts per run (answered, timed out, HTTP error
 by status, malformed with the first reason), p50/p95/p99 latency per outcome (milliseconds, the attempt that
 decided the outcome), and the measures twice, both labelled: **over all questions** (the report's ``results``:
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from ..evaluation.measures import KS, evaluate
+from ..evaluation.measures import KS, evaluate_run
 from ..sources.endpoint.log import OUTCOME_LABELS, OUTCOMES, PERCENTILES
 
 __all__ = ["ALL_LABEL", "ANSWERED_LABEL", "answered_results", "latency_frame", "measures_frame", "outcomes_frame",
@@ -28,23 +28,28 @@ ANSWERED_LABEL = "over the answered questions only"
 def answered_results(report) -> list:
     """Per run with a request log: its :class:`~audit.evaluation.measures.RunResult` over the judged questions
     that were answered (input order; runs without a log are left out)."""
-    s = report.system
+    rs = report.runset
     out = []
-    for run in s.runs:
-        log = s.requests.get(run.name)
+    for run in rs.runs:
+        log = _logs(rs).get(run.name)
         if log is None:
             continue
         answered = set(log.answered(True))
-        out.append(evaluate(run, s.qrels, KS, [q for q in s.qrels.query_ids if q in answered]))
+        qrels = rs.qrels(run)
+        out.append(evaluate_run(run, qrels, KS, [q for q in qrels.query_ids if q in answered]))
     return out
 
 
-def outcomes_frame(system) -> pd.DataFrame:
+def _logs(runset) -> dict:
+    return runset.settings.get("requests") or {}
+
+
+def outcomes_frame(runset) -> pd.DataFrame:
     """One row per endpoint run: ``run``, ``questions``, one column per outcome (its label), ``in domain
     answered``, ``out of domain answered``, ``HTTP errors by status``, ``retries``, ``max in flight``,
     ``seconds``, ``requests/s``."""
     rows = []
-    for name, log in system.requests.items():
+    for name, log in _logs(runset).items():
         c, ci, co = log.counts(), log.counts(True), log.counts(False)
         row = {"run": name, "questions": len(log.outcomes)}
         row.update({OUTCOME_LABELS[o]: c[o] for o in OUTCOMES})
@@ -59,11 +64,11 @@ def outcomes_frame(system) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
-def latency_frame(system) -> pd.DataFrame:
+def latency_frame(runset) -> pd.DataFrame:
     """One row per endpoint run and outcome that occurred (and ``all``): ``run``, ``outcome``, ``questions``,
     ``p50 (ms)``, ``p95 (ms)``, ``p99 (ms)``, ``max (ms)``."""
     rows = []
-    for name, log in system.requests.items():
+    for name, log in _logs(runset).items():
         for o in (None, *OUTCOMES):
             lat = log.latency(o)
             if not lat["n"]:
@@ -96,7 +101,7 @@ def measures_frame(report) -> pd.DataFrame:
 def requests_json(report) -> dict:
     """``requests`` (run name → :meth:`~audit.sources.endpoint.log.RequestLog.to_dict`), ``results_over`` (what
     ``results`` counts), ``results_answered`` (one row per run, the keys of ``results``) and its label."""
-    return {"requests": {n: log.to_dict() for n, log in report.system.requests.items()},
+    return {"requests": {n: log.to_dict() for n, log in _logs(report.runset).items()},
             "results_over": ALL_LABEL,
             "results_answered": [r.to_dict() for r in answered_results(report)],
             "results_answered_over": ANSWERED_LABEL}
@@ -108,15 +113,16 @@ def _fmt(v: float) -> str:
 
 def requests_text(report) -> list[str]:
     """The text lines of the requests part (empty without request logs)."""
-    s = report.system
-    if not s.requests:
+    s = report.runset
+    logs = _logs(s)
+    if not logs:
         return []
-    any_log = next(iter(s.requests.values()))
+    any_log = next(iter(logs.values()))
     L = ["", f"Requests (deadline {any_log.deadline_s:g} s a request, concurrency {any_log.concurrency}, "
              f"{any_log.retries} retries on timeouts, 5xx and 429; total time bound {any_log.total_time_s:g} s)"]
     of = outcomes_frame(s)
     L.append(of.drop(columns=["seconds", "requests/s"]).to_string(index=False))
-    for name, log in s.requests.items():
+    for name, log in logs.items():
         L.append(f"{name}: {len(log.outcomes)} questions in {log.seconds:.2f} s ({log.requests_per_s:.1f} requests/s, "
                  f"at most {log.max_in_flight} in flight)")
         for outcome, reason in log.first_reasons().items():

@@ -15,7 +15,6 @@ import math
 from pathlib import Path
 
 from ..retrieval import STORED_DEPTH
-from ..sources import AuditRun
 
 __all__ = ["SCORE_KIND_OF", "export_beir", "export_trec"]
 
@@ -23,14 +22,14 @@ __all__ = ["SCORE_KIND_OF", "export_beir", "export_trec"]
 SCORE_KIND_OF = {"dense": "cosine-distance", "bm25": "similarity", "hybrid": "similarity", "rerank": "similarity"}
 
 
-def _run_lines(run: AuditRun, strategy: str, retriever: str) -> list[str]:
-    s = run.strategy(strategy)
+def _run_lines(runset, strategy: str, retriever: str) -> list[str]:
+    run = runset.column(strategy, retriever)
     tag = f"{strategy}-{retriever}"
     out = []
-    for qi, q in enumerate(run.in_domain):
-        r = s.rankings[retriever][qi]
+    for q in runset.in_domain:
+        r = run.ranking(q.query_id)
         rank = 0
-        for cid, score in zip(r.chunk_ids.tolist(), r.scores.tolist()):
+        for cid, score in zip(r.ids, r.scores.tolist()):
             if not math.isfinite(score):  # rerank: below its depth the hybrid order continues without a logit
                 break
             rank += 1
@@ -38,9 +37,9 @@ def _run_lines(run: AuditRun, strategy: str, retriever: str) -> list[str]:
     return out
 
 
-def _qrels_lines(run: AuditRun, strategy: str) -> list[str]:
-    s = run.strategy(strategy)
-    return [f"{q.query_id} 0 {cid} 1" for q in run.in_domain for cid in sorted(s.correct.get(q.needle_id, ()))]
+def _qrels_lines(runset, strategy: str) -> list[str]:
+    qrels = runset.judgments[strategy]
+    return [f"{q.query_id} 0 {cid} 1" for q in runset.in_domain for cid in sorted(qrels.relevant(q.query_id))]
 
 
 def _write(path: Path, lines: list[str]) -> None:
@@ -48,7 +47,7 @@ def _write(path: Path, lines: list[str]) -> None:
     path.write_text("".join(line + "\n" for line in lines), encoding="utf-8")
 
 
-def export_trec(run: AuditRun, out: str | Path) -> list[Path]:
+def export_trec(runset, out: str | Path) -> list[Path]:
     """Write one TREC run per (strategy, retriever) and the judgments per strategy.
 
     Files: ``<strategy>-<retriever>.run`` (``qid Q0 chunk_id rank score tag``, the first
@@ -59,40 +58,39 @@ def export_trec(run: AuditRun, out: str | Path) -> list[Path]:
     """
     out = Path(out)
     written, manifest = [], []
-    for s in run.strategies:
-        name = s.strategy.name
-        for r in s.rankings:
+    for name in runset.strategies:
+        for r in [x.retriever for x in runset.runs if x.strategy == name and x.available]:
             p = out / f"{name}-{r}.run"
-            _write(p, _run_lines(run, name, r))
+            _write(p, _run_lines(runset, name, r))
             manifest.append({"file": p.name, "strategy": name, "retriever": r, "score": SCORE_KIND_OF[r],
                              "depth": STORED_DEPTH if r != "rerank" else "rerank depth"})
             written.append(p)
         p = out / f"{name}.qrels"
-        _write(p, _qrels_lines(run, name))
+        _write(p, _qrels_lines(runset, name))
         written.append(p)
-    _write(out / "queries.tsv", [f"{q.query_id}\t{' '.join(q.text.split())}" for q in run.in_domain])
-    (out / "runs.json").write_text(json.dumps({"runs": manifest, "provenance": run.provenance()}, indent=1,
+    _write(out / "queries.tsv", [f"{q.query_id}\t{' '.join(q.text.split())}" for q in runset.in_domain])
+    (out / "runs.json").write_text(json.dumps({"runs": manifest, "provenance": dict(runset.source.provenance)}, indent=1,
                                               default=str), encoding="utf-8")
     return written + [out / "queries.tsv", out / "runs.json"]
 
 
-def export_beir(run: AuditRun, out: str | Path) -> list[Path]:
+def export_beir(runset, out: str | Path) -> list[Path]:
     """Write the BEIR layout per strategy: ``<strategy>/corpus.jsonl`` (one chunk a line: ``_id``,
     ``title``, ``text``), ``queries.jsonl`` (``_id``, ``text``), ``qrels/test.tsv`` (header
     ``query-id corpus-id score``), and the strategy's runs as TREC files in ``runs/``. Returns the files."""
     out = Path(out)
     written = []
-    for s in run.strategies:
-        d = out / s.strategy.name
+    for name in runset.strategies:
+        d = out / name
         _write(d / "corpus.jsonl", [json.dumps({"_id": str(c.chunk_id), "title": c.title, "text": c.text},
-                                               ensure_ascii=False) for c in s.chunks.chunks])
+                                               ensure_ascii=False) for c in runset.spaces[name].chunks.chunks])
         _write(d / "queries.jsonl", [json.dumps({"_id": q.query_id, "text": q.text}, ensure_ascii=False)
-                                     for q in run.in_domain])
+                                     for q in runset.in_domain])
         _write(d / "qrels" / "test.tsv", ["query-id\tcorpus-id\tscore"]
-               + [line.replace(" 0 ", "\t", 1).replace(" ", "\t") for line in _qrels_lines(run, s.strategy.name)])
+               + [line.replace(" 0 ", "\t", 1).replace(" ", "\t") for line in _qrels_lines(runset, name)])
         written += [d / "corpus.jsonl", d / "queries.jsonl", d / "qrels" / "test.tsv"]
-        for r in s.rankings:
+        for r in [x.retriever for x in runset.runs if x.strategy == name and x.available]:
             p = d / "runs" / f"{r}.run"
-            _write(p, _run_lines(run, s.strategy.name, r))
+            _write(p, _run_lines(runset, name, r))
             written.append(p)
     return written

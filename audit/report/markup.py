@@ -23,7 +23,7 @@ from ..ingest import Document
 from ..matching import find_collapsed
 
 if TYPE_CHECKING:
-    from ..sources import StrategyRun
+    from ..runset import Space
 
 __all__ = ["CHUNK_MAP_LEGEND", "chunk_map_html", "chunk_text_html", "escape_markdown", "legend_html", "mark_html",
            "quote_in_document_html", "truncated_text_html"]
@@ -197,7 +197,7 @@ def quote_in_document_html(doc: Document, start: int, end: int, context: int = 3
     return f'<div style="{style}">{pre}{body}{post}</div>'
 
 
-def chunk_map_html(doc: Document, s: "StrategyRun", needles: Sequence[tuple[str, int, int]],
+def chunk_map_html(doc: Document, s: "Space", needles: Sequence[tuple[str, int, int]],
                    max_height_px: int | None = 600) -> str:
     """One document's canonical text with one strategy's chunks drawn over it.
 
@@ -208,6 +208,8 @@ def chunk_map_html(doc: Document, s: "StrategyRun", needles: Sequence[tuple[str,
 
     Parameters
     ----------
+    s : Space
+        A built-in strategy's space of the run set (:class:`audit.runset.Space`: its chunks, strategy, needles).
     needles : sequence of (needle id, start, end)
         Canonical ranges of the needles in this document.
     """
@@ -222,7 +224,7 @@ def chunk_map_html(doc: Document, s: "StrategyRun", needles: Sequence[tuple[str,
         if ov and nxt is not None and nxt.tail:
             layers.append((c.end - min(ov, len(c.content)), c.end, _TAIL))
     markers: list[tuple[int, str]] = []
-    destroyed = set(s.destroyed)
+    destroyed = set(s.needles.destroyed) if s.needles is not None else set()
     for nid, a, b in needles:
         bad = nid in destroyed
         layers.append((a, b, _NEEDLE_BAD if bad else _NEEDLE))

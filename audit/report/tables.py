@@ -1,7 +1,8 @@
-"""Tables of an :class:`~audit.sources.AuditRun`: what a page shows and what the report prints.
+"""Tables of a run set and its evaluation: what a page shows and what the report prints.
 
-Every table here is one DataFrame that both the pages and ``python -m audit report`` render, so
-both say the same thing. Column names carry units.
+Every table is one DataFrame that both the pages and ``python -m audit report`` render, so both
+say the same thing. Each function takes the :class:`~audit.runset.RunSet` and, where measures are
+needed, its results (:func:`audit.evaluation.evaluate`). Column names carry units.
 """
 
 from __future__ import annotations
@@ -12,133 +13,192 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..evaluation.measures import measure_names
-from ..evaluation.metrics import KS, ColumnResult, paired_test, summary_rows
-from ..evaluation.stats import holm, wilson
-from ..sources import AuditRun, base_strategy
+from ..evaluation.measures import KS, RunResult, measure_names
+from ..evaluation.paired import PairedTest, holm_adjusted, paired_test
+from ..evaluation.stats import wilson
 
-__all__ = ["chunks_frame", "format_p", "key_comparisons", "latency_frame", "needed_label", "phrasing_frame",
-           "rank_matrix", "rerank_window_frame", "results_frame"]
+__all__ = ["SPEC_KS", "chunks_frame", "format_p", "key_comparisons", "latency_frame", "needed_label",
+           "phrasing_frame", "rank_matrix", "rerank_window_frame", "result", "results_frame", "runs_frame"]
+
+#: The cut-offs the specification's recall@k columns use (the built-in table and JSON keys).
+SPEC_KS = (1, 4, 8, 20)
 
 
-def results_frame(run: AuditRun, phrasing: str | None = None) -> pd.DataFrame:
-    """Strategy × retriever table: Success@k with Wilson 95% bounds, the other ir_measures, needle counts.
+def result(results: Sequence[RunResult], name: str) -> RunResult:
+    """The result of run ``name`` (``KeyError`` naming the known ones)."""
+    for r in results:
+        if r.name == name:
+            return r
+    raise KeyError(f"no result for run {name!r}; runs: {', '.join(r.name for r in results)}")
 
-    Columns: ``strategy``, ``retriever``, ``n_queries``, ``recall@K``, ``recall@K_low``,
-    ``recall@K_high`` (K = 1, 4, 8, 20: the specification's name), ``mrr`` (MRR@20), ``available``,
-    ``reason``; then every :func:`audit.evaluation.measures.measure_names` under its ir_measures name
-    (``Success@K`` equals ``recall@K``, ``RR@20`` equals ``mrr``; with ``Success@K_low``/``_high``);
-    ``destroyed``, ``overlap_only``, ``past_window`` (needles). Measures of an unavailable column are NaN.
-    ``rerank_pairs_over_window``: on rerank rows that ran, the (query, chunk text) pairs the
-    cross-encoder read cut at its window, over every query; None elsewhere.
+
+def results_frame(runset, results: Sequence[RunResult], phrasing: str | None = None) -> pd.DataFrame:
+    """One row per run: Success@k with Wilson 95% bounds, the other ir_measures, and what the source knows.
+
+    Columns: ``name``, ``score_kind``, ``n_queries``, ``n_missing``, ``n_unjudged``, ``available``,
+    ``reason``, then every :func:`~audit.evaluation.measures.measure_names` under its ir_measures name
+    with ``Success@K_low``/``_high``. A built-in column also has ``strategy``, ``retriever``,
+    ``recall@K`` / ``_low`` / ``_high`` (K in :data:`SPEC_KS`; the specification's name of
+    ``Success@K``), ``mrr`` (MRR@20 = ``RR@20``), ``destroyed``, ``overlap_only``, ``past_window``
+    (needles of its strategy) and ``rerank_pairs_over_window`` (rerank rows). Measures of an
+    unavailable run are NaN.
     """
-    rows = summary_rows(run.columns(), phrasing)
-    keep = [q.phrasing == phrasing or phrasing in (None, "both", "all") for q in run.in_domain]
-    for row in rows:
-        s = run.strategy(row["strategy"])
-        per_query = [m for m, k in zip(s.measures.get(row["retriever"], ()), keep) if k]
+    rows = []
+    for r in results:
+        r = r.subset(phrasing)
+        row = {"name": r.name, "score_kind": r.score_kind, "n_queries": r.n_queries, "n_missing": r.n_missing,
+               "n_unjudged": r.n_unjudged, "available": r.available, "reason": r.reason}
+        if r.strategy is not None:
+            row = {"strategy": r.strategy, "retriever": r.retriever, **row}
+            for k in SPEC_KS:
+                iv = r.success(k)
+                row[f"recall@{k}"], row[f"recall@{k}_low"], row[f"recall@{k}_high"] = iv.estimate, iv.low, iv.high
+            row["mrr"] = r.mrr()
         for name in measure_names():
-            row[name] = float(np.mean([m[name] for m in per_query])) if per_query and row["available"] else math.nan
+            row[name] = r.mean(name)
             if name.startswith("Success@"):
-                iv = wilson(int(sum(m[name] for m in per_query)), len(per_query)) if row["available"] else wilson(0, 0)
+                iv = r.success(int(name.split("@")[1]))
                 row[f"{name}_low"], row[f"{name}_high"] = iv.low, iv.high
-        row["destroyed"] = len(s.destroyed)
-        row["overlap_only"] = len(s.overlap_only)
-        row["past_window"] = len(s.past_window)
-        row["rerank_pairs_over_window"] = s.n_rerank_over_window if row["retriever"] == "rerank" else None
+        if r.strategy is not None:
+            sp = runset.space(runset.run(r.name))
+            ns = sp.needles
+            row["destroyed"] = len(ns.destroyed) if ns is not None else 0
+            row["overlap_only"] = len(ns.overlap_only) if ns is not None else 0
+            row["past_window"] = len(ns.past_window) if ns is not None else 0
+            row["rerank_pairs_over_window"] = (sum(len(x) for x in sp.rerank_over_window.values())
+                                               if r.retriever == "rerank" and sp.rerank_over_window else None)
+        rows.append(row)
     return pd.DataFrame(rows)
 
 
-def phrasing_frame(run: AuditRun) -> pd.DataFrame:
-    """recall@k and MRR per column for documentation and ticket phrasings side by side."""
-    doc = results_frame(run, "documentation").set_index(["strategy", "retriever"])
-    tic = results_frame(run, "ticket").set_index(["strategy", "retriever"])
-    cols = [f"recall@{k}" for k in KS] + ["mrr"]
+def runs_frame(results: Sequence[RunResult]) -> pd.DataFrame:
+    """One row per run for people: ``run``, ``score kind``, ``queries``, ``Success@K`` with ``[low, high]``
+    (Wilson 95%) for K in :data:`~audit.evaluation.measures.KS`, then ``R@10``, ``P@10``, ``nDCG@10``,
+    ``RR@10``, ``RR``, ``nDCG`` (means over the judged queries)."""
+    rows = []
+    for r in results:
+        row = {"run": r.name, "score kind": r.score_kind, "queries": r.n_queries}
+        for k in KS:
+            iv = r.success(k)
+            row[f"Success@{k}"] = iv.estimate
+            row[f"Success@{k} [Wilson 95%]"] = "n/a" if not iv.n else f"[{iv.low:.3f}, {iv.high:.3f}]"
+        for name in ("R@10", "P@10", "nDCG@10", "RR@10", "RR", "nDCG"):
+            row[name] = r.mean(name)
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def phrasing_frame(runset, results: Sequence[RunResult]) -> pd.DataFrame:
+    """recall@k and MRR per built-in column for documentation and ticket phrasings side by side."""
+    doc = results_frame(runset, results, "documentation").set_index(["strategy", "retriever"])
+    tic = results_frame(runset, results, "ticket").set_index(["strategy", "retriever"])
+    cols = [f"recall@{k}" for k in SPEC_KS] + ["mrr"]
     out = pd.concat({"documentation": doc[cols], "ticket": tic[cols]}, axis=1)
     out.columns = [f"{a} {b}" for a, b in out.columns]
     return out.reset_index()
 
 
-def chunks_frame(run: AuditRun) -> pd.DataFrame:
-    """Per strategy: chunk count, sizes, header token cost, window overruns, needle counts, build cost."""
+def chunks_frame(runset) -> pd.DataFrame:
+    """Per built-in strategy: chunk count, sizes, header token cost, window overruns, needle counts, build cost."""
     rows = []
-    for s in run.strategies:
-        t = s.tokens
-        lens = [len(c.content) for c in s.chunks.chunks]
+    for name in runset.strategies:
+        sp = runset.spaces[name]
+        t, ns = sp.tokens, sp.needles
+        lens = [len(c.content) for c in sp.chunks.chunks]
+        n_enc = sp.costs.get("n_encoded", 0)
         rows.append({
-            "strategy": s.strategy.name,
-            "recipe": s.strategy.description,
-            "chunks": len(s.chunks),
+            "strategy": name,
+            "recipe": sp.strategy.description,
+            "chunks": len(sp.chunks),
             "mean content (chars)": float(np.mean(lens)) if lens else math.nan,
-            "oversize (> target)": len(s.chunks.oversize),
+            "oversize (> target)": len(sp.chunks.oversize),
             "embedded tokens": int(t.text_tokens.sum()),
             "header tokens": int(t.header_tokens.sum()),
             "header share": t.header_share,
             "over window": int(t.over_window.sum()),
-            "destroyed": len(s.destroyed),
-            "overlap-only": len(s.overlap_only),
-            "past window": len(s.past_window),
-            "chunks embedded now": s.n_encoded,
-            "index build (ms/chunk)": s.build_ms_per_chunk,
+            "destroyed": len(ns.destroyed),
+            "overlap-only": len(ns.overlap_only),
+            "past window": len(ns.past_window),
+            "chunks embedded now": n_enc,
+            "index build (ms/chunk)": sp.costs.get("embed_ms", math.nan) / n_enc if n_enc else math.nan,
         })
     return pd.DataFrame(rows)
 
 
-def rerank_window_frame(run: AuditRun) -> pd.DataFrame:
+def rerank_window_frame(runset) -> pd.DataFrame:
     """Per strategy: (query, chunk text) pairs the cross-encoder read, and those over its window.
 
     Columns ``strategy``, ``pairs reranked``, ``pairs over window``, ``queries with one``; empty
-    when rerank did not run. A pair over the window (``run.rerank_window`` tokens, special tokens
-    included) is cut before scoring, so the words at its end never count.
+    when rerank did not run. A pair over the window (``settings["rerank_window"]`` tokens, special
+    tokens included) is cut before scoring, so the words at its end never count.
     """
-    cols = ["strategy", "pairs reranked", "pairs over window", "queries with one"]
-    if not run.rerank_window:
-        return pd.DataFrame(columns=cols)
     from ..retrieval import RERANK_DEPTH
 
-    rows = [{"strategy": s.strategy.name,
-             "pairs reranked": len(s.rerank_over_window) * min(RERANK_DEPTH, len(s.chunks)),
-             "pairs over window": s.n_rerank_over_window or 0,
-             "queries with one": sum(1 for x in s.rerank_over_window if x)}
-            for s in run.strategies if s.rerank_over_window]
+    cols = ["strategy", "pairs reranked", "pairs over window", "queries with one"]
+    if not runset.settings.get("rerank_window"):
+        return pd.DataFrame(columns=cols)
+    rows = []
+    for name in runset.strategies:
+        sp = runset.spaces[name]
+        if sp.rerank_over_window:
+            over = sp.rerank_over_window
+            rows.append({"strategy": name, "pairs reranked": len(over) * min(RERANK_DEPTH, len(sp.chunks)),
+                         "pairs over window": sum(len(x) for x in over.values()),
+                         "queries with one": sum(1 for x in over.values() if x)})
     return pd.DataFrame(rows, columns=cols)
 
 
-def latency_frame(run: AuditRun) -> pd.DataFrame:
-    """p50 / p95 milliseconds per query, per strategy and retriever (wall clock, this machine)."""
+def latency_frame(runset) -> pd.DataFrame:
+    """p50 / p95 milliseconds per query of each run (wall clock, this machine).
+
+    Built-in columns are listed as ``strategy``, ``retriever``; other runs as ``run``.
+    """
     rows = []
-    for s in run.strategies:
-        for r, ms in s.latency_ms.items():
-            if ms:
-                rows.append({"strategy": s.strategy.name, "retriever": r, "queries": len(ms),
-                             "p50 (ms/query)": float(np.percentile(ms, 50)),
-                             "p95 (ms/query)": float(np.percentile(ms, 95))})
+    for r in runset.runs:
+        ms = list(r.latency_ms.values())
+        if not ms:
+            continue
+        head = {"strategy": r.strategy, "retriever": r.retriever} if r.strategy is not None else {"run": r.name}
+        rows.append({**head, "queries": len(ms), "p50 (ms/query)": float(np.percentile(ms, 50)),
+                     "p95 (ms/query)": float(np.percentile(ms, 95))})
     return pd.DataFrame(rows)
 
 
-def _pairs_for(run: AuditRun) -> list[tuple[tuple[str, str], tuple[str, str]]]:
-    names = [s.strategy.name for s in run.strategies]
+def _pairs_for(runset, results: Sequence[RunResult]) -> list[tuple[str, str]]:
+    from ..sources.builtin import base_strategy, column_name
+
+    ok = {r.name for r in results if r.available}
+    names, retrievers = runset.strategies, runset.retrievers
     pairs = []
     for a, b in [("B", "A"), ("D", "C"), ("F", "E"), ("E", "A"), ("E", "C")]:
-        if a in names and b in names and "dense" in run.retrievers:
-            pairs.append(((a, "dense"), (b, "dense")))
-    base = base_strategy(names)
-    for a, b in [("bm25", "dense"), ("hybrid", "dense"), ("hybrid", "bm25"), ("rerank", "hybrid")]:
-        if a in run.retrievers and b in run.retrievers and not (run.rerank_error and "rerank" in (a, b)):
-            pairs.append(((base, a), (base, b)))
+        if a in names and b in names and "dense" in retrievers:
+            pairs.append((column_name(a, "dense"), column_name(b, "dense")))
+    if names:
+        base = base_strategy(names)
+        for a, b in [("bm25", "dense"), ("hybrid", "dense"), ("hybrid", "bm25"), ("rerank", "hybrid")]:
+            pa, pb = column_name(base, a), column_name(base, b)
+            if pa in ok and pb in ok:
+                pairs.append((pa, pb))
     return pairs
 
 
-def key_comparisons(run: AuditRun, ks: Sequence[int] = (1, 8, 20)) -> pd.DataFrame:
+def key_comparisons(runset, results: Sequence[RunResult], ks: Sequence[int] = (1, 8, 20)) -> pd.DataFrame:
     """The specification's paired comparisons (B–A, D–C, F–E, E–A, E–C on dense; retrievers on E).
 
-    Sign tests on hit@k, Holm-adjusted over every row of the table.
-    Columns: ``a``, ``b``, ``k``, ``wins``, ``losses``, ``p``, ``p (Holm)``, ``queries needed``.
+    Sign tests on hit@k, Holm-adjusted over every row of the table. Empty for a source without
+    built-in strategies. Columns: ``a``, ``b``, ``k``, ``wins``, ``losses``, ``p``, ``p (Holm)``,
+    ``queries needed``.
     """
-    tests = [paired_test(run.column(*a), run.column(*b), k) for a, b in _pairs_for(run) for k in ks]
-    adj = holm([t.p for t in tests])
+    tests = holm_adjusted([paired_test(result(results, a), result(results, b), k)
+                           for a, b in _pairs_for(runset, results) for k in ks])
+    return tests_frame(tests)
+
+
+def tests_frame(tests: Sequence[PairedTest]) -> pd.DataFrame:
+    """Columns ``a``, ``b``, ``k``, ``wins``, ``losses``, ``p``, ``p (Holm)``, ``queries needed``."""
     return pd.DataFrame([{"a": t.a, "b": t.b, "k": t.k, "wins": t.wins, "losses": t.losses, "p": t.p,
-                          "p (Holm)": q, "queries needed": needed_label(t)} for t, q in zip(tests, adj)])
+                          "p (Holm)": t.p_holm, "queries needed": needed_label(t)} for t in tests],
+                        columns=["a", "b", "k", "wins", "losses", "p", "p (Holm)", "queries needed"])
 
 
 def needed_label(t) -> str:
@@ -153,9 +213,23 @@ def format_p(p: float) -> str:
     return "<0.0001" if p < 0.0001 else f"{p:.4f}"
 
 
-def rank_matrix(run: AuditRun, columns: Sequence[ColumnResult] | None = None) -> pd.DataFrame:
-    """Query × column: rank of the first correct chunk (NaN = not found in the ranking)."""
-    cols = [c for c in (columns or run.columns()) if c.available]
-    data = {c.name: [q.rank if q.rank is not None else np.nan for q in c.per_query] for c in cols}
-    idx = [q.query_id for q in run.in_domain]
+def rank_matrix(results: Sequence[RunResult]) -> pd.DataFrame:
+    """Query × run: 1-based rank of the first relevant chunk in the full ranking (NaN = not found).
+
+    Index ``query`` (the first available result's counted queries); one column per available run.
+    """
+    cols = [r for r in results if r.available]
+    if not cols:
+        return pd.DataFrame(index=pd.Index([], name="query"))
+    idx = [q.query_id for q in cols[0].per_query]
+    data = {}
+    for r in cols:
+        by = {q.query_id: q.first_relevant for q in r.per_query}
+        data[r.name] = [np.nan if by.get(q) is None else by[q] for q in idx]
     return pd.DataFrame(data, index=pd.Index(idx, name="query"))
+
+
+def wilson_cell(successes: int, n: int) -> str:
+    """``0.594 [0.471,0.705]`` (Wilson 95%), or ``n/a``."""
+    iv = wilson(successes, n)
+    return "n/a" if not iv.n else f"{iv.estimate:.3f} [{iv.low:.3f},{iv.high:.3f}]"

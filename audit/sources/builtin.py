@@ -30,7 +30,7 @@ from ..retrieval import bm25_tokens as tokenize
 from ..runset import Ranked, Run, RunSet, Source, Space, digest
 from ..scores import cosine_distances
 
-__all__ = ["RETRIEVER_KINDS", "UnhealthyIndex", "base_strategy", "column_name", "pairs_over_window",
+__all__ = ["RETRIEVER_KINDS", "UnhealthyIndex", "base_strategy", "column_name", "index_runsets", "pairs_over_window",
            "provenance_of", "run_audit", "vector_problems", "window_of"]
 
 
@@ -338,7 +338,7 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
                   "query_embed_ms": q_ms,
                   "n_queries_encoded": n_q_encoded, "n_chunks_encoded": n_encoded,
                   "wall_s": time.perf_counter() - t_start},
-        query_vectors=qvecs, warnings=tuple(warnings))
+        query_vectors=qvecs, warnings=tuple(warnings), rejected=tuple(ground_truth.rejected))
 
 
 def _unspaced_warnings(queries, vocabulary, rule: str, no_token, warnings: list) -> tuple:
@@ -362,3 +362,50 @@ def base_strategy(names) -> str:
     """The strategy single-strategy views default to: ``E`` (boundaries + header) when present, else the first."""
     names = list(names)
     return "E" if "E" in names else names[0]
+
+
+def _model_of(loaded) -> tuple[str, int]:
+    """(model name, dims) of a loaded index: SQLite's :class:`~audit.index.Stamp` or a Lance stamp dict."""
+    st = loaded.stamp
+    return (st["model"], int(st["dims"])) if isinstance(st, dict) else (st.model, int(st.dims))
+
+
+def index_runsets(old, new, ground_truth: GroundTruth, old_encoder: Encoder, new_encoder: Encoder,
+                  retriever: str = "dense", cache: EmbeddingCache | None = None,
+                  names: tuple[str, str] = ("old", "new"), source_kind: str = "builtin") -> tuple[RunSet, RunSet]:
+    """Two loaded indexes asked the same questions, as two RunSets (what ``compare`` and the Upgrade diff read).
+
+    ``old`` and ``new`` are anything with ``corpus``, ``chunks``, ``vectors`` and a model ``stamp`` (a SQLite
+    :class:`~audit.index.LoadedIndex` or a Lance :class:`~audit.index.lance.LoadedLance`). The needles
+    are validated against each index's own corpus and only those valid in both are asked; the
+    questions are embedded with each index's model. ``retriever`` (and dense, for the gate) are run;
+    no cross-encoder.
+
+    Raises
+    ------
+    ValueError
+        The stamped model is not the encoder given (``names`` say which side).
+    """
+    from ..groundtruth import validate
+
+    for loaded, enc, label in ((old, old_encoder, names[0]), (new, new_encoder, names[1])):
+        model, dims = _model_of(loaded)
+        if (enc.name, enc.dims) != (model, dims):
+            raise ValueError(f"{label}: the index was built with {model} ({dims} dims), not {enc.name} "
+                             f"({enc.dims} dims)")
+
+    def revalidated(corpus) -> GroundTruth:
+        acc, loc, rej = validate(ground_truth.needles, corpus)
+        return GroundTruth(tuple(acc), loc, tuple(ground_truth.rejected) + tuple(rej), ground_truth.out_of_domain)
+
+    go, gn = revalidated(old.corpus), revalidated(new.corpus)
+    both = {n.id for n in go.needles} & {n.id for n in gn.needles}
+
+    def pick(g: GroundTruth) -> GroundTruth:
+        return GroundTruth(tuple(n for n in g.needles if n.id in both),
+                           {i: v for i, v in g.locations.items() if i in both}, g.rejected, g.out_of_domain)
+
+    rets = ("dense",) if retriever == "dense" else ("dense", retriever)
+    return tuple(run_audit(x.corpus, pick(g), [x.chunks.strategy], enc, rets, reranker=None, cache=cache,
+                           prebuilt={x.chunks.strategy.name: (x.chunks, x.vectors)}, source_kind=source_kind)
+                 for x, g, enc in ((old, go, old_encoder), (new, gn, new_encoder)))

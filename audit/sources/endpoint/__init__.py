@@ -8,7 +8,7 @@ traffic asks them, with a deadline, concurrency and counting.
 - :mod:`.harness`: every question asked with ``httpx`` under ``asyncio``: concurrency, per-request deadline,
   retries with backoff on timeouts, 5xx and 429 only, a bounded total time.
 - :mod:`.log`: each question's outcome (answered, timed out, HTTP error, malformed) and latency.
-- :mod:`.system`: the answers as an :class:`~audit.sources.imported.ImportedSystem` (runs named by endpoint,
+- :mod:`.system`: the answers as an :class:`~audit.runset.RunSet` (runs named by endpoint,
   the request logs in ``requests``), the team's citations checked against the corpus.
 - :mod:`.choose`: what a user may name (a configured endpoint, a URL, ``NAME=URL``), shared mode refusing URLs.
 

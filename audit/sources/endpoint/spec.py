@@ -39,7 +39,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 from urllib.parse import urlsplit
 
-from ...evaluation.judgments import SCORE_KINDS
+from ...runset import FILE_SCORE_KINDS as SCORE_KINDS
 
 __all__ = ["EndpointError", "EndpointSpec", "MAPPINGS", "METHODS", "PLACEHOLDERS", "ResponseMapping",
            "TABLE_KEYS", "endpoint_for_url", "endpoint_from_table", "endpoints_from_tables", "load_endpoint_config",
@@ -84,7 +84,7 @@ class ResponseMapping:
         Optional fields; a row may hold ``null`` there (no text, no document, no offsets). ``start`` and
         ``end`` are code points of the document's canonical text, end exclusive, both or neither.
     score_kind : str
-        What the score means (:data:`audit.evaluation.judgments.SCORE_KINDS`).
+        What the score means (:data:`audit.runset.FILE_SCORE_KINDS`).
     """
 
     rows: str | None

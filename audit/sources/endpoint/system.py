@@ -1,9 +1,10 @@
-"""The endpoints' answers as a "your system" source: one :class:`~audit.sources.imported.ImportedSystem`.
+"""The endpoints' answers as a source: one :class:`~audit.runset.RunSet`.
 
 Each endpoint is a run named after it (in-domain questions) with its out-of-domain run of the same name;
 the returned chunks (their text, document and offsets where the mapping gives them) are the system's
 chunks; the judgments are the team's qrels (chunk ids as the service returns them) or needles resolved
-against the returned text; the per-question outcome and latency travel in ``ImportedSystem.requests``
+against the returned text; the per-question outcome and latency travel in each run's ``requests`` and ``latency_ms`` (and the
+whole request log in ``settings["requests"]``)
 (run name → :class:`~.log.RequestLog`). Every page and measure then works on it unchanged.
 
 A question that failed has no ranking: it scores 0 on every measure over all questions (a failure counted
@@ -26,9 +27,12 @@ from typing import Callable, Mapping, Sequence
 
 import numpy as np
 
-from ...evaluation.judgments import Qrels, Run
+from dataclasses import replace
+
+from ...evaluation.judgments import Qrels
+from ...runset import RequestOutcome, Run, RunSet
 from ..imported.chunks import ChunkError, UserChunk, check_chunks, needle_qrels
-from ..imported.system import ImportedSystem
+from ..imported.system import team_runset
 from .harness import Asked, ask_endpoint, check_settings
 from .request import Question, vectors_for
 from .spec import EndpointError, EndpointSpec
@@ -105,8 +109,12 @@ def _run(name: str, spec: EndpointSpec, asked: Asked, qids: Sequence[str], k: in
     run = Run.from_scores(name, scores, kind, source=f"endpoint {name}: {spec.method} {spec.display_url} "
                                                       f"(mapping {spec.mapping}, k={k})")
     # where the service's order differs from its scores' order (the scores win, as for a run file)
-    conflicts = tuple(q for q in scores if tuple(h.chunk_id for h in asked.hits[q]) != run.ranking(q))
-    return Run(run.name, run.score_kind, run.rankings, conflicts, run.source)
+    conflicts = tuple(q for q in scores if tuple(h.chunk_id for h in asked.hits[q]) != run.ids(q))
+    picked = set(qids)
+    requests = {o.query_id: RequestOutcome(o.outcome, o.ms, o.reason or o.error_key) for o in asked.log.outcomes
+                if o.query_id in picked}
+    return replace(run, rank_conflicts=conflicts, requests=requests,
+                   latency_ms={q: r.latency_ms for q, r in requests.items()})
 
 
 def _chunks(asked: Sequence[Asked]) -> tuple[list[UserChunk], list[UserChunk]]:
@@ -128,8 +136,8 @@ def endpoint_system(endpoints: Sequence[EndpointSpec], *, needles: Sequence | No
                     encoder=None, query_vectors=None, corpus=None, concurrency: int = 4, deadline: float = 10.0,
                     retries: int = 2, total_time: float = 600.0, shared: bool = False, judged_by: str | None = None,
                     files: Sequence[dict] = (), env: Mapping[str, str] | None = None,
-                    progress: Callable[[str, int, int], None] | None = None, transport=None) -> ImportedSystem:
-    """Ask every endpoint every question; the answers as an ImportedSystem with its request logs.
+                    progress: Callable[[str, int, int], None] | None = None, transport=None) -> RunSet:
+    """Ask every endpoint every question; the answers as one RunSet with its request logs.
 
     Parameters
     ----------
@@ -160,7 +168,7 @@ def endpoint_system(endpoints: Sequence[EndpointSpec], *, needles: Sequence | No
 
     Returns
     -------
-    ImportedSystem
+    RunSet
         ``runs`` and ``ood_runs`` named by endpoint; ``chunks`` every returned chunk (first text seen per id);
         ``chunk_errors`` the team's citations that differ from their document (with ``corpus``); ``requests``
         run name → RequestLog.
@@ -234,5 +242,8 @@ def endpoint_system(endpoints: Sequence[EndpointSpec], *, needles: Sequence | No
         listed.append({"role": "query vectors", "name": query_vectors.source, "sha256": ""})
     queries_out = {q.query_id: q.text for q in questions if q.in_domain}
     ood_out = {q.query_id: q.text for q in questions if not q.in_domain}
-    return ImportedSystem(queries_out, qrels, judged_by, runs, chunks, errors, corpus, ood_out, ood_runs, listed,
-                          requests={e.name: a.log for e, a in zip(endpoints, asked)})
+    keys = {e.name: {"source": "endpoint", "endpoint": e.name, "url": e.display_url, "mapping": e.mapping,
+                     "score_kind": e.response.score_kind} for e in endpoints}
+    return team_runset(queries_out, qrels, judged_by, runs, chunks, errors, corpus, ood_out, ood_runs, listed,
+                       requests={e.name: a.log for e, a in zip(endpoints, asked)}, kind="endpoint",
+                       name="live endpoint " + ", ".join(e.name for e in endpoints), cut_keys=keys)

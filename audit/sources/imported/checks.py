@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from ...evaluation.judgments import SCORE_KINDS, Qrels, Run
+from ...evaluation.judgments import Qrels
+from ...runset import Run, score_kind as _kind
 
 __all__ = ["InputWarning", "SHOWN_IDS", "drop_textless", "ood_run_warnings", "rank_order_warning",
            "rejected_warning", "run_warnings", "system_warnings"]
@@ -64,6 +65,9 @@ class InputWarning:
     message: str
     ids: tuple[str, ...] = ()
 
+    def __str__(self) -> str:
+        return self.message
+
     def to_dict(self) -> dict:
         """``kind``, ``subject``, ``message``, ``ids`` (a list)."""
         return {"kind": self.kind, "subject": self.subject, "message": self.message, "ids": list(self.ids)}
@@ -87,7 +91,7 @@ def rank_order_warning(run_name: str, path, score_kind: str, scores: Mapping[str
     run_name : str
     path : the run's file (its name is shown)
     score_kind : str
-        One of :data:`~audit.evaluation.judgments.SCORE_KINDS`.
+        One of :data:`~audit.runset.FILE_SCORE_KINDS`.
     scores, ranks : mapping query id → mapping chunk id → score (run's units) / rank (the file's column)
 
     A query *contradicts* when, in the file's rank order (lines of the same rank taken best score
@@ -99,7 +103,7 @@ def rank_order_warning(run_name: str, path, score_kind: str, scores: Mapping[str
     """
     from ...scores import canonical_scores
 
-    sign = SCORE_KINDS[score_kind]
+    sign = _kind(score_kind).sign
     contradicting, reversed_all = [], True
     for q, raw in scores.items():
         r = ranks[q]
@@ -208,8 +212,8 @@ def run_warnings(run: Run, qrels: Qrels, queries: Mapping[str, str]) -> list[Inp
             f"({_examples(unanswered)}); each counts as a miss, 0 on every measure (as trec_eval -c)",
             tuple(unanswered)))
     answered = [q for q in qrels.query_ids if q in run.rankings]
-    returned = list(dict.fromkeys(c for q in answered for c, _ in run.rankings[q]))
-    if answered and returned and not any(c in qrels.judgments[q] for q in answered for c, _ in run.rankings[q]):
+    returned = list(dict.fromkeys(c for q in answered for c in run.rankings[q].ids))
+    if answered and returned and not any(c in qrels.judgments[q] for q in answered for c in run.rankings[q].ids):
         all_judged = {c for js in qrels.judgments.values() for c in js}
         msg = (f"{where}: none of the {len(returned)} chunk ids it returns for the {len(answered)} judged queries it "
                f"answers is judged for that query ({_examples(returned, 3)}; the judgments name ids like "

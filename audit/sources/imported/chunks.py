@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Iterable, Mapping, Sequence
 
-from ...evaluation.measures import Qrels
+from ...evaluation.judgments import Qrels
 from ...groundtruth import Needle
 from ...matching import collapse
 from .readers import InputFileError, _json_id, _json_int, _json_lines
@@ -49,6 +49,16 @@ class UserChunk:
     def quote(self) -> str:
         """What must equal the document's slice: ``content``, or ``text`` when there is none."""
         return self.content if self.content is not None else self.text
+
+    @property
+    def label(self) -> str:
+        """Shown beside a citation: the section, else the document id."""
+        return self.section or self.doc_id
+
+    @property
+    def locator(self) -> str:
+        """``#char=start,end`` when the chunk has offsets, else ""."""
+        return f"#char={self.start},{self.end}" if self.start is not None and self.end is not None else ""
 
 
 def read_chunks(path: str | Path) -> list[UserChunk]:

@@ -40,7 +40,10 @@ import math
 from pathlib import Path
 from typing import Iterable, Iterator
 
-from ...evaluation.measures import SCORE_KINDS, Qrels, Run, ScoreKindError, order
+from ...evaluation.judgments import Qrels
+from ...retrieval.ranking import trec_order
+from ...runset import FILE_SCORE_KINDS, Run, ScoreKindError, score_kind as _kind
+from ...scores import canonical_scores
 from ...groundtruth import lines
 from ...jsontext import JsonLineError, json_object
 from .checks import InputWarning, rank_order_warning
@@ -133,8 +136,8 @@ def _int(path, no: int, value: str, what: str, minimum: int | None = None) -> in
 
 class _RunBuilder:
     def __init__(self, path, name: str | None, score_kind: str):
-        if score_kind not in SCORE_KINDS:
-            raise ScoreKindError(f"unknown score kind {score_kind!r} for {path}; use one of {', '.join(SCORE_KINDS)}")
+        if score_kind not in FILE_SCORE_KINDS:
+            raise ScoreKindError(f"unknown score kind {score_kind!r} for {path}; use one of {', '.join(FILE_SCORE_KINDS)}")
         self.path, self.score_kind = path, score_kind
         self.name = name if name is not None else Path(path).stem
         self.scores: dict[str, dict[str, float]] = {}
@@ -154,7 +157,10 @@ class _RunBuilder:
         conflicts = []
         for q, s in self.scores.items():
             by_rank = tuple(sorted(s, key=lambda c: (self.ranks[q][c], c)))
-            if by_rank != order(s, self.score_kind):
+            ids = list(s)
+            evaluated = tuple(ids[i] for i in trec_order(ids, canonical_scores([s[c] for c in ids], "run file"),
+                                                         _kind(self.score_kind).higher_is_better))
+            if by_rank != evaluated:
                 conflicts.append(q)
         found = [*warnings, rank_order_warning(self.name, self.path, self.score_kind, self.scores, self.ranks)]
         return Run.from_scores(self.name, self.scores, self.score_kind, rank_conflicts=conflicts,
@@ -170,7 +176,7 @@ def read_trec_run(path: str | Path, name: str | None = None, score_kind: str = "
     name : str, optional
         The run's name; default the file's stem.
     score_kind : str
-        What the score is (:data:`audit.evaluation.measures.SCORE_KINDS`).
+        What the score is (:data:`audit.runset.FILE_SCORE_KINDS`).
 
     Read as trec_eval reads it: the first six fields; the fields after the run tag are ignored
     (trec_eval: "Any field following run_id is ignored"), with one ``extra-fields`` warning for the

@@ -1,6 +1,8 @@
 """A team's own system, loaded and checked: queries, judgments, runs, chunks, documents, out-of-domain runs.
 
-What ``python -m audit report --run NAME=FILE …`` and the dashboard's "your system" source read.
+What ``python -m audit report --run NAME=FILE …`` and the dashboard's "your system" source read,
+returned as one :class:`~audit.runset.RunSet` (:func:`team_runset`, which a store's and an
+endpoint's answers go through too).
 Every file is validated by its reader (one error naming the file and line); cross-file
 consistency (a ``--score`` or ``--ood-run`` naming an unknown run, needles without chunks) is
 checked here. Runs' scores keep their own units: the gate works on "gate values", lower is
@@ -10,22 +12,19 @@ better (a distance as it is, a similarity negated), and every cut is shown back 
 from __future__ import annotations
 
 import hashlib
-import math
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping, Sequence
 
-import numpy as np
-
-from ...evaluation.measures import SCORE_KINDS, Qrels, Run
-from ...evaluation.threshold import QueryDistances
+from ... import __version__
+from ...evaluation.judgments import Qrels
 from ...groundtruth import load_needles
 from ...ingest import Corpus
 from .checks import drop_textless, system_warnings
 from .chunks import check_chunks, needle_qrels, read_chunks
 from .readers import read_qrels, read_queries, read_run
+from ...runset import Query, Run, RunSet, Source, Space, digest
 
-__all__ = ["ImportedSystem", "load_system", "parse_named"]
+__all__ = ["load_system", "parse_named", "team_runset"]
 
 
 def parse_named(specs: Sequence[str] | None, option: str, values: Sequence[str] | None = None) -> dict[str, str]:
@@ -55,100 +54,78 @@ def _sha(path: str | Path) -> str:
     return hashlib.sha256(Path(path).read_bytes()).hexdigest()
 
 
-@dataclass
-class ImportedSystem:
-    """Everything loaded for an audit of a team's own system.
+def team_runset(queries: Mapping[str, str], qrels: Qrels, judged_by: str, runs: Sequence[Run],
+                chunks: Sequence | None = None, chunk_errors: Sequence = (), corpus: Corpus | None = None,
+                ood_queries: Mapping[str, str] | None = None, ood_runs: Mapping[str, Run] | None = None,
+                files: Sequence[dict] = (), warnings: Sequence = (), rejected: Sequence = (),
+                requests: Mapping | None = None, kind: str = "files", name: str | None = None,
+                cut_keys: Mapping[str, dict] | None = None) -> RunSet:
+    """A team's system as one :class:`~audit.runset.RunSet` (files, a store's answers, an endpoint's answers).
 
-    Attributes
+    The judged queries come first (phrasing ``in-domain``, judgments order), then the out-of-domain
+    ones; each run holds its rankings of both (its out-of-domain run merged in); one space ``""``
+    holds the team's chunks by id and the chunks whose quote differs from their document.
+
+    Parameters
     ----------
-    queries : dict of str to str
-        In-domain query id → text.
+    queries : mapping query id → text
     qrels : Qrels
-        Relevance judgments (from a qrels file, or needles resolved against ``chunks``).
-    judged_by : str
-        How relevance was decided, for people (e.g. ``qrels qrels.trec``).
-    runs : list of Run
-        The systems compared, in the order given.
-    chunks : list of UserChunk or None
-    chunk_errors : list of ChunkError
-        Chunks whose quote differs from their document at their offsets (needs ``corpus``).
-    corpus : Corpus or None
-    ood_queries : dict of str to str
-    ood_runs : dict of str to Run
-        Run name → the same system's run over the out-of-domain queries.
-    files : list of dict
-        ``role``, ``name`` (file name), ``sha256`` of every file read (provenance).
-    requests : dict of str to RequestLog
-        Run name -> how each question put to a live endpoint ended and how long it took
-        (:class:`audit.sources.endpoint.log.RequestLog`); empty for files and stores.
-    warnings : list of InputWarning
-        What the files hold that the audit went on with (:mod:`.checks`): shown by the text report, the
-        JSON and once on every page for the system.
-    rejected : list of Rejected
-        Judged queries left out of the evaluation, with the reason (e.g. no text in the queries file).
+    runs : sequence of Run
+        In the order given; ``ood_runs[name]`` is merged into the run ``name``.
+    files : sequence of dict
+        ``role``, ``name``, ``sha256`` of each file read (provenance, the source's identity).
+    requests : mapping run name → RequestLog, optional
+        How each question put to a live endpoint ended (kept in ``settings["requests"]``).
+    kind, name : str
+        :class:`~audit.runset.Source` kind and name (default: ``files: <file names>``).
+    cut_keys : mapping run name → dict, optional
+        What a saved threshold must have been chosen on to apply to each run (default: the run's own
+        files' sha256 and its score kind).
+
+    Raises
+    ------
+    ValueError
+        An out-of-domain query id is also a judged query's.
     """
-
-    queries: dict
-    qrels: Qrels
-    judged_by: str
-    runs: list
-    chunks: list | None = None
-    chunk_errors: list = field(default_factory=list)
-    corpus: Corpus | None = None
-    ood_queries: dict = field(default_factory=dict)
-    ood_runs: dict = field(default_factory=dict)
-    files: list = field(default_factory=list)
-    requests: dict = field(default_factory=dict)
-    warnings: list = field(default_factory=list)
-    rejected: list = field(default_factory=list)
-
-    def run(self, name: str) -> Run:
-        """The run named ``name`` (``KeyError`` naming the known ones)."""
-        for r in self.runs:
-            if r.name == name:
-                return r
-        raise KeyError(f"no run {name!r}; runs: {', '.join(r.name for r in self.runs)}")
-
-    def gate_queries(self, name: str) -> list[QueryDistances]:
-        """Every judged query and every out-of-domain query of run ``name`` for the gate.
-
-        Gate values are lower-is-better: a distance as it is, a similarity or inner product
-        negated; ``chunk_ids`` are positions in the run's ranking. Only out-of-domain queries
-        with a run of their own (``ood_runs[name]``) are included.
-        """
-        run = self.run(name)
-        sign = SCORE_KINDS[run.score_kind]
-        out = []
-
-        def one(qid: str, text: str, ranking, relevant: frozenset, in_domain: bool) -> QueryDistances:
-            d = np.array([-sign * s for _, s in ranking], dtype=np.float64)
-            correct = np.array([c in relevant for c, _ in ranking], dtype=bool)
-            nc = float(d[correct].min()) if correct.any() else None
-            return QueryDistances(qid, text, "in-domain" if in_domain else "out-of-domain", in_domain,
-                                  np.arange(len(d), dtype=np.int64), d, correct,
-                                  float(d[0]) if len(d) else math.inf, nc)
-
-        for qid in self.qrels.query_ids:
-            out.append(one(qid, self.queries.get(qid, ""), run.rankings.get(qid, ()), self.qrels.relevant(qid), True))
-        ood = self.ood_runs.get(name)
-        if ood is not None:
-            for qid, text in self.ood_queries.items():
-                out.append(one(qid, text, ood.rankings.get(qid, ()), frozenset(), False))
-        return out
-
-    def to_display(self, name: str, gate_value: float) -> float:
-        """A gate value (or cut) of run ``name`` back in the run's own units."""
-        return -SCORE_KINDS[self.run(name).score_kind] * gate_value
-
-    def to_gate(self, name: str, cut: float) -> float:
-        """A cut in run ``name``'s own units as a gate value (the inverse of :meth:`to_display`)."""
-        return -SCORE_KINDS[self.run(name).score_kind] * cut
+    ood_queries = dict(ood_queries or {})
+    ood_runs = dict(ood_runs or {})
+    clash = [q for q in ood_queries if q in qrels.judgments]
+    if clash:
+        raise ValueError(f"out-of-domain query {clash[0]!r} is also a judged query: give the two sets distinct ids")
+    qs = [Query(qid, queries.get(qid, ""), "in-domain") for qid in qrels.query_ids]
+    qs += [Query(qid, text, "out-of-domain") for qid, text in ood_queries.items()]
+    sha = {f["role"]: f["sha256"] for f in files}
+    merged = []
+    for r in runs:
+        ood = ood_runs.get(r.name)
+        rankings = {**r.rankings, **({q: v for q, v in ood.rankings.items()} if ood is not None else {})}
+        key = (cut_keys or {}).get(r.name) or {"source": kind, "run_file": sha.get(f"run {r.name}", r.source),
+                                               "ood_run_file": sha.get(f"out-of-domain run {r.name}"),
+                                               "score_kind": r.score_kind}
+        merged.append(Run(r.name, r.score_kind, rankings, "", rank_conflicts=r.rank_conflicts, source=r.source,
+                          warnings=tuple(r.warnings) + (tuple(ood.warnings) if ood is not None else ()), cut_key=key,
+                          latency_ms=r.latency_ms, requests=r.requests))
+    by_id = {c.chunk_id: c for c in chunks} if chunks is not None else None
+    label = name or ("files: " + ", ".join(f["name"] for f in files)) if files else (name or kind)
+    prov = {"files": list(files), "corpus": corpus.name if corpus else None,
+            "corpus_sha256": corpus.sha256 if corpus else None, "audit_version": __version__}
+    line = (f"{label} — " + " · ".join(f"{f['role']} {f['name']} ({f['sha256'][:12]})" for f in files)
+            + (f" · corpus {corpus.name} sha256:{corpus.sha256[:12]}" if corpus else "")
+            + f" · retrieval-audit {__version__}")
+    settings = {"chunks_checked": (sum(1 for c in chunks if c.start is not None)
+                                   if chunks is not None and corpus is not None else None)}
+    if requests:
+        settings["requests"] = dict(requests)
+    return RunSet(source=Source(kind, label, digest(kind, list(files)), tuple(files), prov, line),
+                  queries=tuple(qs), judgments={"": qrels}, runs=tuple(merged),
+                  spaces={"": Space("", by_id, chunk_errors=tuple(chunk_errors))}, corpus=corpus,
+                  judged_by=judged_by, settings=settings, warnings=tuple(warnings), rejected=tuple(rejected))
 
 
 def load_system(queries: str | Path, runs: Mapping[str, str], scores: Mapping[str, str] | None = None,
                 qrels: str | Path | None = None, ground_truth: str | Path | None = None,
                 chunks: str | Path | None = None, corpus: Corpus | None = None,
-                ood_queries: str | Path | None = None, ood_runs: Mapping[str, str] | None = None) -> ImportedSystem:
+                ood_queries: str | Path | None = None, ood_runs: Mapping[str, str] | None = None) -> RunSet:
     """Read and cross-check every file of a team's system.
 
     Parameters
@@ -224,5 +201,5 @@ def load_system(queries: str | Path, runs: Mapping[str, str], scores: Mapping[st
         note(f"out-of-domain run {name}", path)
     errors = check_chunks(user_chunks, corpus) if user_chunks is not None and corpus is not None else []
     warnings = system_warnings(loaded, judgments, q, rejected, ood, ood_q)
-    return ImportedSystem(q, judgments, judged_by, loaded, user_chunks, errors, corpus, ood_q, ood, files,
-                          warnings=warnings, rejected=rejected)
+    return team_runset(q, judgments, judged_by, loaded, user_chunks, errors, corpus, ood_q, ood, files,
+                       warnings=warnings, rejected=rejected)

@@ -16,9 +16,9 @@ table into Python:
   ``ivfflat.probes``) and through an exact scan (index scans disabled in the
   transaction), with the distance operator of the metric (``<=>`` cosine,
   ``<->`` L2, ``<#>`` negative inner product) converted to cosine distance.
-- **The store as a "your system" source** (:func:`store_system`): both
-  searches as the runs ``approximate`` and ``exact`` of an
-  :class:`~audit.sources.imported.ImportedSystem`, for the dashboard's pages.
+- **The store as a source** (:func:`store_system`): both searches as the
+  runs ``approximate`` and ``exact`` of one :class:`~audit.runset.RunSet`
+  (:func:`store_upgrade_system`: two tables as runs ``before`` and ``after``).
 - **Query vectors from a hosted model** (:func:`read_query_vectors`): JSONL
   or ``.npy`` + ids, instead of a model name.
 - **Approximate against exact** (:func:`compare_retrieval`): per k, needle
@@ -47,7 +47,6 @@ from .connection import (
            redact_uri,
 )
 from .health import StoreCheck, StoreHealth, check_health
-from .run import StoreRun, store_run
 from .search import (
            KComparison,
            RetrievalComparison,
@@ -63,4 +62,4 @@ from .vectors import QueryVectors, read_query_vectors
 __all__ = ["QueryVectors", "RUN_NAMES", "cosine_in_range", "needle_relevance", "read_query_vectors", "store_system", "store_upgrade_system", "table_dims",
            "ENV_URI", "IndexInfo", "KComparison", "OPERATORS", "RetrievalComparison", "SearchResult", "StoreCheck",
            "StoreError", "StoreHealth", "StoreSpec", "check_health", "compare_retrieval", "connect", "find_indexes", "named_store_uri",
-           "redact", "redact_uri", "relevant_from_needles", "search", "StoreRun", "store_run"]
+           "redact", "redact_uri", "relevant_from_needles", "search"]

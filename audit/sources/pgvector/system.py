@@ -16,10 +16,13 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ...evaluation.measures import Qrels, Run
+from dataclasses import replace
+
+from ...evaluation.judgments import Qrels
+from ...runset import Run, RunSet
 from ...matching import collapse
 from ..imported.chunks import UserChunk
-from ..imported.system import ImportedSystem
+from ..imported.system import team_runset
 from .connection import StoreError, StoreSpec, _describe, _session
 from .search import SearchResult, search
 from .vectors import QueryVectors
@@ -107,7 +110,8 @@ def _run(name: str, result: SearchResult, qids: Sequence[str], source: str) -> R
     else:  # <#> is the negative inner product
         kind, values = "ip", tuple(tuple(-x for x in row) for row in result.distances)
     scores = {q: dict(zip(ids, vals)) for q, ids, vals in zip(qids, result.ids, values)}
-    return Run.from_scores(name, scores, kind, source=source)
+    return Run.from_scores(name, scores, kind, source=source, origin="computed",
+                           latency_ms=dict(zip(qids, result.ms)))
 
 
 def _vectors(ids: Sequence[str], texts: Sequence[str], encoder, query_vectors: QueryVectors | None,
@@ -140,8 +144,8 @@ def _chunks(spec: StoreSpec, ids: set[str], conn) -> list[UserChunk]:
 def store_system(spec: StoreSpec, *, needles: Sequence | None = None, queries: Mapping[str, str] | None = None,
                  qrels: Qrels | None = None, encoder=None, query_vectors: QueryVectors | None = None,
                  ood_queries: Mapping[str, str] | Sequence[str] | None = None, k: int = 20,
-                 ef_search: int | None = None, probes: int | None = None, conn=None) -> ImportedSystem:
-    """Ask the table every question approximately and exactly; the answers as an ImportedSystem.
+                 ef_search: int | None = None, probes: int | None = None, conn=None) -> RunSet:
+    """Ask the table every question approximately and exactly; the answers as one RunSet.
 
     Parameters
     ----------
@@ -169,8 +173,8 @@ def store_system(spec: StoreSpec, *, needles: Sequence | None = None, queries: M
 
     Returns
     -------
-    ImportedSystem
-        ``runs``: ``approximate`` then ``exact``, score kind ``cosine-distance`` (in [0, 2]; the
+    RunSet
+        ``runs``: ``approximate`` then ``exact`` (each with its out-of-domain rankings), score kind ``cosine-distance`` (in [0, 2]; the
         operator's own ``l2``/``ip`` values when some returned row is not unit length), each run's
         ``source`` naming the table, the index and the settings used (and the search's note, e.g.
         "no approximate index: approximate equals exact"); ``chunks``: the rows returned or judged
@@ -237,12 +241,16 @@ def store_system(spec: StoreSpec, *, needles: Sequence | None = None, queries: M
     files = [{"role": "store", "name": spec.provenance, "sha256": ""}]
     if query_vectors is not None:
         files.append({"role": "query vectors", "name": query_vectors.source, "sha256": ""})
-    return ImportedSystem(qs, qrels, judged_by, runs, chunks, [], None, ood, ood_runs, files)
+    model = getattr(encoder, "digest", None) if encoder is not None else f"query vectors {query_vectors.source}"
+    keys = {m: {"source": "store", "store": spec.provenance, "table": spec.table, "run": m, "model": model,
+                "score_kind": r.score_kind} for m, r in zip(RUN_NAMES, runs)}
+    return team_runset(qs, qrels, judged_by, runs, chunks, [], None, ood, ood_runs, files, kind="store",
+                       name=f"live store, table {spec.table}", cut_keys=keys)
 
 
 def store_upgrade_system(before: StoreSpec, after: StoreSpec, *, mode: str = "approximate",
-                         names: tuple[str, str] = ("before", "after"), **kw) -> ImportedSystem:
-    """Two tables (or two databases) asked the same questions, as one ImportedSystem for the Upgrade diff.
+                         names: tuple[str, str] = ("before", "after"), **kw) -> RunSet:
+    """Two tables (or two databases) asked the same questions, as one RunSet for the Upgrade diff.
 
     Each side is :func:`store_system` of its table; the result keeps one run per side, named
     ``names`` (``before``/``after``), through each table's approximate index (``mode="approximate"``)
@@ -270,22 +278,19 @@ def store_upgrade_system(before: StoreSpec, after: StoreSpec, *, mode: str = "ap
     if len(set(names)) != 2:
         raise StoreError(f"the two sides need two names, got {names!r}")
     a, b = store_system(before, **kw), store_system(after, **kw)
-
-    def renamed(run: Run, name: str) -> Run:
-        return Run(name, run.score_kind, run.rankings, run.rank_conflicts, run.source)
-
-    runs = [renamed(a.run(mode), names[0]), renamed(b.run(mode), names[1])]
-    ood_runs = {n: renamed(s.ood_runs[mode], n) for s, n in ((a, names[0]), (b, names[1])) if mode in s.ood_runs}
-    judgments = {q: {**a.qrels.judgments.get(q, {}), **b.qrels.judgments.get(q, {})} for q in a.qrels.query_ids}
-    qrels = Qrels(judgments, source=f"{a.qrels.source} and {after.table}" if a.qrels.source else "",
-                  note=a.qrels.note)
-    chunks = {c.chunk_id: c for c in (a.chunks or [])}
-    chunks.update({c.chunk_id: c for c in (b.chunks or [])})
+    runs = [replace(a.run(mode), name=names[0]), replace(b.run(mode), name=names[1])]
+    qa, qb = a.qrels(runs[0]), b.qrels(runs[1])
+    judgments = {q: {**qa.judgments.get(q, {}), **qb.judgments.get(q, {})} for q in qa.query_ids}
+    qrels = Qrels(judgments, source=f"{qa.source} and {after.table}" if qa.source else "", note=qa.note)
+    chunks = {**(a.spaces[""].chunks or {}), **(b.spaces[""].chunks or {})}
     judged_by = a.judged_by if kw.get("needles") is None else (
         f"needles resolved against the texts of tables {before.table} and {after.table} (a row's text holds the "
         "needle in either)")
-    files = [{**f, "role": f"{f['role']} ({names[0]})"} for f in a.files if f["role"] == "store"]
-    files += [{**f, "role": f"{f['role']} ({names[1]})"} for f in b.files if f["role"] == "store"]
-    files += [f for f in a.files if f["role"] != "store"]
-    return ImportedSystem(a.queries, qrels, judged_by, runs, [chunks[k] for k in sorted(chunks)], [], None,
-                          a.ood_queries, ood_runs, files)
+    files = [{**f, "role": f"{f['role']} ({names[0]})"} for f in a.source.files if f["role"] == "store"]
+    files += [{**f, "role": f"{f['role']} ({names[1]})"} for f in b.source.files if f["role"] == "store"]
+    files += [f for f in a.source.files if f["role"] != "store"]
+    queries = {q.query_id: q.text for q in a.in_domain}
+    ood = {q.query_id: q.text for q in a.out_of_domain}
+    keys = {n: dict(r.cut_key) for n, r in zip(names, runs)}
+    return team_runset(queries, qrels, judged_by, runs, [chunks[k] for k in sorted(chunks)], [], None, ood, {},
+                       files, kind="store", name=f"live store, tables {before.table} / {after.table}", cut_keys=keys)

@@ -1,0 +1,230 @@
+"""The one rule for a saved threshold, used by every page and every command (docs/definitions.md, *Saved threshold*).
+
+A cut is chosen on one configuration and means nothing on another: a cosine-distance cut chosen for
+one model's vectors, strategy and retriever does not transfer to another model; a similarity cut of a
+team's run does not transfer to another run file. So every saved cut carries its **key**, the
+configuration it was chosen on — for a built-in run the corpus hash, the model's weights digest, the
+strategy's parameters, the retriever and the score kind; for a team's run its run files' hashes and
+score kind; for a store its name, table, run and model (:attr:`audit.runset.Run.cut_key`). Several
+saved cuts coexist in one file. A saved cut is **applied** only to a run whose key equals its own;
+everywhere else it is **offered**, with what it was chosen on. A file written before keys were
+recorded (``{"threshold": x}``, or round 2's ``model``/``strategy``/``retriever`` form) loads as a cut
+"chosen on an unknown configuration": offered, never applied.
+
+The file is ``$AUDIT_HOME/threshold.json`` (``{"version": 2, "cuts": [...]}``); a session of shared
+uploads has its own (``ui.session.threshold_path``).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping, Sequence
+
+from ..home import default_home
+
+__all__ = ["CutChoice", "SavedCut", "choose", "describe_key", "load_cuts", "save_cut", "threshold_file"]
+
+FILE_VERSION = 2
+
+
+def _norm(key: Mapping[str, Any] | None):
+    return None if key is None else json.loads(json.dumps(key, sort_keys=True, default=str))
+
+
+def describe_key(key: Mapping[str, Any] | None) -> str:
+    """What a cut was chosen on, for people: ``all-MiniLM… weights 53aa5117…, strategy E, dense`` or the run file."""
+    if not key:
+        return "chosen on an unknown configuration"
+    parts = []
+    if key.get("source") == "builtin" or "strategy" in key:
+        strat = key.get("strategy")
+        name = strat.get("name") if isinstance(strat, Mapping) else strat
+        parts.append(f"strategy {name}")
+        if key.get("retriever"):
+            parts.append(str(key["retriever"]))
+        if key.get("model_digest"):
+            parts.append(f"model weights {str(key['model_digest'])[:12]}")
+        if key.get("corpus"):
+            parts.append(f"corpus {str(key['corpus'])[:12]}")
+        else:
+            parts.append("corpus not recorded")
+    else:
+        for k in ("endpoint", "store", "table", "run", "run_file", "model"):
+            if key.get(k):
+                v = str(key[k])
+                parts.append(f"{k.replace('_', ' ')} {v[:12] if k == 'run_file' else v}")
+    if key.get("score_kind"):
+        parts.append(str(key["score_kind"]))
+    return ", ".join(parts)
+
+
+@dataclass(frozen=True)
+class SavedCut:
+    """One saved cut and the configuration it was chosen on.
+
+    Attributes
+    ----------
+    cut : float
+        In the run's own units (a cosine distance in [0, 2], or a similarity …).
+    key : dict or None
+        The configuration (:attr:`audit.runset.Run.cut_key`); None: chosen on an unknown configuration.
+    label : str
+        Where it was chosen, for people (e.g. ``E/dense on python-reference``).
+    saved_at : str
+        ISO 8601, UTC.
+    """
+
+    cut: float
+    key: Mapping[str, Any] | None
+    label: str = ""
+    saved_at: str = ""
+
+    @property
+    def known(self) -> bool:
+        return self.key is not None
+
+    def applies_to(self, key: Mapping[str, Any] | None) -> bool:
+        """Whether it was chosen on exactly ``key`` (an unknown configuration never applies)."""
+        return self.key is not None and key is not None and _norm(self.key) == _norm(key)
+
+    def describe(self) -> str:
+        """``0.560 (E/dense on python-reference: strategy E, dense, model weights 53aa5117…)``."""
+        where = describe_key(self.key)
+        return f"{self.cut:.4g} ({self.label + ': ' if self.label else ''}{where})"
+
+    def to_dict(self) -> dict:
+        return {"cut": self.cut, "key": _norm(self.key), "label": self.label, "saved_at": self.saved_at}
+
+
+def threshold_file(path: str | Path | None = None) -> Path:
+    """The saved-threshold file: ``path``, else ``$AUDIT_HOME/threshold.json``."""
+    return Path(path) if path is not None else default_home() / "threshold.json"
+
+
+def _legacy(obj: Mapping) -> SavedCut | None:
+    try:
+        cut = float(obj["threshold"])
+    except (KeyError, TypeError, ValueError):
+        return None
+    if not math.isfinite(cut):
+        return None
+    key = None
+    if isinstance(obj.get("model_digest"), str):  # round 2: chosen on a model, strategy, retriever; corpus unknown
+        key = {"source": "builtin", "model_digest": obj["model_digest"], "strategy": obj.get("strategy"),
+               "retriever": obj.get("retriever"), "score_kind": "cosine-distance"}
+    return SavedCut(cut, key, "saved before the threshold file recorded the corpus" if key else "")
+
+
+def load_cuts(path: str | Path | None = None) -> list[SavedCut]:
+    """Every saved cut of the file (empty when there is none, or the file is unreadable).
+
+    An entry whose cut is not a finite number is skipped; a cosine-distance cut outside [0, 2] too.
+    """
+    try:
+        obj = json.loads(threshold_file(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return []
+    if not isinstance(obj, dict):
+        return []
+    if "cuts" not in obj:
+        old = _legacy(obj)
+        return [old] if old is not None else []
+    out = []
+    for e in obj.get("cuts") or []:
+        try:
+            cut = float(e["cut"])
+            key = e.get("key")
+        except (KeyError, TypeError, ValueError):
+            continue
+        if not math.isfinite(cut) or (key is not None and not isinstance(key, dict)):
+            continue
+        if isinstance(key, dict) and key.get("score_kind") == "cosine-distance" and not 0.0 <= cut <= 2.0:
+            continue
+        out.append(SavedCut(cut, key, str(e.get("label") or ""), str(e.get("saved_at") or "")))
+    return out
+
+
+def save_cut(cut: float, key: Mapping[str, Any], label: str = "", path: str | Path | None = None) -> SavedCut:
+    """Save ``cut`` for the configuration ``key``, replacing the cut saved for the same key; others stay.
+
+    Raises
+    ------
+    ValueError
+        ``cut`` is not finite, or a cosine-distance cut outside [0, 2]; ``key`` is empty.
+    """
+    from .threshold import check_cut
+
+    if not key:
+        raise ValueError("a threshold is saved with the configuration it was chosen on; none was given")
+    if key.get("score_kind") == "cosine-distance":
+        check_cut(cut)
+    elif not math.isfinite(float(cut)):
+        raise ValueError(f"threshold must be a finite number in the run's own units, got {cut!r}")
+    now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    entry = SavedCut(float(cut), dict(key), label, now)
+    kept = [c for c in load_cuts(path) if not c.applies_to(key)]
+    p = threshold_file(path)
+    p.parent.mkdir(parents=True, exist_ok=True)
+    p.write_text(json.dumps({"version": FILE_VERSION, "cuts": [c.to_dict() for c in [*kept, entry]]}, indent=1),
+                 encoding="utf-8")
+    return entry
+
+
+@dataclass(frozen=True)
+class CutChoice:
+    """The cut a page or command applies to one run, and why.
+
+    Attributes
+    ----------
+    cut : float or None
+        In the run's units; None when neither given, saved nor a balanced cut is known.
+    how : str
+        ``given`` (typed: ``--threshold``, the slider), ``saved`` (a saved cut whose key matches) or
+        ``balanced`` (the computed default).
+    saved : SavedCut or None
+        The saved cut applied.
+    offered : tuple of SavedCut
+        Saved cuts of other configurations: shown with what they were chosen on, never applied.
+    """
+
+    cut: float | None
+    how: str
+    saved: SavedCut | None = None
+    offered: tuple = ()
+
+    def sentence(self) -> str:
+        """For people: ``saved threshold 0.560``; ``the balanced cut; the saved 0.52 (…) is for another run``."""
+        head = {"given": "chosen here, not saved", "saved": f"saved threshold {self.cut:.4g}" if self.cut is not None
+                else "saved threshold", "balanced": "the balanced cut (no threshold saved for this run)"}[self.how]
+        if self.offered:
+            head += "; saved for other configurations: " + "; ".join(c.describe() for c in self.offered[:3])
+        return head
+
+
+def choose(key: Mapping[str, Any] | None, given: float | None = None, balanced: float | None = None,
+           cuts: Sequence[SavedCut] | None = None, path: str | Path | None = None) -> CutChoice:
+    """The one rule: ``given`` when there is one; else the saved cut of this ``key``; else ``balanced``.
+
+    Parameters
+    ----------
+    key : mapping or None
+        The run's :attr:`~audit.runset.Run.cut_key`.
+    given : float or None
+        A cut the user typed or moved to (CLI ``--threshold``, the slider).
+    balanced : float or None
+        The run's balanced cut.
+    cuts : sequence of SavedCut, optional
+        The saved cuts (default: :func:`load_cuts` of ``path``).
+    """
+    cuts = list(load_cuts(path) if cuts is None else cuts)
+    match = next((c for c in cuts if c.applies_to(key)), None)
+    offered = tuple(c for c in cuts if c is not match)
+    if given is not None:
+        return CutChoice(float(given), "given", None, offered + ((match,) if match else ()))
+    if match is not None:
+        return CutChoice(match.cut, "saved", match, offered)
+    return CutChoice(None if balanced is None else float(balanced), "balanced", None, offered)

@@ -1,0 +1,66 @@
+"""The Chunk map's view-model: one document's canonical text with each built-in strategy's cuts over it.
+
+Needs the documents and chunks cut by the built-in strategies (a team's chunks were cut elsewhere:
+:data:`audit.views.capabilities.CANNOT` says so). Offsets are characters of canonical text.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import pandas as pd
+
+__all__ = ["chunk_spans_frame", "default_document", "needles_frame"]
+
+
+def needles_frame(runset, doc_id: str | None = None) -> pd.DataFrame:
+    """Accepted needles with their canonical location and, per strategy, whether they are destroyed.
+
+    Columns: ``needle``, ``doc_id``, ``start (char)``, ``end (char)``, ``text``, ``destroyed in``
+    (comma-separated strategy names), ``overlap-only in``.
+    """
+    cols = ["needle", "doc_id", "start (char)", "end (char)", "text", "destroyed in", "overlap-only in"]
+    gt = runset.ground_truth
+    if gt is None:
+        return pd.DataFrame(columns=cols)
+    spaces = [runset.spaces[n] for n in runset.strategies]
+    rows = []
+    for n in gt.needles:
+        loc = gt.locations.get(n.id)
+        if loc is None or (doc_id is not None and loc.doc_id != doc_id):
+            continue
+        rows.append({"needle": n.id, "doc_id": loc.doc_id, "start (char)": loc.start, "end (char)": loc.end,
+                     "text": n.needle,
+                     "destroyed in": ",".join(sp.name for sp in spaces if n.id in sp.needles.destroyed),
+                     "overlap-only in": ",".join(sp.name for sp in spaces if n.id in sp.needles.overlap_only)})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def chunk_spans_frame(runset, doc_id: str) -> pd.DataFrame:
+    """Every built-in strategy's chunks of one document as canonical ranges.
+
+    Columns: ``strategy``, ``chunk_id``, ``start (char)``, ``end (char)``, ``length (chars)``, ``band``
+    (0/1 alternating), ``tail from (char)`` (start of the part copied into the next chunk, NaN without
+    overlap), ``section``, ``embedded tokens``.
+    """
+    rows = []
+    for name in runset.strategies:
+        sp = runset.spaces[name]
+        chunks = sp.chunks.of_document(doc_id)
+        ov = sp.strategy.overlap
+        for i, c in enumerate(chunks):
+            nxt = chunks[i + 1] if i + 1 < len(chunks) else None
+            tail_from = (c.end - min(ov, len(c.content))) if (ov and nxt is not None and nxt.tail) else math.nan
+            rows.append({"strategy": name, "chunk_id": c.chunk_id, "start (char)": c.start, "end (char)": c.end,
+                         "length (chars)": c.end - c.start, "band": i % 2, "tail from (char)": tail_from,
+                         "section": c.section, "embedded tokens": int(sp.tokens.text_tokens[c.chunk_id])})
+    return pd.DataFrame(rows, columns=["strategy", "chunk_id", "start (char)", "end (char)", "length (chars)",
+                                       "band", "tail from (char)", "section", "embedded tokens"])
+
+
+def default_document(needles: pd.DataFrame, doc_ids: Sequence[str]) -> str:
+    """The document the map opens on: the first (by id) with a destroyed needle, else with a needle, else the first."""
+    destroyed = sorted(set(needles.loc[needles["destroyed in"] != "", "doc_id"]))
+    with_needles = sorted(set(needles["doc_id"]))
+    return (destroyed or with_needles or list(doc_ids))[0]

@@ -1,0 +1,153 @@
+"""The Citations page's view-model: the prompt and citation table at the applied cut, NO ANSWER, the quote audit.
+
+Any run whose chunks are known can be cited: the built-in pipelines' chunks, or a team's chunks with
+their text (and, to check a locator, their offsets and the documents). The cut is the run's own
+(:mod:`audit.evaluation.saved_cut` decides which one applies); NO ANSWER reads in the run's units
+("nothing under cosine distance 0.560", "nothing above similarity 0.550").
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..evaluation.citations import (
+    BADGES,
+    NoAnswer,
+    PromptContext,
+    QuestionOutcome,
+    answer_or_refuse,
+    audit_citations,
+    question_outcomes,
+    verify_citation,
+)
+from ..evaluation.threshold import KEEP, gate_queries
+from ..runset import Ranked
+
+__all__ = ["BADGES", "answer", "answer_only_in_tail", "badge_outcomes", "citations_frame", "overlap_only_frame",
+           "quote_audit", "quote_failures_frame", "refused_frame", "with_needle_checks"]
+
+
+def badge_outcomes(runset, run, cut: float) -> list[QuestionOutcome]:
+    """Every question the gate decides on for ``run`` (judged, then out of domain), with its badge at ``cut``
+    (the run's own units)."""
+    r = runset.run(run) if isinstance(run, str) else run
+    return question_outcomes(gate_queries(runset, r), r.gate_kind.to_gate(cut))
+
+
+def answer(runset, run, question: str, ranked: Ranked, cut: float, keep: int = KEEP) -> PromptContext | NoAnswer:
+    """The gate over one ranking, then the prompt and citations (or NO ANSWER), in the run's own units.
+
+    Raises
+    ------
+    ValueError
+        The run's chunks are not known (nothing to quote).
+    """
+    r = runset.run(run) if isinstance(run, str) else run
+    sp = runset.space(r)
+    if sp.chunks is None:
+        raise ValueError("this source gave no chunk text: nothing to quote (give your chunks.jsonl)")
+    kind = r.gate_kind
+    gate = (np.asarray(ranked.distances, dtype=np.float64) if ranked.distances is not None
+            else np.array([kind.to_gate(float(x)) for x in ranked.scores], dtype=np.float64))
+    known = [i for i, c in enumerate(ranked.ids) if sp.chunk(c) is not None]
+    ids = [ranked.ids[i] for i in known]
+    return answer_or_refuse(question, sp.chunks, ids, gate[known], cut, keep=keep, corpus=runset.corpus, kind=kind)
+
+
+def citations_frame(ctx: PromptContext, corpus, kind_label: str = "cosine distance") -> pd.DataFrame:
+    """The citation table the server attaches, each quote checked against its locator.
+
+    Columns: ``[n]``, ``doc_id``, ``document``, ``section``, ``locator``, the score (``kind_label``: the run's
+    own units), ``quote (chars)``, ``quote matches locator`` (yes / no / "not checked": no offsets or no
+    documents), ``check``.
+    """
+    rows = []
+    for c in ctx.citations:
+        if corpus is None or c.start is None:
+            ok, why = "not checked", "no offsets" if c.start is None else "no documents given"
+        else:
+            chk = verify_citation(c.doc_id, c.start, c.end, c.quote, corpus)
+            ok, why = ("yes" if chk.ok else "no"), chk.reason or "ok"
+        rows.append({"[n]": c.index, "doc_id": c.doc_id, "document": c.document_name, "section": c.locator_label,
+                     "locator": c.fragment + (f" {c.page}" if c.page else ""), kind_label: c.cosine_distance,
+                     "quote (chars)": len(c.quote), "quote matches locator": ok, "check": why})
+    return pd.DataFrame(rows, columns=["[n]", "doc_id", "document", "section", "locator", kind_label,
+                                       "quote (chars)", "quote matches locator", "check"])
+
+
+def with_needle_checks(citations: pd.DataFrame, ctx: PromptContext, needle: str, correct: frozenset) -> pd.DataFrame:
+    """:func:`citations_frame` plus where the answer sits: ``quote holds the needle`` (the quote shown to the reader
+    holds it, whitespace collapsed) and ``embedded text holds it`` (the chunk is judged relevant)."""
+    from ..matching import find_collapsed
+
+    return citations.assign(**{
+        "quote holds the needle": ["yes" if find_collapsed(c.quote, needle) is not None else "no"
+                                   for c in ctx.citations],
+        "embedded text holds it": ["yes" if c.chunk_id in correct else "no" for c in ctx.citations]})
+
+
+def answer_only_in_tail(citations: pd.DataFrame) -> bool:
+    """Whether a cited chunk holds the answer only in its overlap tail (embedded text yes, quote no)."""
+    if "embedded text holds it" not in citations:
+        return False
+    return bool(((citations["embedded text holds it"] == "yes") & (citations["quote holds the needle"] == "no")).any())
+
+
+def refused_frame(res: NoAnswer, corpus=None, excerpt: int = 160) -> pd.DataFrame:
+    """The chunks nearest a refused question, nearest first: the score (the run's units), ``beyond the cut by``,
+    ``document`` (its title when known), ``section``, ``content`` (its first ``excerpt`` characters), ``chunk``."""
+    rows = []
+    for n in res.nearest:
+        try:
+            title = corpus.get(n.doc_id).title if corpus is not None else n.doc_id
+        except KeyError:
+            title = n.doc_id
+        text = n.content if len(n.content) <= excerpt else n.content[:excerpt] + "…"
+        rows.append({res.kind: n.distance, "beyond the cut by": abs(n.distance - res.threshold), "document": title,
+                     "section": n.section, "content": text, "chunk": n.chunk_id})
+    return pd.DataFrame(rows, columns=[res.kind, "beyond the cut by", "document", "section", "content", "chunk"])
+
+
+def quote_audit(runset, run) -> tuple[int, list]:
+    """``(quotes checked, failures)`` of every chunk of ``run``'s space against its locator.
+
+    Built-in chunks are checked here (:func:`audit.evaluation.citations.audit_citations`); a team's chunks were
+    checked when loaded (their ``chunk_errors``). ``(0, [])`` without documents.
+    """
+    r = runset.run(run) if isinstance(run, str) else run
+    sp = runset.space(r)
+    if runset.corpus is None or sp.chunks is None:
+        return 0, []
+    if sp.strategy is not None:
+        return len(sp.chunks), audit_citations(sp.chunks, runset.corpus)
+    checked = sum(1 for c in sp.chunks.values() if c.start is not None)
+    return checked, list(sp.chunk_errors)
+
+
+def quote_failures_frame(failures: Sequence) -> pd.DataFrame:
+    """Quotes differing from their locator: ``chunk``, ``doc_id``, ``locator`` (``#char=start,end``), ``reason``."""
+    rows = []
+    for f in failures:
+        rows.append({"chunk": getattr(f, "chunk_id", ""), "doc_id": getattr(f, "doc_id", ""),
+                     "locator": getattr(f, "fragment", ""), "reason": f.reason})
+    return pd.DataFrame(rows, columns=["chunk", "doc_id", "locator", "reason"])
+
+
+def overlap_only_frame(runset, space) -> pd.DataFrame:
+    """Needles a built-in strategy reaches only through an overlap tail (not citable): ``needle``, ``text``,
+    ``chunks holding it in text``, ``doc_id``, ``why``."""
+    cols = ["needle", "text", "chunks holding it in text", "doc_id", "why"]
+    if space.needles is None or runset.ground_truth is None:
+        return pd.DataFrame(columns=cols)
+    rows = []
+    for nid in space.needles.overlap_only:
+        n = runset.ground_truth.needle(nid)
+        ids = sorted(space.needles.correct.get(nid, ()))
+        rows.append({"needle": nid, "text": n.needle, "chunks holding it in text": ", ".join(map(str, ids)),
+                     "doc_id": space.chunks[ids[0]].doc_id if ids else "",
+                     "why": "only the embedded text (with the copied tail) holds it; every chunk's own content "
+                            "— the quote a citation shows — cuts it"})
+    return pd.DataFrame(rows, columns=cols)

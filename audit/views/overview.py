@@ -1,0 +1,238 @@
+"""The Overview page's view-model: what was loaded, what is counted, the headline findings, latency.
+
+Works on any run set: the built-in pipelines show their corpus, chunks per strategy and build cost;
+a team's runs their files and measures; a store or an endpoint its answers (and an endpoint its
+request outcomes). Every count says what it counts.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from ..evaluation.paired import PairedTest, paired_test
+from ..evaluation.threshold import gate_queries, separation
+from ..report.tables import chunks_frame, latency_frame, runs_frame
+from .capabilities import missing
+
+__all__ = ["BestColumn", "Fact", "OverviewView", "best_column", "headlines", "overview", "overview_chunks_frame",
+           "rejected_frame"]
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One metric of the page: its short label, value (text), and help saying exactly what is counted."""
+
+    label: str
+    value: str
+    help: str
+    delta: str | None = None
+
+
+@dataclass(frozen=True)
+class BestColumn:
+    """The best run at ``k`` and its paired sign test against the runner-up (raw p; ``significant``: p < 0.05)."""
+
+    k: int
+    best: str
+    recall: float
+    runner_up: str | None
+    runner_recall: float
+    test: PairedTest | None
+
+    @property
+    def significant(self) -> bool:
+        return self.test is not None and self.test.p < 0.05
+
+
+def best_column(results, k: int = 8) -> BestColumn | None:
+    """Best available run by Success@k (ties: higher RR@20, then table order), and its runner-up; None without queries."""
+    cols = [r for r in results if r.available and r.per_query]
+    if not cols:
+        return None
+    order = sorted(range(len(cols)), key=lambda i: (-cols[i].success(k).estimate, -cols[i].mrr(), i))
+    b = cols[order[0]]
+    if len(order) < 2:
+        return BestColumn(k, b.name, b.success(k).estimate, None, math.nan, None)
+    r = cols[order[1]]
+    return BestColumn(k, b.name, b.success(k).estimate, r.name, r.success(k).estimate, paired_test(b, r, k))
+
+
+def headlines(runset, results, k: int = 8) -> list[str]:
+    """Findings computed on the loaded data, as plain sentences.
+
+    Destroyed answers per strategy, overlap-only and past-window needles (built-in strategies), the best run at
+    ``k`` and whether a paired sign test separates it from the runner-up, and whether a cut can separate
+    in-domain from out-of-domain questions.
+    """
+    from ..sources.builtin import base_strategy, column_name
+
+    out: list[str] = []
+    if not any(len(q.query_ids) for q in runset.judgments.values()):
+        return ["No ground truth is loaded, so nothing can be measured yet: give a ground-truth JSONL."]
+    gt = runset.ground_truth
+    n = len(gt.needles) if gt is not None else 0
+    spaces = [runset.spaces[s] for s in runset.strategies]
+    for sp in spaces:
+        st_, ns = sp.strategy, sp.needles
+        if st_.cut == "blind":
+            if ns.destroyed:
+                out.append(f"Blind chunking ({st_.name}: {st_.description}) destroys {len(ns.destroyed)} of {n} "
+                           "answers: the needle straddles a cut, so no chunk contains it and no retriever can find it.")
+            else:
+                out.append(f"Blind chunking ({st_.name}: {st_.description}) destroys none of the {n} answers"
+                           + (" (its overlap tail carries every cut needle)." if st_.overlap else "."))
+    for sp in spaces:
+        if sp.strategy.cut != "blind" and sp.needles.destroyed:
+            out.append(f"Strategy {sp.strategy.name} ({sp.strategy.description}) destroys {len(sp.needles.destroyed)} "
+                       f"of {n} answers.")
+    for sp in spaces:
+        if sp.needles.overlap_only:
+            out.append(f"Strategy {sp.strategy.name}: {len(sp.needles.overlap_only)} needle(s) are found only through "
+                       "an overlap tail — retrieved, but the citation (the chunk's own content) would not show the "
+                       "answer.")
+    for sp in spaces:
+        if sp.needles.past_window:
+            out.append(f"Strategy {sp.strategy.name}: {len(sp.needles.past_window)} needle(s) sit past the encoder "
+                       f"window ({runset.model.get('window')} tokens): the embedding never saw them.")
+    bc = best_column(results, k)
+    if bc is not None:
+        label = "R" if runset.strategies else "Success"
+        line = f"Best {'column' if runset.strategies else 'run'} at {label}@{k}: {bc.best} ({bc.recall:.3f})"
+        if bc.test is None:
+            line += "."
+        else:
+            t = bc.test
+            verdict = "significantly better than" if bc.significant else "not significantly better than"
+            line += (f", {verdict} the runner-up {bc.runner_up} ({bc.runner_recall:.3f}): paired sign test "
+                     f"+{t.wins}/−{t.losses}, p = {t.p:.3g}")
+            if not bc.significant:
+                line += (f"; at this win/loss ratio about {t.queries_needed} queries would be needed"
+                         if t.queries_needed else "; wins equal losses, more queries would not separate them")
+            line += "."
+        out.append(line)
+    if runset.strategies:
+        name = column_name(base_strategy(runset.strategies), "dense")
+        sep_runs = [runset.run(name)] if name in runset.run_names and runset.out_of_domain else []
+    else:
+        sep_runs = [r for r in runset.runs if r.available and runset.has_out_of_domain(r)][:1]
+    for r in sep_runs:
+        kind = r.gate_kind
+        sep = separation(gate_queries(runset, r))
+        if math.isfinite(sep.worst_in_domain) and math.isfinite(sep.best_out_of_domain):
+            what = f"strategy {r.strategy}, {r.retriever}" if r.strategy else f"run {r.name}"
+            unit = "distance" if not kind.higher_is_better else kind.label
+            out.append(f"Threshold ({what}): worst in-domain {unit} to its answer "
+                       f"{kind.from_gate(sep.worst_in_domain):.3f}, best out-of-domain {unit} "
+                       f"{kind.from_gate(sep.best_out_of_domain):.3f} — "
+                       + ("no threshold is right for both; choosing one is a product decision."
+                          if sep.overlap else "a threshold between the two separates them."))
+    return out
+
+
+def overview_chunks_frame(runset) -> pd.DataFrame:
+    """:func:`audit.report.tables.chunks_frame` with each count's unit in its header."""
+    return chunks_frame(runset).rename(columns={
+        "chunks": "chunks (n)", "oversize (> target)": "oversize (chunks > target)",
+        "over window": "over window (chunks)", "destroyed": "destroyed (needles)",
+        "overlap-only": "overlap-only (needles)", "past window": "past window (needles)",
+        "header share": "header share (of embedded tokens)"})
+
+
+def rejected_frame(runset) -> pd.DataFrame:
+    """Ground-truth items or judged queries left out. Columns: ``id``, ``line`` (1-based, or None), ``reason``."""
+    return pd.DataFrame([{"id": r.id, "line": r.line, "reason": r.reason} for r in runset.rejected],
+                        columns=["id", "line", "reason"])
+
+
+@dataclass
+class OverviewView:
+    """What the Overview page draws.
+
+    Attributes
+    ----------
+    title, caption : str
+    facts : list of Fact
+        The metric row, each with what it counts.
+    headlines : list of str
+    chunks : pandas.DataFrame or None
+        Chunks per built-in strategy (None for other sources).
+    measures : pandas.DataFrame or None
+        A team's runs' headline measures (None for built-in columns).
+    latency : pandas.DataFrame
+    files : pandas.DataFrame
+        The files read (role, name, sha256).
+    rejected : pandas.DataFrame
+    failures, skipped : list of str
+        Documents that failed to load (with the reason) and files of a type not read.
+    not_shown : list of str
+        What this source cannot show, one sentence each.
+    embedded_now : str
+        The build's embedding sentence (built-in), or "".
+    """
+
+    title: str
+    caption: str
+    facts: list
+    headlines: list
+    chunks: pd.DataFrame | None
+    measures: pd.DataFrame | None
+    latency: pd.DataFrame
+    files: pd.DataFrame
+    rejected: pd.DataFrame
+    failures: list = field(default_factory=list)
+    skipped: list = field(default_factory=list)
+    not_shown: list = field(default_factory=list)
+    embedded_now: str = ""
+
+
+def overview(runset, results) -> OverviewView:
+    """The Overview of ``runset`` evaluated as ``results``."""
+    c = runset.corpus
+    facts = []
+    if c is not None:
+        facts += [Fact("Documents", f"{len(c.documents):,}", "documents read from the corpus (failed ones excluded)"),
+                  Fact("Characters", f"{c.n_characters:,}", "characters of canonical text (code points)"),
+                  Fact("Sections", f"{c.n_sections:,}", "## headings in the documents")]
+    gt = runset.ground_truth
+    if gt is not None:
+        facts.append(Fact("Needles", f"{len(gt.needles)}", "needles accepted (each asked twice: documentation and "
+                          "ticket wording)", f"{len(gt.rejected)} rejected" if gt.rejected else None))
+    facts.append(Fact("Queries", f"{len(runset.in_domain)} / {len(runset.out_of_domain)}",
+                      "judged in-domain questions / out-of-domain questions (should get no answer)"))
+    if runset.strategies:
+        facts.append(Fact("Build (s)", f"{runset.settings.get('wall_s', 0.0):.1f}",
+                          "seconds to build this audit: chunk, embed (or read the cache), rank every query"))
+    else:
+        facts.append(Fact("Runs", f"{len(runset.runs)}", "systems compared: " + ", ".join(runset.run_names)))
+        sp = runset.spaces.get("")
+        known = len(sp.chunks) if sp is not None and sp.chunks is not None else None
+        facts.append(Fact("Chunks known", "—" if known is None else f"{known:,}",
+                          "distinct chunks whose text this source gave (a store: the rows returned or judged "
+                          "relevant, not the table's size)"))
+        if sp is not None and sp.chunks is not None and c is not None:
+            facts.append(Fact("Chunks ≠ document", f"{len(sp.chunk_errors)}",
+                              "chunks whose quote differs from their document at their offsets (see Citations)"))
+    if runset.strategies:
+        title = "Retrieval audit"
+        caption = ("How the documents are chunked, how well each retriever finds the sentence that answers a question, "
+                   "where a distance threshold should refuse, and whether citations quote what sits at their locator.")
+        n_enc = runset.settings.get("n_chunks_encoded", 0)
+        q_ms = runset.settings.get("query_embed_ms", math.nan)
+        embedded = (f"Embedded now: {n_enc:,} chunks (0 = everything came from the embedding cache). Query embedding: "
+                    + ("cached (no model call)" if q_ms is None or math.isnan(q_ms) else f"{q_ms:.1f} ms/query") + ".")
+    else:
+        title = f"Retrieval audit: {runset.source.name}"
+        caption = (f"Judged by {runset.judged_by}. The pages read these runs as the source returned them, scores in "
+                   "each run's own units; nothing is re-ranked.")
+        embedded = ""
+    not_shown = missing(runset, "judgments", "out_of_domain", "chunks", "offsets")
+    return OverviewView(
+        title, caption, facts, headlines(runset, results),
+        overview_chunks_frame(runset) if runset.strategies else None,
+        None if runset.strategies else runs_frame(results), latency_frame(runset),
+        pd.DataFrame(list(runset.source.files), columns=["role", "name", "sha256"]), rejected_frame(runset),
+        [f"{f.source}: {f.reason}" for f in c.failures] if c is not None else [],
+        list(c.skipped) if c is not None else [], not_shown, embedded)

@@ -1,0 +1,146 @@
+"""The Strategies page's view-model: runs side by side with Wilson intervals, paired sign tests, per-query ranks.
+
+For the built-in pipelines a run is a strategy × retriever column; for a team's system a run file,
+a store's approximate or exact run, an endpoint. The measures are the one engine's
+(:mod:`audit.evaluation.measures`), shown under their ir_measures names with the specification's
+beside them (``Success@8 (recall@8)``, ``RR@20 (MRR@20)``).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..evaluation.measures import KS, MRR_DEPTH, measure_label
+from ..evaluation.paired import PairedTest, paired_tests
+from ..report.tables import rank_matrix
+
+__all__ = ["PHRASINGS", "discordant_frame", "needles_by_strategy", "oriented_pair", "pair_matrix", "pairs_frame",
+           "rank_matrix_view", "recall_chart_frame", "results_display", "run_tests"]
+
+#: The phrasing filter of the page (built-in ground truth: each needle asked twice).
+PHRASINGS = {"both": "both", "documentation": "documentation wording", "ticket": "support-ticket wording"}
+
+
+def _iv(iv) -> str:
+    return "n/a" if not iv.n else f"{iv.estimate:.3f} [{iv.low:.3f}, {iv.high:.3f}]"
+
+
+def results_display(runset, results, phrasing: str | None = None) -> pd.DataFrame:
+    """One row per run for reading: ``run``, ``queries (n)``, ``Success@K (recall@K) [Wilson 95%]`` for K in
+    :data:`KS`, ``RR@20 (MRR@20)``, ``nDCG@10``, ``note`` (why a run is unavailable)."""
+    rows = []
+    for r in results:
+        r = r.subset(phrasing)
+        row = {"run": r.name, "queries (n)": r.n_queries}
+        for k in KS:
+            row[f"{measure_label(f'Success@{k}')} [Wilson 95%]"] = _iv(r.success(k))
+        m = r.mrr()
+        row[measure_label(f"RR@{MRR_DEPTH}")] = "n/a" if not math.isfinite(m) else f"{m:.3f}"
+        nd = r.mean("nDCG@10")
+        row["nDCG@10"] = "n/a" if not math.isfinite(nd) else f"{nd:.3f}"
+        row["note"] = "" if r.available else f"unavailable: {r.reason}"
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def needles_by_strategy(runset) -> pd.DataFrame:
+    """Per built-in strategy: ``strategy``, ``destroyed (needles)``, ``overlap-only (needles)``,
+    ``past window (needles)`` (they do not depend on the retriever). Empty for other sources."""
+    cols = ["strategy", "destroyed (needles)", "overlap-only (needles)", "past window (needles)"]
+    rows = [[n, len(runset.spaces[n].needles.destroyed), len(runset.spaces[n].needles.overlap_only),
+             len(runset.spaces[n].needles.past_window)] for n in runset.strategies
+            if runset.spaces[n].needles is not None]
+    return pd.DataFrame(rows, columns=cols)
+
+
+def recall_chart_frame(results, phrasing: str | None = None) -> pd.DataFrame:
+    """Long format for a chart with error bars: ``run``, ``strategy``, ``retriever``, ``k``, ``recall``, ``low``,
+    ``high`` (Success@k shares with the Wilson 95% bounds); unavailable runs dropped."""
+    rows = []
+    for r in results:
+        r = r.subset(phrasing)
+        if not r.available or not r.n_queries:
+            continue
+        for k in KS:
+            iv = r.success(k)
+            rows.append({"run": r.name, "strategy": r.strategy or r.name, "retriever": r.retriever or r.name, "k": k,
+                         "recall": iv.estimate, "low": iv.low, "high": iv.high})
+    return pd.DataFrame(rows, columns=["run", "strategy", "retriever", "k", "recall", "low", "high"])
+
+
+def run_tests(results, names: Sequence[str], k: int, phrasing: str | None = None) -> list[PairedTest]:
+    """Holm-adjusted sign tests over every pair of the named available runs at ``k``, in ``names`` order."""
+    by = {r.name: r.subset(phrasing) for r in results if r.available}
+    return paired_tests([by[n] for n in names if n in by], k)
+
+
+def pairs_frame(tests: Sequence[PairedTest]) -> pd.DataFrame:
+    """Paired sign tests as a table: ``a``, ``b``, ``k``, ``wins (a hits, b misses)``, ``losses``, ``discordant``,
+    ``p``, ``p (Holm)``, ``significant (Holm p < 0.05)``, ``queries needed`` ("—" when already significant,
+    "never" when wins equal losses)."""
+    from ..report.tables import needed_label
+
+    rows = [{"a": t.a, "b": t.b, "k": t.k, "wins (a hits, b misses)": t.wins, "losses": t.losses,
+             "discordant": t.wins + t.losses, "p": t.p, "p (Holm)": t.p_holm,
+             "significant (Holm p < 0.05)": "yes" if t.significant else "no",
+             "queries needed": needed_label(t)} for t in tests]
+    return pd.DataFrame(rows, columns=["a", "b", "k", "wins (a hits, b misses)", "losses", "discordant", "p",
+                                       "p (Holm)", "significant (Holm p < 0.05)", "queries needed"])
+
+
+def pair_matrix(tests: Sequence[PairedTest], columns: Sequence[str]) -> pd.DataFrame:
+    """Square matrix: cell (row a, column b) = ``+wins/−losses p=… (Holm …)`` of a against b (lower triangle mirrored)."""
+    m = pd.DataFrame("", index=pd.Index(list(columns), name="a \\ b"), columns=list(columns), dtype=object)
+    for t in tests:
+        if t.a in m.index and t.b in m.columns:
+            m.loc[t.a, t.b] = f"+{t.wins}/−{t.losses} p={t.p:.3g} (Holm {t.p_holm:.3g})"
+            m.loc[t.b, t.a] = f"+{t.losses}/−{t.wins} p={t.p:.3g} (Holm {t.p_holm:.3g})"
+    for c in columns:
+        m.loc[c, c] = "—"
+    return m
+
+
+def oriented_pair(tests: Sequence[PairedTest], a: str, b: str) -> PairedTest:
+    """The sign test of ``a`` against ``b``, whichever order it was computed in.
+
+    Raises
+    ------
+    ValueError
+        No test compares ``a`` and ``b`` (choose two runs of the matrix).
+    """
+    for t in tests:
+        if {t.a, t.b} == {a, b}:
+            return t.oriented(a, b)
+    raise ValueError(f"no paired test of {a!r} against {b!r}: choose two runs of the matrix")
+
+
+def discordant_frame(test: PairedTest, queries: Sequence) -> pd.DataFrame:
+    """The discordant queries of one oriented test, wins first: ``query_id``, ``question``, ``outcome``."""
+    questions = {q.query_id: q.text for q in queries}
+    rows = [{"query_id": q, "question": questions.get(q, ""), "outcome": f"{test.a} hits, {test.b} misses"}
+            for q in test.win_ids]
+    rows += [{"query_id": q, "question": questions.get(q, ""), "outcome": f"{test.b} hits, {test.a} misses"}
+             for q in test.loss_ids]
+    return pd.DataFrame(rows, columns=["query_id", "question", "outcome"])
+
+
+def rank_matrix_view(runset, results, phrasing: str = "both", missed_within: int | None = None) -> pd.DataFrame:
+    """:func:`audit.report.tables.rank_matrix` filtered for reading, with the question first.
+
+    ``phrasing``: ``both`` keeps every judged query, else that wording; ``missed_within`` (a cut-off k) keeps
+    only the queries no run answers within the top k. Index ``query``; column ``question``, then one column
+    per available run: the 1-based rank of the first relevant chunk (NaN = not in the ranking).
+    """
+    rm = rank_matrix(results)
+    info = {q.query_id: q for q in runset.queries}
+    if phrasing != "both":
+        rm = rm.loc[np.array([info[q].phrasing == phrasing if q in info else False for q in rm.index], dtype=bool)]
+    if missed_within is not None and rm.shape[1]:
+        rm = rm[~(rm <= missed_within).any(axis=1)]
+    out = rm.copy()
+    out.insert(0, "question", [info[q].text if q in info else "" for q in out.index])
+    return out

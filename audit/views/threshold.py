@@ -1,0 +1,320 @@
+"""The Threshold page's view-model: the gate's values, the outcome counts at a cut, the sweep's bend, bluffs.
+
+Pure functions (no Streamlit, no Altair): the page only draws these frames. Every run of any run set
+has a threshold in its own units — a cosine distance (the gate keeps strictly below the cut) or a
+similarity (strictly above): frames carry **display values** (the run's own units), computed from
+the gate's lower-is-better values by :meth:`audit.runset.ScoreKind.from_gate`. Counts are queries.
+Outcome names are those of :mod:`audit.evaluation.threshold` (docs/definitions.md, *Threshold outcomes*).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..evaluation.threshold import (
+    KEEP,
+    OUTCOME_MEANING,
+    Bluff,
+    GateCounts,
+    QueryDistances,
+    bluffs,
+    counts_at,
+    gate,
+    gate_distance,
+    gate_queries,
+    run_threshold,
+)
+from ..runset import SCORE_KINDS
+
+__all__ = ["DOMAIN_OUTCOMES", "SWEEP_LINES", "SweepView", "ThresholdView", "answerless", "bend_window",
+           "bluffs_frame", "gate_distance_frame", "histogram_extent", "outcome_counts_frame", "slider_range",
+           "sweep_view", "threshold_view"]
+
+_COSINE = SCORE_KINDS["cosine-distance"]
+
+#: The outcomes of each kind of query, in the order the page stacks them; each domain's add up to its queries.
+DOMAIN_OUTCOMES = {"in-domain": ("answered", "answered without", "abandoned"),
+                   "out-of-domain": ("bluff", "refused")}
+#: The sweep's columns drawn against the cut (``abandoned answerable`` is part of ``abandoned``).
+SWEEP_LINES = ("answered", "answered without", "abandoned", "abandoned answerable", "bluff")
+
+
+def gate_distance_frame(queries: Sequence[QueryDistances], cut: float, keep: int = KEEP, kind=_COSINE) -> pd.DataFrame:
+    """One row per query: the value the gate decides on, and what it decides at ``cut`` (a gate value).
+
+    ``kind`` (:class:`~audit.runset.ScoreKind`) turns gate values into the run's own units for the
+    ``gate distance`` and ``distance to the answer`` columns (a cosine distance as it is; a similarity
+    back to a similarity).
+
+    Columns: ``query_id``, ``query``, ``domain`` (``in-domain`` / ``out-of-domain``), ``outcome``
+    (:func:`audit.evaluation.threshold.gate`), ``gate distance`` (:func:`~audit.evaluation.threshold.gate_distance`:
+    the nearest chunk in the retriever's order; NaN for an empty order), ``distance to the answer``
+    (the nearest correct chunk; NaN out of domain or when the strategy destroys the needle).
+
+    A row's outcome is ``abandoned`` or ``refused`` exactly when its gate distance is at or above
+    the cut (the gate keeps strictly below it).
+    """
+    rows = []
+    for q in queries:
+        d = gate_distance(q)
+        rows.append({"query_id": q.query_id, "query": q.text, "domain": "in-domain" if q.in_domain else "out-of-domain",
+                     "outcome": gate(q, cut, keep).outcome,
+                     "gate distance": kind.from_gate(d) if math.isfinite(d) else math.nan,
+                     "distance to the answer": math.nan if q.nearest_correct is None
+                     else kind.from_gate(float(q.nearest_correct))})
+    return pd.DataFrame(rows, columns=["query_id", "query", "domain", "outcome", "gate distance",
+                                       "distance to the answer"])
+
+
+def histogram_extent(frame: pd.DataFrame, cut: float, kind=_COSINE) -> tuple[float, float]:
+    """The gate-value histogram's axis ``(lo, hi)`` in the run's units, holding every value and the cut.
+
+    Cosine distance: ``(0, top)`` with ``top`` the largest value or the cut plus 0.05, rounded up to a
+    multiple of 0.05 and capped at 2. Other kinds: the values' range and the cut, padded by 5 % of it.
+    """
+    d = frame["gate distance"].dropna()
+    vals = [float(cut)] + d.astype(float).tolist()
+    if kind.name == "cosine-distance":
+        return 0.0, min(2.0, math.ceil(round((max(vals) + 0.05) * 20, 9)) / 20)
+    lo, hi = min(vals), max(vals)
+    pad = (hi - lo) * 0.05 or 0.05
+    return lo - pad, hi + pad
+
+
+def outcome_counts_frame(counts: GateCounts) -> pd.DataFrame:
+    """The five outcomes at one cut, grouped by domain: each domain's ``queries`` add up to its number of queries.
+
+    Columns: ``domain``, ``outcome``, ``queries``, ``share (%)`` (of the domain's queries, 0 when
+    it has none), ``meaning`` (:data:`audit.evaluation.threshold.OUTCOME_MEANING`). Rows in the
+    order of :data:`DOMAIN_OUTCOMES`.
+    """
+    d = counts.to_dict()
+    rows = []
+    for domain, outcomes in DOMAIN_OUTCOMES.items():
+        total = d[domain]
+        for o in outcomes:
+            rows.append({"domain": domain, "outcome": o, "queries": int(d[o]),
+                         "share (%)": round(100 * d[o] / total, 1) if total else 0.0,
+                         "meaning": OUTCOME_MEANING[o]})
+    return pd.DataFrame(rows, columns=["domain", "outcome", "queries", "share (%)", "meaning"])
+
+
+def bend_window(sweep: pd.DataFrame, slack: int | None = None) -> tuple[float, float]:
+    """The cuts around the bend of the bluffs/abandoned trade-off (cosine distance).
+
+    ``errors`` = ``bluff`` + ``abandoned`` per cut of ``sweep`` (:func:`audit.evaluation.threshold.sweep_frame`);
+    the window runs from the lowest to the highest finite cut whose errors are within ``slack`` of
+    the fewest (default ``max(3, ceil(fewest / 2))`` queries): where the two curves cross and a
+    product owner chooses. Cuts far outside it trade one error for many.
+
+    Raises
+    ------
+    ValueError
+        ``sweep`` has no finite cut.
+    """
+    f = sweep[np.isfinite(sweep["threshold"])]
+    if not len(f):
+        raise ValueError("the sweep has no finite cut (no query?)")
+    errors = f["bluff"] + f["abandoned"]
+    fewest = int(errors.min())
+    s = max(3, math.ceil(fewest / 2)) if slack is None else slack
+    near = f.loc[errors <= fewest + s, "threshold"]
+    return float(near.min()), float(near.max())
+
+
+@dataclass(frozen=True)
+class SweepView:
+    """What the sweep charts draw at one cut.
+
+    Attributes
+    ----------
+    lo, hi : float
+        The cut axis (cosine distance): :func:`bend_window` widened to hold the current and
+        balanced cuts, plus a margin; or the whole range.
+    curve : pandas.DataFrame
+        The sweep's finite cuts in [lo, hi] (columns of ``sweep_frame``) plus ``label``: the cut
+        as text (``0.560``) on a few points of the bluffs/abandoned curve, ``""`` elsewhere.
+    lines : pandas.DataFrame
+        ``curve`` long: ``threshold``, ``outcome`` (one of :data:`SWEEP_LINES`), ``queries``.
+    here : pandas.DataFrame
+        The counts at the current cut, long: ``threshold``, ``outcome``, ``queries`` (one row per
+        :data:`SWEEP_LINES`), for the highlighted points and their labels.
+    current : dict
+        :meth:`GateCounts.to_dict` of the current cut.
+    """
+
+    lo: float
+    hi: float
+    curve: pd.DataFrame
+    lines: pd.DataFrame
+    here: pd.DataFrame
+    current: dict
+
+
+def sweep_view(sweep: pd.DataFrame, current: GateCounts, balanced: float | None = None,
+               whole: tuple[float, float] | float | None = None, labels: int = 6, bounded: bool = True) -> SweepView:
+    """The part of the sweep worth drawing, and the few cuts to write on it.
+
+    Parameters
+    ----------
+    sweep : pandas.DataFrame
+        :func:`audit.evaluation.threshold.sweep_frame` (``inf`` rows are dropped).
+    current : GateCounts
+        The counts at the slider's cut: its cut is always inside [lo, hi].
+    balanced : float or None
+        The balanced cut, kept inside [lo, hi] and always labelled.
+    whole : (float, float), float or None
+        Draw this range instead of the bend (the slider's; a number ``x`` is ``(0, x)``).
+    bounded : bool
+        The cut lives in [0, 2] (a cosine distance): the margins never leave it.
+    labels : int
+        About how many points of the bluffs/abandoned curve get their cut written: the first
+        cut of evenly spaced distinct (abandoned, bluff) points, plus the balanced cut.
+
+    Raises
+    ------
+    ValueError
+        ``sweep`` has no finite cut.
+    """
+    cut = float(current.threshold)
+    f = sweep[np.isfinite(sweep["threshold"])].sort_values("threshold").reset_index(drop=True)
+    if whole is not None:
+        lo, hi = (0.0, float(whole)) if not isinstance(whole, tuple) else (float(whole[0]), float(whole[1]))
+    else:
+        lo, hi = bend_window(f)
+        keep_in = [cut] + ([float(balanced)] if balanced is not None and math.isfinite(balanced) else [])
+        lo, hi = min([lo] + keep_in), max([hi] + keep_in)
+        pad = max(0.01, 0.1 * (hi - lo))
+        lo, hi = (max(0.0, lo - pad), min(2.0, hi + pad)) if bounded else (lo - pad, hi + pad)
+    curve = f[(f["threshold"] >= lo) & (f["threshold"] <= hi)].reset_index(drop=True)
+    curve["label"] = ""
+    if len(curve):
+        # the first (lowest) cut reaching each distinct point of the curve, in cut order
+        first = curve.drop_duplicates(["abandoned", "bluff"]).index.tolist()
+        step = max(1, math.ceil(len(first) / max(1, labels)))
+        chosen = set(first[::step])
+        if balanced is not None:
+            on = curve.index[np.isclose(curve["threshold"], balanced)].tolist()
+            chosen.update(on[:1])
+        for i in chosen:
+            curve.loc[i, "label"] = f"{curve.loc[i, 'threshold']:.3f}"
+    lines = curve.melt(id_vars="threshold", value_vars=list(SWEEP_LINES), var_name="outcome", value_name="queries")
+    d = current.to_dict()
+    here = pd.DataFrame([{"threshold": cut, "outcome": o, "queries": int(d[o])} for o in SWEEP_LINES])
+    return SweepView(lo, hi, curve, lines, here, d)
+
+
+def slider_range(queries: Sequence[QueryDistances], kind=_COSINE, keep: int = KEEP) -> tuple[float, float, float]:
+    """``(lo, hi, step)`` of the cut slider in the run's own units: every value the page can show.
+
+    Cosine distance: ``lo`` = 0 and ``hi`` the largest of the first ``keep`` values of each order, each
+    nearest value, each value of the answer and 0.5, plus 0.05, rounded up to a multiple of 0.05, at
+    most 2; step 0.005. Other kinds: the values' range padded by 5 %, 200 steps.
+    """
+    seen = [float(d) for q in queries for d in q.distances[:keep] if math.isfinite(d)]
+    seen += [q.nearest for q in queries if math.isfinite(q.nearest)]
+    seen += [q.nearest_correct for q in queries if q.nearest_correct is not None]
+    if kind.name == "cosine-distance":
+        return 0.0, min(2.0, math.ceil((max(seen + [0.5]) + 0.05) * 20) / 20), 0.005
+    shown = [kind.from_gate(v) for v in seen] or [0.0, 1.0]
+    lo, hi = min(shown), max(shown)
+    pad = (hi - lo) * 0.05 or 0.05
+    return lo - pad, hi + pad, (hi - lo + 2 * pad) / 200
+
+
+def answerless(queries: Sequence[QueryDistances]) -> int:
+    """In-domain queries without a value for their answer (its needle destroyed, or no relevant chunk returned)."""
+    return sum(1 for q in queries if q.in_domain and q.nearest_correct is None)
+
+
+def bluffs_frame(found: Sequence[Bluff], kind=_COSINE) -> pd.DataFrame:
+    """One row per chunk the gate keeps for an out-of-domain query: ``query_id``, ``query``, ``nearest rank``
+    (1 = the nearest kept chunk), ``score`` (the run's own units: a cosine distance or a similarity), ``doc_id``,
+    ``section``, ``chunk_id``, ``content``."""
+    rows = [{"query_id": b.query_id, "query": b.query, "nearest rank": i + 1, kind.label: kind.from_gate(n.distance),
+             "doc_id": n.doc_id, "section": n.section, "chunk_id": n.chunk_id, "content": n.content}
+            for b in found for i, n in enumerate(b.nearest)]
+    return pd.DataFrame(rows, columns=["query_id", "query", "nearest rank", kind.label, "doc_id", "section",
+                                       "chunk_id", "content"])
+
+
+@dataclass
+class ThresholdView:
+    """Everything the Threshold page draws for one run at one cut (values in the run's own units).
+
+    Attributes
+    ----------
+    run : str
+    kind : ScoreKind
+        What the gate reads (its ``label`` names the axis, ``keep`` the side a cut keeps).
+    cut : float
+    counts : GateCounts
+        At ``cut`` (its ``threshold`` in the run's units).
+    sweep : pandas.DataFrame
+        One row per swept cut, ``threshold`` in the run's units, ascending.
+    balanced : float
+    separation : Separation
+        In the run's units.
+    distances : pandas.DataFrame
+        :func:`gate_distance_frame` at the cut.
+    extent : (float, float)
+        The histograms' axis.
+    bluffs : pandas.DataFrame
+        :func:`bluffs_frame` at the cut.
+    outcomes : pandas.DataFrame
+        Every query's outcome at the cut (:func:`audit.evaluation.threshold.outcomes_frame`).
+    answerless : int
+    slider : (float, float, float)
+        :func:`slider_range`.
+    """
+
+    run: str
+    kind: object
+    cut: float
+    counts: GateCounts
+    sweep: pd.DataFrame
+    balanced: float
+    separation: object
+    distances: pd.DataFrame
+    extent: tuple
+    bluffs: pd.DataFrame
+    outcomes: pd.DataFrame
+    answerless: int
+    slider: tuple
+
+
+def threshold_view(runset, run, cut: float | None = None, queries: Sequence[QueryDistances] | None = None,
+                   threshold=None) -> ThresholdView | None:
+    """The Threshold page of ``run`` at ``cut`` (the run's own units; None: its balanced cut).
+
+    ``queries`` (:func:`~audit.evaluation.threshold.gate_queries`) and ``threshold`` (its
+    :func:`~audit.evaluation.threshold.run_threshold` at the balanced cut: the sweep) may be given when a
+    cache holds them, so a slider move only recounts the cut. None when the run has no threshold to show
+    (unavailable, or no out-of-domain question for a team's run).
+    """
+    from ..evaluation.threshold import outcomes_frame
+
+    r = runset.run(run) if isinstance(run, str) else run
+    base = threshold if threshold is not None else run_threshold(runset, r, need_out_of_domain=not runset.strategies)
+    if base is None:
+        return None
+    kind = r.gate_kind
+    qs = list(queries) if queries is not None else gate_queries(runset, r)
+    cut = base.balanced if cut is None else float(cut)
+    g = kind.to_gate(cut)
+    counts = counts_at(qs, g)
+    from dataclasses import replace
+
+    counts = replace(counts, threshold=cut)
+    sw = pd.DataFrame([c.to_dict() for c in base.sweep]).sort_values("threshold", kind="stable").reset_index(drop=True)
+    dist = gate_distance_frame(qs, g, kind=kind)
+    out = outcomes_frame(qs, g).rename(columns={"first distance": f"first {kind.label}"})
+    out[f"first {kind.label}"] = [kind.from_gate(v) if math.isfinite(v) else v for v in out[f"first {kind.label}"]]
+    return ThresholdView(r.name, kind, cut, counts, sw, base.balanced, base.separation, dist,
+                         histogram_extent(dist, cut, kind), bluffs_frame(bluffs(qs, g, runset.space(r), show=2), kind),
+                         out, answerless(qs), slider_range(qs, kind))

@@ -1,0 +1,68 @@
+"""The Tokens page's view-model: what the header costs, the chunks the encoder silently truncates, rerank pairs.
+
+Needs token counts of the chunks (the built-in pipelines count them with the embedding model's own
+tokenizer). Tokens are the model's word-pieces without special tokens unless stated.
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+import pandas as pd
+
+from ..report.tables import chunks_frame, rerank_window_frame
+
+__all__ = ["over_window_frame", "rerank_window_frame", "token_hist_frame", "token_lengths_frame", "token_share_frame"]
+
+
+def token_share_frame(runset) -> pd.DataFrame:
+    """Per strategy: ``strategy``, ``embedded tokens``, ``header tokens``, ``tail tokens``, ``header share (%)``,
+    ``chunks``, ``over window (chunks)``."""
+    cf = chunks_frame(runset)
+    return pd.DataFrame({"strategy": cf["strategy"], "embedded tokens": cf["embedded tokens"],
+                         "header tokens": cf["header tokens"],
+                         "tail tokens": [int(runset.spaces[n].tokens.tail_tokens.sum()) for n in runset.strategies],
+                         "header share (%)": 100.0 * cf["header share"], "chunks": cf["chunks"],
+                         "over window (chunks)": cf["over window"]},
+                        columns=["strategy", "embedded tokens", "header tokens", "tail tokens", "header share (%)",
+                                 "chunks", "over window (chunks)"])
+
+
+def token_lengths_frame(runset) -> pd.DataFrame:
+    """One row per chunk: ``strategy``, ``chunk_id``, ``tokens (with special)`` — what the window is compared to."""
+    parts = []
+    for n in runset.strategies:
+        t = runset.spaces[n].tokens
+        parts.append(pd.DataFrame({"strategy": n, "chunk_id": np.arange(len(t.text_tokens)),
+                                   "tokens (with special)": t.text_tokens + t.n_special}))
+    if not parts:
+        return pd.DataFrame(columns=["strategy", "chunk_id", "tokens (with special)"])
+    return pd.concat(parts, ignore_index=True)
+
+
+def token_hist_frame(lengths: pd.DataFrame, strategies: Sequence[str], cap: int) -> tuple[pd.DataFrame, int]:
+    """Rows of :func:`token_lengths_frame` for ``strategies`` with ``tokens (drawn)`` clipped at ``cap`` tokens;
+    returns ``(frame, number of chunks longer than cap)``."""
+    sel = lengths[lengths["strategy"].isin(list(strategies))]
+    beyond = int((sel["tokens (with special)"] > cap).sum())
+    return sel.assign(**{"tokens (drawn)": sel["tokens (with special)"].clip(upper=cap)}), beyond
+
+
+def over_window_frame(space) -> pd.DataFrame:
+    """Chunks of one strategy's space longer than the encoder window.
+
+    Columns: ``chunk_id``, ``doc_id``, ``section``, ``tokens (with special)``, ``window (tokens)``,
+    ``text (chars)``, ``read (chars)`` (where the encoder stops), ``lost (chars)``, ``lost text``.
+    """
+    t = space.tokens
+    rows = []
+    for i in np.flatnonzero(t.over_window):
+        c = space.chunks[int(i)]
+        cut = int(t.cut[i])
+        rows.append({"chunk_id": c.chunk_id, "doc_id": c.doc_id, "section": c.label,
+                     "tokens (with special)": int(t.text_tokens[i] + t.n_special), "window (tokens)": t.window,
+                     "text (chars)": len(c.text), "read (chars)": cut, "lost (chars)": len(c.text) - cut,
+                     "lost text": c.text[cut:]})
+    return pd.DataFrame(rows, columns=["chunk_id", "doc_id", "section", "tokens (with special)", "window (tokens)",
+                                       "text (chars)", "read (chars)", "lost (chars)", "lost text"])
