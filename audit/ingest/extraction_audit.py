@@ -34,7 +34,8 @@ from typing import Iterable, Sequence
 __all__ = ["COLUMN_MIN_CHARACTERS", "GARBLED_BOUND", "GRID_MIN_LINES", "RUNNING_MIN_PAGES", "X_TOLERANCE",
            "Y_TOLERANCE", "DocumentExtraction", "ExtractionFinding", "ExtractionNotes", "Fragment",
            "LayoutBlock", "PageStats", "RunningLine", "audit_document", "bad_characters", "chunks_reaching",
-           "find_running_lines", "layout_evidence", "normalise_digits", "page_ranges", "strip_running_lines"]
+           "find_running_lines", "format_pages", "layout_evidence", "normalise_digits", "page_ranges",
+           "strip_running_lines"]
 
 
 #: A running line needs a document of at least this many pages (two pages sharing a line prove nothing).
@@ -349,7 +350,9 @@ def strip_running_lines(page_texts: Sequence[str]) -> tuple[list[str], list[Runn
 
     Each removed line goes with its ``\\n``; the page's text then loses its leading and trailing
     newlines again, as every page text does (docs/definitions.md, *Canonical text*, PDF). Only the
-    pages a line opens or closes lose it: the same words inside a page stay.
+    pages a line opens or closes lose it: the same words inside a page stay. One pass: the lines
+    that lay under the running lines are never compared again (a body line reading
+    ``Step 3 of the rotation`` on every page is content, not a header).
 
     Returns
     -------
@@ -498,8 +501,8 @@ def chunks_reaching(ranges: Iterable[tuple[int, int]], spans: Sequence[tuple[int
     return len(hit)
 
 
-def _fmt_pages(pages: Sequence[int]) -> str:
-    """``1–3, 5`` for pages 1, 2, 3, 5."""
+def format_pages(pages: Sequence[int]) -> str:
+    """Pages as people write them: ``1–3, 5`` for pages 1, 2, 3, 5 (sorted, each once)."""
     out, run = [], []
     for p in sorted(set(pages)):
         if run and p == run[-1] + 1:
@@ -539,7 +542,10 @@ def audit_document(doc_id: str, text: str, pages: Sequence[int], notes: Extracti
     """
     ranges = page_ranges(text, pages)
     texts = [text[s:e] for s, e in ranges]
-    running = find_running_lines(texts) if pages else []
+    # once stripped, a page's edges are the lines that lay under its running lines: the rule was applied to
+    # the pages as drawn, at extraction, and is not applied again to what is left
+    stripped = notes.stripped if notes is not None else ()
+    running = find_running_lines(texts) if pages and not stripped else []
     per_page = _running_spans(texts, running)
     stats = []
     for i, ((s, e), t) in enumerate(zip(ranges, texts)):
@@ -560,13 +566,13 @@ def audit_document(doc_id: str, text: str, pages: Sequence[int], notes: Extracti
     if blank:
         add("no_text_layer", [p.page for p in blank], [(p.start, p.start) if p.characters == 0 else (p.start, p.end)
                                                       for p in blank],
-            f"page{'s' if len(blank) > 1 else ''} {_fmt_pages([p.page for p in blank])} of {len(stats)} "
+            f"page{'s' if len(blank) > 1 else ''} {format_pages([p.page for p in blank])} of {len(stats)} "
             "ha" + ("ve" if len(blank) > 1 else "s") + " no text of its own (a scan needs OCR)")
     placed = [replace(r, ranges=tuple((ranges[p - 1][0] + a, ranges[p - 1][0] + b) for p, (a, b)
                                       in zip(r.pages, r.ranges))) for r in running]
     if placed:
         add("running_lines", sorted({p for r in placed for p in r.pages}), [x for r in placed for x in r.ranges],
-            "; ".join(f"{r.where} {r.text!r} on pages {_fmt_pages(r.pages)} "
+            "; ".join(f"{r.where} {r.text!r} on pages {format_pages(r.pages)} "
                       f"({chunks_reaching(r.ranges, chunk_spans)} chunks)" for r in placed))
     layout = notes.layout if notes is not None else ()
     for kind, check in (("table", "tables"), ("columns", "columns")):
@@ -582,11 +588,11 @@ def audit_document(doc_id: str, text: str, pages: Sequence[int], notes: Extracti
         add(check, sorted({b.page for b in blocks}), [(b.start, b.end) for b in blocks], ev)
     garbled = [p for p in stats if p.garbled]
     if garbled:
-        where = (f"pages {_fmt_pages([p.page for p in garbled])}" if pages else "the text")
+        where = (f"pages {format_pages([p.page for p in garbled])}" if pages else "the text")
         worst = max(garbled, key=lambda p: (p.garbled_share, -p.page))
         add("garbled", [p.page for p in garbled if p.page], [(p.start, p.end) for p in garbled],
             f"{where}: over {GARBLED_BOUND:.0%} private-use, unassigned, control or U+FFFD characters "
             f"(worst {worst.garbled_share:.1%}: {worst.bad} of {worst.characters})")
     searchable = any(p.has_text and not p.garbled for p in stats)
     return DocumentExtraction(doc_id, tuple(stats), tuple(findings), searchable,
-                              notes is not None and notes.layout_checked, notes.stripped if notes else ())
+                              notes is not None and notes.layout_checked, tuple(stripped))
