@@ -81,7 +81,7 @@ def extraction_section(snap) -> None:
         st.success(f"No extraction finding in the {view.documents} documents.")
     else:
         table(view.findings, "health_extraction", "extraction_findings.csv", "Download extraction findings (CSV)",
-              use_container_width=True, help={"chunks reached": "chunks of this index whose content overlaps the "
+              width="stretch", help={"chunks reached": "chunks of this index whose content overlaps the "
                                                                 "finding's places (a blank page: chunks spanning it)",
                                               "searchable": "False: no page of the document has text of its own "
                                                             "within the garbled bound"})
@@ -94,7 +94,7 @@ def extraction_section(snap) -> None:
                    + ")."))
     if not view.pages.empty:
         with st.expander(f"PDF pages ({len(view.pages)})"):
-            table(view.pages, "health_extraction_pages", "extraction_pages.csv", use_container_width=True,
+            table(view.pages, "health_extraction_pages", "extraction_pages.csv", width="stretch",
                   help={"characters": "characters of the page's text, whitespace excluded",
                         "own characters": "the same without its running header and footer",
                         "garbled share": "share of characters in Co, Cn, Cc (tab, newline excepted) or U+FFFD"})
