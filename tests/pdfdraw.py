@@ -59,14 +59,16 @@ class _Handbook(FPDF):
         self.cell(0, 8, f"Page {self.page_no()} of {{nb}}")
 
 
-def running_lines_pdf(pages: int = 6) -> bytes:
-    """``pages`` pages, each: the header, the body :data:`BODY` (wrapped on several lines), the footer."""
+def running_lines_pdf(pages: int = 6, body: bool = True) -> bytes:
+    """``pages`` pages, each: the header, the body :data:`BODY` (wrapped on several lines; none without
+    ``body``: a scan stamped with a digital header and page number), the footer."""
     pdf = _Handbook(format="A4")
     pdf.set_title("Relay handbook")
     pdf.alias_nb_pages()
     for n in range(1, pages + 1):
         pdf.add_page()
-        pdf.multi_cell(0, 6, BODY.format(n=n))
+        if body:
+            pdf.multi_cell(0, 6, BODY.format(n=n))
     return bytes(pdf.output())
 
 

@@ -134,6 +134,24 @@ def test_the_three_pdfs_in_one_index_give_their_findings_in_health(tmp_path):
     assert [by[c].severity for c in got] == ["warning"] * 4 + ["ok"]
 
 
+def test_a_pdf_whose_pages_hold_only_their_running_lines_is_unhealthy(tmp_path):
+    from audit.index import IndexStore, index_corpus
+    from audit.index.health import check_index
+    from audit.models import HashingEncoder
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "stamped-scan.pdf").write_bytes(pdfdraw.running_lines_pdf(pages=3, body=False))
+    store = IndexStore(tmp_path / "i.sqlite")
+    index_corpus(store, load_folder(folder), PRESETS["E"], HashingEncoder(dims=32))
+    rep = check_index(store, "E")
+    by = {f.check: f for f in rep.findings}
+    assert not rep.healthy and by["no_text_layer"].severity == "unhealthy"
+    assert by["no_text_layer"].documents[0]["pages"] == [1, 2, 3]
+    assert "nothing in this document is searchable" in by["no_text_layer"].documents[0]["why"]
+    assert by["running_lines"].severity == "warning" and by["failed"].severity == "ok"  # indexed, not failed
+
+
 # --------------------------------------------------------------------------- the rules, by hand
 
 def test_running_lines_need_three_pages_and_half_of_them():

@@ -376,20 +376,23 @@ def check_oversize(s: IndexSnapshot) -> Finding:
 
 # --------------------------------------------------------------------------- the extraction audit
 
-def _extraction_finding(s: IndexSnapshot, check: str, title: str, detail_ok: str, noun: str) -> Finding:
+def _extraction_finding(s: IndexSnapshot, check: str, title: str, detail_ok: str, noun: str,
+                        can_fail: bool = False) -> Finding:
     """A registered extraction check: one row per document with that finding, its pages and chunks reached.
 
-    Severity: warning, unless a concerned document has nothing searchable (no page with text of its
-    own within the garbled bound): then unhealthy (docs/definitions.md, *Extraction audit*).
+    Severity: warning; for the checks that make a document unsearchable (``can_fail``: no text layer,
+    garbled), unhealthy when a concerned document has nothing searchable (no page with text of its
+    own within the garbled bound; docs/definitions.md, *Extraction audit*).
     """
     rows, lost = [], 0
     for de in s.extraction:
         for f in de.findings:
             if f.check == check:
+                fails = can_fail and not de.searchable
                 rows.append({"doc_id": de.doc_id, "why": f"{f.evidence}; reaches {f.chunks} chunks"
-                             + ("" if de.searchable else "; nothing in this document is searchable"),
+                             + ("; nothing in this document is searchable" if fails else ""),
                              "pages": list(f.pages), "chunks": f.chunks})
-                lost += 0 if de.searchable else 1
+                lost += fails
     if not rows:
         return Finding(check, OK, title, detail_ok)
     chunks = sum(r["chunks"] for r in rows)
@@ -407,7 +410,7 @@ def _layout_unrecorded(s: IndexSnapshot) -> str:
 
 def check_no_text_layer(s: IndexSnapshot) -> Finding:
     return _extraction_finding(s, "no_text_layer", "PDF pages with a text layer", "every page has text",
-                               "have pages without a text layer (scans need OCR)")
+                               "have pages without a text layer (scans need OCR)", can_fail=True)
 
 
 def check_running_lines(s: IndexSnapshot) -> Finding:
@@ -432,7 +435,7 @@ def check_garbled(s: IndexSnapshot) -> Finding:
     from ..ingest.extraction_audit import GARBLED_BOUND
 
     return _extraction_finding(s, "garbled", f"garbled characters within {GARBLED_BOUND:.0%} a page", "none over",
-                               "have pages of private-use, unassigned, control or U+FFFD characters")
+                               "have pages of private-use, unassigned, control or U+FFFD characters", can_fail=True)
 
 
 #: Every check, in report order (failed, stale, missing, mixed, count, vectors, empty, over_window,
