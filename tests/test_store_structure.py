@@ -111,6 +111,25 @@ def test_an_old_index_is_read_as_it_is_read_only_and_gains_the_columns_when_open
     rw.close()
 
 
+def test_indexing_an_old_file_again_fills_the_structure_without_re_chunking_or_embedding(tmp_path):
+    from dataclasses import replace
+
+    path = _old_file(tmp_path)
+    fresh = load_folder(tmp_path / "docs")
+    store = IndexStore(path)
+    gen = int(store.generation("E")["id"])
+    guide = fresh.get("guide.md")
+    # a row is only given the structure of the text it holds
+    assert not store.fill_structure(gen, replace(guide, text=guide.text + "changed"))
+    assert store.fill_structure(gen, guide) and store.without_structure(gen) == set(fresh._by_id) - {"guide.md"}
+    result = index_corpus(store, fresh, PRESETS["E"], HashingEncoder(dims=16))
+    assert result.reindexed == () and result.embedded == 0 and result.unchanged == 6  # no rebuild
+    assert store.without_structure(gen) == set()
+    back = store.load("E")
+    assert back.reparsed == ()
+    assert [_fields(d) for d in back.corpus.documents] == [_fields(d) for d in fresh.documents]
+
+
 def test_a_table_with_other_columns_is_still_not_an_index(tmp_path):
     path = tmp_path / "other.sqlite"
     db = sqlite3.connect(str(path))

@@ -462,6 +462,22 @@ class IndexStore:
                  doc.extraction.to_json() if getattr(doc, "extraction", None) is not None else None))
         return int(count)
 
+    def without_structure(self, generation: int) -> set[str]:
+        """Indexed documents of ``generation`` whose row has no ``structure`` (written before it was stored)."""
+        return {r[0] for r in self._db.execute(
+            "SELECT doc_id FROM document WHERE generation=? AND status='indexed' AND structure IS NULL", (generation,))}
+
+    def fill_structure(self, gen: int, doc) -> bool:
+        """Store ``doc``'s structure and extraction notes on its existing row, only where the row's text is
+        ``doc.text`` (the same extraction: nothing to re-chunk or re-embed); returns whether a row was filled."""
+        with self._db:
+            cur = self._db.execute(
+                "UPDATE document SET structure=?, extraction=? WHERE generation=? AND doc_id=? AND text=? "
+                "AND structure IS NULL",
+                (document_structure(doc), doc.extraction.to_json() if doc.extraction is not None else None, gen,
+                 doc.doc_id, doc.text))
+        return cur.rowcount > 0
+
     def set_corpus(self, spec: str) -> None:
         """Record the corpus the file is indexed from (``python-reference`` or a folder)."""
         with self._db:
