@@ -132,6 +132,12 @@ def test_the_three_pdfs_in_one_index_give_their_findings_in_health(tmp_path):
     assert got == {"no_text_layer": [("blank.pdf", [2], 1)], "running_lines": [("handbook.pdf", [1, 2, 3, 4, 5, 6], 3)],
                    "tables": [("layout.pdf", [1], 1)], "columns": [("layout.pdf", [1], 1)], "garbled": []}
     assert [by[c].severity for c in got] == ["warning"] * 4 + ["ok"]
+    # characters per PDF page, in the JSON and one line of the text
+    pages = {(r["doc_id"], r["page"]): r for r in rep.to_json()["pages"]}
+    assert len(pages) == 3 + 6 + 1 and pages[("blank.pdf", 2)]["characters"] == 0
+    hb = pages[("handbook.pdf", 3)]
+    assert hb["characters"] - hb["own_characters"] == len(pdfdraw.HEADER.replace(" ", "")) + len("Page3of6")
+    assert "fewest 0 (blank.pdf page 2); no garbled character" in rep.render()
 
 
 def test_a_pdf_whose_pages_hold_only_their_running_lines_is_unhealthy(tmp_path):

@@ -84,6 +84,7 @@ class HealthReport:
     n_chunks: int
     findings: tuple[Finding, ...] = field(default_factory=tuple)
     identity_max_deviation: float = math.nan
+    pages: tuple[dict, ...] = ()  # the extraction audit's figures per PDF page (see :func:`page_rows`)
 
     @property
     def healthy(self) -> bool:
@@ -98,14 +99,37 @@ class HealthReport:
                 "stamp": self.stamp.__dict__, "documents": self.n_documents, "chunks": self.n_chunks,
                 "identity_max_deviation": None if math.isnan(self.identity_max_deviation)
                 else self.identity_max_deviation,
-                "findings": [f.__dict__ | {"documents": list(f.documents)} for f in self.findings]}
+                "findings": [f.__dict__ | {"documents": list(f.documents)} for f in self.findings],
+                "pages": list(self.pages)}
 
     def render(self) -> str:
         """Plain text for the CLI."""
         L = [f"index {self.index} in {self.db}: generation {self.generation}, {self.n_documents} documents, "
              f"{self.n_chunks} chunks, model {self.stamp.model} ({self.stamp.dims} dims, window {self.stamp.window})"
              f" — {'HEALTHY' if self.healthy else 'UNHEALTHY'}"]
-        return "\n".join(L + render_findings(self.findings))
+        return "\n".join(L + render_findings(self.findings) + render_pages(self.pages))
+
+
+def page_rows(extraction) -> tuple[dict, ...]:
+    """One row per PDF page of :attr:`IndexSnapshot.extraction`: ``doc_id``, ``page`` (1-based),
+    ``characters`` (whitespace excluded), ``own_characters`` (without running lines), ``garbled_share``."""
+    return tuple({"doc_id": de.doc_id, "page": p.page, "characters": p.characters,
+                  "own_characters": p.own_characters, "garbled_share": p.garbled_share}
+                 for de in extraction for p in de.pages if p.page > 0)
+
+
+def render_pages(rows) -> list[str]:
+    """One line on the PDF pages' characters: how many, the emptiest page, the median, the worst garbled share."""
+    if not rows:
+        return []
+    chars = sorted(r["own_characters"] for r in rows)
+    low = min(rows, key=lambda r: (r["own_characters"], r["doc_id"], r["page"]))
+    worst = max(rows, key=lambda r: (r["garbled_share"], r["doc_id"], -r["page"]))
+    docs = len({r["doc_id"] for r in rows})
+    return [f"  PDF pages: {len(rows)} in {docs} documents; characters of their own per page: median "
+            f"{chars[len(chars) // 2]}, fewest {low['own_characters']} ({low['doc_id']} page {low['page']}); "
+            + (f"largest garbled share {worst['garbled_share']:.2%} ({worst['doc_id']} page {worst['page']})"
+               if worst["garbled_share"] > 0 else "no garbled character")]
 
 
 def render_findings(findings, show: int = 20) -> list[str]:
@@ -494,7 +518,7 @@ def check_index(store: IndexStore, name: str, current: Stamp | None = None, enco
     s = snapshot(store, name, current, encoder, sample, seed, strip_running_lines)
     findings = tuple(check(s) for check in CHECKS)
     return HealthReport(str(store.path), name, int(s.generation["id"]), s.stamp, len(s.documents), len(s.rows),
-                        findings, s.identity)
+                        findings, s.identity, page_rows(s.extraction))
 
 
 def check_store(store: IndexStore, encoder=None, strip_running_lines: bool = False) -> list[HealthReport]:
