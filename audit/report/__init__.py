@@ -1,5 +1,6 @@
 """Results rendered for people and programs: tables (DataFrames), the text report, JSON, page views,
-findings, escaped HTML, and the before/after upgrade diff.
+findings, escaped HTML, the before/after upgrade diff, and the extraction audit's section of Index health
+(:mod:`.extraction`).
 
 Pages and the CLI render the same objects, so they always say the same thing.
 """
