@@ -21,7 +21,7 @@ import streamlit as st
 
 from audit import PIPELINE_VERSION
 from audit.index import Stamp
-from audit.index.health import check_index
+from audit.index.health import check_index, snapshot
 from audit.index.manifest import manifest, upgrade_preview
 from audit.models import ModelUnavailable
 from audit.report.dashboard import (
@@ -30,6 +30,7 @@ from audit.report.dashboard import (
     findings_frame,
     severity_css,
 )
+from audit.report.extraction import extraction_view
 from ui import cache, context, footer, paths, session, stop, table
 from ui.health import preview_model, retry_failed
 from ui.layout import cells
@@ -65,6 +66,38 @@ def findings_section(rep) -> None:
             with st.expander(md(f"{SEVERITY_LABEL[f.severity]}: {f.title} — {len(f.documents)} documents")):
                 table(pd.DataFrame(f.documents).rename(columns={"doc_id": "document"}), f"health_docs_{f.check}",
                       f"health_{f.check}.csv", use_container_width=True)
+
+
+def extraction_section(snap) -> None:
+    """Where content died: the extraction audit's findings with their pages and chunks, and each page's figures."""
+    st.subheader("Extraction")
+    st.caption("What the extractor did to each document: PDF pages without a text layer, running headers and "
+               "footers (a line opening or closing at least half of the pages, digits aside), tables read as lines "
+               "of words, two columns read across, and garbled characters (over 1% of a page in Unicode Co, Cn, "
+               "Cc or U+FFFD). Warnings, unless nothing in a document is searchable. Rules: docs/definitions.md, "
+               "Extraction audit.")
+    view = extraction_view(snap)
+    if view.findings.empty:
+        st.success(f"No extraction finding in the {view.documents} documents.")
+    else:
+        table(view.findings, "health_extraction", "extraction_findings.csv", "Download extraction findings (CSV)",
+              width="stretch", help={"chunks reached": "chunks of this index whose content overlaps the "
+                                                                "finding's places (a blank page: chunks spanning it)",
+                                              "searchable": "False: no page of the document has text of its own "
+                                                            "within the garbled bound"})
+    for doc, line in view.stripped:
+        st.caption(md(f"{doc}: {line} stripped at extraction"))
+    if view.layout_unrecorded:
+        st.info(md(f"{len(view.layout_unrecorded)} PDF documents were indexed before drawing positions were "
+                   "recorded: tables and columns are not checked for them until they are indexed again ("
+                   + ", ".join(view.layout_unrecorded[:5]) + (" …" if len(view.layout_unrecorded) > 5 else "")
+                   + ")."))
+    if not view.pages.empty:
+        with st.expander(f"PDF pages ({len(view.pages)})"):
+            table(view.pages, "health_extraction_pages", "extraction_pages.csv", width="stretch",
+                  help={"characters": "characters of the page's text, whitespace excluded",
+                        "own characters": "the same without its running header and footer",
+                        "garbled share": "share of characters in Co, Cn, Cc (tab, newline excepted) or U+FFFD"})
 
 
 def manifest_section(man: pd.DataFrame, name: str) -> None:
@@ -135,7 +168,8 @@ st.title("Index health")
 st.caption("What a platform team checks after an upgrade. Stale is computed against the current configuration "
            "(the model chosen in the sidebar, this code's pipeline and extractor versions, the source files as they "
            "are now), never stored. Unhealthy: failed, stale, mixed models or dims, count stamp ≠ rows, NaN or "
-           "non-unit vectors, empty chunks, missing sources. Warnings: over the window, duplicates, oversize.")
+           "non-unit vectors, empty chunks, missing sources. Warnings: over the window, duplicates, oversize, and the "
+           "extraction audit.")
 
 own_db = session.index_path(ctx.corpus.name)
 db_path = paths.pick_index("Index database", "health_db", own_db)
@@ -161,11 +195,14 @@ with closing(ro_store) as store:
                         index=names.index(focus) if focus in names else 0)
     gen = store.generation(name)
     enc = ctx.encoder
-    rep = check_index(store, name, Stamp.from_generation(gen).with_model(enc), enc)
+    strip = bool(st.session_state.get("strip_running_lines", False))
+    current = Stamp.from_generation(gen).with_model(enc)
+    rep = check_index(store, name, current, enc, strip_running_lines=strip)
     man = manifest(store, name)
 
     status_section(rep, man)
     findings_section(rep)
+    extraction_section(snapshot(store, name, current, enc, strip_running_lines=strip))
     manifest_section(man, name)
     retry_section(ctx, db_path, own_db, name, man, rep.stamp.model)
     preview_section(store, name, rep)

@@ -35,6 +35,8 @@ Example (paths relative to the file's own folder)::
     url = "https://rag.internal/v1/search"
     mapping = "plain"                   # plain, qdrant or chroma (audit.sources.endpoint.spec has every key)
     headers = { Authorization = "env:RAG_TOKEN" }   # env:VAR in header values only; never shown
+    [ingest]
+    strip_running_lines = true          # remove PDFs' running headers and footers at extraction (default false)
 
     [uploads]
     enabled = true
@@ -69,7 +71,9 @@ ROOTS_KNOB = "AUDIT_ROOTS (os.pathsep-separated folders) or `roots = [...]` in a
 #: ``AUDIT_*`` variables that name a path the operator chose (trusted as allowed roots).
 _PATH_VARIABLES = ("AUDIT_CORPUS", "AUDIT_GROUND_TRUTH", "AUDIT_OUT_OF_DOMAIN", "AUDIT_MODEL", "AUDIT_RERANKER")
 _TABLES = ("corpora", "ground_truths", "out_of_domain", "indexes", "models", "rerankers")
-_KNOWN = {"shared", "roots", "uploads", "access", "stores", "systems", "endpoints", *_TABLES}
+_KNOWN = {"shared", "roots", "uploads", "access", "stores", "systems", "endpoints", "ingest", *_TABLES}
+#: Keys of ``[ingest]``: how documents are extracted (the CLI's options take precedence).
+INGEST_KEYS = ("strip_running_lines",)
 #: Keys of a ``[systems.NAME]`` table: single files, then tables of run name → file (or score kind).
 SYSTEM_FILES = ("queries", "qrels", "chunks", "corpus", "ood_queries")
 SYSTEM_TABLES = ("runs", "scores", "ood_runs")
@@ -129,6 +133,7 @@ class Config:
     uploads: Uploads = Uploads()
     require_login: bool = False
     allowed: tuple[str, ...] = ()
+    strip_running_lines: bool = False
 
     def named_paths(self) -> list[Path]:
         """Every path the file names (corpora, ground truths, out-of-domain files, indexes, model folders)."""
@@ -290,6 +295,15 @@ def load_config(env: Mapping[str, str] | None = None, cwd: str | Path | None = N
     acc = data.get("access", {})
     if not isinstance(up, dict) or not isinstance(acc, dict):
         raise ConfigError(f"{where}: [uploads] and [access] must be tables")
+    ingest = data.get("ingest", {})
+    if not isinstance(ingest, dict):
+        raise ConfigError(f"{where}: [ingest] must be a table")
+    unknown = sorted(set(ingest) - set(INGEST_KEYS))
+    if unknown:
+        raise ConfigError(f"{where}: [ingest] unknown key(s) {', '.join(unknown)}; known: {', '.join(INGEST_KEYS)}")
+    strip = ingest.get("strip_running_lines", False)
+    if not isinstance(strip, bool):
+        raise ConfigError(f"{where}: [ingest] strip_running_lines must be true or false, not {strip!r}")
     allowed = acc.get("allowed", [])
     if not isinstance(allowed, list) or not all(isinstance(a, str) for a in allowed):
         raise ConfigError(f"{where}: [access] allowed must be a list of e-mail addresses or \"@domain\" entries")
@@ -307,6 +321,7 @@ def load_config(env: Mapping[str, str] | None = None, cwd: str | Path | None = N
                         ttl_s=_number(up, "ttl_minutes", 60, where) * 60.0),
         require_login=bool(acc.get("require_login", False)),
         allowed=tuple(a.strip() for a in allowed if a.strip()),
+        strip_running_lines=strip,
     )
 
 

@@ -44,6 +44,9 @@ def test_health_of_a_dataset_exits_0(dataset, tmp_path, capsys):
     js = tmp_path / "h.json"
     assert main(["health", "--index", str(out), "--json", str(js)]) == 0
     assert json.loads(js.read_text())["healthy"] is True
+    # the extraction audit needs the source files, which a dataset does not hold: said, not guessed
+    (extraction,) = [f for f in json.loads(js.read_text())["findings"] if f["check"] == "extraction"]
+    assert extraction["severity"] == "ok" and "not the source files" in extraction["detail"]
 
 
 def test_compare_two_datasets(dataset, capsys):

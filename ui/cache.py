@@ -133,9 +133,10 @@ def folder_signature(path: str) -> tuple:
 
 
 @st.cache_resource(show_spinner="Reading the corpus folder…", max_entries=8)
-def folder_corpus(path: str, signature: tuple) -> Corpus:
-    """A folder corpus; ``signature`` (see :func:`folder_signature`) makes an edit reload it. Raises ValueError."""
-    return load_folder(path)
+def folder_corpus(path: str, signature: tuple, strip_running_lines: bool = False) -> Corpus:
+    """A folder corpus; ``signature`` (see :func:`folder_signature`) makes an edit reload it;
+    ``strip_running_lines`` removes PDFs' running headers and footers. Raises ValueError."""
+    return load_folder(path, strip_running_lines=strip_running_lines)
 
 
 # --------------------------------------------------------------------------- ground truth

@@ -34,12 +34,13 @@ def retry_failed(ctx, db_path: Path, own_db: Path, name: str) -> IndexRunResult:
     upload = session.is_upload(ctx.corpus.name)
     with closing(IndexStore.open_readonly(db_path)) as ro:
         spec = ro.corpus_spec()
+    strip = bool(st.session_state.get("strip_running_lines", False))  # the sidebar's extraction choice
     if own and upload:
         corpus = ctx.corpus
     elif spec == "python-reference" or paths.shared():  # an operator-named index: its corpus too
-        corpus = load_corpus(spec)
+        corpus = load_corpus(spec, strip_running_lines=strip)
     else:
-        corpus = load_corpus(paths.user_path(spec or "", "the index's corpus folder"))
+        corpus = load_corpus(paths.user_path(spec or "", "the index's corpus folder"), strip_running_lines=strip)
     with st.spinner("Re-indexing the failed documents with the index's own model…"):
         if own and not upload:  # the dashboard's own connection: its lock serialises with a build
             result = retry_failed_documents(cache.index_store(str(db_path.resolve())), name, corpus, cache.encoder)

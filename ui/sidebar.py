@@ -85,6 +85,7 @@ def _defaults_single(env_corpus: str, env_gt: str, env_ood: str) -> dict:
         "model": os.environ.get("AUDIT_MODEL") or DEFAULT_MODEL,
         "reranker": os.environ.get("AUDIT_RERANKER") or DEFAULT_RERANKER,
         "bm25_tokens": "unicode",
+        "strip_running_lines": paths.config().strip_running_lines,
         "focus_strategy": "E",
         "focus_retriever": "dense",
         "threshold": None,  # set by the Threshold page (cosine distance); None = not chosen yet
@@ -113,7 +114,7 @@ def _load_corpus(src: str) -> Corpus | None:
         spec = cfg.corpora[st.session_state.get("corpus_name") or names[0]]
         if spec == BUILTIN_CORPUS:
             return cache.builtin_corpus()
-        return cache.folder_corpus(spec, cache.folder_signature(spec))
+        return cache.folder_corpus(spec, cache.folder_signature(spec), _strip())
     if src == "folder":
         st.text_input("Folder path", key="corpus_folder", placeholder="path/to/docs",
                       help="Read recursively: " + ", ".join(TEXT_SUFFIXES) + ". It must lie under the working "
@@ -122,7 +123,7 @@ def _load_corpus(src: str) -> Corpus | None:
         if not folder:
             return None
         real = str(paths.user_path(folder, "corpus folder"))  # PathRefused is a ValueError: shown, nothing read
-        return cache.folder_corpus(real, cache.folder_signature(real))
+        return cache.folder_corpus(real, cache.folder_signature(real), _strip())
     files = st.file_uploader("Documents", type=list(UPLOAD_TYPES), accept_multiple_files=True,
                              key="corpus_files", help="Markdown is kept as is; .txt/.rst become markdown. At most "
                              f"{cfg.uploads.max_files} files, {cfg.uploads.max_file_bytes / 1e6:g} MB a file, "
@@ -138,12 +139,17 @@ def _session_corpus(raw: tuple) -> Corpus:
     """The corpus of this session's uploads, kept in the session (never in a cache other sessions reach)."""
     from audit.ingest import corpus_from_uploads
 
-    key = tuple((n, cache.sha256_bytes(b)) for n, b in raw)
+    key = (tuple((n, cache.sha256_bytes(b)) for n, b in raw), _strip())
     held = st.session_state.get("_upload_corpus")
     if held is None or held[0] != key:
-        held = (key, corpus_from_uploads(list(raw), name=session.upload_corpus_name()))
+        held = (key, corpus_from_uploads(list(raw), name=session.upload_corpus_name(), strip_running_lines=_strip()))
         st.session_state["_upload_corpus"] = held
     return held[1]
+
+
+def _strip() -> bool:
+    """The sidebar's "Strip running headers and footers" choice (default: ``[ingest]`` of audit.toml)."""
+    return bool(st.session_state.get("strip_running_lines", False))
 
 
 def corpus_section() -> Corpus:
@@ -154,6 +160,11 @@ def corpus_section() -> Corpus:
         if st.session_state["corpus_source"] not in offered:
             st.session_state["corpus_source"] = offered[0]
         st.radio("Source", offered, format_func=CORPUS_SOURCES.get, key="corpus_source")
+        st.checkbox("Strip running headers and footers (PDF)", key="strip_running_lines",
+                    help="A line that opens or closes at least half of a PDF's pages (digits aside: 'Page 3 of 6') "
+                         "is removed at extraction, so chunks crossing a page break no longer carry it; offsets "
+                         "refer to the text without it and the extractor version records the choice. Index "
+                         "health lists such lines either way.")
         try:
             corpus = _load_corpus(st.session_state["corpus_source"])
         except ValueError as e:

@@ -18,6 +18,7 @@ from .common import (
     existing_store,
     open_store,
     strategies_arg,
+    strip_arg,
     write_json,
 )
 from .endpoint import check_no_endpoint_options, cmd_report_endpoint
@@ -91,7 +92,7 @@ def cmd_report(a) -> int:
     bad = [r for r in retrievers if r not in RETRIEVERS]
     if bad or not retrievers:
         raise InputError(f"unknown retriever {bad[0] if bad else ''!r}; choose from {','.join(RETRIEVERS)}")
-    corpus = corpus_arg(a.corpus)
+    corpus = corpus_arg(a.corpus, strip_arg(a))
     gt = ground_truth_arg(corpus, a)
     try:
         encoder = load_encoder(a.model)
@@ -130,7 +131,7 @@ def cmd_chunks(a) -> int:
     from ..chunking import chunk_corpus
 
     (strategy,) = strategies_arg(a.strategy)[:1]
-    corpus = corpus_arg(a.corpus)
+    corpus = corpus_arg(a.corpus, strip_arg(a))
     chunks = chunk_corpus(corpus, strategy)
     with open(a.jsonl, "w", encoding="utf-8") as fh:
         for c in chunks.chunks:
@@ -142,7 +143,7 @@ def cmd_chunks(a) -> int:
 
 
 def cmd_corpus(a) -> int:
-    corpus = corpus_arg(a.corpus)
+    corpus = corpus_arg(a.corpus, strip_arg(a))
     with open(a.jsonl, "w", encoding="utf-8") as fh:
         for d in corpus.documents:
             fh.write(json.dumps({"doc_id": d.doc_id, "title": d.title, "text": d.text}, ensure_ascii=False) + "\n")
@@ -160,7 +161,7 @@ def cmd_index(a) -> int:
     from ..index import index_corpus
 
     (strategy,) = strategies_arg(a.strategy)[:1]
-    corpus = corpus_arg(a.path)
+    corpus = corpus_arg(a.path, strip_arg(a))
     store = open_store(a.db or default_index_path(corpus.name))
     bar = ProgressBar(a.quiet)
     try:
@@ -190,7 +191,7 @@ def cmd_health(a) -> int:
 
     store = existing_store(a.db)
     encoder = encoder_arg(a.model)
-    reports = check_store(store, encoder)
+    reports = check_store(store, encoder, strip_running_lines=strip_arg(a))
     if not reports:
         raise InputError(f"{store.path}: holds no index")
     for r in reports:

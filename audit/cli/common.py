@@ -20,11 +20,25 @@ class InputError(Exception):
     """Bad input: printed as one line on stderr, exit 2."""
 
 
-def corpus_arg(spec: str):
+def strip_arg(a) -> bool:
+    """``--strip-running-lines`` / ``--no-strip-running-lines``, else ``[ingest] strip_running_lines`` of
+    audit.toml (``$AUDIT_CONFIG`` or ``./audit.toml``), else False; InputError for a malformed audit.toml."""
+    given = getattr(a, "strip_running_lines", None)
+    if given is not None:
+        return bool(given)
+    from ..config import ConfigError, load_config
+
+    try:
+        return load_config().strip_running_lines
+    except ConfigError as e:
+        raise InputError(str(e)) from None
+
+
+def corpus_arg(spec: str, strip_running_lines: bool = False):
     from ..ingest import load_corpus
 
     try:
-        corpus = load_corpus(spec)
+        corpus = load_corpus(spec, strip_running_lines=strip_running_lines)
     except ValueError as e:
         raise InputError(str(e)) from None
     if not corpus.documents:

@@ -16,6 +16,7 @@ from .common import (
     corpus_arg,
     encoder_arg,
     strategies_arg,
+    strip_arg,
     write_json,
 )
 
@@ -54,7 +55,7 @@ def cmd_index_lance(a) -> int:
     from ..index.lance import LanceIndexError, index_local, index_with_ray
 
     (strategy,) = strategies_arg(a.strategy)[:1]
-    corpus = corpus_arg(a.path)
+    corpus = corpus_arg(a.path, strip_arg(a))
     bar = ProgressBar(a.quiet)
     try:
         if a.engine == "ray":

@@ -21,6 +21,12 @@ from .endpoint import add_endpoint_options
 from .store import add_store_options
 
 
+def _add_strip_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--strip-running-lines", action=argparse.BooleanOptionalAction, default=None,
+                   help="remove PDFs' running headers and footers at extraction (default: [ingest] "
+                        "strip_running_lines in audit.toml, else off); the extractor version records it")
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``python -m audit`` argument parser."""
     p = argparse.ArgumentParser(prog="python -m audit", description="Audit the retrieval half of a RAG system.",
@@ -60,6 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
                         "Kana, Hangul and Thai letters cut into character pairs)")
     r.add_argument("--allow-unhealthy", action="store_true",
                    help="report over an index with non-finite or non-unit vectors (refused otherwise), with a warning")
+    _add_strip_option(r)
     add_store_options(r)
     add_endpoint_options(r)
     r.set_defaults(func=cmd_report)
@@ -68,6 +75,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--strategy", required=True, help="A-F")
     c.add_argument("--corpus", default="python-reference")
     c.add_argument("--jsonl", required=True)
+    _add_strip_option(c)
     c.set_defaults(func=cmd_chunks)
 
     i = sub.add_parser("index", help="index a corpus into the persisted index (incremental)", allow_abbrev=False)
@@ -86,6 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
     i.add_argument("--actors", type=int, default=2, help="with --engine ray: embedding actors (default 2)")
     i.add_argument("--batch-size", type=int, default=256, help="with --out: chunks per embedding batch (default 256)")
     i.add_argument("--num-gpus", type=float, default=0, help="with --engine ray: GPUs per actor (default 0)")
+    _add_strip_option(i)
     i.set_defaults(func=cmd_index)
 
     h = sub.add_parser("health", help="check an index after an upgrade (exit 1 when unhealthy)", allow_abbrev=False)
@@ -94,6 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("--model", default=None, help="the current model, to judge staleness (default all-MiniLM-L6-v2)")
     h.add_argument("--json", help="also write the findings as JSON")
     h.add_argument("--corpus", default=None, help="with --store: the documents, to find rows whose source is gone")
+    _add_strip_option(h)
     add_store_options(h)
     h.set_defaults(func=cmd_health)
 
@@ -129,6 +139,7 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("corpus", help="write the canonical documents as JSONL", allow_abbrev=False)
     d.add_argument("--corpus", default="python-reference")
     d.add_argument("--jsonl", required=True)
+    _add_strip_option(d)
     d.set_defaults(func=cmd_corpus)
     return p
 

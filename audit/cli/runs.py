@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import sys
 
-from .common import EXIT_GATE, EXIT_OK, InputError, corpus_arg, fail_under_arg, write_json
+from .common import EXIT_GATE, EXIT_OK, InputError, corpus_arg, fail_under_arg, strip_arg, write_json
 
 
 def cmd_report_runs(a) -> int:
@@ -31,7 +31,7 @@ def cmd_report_runs(a) -> int:
             check_cut(a.threshold, "--threshold")  # every run is in cosine distance: the same check as ours
         if a.threshold is not None and not math.isfinite(a.threshold):
             raise ValueError(f"--threshold must be a finite number in the runs' own units, got {a.threshold!r}")
-        corpus = corpus_arg(a.corpus) if a.corpus else None
+        corpus = corpus_arg(a.corpus, strip_arg(a)) if a.corpus else None
         system = load_system(a.queries, runs, scores, a.qrels, a.ground_truth, a.chunks, corpus, a.ood_queries,
                              ood_runs)
         report = build_report(system, a.threshold)

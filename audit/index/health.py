@@ -8,7 +8,11 @@ Checks (docs/definitions.md, *Health severities*), each listing the documents it
   content); mixed models or dims; chunk-count stamp ≠ stored rows; NaN or
   non-unit vectors (``|norm − 1| > 1e-4``); empty chunks; missing source files.
 - **warning** (exit 0): chunks over the encoder window; duplicate chunks;
-  oversize chunks (content longer than the strategy's target).
+  oversize chunks (content longer than the strategy's target); and the
+  extraction audit (:mod:`audit.ingest.extraction_audit`): pages without a
+  text layer, running headers and footers, tables flattened into lines, column
+  interleaving, garbled characters, each with its pages and the chunks it
+  reaches (unhealthy only for a document in which nothing is searchable).
 
 The identity ``L2² / 2 = 1 − cos`` is checked on a sample of vector pairs and
 its maximum deviation reported (the specification measured 8.3e-07).
@@ -28,7 +32,9 @@ from pathlib import Path
 import numpy as np
 
 from .. import PIPELINE_VERSION
-from ..ingest import BUILTIN_CORPUS, EXTRACTOR_VERSIONS, beir, file_sha256
+from ..ingest import BUILTIN_CORPUS, beir, file_sha256
+from ..ingest.document import extractor_version
+from ..ingest.extraction_audit import DocumentExtraction, ExtractionNotes, audit_document
 from ..models import n_special
 from .stamp import DocumentRecord, Stamp
 from .store import IndexStore, vectors_of
@@ -47,14 +53,16 @@ class Finding:
     ----------
     check : str
         Stable id: ``failed``, ``stale``, ``mixed``, ``count``, ``vectors``,
-        ``empty``, ``missing``, ``over_window``, ``duplicates``, ``oversize``.
+        ``empty``, ``missing``, ``over_window``, ``duplicates``, ``oversize``,
+        ``no_text_layer``, ``running_lines``, ``tables``, ``columns``, ``garbled``.
     severity : {"unhealthy", "warning", "ok"}
     title : str
         What the check looks at, for people.
     detail : str
         The result in one sentence (counts, the max deviation...).
     documents : tuple of dict
-        One row per concerned document: ``doc_id`` and ``why``.
+        One row per concerned document: ``doc_id`` and ``why`` (the extraction
+        checks add ``pages``, 1-based, and ``chunks``, the chunks it reaches).
     """
 
     check: str
@@ -76,6 +84,7 @@ class HealthReport:
     n_chunks: int
     findings: tuple[Finding, ...] = field(default_factory=tuple)
     identity_max_deviation: float = math.nan
+    pages: tuple[dict, ...] = ()  # the extraction audit's figures per PDF page (see :func:`page_rows`)
 
     @property
     def healthy(self) -> bool:
@@ -90,14 +99,37 @@ class HealthReport:
                 "stamp": self.stamp.__dict__, "documents": self.n_documents, "chunks": self.n_chunks,
                 "identity_max_deviation": None if math.isnan(self.identity_max_deviation)
                 else self.identity_max_deviation,
-                "findings": [f.__dict__ | {"documents": list(f.documents)} for f in self.findings]}
+                "findings": [f.__dict__ | {"documents": list(f.documents)} for f in self.findings],
+                "pages": list(self.pages)}
 
     def render(self) -> str:
         """Plain text for the CLI."""
         L = [f"index {self.index} in {self.db}: generation {self.generation}, {self.n_documents} documents, "
              f"{self.n_chunks} chunks, model {self.stamp.model} ({self.stamp.dims} dims, window {self.stamp.window})"
              f" — {'HEALTHY' if self.healthy else 'UNHEALTHY'}"]
-        return "\n".join(L + render_findings(self.findings))
+        return "\n".join(L + render_findings(self.findings) + render_pages(self.pages))
+
+
+def page_rows(extraction) -> tuple[dict, ...]:
+    """One row per PDF page of :attr:`IndexSnapshot.extraction`: ``doc_id``, ``page`` (1-based),
+    ``characters`` (whitespace excluded), ``own_characters`` (without running lines), ``garbled_share``."""
+    return tuple({"doc_id": de.doc_id, "page": p.page, "characters": p.characters,
+                  "own_characters": p.own_characters, "garbled_share": p.garbled_share}
+                 for de in extraction for p in de.pages if p.page > 0)
+
+
+def render_pages(rows) -> list[str]:
+    """One line on the PDF pages' characters: how many, the emptiest page, the median, the worst garbled share."""
+    if not rows:
+        return []
+    chars = sorted(r["own_characters"] for r in rows)
+    low = min(rows, key=lambda r: (r["own_characters"], r["doc_id"], r["page"]))
+    worst = max(rows, key=lambda r: (r["garbled_share"], r["doc_id"], -r["page"]))
+    docs = len({r["doc_id"] for r in rows})
+    return [f"  PDF pages: {len(rows)} in {docs} documents; characters of their own per page: median "
+            f"{chars[len(chars) // 2]}, fewest {low['own_characters']} ({low['doc_id']} page {low['page']}); "
+            + (f"largest garbled share {worst['garbled_share']:.2%} ({worst['doc_id']} page {worst['page']})"
+               if worst["garbled_share"] > 0 else "no garbled character")]
 
 
 def render_findings(findings, show: int = 20) -> list[str]:
@@ -146,6 +178,9 @@ class IndexSnapshot:
         Its tokenizer counts tokens for the over-window check.
     sample, seed : int
         Vectors sampled for the identity check, and the seed of that sample.
+    strip_running_lines : bool
+        Whether the current configuration strips PDFs' running lines (it changes
+        the extractor version a PDF is judged against).
     """
 
     store: IndexStore
@@ -159,6 +194,26 @@ class IndexSnapshot:
     encoder: object = None
     sample: int = 200
     seed: int = 0
+    strip_running_lines: bool = False
+
+    @cached_property
+    def extraction(self) -> list[DocumentExtraction]:
+        """The extraction audit of every indexed document (:func:`audit.ingest.extraction_audit.audit_document`),
+        with the chunks of this generation, by ``doc_id``."""
+        spans: dict[str, list[tuple[int, int]]] = {}
+        for r in self.rows:
+            spans.setdefault(r.doc_id, []).append((r.start, r.end))
+        kinds = {d.doc_id: d.extractor for d in self.documents}
+        out = []
+        for doc_id, (text, pages, _, raw) in sorted(self.store.document_texts(int(self.generation["id"])).items()):
+            try:
+                notes = ExtractionNotes.from_json(raw)
+            except ValueError:
+                notes = None
+            if notes is None and kinds.get(doc_id) != "pdf":
+                notes = ExtractionNotes(layout_checked=False)  # no layout to record: nothing is missing
+            out.append(audit_document(doc_id, text, pages, notes, spans.get(doc_id, ())))
+        return out
 
     @cached_property
     def vectors(self) -> np.ndarray:
@@ -213,7 +268,7 @@ def check_failed(s: IndexSnapshot) -> Finding:
                     f"{len(failed)} documents failed to index (retry with --retry-failed)")
 
 
-def _staleness(d: DocumentRecord, now: str, current: Stamp) -> list[str]:
+def _staleness(d: DocumentRecord, now: str, current: Stamp, strip_running_lines: bool = False) -> list[str]:
     why = []
     if d.stamp.model != current.model:
         why.append(f"model {d.stamp.model} → {current.model}")
@@ -225,7 +280,7 @@ def _staleness(d: DocumentRecord, now: str, current: Stamp) -> list[str]:
         why.append(f"window {d.stamp.window} → {current.window}")
     if d.stamp.pipeline_version != current.pipeline_version:
         why.append(f"pipeline {d.stamp.pipeline_version} → {current.pipeline_version}")
-    want = EXTRACTOR_VERSIONS.get(d.extractor)
+    want = extractor_version(d.extractor, strip_running_lines)
     if d.status == "indexed" and want is not None and d.extractor_version != want:
         why.append(f"extractor {d.extractor} {d.extractor_version} → {want}")
     if now != d.content_sha256:
@@ -237,7 +292,7 @@ def check_stale(s: IndexSnapshot) -> Finding:
     stale = []
     for d in s.documents:
         now = s.source_now[d.doc_id]
-        why = _staleness(d, now, s.current) if now is not None else []
+        why = _staleness(d, now, s.current, s.strip_running_lines) if now is not None else []
         if why:
             stale.append({"doc_id": d.doc_id, "why": "; ".join(why)})
     return _finding("stale", UNHEALTHY, "stale documents (against the current configuration)", stale, "none",
@@ -343,14 +398,79 @@ def check_oversize(s: IndexSnapshot) -> Finding:
                     f"{sum(over.values())} chunks longer than the target")
 
 
+# --------------------------------------------------------------------------- the extraction audit
+
+def _extraction_finding(s: IndexSnapshot, check: str, title: str, detail_ok: str, noun: str,
+                        can_fail: bool = False) -> Finding:
+    """A registered extraction check: one row per document with that finding, its pages and chunks reached.
+
+    Severity: warning; for the checks that make a document unsearchable (``can_fail``: no text layer,
+    garbled), unhealthy when a concerned document has nothing searchable (no page with text of its
+    own within the garbled bound; docs/definitions.md, *Extraction audit*).
+    """
+    rows, lost = [], 0
+    for de in s.extraction:
+        for f in de.findings:
+            if f.check == check:
+                fails = can_fail and not de.searchable
+                rows.append({"doc_id": de.doc_id, "why": f"{f.evidence}; reaches {f.chunks} chunks"
+                             + ("; nothing in this document is searchable" if fails else ""),
+                             "pages": list(f.pages), "chunks": f.chunks})
+                lost += fails
+    if not rows:
+        return Finding(check, OK, title, detail_ok)
+    chunks = sum(r["chunks"] for r in rows)
+    detail = f"{len(rows)} documents {noun}; {chunks} chunks reached"
+    if lost:
+        detail += f"; {lost} documents have nothing searchable"
+    return Finding(check, UNHEALTHY if lost else WARNING, title, detail, tuple(rows))
+
+
+def _layout_unrecorded(s: IndexSnapshot) -> str:
+    n = sum(1 for de in s.extraction if not de.layout_checked)
+    return (f" ({n} PDF documents indexed before drawing positions were recorded were not checked: re-index "
+            "them)") if n else ""
+
+
+def check_no_text_layer(s: IndexSnapshot) -> Finding:
+    return _extraction_finding(s, "no_text_layer", "PDF pages with a text layer", "every page has text",
+                               "have pages without a text layer (scans need OCR)", can_fail=True)
+
+
+def check_running_lines(s: IndexSnapshot) -> Finding:
+    stripped = sum(1 for de in s.extraction if de.stripped)
+    ok = "none" + (f"; {stripped} documents had theirs stripped at extraction (strip_running_lines)"
+                   if stripped else "")
+    return _extraction_finding(s, "running_lines", "no running headers or footers in the text", ok,
+                               "repeat a header or footer on their pages")
+
+
+def check_tables(s: IndexSnapshot) -> Finding:
+    return _extraction_finding(s, "tables", "no tables flattened into lines", "none" + _layout_unrecorded(s),
+                               "have tables read as lines of words")
+
+
+def check_columns(s: IndexSnapshot) -> Finding:
+    return _extraction_finding(s, "columns", "no column interleaving", "none" + _layout_unrecorded(s),
+                               "have two columns read across, line by line")
+
+
+def check_garbled(s: IndexSnapshot) -> Finding:
+    from ..ingest.extraction_audit import GARBLED_BOUND
+
+    return _extraction_finding(s, "garbled", f"garbled characters within {GARBLED_BOUND:.0%} a page", "none over",
+                               "have pages of private-use, unassigned, control or U+FFFD characters", can_fail=True)
+
+
 #: Every check, in report order (failed, stale, missing, mixed, count, vectors, empty, over_window,
-#: duplicates, oversize).
+#: duplicates, oversize, then the extraction audit: no_text_layer, running_lines, tables, columns, garbled).
 CHECKS = (check_failed, check_stale, check_missing, check_mixed, check_count, check_vectors, check_empty,
-          check_over_window, check_duplicates, check_oversize)
+          check_over_window, check_duplicates, check_oversize, check_no_text_layer, check_running_lines,
+          check_tables, check_columns, check_garbled)
 
 
 def snapshot(store: IndexStore, name: str, current: Stamp | None = None, encoder=None, sample: int = 200,
-             seed: int = 0) -> IndexSnapshot:
+             seed: int = 0, strip_running_lines: bool = False) -> IndexSnapshot:
     """Read index ``name`` for the checks (see :func:`check_index` for the parameters).
 
     Raises
@@ -366,11 +486,11 @@ def snapshot(store: IndexStore, name: str, current: Stamp | None = None, encoder
         current = Stamp(stamp.model, stamp.model_digest, stamp.dims, stamp.window, PIPELINE_VERSION, stamp.strategy)
     gid = int(gen["id"])
     return IndexSnapshot(store, name, gen, stamp, current, store.documents(name, gid), store.chunk_rows(gid),
-                         store.row_counts(gid), encoder, sample, seed)
+                         store.row_counts(gid), encoder, sample, seed, strip_running_lines)
 
 
 def check_index(store: IndexStore, name: str, current: Stamp | None = None, encoder=None,
-                sample: int = 200, seed: int = 0) -> HealthReport:
+                sample: int = 200, seed: int = 0, strip_running_lines: bool = False) -> HealthReport:
     """Run every check of :data:`CHECKS` on index ``name``.
 
     Parameters
@@ -386,27 +506,30 @@ def check_index(store: IndexStore, name: str, current: Stamp | None = None, enco
         Vectors sampled (pairs = sample²) for the ``L2²/2 = 1 − cos`` identity.
     seed : int
         Seed of that sample (echoed in the finding).
+    strip_running_lines : bool
+        The current configuration strips PDFs' running lines: a PDF extracted
+        without (or with, when False) is stale.
 
     Raises
     ------
     ValueError
         No such index in the store.
     """
-    s = snapshot(store, name, current, encoder, sample, seed)
+    s = snapshot(store, name, current, encoder, sample, seed, strip_running_lines)
     findings = tuple(check(s) for check in CHECKS)
     return HealthReport(str(store.path), name, int(s.generation["id"]), s.stamp, len(s.documents), len(s.rows),
-                        findings, s.identity)
+                        findings, s.identity, page_rows(s.extraction))
 
 
-def check_store(store: IndexStore, encoder=None) -> list[HealthReport]:
+def check_store(store: IndexStore, encoder=None, strip_running_lines: bool = False) -> list[HealthReport]:
     """:func:`check_index` for every index of the store.
 
     ``encoder`` (optional) is the configured model: its name, digest, dims and
     window are the current configuration for staleness, and its tokenizer
-    counts tokens.
+    counts tokens; ``strip_running_lines`` is the current extraction option.
     """
     out = []
     for name in store.indexes():
         current = Stamp.from_generation(store.generation(name)).with_model(encoder) if encoder is not None else None
-        out.append(check_index(store, name, current, encoder))
+        out.append(check_index(store, name, current, encoder, strip_running_lines=strip_running_lines))
     return out

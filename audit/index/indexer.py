@@ -2,7 +2,9 @@
 
 A document is re-chunked and re-embedded only when its source bytes, extractor version, model,
 pipeline version or strategy changed (or it failed before); a model change builds a new
-generation and swaps it in when complete (docs/definitions.md, *Generations*).
+generation and swaps it in when complete (docs/definitions.md, *Generations*). An unchanged row of
+an older file gets its structure and extraction notes in place, when its stored text is the text
+extracted now.
 """
 
 from __future__ import annotations
@@ -79,6 +81,7 @@ def _index(store, corpus, strategy, encoder, retry_failed, progress, batch_size)
         if active["strategy"] != stamp.strategy or active["pipeline_version"] != stamp.pipeline_version:
             store.restamp(gen, stamp)
     existing = {d.doc_id: d for d in store.documents(name, gen)}
+    bare = store.without_structure(gen)  # rows of an older file: their structure is filled in place
     items = [(d.doc_id, d, None) for d in corpus.documents] + [(f.source, f, f.reason) for f in corpus.failures]
     items.sort(key=lambda x: x[0])
     reindexed, failed, embedded, from_cache, unchanged = [], [], 0, 0, 0
@@ -93,6 +96,8 @@ def _index(store, corpus, strategy, encoder, retry_failed, progress, batch_size)
                 and old.stamp == stamp)
         if same:
             unchanged += 1
+            if doc_id in bare:  # same text, so the same chunks and vectors: store only what the row lacks
+                store.fill_structure(gen, doc)
         elif failure is not None:
             store.write_document(gen, _FailedDoc(doc_id, doc.source_sha256), stamp, [], [], "failed", failure)
             failed.append((doc_id, failure))

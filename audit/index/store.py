@@ -18,7 +18,7 @@ import numpy as np
 from .cache import EmbeddingCache
 from .stamp import ChunkRow, DocumentRecord, Stamp
 
-__all__ = ["IndexStore", "IndexUnusable", "LoadedIndex", "vectors_of"]
+__all__ = ["IndexStore", "IndexUnusable", "LoadedIndex", "document_from_row", "document_structure", "vectors_of"]
 
 
 SCHEMA_VERSION = "1"
@@ -40,6 +40,7 @@ CREATE TABLE IF NOT EXISTS document (
     pipeline_version TEXT, strategy TEXT,
     status TEXT NOT NULL, reason TEXT, indexed_at TEXT, chunk_count INTEGER,
     title TEXT, text TEXT, pages TEXT,
+    structure TEXT, extraction TEXT,
     PRIMARY KEY (generation, doc_id));
 CREATE TABLE IF NOT EXISTS chunk (
     generation INTEGER NOT NULL, doc_id TEXT NOT NULL, ordinal INTEGER NOT NULL,
@@ -68,6 +69,45 @@ class LoadedIndex:
     chunks: "object"
     vectors: np.ndarray
     documents: list
+    reparsed: tuple = ()  # documents rebuilt by re-parsing their text (written before ``structure``)
+
+
+def document_structure(doc) -> str:
+    """A document's headings and sections as JSON (the ``structure`` column): what rebuilds them exactly.
+
+    ``{"headings": [[start, end], ...], "sections": [[title, start, body_start, end], ...]}``, offsets in
+    characters of the canonical text. Read back by :func:`document_from_row`, whatever the format: a
+    converted format's declared headings and a PDF outline's sections come back as they were made.
+    """
+    return json.dumps({"headings": [list(h) for h in doc.headings],
+                       "sections": [[s.title, s.start, s.body_start, s.end] for s in doc.sections]},
+                      ensure_ascii=False)
+
+
+def document_from_row(record, text: str, pages: tuple, structure: str | None, extraction: str | None):
+    """The :class:`~audit.ingest.Document` of a stored row, or None when the row has no ``structure``.
+
+    ``record`` is its :class:`~audit.index.stamp.DocumentRecord`. Extraction notes that cannot be read
+    are dropped (the extraction audit then says the layout was not recorded); the text is never changed.
+    """
+    from ..ingest import Document, Section
+    from ..ingest.extraction_audit import ExtractionNotes
+
+    if not structure:
+        return None
+    try:
+        st = json.loads(structure)
+        sections = tuple(Section(str(t), int(a), int(b), int(c)) for t, a, b, c in st["sections"])
+        headings = tuple((int(a), int(b)) for a, b in st["headings"])
+    except (ValueError, KeyError, TypeError):
+        return None
+    try:
+        notes = ExtractionNotes.from_json(extraction)
+    except ValueError:
+        notes = None
+    return Document(doc_id=record.doc_id, title=record.title, text=text, sections=sections, headings=headings,
+                    source=record.source, extractor=record.extractor, extractor_version=record.extractor_version,
+                    pages=tuple(pages), source_sha256=record.content_sha256, extraction=notes)
 
 
 def _now() -> str:
@@ -93,6 +133,40 @@ def _schema_columns() -> dict[str, set[str]]:
 
 
 _COLUMNS = _schema_columns()
+
+
+#: Columns added to :data:`_SCHEMA` after its first release: an older file lacks them. Opened for
+#: writing, it gets them (``ALTER TABLE ADD COLUMN``, see :func:`_add_missing_columns`); opened
+#: read-only it is read without them (a missing value has a stated fallback where it is read).
+#: ``structure``: each document's headings and sections as JSON; ``extraction``: its extraction notes.
+_ADDED_LATER = {"document": ("structure", "extraction")}
+
+
+def _add_missing_columns(db: sqlite3.Connection) -> list[str]:
+    """Add every column of :data:`_SCHEMA` that an existing file's tables lack; returns ``table.column`` added.
+
+    Generic: the columns and their declared types are read from the schema itself, so a column added
+    to :data:`_SCHEMA` (and to :data:`_ADDED_LATER`) migrates old files with no other code. Existing
+    rows get NULL in the new column. Only columns of :data:`_ADDED_LATER` are added; a table missing
+    any other column is not an index of this program and is left as it is.
+    """
+    ref = sqlite3.connect(":memory:")
+    ref.executescript(_SCHEMA)
+    added = []
+    with db:
+        for table, later in _ADDED_LATER.items():
+            have = {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
+            if not _COLUMNS[table] - set(later) <= have:  # not this program's table: leave it as it is
+                continue
+            for _, col, decl, *_ in ref.execute(f"PRAGMA table_info({table})"):
+                if col not in have and col in later:
+                    db.execute(f'ALTER TABLE {table} ADD COLUMN "{col}" {decl}')
+                    added.append(f"{table}.{col}")
+    ref.close()
+    return added
+
+
+_REPARSE_SAID: set[str] = set()  # index files whose documents had no stored structure, said once each
 
 
 def _is_sqlite(path: Path) -> bool:
@@ -166,6 +240,7 @@ class IndexStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
+        _add_missing_columns(self._db)
         with self._db:
             self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
         self._own_cache = cache is None
@@ -209,6 +284,7 @@ class IndexStore:
                                     "document and chunk tables); nothing was changed")
             for table, needed in _COLUMNS.items():
                 have = {r[1] for r in db.execute(f"PRAGMA table_info({table})")}
+                needed = needed - set(_ADDED_LATER.get(table, ()))  # an older index, read as it is
                 if not needed <= have:
                     raise IndexUnusable(f"{p}: a SQLite database but not a retrieval-audit index (table {table} "
                                         f"lacks {', '.join(sorted(needed - have))}); nothing was changed")
@@ -268,6 +344,20 @@ class IndexStore:
                     'SELECT doc_id, ordinal, section, text, content, start, "end", header, tail, vector FROM chunk '
                     "WHERE generation=? ORDER BY doc_id, ordinal", (generation,))]
 
+    def has_column(self, table: str, column: str) -> bool:
+        """Whether the file's ``table`` has ``column`` (an older file may lack one of :data:`_ADDED_LATER`)."""
+        return any(r[1] == column for r in self._db.execute(f"PRAGMA table_info({table})"))
+
+    def document_texts(self, generation: int) -> dict[str, tuple[str, tuple[int, ...], str | None, str | None]]:
+        """doc_id → ``(canonical text, page starts, structure JSON, extraction JSON)`` of the indexed documents.
+
+        The two JSON values are None when the file predates their columns or the row was written before them.
+        """
+        extra = [c if self.has_column("document", c) else f"NULL AS {c}" for c in ("structure", "extraction")]
+        rows = self._db.execute(f"SELECT doc_id, text, pages, {', '.join(extra)} FROM document "
+                                "WHERE generation=? AND status='indexed'", (generation,))
+        return {r[0]: (r[1] or "", tuple(json.loads(r[2] or "[]")), r[3], r[4]) for r in rows}
+
     def row_counts(self, generation: int) -> dict[str, int]:
         """Chunk rows actually stored per document."""
         return dict(self._db.execute("SELECT doc_id, COUNT(*) FROM chunk WHERE generation=? GROUP BY doc_id",
@@ -303,19 +393,28 @@ class IndexStore:
                               f"{b[0]} ({b[1]} dims); re-index it with one model before querying")
         params = json.loads(gen["strategy"])
         strategy = Strategy(**params)
-        texts = dict(self._db.execute("SELECT doc_id, text FROM document WHERE generation=? AND status='indexed'",
-                                      (gen["id"],)).fetchall())
-        pages = dict(self._db.execute("SELECT doc_id, pages FROM document WHERE generation=? AND status='indexed'",
-                                      (gen["id"],)).fetchall())
-        documents = []
+        stored = self.document_texts(gen["id"])
+        texts = {k: v[0] for k, v in stored.items()}
+        documents, reparsed = [], []
         for d in docs:
             if d.status != "indexed":
                 continue
-            doc = markdown_document(d.doc_id, texts[d.doc_id], source=d.source, extractor=d.extractor,
-                                    fallback_title=d.title)
-            documents.append(replace(doc, title=d.title, extractor_version=d.extractor_version,
-                                      pages=tuple(json.loads(pages[d.doc_id] or "[]")),
-                                      source_sha256=d.content_sha256))
+            text, pages, structure, extraction = stored[d.doc_id]
+            doc = document_from_row(d, text, pages, structure, extraction)
+            if doc is None:  # written before the structure column: today's re-parse of the stored text
+                reparsed.append(d.doc_id)
+                doc = markdown_document(d.doc_id, text, source=d.source, extractor=d.extractor, fallback_title=d.title)
+                doc = replace(doc, title=d.title, extractor_version=d.extractor_version, pages=pages,
+                              source_sha256=d.content_sha256)
+            documents.append(doc)
+        if reparsed and str(self.path) not in _REPARSE_SAID:
+            _REPARSE_SAID.add(str(self.path))
+            import logging
+
+            logging.getLogger("audit").warning(
+                "%s: %d documents of index %r were written before headings were stored: their sections are "
+                "re-read from the text as markdown (a converted format or a PDF outline may differ); re-index "
+                "them to store them", self.path, len(reparsed), name)
         corpus = Corpus(self.corpus_spec() or str(self.path), tuple(documents))
         titles = {d.doc_id: d.title for d in docs}
         rows = [r for r in self.chunk_rows(gen["id"]) if r.doc_id in texts]
@@ -324,7 +423,8 @@ class IndexStore:
                        for i, r in enumerate(rows))
         stamp = Stamp.from_generation(gen)
         vectors = vectors_of(rows, stamp.dims)
-        return LoadedIndex(name, int(gen["id"]), stamp, corpus, ChunkSet(strategy, chunks), vectors, docs)
+        return LoadedIndex(name, int(gen["id"]), stamp, corpus, ChunkSet(strategy, chunks), vectors, docs,
+                           tuple(reparsed))
 
     # ------------------------------------------------------------------ writing
     def new_generation(self, name: str, stamp: Stamp, corpus: str, state: str) -> int:
@@ -352,12 +452,31 @@ class IndexStore:
             self._db.execute(
                 "INSERT OR REPLACE INTO document (generation, doc_id, source, content_sha256, extractor, "
                 "extractor_version, model, model_digest, dims, window, pipeline_version, strategy, status, reason, "
-                "indexed_at, chunk_count, title, text, pages) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                "indexed_at, chunk_count, title, text, pages, structure, extraction) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
                 (gen, doc.doc_id, doc.source, doc.source_sha256, getattr(doc, "extractor", ""),
                  getattr(doc, "extractor_version", ""), stamp.model, stamp.model_digest, stamp.dims, stamp.window,
                  stamp.pipeline_version, stamp.strategy, status, reason, _now(), int(count),
-                 getattr(doc, "title", ""), getattr(doc, "text", None), json.dumps(list(getattr(doc, "pages", ())))))
+                 getattr(doc, "title", ""), getattr(doc, "text", None), json.dumps(list(getattr(doc, "pages", ()))),
+                 document_structure(doc) if hasattr(doc, "headings") else None,
+                 doc.extraction.to_json() if getattr(doc, "extraction", None) is not None else None))
         return int(count)
+
+    def without_structure(self, generation: int) -> set[str]:
+        """Indexed documents of ``generation`` whose row has no ``structure`` (written before it was stored)."""
+        return {r[0] for r in self._db.execute(
+            "SELECT doc_id FROM document WHERE generation=? AND status='indexed' AND structure IS NULL", (generation,))}
+
+    def fill_structure(self, gen: int, doc) -> bool:
+        """Store ``doc``'s structure and extraction notes on its existing row, only where the row's text is
+        ``doc.text`` (the same extraction: nothing to re-chunk or re-embed); returns whether a row was filled."""
+        with self._db:
+            cur = self._db.execute(
+                "UPDATE document SET structure=?, extraction=? WHERE generation=? AND doc_id=? AND text=? "
+                "AND structure IS NULL",
+                (document_structure(doc), doc.extraction.to_json() if doc.extraction is not None else None, gen,
+                 doc.doc_id, doc.text))
+        return cur.rowcount > 0
 
     def set_corpus(self, spec: str) -> None:
         """Record the corpus the file is indexed from (``python-reference`` or a folder)."""

@@ -3,7 +3,8 @@
 Every offset in the product refers to a document's canonical text (docs/definitions.md,
 *Canonical text*). Modules, one format each: :mod:`.markdown` (heading lines, sections),
 :mod:`.rst` (reST and plain text), :mod:`.pdf`, :mod:`.html`, :mod:`.builtin` (CPython's pydoc
-topics); :mod:`.folder` picks the loader by file ending; :mod:`.document` holds the types.
+topics); :mod:`.folder` picks the loader by file ending; :mod:`.document` holds the types;
+:mod:`.extraction_audit` measures what extraction did to each document (issue 26).
 """
 
 from .builtin import BUILTIN_CORPUS, load_builtin

@@ -2,7 +2,8 @@
 
 BEIR (Thakur et al., NeurIPS 2021 Datasets and Benchmarks) judges **documents**: with the built-in
 strategies a chunk is relevant when its document is, and the report says so. Each document
-becomes ``# title`` (when it has one), a blank line and its text; its ``doc_id`` is the BEIR ``_id``.
+becomes ``# title`` (when it has one), a blank line and its text (only ``# title`` when its text is empty);
+its ``doc_id`` is the BEIR ``_id``.
 The judgments are read from ``qrels/test.tsv`` (else the only ``.tsv`` in ``qrels/``); only
 queries with a text and at least one relevant document (score ≥ 1) are asked, the other judged
 queries are listed as rejected with the reason (:func:`beir_judged`).
@@ -44,7 +45,8 @@ def _records(path: Path):
 def load_beir_corpus(folder) -> Corpus:
     """The documents of ``folder/corpus.jsonl`` (``_id``, ``title``, ``text``), sorted by ``doc_id``.
 
-    A record with an empty text is listed as failed; a repeated ``_id`` too.
+    A record with an empty text but a title is a document whose text is its title (``# title``); one
+    with neither is listed as failed, and so is a repeated ``_id``.
 
     Raises
     ------
@@ -58,10 +60,11 @@ def load_beir_corpus(folder) -> Corpus:
         doc_id, title, text = str(obj["_id"]), " ".join(str(obj.get("title") or "").split()), obj.get("text", "")
         if doc_id in docs:
             failures.append(LoadFailure(doc_id, f"corpus.jsonl:{no}: repeated _id"))
-        elif not text.strip():
-            failures.append(LoadFailure(doc_id, f"corpus.jsonl:{no}: empty text"))
+        elif not text.strip() and not title:
+            failures.append(LoadFailure(doc_id, f"corpus.jsonl:{no}: empty text and no title"))
         else:
-            canonical = (f"# {title}\n\n" if title else "") + text
+            # a record with a title and an empty text is a document: its title is all it says
+            canonical = (f"# {title}\n\n" if title else "") + text if text.strip() else f"# {title}"
             # BEIR text is plain text: its only heading is the "# title" line the conversion wrote
             doc = markdown_document(doc_id, canonical, source=f"{SOURCE_PREFIX}{doc_id}", extractor="beir",
                                     fallback_title=title or doc_id, headings=[(0, 1, title)] if title else [])

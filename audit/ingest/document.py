@@ -11,12 +11,31 @@ import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["EXTRACTOR_VERSIONS", "Corpus", "Document", "LoadFailure", "Section", "file_sha256"]
+__all__ = ["EXTRACTOR_VERSIONS", "STRIP_RUNNING_LINES", "Corpus", "Document", "LoadFailure", "Section",
+           "extractor_version", "file_sha256"]
 
 
-#: Bumped whenever the conversion of a format to canonical text changes.
-EXTRACTOR_VERSIONS = {"markdown": "2", "text": "2", "rst": "2", "pydoc-topics": "2", "pdf": "2", "html": "2",
+#: Bumped whenever the conversion of a format to canonical text changes (pdf 3: the drawing
+#: positions' tables and columns are recorded with the document; html 3: ``<br>`` in ``<pre>``).
+EXTRACTOR_VERSIONS = {"markdown": "2", "text": "2", "rst": "2", "pydoc-topics": "2", "pdf": "3", "html": "3",
                       "beir": "2"}
+
+
+#: Suffix of a PDF's extractor version when its running headers and footers were stripped.
+STRIP_RUNNING_LINES = "+strip-running-lines"
+
+
+def extractor_version(extractor: str, strip_running_lines: bool = False) -> str | None:
+    """The extractor version this code writes for ``extractor`` (None for an unknown extractor).
+
+    With ``strip_running_lines`` a PDF's version is ``3+strip-running-lines``: the option changes the
+    canonical text, so the stamp records it and an index built without it is stale under it (and the
+    reverse). Other formats have no pages, so the option does not change them.
+    """
+    base = EXTRACTOR_VERSIONS.get(extractor)
+    if base is None:
+        return None
+    return base + STRIP_RUNNING_LINES if strip_running_lines and extractor == "pdf" else base
 
 
 @dataclass(frozen=True)
@@ -69,6 +88,9 @@ class Document:
     source_sha256 : str
         sha256 of the source as read (file bytes; topic text for the built-in
         corpus): what the index compares to find changed documents.
+    extraction : ExtractionNotes or None
+        What only the extractor saw (:class:`audit.ingest.extraction_audit.ExtractionNotes`: a
+        PDF's tables and column blocks, the running lines it stripped); None when not recorded.
     """
 
     doc_id: str
@@ -81,6 +103,7 @@ class Document:
     extractor_version: str
     pages: tuple[int, ...] = ()
     source_sha256: str = ""
+    extraction: "object" = None
 
     def page_span(self, start: int, end: int) -> tuple[int, int] | None:
         """1-based ``(first, last)`` page of the range ``[start, end)`` (PDF only, else None).

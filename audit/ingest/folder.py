@@ -42,11 +42,12 @@ def _decode(raw: bytes) -> str:
         raise ValueError(f"not UTF-8 text (byte 0x{raw[e.start]:02x} at byte offset {e.start})") from None
 
 
-def document_from_bytes(doc_id: str, raw: bytes) -> Document:
+def document_from_bytes(doc_id: str, raw: bytes, strip_running_lines: bool = False) -> Document:
     """Build a :class:`Document` from a file's bytes, by the ending of ``doc_id``.
 
     What :func:`load_folder` does for one file, for bytes that did not come
-    from a folder (uploads).
+    from a folder (uploads). ``strip_running_lines``: a PDF's running headers
+    and footers are removed at extraction (docs/definitions.md, *Extraction audit*).
 
     Raises
     ------
@@ -59,10 +60,11 @@ def document_from_bytes(doc_id: str, raw: bytes) -> Document:
     if kind is None:
         raise ValueError(f"unsupported file type {suffix or '(none)'!r}; supported: "
                          + ", ".join(sorted(TEXT_SUFFIXES)))
-    return replace(_convert(kind, raw, doc_id, Path(doc_id).stem), source_sha256=hashlib.sha256(raw).hexdigest())
+    return replace(_convert(kind, raw, doc_id, Path(doc_id).stem, strip_running_lines),
+                   source_sha256=hashlib.sha256(raw).hexdigest())
 
 
-def read_document(path: Path, doc_id: str) -> Document:
+def read_document(path: Path, doc_id: str, strip_running_lines: bool = False) -> Document:
     """Read one file into a :class:`Document` according to its ending.
 
     Raises
@@ -74,12 +76,12 @@ def read_document(path: Path, doc_id: str) -> Document:
     """
     if path.suffix.lower() not in TEXT_SUFFIXES:
         raise ValueError(f"unsupported file type {path.suffix!r}")
-    return document_from_bytes(doc_id, path.read_bytes())
+    return document_from_bytes(doc_id, path.read_bytes(), strip_running_lines)
 
 
-def _convert(kind: str, raw: bytes, doc_id: str, stem: str) -> Document:
+def _convert(kind: str, raw: bytes, doc_id: str, stem: str, strip_running_lines: bool = False) -> Document:
     if kind == "pdf":
-        return pdf_document(doc_id, raw, stem)
+        return pdf_document(doc_id, raw, stem, strip_running_lines)
     text = _decode(raw)
     if kind == "html":
         canonical, title, heads = html_headings(text, stem)
@@ -107,13 +109,14 @@ def _broken_link(path: Path) -> str:
     return ""
 
 
-def load_folder(folder: str | Path) -> Corpus:
+def load_folder(folder: str | Path, strip_running_lines: bool = False) -> Corpus:
     """Load every supported file under ``folder`` (recursive, sorted).
 
     ``doc_id`` is the path relative to the folder. A file that cannot be read
     is listed in ``Corpus.failures`` with its reason (a dangling symbolic link or a link loop too) and
     the rest load; files of other types are listed in ``Corpus.skipped``. A symbolic link whose target
     lies outside the folder is listed as failed and never read (links inside it are read).
+    ``strip_running_lines`` removes PDFs' running headers and footers at extraction.
 
     Raises
     ------
@@ -140,25 +143,26 @@ def load_folder(folder: str | Path) -> Corpus:
             skipped.append(rel)
             continue
         try:
-            docs.append(read_document(path, rel))
+            docs.append(read_document(path, rel, strip_running_lines))
         except (OSError, ValueError) as e:
             failures.append(LoadFailure(source=rel, reason=str(e), source_sha256=file_sha256(path)))
     return Corpus(name=str(folder), documents=tuple(docs), failures=tuple(failures), skipped=tuple(skipped))
 
 
-def load_corpus(spec: str | Path) -> Corpus:
+def load_corpus(spec: str | Path, strip_running_lines: bool = False) -> Corpus:
     """``python-reference`` → :func:`load_builtin`; a BEIR dataset folder → :func:`audit.ingest.beir.load_beir_corpus`;
-    any other folder → :func:`load_folder`."""
+    any other folder → :func:`load_folder` (with ``strip_running_lines`` for its PDFs)."""
     if str(spec) == BUILTIN_CORPUS:
         return load_builtin()
     from .beir import is_beir_folder, load_beir_corpus
 
     if is_beir_folder(spec):
         return load_beir_corpus(spec)
-    return load_folder(spec)
+    return load_folder(spec, strip_running_lines)
 
 
-def corpus_from_uploads(files: Sequence[tuple[str, bytes]], name: str = "uploaded files") -> Corpus:
+def corpus_from_uploads(files: Sequence[tuple[str, bytes]], name: str = "uploaded files",
+                        strip_running_lines: bool = False) -> Corpus:
     """A :class:`Corpus` from ``(file name, bytes)`` pairs.
 
     A file that cannot be read (bad type, empty, binary, not UTF-8, a repeated
@@ -172,7 +176,7 @@ def corpus_from_uploads(files: Sequence[tuple[str, bytes]], name: str = "uploade
             failures.append(LoadFailure(fname, "a file with this name was already uploaded"))
             continue
         try:
-            docs[fname] = document_from_bytes(fname, raw)
+            docs[fname] = document_from_bytes(fname, raw, strip_running_lines)
         except ValueError as e:
             failures.append(LoadFailure(fname, str(e)))
     return Corpus(name=name, documents=tuple(docs[k] for k in sorted(docs)), failures=tuple(failures))

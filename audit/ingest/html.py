@@ -33,7 +33,7 @@ def html_headings(html: str, fallback_title: str) -> tuple[str, str, list[tuple[
     ``<h1>`` ``## ``; block elements become paragraphs with whitespace
     collapsed. ``<pre>`` becomes a fenced code block holding its text verbatim
 (whitespace, indentation and blank lines kept; one newline right after
-``<pre>`` dropped, as HTML does), fenced with more backticks than any run
+``<pre>`` dropped, as HTML does; a ``<br>`` inside is a newline), fenced with more backticks than any run
 inside, so none of its lines is a heading. Attributes never reach the text.
 
     Returns ``(canonical_markdown, title, headings)``; ``headings`` lists
@@ -65,6 +65,8 @@ inside, so none of its lines is a heading. Attributes never reach the text.
     for pre in soup.find_all("pre"):
         if pre.find_parent("pre") is not None:
             continue
+        for br in pre.find_all("br"):  # a line break inside <pre> too (the lines on either side stay apart)
+            br.replace_with("\n")
         body = pre.get_text()
         body = body[1:] if body.startswith("\n") else body  # HTML drops a newline right after <pre>
         body = body.rstrip("\n")

@@ -2,14 +2,16 @@
 
 Ligature glyphs (U+FB00-U+FB06) are folded to their letters in the extracted text, encrypted files
 that open without a password load, and the outline (bookmarks) gives the sections
-(docs/definitions.md, *Canonical text* and *Sections and headings*).
+(docs/definitions.md, *Canonical text* and *Sections and headings*). The drawing positions of the text
+give each page's tables and column blocks (:mod:`.extraction_audit`), kept with the document; with
+``strip_running_lines`` the running headers and footers are removed before the pages are joined.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
 
-from .document import Document, Section
+from .document import Document, Section, extractor_version
 from .markdown import markdown_document, normalise_newlines
 
 __all__ = ["fold_ligatures", "pdf_document"]
@@ -80,7 +82,24 @@ def _outline_structure(text: str, starts: list[int], entries: list[tuple[int, st
     return sections, sorted(set(heads))
 
 
-def pdf_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
+def _visitor(out: list):
+    """A pypdf ``visitor_text`` that records each drawn piece of text with its position (PDF points)."""
+    from .extraction_audit import Fragment
+
+    def visit(text, cm, tm, font_dict, font_size) -> None:
+        if not text or not text.strip():
+            return
+        try:  # the text's origin: the text matrix's translation through the current transformation matrix
+            x = tm[4] * cm[0] + tm[5] * cm[2] + cm[4]
+            y = tm[4] * cm[1] + tm[5] * cm[3] + cm[5]
+            out.append(Fragment(round(float(x), 1), round(float(y), 1), text))
+        except (TypeError, ValueError, IndexError):
+            return
+
+    return visit
+
+
+def pdf_document(doc_id: str, raw: bytes, fallback_title: str, strip_running_lines: bool = False) -> Document:
     """Extract a PDF's text layer with pypdf into a :class:`Document`.
 
     Canonical text: ``# title`` (the PDF's metadata title, else
@@ -96,6 +115,14 @@ def pdf_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
     the first occurrence of its title on its page (else the page start); every
     entry found on its page is a heading range. Without one, the document has
     no section and its only heading is the title line.
+
+    ``Document.extraction`` holds the tables and column blocks seen in the
+    drawing positions (:func:`audit.ingest.extraction_audit.layout_evidence`).
+    With ``strip_running_lines`` the running headers and footers
+    (:func:`~audit.ingest.extraction_audit.strip_running_lines`) are removed
+    from each page before the pages are joined, so every offset is true to the
+    text without them; the extractor version then ends in
+    ``+strip-running-lines`` and the notes list what was removed.
 
     Raises
     ------
@@ -113,7 +140,11 @@ def pdf_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
         reader = PdfReader(io.BytesIO(raw))
         if reader.is_encrypted and not reader.decrypt(""):
             raise _Locked()
-        texts = [page.extract_text() or "" for page in reader.pages]
+        drawn: list[list] = []
+        texts = []
+        for page in reader.pages:
+            drawn.append([])
+            texts.append(page.extract_text(visitor_text=_visitor(drawn[-1])) or "")
         meta_title = (reader.metadata.title if reader.metadata else None) or ""
         entries = _outline(reader)
     except _Locked:
@@ -126,6 +157,12 @@ def pdf_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
              for t in texts]
     if not any(t.strip() for t in texts):
         raise ValueError("no text layer (needs OCR)")
+    from .extraction_audit import ExtractionNotes, layout_evidence
+    from .extraction_audit import strip_running_lines as strip
+
+    stripped = []
+    if strip_running_lines:
+        texts, stripped = strip(texts)
     title = " ".join(fold_ligatures(str(meta_title)).split()) or fallback_title
     text, starts = f"# {title}\n\n", []
     for i, t in enumerate(texts):
@@ -136,7 +173,11 @@ def pdf_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
     # the text layer is not markdown: its only heading is the title line (and the outline's entries)
     doc = markdown_document(doc_id, text, source=doc_id, extractor="pdf", fallback_title=title,
                             headings=[(0, 1, title)])
-    doc = replace(doc, title=title, pages=tuple(starts))
+    layout = [b for i, (t, frags) in enumerate(zip(texts, drawn))
+              for b in layout_evidence(frags, t, starts[i], i + 1)]
+    doc = replace(doc, title=title, pages=tuple(starts),
+                  extractor_version=extractor_version("pdf", strip_running_lines),
+                  extraction=ExtractionNotes(tuple(layout), tuple(stripped)))
     if entries:
         title_line = (0, len(f"# {title}"))
         sections, heads = _outline_structure(text, starts, entries, title_line[1])

@@ -4,7 +4,8 @@
 (the DataFrames pages and the report share), :mod:`.serialize` (strict JSON), :mod:`.markup`
 (document text as escaped HTML), :mod:`.columns` (column definitions), :mod:`.threshold` (the
 Threshold page's frames), :mod:`.upgrade` (before/after rendering), :mod:`.export` (TREC/BEIR files),
-:mod:`.findings` (headline sentences), :mod:`.endpoint` (a live endpoint's requests). A module here
+:mod:`.endpoint` (a live endpoint's requests), :mod:`.extraction` (the extraction audit's section of
+Index health). A module here
 renders what it is given and never re-runs retrieval.
 """
 

@@ -83,6 +83,9 @@ def index_health(sctx) -> None:
         table(pd.DataFrame(rows), "sys_health_table", "health.csv")
     else:
         st.info("Give your chunks (chunks.jsonl) and documents to check them.")
+    from audit.report.extraction import NOT_AUDITED
+
+    st.info(NOT_AUDITED)
     if st.session_state.get("source") == "store":
         from ..store_source import draw_store_health
 

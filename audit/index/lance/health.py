@@ -174,6 +174,10 @@ def dataset_health(self, batch_rows: int = 8192, tolerance: float = NORM_TOLERAN
         (f"{vix[0]['type']} covers every row" if vix else "no vector index (exact search only)"),
         f"{unindexed} rows written after the {vix[0]['type'] if vix else ''} index was built: approximate search"
         " scans them flat; rebuild the index", severity=WARNING)
+    # the extraction audit (pages without text, running lines, tables, columns) reads what the extractor saw
+    add("extraction", False, "extraction audit", "not made: a Lance dataset holds the chunks and canonical texts, "
+        "not the source files its extractor read (`health --db` on an index built from the folder audits them)", "",
+        severity=WARNING)
     counts = {"rows": n, "non_finite": n_nonfinite, "off_unit": n_off, "max_norm_deviation": max_dev,
               "empty": n_empty, "duplicate_rows": dup_rows, "duplicate_groups": dup_groups,
               "model_stamps": len(model_keys), "failed": n_failed, "offset_mismatch": n_offset,
