@@ -36,6 +36,11 @@ def add_store_options(p: argparse.ArgumentParser) -> None:
                         '{"id": "n1/doc", "vector": [...]} (a needle id serves both its questions) or .npy with '
                         "--query-ids")
     g.add_argument("--query-ids", metavar="FILE", help="with an .npy --query-vectors: one query id a line, row i = line i")
+    g.add_argument("--filter", action="append", metavar="COLUMN=VALUE", dest="filters",
+                   help="search only the rows whose COLUMN (as text) equals VALUE, as your service's WHERE does "
+                        "(repeatable: values of one column OR-ed, columns AND-ed; the value is a bound parameter)")
+    g.add_argument("--iterative-scan", choices=["off", "relaxed_order", "strict_order"],
+                   help="hnsw.iterative_scan for the approximate search (pgvector 0.8+; said unavailable on older)")
 
 
 def uses_store(a) -> bool:
@@ -55,7 +60,8 @@ def store_spec(a, table: str | None = None, uri: str | None = None):
         raise InputError(f"a store needs {', '.join(missing)}")
     try:
         return StoreSpec(uri or a.store, table, a.id_column, a.text_column, a.vector_column, a.doc_column,
-                         a.start_column, a.end_column, a.model_column, a.metric)
+                         a.start_column, a.end_column, a.model_column, a.metric,
+                         filters=tuple(getattr(a, "filters", None) or ()))
     except StoreError as e:
         raise InputError(str(e)) from None
 
@@ -150,7 +156,8 @@ def cmd_report_store(a) -> int:
     vectors = _question_vectors(qv, labels, questions, aliases, spec, enc)
     k = max(KS)
     try:
-        approximate = search(spec, vectors, k, "approximate", a.ef_search, a.probes)
+        approximate = search(spec, vectors, k, "approximate", a.ef_search, a.probes,
+                             iterative_scan=getattr(a, "iterative_scan", None))
         exact = search(spec, vectors, k, "exact")
         comparison = compare_retrieval(approximate, exact, relevant_from_needles(keys, approximate, exact), KS, labels)
     except StoreError as e:
@@ -163,6 +170,10 @@ def cmd_report_store(a) -> int:
     for row in comparison.rows:
         if row.lost:
             print(f"lost at k={row.k} by the approximate index: {', '.join(row.lost)}")
+    for row in comparison.rows:
+        if row.short:
+            print(f"short lists at k={row.k} (the approximate index returned fewer rows than the exact scan): "
+                  f"{len(row.short)} of {row.n_queries} questions, e.g. {', '.join(row.short[:5])}")
     if a.json:
         write_json(a.json, {"store": spec.to_dict(), "model": enc.name, "comparison": comparison.to_dict(),
                             "approximate_ms": list(approximate.ms), "exact_ms": list(exact.ms)})
