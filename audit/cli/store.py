@@ -17,8 +17,9 @@ __all__ = ["VectorsFile", "add_store_options", "cmd_compare_tables", "cmd_health
 
 def add_store_options(p: argparse.ArgumentParser) -> None:
     """The options that name a pgvector table (shared by ``health`` and ``report``)."""
-    g = p.add_argument_group("live store (PostgreSQL + pgvector)")
-    g.add_argument("--store", metavar="URI", help="libpq connection string (default $AUDIT_STORE_URI); never echoed")
+    g = p.add_argument_group("live store (PostgreSQL + pgvector, Chroma, Milvus Lite)")
+    g.add_argument("--store", metavar="URI", help="postgresql://… (libpq; default $AUDIT_STORE_URI, never echoed), "
+                   "chroma://HOST:PORT or chroma:FOLDER, milvus-lite:PATH")
     g.add_argument("--table", help="TABLE or SCHEMA.TABLE holding the chunks")
     g.add_argument("--id-column", help="chunk id column")
     g.add_argument("--text-column", help="embedded text column")
@@ -49,21 +50,35 @@ def uses_store(a) -> bool:
 
 
 def store_spec(a, table: str | None = None, uri: str | None = None):
-    """The :class:`~audit.sources.pgvector.StoreSpec` of the options (``table``/``uri`` override
+    """The store's spec for its engine (:func:`audit.sources.engines.make_spec`; ``table``/``uri`` override
     ``--table``/``--store``); InputError naming what is missing."""
-    from ..sources.pgvector import StoreError, StoreSpec
+    import os
+
+    from ..sources.engines import engine_for, make_spec
+    from ..sources.pgvector import ENV_URI, StoreError
 
     table = table or a.table
-    missing = ([] if table else ["--table"]) + [f"--{o.replace('_', '-')}" for o in
-                                               ("id_column", "text_column", "vector_column") if not getattr(a, o)]
+    where = uri or a.store or os.environ.get(ENV_URI, "")
+    engine = engine_for(where)
+    needed = ("id_column", "text_column", "vector_column") if engine.name == "pgvector" else ()
+    missing = ([] if table else ["--table"]) + [f"--{o.replace('_', '-')}" for o in needed if not getattr(a, o)]
     if missing:
         raise InputError(f"a store needs {', '.join(missing)}")
     try:
-        return StoreSpec(uri or a.store, table, a.id_column, a.text_column, a.vector_column, a.doc_column,
-                         a.start_column, a.end_column, a.model_column, a.metric,
+        engine.module()
+        return make_spec(uri or a.store, table, id_column=a.id_column, text_column=a.text_column,
+                         vector_column=a.vector_column, doc_column=a.doc_column, start_column=a.start_column,
+                         end_column=a.end_column, model_column=a.model_column, metric=a.metric,
                          filters=tuple(getattr(a, "filters", None) or ()))
     except StoreError as e:
         raise InputError(str(e)) from None
+
+
+def _engine(spec):
+    """The engine package of a spec (pgvector, Chroma or Milvus Lite)."""
+    from ..sources.engines import engine_for
+
+    return engine_for(spec.uri).module()
 
 
 def query_vectors_arg(a):
@@ -99,12 +114,11 @@ def _question_vectors(qv, ids, texts, aliases, spec, enc):
     """``(n, dims)`` vectors of the questions: from the file (dims checked against the table) or the encoder."""
     from ..sources.imported import InputFileError
     from ..sources.pgvector import StoreError
-    from ..sources.pgvector.system import table_dims
 
     if qv is None:
         return enc.encode(texts)
     try:
-        qv.check_dims(table_dims(spec), f"column {spec.vector_column!r} of {spec.table!r}")
+        qv.check_dims(_engine(spec).table_dims(spec), f"column {spec.vector_column!r} of {spec.table!r}")
         return qv.for_ids(list(ids), aliases)
     except (InputFileError, StoreError) as e:
         raise InputError(str(e)) from None
@@ -112,7 +126,7 @@ def _question_vectors(qv, ids, texts, aliases, spec, enc):
 
 def cmd_health_store(a) -> int:
     """Health of the table with SQL aggregates; exit 1 when unhealthy."""
-    from ..sources.pgvector import StoreError, check_health
+    from ..sources.pgvector import StoreError
 
     spec = store_spec(a)
     qv = query_vectors_arg(a)
@@ -120,7 +134,7 @@ def cmd_health_store(a) -> int:
     corpus = corpus_arg(a.corpus) if a.corpus else None
     dims, name = (enc.dims, enc.name) if enc else (qv.dims, f"behind the query vectors {qv.source}") if qv else (None, None)
     try:
-        health = check_health(spec, corpus, model_dims=dims, model_name=name)
+        health = _engine(spec).check_health(spec, corpus, model_dims=dims, model_name=name)
     except StoreError as e:
         raise InputError(str(e)) from None
     print(health.render())
@@ -133,14 +147,10 @@ def cmd_report_store(a) -> int:
     """Needle recall through the table's approximate index and through an exact scan, per k."""
     from ..evaluation.metrics import KS
     from ..groundtruth import GroundTruthError, load_needles
-    from ..sources.pgvector import (
-        StoreError,
-        compare_retrieval,
-        relevant_from_needles,
-        search,
-    )
+    from ..sources.pgvector import StoreError, compare_retrieval, relevant_from_needles
 
     spec = store_spec(a)
+    search = _engine(spec).search
     if not a.ground_truth:
         raise InputError("--store needs --ground-truth NEEDLES.jsonl (the questions and the sentences that answer them)")
     try:
@@ -193,8 +203,12 @@ def cmd_compare_tables(a) -> int:
     from ..sources.pgvector import StoreError, store_run
     from .builtin import cut_arg
 
-    if not (a.old.startswith("pg:") and a.new.startswith("pg:")):
-        raise InputError("compare two of a kind: pg:TABLE with pg:TABLE (or two index files, or two datasets)")
+    def side(x: str) -> str | None:
+        return next((x[len(p):] for p in ("pg:", "store:") if x.startswith(p)), None)
+
+    if side(a.old) is None or side(a.new) is None:
+        raise InputError("compare two of a kind: store:TABLE with store:TABLE (pg:TABLE too; or two index files, or "
+                         "two datasets)")
     if not a.ground_truth:
         raise InputError("comparing tables needs --ground-truth NEEDLES.jsonl (and --out-of-domain FILE for bluffs)")
     threshold = cut_arg(a.threshold)
@@ -206,16 +220,18 @@ def cmd_compare_tables(a) -> int:
     gt = GroundTruth(tuple(needles), {}, (), tuple(ood))
     qv = query_vectors_arg(a)
     enc = encoder_arg(a.model) if qv is None else VectorsFile(f"query vectors {qv.source}", qv.dims)
-    old_spec = store_spec(a, a.old[3:])
-    new_spec = store_spec(a, a.new[3:], a.new_store)
+    old_spec = store_spec(a, side(a.old))
+    new_spec = store_spec(a, side(a.new), a.new_store)
     queries = gt.queries + gt.ood_queries
     aliases = {q.query_id: q.needle_id for q in queries if q.needle_id}
     ids, texts = [q.query_id for q in queries], [q.text for q in queries]
     old_v = _question_vectors(qv, ids, texts, aliases, old_spec, enc)
     new_v = old_v if qv is None else _question_vectors(qv, ids, texts, aliases, new_spec, enc)
     try:
-        old = store_run(old_spec, gt, enc, mode="exact" if a.exact else "approximate", vectors=old_v)
-        new = store_run(new_spec, gt, enc, mode="exact" if a.exact else "approximate", vectors=new_v)
+        old = store_run(old_spec, gt, enc, mode="exact" if a.exact else "approximate", vectors=old_v,
+                        search_fn=_engine(old_spec).search)
+        new = store_run(new_spec, gt, enc, mode="exact" if a.exact else "approximate", vectors=new_v,
+                        search_fn=_engine(new_spec).search)
         diff = compare_runs(old, new, a.retriever, threshold, a.k)
     except StoreError as e:
         raise InputError(str(e)) from None

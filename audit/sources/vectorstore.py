@@ -35,8 +35,8 @@ from .pgvector.connection import StoreError
 from .pgvector.health import StoreCheck, StoreHealth, _majority
 from .pgvector.search import SearchResult, cosine_in_range
 
-__all__ = ["EXAMPLES", "RUN_NAMES", "exact_topk", "health_from_rows", "relevance_from_rows", "system_from_store",
-           "to_cosine", "upgrade_system"]
+__all__ = ["EXAMPLES", "RUN_NAMES", "check_search", "exact_topk", "health_from_rows", "relevance_from_rows", "search_result",
+           "system_from_store", "to_cosine", "upgrade_system"]
 
 #: The two runs of a store system, in this order.
 RUN_NAMES = ("approximate", "exact")
@@ -66,8 +66,9 @@ def to_cosine(value: float, metric: str) -> float:
     raise StoreError(f"unknown distance kind {metric!r}")
 
 
-def exact_topk(batches: Iterable[tuple[Sequence[str], np.ndarray]], queries: np.ndarray, k: int):
-    """Exact top-``k`` by cosine distance over vectors streamed in batches.
+def exact_topk(batches: Iterable[tuple[Sequence[str], np.ndarray]], queries: np.ndarray, k: int,
+               kind: str = "cosine"):
+    """Exact top-``k`` over vectors streamed in batches, in the engine's own distance.
 
     Parameters
     ----------
@@ -76,20 +77,24 @@ def exact_topk(batches: Iterable[tuple[Sequence[str], np.ndarray]], queries: np.
         finite are skipped.
     queries : float32 array, shape (n_queries, dims)
     k : int
+    kind : {"cosine", "l2sq", "ip_distance"}
+        ``cosine``: 1 − v·q / (‖v‖ ‖q‖); ``l2sq``: ‖v − q‖²; ``ip_distance``: 1 − v·q (the kinds of
+        :func:`to_cosine`). Products in float32 (one matrix-vector product a query, as
+        :func:`audit.retrieval.dense_ranking`), differences in float64.
 
     Returns
     -------
-    (ids, distances)
-        Tuples of per-query tuples, nearest first: cosine distance ``1 − v·q`` (float32 product, float64
-        difference, one matrix-vector product a query as :func:`audit.retrieval.dense_ranking`), clipped
-        into [0, 2]; ties by id in code-point order (the exact scan of pgvector orders by ``d, id``).
-        Distances are of the vectors as stored: not unit vectors have no cosine reading, which health
-        reports.
+    (ids, distances, norms)
+        Tuples of per-query tuples, nearest first, ties by id in code-point order (the exact scan of
+        pgvector orders by ``d, id``); ``norms`` are the rows' ‖v‖ (for the unit-length rule of L2 and
+        inner product).
     """
+    if kind not in ("cosine", "l2sq", "ip_distance"):
+        raise StoreError(f"unknown distance kind {kind!r}")
     q = np.asarray(queries, dtype=np.float32)
     nq = q.shape[0]
-    best_ids = [np.zeros(0, dtype=object) for _ in range(nq)]
-    best_d = [np.zeros(0) for _ in range(nq)]
+    qn = np.linalg.norm(q.astype(np.float64), axis=1)
+    best = [(np.zeros(0, dtype=object), np.zeros(0), np.zeros(0)) for _ in range(nq)]
     for ids, vecs in batches:
         if len(ids) == 0:
             continue
@@ -100,15 +105,93 @@ def exact_topk(batches: Iterable[tuple[Sequence[str], np.ndarray]], queries: np.
             ids = [i for i, ok in zip(ids, keep) if ok]
         if len(ids) == 0:
             continue
-        ia = np.array(list(ids), dtype=object)
+        ia = np.array([str(i) for i in ids], dtype=object)
+        vn = np.linalg.norm(v.astype(np.float64), axis=1)
         for j in range(nq):
-            d = np.clip(1.0 - (v @ q[j]).astype(np.float64), 0.0, 2.0)
-            all_d = np.concatenate([best_d[j], d])
-            all_i = np.concatenate([best_ids[j], ia])
-            o = np.lexsort((np.array([str(x) for x in all_i]), all_d))[:k]
-            best_d[j], best_ids[j] = all_d[o], all_i[o]
-    return (tuple(tuple(str(x) for x in best_ids[j]) for j in range(nq)),
-            tuple(tuple(float(x) for x in best_d[j]) for j in range(nq)))
+            dot = (v @ q[j]).astype(np.float64)
+            if kind == "cosine":
+                with np.errstate(divide="ignore", invalid="ignore"):
+                    d = 1.0 - dot / (vn * qn[j])
+            elif kind == "l2sq":
+                d = vn * vn + qn[j] * qn[j] - 2.0 * dot
+            else:
+                d = 1.0 - dot
+            d = np.where(np.isfinite(d), d, np.inf)
+            bi, bd, bn = best[j]
+            all_i, all_d, all_n = np.concatenate([bi, ia]), np.concatenate([bd, d]), np.concatenate([bn, vn])
+            o = np.lexsort((all_i.astype(str), all_d))[:k]
+            best[j] = (all_i[o], all_d[o], all_n[o])
+    return (tuple(tuple(str(x) for x in b[0]) for b in best), tuple(tuple(float(x) for x in b[1]) for b in best),
+            tuple(tuple(float(x) for x in b[2]) for b in best))
+
+
+def check_search(queries, k, mode: str) -> np.ndarray:
+    """The query vectors as float32 ``(n, dims)`` after pgvector's checks of ``search`` arguments.
+
+    Raises
+    ------
+    StoreError
+        ``mode`` not approximate/exact, ``k`` not a positive integer, a bad shape, NaN or ±Inf.
+    """
+    if mode not in RUN_NAMES:
+        raise StoreError(f"mode {mode!r} is not 'approximate' or 'exact'")
+    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
+        raise StoreError(f"k must be a positive integer, got {k!r}")
+    q = np.asarray(queries, dtype=np.float32)
+    if q.ndim != 2 or q.shape[0] == 0:
+        raise StoreError(f"query vectors must have shape (n_queries, dims), got {q.shape}")
+    if not np.isfinite(q).all():
+        raise StoreError("query vectors hold NaN or ±Inf")
+    return q
+
+
+def search_result(mode: str, k: int, metric: str, kind: str, index: str | None, ids, raw, norms, qnorms, texts,
+                  ms, settings: dict, notes: list[str]) -> SearchResult:
+    """A :class:`SearchResult` from an engine's raw distances, as pgvector's search fills it.
+
+    ``metric`` is the store's (``cosine``, ``l2``, ``ip``), ``kind`` the raw values' (:func:`to_cosine`).
+    ``SearchResult.distances`` holds pgvector's operator values (``<=>``, ``<->`` = ‖a − b‖, ``<#>`` = −a·b)
+    so every engine's run reads alike; ``cosine`` is NaN for L2 / inner product where the query or the row
+    is not unit length (``|‖v‖ − 1| > 1e-4``), and the note says how many.
+    """
+    dist, cos = [], []
+    non_unit = short = 0
+    for qi, row in enumerate(raw):
+        if len(row) < k:
+            short += 1
+        d_row, c_row = [], []
+        for j, x in enumerate(row):
+            x = float(x)
+            if kind == "cosine":
+                d_row.append(x)
+            elif kind == "cosine_similarity":
+                d_row.append(1.0 - x)
+            elif kind == "l2sq":
+                d_row.append(math.sqrt(max(0.0, x)))
+            elif kind == "ip_distance":
+                d_row.append(x - 1.0)
+            else:  # ip: a·b
+                d_row.append(-x)
+            unit = abs(qnorms[qi] - 1.0) <= NORM_TOLERANCE and abs(norms[qi][j] - 1.0) <= NORM_TOLERANCE
+            if metric != "cosine" and not unit:
+                non_unit += 1
+                c_row.append(math.nan)
+            else:
+                c_row.append(to_cosine(x, kind))
+        dist.append(tuple(d_row))
+        cos.append(tuple(c_row))
+    if metric == "cosine":
+        notes.append("cosine distance as the engine computes it")
+    else:
+        notes.append("cosine distance from the engine's " + ("squared L2: d/2" if metric == "l2" else
+                                                              "inner product: 1 − a·b")
+                     + ", valid for unit vectors"
+                     + (f"; {non_unit} returned rows are not unit length (or the query is not): their cosine "
+                        "distance is NaN" if non_unit else ""))
+    if short:
+        notes.append(f"{short} queries returned fewer than {k} rows")
+    return SearchResult(mode, int(k), metric, index, tuple(tuple(i) for i in ids), tuple(dist), tuple(cos),
+                        tuple(tuple(t) for t in texts), tuple(ms), dict(settings), "; ".join(notes))
 
 
 # --------------------------------------------------------------------------- judgments
