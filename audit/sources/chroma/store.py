@@ -92,7 +92,7 @@ class ChromaSpec:
     def server(self) -> tuple[str, int, bool] | None:
         """``(host, port, ssl)`` for a server URI, None for a folder."""
         u = self.uri.strip()
-        if u.startswith(("chroma://", "chromas://")):
+        if u.startswith(("chroma://", "chromas://")) and not u.startswith(("chroma:///", "chromas:///")):
             p = urlsplit(u)
             if not p.hostname:
                 raise StoreError(f"{u!r}: chroma://HOST:PORT needs a host")
