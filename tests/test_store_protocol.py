@@ -416,3 +416,20 @@ def test_engine_for_and_make_spec():
         make_spec("milvus-lite:./rag.db", "chunks", text_column="a;b")
     with pytest.raises(StoreError, match="control character"):
         make_spec("milvus-lite:./rag.db", "chunks", filters=(("doc", "a\nb"),))
+
+
+def test_chroma_is_opened_without_telemetry_or_an_embedding_function(tmp_path, monkeypatch):
+    if not ENGINES["chroma"].available():
+        pytest.skip(ENGINES["chroma"].install)
+    from audit.sources.chroma.store import _chromadb
+
+    monkeypatch.delenv("ANONYMIZED_TELEMETRY", raising=False)
+    _, settings = _chromadb()
+    assert os.environ["ANONYMIZED_TELEMETRY"] == "False" and settings.anonymized_telemetry is False
+    rows = _rows(_corpus())
+    _chroma_folder(tmp_path / "db", rows)
+    from audit.sources.chroma import open_collection
+
+    with open_collection(make_spec(f"chroma:{tmp_path / 'db'}", TABLE)) as o:
+        assert o.space == "cosine"
+        assert o.collection._embedding_function is None  # nothing that could fetch a model
