@@ -301,3 +301,9 @@ def test_the_audit_session_is_read_only(prod):
         assert c.execute("SHOW transaction_read_only").fetchone()[0] == "on"
         with pytest.raises(Exception, match="read-only transaction"):
             c.execute("CREATE TEMP TABLE t (x int)")
+
+
+def test_filter_without_a_store_is_refused(capsys):
+    assert main(["report", "--filter", "tenant=a"]) == 2
+    assert capsys.readouterr().err.strip() == \
+        "error: --filter and --iterative-scan go with --store and --table (a live vector store)"

@@ -45,8 +45,14 @@ def add_store_options(p: argparse.ArgumentParser) -> None:
 
 
 def uses_store(a) -> bool:
-    """Whether any store option was given (``--store`` or ``$AUDIT_STORE_URI`` alone does not count)."""
-    return bool(a.store or a.table)
+    """Whether any store option was given (``--store`` or ``$AUDIT_STORE_URI`` alone does not count).
+
+    Raises InputError for ``--filter`` / ``--iterative-scan`` without a store (they would be ignored).
+    """
+    used = bool(a.store or a.table)
+    if not used and (getattr(a, "filters", None) or getattr(a, "iterative_scan", None)):
+        raise InputError("--filter and --iterative-scan go with --store and --table (a live vector store)")
+    return used
 
 
 def store_spec(a, table: str | None = None, uri: str | None = None):
