@@ -79,8 +79,9 @@ def exact_topk(batches: Iterable[tuple[Sequence[str], np.ndarray]], queries: np.
     k : int
     kind : {"cosine", "l2sq", "ip_distance"}
         ``cosine``: 1 − v·q / (‖v‖ ‖q‖); ``l2sq``: ‖v − q‖²; ``ip_distance``: 1 − v·q (the kinds of
-        :func:`to_cosine`). Products in float32 (one matrix-vector product a query, as
-        :func:`audit.retrieval.dense_ranking`), differences in float64.
+        :func:`to_cosine`). Computed in float64 row by row (an element-wise product summed along each
+        row), never by a BLAS product whose rounding depends on the batch's shape and the CPU: how the rows
+        are batched never changes a distance or an order (a property test checks it).
 
     Returns
     -------
@@ -91,9 +92,9 @@ def exact_topk(batches: Iterable[tuple[Sequence[str], np.ndarray]], queries: np.
     """
     if kind not in ("cosine", "l2sq", "ip_distance"):
         raise StoreError(f"unknown distance kind {kind!r}")
-    q = np.asarray(queries, dtype=np.float32)
+    q = np.asarray(queries, dtype=np.float32).astype(np.float64)
     nq = q.shape[0]
-    qn = np.linalg.norm(q.astype(np.float64), axis=1)
+    qn = np.sqrt((q * q).sum(axis=1))
     best = [(np.zeros(0, dtype=object), np.zeros(0), np.zeros(0)) for _ in range(nq)]
     for ids, vecs in batches:
         if len(ids) == 0:
@@ -106,9 +107,10 @@ def exact_topk(batches: Iterable[tuple[Sequence[str], np.ndarray]], queries: np.
         if len(ids) == 0:
             continue
         ia = np.array([str(i) for i in ids], dtype=object)
-        vn = np.linalg.norm(v.astype(np.float64), axis=1)
+        v = v.astype(np.float64)
+        vn = np.sqrt((v * v).sum(axis=1))
         for j in range(nq):
-            dot = (v @ q[j]).astype(np.float64)
+            dot = (v * q[j]).sum(axis=1)
             if kind == "cosine":
                 with np.errstate(divide="ignore", invalid="ignore"):
                     d = 1.0 - dot / (vn * qn[j])
