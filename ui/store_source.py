@@ -388,7 +388,7 @@ def draw_store_health(spec: StoreSpec | None = None, key: str = "store_health", 
     health = held[1]
     bad = [c for c in health.checks if c.severity == "unhealthy"]
     warn = [c for c in health.checks if c.severity == "warning"]
-    head = (f"Table {md(spec.table)}: {health.n_rows:,} rows, metric {md(spec.metric)} — "
+    head = (f"Table {md(spec.table)}: {health.n_rows:,} rows, metric {md(health.spec['metric'])} — "
             f"{'**unhealthy**' if bad else 'healthy'} ({len(bad)} failed, {len(warn)} warnings; "
             f"{health.seconds:.2f} s in the database)")
     (st.error if bad else st.warning if warn else st.success)(head)

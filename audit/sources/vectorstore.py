@@ -386,7 +386,8 @@ def upgrade_system(store_system: Callable, before, after, *, mode: str = "approx
 # --------------------------------------------------------------------------- health over streamed rows
 
 
-def health_from_rows(spec, batches: Iterable[dict], *, kind: str, index_detail: str, corpus=None,
+def health_from_rows(spec, batches: Iterable[dict], *, kind: str, index_detail: str, spec_dict: dict | None = None,
+                     corpus=None,
                      model_dims: int | None = None, model_name: str | None = None,
                      not_applicable: Mapping[str, str] | None = None, vector_type: str = "vector") -> StoreHealth:
     """The store's health from its rows streamed in batches (engines without SQL aggregates).
@@ -403,6 +404,8 @@ def health_from_rows(spec, batches: Iterable[dict], *, kind: str, index_detail: 
     batches : iterable of dict
         Each ``{"ids": [str], "texts": [str or None], "vectors": [array or None], "docs", "starts",
         "ends", "models": [… or None]}`` (the last four may be absent).
+    spec_dict : dict, optional
+        :attr:`StoreHealth.spec` (default ``spec.to_dict()``), e.g. with the metric read from the store.
     kind : str
         What the store calls a table (``collection``), in messages.
     index_detail : str
@@ -543,7 +546,7 @@ def health_from_rows(spec, batches: Iterable[dict], *, kind: str, index_detail: 
     if corpus is not None and doc_col and not getattr(spec, "start_column", None):
         not_checked.append("text_mismatch: no offset columns given")
     checks.append(StoreCheck("approximate_index", OK, 0, index_detail))
-    return StoreHealth(spec.to_dict(), n_rows, vector_type, tuple(checks), (), tuple(not_checked),
+    return StoreHealth(spec_dict or spec.to_dict(), n_rows, vector_type, tuple(checks), (), tuple(not_checked),
                        time.perf_counter() - t0)
 
 

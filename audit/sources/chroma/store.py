@@ -7,7 +7,7 @@ import shutil
 import tempfile
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 from urllib.parse import urlsplit
@@ -70,7 +70,6 @@ class ChromaSpec:
     end_column: str | None = None
     model_column: str | None = None
     filters: tuple = ()
-    metric: str = field(default="cosine", compare=False)  # read from the collection when opened
 
     id_column = "id"
     text_column = "document"
@@ -133,7 +132,7 @@ class ChromaSpec:
         return f"Chroma collection {self.table} ({keys or 'no metadata keys'}{where}) in {self.redacted_uri}"
 
     def to_dict(self) -> dict:
-        out = {"store": self.redacted_uri, "engine": "chroma", "table": self.table, "metric": self.metric,
+        out = {"store": self.redacted_uri, "engine": "chroma", "table": self.table, "metric": "the collection's",
                "columns": dict(self.columns)}
         if self.filters:
             out["filters"] = [list(f) for f in self.filters]
@@ -212,7 +211,6 @@ def open_collection(spec: ChromaSpec) -> Iterator[_Opened]:
         space = str(hnsw.get("space") or meta.get("hnsw:space") or "l2").lower()
         if space not in SPACES:
             raise StoreError(f"collection {spec.table!r}: distance space {space!r} is not cosine, l2 or ip")
-        object.__setattr__(spec, "metric", SPACES[space][1])
         yield _Opened(spec, client, col, space, hnsw)
     finally:
         if tmp is not None:
@@ -309,7 +307,8 @@ def check_health(spec: ChromaSpec, corpus=None, model_dims: int | None = None, m
                        "ends": [m.get(spec.end_column) for m in meta] if spec.end_column else None,
                        "models": [m.get(spec.model_column) for m in meta] if spec.model_column else None}
 
-        return health_from_rows(spec, batches(), kind="collection", index_detail=_index_detail(o), corpus=corpus,
+        return health_from_rows(spec, batches(), spec_dict={**spec.to_dict(), "metric": o.metric},
+                                kind="collection", index_detail=_index_detail(o), corpus=corpus,
                                 model_dims=model_dims, model_name=model_name,
                                 not_applicable={"null_vectors": "Chroma stores one vector a row",
                                                 "non_finite": "Chroma refuses NaN and ±Inf on insert",

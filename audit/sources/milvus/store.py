@@ -8,7 +8,7 @@ import shutil
 import tempfile
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
@@ -76,7 +76,6 @@ class MilvusSpec:
     end_column: str | None = None
     model_column: str | None = None
     filters: tuple = ()
-    metric: str = field(default="cosine", compare=False)  # read from the index when opened
 
     def __post_init__(self) -> None:
         if not isinstance(self.table, str) or not self.table.strip():
@@ -127,7 +126,7 @@ class MilvusSpec:
                 f"{where}) in {self.redacted_uri}")
 
     def to_dict(self) -> dict:
-        out = {"store": self.redacted_uri, "engine": "milvus-lite", "table": self.table, "metric": self.metric,
+        out = {"store": self.redacted_uri, "engine": "milvus-lite", "table": self.table, "metric": "the collection's",
                "columns": dict(self.columns)}
         if self.filters:
             out["filters"] = [list(f) for f in self.filters]
@@ -221,7 +220,6 @@ def open_collection(spec: MilvusSpec) -> Iterator[_Opened]:
         mt = str(index.get("metric_type") or "COSINE").upper()
         if mt not in METRICS:
             raise StoreError(f"collection {spec.table!r}: metric {mt} is not COSINE, L2 or IP")
-        object.__setattr__(spec, "metric", METRICS[mt][1])
         yield _Opened(spec, client, pk, vf, types, index, mt)
     finally:
         if client is not None:
@@ -322,7 +320,8 @@ def check_health(spec: MilvusSpec, corpus=None, model_dims: int | None = None, m
                        "ends": [r.get(spec.end_column) for r in b] if spec.end_column else None,
                        "models": [r.get(spec.model_column) for r in b] if spec.model_column else None}
 
-        return health_from_rows(spec, batches(), kind="collection", index_detail=_index_detail(o), corpus=corpus,
+        return health_from_rows(spec, batches(), spec_dict={**spec.to_dict(), "metric": o.metric},
+                                kind="collection", index_detail=_index_detail(o), corpus=corpus,
                                 model_dims=model_dims, model_name=model_name)
 
 
