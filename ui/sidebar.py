@@ -28,7 +28,7 @@ from .text import md
 
 CORPUS_SOURCES = {"builtin": f"built-in ({BUILTIN_CORPUS})", "folder": "folder on disk", "upload": "upload files",
                   "named": "configured corpus"}
-SOURCES = {"builtin": "Built-in pipelines", "system": "Your system (files)", "store": "Live vector store (pgvector)",
+SOURCES = {"builtin": "Built-in pipelines", "system": "Your system (files)", "store": "Live vector store",
            "endpoint": "Live endpoint (HTTP)"}
 BUILTIN_FILES = ("groundtruth.jsonl", "out_of_domain.txt")
 GT_SOURCES = {"builtin": "built-in (python-reference only)", "file": "files on disk", "upload": "upload",
@@ -425,7 +425,7 @@ def _store_source() -> None:
         imported = draw_store_inputs("store", upgrade=two)
     if imported is None:
         clear()
-        st.info("Live vector store: choose the store, its table and columns, the questions and a model (or upload "
+        st.info("Live vector store: choose the engine, the store, its table and columns, the questions and a model (or upload "
                 "query vectors) in the sidebar, then press **Ask the store**. The connection string comes from "
                 "`$AUDIT_STORE_URI` or a `[stores]` entry of audit.toml and is never shown.")
         st.stop()
@@ -455,8 +455,9 @@ def draw() -> PageContext | None:
     st.sidebar.radio("Source", list(SOURCES), key="source", format_func=SOURCES.get,
                      help="Built-in pipelines: this dashboard chunks, embeds and retrieves. Your system: the runs, "
                           "judgments and chunks your own system produced (the files of `report --run`). Live vector store: "
-                          "your PostgreSQL + pgvector table, asked through its own index and by an exact scan. "
-                          "Live endpoint: your retrieval service over HTTP, asked every question like traffic.")
+                          "your pgvector table, Chroma or Milvus Lite collection (the engines installed here), asked through its "
+                          "own index and by an exact scan. Live endpoint: your retrieval service over HTTP, asked every "
+                          "question like traffic.")
     if st.session_state["source"] == "system":
         from .system import sidebar as system_sidebar
 

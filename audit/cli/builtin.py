@@ -223,7 +223,7 @@ def cmd_compare(a) -> int:
     from ..index import EmbeddingCache, IndexUnusable
     from ..report.upgrade import compare_stores
 
-    if a.old.startswith("pg:") or a.new.startswith("pg:"):
+    if a.old.startswith(("pg:", "store:")) or a.new.startswith(("pg:", "store:")):
         return cmd_compare_tables(a)
     if is_dataset(a.old) or is_dataset(a.new):
         if not (is_dataset(a.old) and is_dataset(a.new)):

@@ -1,4 +1,6 @@
-"""Where rankings come from. Today: the built-in strategies (:mod:`.strategies`: chunk, embed, retrieve).
+"""Where rankings come from: the built-in strategies (:mod:`.strategies`: chunk, embed, retrieve), a team's
+files (:mod:`.imported`) and live vector stores: :mod:`.pgvector`, :mod:`.chroma`, :mod:`.milvus`, one front
+picked by :mod:`.engines`, their shared parts in :mod:`.vectorstore`.
 
 Every source yields per-query rankings over chunks with a stated score, which the evaluation
 and the report read the same way.

@@ -88,12 +88,14 @@ class StoreRun:
 
 
 def store_run(spec: StoreSpec, ground_truth, encoder, k: int = 100, mode: str = "approximate",
-              ef_search: int | None = None, probes: int | None = None, vectors: np.ndarray | None = None) -> StoreRun:
+              ef_search: int | None = None, probes: int | None = None, vectors: np.ndarray | None = None,
+              search_fn=None) -> StoreRun:
     """Ask the table every question of ``ground_truth`` (embedded with ``encoder``): top ``k`` rows each.
 
     ``vectors`` (shape ``(n_questions, dims)``, in-domain then out-of-domain questions) replaces the
     encoding when the questions were embedded elsewhere (a hosted model); ``encoder`` then only needs
-    ``name`` and ``dims`` for the diff's header.
+    ``name`` and ``dims`` for the diff's header. ``search_fn`` is another engine's ``search`` (Chroma,
+    Milvus Lite: :mod:`audit.sources.engines`), pgvector's by default.
 
     Raises
     ------
@@ -103,5 +105,5 @@ def store_run(spec: StoreSpec, ground_truth, encoder, k: int = 100, mode: str = 
     queries = ground_truth.queries + ground_truth.ood_queries
     if vectors is None:
         vectors = encoder.encode([q.text for q in queries])
-    result = search(spec, vectors, k, mode, ef_search, probes)
+    result = (search_fn or search)(spec, vectors, k, mode, ef_search, probes)
     return StoreRun(spec, encoder, queries, result, {n.id: n.needle for n in ground_truth.needles})
