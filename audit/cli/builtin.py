@@ -75,6 +75,10 @@ def cut_arg(value: float | None) -> float | None:
 
 
 def cmd_report(a) -> int:
+    if getattr(a, "traffic", None):  # production traffic, alone or with --run (audit/cli/traffic.py)
+        from .traffic import cmd_report_traffic
+
+        return cmd_report_traffic(a)
     if a.index:
         if a.run or uses_store(a) or a.corpus or a.db or a.strategies:
             raise InputError("--index audits a Lance dataset as it is: no --corpus, --db, --strategies, --run or --store")

@@ -17,6 +17,7 @@ from .builtin import (
 )
 from .common import EXIT_INPUT, InputError
 from .store import add_store_options
+from .traffic import add_traffic_options
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -58,6 +59,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--allow-unhealthy", action="store_true",
                    help="report over an index with non-finite or non-unit vectors (refused otherwise), with a warning")
     add_store_options(r)
+    add_traffic_options(r)
     r.set_defaults(func=cmd_report)
 
     c = sub.add_parser("chunks", help="write one strategy's chunks as JSONL", allow_abbrev=False)
