@@ -442,6 +442,9 @@ def draw() -> PageContext | None:
                      help="Built-in pipelines: this dashboard chunks, embeds and retrieves. Your system: the runs, "
                           "judgments and chunks your own system produced (the files of `report --run`). Live vector store: "
                           "your PostgreSQL + pgvector table, asked through its own index and by an exact scan.")
+    from .traffic import draw_traffic_inputs
+
+    draw_traffic_inputs()  # production traffic, read against whichever source the pages show
     if st.session_state["source"] == "system":
         from .system import sidebar as system_sidebar
 
