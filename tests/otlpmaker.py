@@ -71,14 +71,19 @@ def retrieval_attributes(r: Retrieval) -> dict:
     return attrs
 
 
-def spans(retrievals: Iterable[Retrieval], service: str = "rag", other_kinds: Sequence[str] = ()) -> list:
-    """Finished SDK spans: each retrieval as a RETRIEVER span inside a CHAIN span, plus one span per ``other_kinds``."""
+def spans(retrievals: Iterable[Retrieval], service: str = "rag", other_kinds: Sequence[str] = (),
+          parents: bool = True) -> list:
+    """Finished SDK spans: each retrieval as a RETRIEVER span (inside a CHAIN span when ``parents``), plus one
+    span per ``other_kinds``."""
+    import contextlib
+
     from openinference.semconv.trace import SpanAttributes as S
 
     tracer, exporter = _tracer(service)
     for r in retrievals:
-        with tracer.start_as_current_span("query", attributes={S.OPENINFERENCE_SPAN_KIND: "CHAIN"},
-                                          start_time=r.time_ns):
+        parent = (tracer.start_as_current_span("query", attributes={S.OPENINFERENCE_SPAN_KIND: "CHAIN"},
+                                               start_time=r.time_ns) if parents else contextlib.nullcontext())
+        with parent:
             with tracer.start_as_current_span("retrieve", attributes=retrieval_attributes(r), start_time=r.time_ns):
                 pass
     for kind in other_kinds:
