@@ -61,7 +61,7 @@ def main() -> None:
             lines.append({"query_id": f"t{n:03d}", "query": (ood if is_ood else queries)[qid],
                           "time": f"2024-05-0{day}T{s // 3600:02d}:{s // 60 % 60:02d}:{s % 60:02d}Z",
                           "results": results, "system": "larkspur-before"})
-    (HERE / "traffic.jsonl").write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines),
+    (HERE / "traffic.jsonl").write_text("".join(json.dumps(x, ensure_ascii=False, separators=(",", ":")) + "\n" for x in lines),
                                         encoding="utf-8")
 
 
