@@ -200,6 +200,12 @@ def overlay_chart(rep: TrafficReport, cut: float | None) -> alt.LayerChart:
                         scale=alt.Scale(domain=present, range=[SOURCE_COLOURS[s] for s in present])),
         tooltip=["source:N", alt.Tooltip("sum(weight):Q", format=".1f", title="share (%)")])
     layers = [bars]
+    mix = rep.mixture_frame()
+    if len(mix):  # the fitted mixture, as the share of traffic a bar of this width would hold
+        fitted = mix[(mix["part"] == "fitted mixture") & mix["score"].between(lo - step, hi + step)]
+        fitted = fitted.assign(share=fitted["density"] * step * 100)
+        layers.append(alt.Chart(fitted).mark_line(color=SOURCE_COLOURS["traffic"], strokeDash=[4, 3]).encode(
+            x="score:Q", y="share:Q", tooltip=[alt.Tooltip("share:Q", format=".1f", title="fitted mixture (%)")]))
     if cut is not None:
         layers.append(alt.Chart(pd.DataFrame({"cut": [cut]})).mark_rule(color=CUT_RED, strokeWidth=2).encode(x="cut:Q"))
     return alt.layer(*layers).properties(height=260)
@@ -262,7 +268,9 @@ def draw_traffic_section(labelled: Labelled | None, cut: float | None, cut_sourc
         st.warning(md(f"No comparison with {labelled.system}: {rep.refused}."))
     st.altair_chart(overlay_chart(rep, t_cut), width="stretch", key=f"{key}_overlay")
     st.caption("Each bar is the share of its own questions with that best score; the traffic is exact, the labelled "
-               "questions are the page's system. Bars on the refused side of the red line get NO ANSWER.")
+               "questions are the page's system. Bars on the refused side of the red line get NO ANSWER."
+               + (" Dashed: the fitted mixture of the two labelled distributions (the estimate's model)."
+                  if rep.estimate is not None else ""))
     for s in rep.estimate_sentences():
         (st.warning if s.startswith("Fit FAILS") else st.info)(md(s))
     with st.expander("NO ANSWER at every cut, and chunks kept per question"):
