@@ -78,7 +78,8 @@ def test_another_score_kind_is_refused_on_the_page(env, monkeypatch):
 def test_overview_summarises_the_traffic(env):
     at = _app()
     text = " ".join(shown(x) for x in at.markdown)
-    assert "200 real questions" in text and "get NO ANSWER at the cut 0.325" in text and "out of domain" in text
+    assert "200 real questions — traffic (traffic.jsonl)" in text and "get NO ANSWER at the cut 0.325" in text
+    assert "out of domain" in text
 
 
 def test_shared_mode_shows_no_question_text_anywhere(env, monkeypatch):
@@ -113,3 +114,20 @@ run = "before"
         assert not [q for q in questions if q in text]
     review = [d.value for d in at.dataframe if "margin" in d.value.columns][0]
     assert "question" not in review.columns and len(review) == 20
+
+
+def test_built_in_pipelines_show_the_exact_figures_and_say_why_no_estimate(tmp_path, monkeypatch):
+    """The built-in pipelines served none of this traffic: its exact figures alone, with the reason."""
+    import test_app
+
+    env = test_app._write_corpus(tmp_path)
+    for k, v in {**env, "AUDIT_MODEL": "hashing", "AUDIT_RERANKER": "none", "AUDIT_HOME": str(tmp_path / "home"),
+                 "AUDIT_TRAFFIC": str(TRAFFIC), "AUDIT_TRAFFIC_SCORE": "cosine-distance"}.items():
+        monkeypatch.setenv(k, v)
+    at = _app("app_pages/5_Threshold.py")
+    m = {x.label: x.value for x in at.metric}
+    cut = at.slider(key="threshold_slider").value
+    no_answer = sum(1 for r in _rows() if not any(x["score"] < cut for x in r["results"]))
+    assert m["Real questions"] == "200" and m["NO ANSWER at the cut"] == f"{100 * no_answer / 200:.1f}%"
+    assert m["Out of domain (estimate)"] == "—"
+    assert any("which served none of this traffic" in shown(w) for w in at.warning)

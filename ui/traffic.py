@@ -315,7 +315,7 @@ def draw_traffic_summary(labelled: Labelled | None, cut: float | None, cut_sourc
     rep = _report(ti, labelled, t_cut, cut_source, labelled_key)
     k, n = rep.no_answer()
     st.subheader("Real traffic")
-    parts = [f"{n:,} real questions ({md(ti.label)})"]
+    parts = [f"{n:,} real questions — {md(ti.label)}"]
     if t_cut is not None and n:
         parts.append(f"**{100 * k / n:.1f}%** get NO ANSWER at the cut {t_cut:.4g} ({md(cut_source)}; exact)")
     e = rep.estimate
