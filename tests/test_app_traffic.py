@@ -102,7 +102,8 @@ run = "before"
     for k in [k for k in os.environ if k.startswith("AUDIT_SYS_")] + ["AUDIT_TRAFFIC"]:
         monkeypatch.delenv(k)
     at = _app()
-    assert at.radio(key="traffic_how").options == ["none", "configured", "upload"]  # no typed path in shared mode
+    # no typed path in shared mode
+    assert at.radio(key="traffic_how").options == ["no traffic", "configured traffic", "traffic from this browser"]
     at.radio(key="traffic_how").set_value("named").run()
     questions = {r["query"] for r in _rows()}
     for page in (None, "app_pages/5_Threshold.py"):

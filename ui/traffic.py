@@ -35,6 +35,9 @@ __all__ = ["TrafficInput", "draw_traffic_inputs", "draw_traffic_section", "draw_
 _KEY = "_traffic_input"
 _HELD = "_traffic_table"
 _REPORTS = "_traffic_reports"
+#: The Traffic radio's choices; labels unlike the other sidebar radios' (a page test finds options by their text).
+HOW = {"none": "no traffic", "named": "configured traffic", "upload": "traffic from this browser",
+       "path": "traffic files on disk"}
 SOURCE_COLOURS = {"traffic": "#0f766e", "labelled in-domain": "#2563eb", "labelled out-of-domain": "#dc2626"}
 
 
@@ -123,7 +126,7 @@ def draw_traffic_inputs() -> TrafficInput | None:
     chosen = None
     with st.sidebar.expander("Traffic (production questions)", expanded=False):
         st.radio("Traffic", how, key="traffic_how", horizontal=True,
-                 format_func={"none": "none", "named": "configured", "upload": "upload", "path": "paths on disk"}.get,
+                 format_func=HOW.get,
                  help="Real questions and what the retriever returned (OpenInference retrieval spans or a query "
                       "log): what the cut does to them, on the Threshold and Overview pages.")
         how_now = st.session_state["traffic_how"]
