@@ -17,7 +17,9 @@ import streamlit as st
 from audit.report import latency_frame
 from audit.report.dashboard import overview_chunks_frame, rejected_frame
 from audit.report.findings import headlines
-from ui import context, footer, table
+from audit.traffic.labelled import from_builtin
+from ui import cache, context, footer, table
+from ui.traffic import draw_traffic_summary, traffic_input
 from ui.layout import cells
 from ui.text import md
 
@@ -73,6 +75,17 @@ else:
     st.info("No query was run: load ground truth or out-of-domain queries in the sidebar.")
 if ctx.cross_error and "rerank" in run.retrievers:
     st.warning(f"Rerank column unavailable: {md(ctx.cross_error)}")
+
+if traffic_input() is not None and run.queries:  # production traffic: at the session's cut, else the balanced one
+    _strategy, _retriever = st.session_state["focus_strategy"], st.session_state["focus_retriever"]
+    _cut = st.session_state.get("threshold")
+    try:
+        _cut, _source = ((_cut, "the Threshold page's cut") if _cut is not None else
+                         (cache.balanced(ctx.key.digest, _strategy, _retriever, run), "the balanced cut"))
+        draw_traffic_summary(from_builtin(run, _strategy, _retriever), _cut, _source,
+                             f"{ctx.key.digest}:{_strategy}:{_retriever}")
+    except ValueError as e:
+        st.info(md(str(e)))
 
 if gt.rejected:
     st.subheader("Rejected ground-truth items")

@@ -45,6 +45,12 @@ Example (paths relative to the file's own folder)::
     max_total_mb = 20                   # megabytes per upload, all files together
     ttl_minutes = 60                    # a session's upload folder is removed this long after its last use
 
+    [traffic]                           # production traffic (audit.traffic.settings): questions are personal data
+    show_questions = false              # default false in shared mode, true in single-user mode
+    [traffic.yesterday]
+    files = ["/srv/otel/traces.json"]   # OTLP JSON exports or query logs (files or folders)
+    score = "cosine-distance"
+
     [access]
     require_login = true                # Streamlit's OpenID Connect sign-in ([auth] in .streamlit/secrets.toml)
     allowed = ["alice@example.com", "@example.com"]   # e-mail addresses, or "@domain"; empty = anyone signed in
@@ -71,7 +77,7 @@ ROOTS_KNOB = "AUDIT_ROOTS (os.pathsep-separated folders) or `roots = [...]` in a
 #: ``AUDIT_*`` variables that name a path the operator chose (trusted as allowed roots).
 _PATH_VARIABLES = ("AUDIT_CORPUS", "AUDIT_GROUND_TRUTH", "AUDIT_OUT_OF_DOMAIN", "AUDIT_MODEL", "AUDIT_RERANKER")
 _TABLES = ("corpora", "ground_truths", "out_of_domain", "indexes", "models", "rerankers")
-_KNOWN = {"shared", "roots", "uploads", "access", "stores", "systems", "endpoints", "ingest", *_TABLES}
+_KNOWN = {"shared", "roots", "uploads", "access", "stores", "systems", "endpoints", "ingest", "traffic", *_TABLES}
 #: Keys of ``[ingest]``: how documents are extracted (the CLI's options take precedence).
 INGEST_KEYS = ("strip_running_lines",)
 #: Keys of a ``[systems.NAME]`` table: single files, then tables of run name → file (or score kind).
@@ -134,6 +140,7 @@ class Config:
     require_login: bool = False
     allowed: tuple[str, ...] = ()
     strip_running_lines: bool = False
+    traffic: object = None  # audit.traffic.settings.TrafficSettings ([traffic]); None: the defaults
 
     def named_paths(self) -> list[Path]:
         """Every path the file names (corpora, ground truths, out-of-domain files, indexes, model folders)."""
@@ -322,7 +329,18 @@ def load_config(env: Mapping[str, str] | None = None, cwd: str | Path | None = N
         require_login=bool(acc.get("require_login", False)),
         allowed=tuple(a.strip() for a in allowed if a.strip()),
         strip_running_lines=strip,
+        traffic=_traffic(data, where, base),
     )
+
+
+def _traffic(data: dict, where: str, base: Path):
+    """``[traffic]``: show_questions and the named traffic sources (:mod:`audit.traffic.settings`)."""
+    from .traffic.settings import parse_traffic
+
+    try:
+        return parse_traffic(data.get("traffic"), where, base)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
 
 
 def allowed_roots(config: Config | None = None, env: Mapping[str, str] | None = None,

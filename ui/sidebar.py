@@ -458,6 +458,9 @@ def draw() -> PageContext | None:
                           "your pgvector table, Chroma or Milvus Lite collection (the engines installed here), asked through its "
                           "own index and by an exact scan. Live endpoint: your retrieval service over HTTP, asked every "
                           "question like traffic.")
+    from .traffic import draw_traffic_inputs
+
+    draw_traffic_inputs()  # production traffic, read against whichever source the pages show
     if st.session_state["source"] == "system":
         from .system import sidebar as system_sidebar
 

@@ -77,6 +77,10 @@ def cut_arg(value: float | None) -> float | None:
 
 
 def cmd_report(a) -> int:
+    if getattr(a, "traffic", None):  # production traffic, alone or with --run (audit/cli/traffic.py)
+        from .traffic import cmd_report_traffic
+
+        return cmd_report_traffic(a)
     if a.endpoint:
         return cmd_report_endpoint(a)
     check_no_endpoint_options(a)
