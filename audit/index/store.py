@@ -49,6 +49,28 @@ CREATE TABLE IF NOT EXISTS chunk (
 """
 
 
+#: Document columns added after the first schema: ``ALTER TABLE document ADD COLUMN`` when a file is opened for
+#: writing; a read-only open treats a missing one as empty (NULL). ``locators``: the document's
+#: :class:`~audit.ingest.locators.LocatorMap` as JSON (spreadsheet cells, transcript cues).
+ADDED_DOCUMENT_COLUMNS = {"locators": "TEXT"}
+
+
+def _add_missing_columns(db: sqlite3.Connection) -> None:
+    have = {r[1] for r in db.execute("PRAGMA table_info(document)")}
+    with db:
+        for name, kind in ADDED_DOCUMENT_COLUMNS.items():
+            if name not in have:
+                db.execute(f"ALTER TABLE document ADD COLUMN {name} {kind}")
+
+
+def _document_column(db: sqlite3.Connection, column: str, gen: int) -> dict:
+    """``doc_id → value`` of an added column for the indexed documents of ``gen`` ({} when the file lacks it)."""
+    if column not in {r[1] for r in db.execute("PRAGMA table_info(document)")}:
+        return {}
+    return dict(db.execute(f"SELECT doc_id, {column} FROM document WHERE generation=? AND status='indexed'",
+                           (gen,)).fetchall())
+
+
 class IndexUnusable(ValueError):
     """An index cannot be used as asked (missing, mixed models or dims); the message says which."""
 
@@ -166,6 +188,7 @@ class IndexStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.executescript(_SCHEMA)
+        _add_missing_columns(self._db)
         with self._db:
             self._db.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (SCHEMA_VERSION,))
         self._own_cache = cache is None
@@ -307,6 +330,9 @@ class IndexStore:
                                       (gen["id"],)).fetchall())
         pages = dict(self._db.execute("SELECT doc_id, pages FROM document WHERE generation=? AND status='indexed'",
                                       (gen["id"],)).fetchall())
+        from ..ingest.locators import LocatorMap
+
+        locators = _document_column(self._db, "locators", gen["id"])
         documents = []
         for d in docs:
             if d.status != "indexed":
@@ -315,7 +341,8 @@ class IndexStore:
                                     fallback_title=d.title)
             documents.append(replace(doc, title=d.title, extractor_version=d.extractor_version,
                                       pages=tuple(json.loads(pages[d.doc_id] or "[]")),
-                                      source_sha256=d.content_sha256))
+                                      source_sha256=d.content_sha256,
+                                      locators=LocatorMap.from_json(locators.get(d.doc_id))))
         corpus = Corpus(self.corpus_spec() or str(self.path), tuple(documents))
         titles = {d.doc_id: d.title for d in docs}
         rows = [r for r in self.chunk_rows(gen["id"]) if r.doc_id in texts]
@@ -357,6 +384,9 @@ class IndexStore:
                  getattr(doc, "extractor_version", ""), stamp.model, stamp.model_digest, stamp.dims, stamp.window,
                  stamp.pipeline_version, stamp.strategy, status, reason, _now(), int(count),
                  getattr(doc, "title", ""), getattr(doc, "text", None), json.dumps(list(getattr(doc, "pages", ())))))
+            lmap = getattr(doc, "locators", None)
+            self._db.execute("UPDATE document SET locators=? WHERE generation=? AND doc_id=?",
+                             (lmap.to_json() if lmap is not None else None, gen, doc.doc_id))
         return int(count)
 
     def set_corpus(self, spec: str) -> None:

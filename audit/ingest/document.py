@@ -10,13 +10,17 @@ import bisect
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .locators import LocatorMap
 
 __all__ = ["EXTRACTOR_VERSIONS", "Corpus", "Document", "LoadFailure", "Section", "file_sha256"]
 
 
 #: Bumped whenever the conversion of a format to canonical text changes.
 EXTRACTOR_VERSIONS = {"markdown": "2", "text": "2", "rst": "2", "pydoc-topics": "2", "pdf": "2", "html": "2",
-                      "beir": "2"}
+                      "beir": "2", "xlsx": "1", "csv": "1", "webvtt": "1", "srt": "1", "docx": "1"}
 
 
 @dataclass(frozen=True)
@@ -69,6 +73,10 @@ class Document:
     source_sha256 : str
         sha256 of the source as read (file bytes; topic text for the built-in
         corpus): what the index compares to find changed documents.
+    locators : LocatorMap or None
+        Spreadsheets and transcripts: which characters come from which cell or
+        cue, what was left out, a media file beside a transcript
+        (:class:`audit.ingest.locators.LocatorMap`); None for other formats.
     """
 
     doc_id: str
@@ -81,6 +89,7 @@ class Document:
     extractor_version: str
     pages: tuple[int, ...] = ()
     source_sha256: str = ""
+    locators: "LocatorMap | None" = None
 
     def page_span(self, start: int, end: int) -> tuple[int, int] | None:
         """1-based ``(first, last)`` page of the range ``[start, end)`` (PDF only, else None).
