@@ -33,9 +33,10 @@ BUILTIN_FILES = ("groundtruth.jsonl", "out_of_domain.txt")
 GT_SOURCES = {"builtin": "built-in (python-reference only)", "file": "files on disk", "upload": "upload",
               "named": "configured files", "none": "none"}
 NO_CORPUS = {
-    "folder": "Type the path of a folder of .md/.markdown/.txt/.rst files in the sidebar (Corpus), "
-              "or choose the built-in corpus.",
-    "upload": "Upload .md/.markdown/.txt/.rst files in the sidebar (Corpus), or choose the built-in corpus.",
+    "folder": "Type the path of a folder of documents (.md, .txt, .rst, .pdf, .html, .xlsx, .csv, .vtt, .srt, .docx) "
+              "in the sidebar (Corpus), or choose the built-in corpus.",
+    "upload": "Upload documents (.md, .txt, .rst, .pdf, .html, .xlsx, .csv, .vtt, .srt, .docx) in the sidebar "
+              "(Corpus), or choose the built-in corpus.",
     "named": "This dashboard's configuration (audit.toml) names no corpus: ask its operator to add one under "
              "[corpora].",
 }
