@@ -37,13 +37,33 @@ def _style_kind(style) -> tuple[str, int]:
     return "", 0
 
 
-def _num_pr(paragraph):
+class _Styles:
+    """Paragraph styles by id, read once (python-docx's ``paragraph.style`` scans every style on each call)."""
+
+    def __init__(self, document) -> None:
+        from docx.enum.style import WD_STYLE_TYPE
+
+        self._by_id = {s.style_id: s for s in document.styles if s.type == WD_STYLE_TYPE.PARAGRAPH}
+        self._default = document.styles.default(WD_STYLE_TYPE.PARAGRAPH)
+        self._kind: dict = {}
+
+    def of(self, paragraph):
+        sid = paragraph._p.style
+        return self._by_id.get(sid, self._default) if sid else self._default
+
+    def kind(self, style) -> tuple[str, int]:
+        key = getattr(style, "style_id", None)
+        if key not in self._kind:
+            self._kind[key] = _style_kind(style)
+        return self._kind[key]
+
+
+def _num_pr(paragraph, style):
     """The numbering properties of a paragraph, or of its style chain: ``(numId, ilvl)`` or None."""
     ppr = paragraph._p.pPr
     if ppr is not None and ppr.numPr is not None and ppr.numPr.numId is not None:
         ilvl = ppr.numPr.ilvl.val if ppr.numPr.ilvl is not None else None
         return int(ppr.numPr.numId.val), ilvl
-    style = paragraph.style
     for _ in range(8):
         if style is None:
             break
@@ -64,8 +84,14 @@ class _Numbering:
         except Exception:  # a file without a numbering part
             self._root = None
         self._counts: dict[tuple[int, int], int] = {}
+        self._formats: dict[tuple[int, int], str] = {}
 
     def _format(self, num_id: int, ilvl: int) -> str:
+        if (num_id, ilvl) not in self._formats:
+            self._formats[(num_id, ilvl)] = self._lookup(num_id, ilvl)
+        return self._formats[(num_id, ilvl)]
+
+    def _lookup(self, num_id: int, ilvl: int) -> str:
         if self._root is None:
             return ""
         abstract = self._root.xpath(f'w:num[@w:numId="{num_id}"]/w:abstractNumId/@w:val')
@@ -75,10 +101,10 @@ class _Numbering:
                                "/w:numFmt/@w:val")
         return fmt[0] if fmt else ""
 
-    def marker(self, paragraph) -> tuple[str, int] | None:
+    def marker(self, paragraph, style) -> tuple[str, int] | None:
         """``(marker, level)`` of a list paragraph (``"- "`` or ``"3. "``), None for any other paragraph."""
-        pr = _num_pr(paragraph)
-        name = (paragraph.style.name or "") if paragraph.style is not None else ""
+        pr = _num_pr(paragraph, style)
+        name = (style.name or "") if style is not None else ""
         if pr is None:
             if not name.lower().startswith("list"):
                 return None
@@ -167,6 +193,7 @@ def docx_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
         first = str(e).splitlines()[0] if str(e) else "unreadable"
         raise ValueError(f"corrupt Word file ({type(e).__name__}: {first})") from None
     numbering = _Numbering(document)
+    styles = _Styles(document)
     title = None
     body = TextBuilder()
     in_list = False
@@ -180,7 +207,8 @@ def docx_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
         text = item.text.replace("\r\n", "\n").replace("\r", "\n").strip()
         if not text:
             continue
-        kind, level = _style_kind(item.style)
+        style = styles.of(item)
+        kind, level = styles.kind(style)
         if kind == "title" and title is None:
             title = " ".join(text.split())
             continue
@@ -188,7 +216,7 @@ def docx_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
             body.heading(2 if kind == "title" or level == 1 else 3, " ".join(text.split()))
             in_list = False
             continue
-        mark = numbering.marker(item)
+        mark = numbering.marker(item, style)
         if mark is not None:
             if in_list:
                 body.add("\n")

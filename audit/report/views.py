@@ -112,6 +112,16 @@ def pair_matrix(tests: Sequence[PairedTest], columns: Sequence[str]) -> pd.DataF
     return m
 
 
+def _locator_text(run: AuditRun, c) -> str:
+    """A chunk's locators for a table cell: ``#char=…`` then its format's fragment and reading."""
+    from ..ingest.locators import locator
+
+    try:
+        return locator(run.corpus.get(c.doc_id), c.start, c.end).display
+    except KeyError:
+        return c.locator
+
+
 def hits_frame(run: AuditRun, s: StrategyRun, ranking: Ranking, distances: np.ndarray,
                needle_id: str | None = None, top: int = 5) -> pd.DataFrame:
     """The first ``top`` chunks of one ranking, one row each.
@@ -125,7 +135,7 @@ def hits_frame(run: AuditRun, s: StrategyRun, ranking: Ranking, distances: np.nd
 
     Columns: ``strategy``, ``rank``, ``chunk_id``, ``doc_id``, ``section``,
     ``score`` (meaning in ``score kind``), ``score kind``, ``cosine distance``,
-    ``correct``, ``locator``, ``content (chars)``.
+    ``correct``, ``locator`` (``#char=`` and the format's own, e.g. ``#page=3 (pages 3–4)``), ``content (chars)``.
     """
     correct = s.correct.get(needle_id, frozenset()) if needle_id else frozenset()
     rows = []
@@ -134,7 +144,7 @@ def hits_frame(run: AuditRun, s: StrategyRun, ranking: Ranking, distances: np.nd
         rows.append({"strategy": s.strategy.name, "rank": rank, "chunk_id": cid, "doc_id": c.doc_id,
                      "section": c.label, "score": sc, "score kind": ranking.score_kind,
                      "cosine distance": float(distances[cid]) if len(distances) else math.nan,
-                     "correct": cid in correct, "locator": c.locator, "content (chars)": len(c.content)})
+                     "correct": cid in correct, "locator": _locator_text(run, c), "content (chars)": len(c.content)})
     return pd.DataFrame(rows, columns=["strategy", "rank", "chunk_id", "doc_id", "section", "score", "score kind",
                                        "cosine distance", "correct", "locator", "content (chars)"])
 
