@@ -177,3 +177,21 @@ def test_the_index_keeps_the_maps_and_old_files_gain_the_column(tmp_path, sample
     IndexStore(db).close()
     cols = {r[1] for r in sqlite3.connect(db).execute("PRAGMA table_info(document)")}
     assert "locators" in cols
+
+
+def test_report_json_bluffs_carry_their_locators(tmp_path, monkeypatch):
+    monkeypatch.setenv("AUDIT_HOME", str(tmp_path / "home"))
+    out = tmp_path / "r.json"
+    assert main(["report", "--corpus", str(SAMPLE / "docs"), "--ground-truth", str(SAMPLE / "groundtruth.jsonl"),
+                 "--out-of-domain", str(SAMPLE / "out_of_domain.txt"), "--model", "hashing", "--reranker", "none",
+                 "--strategies", "E", "--retrievers", "dense", "--threshold", "2", "--json", str(out),
+                 "--quiet"]) == 0
+    bluffs = json.loads(out.read_text())["threshold"]["bluffs"]
+    assert len(bluffs) == 3  # at cut 2 every out-of-domain question bluffs
+    sample = load_folder(SAMPLE / "docs")
+    chunks = chunk_corpus(sample, PRESETS["E"])
+    for n in (n for b in bluffs for n in b["nearest"]):
+        c = chunks[n["chunk_id"]]
+        expect = locator(sample.get(c.doc_id), c.start, c.end).fields()
+        assert {k: n[k] for k in expect} == expect and (expect or "fragment" not in n)
+    assert any("t_start" in n or "range" in n for b in bluffs for n in b["nearest"])
