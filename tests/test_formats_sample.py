@@ -195,3 +195,16 @@ def test_report_json_bluffs_carry_their_locators(tmp_path, monkeypatch):
         expect = locator(sample.get(c.doc_id), c.start, c.end).fields()
         assert {k: n[k] for k in expect} == expect and (expect or "fragment" not in n)
     assert any("t_start" in n or "range" in n for b in bluffs for n in b["nearest"])
+
+
+def test_a_lance_document_row_keeps_char_and_says_the_cells_are_not_stored(sample):
+    from audit.index.lance.schema import _document_from_row, _document_row
+
+    doc = sample.get("oncall.xlsx")
+    back = _document_from_row(_document_row(doc))  # what a Lance dataset's _documents table gives back
+    s = doc.text.index("Severity: SEV1")
+    assert locator(doc, s, s + 10).fragment == ""  # "Severity: " is a label: no cell
+    assert locator(doc, s, s + 14).fragment == "#sheet=Escalation&range=A2"
+    degraded = locator(back, s, s + 14)
+    assert degraded.char == f"#char={s},{s + 14}" and degraded.fragment == ""
+    assert degraded.note == "no cell ranges stored with this document's index: #char= only"
