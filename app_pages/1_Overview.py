@@ -17,6 +17,7 @@ import streamlit as st
 from audit.report import latency_frame
 from audit.report.dashboard import overview_chunks_frame, rejected_frame
 from audit.report.findings import headlines
+from audit.report.formats import FORMATS_NOTE, formats_frame, not_read_frame
 from audit.traffic.labelled import from_builtin
 from ui import cache, context, footer, table
 from ui.traffic import draw_traffic_summary, traffic_input
@@ -43,6 +44,16 @@ c[5].metric("Build time (s)", f"{run.wall_s:.1f}")
 if corpus.failures:
     st.warning(f"{len(corpus.failures)} file(s) could not be read and were skipped: "
                + md("; ".join(f"{f.source}: {f.reason}" for f in corpus.failures)))
+if len(nr := not_read_frame(corpus)):
+    st.info(f"{len(nr)} file(s) or part(s) of documents were not read, each with its reason.")
+    table(nr, "overview_not_read", "not_read.csv", "Download files not read (CSV)",
+          help={"file": "path in the corpus folder", "what": "skipped: a file type the product does not read; "
+                "left out: a part of a document its loader skipped", "reason": "why, and what to do instead"})
+with st.expander("Documents by format"):
+    table(formats_frame(corpus), "overview_formats", "formats.csv", "Download documents by format (CSV)",
+          help={"format": "the extractor that turned the file into canonical text",
+                "extractor version": "stamped on every indexed document: a new version re-indexes it"})
+    st.caption(FORMATS_NOTE)
 
 st.subheader("Findings on this data")
 for line in headlines(run, k=8):

@@ -34,9 +34,10 @@ BUILTIN_FILES = ("groundtruth.jsonl", "out_of_domain.txt")
 GT_SOURCES = {"builtin": "built-in (python-reference only)", "file": "files on disk", "upload": "upload",
               "named": "configured files", "none": "none"}
 NO_CORPUS = {
-    "folder": "Type the path of a folder of .md/.markdown/.txt/.rst files in the sidebar (Corpus), "
-              "or choose the built-in corpus.",
-    "upload": "Upload .md/.markdown/.txt/.rst files in the sidebar (Corpus), or choose the built-in corpus.",
+    "folder": "Type the path of a folder of documents (.md, .txt, .rst, .pdf, .html, .xlsx, .csv, .vtt, .srt, .docx) "
+              "in the sidebar (Corpus), or choose the built-in corpus.",
+    "upload": "Upload documents (.md, .txt, .rst, .pdf, .html, .xlsx, .csv, .vtt, .srt, .docx) in the sidebar "
+              "(Corpus), or choose the built-in corpus.",
     "named": "This dashboard's configuration (audit.toml) names no corpus: ask its operator to add one under "
              "[corpora].",
 }
@@ -176,14 +177,16 @@ def corpus_section() -> Corpus:
             for f in corpus.failures:
                 st.warning(md(f"{f.source}: {f.reason} — skipped, the rest is loaded"))
             if corpus.skipped:
-                st.caption(md("ignored (unsupported type): " + ", ".join(corpus.skipped[:10])
+                st.caption(md("not read (the Overview says why): " + ", ".join(corpus.skipped[:10])
                               + (" …" if len(corpus.skipped) > 10 else "")))
     if corpus is None:
         _fail(error or NO_CORPUS.get(st.session_state["corpus_source"],
                                      "The corpus could not be loaded; see the sidebar."))
     if not corpus.documents:
         why = "; ".join(f"{f.source}: {f.reason}" for f in corpus.failures[:5])
-        _fail(md(f"Corpus {corpus.name!r} has no readable document (.md, .markdown, .txt, .rst)"
+        from audit.ingest.skipped import readable_types
+
+        _fail(md(f"Corpus {corpus.name!r} has no readable document ({readable_types()})"
                  + (f" — {why}" if why else "") + ". Change the corpus in the sidebar."))
     return corpus
 

@@ -152,12 +152,15 @@ def cmd_chunks(a) -> int:
 
     (strategy,) = strategies_arg(a.strategy)[:1]
     corpus = corpus_arg(a.corpus, strip_arg(a))
+    from ..ingest.locators import locator
+
     chunks = chunk_corpus(corpus, strategy)
     with open(a.jsonl, "w", encoding="utf-8") as fh:
         for c in chunks.chunks:
-            fh.write(json.dumps({"chunk_id": c.chunk_id, "doc_id": c.doc_id, "title": c.title,
-                                 "section": c.section, "text": c.text, "content": c.content,
-                                 "start": c.start, "end": c.end}, ensure_ascii=False) + "\n")
+            rec = {"chunk_id": c.chunk_id, "doc_id": c.doc_id, "title": c.title, "section": c.section,
+                   "text": c.text, "content": c.content, "start": c.start, "end": c.end}
+            rec.update(locator(corpus.get(c.doc_id), c.start, c.end).fields())  # page, sheet/range, t_start …
+            fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
     print(f"{len(chunks)} chunks of strategy {strategy.name} ({strategy.description}) → {a.jsonl}")
     return EXIT_OK
 

@@ -44,13 +44,28 @@ def records(df: pd.DataFrame) -> list[dict]:
             for r in df.to_dict("records")]
 
 
+def _with_locators(run, rows: list[dict], chunks) -> list[dict]:
+    """Each bluff's kept chunks with their format's locator fields (``page``…, ``sheet``/``range``, ``t_start``…)."""
+    from ..ingest.locators import locator
+
+    for row in rows:
+        for n in row["nearest"]:
+            c = chunks[n["chunk_id"]]
+            try:
+                n.update(locator(run.corpus.get(c.doc_id), c.start, c.end).fields())
+            except KeyError:
+                pass
+    return rows
+
+
 def to_json(run: AuditRun, threshold: float | None = None) -> dict:
     """Everything the text report shows, as JSON-ready data.
 
     Keys: ``results`` (rows with ``strategy``, ``retriever``, ``n_queries``,
     ``recall@1``..``recall@20`` and their ``_low``/``_high``, ``mrr``,
     ``destroyed``...), ``phrasing``, ``chunks``, ``latency``, ``comparisons``,
-    ``threshold``, ``rejected`` (``id``, ``reason``), ``rerank_window`` (tokens per pair),
+    ``threshold`` (its ``bluffs`` list each kept chunk with its format's locator fields: ``page``/``page_end``,
+    ``sheet``/``range``, ``t_start``/``t_end``, ``fragment``), ``rejected`` (``id``, ``reason``), ``rerank_window`` (tokens per pair),
     ``bm25_no_token`` (ids of queries without a BM25 token), ``warnings`` (one line each),
     ``provenance``.
     """
@@ -63,7 +78,8 @@ def to_json(run: AuditRun, threshold: float | None = None) -> dict:
         thr = {"strategy": base, "retriever": "dense", "keep": KEEP, "cut": cut,
                "at_cut": counts_at(qs, cut).to_dict(), "separation": separation(qs).to_dict(),
                "sweep": records(sweep_frame(sw)),
-               "bluffs": [b.to_dict() for b in bluffs(qs, cut, run.strategy(base).chunks)]}
+               "bluffs": _with_locators(run, [b.to_dict() for b in bluffs(qs, cut, run.strategy(base).chunks)],
+                                        run.strategy(base).chunks)}
     return strict({
         "results": records(results_frame(run)),
         "phrasing": records(phrasing_frame(run)),

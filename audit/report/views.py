@@ -13,7 +13,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..evaluation.citations import NoAnswer, PromptContext, verify_citation
+from ..evaluation.citations import NoAnswer, PromptContext, verify_citation, verify_locator
 from ..evaluation.metrics import KS, PairedTest
 from ..ingest import Corpus
 from ..retrieval import Ranking
@@ -112,6 +112,16 @@ def pair_matrix(tests: Sequence[PairedTest], columns: Sequence[str]) -> pd.DataF
     return m
 
 
+def _locator_text(run: AuditRun, c) -> str:
+    """A chunk's locators for a table cell: ``#char=…`` then its format's fragment and reading."""
+    from ..ingest.locators import locator
+
+    try:
+        return locator(run.corpus.get(c.doc_id), c.start, c.end).display
+    except KeyError:
+        return c.locator
+
+
 def hits_frame(run: AuditRun, s: StrategyRun, ranking: Ranking, distances: np.ndarray,
                needle_id: str | None = None, top: int = 5) -> pd.DataFrame:
     """The first ``top`` chunks of one ranking, one row each.
@@ -125,7 +135,7 @@ def hits_frame(run: AuditRun, s: StrategyRun, ranking: Ranking, distances: np.nd
 
     Columns: ``strategy``, ``rank``, ``chunk_id``, ``doc_id``, ``section``,
     ``score`` (meaning in ``score kind``), ``score kind``, ``cosine distance``,
-    ``correct``, ``locator``, ``content (chars)``.
+    ``correct``, ``locator`` (``#char=`` and the format's own, e.g. ``#page=3 (pages 3–4)``), ``content (chars)``.
     """
     correct = s.correct.get(needle_id, frozenset()) if needle_id else frozenset()
     rows = []
@@ -134,7 +144,7 @@ def hits_frame(run: AuditRun, s: StrategyRun, ranking: Ranking, distances: np.nd
         rows.append({"strategy": s.strategy.name, "rank": rank, "chunk_id": cid, "doc_id": c.doc_id,
                      "section": c.label, "score": sc, "score kind": ranking.score_kind,
                      "cosine distance": float(distances[cid]) if len(distances) else math.nan,
-                     "correct": cid in correct, "locator": c.locator, "content (chars)": len(c.content)})
+                     "correct": cid in correct, "locator": _locator_text(run, c), "content (chars)": len(c.content)})
     return pd.DataFrame(rows, columns=["strategy", "rank", "chunk_id", "doc_id", "section", "score", "score kind",
                                        "cosine distance", "correct", "locator", "content (chars)"])
 
@@ -234,18 +244,33 @@ def over_window_frame(s: StrategyRun) -> pd.DataFrame:
 def citations_frame(ctx: PromptContext, corpus: Corpus) -> pd.DataFrame:
     """The citation table the server attaches, each quote checked against its locator.
 
-    Columns: ``[n]``, ``doc_id``, ``document``, ``section``, ``locator``,
-    ``cosine distance``, ``quote (chars)``, ``quote matches locator``, ``check``.
+    Columns: ``[n]``, ``doc_id``, ``document``, ``section``, ``locator`` (``#char=`` and the
+    format's fragment: ``#page=N``, ``#sheet=…&range=…``, ``#row=…``, ``#t=…``), ``where`` (its
+    reading: ``pages N–M``, the sheet and range, the times), ``cosine distance``, ``quote (chars)``,
+    ``quote matches locator``, ``check``; then the documented locator fields that apply to at least
+    one citation (:func:`audit.ingest.locators.locator_columns`: ``page``, ``page_end``, ``sheet``,
+    ``range``, ``row``, ``row_end``, ``t_start``, ``t_end``, ``fragment``, ``locator_note``). A quote
+    matches when it equals the canonical text at ``#char=`` and its format locator names the cells
+    or cues it comes from (:func:`audit.ingest.locators.check_locator`).
     """
-    rows = []
+    from ..ingest.locators import Locator, locator_columns
+
+    rows, wheres = [], []
     for c in ctx.citations:
         chk = verify_citation(c.doc_id, c.start, c.end, c.quote, corpus)
+        w = c.where if c.where is not None else Locator(c.start, c.end)
+        if chk.ok and c.where is not None:
+            chk = verify_locator(c.doc_id, w, corpus)
+        wheres.append(w)
         rows.append({"[n]": c.index, "doc_id": c.doc_id, "document": c.document_name, "section": c.locator_label,
-                     "locator": c.fragment + (f" {c.page}" if c.page else ""), "cosine distance": c.cosine_distance,
-                     "quote (chars)": len(c.quote),
+                     "locator": c.fragment + (f" {w.fragment}" if w.fragment else ""), "where": w.where,
+                     "cosine distance": c.cosine_distance, "quote (chars)": len(c.quote),
                      "quote matches locator": chk.ok, "check": chk.reason or "ok"})
-    return pd.DataFrame(rows, columns=["[n]", "doc_id", "document", "section", "locator", "cosine distance",
-                                       "quote (chars)", "quote matches locator", "check"])
+    df = pd.DataFrame(rows, columns=["[n]", "doc_id", "document", "section", "locator", "where", "cosine distance",
+                                     "quote (chars)", "quote matches locator", "check"])
+    for name, values in locator_columns(wheres).items():
+        df[name] = values
+    return df
 
 
 def refused_frame(res: NoAnswer, corpus: Corpus | None = None, excerpt: int = 160) -> pd.DataFrame:
