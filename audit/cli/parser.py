@@ -16,6 +16,7 @@ from .builtin import (
     cmd_report,
 )
 from .common import EXIT_INPUT, InputError
+from .groundtruth import add_groundtruth_parser
 from .store import add_store_options
 
 
@@ -126,6 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--corpus", default="python-reference")
     d.add_argument("--jsonl", required=True)
     d.set_defaults(func=cmd_corpus)
+
+    add_groundtruth_parser(sub)
     return p
 
 
