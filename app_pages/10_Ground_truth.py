@@ -44,7 +44,7 @@ strategies = gv.strategies_of(ctx.run)
 draft = authoring.draft()
 cfg = paths.config()
 ss = st.session_state
-EVERY = "(every document)"
+EVERY = "all documents"
 
 
 def say(messages) -> None:
@@ -201,6 +201,7 @@ def _save(target) -> None:
         ss["gt_save_msg"] = ("error", f"Not saved: {e}")
         return
     authoring.use_saved(target)
+    ss["gt_open_choice"] = target.key  # the draft now counts as opened from it
     ss["gt_added"] = None
     ss["gt_save_msg"] = ("success", f"Saved {target.gt_path.name}" + (f" and {target.ood_path.name}" if target.ood_path
                                                                        else "") + ": every page now uses it.")
@@ -271,6 +272,7 @@ with pick_tab:
                                "hyphens and accents typed either way do not matter.")
     if changed("gt_find_words", (words, scope)):
         clear_selection("gt_hits")
+        ss["gt_added"] = None
     passages = find_passages(views, words, None if scope == EVERY else scope) if words.strip() else []
     if words.strip() and not passages:
         st.info(md(f"No passage holds {words.strip()!r} (compared in the matching view, case-folded)."))
@@ -292,9 +294,12 @@ with pick_tab:
         st.markdown("**Candidate sentences** — select the sentence (or two, or more: the needle runs from the first "
                     "selected to the last)")
         st.caption(md(f"{doc.doc_id}" + (f" › {doc.section_at(passage[1])}" if doc.section_at(passage[1]) else "")))
-        st.dataframe(gv.sentences_frame(sentences), key="gt_sentences", on_select="rerun",
-                     selection_mode="multi-row", hide_index=True)
         chosen = [r for r in selected("gt_sentences") if r < len(sentences)]
+        st.html(gv.passage_html(doc, sentences, chosen))
+        st.dataframe(gv.sentences_frame(sentences), key="gt_sentences", on_select="rerun",
+                     selection_mode="multi-row", hide_index=True,
+                     column_config={"#": st.column_config.NumberColumn(width=40),
+                                    "sentence": st.column_config.TextColumn(width="large")})
         if changed("gt_chosen", (passage, tuple(chosen))) and chosen:
             reset_pick(passage, (doc.doc_id, min(sentences[r].start for r in chosen),
                                  max(sentences[r].end for r in chosen)))
@@ -517,7 +522,7 @@ with save_tab:
                              format_func=lambda k: "a new file under $AUDIT_HOME" if k == "new" else places[k].label)
         target, problem = places[where], ""
         if where == "new":
-            st.text_input("Name", key="gt_save_name", placeholder="e.g. handbook",
+            st.text_input("Name of the new ground truth", key="gt_save_name", placeholder="e.g. handbook",
                           help=f"written as {home / 'groundtruth'}/NAME.jsonl and NAME.ood.txt")
             try:
                 target = home_target(ss.get("gt_save_name") or "", home) if (ss.get("gt_save_name") or "").strip() \

@@ -31,7 +31,7 @@ from .checks import (
 from .draft import Draft
 from .locate import Located
 
-__all__ = ["check_messages", "document_html", "draft_frame", "now_utc", "ood_frame", "passages_frame",
+__all__ = ["check_messages", "document_html", "draft_frame", "now_utc", "ood_frame", "passage_html", "passages_frame",
            "proposals_frame", "question_messages", "sentences_frame", "strategies_of", "verdicts_frame"]
 
 #: A needle shorter than this (characters) is likely to occur by chance or to say too little.
@@ -64,9 +64,31 @@ def passages_frame(passages: Sequence[Passage]) -> pd.DataFrame:
 
 
 def sentences_frame(sentences: Sequence[Sentence]) -> pd.DataFrame:
-    """One row per candidate sentence: its text (matching view), offset and length in characters."""
-    return pd.DataFrame([{"sentence": s.text, "start (char)": s.start, "length (chars)": len(s.text)}
-                         for s in sentences], columns=["sentence", "start (char)", "length (chars)"])
+    """One row per candidate sentence: its number, text (matching view), offset and length in characters."""
+    return pd.DataFrame([{"#": i, "sentence": s.text, "start (char)": s.start, "length (chars)": len(s.text)}
+                         for i, s in enumerate(sentences, start=1)],
+                        columns=["#", "sentence", "start (char)", "length (chars)"])
+
+
+_NUMBER = ('<span style="display: inline-block; min-width: 1.3em; margin-right: 0.25em; padding: 0 0.2em; '
+           'border-radius: 3px; background-color: #e5e7eb; color: #374151; font-size: 0.7rem; text-align: center; '
+           'vertical-align: text-top;" aria-hidden="true">{}</span>')
+
+
+def passage_html(doc: Document, sentences: Sequence[Sentence], chosen: Sequence[int] = (),
+                 max_height_px: int = 260) -> str:
+    """The paragraph(s) the candidate sentences come from, as text: each sentence numbered, the chosen ones marked.
+
+    Every character of the document is escaped (:func:`audit.report.markup.mark_html`); the numbers are the
+    rows of :func:`sentences_frame` (1-based); ``chosen`` are 0-based positions in ``sentences``.
+    """
+    if not sentences:
+        return ""
+    lo, hi = sentences[0].start, sentences[-1].end
+    layers = [(sentences[i].start - lo, sentences[i].end - lo, "background-color: #86efac;") for i in chosen
+              if 0 <= i < len(sentences)]
+    markers = [(s.start - lo, _NUMBER.format(i)) for i, s in enumerate(sentences, start=1)]
+    return mark_html(doc.text[lo:hi], layers, markers, max_height_px=max_height_px)
 
 
 def verdicts_frame(check: NeedleCheck, strategies: Sequence[StrategyChunks]) -> pd.DataFrame:
@@ -126,8 +148,8 @@ def question_messages(q: QuestionCheck, phrasing: str) -> list[tuple[str, str]]:
                                "a reader who has not seen the sentence would."))
     dist = [f"{name} {d[0]:.3f} (rank {d[1]})" for name, d in q.distances.items() if d is not None]
     if dist:
-        out.append(("info", "Cosine distance to the needle's chunk, and that chunk's dense rank (a sanity check, "
-                            "not a filter): " + ", ".join(dist) + "."))
+        out.append(("info", f"{phrasing.capitalize()} question: cosine distance to the needle's chunk, and that "
+                            "chunk's dense rank (a sanity check, not a filter): " + ", ".join(dist) + "."))
     return out
 
 
@@ -186,8 +208,8 @@ def proposals_frame(located: Sequence[Located], decided: dict | None = None) -> 
              "proposed needle": x.needle or "", "document": x.where.doc_id if x.where else "",
              "problem": x.problem or "", "decided": decided.get(x.pair.line, "")}
             for x in located]
-    return pd.DataFrame(rows, columns=["line", "id", "question", "answer", "located", "partial ratio",
-                                       "proposed needle", "document", "problem", "decided"])
+    return pd.DataFrame(rows, columns=["line", "located", "partial ratio", "proposed needle", "answer", "question",
+                                       "problem", "decided", "document", "id"])
 
 
 def ood_frame(draft: Draft, views: CorpusViews) -> pd.DataFrame:
