@@ -94,11 +94,12 @@ def passage_html(doc: Document, sentences: Sequence[Sentence], chosen: Sequence[
 def verdicts_frame(check: NeedleCheck, strategies: Sequence[StrategyChunks]) -> pd.DataFrame:
     """One row per strategy: its verdict on the needle, the chunks holding it, the cut that destroys it."""
     recipe = {s.name: s.description for s in strategies}
-    return pd.DataFrame([{"strategy": v.strategy, "recipe": recipe.get(v.strategy, ""), "verdict": v.verdict,
+    return pd.DataFrame([{"strategy": v.strategy, "verdict": v.verdict,
                           "chunks holding it": ", ".join(map(str, v.chunk_ids)), "cut that destroys it": v.cut,
-                          "past the window": "yes" if v.past_window else ""} for v in check.strategies],
-                        columns=["strategy", "recipe", "verdict", "chunks holding it", "cut that destroys it",
-                                 "past the window"])
+                          "past the window": "yes" if v.past_window else "", "recipe": recipe.get(v.strategy, "")}
+                         for v in check.strategies],
+                        columns=["strategy", "verdict", "chunks holding it", "cut that destroys it", "past the window",
+                                 "recipe"])
 
 
 def check_messages(check: NeedleCheck, strategies: Sequence[StrategyChunks] = ()) -> list[tuple[str, str]]:
