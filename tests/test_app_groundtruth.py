@@ -112,6 +112,8 @@ def test_rejections_say_where_else_and_which_heading():
     assert at.button(key="gt_add").disabled
     assert "Length: 17 characters — shorter than 20: a short needle says little and may occur by chance." in \
         _texts(at, "warning")
+    at.number_input(key="gt_drop_start").set_value(60).run()  # 60 + 48 dropped of the 101 characters: nothing left
+    assert "Nothing is left of the needle: drop fewer characters." in _texts(at, "error")
     at.text_input(key="gt_find").input("rotation").run()  # only the heading holds the word
     _select(at, "gt_hits", 0)
     _select(at, "gt_sentences", 0)
