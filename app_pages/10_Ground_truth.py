@@ -27,7 +27,7 @@ from audit.authoring.checks import (
     ood_occurrences,
     picked_needle,
 )
-from audit.authoring.draft import SaveRefused, home_target, home_targets, named_targets, open_draft, save_draft
+from audit.authoring.draft import Draft, SaveRefused, home_target, home_targets, named_targets, open_draft, save_draft
 from audit.authoring.locate import NOT_FOUND, locate_pairs, read_qa
 from audit.config import PathRefused
 from audit.groundtruth import GroundTruthError, load_out_of_domain
@@ -45,6 +45,7 @@ draft = authoring.draft()
 cfg = paths.config()
 ss = st.session_state
 EVERY = "all documents"
+PICK = "Pick a needle"
 
 
 def say(messages) -> None:
@@ -85,7 +86,7 @@ def reset_pick(passage=None, pick=None, drops: bool = True) -> None:
 def _open(choice: str, options: dict) -> None:
     files = options[choice][1]
     try:
-        ss[authoring.DRAFT_KEY] = open_draft(*files) if files else type(draft)()
+        ss[authoring.DRAFT_KEY] = open_draft(*files) if files else Draft()
     except GroundTruthError as e:
         ss["gt_open_error"] = str(e)
         return
@@ -118,6 +119,7 @@ def _add(text: str) -> None:
 
 def _edit(needle_id: str) -> None:
     d = authoring.draft()
+    ss["gt_tab"] = PICK
     n = d.needles[d.index(needle_id)]
     ss["gt_editing"] = needle_id
     ss["gt_q_doc"] = n.questions[0] if n.questions else ""
@@ -165,6 +167,7 @@ def _reject(rows: list, located: list) -> None:
 
 def _trim(x) -> None:
     w = x.where
+    ss["gt_tab"] = PICK
     ss["gt_editing"] = None
     ss["gt_q_doc"], ss["gt_q_ticket"] = x.pair.question, x.pair.question2
     ss["gt_new_id"] = x.pair.id if x.pair.id and x.pair.id not in {n.id for n in authoring.draft().needles} else ""
@@ -258,8 +261,9 @@ if len(table_df):
 else:
     st.caption("No needle yet: pick the first one below, or import question/answer pairs.")
 
-pick_tab, import_tab, ood_tab, save_tab = st.tabs(["Pick a needle", "Import question/answer pairs",
-                                                   "Out-of-domain questions", "Save"])
+# the tabs keep their state (key): a rerun (a click, a save) stays on the tab; _edit and _trim switch to the picker
+pick_tab, import_tab, ood_tab, save_tab = st.tabs([PICK, "Import question/answer pairs", "Out-of-domain questions",
+                                                   "Save"], key="gt_tab", on_change="rerun")
 
 # --------------------------------------------------------------------------- pick a needle
 
@@ -273,6 +277,8 @@ with pick_tab:
     if changed("gt_find_words", (words, scope)):
         clear_selection("gt_hits")
         ss["gt_added"] = None
+        if words.strip():  # a new search starts a new pick (an emptied box, e.g. after leaving the page, keeps it)
+            reset_pick()
     passages = find_passages(views, words, None if scope == EVERY else scope) if words.strip() else []
     if words.strip() and not passages:
         st.info(md(f"No passage holds {words.strip()!r} (compared in the matching view, case-folded)."))
@@ -540,6 +546,11 @@ with save_tab:
         else:
             st.caption(md(f"Writes {target.gt_path}" + (f" and {target.ood_path}" if target.ood_path else "")
                           + ". Refused if either file changed since you opened it."))
+            if target.ood_path is None and draft.out_of_domain:
+                st.warning(md(f"{where.partition(':')[2]} has no out-of-domain file in audit.toml "
+                              "([ground_truths.NAME] out_of_domain = …): the "
+                              f"{len(draft.out_of_domain)} out-of-domain question(s) are not saved there; download "
+                              "them."))
         st.button("Save and use it on every page", key="gt_save", type="primary", on_click=_save, args=(target,),
                   disabled=bool(problem) or target is None)
     msg = ss.get("gt_save_msg")

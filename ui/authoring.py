@@ -2,9 +2,9 @@
 
 The rules live in :mod:`audit.authoring`; this module only keeps state: the draft being written
 (``st.session_state``, one per browser session: another session never sees it), the corpus views
-(computed once per corpus, shared like the corpus itself; an upload's corpus carries its session in
-its name), which files the sidebar's ground truth comes from, and :func:`use_saved`, which points the
-sidebar at a saved ground truth so that every page uses it on the next run.
+(cached in :mod:`ui.cache`, once per corpus; an upload's corpus carries its session in its name),
+which files the sidebar's ground truth comes from, and :func:`use_saved`, which points the sidebar
+at a saved ground truth so that every page uses it on the next run.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from audit.config import PathRefused
 from audit.groundtruth import BUILTIN_DATA
 from audit.ingest import BUILTIN_CORPUS, Corpus
 
-from . import paths
+from . import cache, paths
 
 __all__ = ["DRAFT_KEY", "author_default", "corpus_views", "draft", "sidebar_files", "use_saved"]
 
@@ -27,14 +27,9 @@ __all__ = ["DRAFT_KEY", "author_default", "corpus_views", "draft", "sidebar_file
 DRAFT_KEY = "_gt_draft"
 
 
-@st.cache_resource(show_spinner="Reading the documents' matching view…", max_entries=4, ttl=3600)
-def _views(corpus_id: str, _corpus: Corpus) -> CorpusViews:
-    return CorpusViews(_corpus)
-
-
 def corpus_views(corpus: Corpus) -> CorpusViews:
-    """Every document's matching view for the checks, computed once per corpus (name and sha256)."""
-    return _views(f"{corpus.name}:{corpus.sha256}", corpus)
+    """Every document's matching view for the checks, computed once per corpus (:func:`ui.cache.corpus_views`)."""
+    return cache.corpus_views(corpus)
 
 
 def draft() -> Draft:
