@@ -95,6 +95,24 @@ def test_a_picked_sentence_shows_every_check_before_it_is_added():
     assert "Length: 95 characters." in _texts(at, "info")
 
 
+def test_a_sentence_across_the_blind_cut_names_the_cut_that_destroys_it():
+    at = _page()
+    # backups.md is 683 characters: blind A cuts it at 512, inside the sentence "To restore, stop the relay…" (#char=425,522);
+    # B's 64-character tail starts at 448, after the sentence's start (425): both destroy it; boundaries keep it whole
+    _pick(at, "larkctl drain")
+    warnings = _texts(at, "warning")
+    for name in "AB":
+        assert any(w.startswith(f"Strategy {name} destroys it: cut at character 512: chunk 1 ends at 512 (#char=0,512), "
+                                "chunk 2 starts at 512 (#char=512,") for w in warnings), (name, warnings)
+    verdicts = _table(at, "verdict", "cut that destroys it")
+    assert list(verdicts["verdict"]) == ["destroys it"] * 2 + ["holds it whole"] * 4
+    assert list(verdicts["chunks holding it"]) == ["", "", "6", "6", "6", "6"]  # Restore is chunk 6 under C-F
+    at.text_input(key="gt_q_doc").input("How do I restore a snapshot?").run()
+    assert not at.button(key="gt_add").disabled  # destroyed by a strategy is what the audit measures, not a rejection
+    at.selectbox(key="gt_map_strategy").set_value("A").run()  # the document drawn with A's cuts
+    _ok(at)
+
+
 def test_rejections_say_where_else_and_which_heading():
     at = _page()
     # "seventy-two hours" twice in keys.md: pick the sentence holding the first, trim it down to the two words
