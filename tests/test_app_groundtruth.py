@@ -288,3 +288,30 @@ def test_imported_pairs_give_one_proposal_and_one_not_found_and_nothing_is_accep
     draft = _table(at, "id", "needle", "status")
     assert list(draft["id"]) == ["n01"] and list(draft["status"]) == ["accepted"]
     assert _table(at, "located", "decided")["decided"].iloc[0] == "accepted as n01"
+
+
+def test_opening_a_ground_truth_lists_what_the_readers_would_reject(env, monkeypatch):
+    folder = env / "groundtruth"
+    folder.mkdir(parents=True)
+    gt = folder / "team.jsonl"
+    gt.write_text(json.dumps({"id": "k1", "needle": SHREDDED, "questions": ["q"], "authored": {"by": "ann", "at": "t"}})
+                  + "\n" + json.dumps({"id": "k2", "needle": "seventy-two hours", "questions": ["q"]}) + "\n",
+                  encoding="utf-8")
+    monkeypatch.setenv("AUDIT_GROUND_TRUTH", str(gt))  # the sidebar reads it: "files on disk"
+    at = _page()
+    assert at.selectbox(key="gt_open_choice").options == [
+        "A new ground truth (empty)", "The sidebar's ground truth (team.jsonl)", "team ($AUDIT_HOME/groundtruth/team.jsonl)"]
+    at.selectbox(key="gt_open_choice").set_value("sidebar").run()
+    at.button(key="gt_open").click().run()
+    _ok(at)
+    table = _table(at, "id", "needle", "status")
+    assert list(table["id"]) == ["k1", "k2"] and list(table["by"]) == ["ann", ""]
+    assert list(table["status"]) == ["accepted", "found 2 times (must occur exactly once): ops/keys.md"]
+    assert "1 needle(s) the readers would reject: k2. Edit them in the picker, or remove them." in _texts(at, "warning")
+    assert f"2 needles · 0 out-of-domain questions · opened from team.jsonl (sha256 " in " ".join(_texts(at, "caption"))
+    _select(at, "gt_table", 1)
+    at.button(key="gt_edit").click().run()  # not once in the corpus: the picker searches its words instead
+    _ok(at)
+    assert at.text_input(key="gt_find").value == "seventy-two hours"
+    assert "Editing k2: its needle is not once in this corpus; pick it again from the passages found for its first " \
+           "words." in _texts(at, "info")
