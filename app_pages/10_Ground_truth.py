@@ -87,7 +87,7 @@ def _open(choice: str, options: dict) -> None:
     files = options[choice][1]
     try:
         ss[authoring.DRAFT_KEY] = open_draft(*files) if files else Draft()
-    except GroundTruthError as e:
+    except (GroundTruthError, OSError) as e:  # malformed, or unreadable: nothing is opened, the draft is kept
         ss["gt_open_error"] = str(e)
         return
     ss["gt_open_error"] = None
