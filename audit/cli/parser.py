@@ -18,6 +18,7 @@ from .builtin import (
 from ..retrieval.bm25 import TOKEN_RULES
 from .common import EXIT_INPUT, InputError
 from .endpoint import add_endpoint_options
+from .groundtruth import add_groundtruth_parser
 from .store import add_store_options
 from .traffic import add_traffic_options
 
@@ -143,6 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--jsonl", required=True)
     _add_strip_option(d)
     d.set_defaults(func=cmd_corpus)
+
+    add_groundtruth_parser(sub)
     return p
 
 
