@@ -11,14 +11,17 @@ DEVSTAMP:= $(VENV)/.installed-dev
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
 
-$(STAMP): requirements.txt pyproject.toml | $(BIN)/python
+# `make run`: the base and the [pgvector] extra, so the store the sidebar offers by default works.
+$(STAMP): requirements.txt requirements-pgvector.txt pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -r requirements.txt
+	$(BIN)/pip install --quiet -r requirements.txt -r requirements-pgvector.txt
 	$(BIN)/pip install --quiet --no-deps -e .
 	touch $@
 
-$(DEVSTAMP): requirements-dev.txt $(STAMP)
-	$(BIN)/pip install --quiet -r requirements-dev.txt
+# `make test`: every extra too (scale: Ray + Lance; chroma; milvus), so every tier runs.
+EXTRAS  := requirements-scale.txt requirements-chroma.txt requirements-milvus.txt
+$(DEVSTAMP): requirements-dev.txt $(EXTRAS) $(STAMP)
+	$(BIN)/pip install --quiet -r requirements-dev.txt $(addprefix -r ,$(EXTRAS))
 	touch $@
 
 run: $(STAMP)

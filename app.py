@@ -66,6 +66,7 @@ PAGES = [
             url_path="index-health"),
     st.Page("app_pages/9_Upgrade_diff.py", title="Upgrade diff", icon="↔️",
             url_path="upgrade-diff"),
+    st.Page("app_pages/10_Ground_truth.py", title="Ground truth", icon="✍️", url_path="ground-truth"),
 ]
 page = st.navigation(PAGES)
 # One browser-tab title per page ("Threshold · Retrieval audit"): the call above would otherwise keep the

@@ -17,7 +17,10 @@ import streamlit as st
 from audit.report import latency_frame
 from audit.report.dashboard import overview_chunks_frame, rejected_frame
 from audit.report.findings import headlines
-from ui import context, footer, table
+from audit.report.formats import FORMATS_NOTE, formats_frame, not_read_frame
+from audit.traffic.labelled import from_builtin
+from ui import cache, context, footer, table
+from ui.traffic import draw_traffic_summary, traffic_input
 from ui.layout import cells
 from ui.text import md
 
@@ -41,6 +44,16 @@ c[5].metric("Build time (s)", f"{run.wall_s:.1f}")
 if corpus.failures:
     st.warning(f"{len(corpus.failures)} file(s) could not be read and were skipped: "
                + md("; ".join(f"{f.source}: {f.reason}" for f in corpus.failures)))
+if len(nr := not_read_frame(corpus)):
+    st.info(f"{len(nr)} file(s) or part(s) of documents were not read, each with its reason.")
+    table(nr, "overview_not_read", "not_read.csv", "Download files not read (CSV)",
+          help={"file": "path in the corpus folder", "what": "skipped: a file type the product does not read; "
+                "left out: a part of a document its loader skipped", "reason": "why, and what to do instead"})
+with st.expander("Documents by format"):
+    table(formats_frame(corpus), "overview_formats", "formats.csv", "Download documents by format (CSV)",
+          help={"format": "the extractor that turned the file into canonical text",
+                "extractor version": "stamped on every indexed document: a new version re-indexes it"})
+    st.caption(FORMATS_NOTE)
 
 st.subheader("Findings on this data")
 for line in headlines(run, k=8):
@@ -73,6 +86,17 @@ else:
     st.info("No query was run: load ground truth or out-of-domain queries in the sidebar.")
 if ctx.cross_error and "rerank" in run.retrievers:
     st.warning(f"Rerank column unavailable: {md(ctx.cross_error)}")
+
+if traffic_input() is not None and run.queries:  # production traffic: at the session's cut, else the balanced one
+    _strategy, _retriever = st.session_state["focus_strategy"], st.session_state["focus_retriever"]
+    _cut = st.session_state.get("threshold")
+    try:
+        _cut, _source = ((_cut, "the Threshold page's cut") if _cut is not None else
+                         (cache.balanced(ctx.key.digest, _strategy, _retriever, run), "the balanced cut"))
+        draw_traffic_summary(from_builtin(run, _strategy, _retriever), _cut, _source,
+                             f"{ctx.key.digest}:{_strategy}:{_retriever}")
+    except ValueError as e:
+        st.info(md(str(e)))
 
 if gt.rejected:
     st.subheader("Rejected ground-truth items")

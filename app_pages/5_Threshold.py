@@ -38,6 +38,8 @@ from ui.text import md
 from ui.charts import distance_histogram, outcomes_against_cut, sweep_chart
 from ui.threshold import cut_slider, outcome_metrics
 from ui.layout import cells
+from ui.traffic import draw_traffic_section, traffic_input
+from audit.traffic.labelled import from_builtin
 
 ctx = context()
 run = ctx.run
@@ -148,4 +150,8 @@ else:
 
 with st.expander("Every query's outcome at this cut"):
     table(outcomes_frame(qs, cut), "outcomes_table", "outcomes.csv", "Download outcomes (CSV)")
+
+if traffic_input() is not None:  # production traffic chosen in the sidebar: what this cut does to it
+    draw_traffic_section(from_builtin(run, strategy, retriever), cut, "the slider's cut",
+                         f"{ctx.key.digest}:{strategy}:{retriever}")
 footer(ctx)

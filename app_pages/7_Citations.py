@@ -15,11 +15,12 @@ import streamlit as st
 
 from audit.evaluation.citations import BADGES, NoAnswer, QuestionOutcome, answer_or_refuse, question_outcomes
 from audit.evaluation.threshold import KEEP, choose_cut, load_threshold
+from audit.ingest.media import media_clip
 from audit.models import ModelUnavailable
 from audit.report.dashboard import answer_only_in_tail, quote_failures_frame, with_needle_checks
 from audit.report.markup import quote_in_document_html
 from audit.report.views import citations_frame, overlap_only_frame, refused_frame
-from ui import cache, context, footer, session, stop, table
+from ui import cache, context, footer, paths, session, stop, table
 from ui.text import md
 from ui.live import rankings
 
@@ -31,7 +32,8 @@ s = run.strategy(strategy)
 st.title("Citations")
 st.caption(f"Strategy **{md(strategy)}**, retriever **{md(retriever)}** (sidebar). The model only sees numbered sources and "
            "writes [n]; the server attaches document, section and a `#char=start,end` locator into the canonical "
-           "text. The quote is the chunk's own content — never the embedded text with its header and overlap tail.")
+           "text, with the format's own: `#page=` (PDF), `#sheet=…&range=…` (workbook), `#row=` (CSV), `#t=` "
+           "(transcript). The quote is the chunk's own content — never the embedded text with its header and overlap tail.")
 
 threshold, how = choose_cut(load_threshold(session.threshold_path(corpus.name)), ctx.encoder.digest, strategy, retriever,
                             st.session_state.get("threshold"),
@@ -130,8 +132,17 @@ else:
         st.markdown("**Each quote inside its document** (marked green at its `#char=` locator)")
         for c in res.citations:
             with st.expander(md(f"[{c.index}] {c.document_name}{' — ' + c.locator_label if c.locator_label else ''} "
-                                f"{c.fragment}{' ' + c.page if c.page else ''} "
+                                f"{c.where.display if c.where else c.fragment} "
                                 f"(cosine distance {c.cosine_distance:.3f})")):
+                if c.where is not None and (clip := media_clip(corpus, corpus.get(c.doc_id), c.where,
+                                                               paths.config().uploads.max_file_bytes)):
+                    if isinstance(clip, str):
+                        st.caption(md(clip))
+                    else:  # the bytes go to the browser; no server path is linked
+                        player = st.video if clip.is_video else st.audio
+                        player(clip.data, format=clip.mime, start_time=clip.start_s, end_time=clip.end_s)
+                        st.caption(md(f"{clip.name}, played from {clip.start_s} s to {clip.end_s} s "
+                                      f"(the citation's {c.where.fragment}, in whole seconds)"))
                 st.html(quote_in_document_html(corpus.get(c.doc_id), c.start, c.end))
         st.markdown("**The prompt the model receives**")
         st.code(res.prompt, language=None, wrap_lines=True)

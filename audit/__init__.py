@@ -11,6 +11,7 @@ Modules, one concept each:
 - :mod:`audit.embedding` model resolution, encoding, token counts
 - :mod:`audit.retrieval` dense, BM25, reciprocal rank fusion, cross-encoder rerank
 - :mod:`audit.groundtruth` needles, questions, out-of-domain queries
+- :mod:`audit.authoring` writing a ground truth: checks as needles are picked, Q/A answers located, saving
 - :mod:`audit.evaluation` recall@k, MRR, Wilson intervals, paired sign tests
 - :mod:`audit.threshold` distance distributions and the threshold sweep
 - :mod:`audit.citations` context building, locators, citation verification

@@ -30,7 +30,8 @@ from typing import Iterable, Literal
 
 from .ingest import Corpus, Document
 
-__all__ = ["PRESETS", "Chunk", "ChunkSet", "Strategy", "chunk_corpus", "chunk_document", "parse_strategies"]
+__all__ = ["PRESETS", "Chunk", "ChunkSet", "Strategy", "chunk_corpus", "chunk_document", "paragraph_ranges",
+           "parse_strategies", "sentence_ranges"]
 
 Cut = Literal["blind", "boundaries"]
 
@@ -196,6 +197,39 @@ def _trimmed(text: str, lo: int, hi: int) -> tuple[int, int] | None:
         return None
     lead = len(raw) - len(raw.lstrip())
     return lo + lead, lo + lead + len(content)
+
+
+def paragraph_ranges(text: str, lo: int = 0, hi: int | None = None) -> list[tuple[int, int]]:
+    """The paragraphs of ``text[lo:hi]`` as the boundaries cut sees them (``[^\\n](?:[^\\n]|\\n(?!\\n))*``).
+
+    Returns
+    -------
+    list of (int, int)
+        Absolute ``[start, end)`` ranges in ``text`` (code points), in order; a blank line separates two.
+    """
+    hi = len(text) if hi is None else hi
+    return [m.span() for m in _PARAGRAPH.finditer(text, lo, hi)]
+
+
+def sentence_ranges(text: str, lo: int = 0, hi: int | None = None) -> list[tuple[int, int]]:
+    """The sentences of ``text[lo:hi]`` by the specification's sentence regex ``[^.!?]*[.!?]*\\s*``, trimmed.
+
+    The pieces the boundaries cut's sentence fallback packs (docs/definitions.md, *Boundaries cut*), each with
+    its surrounding whitespace removed; pieces that are only whitespace are dropped.
+
+    Returns
+    -------
+    list of (int, int)
+        Absolute, trimmed, non-empty ``[start, end)`` ranges in ``text`` (code points), in order.
+    """
+    hi = len(text) if hi is None else hi
+    out = []
+    for m in _SENTENCE.finditer(text, lo, hi):
+        if m.group(0):
+            r = _trimmed(text, *m.span())
+            if r:
+                out.append(r)
+    return out
 
 
 def _boundary_ranges(text: str, lo: int, hi: int, target: int) -> list[tuple[int, int]]:

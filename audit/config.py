@@ -14,6 +14,10 @@ Example (paths relative to the file's own folder)::
     handbook = "/srv/rag-docs/handbook"
     [ground_truths]                     # name -> JSONL of needles
     handbook = "/srv/rag-docs/handbook-needles.jsonl"
+    [ground_truths.support]             # or a table: the Ground truth page may save over it when writable
+    path = "/srv/rag-docs/support-needles.jsonl"
+    out_of_domain = "/srv/rag-docs/support-ood.txt"   # optional; also offered as [out_of_domain] support
+    writable = true                     # default false; a path in the package's data/ is never written
     [out_of_domain]                     # name -> text file, one query a line
     handbook = "/srv/rag-docs/ood.txt"
     [indexes]                           # name -> index database (Index health, Upgrade diff)
@@ -45,6 +49,12 @@ Example (paths relative to the file's own folder)::
     max_total_mb = 20                   # megabytes per upload, all files together
     ttl_minutes = 60                    # a session's upload folder is removed this long after its last use
 
+    [traffic]                           # production traffic (audit.traffic.settings): questions are personal data
+    show_questions = false              # default false in shared mode, true in single-user mode
+    [traffic.yesterday]
+    files = ["/srv/otel/traces.json"]   # OTLP JSON exports or query logs (files or folders)
+    score = "cosine-distance"
+
     [access]
     require_login = true                # Streamlit's OpenID Connect sign-in ([auth] in .streamlit/secrets.toml)
     allowed = ["alice@example.com", "@example.com"]   # e-mail addresses, or "@domain"; empty = anyone signed in
@@ -71,7 +81,7 @@ ROOTS_KNOB = "AUDIT_ROOTS (os.pathsep-separated folders) or `roots = [...]` in a
 #: ``AUDIT_*`` variables that name a path the operator chose (trusted as allowed roots).
 _PATH_VARIABLES = ("AUDIT_CORPUS", "AUDIT_GROUND_TRUTH", "AUDIT_OUT_OF_DOMAIN", "AUDIT_MODEL", "AUDIT_RERANKER")
 _TABLES = ("corpora", "ground_truths", "out_of_domain", "indexes", "models", "rerankers")
-_KNOWN = {"shared", "roots", "uploads", "access", "stores", "systems", "endpoints", "ingest", *_TABLES}
+_KNOWN = {"shared", "roots", "uploads", "access", "stores", "systems", "endpoints", "ingest", "traffic", *_TABLES}
 #: Keys of ``[ingest]``: how documents are extracted (the CLI's options take precedence).
 INGEST_KEYS = ("strip_running_lines",)
 #: Keys of a ``[systems.NAME]`` table: single files, then tables of run name → file (or score kind).
@@ -128,12 +138,15 @@ class Config:
     models: Mapping[str, str] = field(default_factory=dict)
     rerankers: Mapping[str, str] = field(default_factory=dict)
     stores: Mapping[str, str] = field(default_factory=dict)  # name -> "env:VAR" or a URI (never shown)
+    #: names of ``[ground_truths]`` the Ground truth page may save over (``writable = true``)
+    writable_ground_truths: tuple[str, ...] = ()
     systems: Mapping[str, Mapping] = field(default_factory=dict)
     endpoints: Mapping[str, object] = field(default_factory=dict)  # name -> EndpointSpec (header values never shown)
     uploads: Uploads = Uploads()
     require_login: bool = False
     allowed: tuple[str, ...] = ()
     strip_running_lines: bool = False
+    traffic: object = None  # audit.traffic.settings.TrafficSettings ([traffic]); None: the defaults
 
     def named_paths(self) -> list[Path]:
         """Every path the file names (corpora, ground truths, out-of-domain files, indexes, model folders)."""
@@ -197,6 +210,37 @@ def _table(data: dict, key: str, where: str, base: Path) -> dict[str, str]:
             key in ("models", "rerankers") and not v.startswith((".", "/", "~")))
         out[str(name)] = v if keep else str((base / Path(v).expanduser()).resolve())
     return out
+
+
+def _ground_truths(data: dict, where: str, base: Path) -> tuple[dict[str, str], dict[str, str], tuple[str, ...]]:
+    """``[ground_truths]``: ``name = "path"``, or a table ``[ground_truths.NAME]`` of ``path``, ``out_of_domain``
+    and ``writable``. Returns ``(name -> needles path, name -> out-of-domain path, writable names)``."""
+    raw = data.get("ground_truths", {})
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{where}: [ground_truths] must be a table of name = \"path\" (or [ground_truths.NAME] tables)")
+    plain = {k: v for k, v in raw.items() if not isinstance(v, dict)}
+    paths = _table({"ground_truths": plain}, "ground_truths", where, base)
+    ood, writable = {}, []
+    for name, spec in raw.items():
+        if not isinstance(spec, dict):
+            continue
+        unknown = sorted(set(spec) - {"path", "out_of_domain", "writable"})
+        if unknown:
+            raise ConfigError(f"{where}: [ground_truths.{name}] unknown key(s) {', '.join(unknown)}; known: path, "
+                              "out_of_domain, writable")
+        for key in ("path", "out_of_domain"):
+            v = spec.get(key)
+            if (key == "path" or v is not None) and (not isinstance(v, str) or not v.strip()):
+                raise ConfigError(f"{where}: [ground_truths.{name}] {key} must be a path, not {v!r}")
+        if not isinstance(spec.get("writable", False), bool):
+            raise ConfigError(f"{where}: [ground_truths.{name}] writable must be true or false, "
+                              f"not {spec['writable']!r}")
+        paths[str(name)] = str((base / Path(spec["path"].strip()).expanduser()).resolve())
+        if spec.get("out_of_domain"):
+            ood[str(name)] = str((base / Path(spec["out_of_domain"].strip()).expanduser()).resolve())
+        if spec.get("writable", False):
+            writable.append(str(name))
+    return paths, ood, tuple(writable)
 
 
 def _stores(data: dict, where: str) -> dict[str, str]:
@@ -307,10 +351,17 @@ def load_config(env: Mapping[str, str] | None = None, cwd: str | Path | None = N
     allowed = acc.get("allowed", [])
     if not isinstance(allowed, list) or not all(isinstance(a, str) for a in allowed):
         raise ConfigError(f"{where}: [access] allowed must be a list of e-mail addresses or \"@domain\" entries")
+    tables = {t: _table(data, t, where, base) for t in _TABLES if t != "ground_truths"}
+    tables["ground_truths"], gt_ood, writable = _ground_truths(data, where, base)
+    for name, p in gt_ood.items():
+        if tables["out_of_domain"].get(name, p) != p:
+            raise ConfigError(f"{where}: [ground_truths.{name}] out_of_domain and [out_of_domain] {name} name "
+                              "different files; keep one")
+        tables["out_of_domain"][name] = p
     return Config(
         path=path, shared=shared,
         roots=tuple((base / Path(r).expanduser()).resolve() for r in roots),
-        **{t: _table(data, t, where, base) for t in _TABLES},
+        **tables, writable_ground_truths=writable,
         stores=_stores(data, where),
         systems=_systems(data, where, base),
         endpoints=_endpoints(data, where),
@@ -322,7 +373,18 @@ def load_config(env: Mapping[str, str] | None = None, cwd: str | Path | None = N
         require_login=bool(acc.get("require_login", False)),
         allowed=tuple(a.strip() for a in allowed if a.strip()),
         strip_running_lines=strip,
+        traffic=_traffic(data, where, base),
     )
+
+
+def _traffic(data: dict, where: str, base: Path):
+    """``[traffic]``: show_questions and the named traffic sources (:mod:`audit.traffic.settings`)."""
+    from .traffic.settings import parse_traffic
+
+    try:
+        return parse_traffic(data.get("traffic"), where, base)
+    except ValueError as e:
+        raise ConfigError(str(e)) from None
 
 
 def allowed_roots(config: Config | None = None, env: Mapping[str, str] | None = None,

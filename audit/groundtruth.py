@@ -221,8 +221,12 @@ def load_out_of_domain(path: str | Path) -> list[str]:
     return [s.strip() for s in lines(raw) if s.strip() and not s.strip().startswith("#")]
 
 
-def validate(needles: Iterable[Needle], corpus: Corpus) -> tuple[list[Needle], dict, list[Rejected]]:
+def validate(needles: Iterable[Needle], corpus: Corpus,
+             views: list | None = None) -> tuple[list[Needle], dict, list[Rejected]]:
     """Check each needle against the corpus (docs/definitions.md, *Ground truth*).
+
+    ``views``: every document's ``(document, view, starts, ends)`` (:func:`audit.matching.view_with_map`),
+    when the caller already has them (:class:`audit.authoring.checks.CorpusViews`); computed otherwise.
 
     Returns
     -------
@@ -232,7 +236,7 @@ def validate(needles: Iterable[Needle], corpus: Corpus) -> tuple[list[Needle], d
         Reasons: duplicate id, shorter than 1 character, not found, found N
         times, overlaps a heading line.
     """
-    collapsed = [(d, *view_with_map(d.text)) for d in corpus.documents]
+    collapsed = views if views is not None else [(d, *view_with_map(d.text)) for d in corpus.documents]
     accepted, locations, rejected, seen = [], {}, [], set()
     for n in needles:
         if n.id in seen:

@@ -9,7 +9,7 @@ Run as root, ``pgserver`` runs the server as its own system user ``pgserver``.
 Import it into a test module (``from pgfixture import pg_server``). Without
 ``pgserver``/``psycopg`` or when the server cannot start, the tests that use it
 are skipped with the reason; under ``CI=true`` they fail instead, so CI can
-never silently skip them (``pip install -r requirements-dev.txt`` installs both).
+never silently skip them (``make test`` installs both: requirements-dev.txt and requirements-pgvector.txt).
 """
 
 from __future__ import annotations
@@ -82,7 +82,8 @@ def pg_server():
         import pgserver
         import psycopg
     except ImportError as e:
-        need(f"{e.name} is not installed: pip install -r requirements-dev.txt (pgserver, psycopg[binary]) "
+        need(f"{e.name} is not installed: pip install -r requirements-dev.txt -r requirements-pgvector.txt (pgserver, "
+             "psycopg[binary]) "
              "to run the PostgreSQL tests")
     tmp = Path(tempfile.mkdtemp(prefix="audit-pg-"))
     pgdata = tmp / "pgdata"

@@ -49,7 +49,9 @@ def test_beir_export_layout(tmp_path, monkeypatch):
     qrels = (out / "E" / "qrels" / "test.tsv").read_text().splitlines()
     assert qrels[0] == "query-id\tcorpus-id\tscore" and all(len(line.split("\t")) == 3 for line in qrels[1:])
     corpus = [json.loads(line) for line in (out / "E" / "corpus.jsonl").read_text().splitlines()]
-    assert set(corpus[0]) == {"_id", "title", "text"} and corpus[0]["_id"] == "0"
+    assert set(corpus[0]) == {"_id", "title", "text", "metadata"} and corpus[0]["_id"] == "0"
+    # where each chunk's quote sits: a markdown chunk has #char= offsets only
+    assert set(corpus[0]["metadata"]) == {"doc_id", "start", "end"}
     queries = [json.loads(line) for line in (out / "E" / "queries.jsonl").read_text().splitlines()]
     assert len(queries) == 10 and queries[0]["_id"] == "g1/doc"
     assert (out / "E" / "runs" / "dense.run").is_file()

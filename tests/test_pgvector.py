@@ -139,7 +139,8 @@ def test_health_figures_match_python(store):
     expect = {"rows": N, "null_vectors": sum(r[6] is None for r in rows), "non_finite": 0, "dims": 0,
               "model_dims": 0, "norms": int((np.abs(norms - 1) > 1e-4).sum()), "empty_texts": 0, "duplicate_ids": 0,
               "duplicate_texts": sum(n for n in texts.values() if n > 1), "models": 0,
-              "missing_documents": missing, "text_mismatch": mismatch, "approximate_index": 0}
+              "missing_documents": missing, "text_mismatch": mismatch, "approximate_index": 0,
+              "extension": 0, "dead_tuples": 0}
     assert {c.name: c.rows for c in h.checks} == expect
     # The crafted defects are exactly one NULL, one norm-2 vector, one pair of texts, one lost doc, one edit.
     assert (expect["null_vectors"], expect["norms"], expect["duplicate_texts"], missing, mismatch) == (1, 1, 2, 1, 1)

@@ -9,7 +9,8 @@
 - :mod:`ui.live` — a typed query run now; :mod:`ui.progress` — the build's progress bar;
 - :mod:`ui.paths` — audit.toml and the allowed roots as pages use them; :mod:`ui.session` — a
   session's own uploads, index and threshold; :mod:`ui.access` — the sign-in gate;
-  :mod:`ui.text` — :func:`~ui.text.md`, data escaped for Markdown.
+  :mod:`ui.text` — :func:`~ui.text.md`, data escaped for Markdown; :mod:`ui.authoring` — the Ground truth
+  page's draft (per session) and the hand-off of a saved ground truth to the sidebar.
 
 Pages import from here; nothing in ``audit/`` imports this package.
 """

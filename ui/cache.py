@@ -5,7 +5,8 @@ session and page, never mutated by a page) are keyed on hashable identities:
 
 - models by name;
 - corpora by source (built-in name; folder path + file sizes/mtimes);
-- ground truth by corpus sha256 + file sha256s;
+- ground truth by corpus sha256 + file sha256s; the documents' matching views (Ground truth page) by
+  corpus name + sha256;
 - a built audit run by :class:`RunKey` (corpus sha256, ground-truth key,
   strategy parameters, retrievers, model, reranker).
 
@@ -140,6 +141,20 @@ def folder_corpus(path: str, signature: tuple, strip_running_lines: bool = False
 
 
 # --------------------------------------------------------------------------- ground truth
+
+
+@st.cache_resource(show_spinner="Reading the documents' matching view…", max_entries=4, ttl=3600)
+def _corpus_views(corpus_id: str, _corpus: Corpus):
+    from audit.authoring.checks import CorpusViews
+
+    return CorpusViews(_corpus)
+
+
+def corpus_views(corpus: Corpus):
+    """Every document's matching view for the Ground truth page's checks (:class:`audit.authoring.checks.CorpusViews`),
+    computed once per corpus name and sha256 (an upload's corpus name carries its session)."""
+    return _corpus_views(f"{corpus.name}:{corpus.sha256}", corpus)
+
 
 
 def _write_tmp(folder: str, role: str, name: str, raw: bytes) -> Path:

@@ -28,15 +28,16 @@ from .text import md
 
 CORPUS_SOURCES = {"builtin": f"built-in ({BUILTIN_CORPUS})", "folder": "folder on disk", "upload": "upload files",
                   "named": "configured corpus"}
-SOURCES = {"builtin": "Built-in pipelines", "system": "Your system (files)", "store": "Live vector store (pgvector)",
+SOURCES = {"builtin": "Built-in pipelines", "system": "Your system (files)", "store": "Live vector store",
            "endpoint": "Live endpoint (HTTP)"}
 BUILTIN_FILES = ("groundtruth.jsonl", "out_of_domain.txt")
 GT_SOURCES = {"builtin": "built-in (python-reference only)", "file": "files on disk", "upload": "upload",
               "named": "configured files", "none": "none"}
 NO_CORPUS = {
-    "folder": "Type the path of a folder of .md/.markdown/.txt/.rst files in the sidebar (Corpus), "
-              "or choose the built-in corpus.",
-    "upload": "Upload .md/.markdown/.txt/.rst files in the sidebar (Corpus), or choose the built-in corpus.",
+    "folder": "Type the path of a folder of documents (.md, .txt, .rst, .pdf, .html, .xlsx, .csv, .vtt, .srt, .docx) "
+              "in the sidebar (Corpus), or choose the built-in corpus.",
+    "upload": "Upload documents (.md, .txt, .rst, .pdf, .html, .xlsx, .csv, .vtt, .srt, .docx) in the sidebar "
+              "(Corpus), or choose the built-in corpus.",
     "named": "This dashboard's configuration (audit.toml) names no corpus: ask its operator to add one under "
              "[corpora].",
 }
@@ -176,14 +177,16 @@ def corpus_section() -> Corpus:
             for f in corpus.failures:
                 st.warning(md(f"{f.source}: {f.reason} — skipped, the rest is loaded"))
             if corpus.skipped:
-                st.caption(md("ignored (unsupported type): " + ", ".join(corpus.skipped[:10])
+                st.caption(md("not read (the Overview says why): " + ", ".join(corpus.skipped[:10])
                               + (" …" if len(corpus.skipped) > 10 else "")))
     if corpus is None:
         _fail(error or NO_CORPUS.get(st.session_state["corpus_source"],
                                      "The corpus could not be loaded; see the sidebar."))
     if not corpus.documents:
         why = "; ".join(f"{f.source}: {f.reason}" for f in corpus.failures[:5])
-        _fail(md(f"Corpus {corpus.name!r} has no readable document (.md, .markdown, .txt, .rst)"
+        from audit.ingest.skipped import readable_types
+
+        _fail(md(f"Corpus {corpus.name!r} has no readable document ({readable_types()})"
                  + (f" — {why}" if why else "") + ". Change the corpus in the sidebar."))
     return corpus
 
@@ -425,7 +428,7 @@ def _store_source() -> None:
         imported = draw_store_inputs("store", upgrade=two)
     if imported is None:
         clear()
-        st.info("Live vector store: choose the store, its table and columns, the questions and a model (or upload "
+        st.info("Live vector store: choose the engine, the store, its table and columns, the questions and a model (or upload "
                 "query vectors) in the sidebar, then press **Ask the store**. The connection string comes from "
                 "`$AUDIT_STORE_URI` or a `[stores]` entry of audit.toml and is never shown.")
         st.stop()
@@ -455,8 +458,12 @@ def draw() -> PageContext | None:
     st.sidebar.radio("Source", list(SOURCES), key="source", format_func=SOURCES.get,
                      help="Built-in pipelines: this dashboard chunks, embeds and retrieves. Your system: the runs, "
                           "judgments and chunks your own system produced (the files of `report --run`). Live vector store: "
-                          "your PostgreSQL + pgvector table, asked through its own index and by an exact scan. "
-                          "Live endpoint: your retrieval service over HTTP, asked every question like traffic.")
+                          "your pgvector table, Chroma or Milvus Lite collection (the engines installed here), asked through its "
+                          "own index and by an exact scan. Live endpoint: your retrieval service over HTTP, asked every "
+                          "question like traffic.")
+    from .traffic import draw_traffic_inputs
+
+    draw_traffic_inputs()  # production traffic, read against whichever source the pages show
     if st.session_state["source"] == "system":
         from .system import sidebar as system_sidebar
 

@@ -1,4 +1,4 @@
-"""The live PostgreSQL + pgvector store as a dashboard source, and its health for the Index health page.
+"""A live vector store (pgvector, Chroma, Milvus Lite) as a dashboard source, and its health for Index health.
 
 Two self-contained functions the sidebar and the Index health page call:
 
@@ -10,6 +10,8 @@ Two self-contained functions the sidebar and the Index health page call:
 - :func:`draw_store_health` draws the table's health checks (SQL aggregates in the database) as a
   table and the findings.
 
+The engine is chosen first, among those whose extra is installed (:mod:`audit.sources.engines`; the others
+are named with their ``pip install`` line); one code path then calls the engine package's common front.
 The connection string is never typed in shared mode and never shown: it comes from
 ``$AUDIT_STORE_URI`` or a store named in ``audit.toml`` (``[stores] name = "env:VARIABLE"``); only the
 store's *name* appears on the page. In single-user mode a connection string may also be typed, in a
@@ -18,6 +20,7 @@ password field.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import tempfile
@@ -74,8 +77,43 @@ def _upload_ok(files) -> bool:
     return True
 
 
-def _spec_inputs(key: str) -> StoreSpec | None:
-    stores = _stores()
+def _engine_choice(key: str):
+    """The engine to audit: only those whose extra is importable; the others named with their install line."""
+    from audit.sources.engines import ENGINES, available_engines
+
+    offered = available_engines()
+    missing = [e for e in ENGINES.values() if e not in offered]
+    if missing:
+        st.caption("Not installed here: " + "; ".join(f"{md(e.label)} (`{e.install}`)" for e in missing))
+    if not offered:
+        st.info("No vector-store engine is installed: " + md("; ".join(e.install for e in missing)))
+        return None
+    names = [e.name for e in offered]
+    name = st.selectbox("Engine", names, key=f"{key}_engine", format_func=lambda n: ENGINES[n].label,
+                        help="The engines whose extra is installed (audit.sources.engines).")
+    return ENGINES[name]
+
+
+def _store_uri(name: str, value: str) -> str | None:
+    try:
+        uri = named_store_uri(name, value)
+    except StoreError as e:
+        st.error(md(e))
+        return None
+    return uri
+
+
+def _spec_inputs(key: str):
+    """The chosen engine's spec from the sidebar (pgvector, Chroma or Milvus Lite), or None while incomplete."""
+    from audit.sources.engines import engine_for, make_spec
+
+    engine = _engine_choice(key)
+    if engine is None:
+        return None
+    def engine_of(value: str):  # an unset env: store falls under pgvector, where choosing it says what is unset
+        return engine_for(os.environ.get(value[4:].strip(), "") if value.startswith("env:") else value)
+
+    stores = {n: v for n, v in _stores().items() if engine_of(v) is engine}
     shared = paths.shared()
     names = list(stores) + ([] if shared else [_TYPED])
     if not names:
@@ -84,36 +122,66 @@ def _spec_inputs(key: str) -> StoreSpec | None:
     name = st.selectbox("Store", names, key=f"{key}_name",
                         help="Where the connection string comes from; it is never shown.")
     if name == _TYPED:
-        uri = st.text_input("Connection string", type="password", key=f"{key}_uri",
-                            help="libpq URI, e.g. postgresql://user:password@host:5432/db; never shown again.")
-        if not uri.strip():
+        if engine.name == "pgvector":
+            uri = st.text_input("Connection string", type="password", key=f"{key}_uri",
+                                help="libpq URI, e.g. postgresql://user:password@host:5432/db; never shown again.")
+        else:
+            where = st.text_input("Chroma server (HOST:PORT) or folder" if engine.name == "chroma" else
+                                  "Milvus Lite data folder", key=f"{key}_where",
+                                  help="A folder is read as a copy (the audit never writes it) and must lie under "
+                                       "an allowed root.")
+            uri = _typed_location(engine, where)
+        if not uri or not uri.strip():
             return None
     else:
-        try:
-            uri = named_store_uri(name, stores[name])
-        except StoreError as e:
-            st.error(md(e))
+        uri = _store_uri(name, stores[name])
+        if uri is None:
             return None
-    table = st.text_input("Table", key=f"{key}_table", help="TABLE or SCHEMA.TABLE holding the chunks")
-    c1, c2, c3 = st.columns(3)
-    id_col = c1.text_input("Id", value="id", key=f"{key}_id", help="The chunk id column")
-    text_col = c2.text_input("Text", value="text", key=f"{key}_text", help="The embedded text column")
-    vec_col = c3.text_input("Vector", value="embedding", key=f"{key}_vector",
-                            help="The pgvector vector (or real[]) column")
-    doc_col = st.text_input("Document column (optional)", key=f"{key}_doc")
-    metric = st.selectbox("Metric the table is indexed for", ["cosine", "l2", "ip"], key=f"{key}_metric",
-                          format_func={"cosine": "cosine (<=>)", "l2": "L2 (<->)", "ip": "inner product (<#>)"}.get)
+    noun = "Table" if engine.name == "pgvector" else "Collection"
+    table = st.text_input(noun, key=f"{key}_table", help=f"{noun} holding the chunks")
+    cols = {}
+    if engine.name != "chroma":
+        c1, c2, c3 = st.columns(3)
+        cols["id_column"] = c1.text_input("Id", value="id" if engine.name == "pgvector" else "", key=f"{key}_id",
+                                          help="The chunk id column (Milvus: empty = the primary key)")
+        cols["text_column"] = c2.text_input("Text", value="text", key=f"{key}_text", help="The embedded text column")
+        cols["vector_column"] = c3.text_input("Vector", value="embedding" if engine.name == "pgvector" else "",
+                                              key=f"{key}_vector",
+                                              help="The vector column (Milvus: empty = the only vector field)")
+    cols["doc_column"] = st.text_input("Document column (optional)" if engine.name != "chroma"
+                                       else "Document metadata key (optional)", key=f"{key}_doc")
+    metric = "cosine"
+    if engine.name == "pgvector":
+        metric = st.selectbox("Metric the table is indexed for", ["cosine", "l2", "ip"], key=f"{key}_metric",
+                              format_func={"cosine": "cosine (<=>)", "l2": "L2 (<->)",
+                                           "ip": "inner product (<#>)"}.get)
     if not table.strip():
         return None
     try:
-        spec = StoreSpec(uri, table.strip(), id_col.strip(), text_col.strip(), vec_col.strip(),
-                         doc_col.strip() or None, metric=metric)
+        spec = make_spec(uri, table.strip(), metric=metric,
+                         **{k: (v.strip() or None) for k, v in cols.items()})
     except StoreError as e:
         st.error(md(e))
         return None
     st.session_state[_SPEC] = spec
     st.session_state[f"{_SPEC}_name"] = name
     return spec
+
+
+def _typed_location(engine, where: str) -> str | None:
+    """A typed Chroma ``HOST:PORT`` or folder, or a Milvus Lite folder, as a store URI; folders must lie under
+    an allowed root (ui/paths), else the refusal is shown and nothing is read."""
+    where = where.strip()
+    if not where:
+        return None
+    if engine.name == "chroma" and ":" in where and "/" not in where:
+        return f"chroma://{where}"
+    try:
+        folder = paths.user_path(where, "store folder")
+    except ValueError as e:
+        st.error(md(e))
+        return None
+    return f"chroma:{folder}" if engine.name == "chroma" else f"milvus-lite:{folder}"
 
 
 def _questions(key: str, tmp: Path):
@@ -221,8 +289,8 @@ def draw_store_inputs(key: str = "store", upgrade: bool = False) -> ImportedSyst
     -------
     ImportedSystem or None
     """
+    from audit.sources.engines import engine_for
     from audit.sources.imported import InputFileError
-    from audit.sources.pgvector import store_system, store_upgrade_system
 
     spec = _spec_inputs(key)
     if spec is None:
@@ -234,8 +302,7 @@ def draw_store_inputs(key: str = "store", upgrade: bool = False) -> ImportedSyst
         if not name.strip():
             return None
         try:
-            after = StoreSpec(spec.uri, name.strip(), spec.id_column, spec.text_column, spec.vector_column,
-                              spec.doc_column, metric=spec.metric)
+            after = dataclasses.replace(spec, table=name.strip())
         except StoreError as e:
             st.error(md(e))
             return None
@@ -268,7 +335,9 @@ def draw_store_inputs(key: str = "store", upgrade: bool = False) -> ImportedSyst
         with st.spinner("Asking the store: approximate index and exact scan…"):
             kw = dict(needles=needles, encoder=encoder, query_vectors=vectors, ood_queries=ood, k=int(k),
                       ef_search=int(ef) or None, probes=int(probes) or None)
-            system = store_upgrade_system(spec, after, **kw) if after is not None else store_system(spec, **kw)
+            engine = engine_for(spec.uri).module()
+            system = (engine.store_upgrade_system(spec, after, **kw) if after is not None
+                      else engine.store_system(spec, **kw))
     except (StoreError, InputFileError) as err:
         st.error(md(err))
         return None
@@ -296,7 +365,7 @@ def draw_store_health(spec: StoreSpec | None = None, key: str = "store_health", 
     StoreHealth or None
         None when there is no store yet or the checks failed (the reason is shown, without credentials).
     """
-    from audit.sources.pgvector import check_health
+    from audit.sources.engines import engine_for
 
     from .tables import table
 
@@ -309,8 +378,9 @@ def draw_store_health(spec: StoreSpec | None = None, key: str = "store_health", 
     again = st.button("Check again", key=f"{key}_again", help="Run the checks in the database again")
     if held is None or held[0] != digest or again:
         try:
-            with st.spinner("Checking the table with SQL aggregates…"):
-                health = check_health(spec, corpus, model_dims=model_dims, model_name=model_name)
+            with st.spinner("Checking the store…"):
+                health = engine_for(spec.uri).module().check_health(spec, corpus, model_dims=model_dims,
+                                                                    model_name=model_name)
         except StoreError as e:
             st.error(md(e))
             return None
@@ -318,7 +388,7 @@ def draw_store_health(spec: StoreSpec | None = None, key: str = "store_health", 
     health = held[1]
     bad = [c for c in health.checks if c.severity == "unhealthy"]
     warn = [c for c in health.checks if c.severity == "warning"]
-    head = (f"Table {md(spec.table)}: {health.n_rows:,} rows, metric {md(spec.metric)} — "
+    head = (f"Table {md(spec.table)}: {health.n_rows:,} rows, metric {md(health.spec['metric'])} — "
             f"{'**unhealthy**' if bad else 'healthy'} ({len(bad)} failed, {len(warn)} warnings; "
             f"{health.seconds:.2f} s in the database)")
     (st.error if bad else st.warning if warn else st.success)(head)

@@ -3,6 +3,7 @@
 Exit codes: 0 success; 1 a gate failed (an unhealthy index, a ``--fail-under`` threshold missed);
 2 bad input, with one line on stderr naming the file, line or value. Modules: :mod:`.parser`
 (every option), :mod:`.builtin` (the built-in strategies), :mod:`.runs` (a team's own runs),
+:mod:`.groundtruth` (``groundtruth check|locate``: the Ground truth page's rules on files),
 :mod:`.common` (shared loaders and the error type).
 """
 

@@ -60,6 +60,10 @@ def cut_arg(value: float | None) -> float | None:
 
 
 def cmd_report(a) -> int:
+    if getattr(a, "traffic", None):  # production traffic, alone or with --run (audit/cli/traffic.py)
+        from .traffic import cmd_report_traffic
+
+        return cmd_report_traffic(a)
     if a.endpoint:
         return cmd_report_endpoint(a)
     check_no_endpoint_options(a)
@@ -132,12 +136,15 @@ def cmd_chunks(a) -> int:
 
     (strategy,) = strategies_arg(a.strategy)[:1]
     corpus = corpus_arg(a.corpus, strip_arg(a))
+    from ..ingest.locators import locator
+
     chunks = chunk_corpus(corpus, strategy)
     with open(a.jsonl, "w", encoding="utf-8") as fh:
         for c in chunks.chunks:
-            fh.write(json.dumps({"chunk_id": c.chunk_id, "doc_id": c.doc_id, "title": c.title,
-                                 "section": c.section, "text": c.text, "content": c.content,
-                                 "start": c.start, "end": c.end}, ensure_ascii=False) + "\n")
+            rec = {"chunk_id": c.chunk_id, "doc_id": c.doc_id, "title": c.title, "section": c.section,
+                   "text": c.text, "content": c.content, "start": c.start, "end": c.end}
+            rec.update(locator(corpus.get(c.doc_id), c.start, c.end).fields())  # page, sheet/range, t_start …
+            fh.write(json.dumps(rec, ensure_ascii=False) + "\n")
     print(f"{len(chunks)} chunks of strategy {strategy.name} ({strategy.description}) → {a.jsonl}")
     return EXIT_OK
 
@@ -221,7 +228,7 @@ def cmd_compare(a) -> int:
     from ..report.upgrade import render_diff
     from ..sources.builtin import column_name, index_runsets
 
-    if a.old.startswith("pg:") or a.new.startswith("pg:"):
+    if a.old.startswith(("pg:", "store:")) or a.new.startswith(("pg:", "store:")):
         return cmd_compare_tables(a)
     if is_dataset(a.old) or is_dataset(a.new):
         if not (is_dataset(a.old) and is_dataset(a.new)):

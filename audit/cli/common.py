@@ -41,13 +41,39 @@ def corpus_arg(spec: str, strip_running_lines: bool = False):
         corpus = load_corpus(spec, strip_running_lines=strip_running_lines)
     except ValueError as e:
         raise InputError(str(e)) from None
+    from ..ingest.skipped import readable_types
+
     if not corpus.documents:
         why = "; ".join(f"{f.source}: {f.reason}" for f in corpus.failures[:3])
-        raise InputError(f"corpus {spec!r} has no readable document (.md, .markdown, .txt, .rst, .pdf, .html)"
+        raise InputError(f"corpus {spec!r} has no readable document ({readable_types()})"
                          + (f" — {why}" if why else ""))
     for f in corpus.failures:
         print(f"warning: {f.source}: {f.reason} (skipped; the rest is loaded)", file=sys.stderr)
+    warn_skipped(corpus)
     return corpus
+
+
+#: How many skipped files and loader notes are printed one a line before the rest is counted.
+WARN_LINES = 20
+
+
+def warn_skipped(corpus) -> None:
+    """``warning:`` lines for the files not read (with the reason) and what loaders left out, on stderr.
+
+    At most :data:`WARN_LINES` of each, then one line counting the rest.
+    """
+    from ..ingest.skipped import document_notes, skipped_files, skipped_summary
+
+    skipped = skipped_files(corpus)
+    for f in skipped[:WARN_LINES]:
+        print(f"warning: {f.source}: {f.reason} (skipped)", file=sys.stderr)
+    if len(skipped) > WARN_LINES:
+        print(f"warning: {len(skipped) - WARN_LINES} more files skipped ({skipped_summary(corpus)})", file=sys.stderr)
+    notes = document_notes(corpus)
+    for doc_id, note in notes[:WARN_LINES]:
+        print(f"warning: {doc_id}: {note}", file=sys.stderr)
+    if len(notes) > WARN_LINES:
+        print(f"warning: {len(notes) - WARN_LINES} more notes like these", file=sys.stderr)
 
 
 def strategies_arg(spec: str):

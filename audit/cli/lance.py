@@ -41,7 +41,10 @@ def _load(uri: str, model: str | None):
     """The dataset loaded for the audit, and its encoder (the stamped model unless ``model`` is given)."""
     from ..index.lance import LanceIndexError
 
-    loaded = _open(uri).load()
+    try:
+        loaded = _open(uri).load()
+    except LanceIndexError as e:  # mixed stamps, no document table, no row at all: one line, exit 2
+        raise InputError(str(e)) from None
     enc = encoder_arg(model or loaded.stamp["model"])
     try:
         loaded.check_encoder(enc)

@@ -18,7 +18,9 @@ from .builtin import (
 from ..retrieval.bm25 import TOKEN_RULES
 from .common import EXIT_INPUT, InputError
 from .endpoint import add_endpoint_options
+from .groundtruth import add_groundtruth_parser
 from .store import add_store_options
+from .traffic import add_traffic_options
 
 
 def _add_strip_option(p: argparse.ArgumentParser) -> None:
@@ -69,6 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_strip_option(r)
     add_store_options(r)
     add_endpoint_options(r)
+    add_traffic_options(r)
     r.set_defaults(func=cmd_report)
 
     c = sub.add_parser("chunks", help="write one strategy's chunks as JSONL", allow_abbrev=False)
@@ -141,6 +144,8 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--jsonl", required=True)
     _add_strip_option(d)
     d.set_defaults(func=cmd_corpus)
+
+    add_groundtruth_parser(sub)
     return p
 
 

@@ -8,8 +8,12 @@ import sys
 from .common import EXIT_GATE, EXIT_OK, InputError, corpus_arg, fail_under_arg, strip_arg, write_json
 
 
-def cmd_report_runs(a) -> int:
-    """``report --run NAME=FILE …``: audit a team's own runs (issue: the system a team actually runs)."""
+def cmd_report_runs(a, extend=None) -> int:
+    """``report --run NAME=FILE …``: audit a team's own runs (issue: the system a team actually runs).
+
+    ``extend(runset, report) -> (text, json)``, when given, adds a section after the report's text and under
+    the key ``traffic`` of its JSON (``report --traffic``, :mod:`audit.cli.traffic`); its ValueError is bad input.
+    """
     from ..report import build_report
     from ..runset import FILE_SCORE_KINDS
     from ..sources.imported.system import load_system, parse_named
@@ -35,11 +39,12 @@ def cmd_report_runs(a) -> int:
         system = load_system(a.queries, runs, scores, a.qrels, a.ground_truth, a.chunks, corpus, a.ood_queries,
                              ood_runs)
         report = build_report(system, a.threshold)
+        extra_text, extra_json = extend(system, report) if extend is not None else ("", None)
     except ValueError as e:
         raise InputError(str(e)) from None
-    print(report.render_text())
+    print(report.render_text() + extra_text)
     if a.json:
-        write_json(a.json, report.to_json())
+        write_json(a.json, report.to_json() | ({"traffic": extra_json} if extra_json is not None else {}))
     failed = [f"{r.name} {label} = {r.mean(m):.3f} < {v:g}" for label, m, v in gates for r in report.results
               if r.mean(m) < v]
     for f in failed:

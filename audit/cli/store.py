@@ -17,8 +17,9 @@ __all__ = ["VectorsFile", "add_store_options", "cmd_compare_tables", "cmd_health
 
 def add_store_options(p: argparse.ArgumentParser) -> None:
     """The options that name a pgvector table (shared by ``health`` and ``report``)."""
-    g = p.add_argument_group("live store (PostgreSQL + pgvector)")
-    g.add_argument("--store", metavar="URI", help="libpq connection string (default $AUDIT_STORE_URI); never echoed")
+    g = p.add_argument_group("live store (PostgreSQL + pgvector, Chroma, Milvus Lite)")
+    g.add_argument("--store", metavar="URI", help="postgresql://… (libpq; default $AUDIT_STORE_URI, never echoed), "
+                   "chroma://HOST:PORT or chroma:FOLDER, milvus-lite:PATH")
     g.add_argument("--table", help="TABLE or SCHEMA.TABLE holding the chunks")
     g.add_argument("--id-column", help="chunk id column")
     g.add_argument("--text-column", help="embedded text column")
@@ -36,28 +37,54 @@ def add_store_options(p: argparse.ArgumentParser) -> None:
                         '{"id": "n1/doc", "vector": [...]} (a needle id serves both its questions) or .npy with '
                         "--query-ids")
     g.add_argument("--query-ids", metavar="FILE", help="with an .npy --query-vectors: one query id a line, row i = line i")
+    g.add_argument("--filter", action="append", metavar="COLUMN=VALUE", dest="filters",
+                   help="search only the rows whose COLUMN (as text) equals VALUE, as your service's WHERE does "
+                        "(repeatable: values of one column OR-ed, columns AND-ed; the value is a bound parameter)")
+    g.add_argument("--iterative-scan", choices=["off", "relaxed_order", "strict_order"],
+                   help="hnsw.iterative_scan for the approximate search (pgvector 0.8+; said unavailable on older)")
 
 
 def uses_store(a) -> bool:
-    """Whether any store option was given (``--store`` or ``$AUDIT_STORE_URI`` alone does not count)."""
-    return bool(a.store or a.table)
+    """Whether any store option was given (``--store`` or ``$AUDIT_STORE_URI`` alone does not count).
+
+    Raises InputError for ``--filter`` / ``--iterative-scan`` without a store (they would be ignored).
+    """
+    used = bool(a.store or a.table)
+    if not used and (getattr(a, "filters", None) or getattr(a, "iterative_scan", None)):
+        raise InputError("--filter and --iterative-scan go with --store and --table (a live vector store)")
+    return used
 
 
 def store_spec(a, table: str | None = None, uri: str | None = None):
-    """The :class:`~audit.sources.pgvector.StoreSpec` of the options (``table``/``uri`` override
+    """The store's spec for its engine (:func:`audit.sources.engines.make_spec`; ``table``/``uri`` override
     ``--table``/``--store``); InputError naming what is missing."""
-    from ..sources.pgvector import StoreError, StoreSpec
+    import os
+
+    from ..sources.engines import engine_for, make_spec
+    from ..sources.pgvector import ENV_URI, StoreError
 
     table = table or a.table
-    missing = ([] if table else ["--table"]) + [f"--{o.replace('_', '-')}" for o in
-                                               ("id_column", "text_column", "vector_column") if not getattr(a, o)]
+    where = uri or a.store or os.environ.get(ENV_URI, "")
+    engine = engine_for(where)
+    needed = ("id_column", "text_column", "vector_column") if engine.name == "pgvector" else ()
+    missing = ([] if table else ["--table"]) + [f"--{o.replace('_', '-')}" for o in needed if not getattr(a, o)]
     if missing:
         raise InputError(f"a store needs {', '.join(missing)}")
     try:
-        return StoreSpec(uri or a.store, table, a.id_column, a.text_column, a.vector_column, a.doc_column,
-                         a.start_column, a.end_column, a.model_column, a.metric)
+        engine.module()
+        return make_spec(uri or a.store, table, id_column=a.id_column, text_column=a.text_column,
+                         vector_column=a.vector_column, doc_column=a.doc_column, start_column=a.start_column,
+                         end_column=a.end_column, model_column=a.model_column, metric=a.metric,
+                         filters=tuple(getattr(a, "filters", None) or ()))
     except StoreError as e:
         raise InputError(str(e)) from None
+
+
+def _engine(spec):
+    """The engine package of a spec (pgvector, Chroma or Milvus Lite)."""
+    from ..sources.engines import engine_for
+
+    return engine_for(spec.uri).module()
 
 
 def query_vectors_arg(a):
@@ -93,12 +120,11 @@ def _question_vectors(qv, ids, texts, aliases, spec, enc):
     """``(n, dims)`` vectors of the questions: from the file (dims checked against the table) or the encoder."""
     from ..sources.imported import InputFileError
     from ..sources.pgvector import StoreError
-    from ..sources.pgvector.system import table_dims
 
     if qv is None:
         return enc.encode(texts)
     try:
-        qv.check_dims(table_dims(spec), f"column {spec.vector_column!r} of {spec.table!r}")
+        qv.check_dims(_engine(spec).table_dims(spec), f"column {spec.vector_column!r} of {spec.table!r}")
         return qv.for_ids(list(ids), aliases)
     except (InputFileError, StoreError) as e:
         raise InputError(str(e)) from None
@@ -106,7 +132,7 @@ def _question_vectors(qv, ids, texts, aliases, spec, enc):
 
 def cmd_health_store(a) -> int:
     """Health of the table with SQL aggregates; exit 1 when unhealthy."""
-    from ..sources.pgvector import StoreError, check_health
+    from ..sources.pgvector import StoreError
 
     spec = store_spec(a)
     qv = query_vectors_arg(a)
@@ -114,7 +140,7 @@ def cmd_health_store(a) -> int:
     corpus = corpus_arg(a.corpus) if a.corpus else None
     dims, name = (enc.dims, enc.name) if enc else (qv.dims, f"behind the query vectors {qv.source}") if qv else (None, None)
     try:
-        health = check_health(spec, corpus, model_dims=dims, model_name=name)
+        health = _engine(spec).check_health(spec, corpus, model_dims=dims, model_name=name)
     except StoreError as e:
         raise InputError(str(e)) from None
     print(health.render())
@@ -127,14 +153,10 @@ def cmd_report_store(a) -> int:
     """Needle recall through the table's approximate index and through an exact scan, per k."""
     from ..groundtruth import GroundTruthError, load_needles
     from ..report.tables import SPEC_KS as KS
-    from ..sources.pgvector import (
-        StoreError,
-        compare_retrieval,
-        relevant_from_needles,
-        search,
-    )
+    from ..sources.pgvector import StoreError, compare_retrieval, relevant_from_needles
 
     spec = store_spec(a)
+    search = _engine(spec).search
     if not a.ground_truth:
         raise InputError("--store needs --ground-truth NEEDLES.jsonl (the questions and the sentences that answer them)")
     try:
@@ -150,7 +172,8 @@ def cmd_report_store(a) -> int:
     vectors = _question_vectors(qv, labels, questions, aliases, spec, enc)
     k = max(KS)
     try:
-        approximate = search(spec, vectors, k, "approximate", a.ef_search, a.probes)
+        approximate = search(spec, vectors, k, "approximate", a.ef_search, a.probes,
+                             iterative_scan=getattr(a, "iterative_scan", None))
         exact = search(spec, vectors, k, "exact")
         comparison = compare_retrieval(approximate, exact, relevant_from_needles(keys, approximate, exact), KS, labels)
     except StoreError as e:
@@ -163,6 +186,10 @@ def cmd_report_store(a) -> int:
     for row in comparison.rows:
         if row.lost:
             print(f"lost at k={row.k} by the approximate index: {', '.join(row.lost)}")
+    for row in comparison.rows:
+        if row.short:
+            print(f"short lists at k={row.k} (the approximate index returned fewer rows than the exact scan): "
+                  f"{len(row.short)} of {row.n_queries} questions, e.g. {', '.join(row.short[:5])}")
     if a.json:
         write_json(a.json, {"store": spec.to_dict(), "model": enc.name, "comparison": comparison.to_dict(),
                             "approximate_ms": list(approximate.ms), "exact_ms": list(exact.ms)})
@@ -174,11 +201,15 @@ def cmd_compare_tables(a) -> int:
     from ..evaluation.upgrade import diff_runs
     from ..groundtruth import GroundTruthError, load_needles, load_out_of_domain
     from ..report.upgrade import render_diff
-    from ..sources.pgvector import StoreError, store_upgrade_system
+    from ..sources.pgvector import StoreError
     from .builtin import compare_cut, cut_arg
 
-    if not (a.old.startswith("pg:") and a.new.startswith("pg:")):
-        raise InputError("compare two of a kind: pg:TABLE with pg:TABLE (or two index files, or two datasets)")
+    def side(x: str) -> str | None:
+        return next((x[len(p):] for p in ("pg:", "store:") if x.startswith(p)), None)
+
+    if side(a.old) is None or side(a.new) is None:
+        raise InputError("compare two of a kind: store:TABLE with store:TABLE (pg:TABLE too; or two index files, or "
+                         "two datasets)")
     if not a.ground_truth:
         raise InputError("comparing tables needs --ground-truth NEEDLES.jsonl (and --out-of-domain FILE for bluffs)")
     threshold = cut_arg(a.threshold)
@@ -189,14 +220,16 @@ def cmd_compare_tables(a) -> int:
         raise InputError(str(e)) from None
     qv = query_vectors_arg(a)
     enc = encoder_arg(a.model) if qv is None else None
-    old_spec = store_spec(a, a.old[3:])
-    new_spec = store_spec(a, a.new[3:], a.new_store)
+    old_spec = store_spec(a, side(a.old))
+    new_spec = store_spec(a, side(a.new), a.new_store)
     mode = "exact" if a.exact else "approximate"
     try:
-        rs = store_upgrade_system(old_spec, new_spec, mode=mode, needles=needles, encoder=enc, query_vectors=qv,
-                                  ood_queries=ood, k=100)
-        cut, how = compare_cut(rs, "before", threshold)
-        diff = diff_runs(rs, "before", rs, "after", a.k, cut, how)
+        # each side asked through its own engine, judged by its own rows' texts (as one run set a side)
+        kw = dict(needles=needles, encoder=enc, query_vectors=qv, ood_queries=ood, k=100)
+        old = _engine(old_spec).store_system(old_spec, **kw)
+        new = _engine(new_spec).store_system(new_spec, **kw)
+        cut, how = compare_cut(old, mode, threshold)
+        diff = diff_runs(old, mode, new, mode, a.k, cut, how, labels=("before", "after"))
     except StoreError as e:
         raise InputError(str(e)) from None
     if how == "balanced" and diff.threshold is not None:

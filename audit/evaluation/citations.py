@@ -16,10 +16,12 @@ import numpy as np
 
 from ..chunking import Chunk, ChunkSet
 from ..ingest import Corpus
+from ..ingest.locators import Locator, check_locator, locator
 from .threshold import KEEP, BluffChunk, QueryDistances, gate, kept
 
 __all__ = ["BADGES", "Citation", "CitationCheck", "NoAnswer", "PromptContext", "QuestionOutcome", "answer_or_refuse",
-           "audit_citations", "build_context", "nearest_refused", "question_outcomes", "verify_citation"]
+           "audit_citations", "build_context", "nearest_refused", "question_outcomes", "verify_citation",
+           "verify_locator"]
 
 #: Gate outcome (:data:`audit.evaluation.threshold.OUTCOMES`) → the badge a question list shows: what
 #: the reader of the answer sees. ``NO ANSWER`` is an in-domain question abandoned or an out-of-domain
@@ -55,6 +57,9 @@ class Citation:
     page : str
         PDF only: ``#page=N`` (PDF Open Parameters, 1-based, the chunk's first
         page), or "".
+    where : Locator or None
+        Every locator of the quote's range (:func:`audit.ingest.locators.locator`:
+        pages, sheet and A1 range, CSV rows, cue times); None without a corpus.
     """
 
     index: int
@@ -68,6 +73,7 @@ class Citation:
     start: int
     end: int
     page: str = ""
+    where: Locator | None = None
 
 
 @dataclass(frozen=True)
@@ -150,14 +156,13 @@ def question_outcomes(queries: Sequence[QueryDistances], cut: float, keep: int =
     return out
 
 
-def _page(corpus: Corpus | None, c: Chunk) -> str:
+def _where(corpus: Corpus | None, c: Chunk) -> Locator | None:
     if corpus is None or getattr(c, "start", None) is None:
-        return ""
+        return None
     try:
-        span = corpus.get(c.doc_id).page_span(c.start, c.end)
+        return locator(corpus.get(c.doc_id), c.start, c.end)
     except KeyError:
-        return ""
-    return f"#page={span[0]}" if span else ""
+        return None
 
 
 def _title(c, corpus: Corpus | None) -> str:
@@ -184,15 +189,18 @@ def build_context(question: str, hits: Sequence[tuple[Chunk, float]], corpus: Co
     hits : sequence of (Chunk, cosine distance)
         In the order they are cited.
     corpus : Corpus or None
-        When given, PDF chunks also get ``#page=N``.
+        When given, each citation gets its format's locators (``where``; PDF
+        chunks also ``page`` = ``#page=N``).
 
     The locator label is the chunk's section; a chunk before the first
     section has none, and its source line shows the document name alone.
     """
+    wheres = [_where(corpus, c) for c, _ in hits]
     cites = tuple(Citation(index=i, doc_id=c.doc_id, document_name=_title(c, corpus), locator_label=c.section or "",
                            fragment=c.locator, quote=_quote(c), cosine_distance=float(d),
-                           chunk_id=c.chunk_id, start=c.start, end=c.end, page=_page(corpus, c))
-                  for i, (c, d) in enumerate(hits, start=1))
+                           chunk_id=c.chunk_id, start=c.start, end=c.end,
+                           page=f"#page={w.page}" if w is not None and w.page is not None else "", where=w)
+                  for i, ((c, d), w) in enumerate(zip(hits, wheres), start=1))
     blocks = "\n\n".join(f"[{c.index}] {c.document_name}" + (f" - {c.locator_label}" if c.locator_label else "")
                          + f"\n{c.quote}" for c in cites)
     prompt = f"{PROMPT_HEAD}SOURCES\n{blocks}\n\nQUESTION\n{question}"
@@ -207,8 +215,9 @@ def answer_or_refuse(question: str, chunks, chunk_ids: Sequence, distances: Sequ
     ``chunk_ids`` and ``distances`` (gate values, lower is better) follow the run's order; ``threshold``
     is the cut in the run's own units and ``kind`` (:class:`~audit.runset.ScoreKind`, default cosine
     distance) how gate values read in them; ``chunks[id]`` gives each chunk (a built-in
-    :class:`~audit.chunking.ChunkSet` or a team's chunks by id). ``corpus`` (optional) adds ``#page=N``
-    to PDF citations. A NO ANSWER carries the :func:`nearest_refused` chunks of the order.
+    :class:`~audit.chunking.ChunkSet` or a team's chunks by id). ``corpus`` (optional) adds each
+    citation's format locators (``#page=N``, sheet and range, ``#t=``). A NO ANSWER carries the
+    :func:`nearest_refused` chunks of the order.
     """
     from ..runset import SCORE_KINDS
 
@@ -249,11 +258,30 @@ def verify_citation(doc_id: str, start: int, end: int, quote: str, corpus: Corpu
     return CitationCheck(doc_id, frag, True)
 
 
+def verify_locator(doc_id: str, where: Locator, corpus: Corpus) -> CitationCheck:
+    """Check a range's format locator (sheet range, CSV rows, times, page) against its document's map.
+
+    Complements :func:`verify_citation` (the quote against ``#char=``): see
+    :func:`audit.ingest.locators.check_locator`.
+    """
+    frag = where.char + (f" {where.fragment}" if where.fragment else "")
+    try:
+        doc = corpus.get(doc_id)
+    except KeyError:
+        return CitationCheck(doc_id, frag, False, "document not in the corpus")
+    why = check_locator(doc, where)
+    return CitationCheck(doc_id, frag, not why, why)
+
+
 def audit_citations(chunks: ChunkSet, corpus: Corpus) -> list[CitationCheck]:
-    """Verify every chunk's quote (``content``) against its ``#char=`` slice; failures only."""
+    """Verify every chunk's quote (``content``) against its ``#char=`` slice, then its format locator; failures only."""
     out = []
     for c in chunks.chunks:
         chk = verify_citation(c.doc_id, c.start, c.end, c.content, corpus)
+        if chk.ok:
+            doc = corpus.get(c.doc_id)
+            if doc.locators is not None or doc.pages:
+                chk = verify_locator(c.doc_id, locator(doc, c.start, c.end), corpus)
         if not chk.ok:
             out.append(chk)
     return out

@@ -40,7 +40,7 @@ CREATE TABLE IF NOT EXISTS document (
     pipeline_version TEXT, strategy TEXT,
     status TEXT NOT NULL, reason TEXT, indexed_at TEXT, chunk_count INTEGER,
     title TEXT, text TEXT, pages TEXT,
-    structure TEXT, extraction TEXT,
+    structure TEXT, extraction TEXT, locators TEXT,
     PRIMARY KEY (generation, doc_id));
 CREATE TABLE IF NOT EXISTS chunk (
     generation INTEGER NOT NULL, doc_id TEXT NOT NULL, ordinal INTEGER NOT NULL,
@@ -48,6 +48,14 @@ CREATE TABLE IF NOT EXISTS chunk (
     vector BLOB,
     PRIMARY KEY (generation, doc_id, ordinal));
 """
+
+
+def _document_column(db: sqlite3.Connection, column: str, gen: int) -> dict:
+    """``doc_id → value`` of an added column for the indexed documents of ``gen`` ({} when the file lacks it)."""
+    if column not in {r[1] for r in db.execute("PRAGMA table_info(document)")}:
+        return {}
+    return dict(db.execute(f"SELECT doc_id, {column} FROM document WHERE generation=? AND status='indexed'",
+                           (gen,)).fetchall())
 
 
 class IndexUnusable(ValueError):
@@ -138,8 +146,9 @@ _COLUMNS = _schema_columns()
 #: Columns added to :data:`_SCHEMA` after its first release: an older file lacks them. Opened for
 #: writing, it gets them (``ALTER TABLE ADD COLUMN``, see :func:`_add_missing_columns`); opened
 #: read-only it is read without them (a missing value has a stated fallback where it is read).
-#: ``structure``: each document's headings and sections as JSON; ``extraction``: its extraction notes.
-_ADDED_LATER = {"document": ("structure", "extraction")}
+#: ``structure``: each document's headings and sections as JSON; ``extraction``: its extraction notes;
+#: ``locators``: its :class:`~audit.ingest.locators.LocatorMap` as JSON (spreadsheet cells, transcript cues).
+_ADDED_LATER = {"document": ("structure", "extraction", "locators")}
 
 
 def _add_missing_columns(db: sqlite3.Connection) -> list[str]:
@@ -395,6 +404,9 @@ class IndexStore:
         strategy = Strategy(**params)
         stored = self.document_texts(gen["id"])
         texts = {k: v[0] for k, v in stored.items()}
+        from ..ingest.locators import LocatorMap
+
+        locators = _document_column(self._db, "locators", gen["id"])
         documents, reparsed = [], []
         for d in docs:
             if d.status != "indexed":
@@ -406,7 +418,7 @@ class IndexStore:
                 doc = markdown_document(d.doc_id, text, source=d.source, extractor=d.extractor, fallback_title=d.title)
                 doc = replace(doc, title=d.title, extractor_version=d.extractor_version, pages=pages,
                               source_sha256=d.content_sha256)
-            documents.append(doc)
+            documents.append(replace(doc, locators=LocatorMap.from_json(locators.get(d.doc_id))))
         if reparsed and str(self.path) not in _REPARSE_SAID:
             _REPARSE_SAID.add(str(self.path))
             import logging
@@ -460,6 +472,9 @@ class IndexStore:
                  getattr(doc, "title", ""), getattr(doc, "text", None), json.dumps(list(getattr(doc, "pages", ()))),
                  document_structure(doc) if hasattr(doc, "headings") else None,
                  doc.extraction.to_json() if getattr(doc, "extraction", None) is not None else None))
+            lmap = getattr(doc, "locators", None)
+            self._db.execute("UPDATE document SET locators=? WHERE generation=? AND doc_id=?",
+                             (lmap.to_json() if lmap is not None else None, gen, doc.doc_id))
         return int(count)
 
     def without_structure(self, generation: int) -> set[str]:

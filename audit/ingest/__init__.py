@@ -2,8 +2,11 @@
 
 Every offset in the product refers to a document's canonical text (docs/definitions.md,
 *Canonical text*). Modules, one format each: :mod:`.markdown` (heading lines, sections),
-:mod:`.rst` (reST and plain text), :mod:`.pdf`, :mod:`.html`, :mod:`.builtin` (CPython's pydoc
-topics); :mod:`.folder` picks the loader by file ending; :mod:`.document` holds the types;
+:mod:`.rst` (reST and plain text), :mod:`.pdf`, :mod:`.html`, :mod:`.spreadsheet` (.xlsx, .csv),
+:mod:`.transcript` (.vtt, .srt), :mod:`.word` (.docx), :mod:`.builtin` (CPython's pydoc topics);
+:mod:`.folder` picks the loader by file ending; :mod:`.document` holds the types; :mod:`.locators`
+gives every range its locators (``#char=``, ``#page=``, sheet and A1 range, ``#row=``, ``#t=``);
+:mod:`.skipped` says what was not read and why; :mod:`.media` reads a transcript's media file.
 :mod:`.extraction_audit` measures what extraction did to each document (issue 26).
 """
 

@@ -10,6 +10,10 @@ import bisect
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .locators import LocatorMap
 
 __all__ = ["EXTRACTOR_VERSIONS", "STRIP_RUNNING_LINES", "Corpus", "Document", "LoadFailure", "Section",
            "extractor_version", "file_sha256"]
@@ -18,7 +22,7 @@ __all__ = ["EXTRACTOR_VERSIONS", "STRIP_RUNNING_LINES", "Corpus", "Document", "L
 #: Bumped whenever the conversion of a format to canonical text changes (pdf 3: the drawing
 #: positions' tables and columns are recorded with the document; html 3: ``<br>`` in ``<pre>``).
 EXTRACTOR_VERSIONS = {"markdown": "2", "text": "2", "rst": "2", "pydoc-topics": "2", "pdf": "3", "html": "3",
-                      "beir": "2"}
+                      "beir": "2", "xlsx": "1", "csv": "1", "webvtt": "1", "srt": "1", "docx": "1"}
 
 
 #: Suffix of a PDF's extractor version when its running headers and footers were stripped.
@@ -91,6 +95,10 @@ class Document:
     extraction : ExtractionNotes or None
         What only the extractor saw (:class:`audit.ingest.extraction_audit.ExtractionNotes`: a
         PDF's tables and column blocks, the running lines it stripped); None when not recorded.
+    locators : LocatorMap or None
+        Spreadsheets and transcripts: which characters come from which cell or
+        cue, what was left out, a media file beside a transcript
+        (:class:`audit.ingest.locators.LocatorMap`); None for other formats.
     """
 
     doc_id: str
@@ -104,6 +112,7 @@ class Document:
     pages: tuple[int, ...] = ()
     source_sha256: str = ""
     extraction: "object" = None
+    locators: "LocatorMap | None" = None
 
     def page_span(self, start: int, end: int) -> tuple[int, int] | None:
         """1-based ``(first, last)`` page of the range ``[start, end)`` (PDF only, else None).

@@ -17,6 +17,9 @@ from .html import html_headings
 from .markdown import markdown_document
 from .pdf import pdf_document
 from .rst import rst_headings
+from .spreadsheet import csv_document, xlsx_document
+from .transcript import attach_media, srt_document, vtt_document
+from .word import docx_document
 
 __all__ = ["TEXT_SUFFIXES", "UPLOAD_TYPES", "corpus_from_uploads", "document_from_bytes", "load_corpus",
            "load_folder", "read_document"]
@@ -24,7 +27,14 @@ __all__ = ["TEXT_SUFFIXES", "UPLOAD_TYPES", "corpus_from_uploads", "document_fro
 
 #: File endings read by :func:`load_folder`, with the extractor that reads them.
 TEXT_SUFFIXES = {".md": "markdown", ".markdown": "markdown", ".txt": "text", ".rst": "rst",
-                 ".pdf": "pdf", ".html": "html", ".htm": "html"}
+                 ".pdf": "pdf", ".html": "html", ".htm": "html",
+                 ".xlsx": "xlsx", ".csv": "csv", ".vtt": "webvtt", ".srt": "srt", ".docx": "docx"}
+
+
+#: Readers of the formats with a module of their own: ``kind → (reads bytes, reader(doc_id, bytes or text, stem))``.
+#: Bytes for zip containers (``.xlsx``, ``.docx``); the others get the text decoded as every text format is.
+FORMAT_READERS = {"xlsx": (True, xlsx_document), "docx": (True, docx_document), "csv": (False, csv_document),
+                  "webvtt": (False, vtt_document), "srt": (False, srt_document)}
 
 
 #: The same endings without the dot (for a file picker).
@@ -82,6 +92,9 @@ def read_document(path: Path, doc_id: str, strip_running_lines: bool = False) ->
 def _convert(kind: str, raw: bytes, doc_id: str, stem: str, strip_running_lines: bool = False) -> Document:
     if kind == "pdf":
         return pdf_document(doc_id, raw, stem, strip_running_lines)
+    if kind in FORMAT_READERS:
+        binary, reader = FORMAT_READERS[kind]
+        return reader(doc_id, raw if binary else _decode(raw), stem)
     text = _decode(raw)
     if kind == "html":
         canonical, title, heads = html_headings(text, stem)
@@ -128,6 +141,7 @@ def load_folder(folder: str | Path, strip_running_lines: bool = False) -> Corpus
         raise ValueError(f"corpus folder {str(folder)!r} does not exist or is not a directory")
     docs, failures, skipped = [], [], []
     real_root = root.resolve()
+    seen: list[str] = []
     for path in sorted(p for p in root.rglob("*") if p.is_file() or _broken_link(p)):
         rel = path.relative_to(root).as_posix()
         if any(part.startswith(".") for part in path.relative_to(root).parts):
@@ -139,6 +153,7 @@ def load_folder(folder: str | Path, strip_running_lines: bool = False) -> Corpus
         if real_root not in path.resolve().parents:  # a link out of the folder: never read what it points at
             failures.append(LoadFailure(source=rel, reason="a link that leads out of the corpus folder; not read"))
             continue
+        seen.append(rel)
         if path.suffix.lower() not in TEXT_SUFFIXES:
             skipped.append(rel)
             continue
@@ -146,6 +161,7 @@ def load_folder(folder: str | Path, strip_running_lines: bool = False) -> Corpus
             docs.append(read_document(path, rel, strip_running_lines))
         except (OSError, ValueError) as e:
             failures.append(LoadFailure(source=rel, reason=str(e), source_sha256=file_sha256(path)))
+    docs = attach_media(docs, seen)  # a transcript's media file of the same stem, played on Citations
     return Corpus(name=str(folder), documents=tuple(docs), failures=tuple(failures), skipped=tuple(skipped))
 
 

@@ -62,7 +62,20 @@ COLUMN_HELP: dict[str, str] = {
     "kept chunks": "chunks under the cut the model would see (at most 4)",
     "first distance": "cosine distance in [0, 2] of the retriever's first chunk",
     "cosine distance": "1 − cosine similarity of question and chunk, in [0, 2]; the gate keeps a chunk below the cut",
-    "locator": "#char=start,end: offsets of the quote in the canonical text (characters, end exclusive)",
+    "locator": "#char=start,end: offsets of the quote in the canonical text (characters, end exclusive), then the "
+               "format's own fragment: #page=N (PDF, the first page), #sheet=NAME&range=A2:D9 (workbook), "
+               "#row=2-9 (CSV, RFC 7111), #t=start,end (transcript, seconds)",
+    "where": "the locator for people: pages N–M of a PDF, the sheet and cell range, the CSV rows, the time range",
+    "page": "PDF: the 1-based page the quote starts on (#page=)",
+    "page_end": "PDF: the last page the quote reaches (the same page when it does not cross a break)",
+    "sheet": "spreadsheet: the sheet the quote's cells are on (a CSV's is its file's stem)",
+    "range": "spreadsheet: the A1 range of every cell the quote's characters come from",
+    "row": "CSV: the first record the quote comes from (RFC 7111 rows, from 1, the header included)",
+    "row_end": "CSV: the last record the quote comes from",
+    "t_start": "transcript: seconds from the media's start of the quote's first cue",
+    "t_end": "transcript: seconds from the media's start where the quote's last cue ends",
+    "fragment": "the format's own locator fragment (#page=, #sheet=&range=, #row=, #t=)",
+    "locator_note": "why a format's locator is missing or partial",
     "quote holds the needle": "the chunk's own content (what the reader sees) contains the whole answer",
     "embedded text holds it": "the embedded text (header and overlap tail included) contains the whole answer: "
                               "yes here and no in the quote means the answer sits only in the overlap tail",
@@ -71,7 +84,8 @@ COLUMN_HELP: dict[str, str] = {
     "document": "the document's title",
     "section": "the section the chunk starts in (empty before the first section)",
     "quote (chars)": "length of the quote, the chunk's own content (characters)",
-    "quote matches locator": "the quote equals the canonical text at its #char= locator, character for character",
+    "quote matches locator": "the quote equals the canonical text at its #char= locator, character for character, "
+                             "and its sheet range or time range names the cells or cues it comes from",
     "check": "why the quote differs from its locator; ok when it matches",
     "above the cut by": "cosine distance − cut: how far this chunk missed the gate",
     "content": "the chunk's own content (its start)",

@@ -74,15 +74,30 @@ def export_trec(runset, out: str | Path) -> list[Path]:
     return written + [out / "queries.tsv", out / "runs.json"]
 
 
+def _chunk_locator(runset, c) -> dict:
+    """Where a chunk's quote sits: ``doc_id``, ``start``, ``end`` and its format's locator fields (``page``…)."""
+    from ..ingest.locators import locator
+
+    out = {"doc_id": c.doc_id, "start": c.start, "end": c.end}
+    try:
+        out.update(locator(runset.corpus.get(c.doc_id), c.start, c.end).fields())
+    except KeyError:
+        pass
+    return out
+
+
 def export_beir(runset, out: str | Path) -> list[Path]:
     """Write the BEIR layout per strategy: ``<strategy>/corpus.jsonl`` (one chunk a line: ``_id``,
-    ``title``, ``text``), ``queries.jsonl`` (``_id``, ``text``), ``qrels/test.tsv`` (header
+    ``title``, ``text``, and ``metadata`` with ``doc_id``, ``start``, ``end`` and the locator fields
+    of :meth:`audit.ingest.locators.Locator.fields`: ``page``/``page_end``, ``sheet``/``range``,
+    ``t_start``/``t_end``…), ``queries.jsonl`` (``_id``, ``text``), ``qrels/test.tsv`` (header
     ``query-id corpus-id score``), and the strategy's runs as TREC files in ``runs/``. Returns the files."""
     out = Path(out)
     written = []
     for name in runset.strategies:
         d = out / name
-        _write(d / "corpus.jsonl", [json.dumps({"_id": str(c.chunk_id), "title": c.title, "text": c.text},
+        _write(d / "corpus.jsonl", [json.dumps({"_id": str(c.chunk_id), "title": c.title, "text": c.text,
+                                                "metadata": _chunk_locator(runset, c)},
                                                ensure_ascii=False) for c in runset.spaces[name].chunks.chunks])
         _write(d / "queries.jsonl", [json.dumps({"_id": q.query_id, "text": q.text}, ensure_ascii=False)
                                      for q in runset.in_domain])

@@ -98,7 +98,7 @@ class Report:
             thr = {"strategy": run.strategy, "retriever": run.retriever, "keep": KEEP, "cut": t.cut, "how": t.how,
                    "at_cut": t.at_cut.to_dict(), "separation": t.separation.to_dict(),
                    "sweep": [c.to_dict() for c in t.sweep],
-                   "bluffs": [b.to_dict() for b in bluffs(qs, t.cut, rs.space(run))],
+                   "bluffs": _with_locators(rs, [b.to_dict() for b in bluffs(qs, t.cut, rs.space(run))], rs.space(run)),
                    "offered": [c.to_dict() for c in self.choices[t.run].offered]}
         st = rs.settings
         q_ms = st.get("query_embed_ms", math.nan)
@@ -300,6 +300,22 @@ class Report:
                   f"{t.at_cut.bluff}/{t.at_cut.out_of_domain}"]
             L += _offered(self.choices[t.run])
         return "\n".join(L)
+
+
+def _with_locators(runset, rows: list[dict], space) -> list[dict]:
+    """Each bluff's kept chunks with their format's locator fields (``page``…, ``sheet``/``range``, ``t_start``…)."""
+    from ..ingest.locators import locator
+
+    for row in rows:
+        for n in row["nearest"]:
+            c = space.chunk(n["chunk_id"])
+            if c is None or runset.corpus is None or getattr(c, "start", None) is None:
+                continue
+            try:
+                n.update(locator(runset.corpus.get(c.doc_id), c.start, c.end).fields())
+            except KeyError:
+                pass
+    return rows
 
 
 def _how(choice: CutChoice) -> str:

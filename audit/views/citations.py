@@ -60,22 +60,39 @@ def answer(runset, run, question: str, ranked: Ranked, cut: float, keep: int = K
 def citations_frame(ctx: PromptContext, corpus, kind_label: str = "cosine distance") -> pd.DataFrame:
     """The citation table the server attaches, each quote checked against its locator.
 
-    Columns: ``[n]``, ``doc_id``, ``document``, ``section``, ``locator``, the score (``kind_label``: the run's
-    own units), ``quote (chars)``, ``quote matches locator`` (yes / no / "not checked": no offsets or no
-    documents), ``check``.
+    Columns: ``[n]``, ``doc_id``, ``document``, ``section``, ``locator`` (``#char=`` and the format's fragment:
+    ``#page=N``, ``#sheet=…&range=…``, ``#row=…``, ``#t=…``), ``where`` (its reading: ``pages N–M``, the sheet
+    and range, the times), the score (``kind_label``: the run's own units), ``quote (chars)``, ``quote matches
+    locator`` (yes / no / "not checked": no offsets or no documents), ``check``; then the documented locator
+    fields that apply to at least one citation (:func:`audit.ingest.locators.locator_columns`). A quote matches
+    when it equals the canonical text at ``#char=`` and its format locator names the cells or cues it comes from
+    (:func:`audit.ingest.locators.check_locator`).
     """
-    rows = []
+    from ..evaluation.citations import verify_locator
+    from ..ingest.locators import Locator, locator_columns
+
+    rows, wheres = [], []
     for c in ctx.citations:
+        w = c.where if c.where is not None else (Locator(c.start, c.end) if c.start is not None else None)
         if corpus is None or c.start is None:
             ok, why = "not checked", "no offsets" if c.start is None else "no documents given"
         else:
             chk = verify_citation(c.doc_id, c.start, c.end, c.quote, corpus)
+            if chk.ok and c.where is not None:
+                chk = verify_locator(c.doc_id, w, corpus)
             ok, why = ("yes" if chk.ok else "no"), chk.reason or "ok"
+        if w is not None:
+            wheres.append(w)
         rows.append({"[n]": c.index, "doc_id": c.doc_id, "document": c.document_name, "section": c.locator_label,
-                     "locator": c.fragment + (f" {c.page}" if c.page else ""), kind_label: c.cosine_distance,
+                     "locator": c.fragment + (f" {w.fragment}" if w is not None and w.fragment else ""),
+                     "where": w.where if w is not None else "", kind_label: c.cosine_distance,
                      "quote (chars)": len(c.quote), "quote matches locator": ok, "check": why})
-    return pd.DataFrame(rows, columns=["[n]", "doc_id", "document", "section", "locator", kind_label,
-                                       "quote (chars)", "quote matches locator", "check"])
+    df = pd.DataFrame(rows, columns=["[n]", "doc_id", "document", "section", "locator", "where", kind_label,
+                                     "quote (chars)", "quote matches locator", "check"])
+    if len(wheres) == len(rows):
+        for name, values in locator_columns(wheres).items():
+            df[name] = values
+    return df
 
 
 def with_needle_checks(citations: pd.DataFrame, ctx: PromptContext, needle: str, correct: frozenset) -> pd.DataFrame:

@@ -49,9 +49,22 @@ def hits_frame(runset, run, ranked: Ranked, query_id: str | None = None, top: in
         rows.append({"run": r.name, "rank": i + 1, "chunk_id": cid, "doc_id": c.doc_id if c is not None else "",
                      "section": c.label if c is not None else "", "score": sc, "score kind": r.kind.label,
                      "cosine distance": d, "correct": cid in relevant,
-                     "locator": (c.locator if c is not None else ""),
+                     "locator": _locator_text(runset, c),
                      "content (chars)": len(content) if content is not None else None})
     return pd.DataFrame(rows, columns=HIT_COLUMNS)
+
+
+def _locator_text(runset, c) -> str:
+    """A chunk's locators for a table cell: ``#char=…`` then its format's fragment and reading (e.g.
+    ``#page=3 (pages 3–4)``); "" for a chunk without offsets."""
+    if c is None or getattr(c, "start", None) is None:
+        return ""
+    from ..ingest.locators import locator
+
+    try:
+        return locator(runset.corpus.get(c.doc_id), c.start, c.end).display if runset.corpus is not None else c.locator
+    except KeyError:
+        return c.locator
 
 
 def first_correct(results, run_name: str, query_id: str) -> int | None:

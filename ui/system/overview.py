@@ -9,6 +9,8 @@ from audit.report.system import runs_frame
 
 from ..tables import table
 from ..text import md
+from ..traffic import draw_traffic_summary, traffic_input
+from audit.traffic.labelled import from_imported
 from . import footer, notices
 
 
@@ -45,4 +47,11 @@ def draw(sctx) -> None:
         missing.append("out-of-domain queries with a run of each system over them: the Threshold page")
     if missing:
         st.info("Not given, so not shown: " + "; ".join(missing) + ".")
+    ti = traffic_input()
+    if ti is not None:  # production traffic: read as the configured run (or the first with a threshold) served it
+        t = next((x for x in rep.thresholds if x.run == ti.run), rep.thresholds[0] if rep.thresholds else None)
+        if t is None:
+            draw_traffic_summary(None, None, "", "none")
+        else:
+            draw_traffic_summary(from_imported(s, t.run), t.cut, f"the balanced cut of run {t.run}", f"{id(s)}:{t.run}")
     footer(sctx)

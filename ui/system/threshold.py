@@ -13,6 +13,8 @@ from audit.report.threshold import gate_distance_frame
 
 from ..tables import table
 from ..threshold import outcome_metrics
+from ..traffic import draw_traffic_section, traffic_input
+from audit.traffic.labelled import from_imported
 from ..text import md
 from . import footer, notices
 
@@ -68,4 +70,6 @@ def draw(sctx) -> None:
                     width="stretch")
     table(pd.DataFrame([c.to_dict() for c in t.sweep]), "sys_sweep_table", f"sweep_{name}.csv",
           help={"threshold": f"cut in {t.score_kind}"})
+    if traffic_input() is not None:  # production traffic chosen in the sidebar, read as run `name` served it
+        draw_traffic_section(from_imported(s, name), cut, "the slider's cut", f"{id(s)}:{name}", key="sys_traffic")
     footer(sctx)

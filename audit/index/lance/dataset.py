@@ -358,6 +358,9 @@ class LanceIndex:
                                   + " vs ".join(f"{k[0]} ({k[1][:12]}, {k[2]} dims, window {k[3]}, strategy {k[5]})"
                                                 for k in sorted(keys)))
         n = t.num_rows
+        if n == 0:  # no stamp to read, nothing to retrieve: say so instead of failing on a missing stamp
+            raise LanceIndexError(f"{self.uri}: holds no chunk: every row was deleted (or none was written), so "
+                                  "there is nothing to audit; health --index lists it")
         ids = t.column("chunk_id").to_numpy(zero_copy_only=False)
         if n and not np.array_equal(ids, np.arange(n)):
             raise LanceIndexError(f"{self.uri}: chunk_id is not exactly 0..{n - 1}; the dataset was not written by "

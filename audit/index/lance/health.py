@@ -138,6 +138,8 @@ def dataset_health(self, batch_rows: int = 8192, tolerance: float = NORM_TOLERAN
         F.append(Finding(check, severity if bad else OK, title, bad_text if bad else ok_text,
                          documents if bad else ()))
 
+    add("rows", n == 0, "chunks in the dataset", f"{n} chunks",
+        "no chunk: every row was deleted (or none was written), so nothing can be retrieved")
     add("documents", docs is None, "document table", f"{n_docs} documents with canonical text",
         f"no document table at {documents_uri(self.uri)}: offsets cannot be checked and the audit needs --corpus")
     add("failed", n_failed > 0, "failed documents", "none", f"{n_failed} documents failed to load",

@@ -25,6 +25,12 @@ table into Python:
   recall both ways, the overlap of the two top-k lists and the queries whose
   needle the approximate index loses.
 
+- **As deployed** (:mod:`.production`): an HNSW/IVFFlat index on a cast of the column
+  (``(emb::vector(384))``) found and queried through, ``--filter COLUMN=VALUE`` under the same
+  ``WHERE`` both ways, the extension's version (what an older one lacks is said, not failed on), and
+  the dead tuples an index still visits.
+
+Every session is ``READ ONLY`` (:func:`connect`): the audit never writes, temporary tables included.
 Identifiers given by the user are always quoted with
 ``psycopg.sql.Identifier``; values are always bound parameters. Connection
 strings are never echoed: every message and provenance string goes through

@@ -17,7 +17,9 @@ ENV_URI = "AUDIT_STORE_URI"
 OPERATORS = {"cosine": "<=>", "l2": "<->", "ip": "<#>"}
 
 
-OPCLASS_METRIC = {"vector_cosine_ops": "cosine", "vector_l2_ops": "l2", "vector_ip_ops": "ip"}
+OPCLASS_METRIC = {"vector_cosine_ops": "cosine", "vector_l2_ops": "l2", "vector_ip_ops": "ip",
+                  # pgvector 0.7: half-precision vectors, mostly indexed as an expression (emb::halfvec(n))
+                  "halfvec_cosine_ops": "cosine", "halfvec_l2_ops": "l2", "halfvec_ip_ops": "ip"}
 
 
 APPROXIMATE_METHODS = ("hnsw", "ivfflat")
@@ -140,6 +142,10 @@ class StoreSpec:
         Model name or stamp of each row.
     metric : {"cosine", "l2", "ip"}
         The distance the table is indexed for: ``<=>``, ``<->`` or ``<#>``.
+    filters : tuple of (str, str)
+        ``(column, value)`` pairs every search keeps to (``--filter COLUMN=VALUE``), as a team's
+        ``WHERE tenant = …`` does: the column's text form equals the value, bound as a parameter; values of
+        one column are OR-ed, columns AND-ed (:mod:`.production`). Health reads the whole table.
 
     Raises
     ------
@@ -158,6 +164,7 @@ class StoreSpec:
     end_column: str | None = None
     model_column: str | None = None
     metric: str = "cosine"
+    filters: tuple = ()
 
     def __post_init__(self) -> None:
         uri = self.uri or os.environ.get(ENV_URI, "")
@@ -182,6 +189,9 @@ class StoreSpec:
             raise StoreError("give both the start and the end offset columns, or neither")
         if self.start_column is not None and self.doc_column is None:
             raise StoreError("offset columns need the document column (doc_column) too")
+        from .production import check_filters
+
+        object.__setattr__(self, "filters", check_filters(self.filters))
         used = [c for c in self.columns.values()]
         dup = sorted({c for c in used if used.count(c) > 1})
         if dup:
@@ -212,13 +222,16 @@ class StoreSpec:
     @property
     def provenance(self) -> str:
         """One line for reports: table, columns, metric and redacted store."""
+        where = "".join(f"; filter {c} = {v!r}" for c, v in self.filters)
         return (f"pgvector table {self.table} ({', '.join(f'{k}={v}' for k, v in self.columns.items())}; "
-                f"metric {self.metric} {self.operator}) in {self.redacted_uri}")
+                f"metric {self.metric} {self.operator}{where}) in {self.redacted_uri}")
 
     def to_dict(self) -> dict:
         """The spec with the URI redacted (safe to write to JSON)."""
-        return {"store": self.redacted_uri, "table": self.table, "metric": self.metric,
-                "columns": dict(self.columns)}
+        out = {"store": self.redacted_uri, "table": self.table, "metric": self.metric, "columns": dict(self.columns)}
+        if self.filters:
+            out["filters"] = [list(f) for f in self.filters]
+        return out
 
     # SQL pieces ---------------------------------------------------------------
 
@@ -258,11 +271,18 @@ def connect(spec: StoreSpec, timeout_s: int = 10):
         raise StoreError("psycopg is not installed: pip install 'psycopg[binary]' to audit a PostgreSQL store") \
             from None
     try:
-        return psycopg.connect(spec.uri, connect_timeout=timeout_s, autocommit=True,
+        conn = psycopg.connect(spec.uri, connect_timeout=timeout_s, autocommit=True,
                                application_name="retrieval-audit")
     except Exception as e:  # noqa: BLE001 - every failure becomes one redacted line
         msg = _one_line(redact(str(e), spec.uri))
         raise StoreError(f"cannot connect to {spec.redacted_uri}: {msg}") from None
+    try:  # an audit only reads: the server refuses any write of this session, even one the role may do
+        conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
+    except Exception as e:  # noqa: BLE001
+        conn.close()
+        raise StoreError(f"cannot make the session read-only on {spec.redacted_uri}: "
+                         f"{_one_line(redact(str(e), spec.uri))}") from None
+    return conn
 
 
 @contextmanager
@@ -306,6 +326,10 @@ def _describe(conn, spec: StoreSpec) -> _Table:
         if name not in cols:
             raise StoreError(f"table {spec.table!r} has no column {name!r} (for {role}); "
                              f"its columns: {', '.join(cols)}")
+    for name, _ in spec.filters:
+        if name not in cols:
+            raise StoreError(f"--filter {name}=…: table {spec.table!r} has no column {name!r}; "
+                             f"its columns: {', '.join(cols)}")
     vt = cols[spec.vector_column]
     m = re.fullmatch(r"vector(?:\((\d+)\))?", vt)
     if m:
@@ -324,7 +348,7 @@ def _vec_expr(spec: StoreSpec, table: _Table):
 
 @dataclass(frozen=True)
 class IndexInfo:
-    """An approximate index on the vector column.
+    """An approximate index on the vector column, or on an expression of it.
 
     Attributes
     ----------
@@ -337,6 +361,14 @@ class IndexInfo:
         Build parameters (``m=16,ef_construction=64`` or ``lists=100``), "" for defaults.
     definition : str
         ``pg_get_indexdef``.
+    expression : str or None
+        The index key when it is an expression (``(emb)::vector(384)``), None for the column itself.
+    cast : (str, int) or None
+        For an expression the audit can rebuild, a cast of the vector column: the type (``vector`` or
+        ``halfvec``) and its dimension; the search casts the column and the query the same way, so the
+        planner matches the index (:func:`.production.key_cast`).
+    unusable : str
+        Why the audit cannot query through this index ("" when it can): an expression other than a cast.
     """
 
     name: str
@@ -345,38 +377,61 @@ class IndexInfo:
     opclass: str
     options: str
     definition: str
+    expression: str | None = None
+    cast: tuple | None = None
+    unusable: str = ""
 
 
 def find_indexes(spec: StoreSpec, conn=None) -> tuple[IndexInfo, ...]:
-    """Approximate (HNSW / IVFFlat) indexes whose first key is the vector column, sorted by name.
+    """Approximate (HNSW / IVFFlat) indexes whose first key is the vector column or an expression of it.
 
-    Read from the catalogs (``pg_index``, ``pg_am``, ``pg_opclass``).
+    Read from the catalogs (``pg_index``, ``pg_am``, ``pg_opclass``; an expression key from
+    ``pg_get_indexdef(index, 1, true)``), sorted by name. An expression index
+    (``USING hnsw ((emb::vector(384)) vector_cosine_ops)``) is kept when its key mentions the vector
+    column; when it is not a plain cast of it, :attr:`IndexInfo.unusable` says why.
 
     Raises
     ------
     StoreError
         Connection or catalog query failed, or the table/column does not exist.
     """
+    from .production import key_cast
+
     with _session(spec, conn) as c:
         _describe(c, spec)
         rows = c.execute(
             "SELECT i.relname, am.amname, opc.opcname, coalesce(array_to_string(i.reloptions, ','), ''), "
-            "pg_get_indexdef(i.oid) "
+            "pg_get_indexdef(i.oid), a.attname, pg_get_indexdef(i.oid, 1, true) "
             "FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_am am ON am.oid = i.relam "
             "JOIN pg_opclass opc ON opc.oid = x.indclass[0] "
-            "JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = x.indkey[0] "
-            "WHERE x.indrelid = to_regclass(%s) AND a.attname = %s AND am.amname = ANY(%s) ORDER BY i.relname",
-            (spec._t().as_string(c), spec.vector_column, list(APPROXIMATE_METHODS))).fetchall()
-    return tuple(IndexInfo(n, m, OPCLASS_METRIC.get(o), o, opt, d) for n, m, o, opt, d in rows)
+            "LEFT JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = x.indkey[0] AND x.indkey[0] <> 0 "
+            "WHERE x.indrelid = to_regclass(%s) AND am.amname = ANY(%s) ORDER BY i.relname",
+            (spec._t().as_string(c), list(APPROXIMATE_METHODS))).fetchall()
+    out = []
+    for n, m, o, opt, d, col, key in rows:
+        if col is not None:
+            if col == spec.vector_column:
+                out.append(IndexInfo(n, m, OPCLASS_METRIC.get(o), o, opt, d))
+            continue
+        cast, why = key_cast(key, spec.vector_column)
+        if cast is None and not why:
+            continue  # an expression of another column
+        out.append(IndexInfo(n, m, OPCLASS_METRIC.get(o), o, opt, d, key, cast, why))
+    return tuple(out)
 
 
 def _index_for(indexes: Sequence[IndexInfo], metric: str) -> IndexInfo | None:
-    usable = [i for i in indexes if i.metric == metric]
+    usable = [i for i in indexes if i.metric == metric and not i.unusable]
     return usable[0] if usable else None
 
 
 def _no_index_note(indexes: Sequence[IndexInfo], metric: str) -> str:
     if not indexes:
         return "no approximate index: approximate equals exact"
+    unusable = [i for i in indexes if i.metric == metric and i.unusable]
+    if unusable:
+        i = unusable[0]
+        return (f"index {i.name} ({i.method}) is on the expression {i.expression}, which the audit cannot query "
+                f"through ({i.unusable}): approximate equals exact")
     others = ", ".join(f"{i.name} ({i.method}, {i.metric or i.opclass})" for i in indexes)
     return f"no approximate index for metric {metric} (the table has {others}): approximate equals exact"

@@ -31,7 +31,8 @@ class StoreCheck:
         Stable id: ``rows``, ``null_vectors``, ``non_finite``, ``dims``,
         ``model_dims``, ``norms``, ``empty_texts``, ``duplicate_ids``,
         ``duplicate_texts``, ``models``, ``missing_documents``,
-        ``text_mismatch``, ``approximate_index``.
+        ``text_mismatch``, ``approximate_index``; pgvector also ``extension`` and ``dead_tuples``
+        (:mod:`.production`).
     severity : {"unhealthy", "warning", "ok"}
     rows : int
         Number of rows the check concerns (0 when it passes; for ``rows``, the row count).
@@ -300,27 +301,35 @@ def check_health(spec: StoreSpec, corpus=None, model_dims: int | None = None, mo
 
         idx = _index_for(indexes, spec.metric)
         opts = f", {idx.options}" if idx and idx.options else ""
+        on = f" on {idx.expression}" if idx and idx.expression else ""
         checks.append(StoreCheck("approximate_index", OK, 0,
-                                 f"{idx.method} index {idx.name} ({idx.opclass}{opts})" if idx
+                                 f"{idx.method} index {idx.name}{on} ({idx.opclass}{opts})" if idx
                                  else _no_index_note(indexes, spec.metric)))
+        from .production import dead_tuples_check, extension_check, extension_version
+
+        checks.append(extension_check(extension_version(c)))
+        checks.append(dead_tuples_check(c, spec))
     return StoreHealth(spec.to_dict(), n_rows, table.vector_type, tuple(checks), indexes, tuple(not_checked),
                        time.perf_counter() - t0)
 
 
 def _document_checks(c, spec: StoreSpec, corpus, n_rows: int) -> list[StoreCheck]:
-    """``missing_documents`` and ``text_mismatch`` against a temporary table of the corpus."""
+    """``missing_documents`` and ``text_mismatch`` against the corpus sent as two bound arrays.
+
+    The documents travel as parameters (``unnest(%(ids)s::text[], %(bodies)s::text[])`` in a ``WITH``):
+    nothing is created on the server, so the checks run as a read-only role or on a replica.
+    """
     from psycopg import sql
 
     T, D, I, X = spec._t(), spec._c("doc"), spec._c("id"), spec._c("text")
     out = []
+    docs = {"ids": [d.doc_id for d in corpus.documents],
+            "bodies": [d.text.replace("\x00", "") for d in corpus.documents]}
+    audit_docs = sql.SQL("WITH audit_docs (doc_id, body) AS (SELECT * FROM unnest(%(ids)s::text[], %(bodies)s::text[])) ")
     with c.transaction(force_rollback=True):
-        c.execute("CREATE TEMP TABLE audit_docs (doc_id text PRIMARY KEY, body text NOT NULL) ON COMMIT DROP")
-        with c.cursor().copy("COPY audit_docs (doc_id, body) FROM STDIN") as cp:
-            for d in corpus.documents:
-                cp.write_row((d.doc_id, d.text.replace("\x00", "")))
-        miss = c.execute(sql.SQL(
+        miss = c.execute(audit_docs + sql.SQL(
             "SELECT coalesce(t.{d}::text, '(null)'), count(*) FROM {t} t LEFT JOIN audit_docs a "
-            "ON a.doc_id = t.{d}::text WHERE a.doc_id IS NULL GROUP BY 1").format(d=D, t=T)).fetchall()
+            "ON a.doc_id = t.{d}::text WHERE a.doc_id IS NULL GROUP BY 1").format(d=D, t=T), docs).fetchall()
         miss = sorted(miss, key=lambda vc: (-vc[1], vc[0]))
         n_miss = sum(n for _, n in miss)
         out.append(StoreCheck("missing_documents", UNHEALTHY if n_miss else OK, n_miss,
@@ -335,10 +344,10 @@ def _document_checks(c, spec: StoreSpec, corpus, n_rows: int) -> list[StoreCheck
                 "OR t.{x} IS NULL THEN true ELSE right(t.{x}, (t.{e} - t.{s})::int) "
                 "IS DISTINCT FROM substr(a.body, (t.{s} + 1)::int, (t.{e} - t.{s})::int) END").format(s=S, e=E, x=X)
             base = sql.SQL("FROM {t} t JOIN audit_docs a ON a.doc_id = t.{d}::text WHERE ").format(t=T, d=D) + bad
-            n_bad = c.execute(sql.SQL("SELECT count(*) ") + base).fetchone()[0]
+            n_bad = c.execute(audit_docs + sql.SQL("SELECT count(*) ") + base, docs).fetchone()[0]
             ex = tuple(r[0] for r in c.execute(
-                sql.SQL("SELECT t.{i}::text ").format(i=I) + base
-                + sql.SQL(" ORDER BY 1 LIMIT {n}").format(n=sql.Literal(_EXAMPLES))).fetchall()) if n_bad else ()
+                audit_docs + sql.SQL("SELECT t.{i}::text ").format(i=I) + base
+                + sql.SQL(" ORDER BY 1 LIMIT {n}").format(n=sql.Literal(_EXAMPLES)), docs).fetchall()) if n_bad else ()
             out.append(StoreCheck("text_mismatch", UNHEALTHY if n_bad else OK, n_bad,
                                   f"{n_bad} rows' text no longer ends with doc.text[start:end] (or the offsets "
                                   "fall outside the document)" if n_bad

@@ -130,7 +130,8 @@ def _plan_index(plan) -> str | None:
 
 
 def search(spec: StoreSpec, queries: np.ndarray, k: int, mode: str = "approximate",
-           ef_search: int | None = None, probes: int | None = None, conn=None) -> SearchResult:
+           ef_search: int | None = None, probes: int | None = None, conn=None,
+           iterative_scan: str | None = None) -> SearchResult:
     """Top-k rows for each query vector, through the table's approximate index or an exact scan.
 
     Parameters
@@ -152,6 +153,15 @@ def search(spec: StoreSpec, queries: np.ndarray, k: int, mode: str = "approximat
         session's defaults otherwise (pgvector: 40 and 1). HNSW returns at
         most ``ef_search`` rows: the note says when queries got fewer than k.
     conn : psycopg.Connection, optional
+    iterative_scan : {"off", "relaxed_order", "strict_order"}, optional
+        ``hnsw.iterative_scan`` (``ivfflat.iterative_scan``: off or relaxed_order) for the approximate
+        search, pgvector ≥ 0.8: the scan goes on past ``ef_search`` until ``k`` rows pass the filters. On
+        an older server it is not applied and the note says why (:mod:`.production`).
+
+    The table's index may be on the column or on a cast of it (``(emb::vector(384))``,
+    ``(emb::halfvec(384))``): the approximate search then orders by the same expression, the query cast
+    the same way, so the planner can use it; the exact search orders by the column itself. With
+    :attr:`StoreSpec.filters` both searches keep to the same rows (``WHERE col::text = ANY(…)``).
 
     Returns
     -------
@@ -186,14 +196,22 @@ def search(spec: StoreSpec, queries: np.ndarray, k: int, mode: str = "approximat
         if dims is not None and dims != q.shape[1]:
             raise StoreError(f"query vectors have {q.shape[1]} dimensions, column {spec.vector_column!r} of "
                              f"{spec.table!r} has {dims}: embed the queries with the table's model")
+        from .production import ITERATIVE_SCAN, extension_version, filter_sql, unavailable
+
         indexes = find_indexes(spec, c)
-        idx = _index_for(indexes, spec.metric) if table.vector_type == "vector" else None
+        idx = _index_for(indexes, spec.metric)
+        if idx is not None and idx.cast is None and table.vector_type != "vector":
+            idx = None  # an index on a real[] column itself cannot serve <=> (only an expression cast can)
+        version = extension_version(c)
         notes = []
+        if idx is not None and idx.cast is not None and idx.cast[0] == "halfvec" and unavailable("halfvec", version):
+            notes.append(unavailable("halfvec", version))
+            idx = None
         switches: dict[str, str] = {}
         if mode == "exact" or idx is None:
             switches = {"enable_indexscan": "off", "enable_bitmapscan": "off", "enable_indexonlyscan": "off"}
             if mode == "approximate":
-                notes.append(_no_index_note(indexes, spec.metric) if table.vector_type == "vector"
+                notes.append(_no_index_note(indexes, spec.metric) if table.vector_type == "vector" or indexes
                              else "real[] column: no index on it can serve the distance: approximate equals exact")
         else:
             switches = {"enable_seqscan": "off"}
@@ -201,14 +219,39 @@ def search(spec: StoreSpec, queries: np.ndarray, k: int, mode: str = "approximat
             switches["hnsw.ef_search"] = str(int(ef_search))
         if probes is not None:
             switches["ivfflat.probes"] = str(int(probes))
+        if iterative_scan is not None:
+            if iterative_scan not in ITERATIVE_SCAN:
+                raise StoreError(f"iterative scan {iterative_scan!r} is not one of {', '.join(ITERATIVE_SCAN)}")
+            why = unavailable("hnsw.iterative_scan", version)
+            if why:
+                notes.append(f"{why}: --iterative-scan {iterative_scan} not applied")
+            elif mode == "approximate" and idx is not None:
+                if idx.method == "ivfflat" and iterative_scan == "strict_order":
+                    raise StoreError("ivfflat.iterative_scan takes off or relaxed_order (strict_order is HNSW's)")
+                switches[f"{idx.method}.iterative_scan"] = iterative_scan
+        approx_index = mode == "approximate" and idx is not None
+        if approx_index and idx.cast is not None:  # the index's own expression, and the query cast alike
+            from psycopg import sql as _sql
+
+            typ = _sql.SQL(f"{idx.cast[0]}({int(idx.cast[1])})")  # from a whitelist and an int: no user text
+            V = _sql.SQL("({}::{})").format(spec._c("vector"), typ)
+            qcast = typ
+        else:
+            qcast = sql.SQL("vector")
         where = sql.SQL("WHERE {v} IS NOT NULL").format(v=spec._c("vector"))
         if table.vector_type == "array":  # a cast of NaN/±Inf to vector fails: those rows cannot be ranked
             where += sql.SQL(" AND NOT EXISTS (SELECT 1 FROM unnest({v}) x WHERE x IS NULL OR x::float8 IN "
                              "('NaN', 'Infinity', '-Infinity'))").format(v=spec._c("vector"))
             notes.append("real[] column: rows holding NaN, ±Inf or NULL elements are left out")
-        dist = sql.SQL("({v} {op} %(q)s::vector)").format(v=V, op=sql.SQL(spec.operator))
-        norm = sql.SQL("vector_norm({v})").format(v=V)
-        order = sql.SQL("ORDER BY d") if mode == "approximate" and idx is not None else sql.SQL("ORDER BY d, id")
+        fsql, fparams = filter_sql(spec.filters)
+        where += fsql
+        if spec.filters and approx_index:
+            notes.append(f"filtered: {idx.method.upper()} applies the WHERE after its scan"
+                         + (" (at most hnsw.ef_search rows reach the filter)" if idx.method == "hnsw"
+                            and "hnsw.iterative_scan" not in switches else ""))
+        dist = sql.SQL("({v} {op} %(q)s::{t})").format(v=V, op=sql.SQL(spec.operator), t=qcast)
+        norm = sql.SQL("vector_norm({v})").format(v=_vec_expr(spec, table))
+        order = sql.SQL("ORDER BY d") if approx_index else sql.SQL("ORDER BY d, id")
         stmt = sql.SQL("SELECT {i}::text AS id, {dist} AS d, {norm}, {x} FROM {t} {w} {o} LIMIT %(k)s").format(
             i=spec._c("id"), dist=dist, norm=norm, x=spec._c("text"), t=spec._t(), w=where, o=order)
         ids, ds, cs, texts, ms = [], [], [], [], []
@@ -217,7 +260,7 @@ def search(spec: StoreSpec, queries: np.ndarray, k: int, mode: str = "approximat
             for name, value in switches.items():
                 c.execute("SELECT set_config(%s, %s, true)", (name, value))
             lit0 = _vector_literal(q[0])
-            plan = c.execute(sql.SQL("EXPLAIN (FORMAT JSON) ") + stmt, {"q": lit0, "k": int(k)}).fetchone()[0]
+            plan = c.execute(sql.SQL("EXPLAIN (FORMAT JSON) ") + stmt, {"q": lit0, "k": int(k), **fparams}).fetchone()[0]
             settings = dict(switches)
             for name in ("hnsw.ef_search", "ivfflat.probes"):  # read after EXPLAIN: pgvector's GUCs exist once loaded
                 if idx is not None and name.split(".")[0] == idx.method and name not in settings:
@@ -225,11 +268,11 @@ def search(spec: StoreSpec, queries: np.ndarray, k: int, mode: str = "approximat
             if isinstance(plan, str):
                 plan = json.loads(plan)
             used = _plan_index(plan)
-            if mode == "approximate" and idx is not None and used != idx.name:
+            if approx_index and used != idx.name:
                 notes.append(f"the planner did not use index {idx.name} (plan index: {used})")
             for qi in range(q.shape[0]):
                 t0 = time.perf_counter()
-                rows = c.execute(stmt, {"q": _vector_literal(q[qi]), "k": int(k)}).fetchall()
+                rows = c.execute(stmt, {"q": _vector_literal(q[qi]), "k": int(k), **fparams}).fetchall()
                 ms.append((time.perf_counter() - t0) * 1000.0)
                 rows.sort(key=lambda r: (r[1], r[0]))  # deterministic ties among the rows returned
                 if len(rows) < k:
@@ -259,9 +302,9 @@ def search(spec: StoreSpec, queries: np.ndarray, k: int, mode: str = "approximat
                         "their cosine distance is NaN" if non_unit else ""))
     if short:
         notes.append(f"{short} queries returned fewer than {k} rows"
-                     + (" (HNSW returns at most hnsw.ef_search rows)" if idx is not None and idx.method == "hnsw"
-                        and mode == "approximate" else ""))
-    return SearchResult(mode, int(k), spec.metric, used if (mode == "approximate" and idx is not None) else None,
+                     + (" (HNSW returns at most hnsw.ef_search rows)" if approx_index and idx.method == "hnsw"
+                        else ""))
+    return SearchResult(mode, int(k), spec.metric, used if approx_index else None,
                         tuple(ids), tuple(ds), tuple(cs), tuple(texts), tuple(ms), settings, "; ".join(notes))
 
 
@@ -305,6 +348,9 @@ class KComparison:
         Queries whose needle the exact top k finds and the approximate top k misses.
     gained : tuple of str
         The reverse (possible when the exact top k is cut at a tie).
+    short : tuple of str
+        Queries whose approximate list holds fewer rows than the exact one at k (``min(k, len)``): the
+        index stopped early, as HNSW does under a filter or over deleted rows.
     """
 
     k: int
@@ -314,6 +360,7 @@ class KComparison:
     overlap: float
     lost: tuple[str, ...]
     gained: tuple[str, ...]
+    short: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -332,13 +379,14 @@ class RetrievalComparison:
 
         return pd.DataFrame([{"k": r.k, "n_queries": r.n_queries, "recall_approximate": r.recall_approximate,
                               "recall_exact": r.recall_exact, "overlap": r.overlap, "lost": len(r.lost),
-                              "gained": len(r.gained)} for r in self.rows],
+                              "gained": len(r.gained), "short": len(r.short)} for r in self.rows],
                             columns=["k", "n_queries", "recall_approximate", "recall_exact", "overlap", "lost",
-                                     "gained"])
+                                     "gained", "short"])
 
     def to_dict(self) -> dict:
         return {"index": self.index, "settings": dict(self.settings), "note": self.note,
-                "rows": [{**r.__dict__, "lost": list(r.lost), "gained": list(r.gained)} for r in self.rows]}
+                "rows": [{**r.__dict__, "lost": list(r.lost), "gained": list(r.gained), "short": list(r.short)}
+                         for r in self.rows]}
 
 
 def compare_retrieval(approximate: SearchResult, exact: SearchResult, relevant: Sequence[Collection],
@@ -383,5 +431,7 @@ def compare_retrieval(approximate: SearchResult, exact: SearchResult, relevant: 
         rows.append(KComparison(k, n, sum(ha) / n if n else math.nan, sum(he) / n if n else math.nan,
                                 float(np.mean(ov)) if n else math.nan,
                                 tuple(names[i] for i in range(n) if he[i] and not ha[i]),
-                                tuple(names[i] for i in range(n) if ha[i] and not he[i])))
+                                tuple(names[i] for i in range(n) if ha[i] and not he[i]),
+                                tuple(names[i] for i in range(n)
+                                      if len(approximate.ids[i][:k]) < len(exact.ids[i][:k]))))
     return RetrievalComparison(tuple(rows), approximate.index, dict(approximate.settings), approximate.note)

@@ -1,0 +1,165 @@
+"""``report --traffic FILE…``: what the threshold does to real traffic, alone or with the labelled runs of its system.
+
+Alone, the traffic gives the exact figures (NO ANSWER share at the cut, chunks kept, the score's
+distribution, the no-answer curve, the review list). With ``--run`` (a team's labelled runs; the traffic
+belongs to ``--traffic-run NAME``, by default the only run with an out-of-domain run) it also gives the
+estimate of how much of it is out of domain and the expected errors per thousand, refused with the reason
+when the score kinds differ. The built-in pipelines serve no traffic, so ``--traffic`` is never read
+against them here. Question text follows ``[traffic] show_questions`` of audit.toml (``--hide-questions``
+hides it whatever the file says).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+from .common import EXIT_OK, InputError, corpus_arg, write_json
+
+__all__ = ["add_traffic_options", "cmd_report_traffic"]
+
+_BUILTIN_ONLY = ("strategies", "retrievers", "ground_truth", "out_of_domain", "db", "index", "fail_under")
+
+
+def add_traffic_options(r: argparse.ArgumentParser) -> None:
+    """The ``report`` options of production traffic."""
+    from ..runset import FILE_SCORE_KINDS as SCORE_KINDS
+
+    g = r.add_argument_group("production traffic")
+    g.add_argument("--traffic", nargs="+", action="extend", metavar="FILE",
+                   help="OTLP JSON exports of OpenInference retrieval spans (one request a line), query logs (JSONL) "
+                        "or folders of them: what the cut does to real questions")
+    g.add_argument("--traffic-score", choices=list(SCORE_KINDS), default=None,
+                   help="what the traffic's scores are (default similarity)")
+    g.add_argument("--traffic-run", metavar="NAME", help="with --run: the run of the system that served the traffic "
+                                                         "(default: the only run with an --ood-run)")
+    g.add_argument("--since", help="traffic from this time on (ISO 8601, UTC unless an offset is given)")
+    g.add_argument("--until", help="traffic before this time (ISO 8601)")
+    g.add_argument("--baseline-since", help="a baseline window of the traffic, for the drift between windows")
+    g.add_argument("--baseline-until", help="end of the baseline window (exclusive)")
+    g.add_argument("--review", type=int, default=10, metavar="N",
+                   help="questions nearest the cut on each side, for review (default 10)")
+    g.add_argument("--hide-questions", action="store_true",
+                   help="no question text in the output, whatever [traffic] show_questions says")
+    g.add_argument("--bootstrap", type=int, default=None, metavar="B", help="bootstrap resamplings (default 1000)")
+    g.add_argument("--seed", type=int, default=None, help="bootstrap seed (default 0)")
+
+
+def _window(a, since: str, until: str):
+    from ..traffic.records import parse_time
+    from ..traffic.table import Window
+
+    s, u = getattr(a, since), getattr(a, until)
+    if s is None and u is None:
+        return None
+    try:
+        w = Window(parse_time(s, "--" + since.replace("_", "-")) if s else None,
+                   parse_time(u, "--" + until.replace("_", "-")) if u else None)
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    if w.since is not None and w.until is not None and w.until <= w.since:
+        raise InputError(f"--{until.replace('_', '-')} {u!r} is not after --{since.replace('_', '-')} {s!r}")
+    return w
+
+
+def _show_questions(a) -> bool:
+    from ..config import ConfigError, load_config
+    from ..traffic.settings import show_questions
+
+    try:
+        cfg = load_config()
+    except ConfigError as e:
+        raise InputError(str(e)) from None
+    return show_questions(cfg) and not a.hide_questions
+
+
+def _table(a, corpus):
+    from ..traffic.table import read_traffic
+
+    try:
+        table = read_traffic(a.traffic, a.traffic_score or "similarity", corpus)
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    if not len(table):
+        first = f": {table.problems[0]}" if table.problems else ""
+        more = f" (and {table.n_problems - 1} more)" if table.n_problems > 1 else ""
+        raise InputError(f"no retrieval read from the traffic{first}{more}")
+    return table
+
+
+def _options(a) -> dict:
+    from ..traffic.mixture import BOOTSTRAP, SEED
+
+    if a.review < 0:
+        raise InputError(f"--review must be >= 0, got {a.review}")
+    b = BOOTSTRAP if a.bootstrap is None else a.bootstrap
+    if b < 100:
+        raise InputError(f"--bootstrap must be at least 100, got {b}")
+    return {"review_n": a.review, "bootstrap": b, "seed": SEED if a.seed is None else a.seed}
+
+
+def _check_cut(kind: str, cut: float) -> float:
+    from ..evaluation.threshold import check_cut
+
+    if kind == "cosine-distance":
+        return check_cut(cut, "--threshold")
+    if not math.isfinite(cut):
+        raise ValueError(f"--threshold must be a finite number in the traffic's units, got {cut!r}")
+    return cut
+
+
+def cmd_report_traffic(a) -> int:
+    """``report --traffic FILE… [--run …]``: the traffic section, alone or after the runs report."""
+    from ..report.traffic import build_traffic_report
+
+    window, baseline = _window(a, "since", "until"), _window(a, "baseline_since", "baseline_until")
+    show = _show_questions(a)
+    opts = _options(a)
+    if getattr(a, "store", None) or getattr(a, "index", None):
+        raise InputError("--traffic is read alone or with --run (the labelled runs of the system that served it), "
+                         "not with --store or --index")
+    if a.run:
+        from .runs import cmd_report_runs
+
+        def extend(system, report):
+            from ..traffic.labelled import from_imported
+
+            name = a.traffic_run or _only_ood_run(system)
+            labelled = from_imported(system, name) if name else None
+            table = _table(a, system.corpus)
+            cut, source = None, "given"
+            if a.threshold is not None:
+                cut = _check_cut(table.score_kind, a.threshold)
+            elif labelled is not None and labelled.score_kind == table.score_kind:
+                t = next((t for t in report.thresholds if t.run == name), None)
+                cut, source = (t.cut, f"the balanced cut of run {name}") if t is not None else (None, "")
+            rep = build_traffic_report(table, cut, source, labelled, window, baseline, show, **opts)
+            return rep.render_text(), rep.to_json()
+
+        return cmd_report_runs(a, extend=extend)
+    given = [f"--{o.replace('_', '-')}" for o in _BUILTIN_ONLY if getattr(a, o, None)]
+    given += [f"--{o.replace('_', '-')}" for o in ("traffic_run", "model", "queries", "qrels", "chunks", "score",
+                                                   "ood_queries", "ood_run") if getattr(a, o, None)]
+    if given:
+        raise InputError(f"{', '.join(given)}: the built-in pipelines serve no traffic; --traffic is read alone, or "
+                         "with --run NAME=FILE … (the labelled runs of the system that served it)")
+    corpus = corpus_arg(a.corpus) if a.corpus else None
+    table = _table(a, corpus)
+    try:
+        cut = _check_cut(table.score_kind, a.threshold) if a.threshold is not None else None
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    rep = build_traffic_report(table, cut, "given", None, window, baseline, show, **opts)
+    print(rep.render_text().lstrip("\n"))
+    if a.json:
+        write_json(a.json, {"traffic": rep.to_json()})
+    return EXIT_OK
+
+
+def _only_ood_run(system) -> str | None:
+    """The run the traffic belongs to when ``--traffic-run`` is not given: the only run with an out-of-domain run."""
+    names = [r.name for r in system.runs if r.name in system.ood_runs]
+    if len(names) > 1:
+        raise ValueError(f"give --traffic-run NAME: which run served the traffic? (runs with an out-of-domain run: "
+                         f"{', '.join(names)})")
+    return names[0] if names else None

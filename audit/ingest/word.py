@@ -1,0 +1,244 @@
+"""Word: ``.docx`` files (python-docx) as canonical markdown, located by ``#char=``.
+
+The body is read in order: the Title style gives the title, Heading styles give the headings
+(Heading 1 → ``## `` section, Heading 2–9 → ``### ``), list paragraphs are kept as list lines,
+tables are written as spreadsheets are (the header row once, then ``header: value`` rows).
+Headers, footers, footnotes, comments and text boxes are not read (docs/definitions.md,
+*Canonical text*).
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from dataclasses import replace
+
+from .document import Document
+from .spreadsheet import OLE_MAGIC, TextBuilder, _ole_reason, cell_text, render_table
+
+__all__ = ["docx_document"]
+
+_HEADING = re.compile(r"^heading ([1-9])$", re.I)
+_LIST_LEVEL = re.compile(r"^list(?: \w+)*? ([2-9])$", re.I)
+
+
+def _style_kind(style) -> tuple[str, int]:
+    """``("title", 1)``, ``("heading", n)`` or ``("", 0)`` from a paragraph style and its base styles."""
+    for _ in range(8):
+        if style is None:
+            break
+        name = (style.name or "").strip()
+        if name.lower() == "title":
+            return "title", 1
+        m = _HEADING.match(name)
+        if m:
+            return "heading", int(m.group(1))
+        style = style.base_style
+    return "", 0
+
+
+class _Styles:
+    """Paragraph styles by id, read once (python-docx's ``paragraph.style`` scans every style on each call)."""
+
+    def __init__(self, document) -> None:
+        from docx.enum.style import WD_STYLE_TYPE
+
+        self._by_id = {s.style_id: s for s in document.styles if s.type == WD_STYLE_TYPE.PARAGRAPH}
+        self._default = document.styles.default(WD_STYLE_TYPE.PARAGRAPH)
+        self._kind: dict = {}
+
+    def of(self, paragraph):
+        sid = paragraph._p.style
+        return self._by_id.get(sid, self._default) if sid else self._default
+
+    def kind(self, style) -> tuple[str, int]:
+        key = getattr(style, "style_id", None)
+        if key not in self._kind:
+            self._kind[key] = _style_kind(style)
+        return self._kind[key]
+
+
+def _num_pr(paragraph, style):
+    """The numbering properties of a paragraph, or of its style chain: ``(numId, ilvl)`` or None."""
+    ppr = paragraph._p.pPr
+    if ppr is not None and ppr.numPr is not None and ppr.numPr.numId is not None:
+        ilvl = ppr.numPr.ilvl.val if ppr.numPr.ilvl is not None else None
+        return int(ppr.numPr.numId.val), ilvl
+    for _ in range(8):
+        if style is None:
+            break
+        sppr = style.element.pPr
+        if sppr is not None and sppr.numPr is not None and sppr.numPr.numId is not None:
+            ilvl = sppr.numPr.ilvl.val if sppr.numPr.ilvl is not None else None
+            return int(sppr.numPr.numId.val), ilvl
+        style = style.base_style
+    return None
+
+
+class _Numbering:
+    """Bullet or number for each list paragraph, counted as Word counts them (per list, per level)."""
+
+    def __init__(self, document) -> None:
+        try:
+            self._root = document.part.numbering_part.element
+        except Exception:  # a file without a numbering part
+            self._root = None
+        self._counts: dict[tuple[int, int], int] = {}
+        self._formats: dict[tuple[int, int], str] = {}
+
+    def _format(self, num_id: int, ilvl: int) -> str:
+        if (num_id, ilvl) not in self._formats:
+            self._formats[(num_id, ilvl)] = self._lookup(num_id, ilvl)
+        return self._formats[(num_id, ilvl)]
+
+    def _lookup(self, num_id: int, ilvl: int) -> str:
+        if self._root is None:
+            return ""
+        abstract = self._root.xpath(f'w:num[@w:numId="{num_id}"]/w:abstractNumId/@w:val')
+        if not abstract:
+            return ""
+        fmt = self._root.xpath(f'w:abstractNum[@w:abstractNumId="{abstract[0]}"]/w:lvl[@w:ilvl="{ilvl}"]'
+                               "/w:numFmt/@w:val")
+        return fmt[0] if fmt else ""
+
+    def marker(self, paragraph, style) -> tuple[str, int] | None:
+        """``(marker, level)`` of a list paragraph (``"- "`` or ``"3. "``), None for any other paragraph."""
+        pr = _num_pr(paragraph, style)
+        name = (style.name or "") if style is not None else ""
+        if pr is None:
+            if not name.lower().startswith("list"):
+                return None
+            num_id, ilvl = -1, None
+        else:
+            num_id, ilvl = pr
+        if ilvl is None:
+            m = _LIST_LEVEL.match(name)
+            ilvl = int(m.group(1)) - 1 if m else 0
+        ilvl = int(ilvl)
+        fmt = self._format(num_id, ilvl) if num_id >= 0 else ""
+        if not fmt:
+            fmt = "decimal" if "number" in name.lower() else "bullet"
+        if fmt == "none":
+            return "", ilvl
+        if fmt == "bullet":
+            return "- ", ilvl
+        for key in [k for k in self._counts if k[0] == num_id and k[1] > ilvl]:
+            del self._counts[key]  # a shallower item restarts the deeper levels
+        n = self._counts.get((num_id, ilvl), 0) + 1
+        self._counts[(num_id, ilvl)] = n
+        return f"{n}. ", ilvl
+
+
+def _table_rows(table) -> list:
+    """The table's non-empty cells as :func:`~audit.ingest.spreadsheet.render_table` reads them.
+
+    A merged cell (python-docx repeats it in each grid cell it covers) is given once, at its
+    top-left cell, with its last row and column.
+    """
+    grid = [[c._tc for c in row.cells] for row in table.rows]
+    texts = [[c.text for c in row.cells] for row in table.rows]
+    seen: set = set()
+    rows = []
+    for r, row in enumerate(grid):
+        cells = []
+        for c, tc in enumerate(row):
+            if id(tc) in seen:
+                continue
+            seen.add(id(tc))
+            c2 = c
+            while c2 + 1 < len(row) and row[c2 + 1] is tc:
+                c2 += 1
+            r2 = r
+            while r2 + 1 < len(grid) and c < len(grid[r2 + 1]) and grid[r2 + 1][c] is tc:
+                r2 += 1
+            text = cell_text(texts[r][c])
+            if text:
+                cells.append((c + 1, text, r2 + 1, c2 + 1))
+        if cells:
+            rows.append((r + 1, cells))
+    return rows
+
+
+def docx_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
+    """Read a ``.docx`` file with python-docx into a :class:`Document` (canonical markdown).
+
+    Canonical text: ``# title`` (the first paragraph in the Title style, else the core
+    properties' title, else ``fallback_title``), then the body's blocks in order, separated by a
+    blank line: a paragraph's text (tabs and line breaks kept, surrounding whitespace removed);
+    a heading (Heading 1 → ``## ``, Heading 2–9 → ``### ``, a later Title paragraph → ``## ``; a
+    style based on one of these counts as it); consecutive list paragraphs as one block of lines,
+    ``- item`` for a bullet, ``N. item`` for a numbered list (numbers recounted in decimal per list
+    and level), indented two spaces a level; a table as :func:`~audit.ingest.spreadsheet.render_table`
+    writes it (its first row the header, the labels of columns without one ``column N``). Empty
+    paragraphs are dropped. Locator: ``#char=`` in this text.
+
+    Raises
+    ------
+    ValueError
+        ``empty file``; ``password-protected Word file (…)``; ``Word 97-2003 (.doc) content …``;
+        ``corrupt Word file (…)``; ``no text in the Word file``.
+    """
+    if not raw.strip():
+        raise ValueError("empty file")
+    if raw.startswith(OLE_MAGIC):
+        raise ValueError(_ole_reason(raw, "Word file", "Word 97-2003 (.doc)"))
+    try:
+        import docx
+        from docx.table import Table
+
+        document = docx.Document(io.BytesIO(raw))
+        items = list(document.iter_inner_content())
+        core_title = document.core_properties.title or ""
+    except Exception as e:  # python-docx and zipfile raise many types for damaged files
+        first = str(e).splitlines()[0] if str(e) else "unreadable"
+        raise ValueError(f"corrupt Word file ({type(e).__name__}: {first})") from None
+    numbering = _Numbering(document)
+    styles = _Styles(document)
+    title = None
+    body = TextBuilder()
+    in_list = False
+    for item in items:
+        if isinstance(item, Table):
+            rows = _table_rows(item)
+            if rows:
+                render_table(body, rows, "", label=lambda c: f"column {c}")
+                in_list = False
+            continue
+        text = item.text.replace("\r\n", "\n").replace("\r", "\n").strip()
+        if not text:
+            continue
+        style = styles.of(item)
+        kind, level = styles.kind(style)
+        if kind == "title" and title is None:
+            title = " ".join(text.split())
+            continue
+        if kind:
+            body.heading(2 if kind == "title" or level == 1 else 3, " ".join(text.split()))
+            in_list = False
+            continue
+        mark = numbering.marker(item, style)
+        if mark is not None:
+            if in_list:
+                body.add("\n")
+            else:
+                body.block()
+            body.add("  " * mark[1] + mark[0] + text)
+            in_list = True
+            continue
+        body.block()
+        body.add(text)
+        in_list = False
+    title = title or " ".join(core_title.split()) or fallback_title
+    if not body.n:
+        raise ValueError("no text in the Word file")
+    out = TextBuilder()
+    out.heading(1, title)
+    out.block()
+    offset = out.n
+    out.add(body.text)
+    headings = out.headings + [(line + out.text.count("\n", 0, offset), lvl, t) for line, lvl, t in body.headings]
+    from .markdown import markdown_document
+
+    doc = markdown_document(doc_id, out.text, source=doc_id, extractor="docx", fallback_title=title,
+                            headings=headings)
+    return replace(doc, title=title)

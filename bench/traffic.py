@@ -1,0 +1,127 @@
+"""Reading production traffic at scale: a 200,000-span OTLP export through ``read_traffic`` and the report.
+
+Usage::
+
+    .venv/bin/python bench/traffic.py                    # 200,000 RETRIEVER spans in batches of 1,000
+    .venv/bin/python bench/traffic.py --spans 20000 --json out.json
+
+1. makes one batch of ``--batch`` retrievals with the OpenTelemetry SDK (OpenInference names, 4 documents
+   each with id, score and metadata, scores seeded), encodes it with the SDK's OTLP encoder and writes it as
+   ``--spans / --batch`` request lines (each batch's span ids rewritten, so no two spans share an id);
+2. reads the file in a fresh process (``read_traffic``, then the report at a cut with the estimate against
+   synthetic labelled sets of 64 and 30 questions) and prints its wall time and peak resident memory
+   (``ru_maxrss``) beside the file's size, with the load average before and after (a shared 2-core machine:
+   other processes move the numbers).
+
+No figure here is a test: ``tests/test_traffic_scale.py`` (slow tier) checks only that memory does not
+grow with the file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+_SPAN_ID = re.compile(r'"spanId": "([0-9a-f]{16})"')
+sys.path.insert(0, str(ROOT / "tests"))
+
+
+def make_export(path: Path, n_spans: int, batch: int = 1000, seed: int = 0) -> Path:
+    """Write ``n_spans`` RETRIEVER spans as ``ceil(n_spans / batch)`` OTLP request lines (SDK-made, see above)."""
+    import numpy as np
+    from otlpmaker import Doc, Retrieval, request_dict, spans
+
+    rng = np.random.default_rng(seed)
+    t0 = 1_714_557_600 * 10**9
+    made = 0
+    with open(path, "w", encoding="utf-8") as f:
+        template = None
+        while made < n_spans:
+            b = min(batch, n_spans - made)
+            if template is None or b != batch:
+                rs = [Retrieval(f"question {i}", [Doc(f"c{j}", float(np.round(rng.uniform(0.1, 0.9), 4)),
+                                                      metadata={"doc_id": f"d{j}.md"}) for j in range(4)],
+                                t0 + i * 10**9) for i in range(b)]
+                template = json.dumps(request_dict(spans(rs, parents=False)))
+            # a fresh span-id prefix per batch: the same spans under other ids (16 hex digits)
+            k = made // batch
+            f.write(_SPAN_ID.sub(lambda m: f'"spanId": "{k % 65536:04x}{m[1][4:]}"', template) + "\n")
+            made += b
+    return path
+
+
+def _child(path: str, score: str) -> None:
+    """Runs in a fresh process: read, report, print one JSON line of figures."""
+    import resource
+
+    import numpy as np
+
+    from audit.report.traffic import build_traffic_report
+    from audit.traffic.labelled import Labelled, query_distances_from_gate
+    from audit.traffic.table import read_traffic
+
+    t = time.perf_counter()
+    table = read_traffic([path], score)
+    read_s = time.perf_counter() - t
+    rss_read = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rng = np.random.default_rng(1)
+    qs = [query_distances_from_gate(f"i{i}", True, [float(-g)]) for i, g in enumerate(rng.uniform(0.5, 0.9, 64))]
+    qs += [query_distances_from_gate(f"o{i}", False, [float(-g)]) for i, g in enumerate(rng.uniform(0.1, 0.6, 30))]
+    t = time.perf_counter()
+    rep = build_traffic_report(table, 0.5, "given", Labelled("synthetic", "similarity", tuple(qs)))
+    report_s = time.perf_counter() - t
+    print(json.dumps({"questions": len(table), "problems": table.n_problems, "read_s": read_s,
+                      "rss_after_read_mib": rss_read, "report_s": report_s,
+                      "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+                      "no_answer": rep.no_answer()[0], "share_ood": rep.estimate.share_out_of_domain.estimate}))
+
+
+def measure(path: Path, score: str = "similarity") -> dict:
+    """Read ``path`` in a fresh interpreter; the child's figures plus the file's size (MiB)."""
+    out = subprocess.run([sys.executable, __file__, "--child", str(path), score], capture_output=True, text=True,
+                         check=True, cwd=ROOT)
+    d = json.loads(out.stdout.strip().splitlines()[-1])
+    d["file_mib"] = path.stat().st_size / 2**20
+    return d
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--spans", type=int, default=200_000)
+    p.add_argument("--batch", type=int, default=1000)
+    p.add_argument("--json")
+    p.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    a = p.parse_args(argv)
+    if a.child:
+        _child(*a.child)
+        return 0
+    load_before = os.getloadavg()
+    with tempfile.TemporaryDirectory() as d:
+        path = Path(d) / "traces.json"
+        t = time.perf_counter()
+        make_export(path, a.spans, a.batch)
+        made_s = time.perf_counter() - t
+        r = measure(path)
+    r.update({"spans": a.spans, "batch": a.batch, "generate_s": made_s, "cores": os.cpu_count(),
+              "load_before": load_before, "load_after": os.getloadavg()})
+    print(f"{a.spans:,} RETRIEVER spans in {a.spans // a.batch} request lines: {r['file_mib']:.0f} MiB "
+          f"(generated in {made_s:.1f} s)")
+    print(f"read {r['questions']:,} questions in {r['read_s']:.1f} s ({1e6 * r['read_s'] / r['questions']:.0f} µs a "
+          f"span); resident memory after reading {r['rss_after_read_mib']:.0f} MiB")
+    print(f"report with the estimate (B = 1000): {r['report_s']:.1f} s; peak resident memory {r['peak_rss_mib']:.0f} MiB")
+    print(f"machine: {r['cores']} cores, load {load_before[0]:.2f} → {r['load_after'][0]:.2f} (1-minute average)")
+    if a.json:
+        Path(a.json).write_text(json.dumps(r, indent=1), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,134 @@
+"""AppTest of the traffic section: data/example's synthetic traffic on the Threshold and Overview pages.
+
+The source is "Your system (files)" on data/example (the files of tests/test_app_system.py) and the traffic
+data/example/traffic.jsonl (cosine distances of run `before`). Figures are computed here from the file.
+In shared mode, with the system and the traffic configured by name, no question text reaches any element.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+from conftest import shown
+from test_app_system import APP, ENV, EX, TIMEOUT
+
+pytestmark = pytest.mark.slow
+
+TRAFFIC = EX / "traffic.jsonl"
+
+
+def _rows():
+    return [json.loads(line) for line in TRAFFIC.read_text(encoding="utf-8").splitlines()]
+
+
+@pytest.fixture()
+def env(tmp_path, monkeypatch):
+    for k, v in {**ENV, "AUDIT_MODEL": "hashing", "AUDIT_RERANKER": "none", "AUDIT_HOME": str(tmp_path / "home"),
+                 "AUDIT_TRAFFIC": str(TRAFFIC), "AUDIT_TRAFFIC_SCORE": "cosine-distance"}.items():
+        monkeypatch.setenv(k, v)
+    return tmp_path
+
+
+def _app(page: str | None = None) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    if page:
+        at.switch_page(page).run()
+        assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def _text(at) -> str:
+    parts = [shown(x) for kind in (at.markdown, at.caption, at.info, at.warning, at.error, at.success) for x in kind]
+    parts += [str(m.value) + str(m.help) for m in at.metric]
+    parts += [d.value.to_csv() for d in at.dataframe]
+    return "\n".join(parts)
+
+
+def test_threshold_page_shows_the_overlay_the_no_answer_share_and_the_estimate(env):
+    at = _app("app_pages/5_Threshold.py")
+    assert at.selectbox(key="sys_thr_run").value == "before"
+    m = {x.label: x.value for x in at.metric}
+    rows = _rows()
+    cut = [s for s in at.slider if s.label == "Cut (cosine-distance)"][0].value  # the balanced cut, 0.325
+    no_answer = sum(1 for r in rows if not any(x["score"] < cut for x in r["results"]))
+    assert m["Real questions"] == "200" and m["NO ANSWER at the cut"] == f"{100 * no_answer / 200:.1f}%"
+    assert m["Out of domain (estimate)"].endswith("%")
+    infos = [shown(i) for i in at.info]
+    assert any(s.startswith("Estimate (assumes every real question is like either") for s in infos)
+    review = [d.value for d in at.dataframe if "margin" in d.value.columns][0]
+    assert "question" in review.columns and len(review) == 20  # single-user mode: questions shown
+    # the overlay's three distributions on one axis
+    assert not at.error
+
+
+def test_another_score_kind_is_refused_on_the_page(env, monkeypatch):
+    monkeypatch.setenv("AUDIT_TRAFFIC_SCORE", "similarity")
+    at = _app("app_pages/5_Threshold.py")
+    assert any("the traffic's scores are similarity and run before's are cosine-distance" in shown(w)
+               for w in at.warning)
+    assert {x.label: x.value for x in at.metric}["Out of domain (estimate)"] == "—"
+
+
+def test_overview_summarises_the_traffic(env):
+    at = _app()
+    text = " ".join(shown(x) for x in at.markdown)
+    assert "200 real questions — traffic (traffic.jsonl)" in text and "get NO ANSWER at the cut 0.325" in text
+    assert "out of domain" in text
+
+
+def test_shared_mode_shows_no_question_text_anywhere(env, monkeypatch):
+    cfg = env / "audit.toml"
+    cfg.write_text(f"""shared = true
+[systems.example]
+queries = "{EX / 'queries.tsv'}"
+qrels = "{EX / 'qrels.trec'}"
+chunks = "{EX / 'chunks.jsonl'}"
+ood_queries = "{EX / 'ood-queries.tsv'}"
+runs = {{ before = "{EX / 'before.trec'}" }}
+scores = {{ before = "cosine-distance" }}
+ood_runs = {{ before = "{EX / 'ood-before.trec'}" }}
+[traffic.yesterday]
+files = ["{TRAFFIC}"]
+score = "cosine-distance"
+run = "before"
+""", encoding="utf-8")
+    monkeypatch.setenv("AUDIT_CONFIG", str(cfg))
+    for k in [k for k in os.environ if k.startswith("AUDIT_SYS_")] + ["AUDIT_TRAFFIC"]:
+        monkeypatch.delenv(k)
+    at = _app()
+    # no typed path in shared mode
+    assert at.radio(key="traffic_how").options == ["no traffic", "configured traffic", "traffic from this browser"]
+    at.radio(key="traffic_how").set_value("named").run()
+    questions = {r["query"] for r in _rows()}
+    for page in (None, "app_pages/5_Threshold.py"):
+        if page:
+            at.switch_page(page).run()
+        assert not at.exception, [e.value for e in at.exception]
+        text = _text(at)
+        assert "200 real questions" in text or "Real questions" in {m.label for m in at.metric}
+        assert not [q for q in questions if q in text]
+    review = [d.value for d in at.dataframe if "margin" in d.value.columns][0]
+    assert "question" not in review.columns and len(review) == 20
+
+
+def test_built_in_pipelines_show_the_exact_figures_and_say_why_no_estimate(tmp_path, monkeypatch):
+    """The built-in pipelines served none of this traffic: its exact figures alone, with the reason."""
+    import test_app
+
+    env = test_app._write_corpus(tmp_path)
+    for k, v in {**env, "AUDIT_MODEL": "hashing", "AUDIT_RERANKER": "none", "AUDIT_HOME": str(tmp_path / "home"),
+                 "AUDIT_TRAFFIC": str(TRAFFIC), "AUDIT_TRAFFIC_SCORE": "cosine-distance"}.items():
+        monkeypatch.setenv(k, v)
+    at = _app("app_pages/5_Threshold.py")
+    m = {x.label: x.value for x in at.metric}
+    cut = at.slider(key="threshold_slider").value
+    no_answer = sum(1 for r in _rows() if not any(x["score"] < cut for x in r["results"]))
+    assert m["Real questions"] == "200" and m["NO ANSWER at the cut"] == f"{100 * no_answer / 200:.1f}%"
+    assert m["Out of domain (estimate)"] == "—"
+    assert any("which served none of this traffic" in shown(w) for w in at.warning)

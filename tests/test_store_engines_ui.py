@@ -1,0 +1,106 @@
+"""The dashboard's live-store source over other engines (issue 33, issue 24 item 5): the engine choice lists only
+the engines whose extra is importable and names the install line of the others; a Milvus Lite folder named in
+``[stores]`` is audited through the same inputs as pgvector (runs ``approximate`` and ``exact``, its health),
+and a typed folder outside the allowed roots is refused without being read.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+
+import numpy as np
+import pytest
+from conftest import shown
+from streamlit.testing.v1 import AppTest
+
+from audit.sources.engines import ENGINES, available_engines
+
+pytestmark = pytest.mark.slow
+
+
+def _script():
+    import streamlit as st
+
+    from ui.store_source import draw_store_health, draw_store_inputs
+
+    system = draw_store_inputs()
+    if system is not None:
+        st.write("runs: " + ", ".join(r.name for r in system.runs))
+        st.session_state["top"] = {r.name: [c for c, _ in r.rankings["n0/doc"]] for r in system.runs}
+        draw_store_health(key="health_table")
+
+
+def test_engines_listed_only_when_importable(monkeypatch):
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "chromadb" else real(name, *a))
+    assert "chroma" not in [e.name for e in available_engines()]
+    assert ENGINES["chroma"].install == "pip install 'retrieval-audit[chroma]'"
+    from audit.sources.pgvector import StoreError
+
+    with pytest.raises(StoreError, match=r"Chroma needs its extra: pip install 'retrieval-audit\[chroma\]'"):
+        ENGINES["chroma"].module()
+
+
+@pytest.fixture()
+def milvus_env(tmp_path, monkeypatch):
+    if not ENGINES["milvus"].available():
+        pytest.skip(ENGINES["milvus"].install)
+    from pymilvus import DataType, MilvusClient
+
+    from audit.models import load_encoder
+
+    texts = [f"row {i} says {'alpha beta gamma delta'.split()[i % 4]} <b>{i}</b>" for i in range(12)]
+    v = load_encoder("hashing").encode(texts)
+    folder = tmp_path / "rag.db"
+    c = MilvusClient(str(folder))
+    schema = c.create_schema(auto_id=False)
+    schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=8)
+    schema.add_field("text", DataType.VARCHAR, max_length=256)
+    schema.add_field("emb", DataType.FLOAT_VECTOR, dim=v.shape[1])
+    ip = c.prepare_index_params()
+    ip.add_index("emb", index_type="HNSW", metric_type="COSINE")
+    c.create_collection("chunks", schema=schema, index_params=ip)
+    c.insert("chunks", [{"id": f"r{i:02d}", "text": texts[i], "emb": [float(x) for x in v[i]]} for i in range(12)])
+    c.close()
+    gt = tmp_path / "gt.jsonl"
+    gt.write_text('{"id": "n0", "needle": "row 3 says delta <b>3</b>", "questions": ["row 3 says delta <b>3</b>"]}\n')
+    (tmp_path / "audit.toml").write_text(f'shared = true\n[ground_truths]\ngolden = "{gt}"\n[models]\nhashing = "hashing"\n'
+                                         f'[stores]\nlite = "milvus-lite:{folder}"\n', encoding="utf-8")
+    monkeypatch.setenv("AUDIT_CONFIG", str(tmp_path / "audit.toml"))
+    monkeypatch.setenv("AUDIT_STORE_URI", "")
+    return {"folder": folder, "tmp": tmp_path, "texts": texts}
+
+
+def test_a_milvus_lite_store_on_the_same_inputs(milvus_env):
+    at = AppTest.from_function(_script, default_timeout=120).run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.selectbox(key="store_engine").set_value("milvus").run()
+    assert at.selectbox(key="store_name").options == ["lite"]  # only this engine's configured stores
+    at.text_input(key="store_table").input("chunks").run()
+    assert not at.exception, [e.value for e in at.exception]
+    at.text_input(key="store_text").input("text").run()
+    at.button(key="store_go").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    top = at.session_state["top"]
+    assert list(top) == ["approximate", "exact"]
+    assert top["approximate"][0] == top["exact"][0] == "r03"  # the question is the row's own text
+    health = at.dataframe[0].value
+    assert dict(zip(health["name"], health["severity"]))["approximate_index"] == "ok"
+    page = "\n".join(shown(e) for kind in ("markdown", "error", "warning", "success", "caption")
+                     for e in getattr(at, kind))
+    assert str(milvus_env["folder"].parent) not in page  # only the store's name, never its path
+
+
+def test_a_typed_folder_outside_the_roots_is_refused(milvus_env, monkeypatch, tmp_path_factory):
+    (milvus_env["tmp"] / "audit.toml").write_text("shared = false\n", encoding="utf-8")
+    outside = tmp_path_factory.mktemp("elsewhere")
+    monkeypatch.chdir(milvus_env["tmp"])
+    at = AppTest.from_function(_script, default_timeout=120).run()
+    at.selectbox(key="store_engine").set_value("milvus").run()
+    at.selectbox(key="store_name").set_value("typed here (single-user mode)").run()
+    at.text_input(key="store_where").input(str(outside)).run()
+    assert not at.exception, [e.value for e in at.exception]
+    errors = [shown(e) for e in at.error]
+    assert any("outside the folders this dashboard may read" in e for e in errors), errors
+    assert os.listdir(outside) == []

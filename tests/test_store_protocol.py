@@ -1,0 +1,435 @@
+"""The store protocol's shared tests (issue 33): every engine behind ``audit.sources.engines`` — pgvector, a Chroma
+server started here with the package's own ``chroma run``, a Chroma persistent folder, and a Milvus Lite data
+folder — holds the same tiny table and must give the same findings on the same faults, the same exact top-k
+as numpy, approximate equal to exact where the engine is exact at this size, the same ``ImportedSystem``, and
+must never write (issue 24 item 4: pgvector as a role with ``default_transaction_read_only = on`` and SELECT
+grants only; Chroma and Milvus Lite on their folders' bytes, and no mutating call on the server).
+
+The table: 40 rows ``c00``…``c39`` of 4 documents, unit vectors in 8 dimensions (seed 24), a model stamp, and
+six faults put in by hand (see ``_rows``). Every expected figure is worked out from the rows in Python.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pgfixture import need, pg_server  # noqa: F401 - the session fixture
+
+from audit.cli import main
+from audit.groundtruth import load_needles
+from audit.ingest import Corpus, markdown_document
+from audit.sources.engines import ENGINES, engine_for, make_spec
+from audit.sources.pgvector import read_query_vectors
+
+DIMS = 8
+N = 40
+TABLE = "proto_chunks"
+ENGINE_IDS = ["pgvector", "chroma-server", "chroma-folder", "milvus"]
+
+
+# --------------------------------------------------------------------------- the one table
+
+
+def _corpus() -> Corpus:
+    docs = []
+    for d in range(4):
+        lines = [f"# Doc {d}", ""] + [f"Line {d}-{j}: the value of setting {j} in document {d} is {d * 10 + j}."
+                                      for j in range(10)]
+        docs.append(markdown_document(f"doc{d}.md", "\n".join(lines) + "\n"))
+    return Corpus("proto", tuple(docs))
+
+
+def _rows(corpus: Corpus):
+    """40 dict rows: id, doc, start, end, text, model, vector (unit float32) — and six faults."""
+    rng = np.random.default_rng(24)
+    v = rng.standard_normal((N, DIMS)).astype(np.float32)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    rows = []
+    for i in range(N):
+        doc = corpus.documents[i % 4]
+        j = i // 4
+        start = doc.text.index(f"Line {i % 4}-{j}:")
+        end = doc.text.index("\n", start)
+        rows.append({"id": f"c{i:02d}", "doc": doc.doc_id, "start": start, "end": end, "text": doc.text[start:end],
+                     "model": "m1", "vector": v[i].copy()})
+    rows[1]["vector"] = rows[1]["vector"] * 2.0                          # not unit length
+    for key in ("doc", "start", "end", "text"):                          # c02 and c03: one text twice
+        rows[3][key] = rows[2][key]
+    rows[4]["doc"] = "gone.md"                                           # its document is gone
+    rows[6]["text"] = rows[6]["text"][:-1] + "!"                         # no longer its slice
+    rows[7]["model"] = "m2"                                              # another model stamp
+    rows[8]["text"] = ""                                                 # empty (so not its slice either)
+    return rows
+
+
+def _expected(rows, corpus):
+    """The shared findings, from the rows: name → (severity, rows, examples)."""
+    texts = {}
+    for r in rows:
+        texts.setdefault(r["text"], []).append(r["id"])
+    dup = sorted(i for ids in texts.values() if len(ids) > 1 for i in ids)
+    by_id = {d.doc_id: d.text for d in corpus.documents}
+    off = sorted(r["id"] for r in rows if abs(np.linalg.norm(r["vector"].astype(np.float64)) - 1) > 1e-4)
+    empty = sorted(r["id"] for r in rows if not r["text"].strip())
+    gone = sorted(r["id"] for r in rows if r["doc"] not in by_id)
+    mismatch = sorted(r["id"] for r in rows if r["doc"] in by_id
+                      and not r["text"].endswith(by_id[r["doc"]][r["start"]:r["end"]]))
+    models = sorted(r["id"] for r in rows if r["model"] != "m1")
+    assert (off, empty, dup, gone, mismatch, models) == (["c01"], ["c08"], ["c02", "c03"], ["c04"], ["c06", "c08"],
+                                                         ["c07"])
+    return {"rows": ("ok", N, ()), "dims": ("ok", 0, ()), "norms": ("unhealthy", 1, tuple(off)),
+            "empty_texts": ("unhealthy", 1, tuple(empty)), "duplicate_texts": ("warning", 2, tuple(dup)),
+            "models": ("unhealthy", 1, tuple(models)), "missing_documents": ("unhealthy", 1, ("gone.md",)),
+            "text_mismatch": ("unhealthy", 2, tuple(mismatch)), "approximate_index": ("ok", 0, ())}
+
+
+def _queries(rows):
+    """Four questions: near rows c10, c21, c32, c39 (unit)."""
+    rng = np.random.default_rng(5)
+    out = []
+    for i in (10, 21, 32, 39):
+        x = rows[i]["vector"].astype(np.float64) + 0.3 * rng.standard_normal(DIMS)
+        out.append((x / np.linalg.norm(x)).astype(np.float32))
+    return np.stack(out)
+
+
+def _numpy_topk(rows, q, k):
+    """Exact cosine distance 1 − cos(v, q) of every row (c01's norm divided out), ties by id."""
+    d = []
+    for r in rows:
+        v = r["vector"].astype(np.float64)
+        d.append((1 - float(v @ q.astype(np.float64)) / (np.linalg.norm(v) * np.linalg.norm(q)), r["id"]))
+    d.sort()
+    return tuple(i for _, i in d[:k]), tuple(x for x, _ in d[:k])
+
+
+# --------------------------------------------------------------------------- the engines, loaded
+
+
+def _digest(folder: Path) -> str:
+    h = hashlib.sha256()
+    for p in sorted(folder.rglob("*")):
+        if p.is_file():
+            h.update(str(p.relative_to(folder)).encode())
+            h.update(p.read_bytes())
+    return h.hexdigest()
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _chroma_folder(folder: Path, rows):
+    os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+    import chromadb
+    from chromadb.api.shared_system_client import SharedSystemClient
+    from chromadb.config import Settings
+
+    c = chromadb.PersistentClient(path=str(folder), settings=Settings(anonymized_telemetry=False))
+    col = c.create_collection(TABLE, embedding_function=None, configuration={"hnsw": {"space": "cosine"}})
+    col.add(ids=[r["id"] for r in rows], embeddings=np.stack([r["vector"] for r in rows]),
+            documents=[r["text"] for r in rows],
+            metadatas=[{"doc": r["doc"], "start": r["start"], "end": r["end"], "model": r["model"]} for r in rows])
+    del col, c
+    SharedSystemClient.clear_system_cache()
+
+
+def _milvus_folder(folder: Path, rows):
+    from pymilvus import DataType, MilvusClient
+
+    c = MilvusClient(str(folder))
+    schema = c.create_schema(auto_id=False)
+    schema.add_field("id", DataType.VARCHAR, is_primary=True, max_length=16)
+    schema.add_field("text", DataType.VARCHAR, max_length=1024)
+    schema.add_field("doc", DataType.VARCHAR, max_length=64)
+    schema.add_field("start", DataType.INT64)
+    schema.add_field("end", DataType.INT64)
+    schema.add_field("model", DataType.VARCHAR, max_length=16)
+    schema.add_field("emb", DataType.FLOAT_VECTOR, dim=DIMS)
+    ip = c.prepare_index_params()
+    ip.add_index("emb", index_type="HNSW", metric_type="COSINE", params={"M": 16, "efConstruction": 64})
+    c.create_collection(TABLE, schema=schema, index_params=ip)
+    c.insert(TABLE, [{**{k: r[k] for k in ("id", "text", "doc", "start", "end", "model")},
+                      "emb": [float(x) for x in r["vector"]]} for r in rows])
+    c.close()
+
+
+def _pg_table(uri, rows):
+    import psycopg
+
+    with psycopg.connect(uri, autocommit=True) as c:
+        c.execute(f"CREATE TABLE {TABLE} (id text PRIMARY KEY, doc text, start_off int, end_off int, body text, "
+                  f"model text, emb vector({DIMS}))")
+        with c.cursor().copy(f"COPY {TABLE} FROM STDIN") as cp:
+            for r in rows:
+                cp.write_row((r["id"], r["doc"], r["start"], r["end"], r["text"], r["model"],
+                              "[" + ",".join(repr(float(x)) for x in r["vector"]) + "]"))
+        c.execute(f"CREATE INDEX {TABLE}_hnsw ON {TABLE} USING hnsw (emb vector_cosine_ops)")
+        # the auditor: SELECT only, and every transaction read-only by default (a reporting role, a replica)
+        c.execute("DROP ROLE IF EXISTS auditor")
+        c.execute("CREATE ROLE auditor LOGIN PASSWORD 'audit-pw'")
+        c.execute("ALTER ROLE auditor SET default_transaction_read_only = on")
+        c.execute("GRANT USAGE ON SCHEMA public TO auditor")
+        c.execute(f"GRANT SELECT ON {TABLE} TO auditor")
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    corpus = _corpus()
+    rows = _rows(corpus)
+    root = tmp_path_factory.mktemp("protocol")
+    (root / "docs").mkdir()
+    for d in corpus.documents:
+        (root / "docs" / d.doc_id).write_text(d.text)
+    qs = _queries(rows)
+    needles = [rows[i] for i in (10, 21, 32, 39)]
+    gt = root / "gt.jsonl"
+    gt.write_text("".join(json.dumps({"id": f"n{j}", "needle": r["text"], "questions": [f"question {j}?"]}) + "\n"
+                          for j, r in enumerate(needles)))
+    qv = root / "qv.jsonl"
+    qv.write_text("".join(json.dumps({"id": f"n{j}", "vector": [float(x) for x in qs[j]]}) + "\n" for j in range(4)))
+    return {"corpus": corpus, "rows": rows, "root": root, "qs": qs, "gt": gt, "qv": qv}
+
+
+@pytest.fixture(scope="module")
+def chroma_server(data, tmp_path_factory):
+    if not ENGINES["chroma"].available():
+        need(f"chromadb is not installed: {ENGINES['chroma'].install}")
+    folder = tmp_path_factory.mktemp("chroma-server") / "db"
+    _chroma_folder(folder, data["rows"])
+    exe = Path(sys.executable).with_name("chroma")
+    port = _free_port()
+    env = {**os.environ, "ANONYMIZED_TELEMETRY": "False"}
+    proc = subprocess.Popen([str(exe), "run", "--path", str(folder), "--host", "127.0.0.1", "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    try:
+        import chromadb
+        from chromadb.config import Settings
+
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                chromadb.HttpClient(host="127.0.0.1", port=port,
+                                    settings=Settings(anonymized_telemetry=False)).heartbeat()
+                break
+            except Exception:  # noqa: BLE001 - not up yet
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    need(f"chroma run did not start on 127.0.0.1:{port} (exit {proc.poll()})")
+                time.sleep(0.3)
+        yield f"chroma://127.0.0.1:{port}"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="module", params=ENGINE_IDS)
+def store(request, data, tmp_path_factory):
+    """One engine loaded with the table: ``{"spec", "uri", "kind", "folder"?, "ro_uri"?}``."""
+    kind = request.param
+    keys = dict(doc_column="doc", start_column="start", end_column="end", model_column="model")
+    if kind == "pgvector":
+        server = request.getfixturevalue("pg_server")
+        _pg_table(server.uri, data["rows"])
+        ro = server.uri_for("auditor", "audit-pw")
+        spec = make_spec(ro, TABLE, id_column="id", text_column="body", vector_column="emb", doc_column="doc",
+                         start_column="start_off", end_column="end_off", model_column="model")
+        cli = ["--store", ro, "--table", TABLE, "--id-column", "id", "--text-column", "body", "--vector-column",
+               "emb", "--doc-column", "doc", "--start-column", "start_off", "--end-column", "end_off",
+               "--model-column", "model"]
+        out = {"spec": spec, "uri": ro, "cli": cli}
+    elif kind == "chroma-server":
+        uri = request.getfixturevalue("chroma_server")
+        out = {"spec": make_spec(uri, TABLE, **keys), "uri": uri}
+    elif kind == "chroma-folder":
+        if not ENGINES["chroma"].available():
+            need(f"chromadb is not installed: {ENGINES['chroma'].install}")
+        folder = tmp_path_factory.mktemp("chroma-folder") / "team-db"
+        _chroma_folder(folder, data["rows"])
+        uri = f"chroma:{folder}"
+        out = {"spec": make_spec(uri, TABLE, **keys), "uri": uri, "folder": folder}
+    else:
+        if not ENGINES["milvus"].available():
+            need(f"pymilvus and milvus-lite are not installed: {ENGINES['milvus'].install}")
+        folder = tmp_path_factory.mktemp("milvus") / "rag.db"
+        _milvus_folder(folder, data["rows"])
+        uri = f"milvus-lite:{folder}"
+        out = {"spec": make_spec(uri, TABLE, **keys), "uri": uri, "folder": folder}
+    if "cli" not in out:
+        out["cli"] = ["--store", out["uri"], "--table", TABLE, "--doc-column", "doc", "--start-column", "start",
+                      "--end-column", "end", "--model-column", "model"]
+    out["kind"] = kind
+    out["engine"] = engine_for(out["uri"]).module()
+    return out
+
+
+# --------------------------------------------------------------------------- the shared tests
+
+
+@pytest.mark.store
+def test_same_findings_on_the_same_faults(store, data):
+    h = store["engine"].check_health(store["spec"], data["corpus"], model_dims=DIMS, model_name="m1")
+    got = {c.name: (c.severity, c.rows, c.examples if c.severity != "ok" else ()) for c in h.checks}
+    want = _expected(data["rows"], data["corpus"])
+    assert {k: got[k] for k in want} == want
+    assert h.check("missing_documents").breakdown == (("gone.md", 1),)
+    assert h.check("model_dims").rows == 0 and not h.healthy and h.exit_code == 1
+    assert h.check("models").breakdown == (("m1", N - 1), ("m2", 1))
+    assert "UNHEALTHY" in h.render().splitlines()[0]
+
+
+@pytest.mark.store
+def test_exact_topk_equals_numpy(store, data):
+    ex = store["engine"].search(store["spec"], data["qs"], 5, "exact")
+    for j, q in enumerate(data["qs"]):
+        ids, dist = _numpy_topk(data["rows"], q, 5)
+        assert ex.ids[j] == ids
+        np.testing.assert_allclose(ex.cosine[j], dist, atol=2e-6)
+        assert ex.texts[j][0] == next(r["text"] for r in data["rows"] if r["id"] == ids[0])
+    assert ex.index is None
+
+
+@pytest.mark.store
+def test_approximate_equals_exact_at_this_size(store, data):
+    # 40 rows: pgvector's HNSW with ef_search 100 visits them all; Chroma's HNSW has ef_search 100; Milvus Lite
+    # searches a segment this small brute force. Whatever the engine, the two lists must agree here.
+    ap = store["engine"].search(store["spec"], data["qs"], 8, "approximate", ef_search=100)
+    ex = store["engine"].search(store["spec"], data["qs"], 8, "exact")
+    assert ap.ids == ex.ids
+    np.testing.assert_allclose(np.array(ap.cosine), np.array(ex.cosine), atol=2e-6)
+    assert all(0.0 <= x <= 2.0 for row in ap.cosine for x in row)
+
+
+@pytest.mark.store
+def test_the_store_as_a_system(store, data):
+    needles = load_needles(data["gt"])
+    qv = read_query_vectors(data["qv"])
+    system = store["engine"].store_system(store["spec"], needles=needles, query_vectors=qv, k=8)
+    assert [r.name for r in system.runs] == ["approximate", "exact"]
+    # judgments: the rows whose text holds the needle (each needle's own row only)
+    assert {q: sorted(system.qrels.relevant(q)) for q in system.qrels.query_ids} == \
+        {f"n{j}/doc": [f"c{i}"] for j, i in enumerate((10, 21, 32, 39))}
+    exact = system.run("exact")
+    for j, q in enumerate(data["qs"]):
+        ids, _ = _numpy_topk(data["rows"], q, 8)
+        assert tuple(c for c, _ in exact.rankings[f"n{j}/doc"]) == ids
+    assert exact.score_kind == "cosine-distance"
+    assert {c.chunk_id for c in system.chunks} >= {"c10", "c21", "c32", "c39"}
+    c10 = next(c for c in system.chunks if c.chunk_id == "c10")
+    assert (c10.doc_id, c10.start, c10.end) == (data["rows"][10]["doc"], data["rows"][10]["start"],
+                                                data["rows"][10]["end"])
+
+
+@pytest.mark.store
+def test_a_filter_keeps_each_search_to_its_rows(store, data):
+    spec = make_spec(store["uri"], TABLE, **{**_columns(store), "filters": (("doc", "doc2.md"),)})
+    for mode in ("approximate", "exact"):
+        r = store["engine"].search(spec, data["qs"], 5, mode, ef_search=100)
+        for j, q in enumerate(data["qs"]):
+            ids, _ = _numpy_topk([x for x in data["rows"] if x["doc"] == "doc2.md"], q, 5)
+            assert r.ids[j] == ids, mode
+
+
+def _columns(store):
+    if store["kind"] == "pgvector":
+        return dict(id_column="id", text_column="body", vector_column="emb", doc_column="doc",
+                    start_column="start_off", end_column="end_off", model_column="model")
+    return dict(doc_column="doc", start_column="start", end_column="end", model_column="model")
+
+
+@pytest.mark.store
+def test_every_store_command_only_reads(store, data, tmp_path, capsys, monkeypatch):
+    """health --corpus, report and compare on each engine; the store is the same afterwards."""
+    before = _digest(store["folder"]) if "folder" in store else None
+    if store["kind"] == "chroma-server":  # the client must call nothing that writes
+        from chromadb.api.models.Collection import Collection
+
+        for name in ("add", "upsert", "update", "delete", "modify"):
+            monkeypatch.setattr(Collection, name, lambda *a, _n=name, **k: pytest.fail(f"Collection.{_n} called"))
+    cli = store["cli"]
+    assert main(["health", *cli, "--corpus", str(data["root"] / "docs")]) == 1  # unhealthy, not bad input
+    out = capsys.readouterr().out
+    assert "missing_documents" in out and "text_mismatch" in out
+    js = tmp_path / "r.json"
+    assert main(["report", *cli, "--ground-truth", str(data["gt"]), "--query-vectors", str(data["qv"]),
+                 "--json", str(js)]) == 0
+    rows = {r["k"]: r for r in json.loads(js.read_text())["comparison"]["rows"]}
+    hits = [i for i, q in zip((10, 21, 32, 39), data["qs"]) if f"c{i}" in _numpy_topk(data["rows"], q, 8)[0]]
+    assert rows[8]["recall_exact"] == len(hits) / 4
+    side = f"store:{TABLE}"
+    assert main(["compare", side, side, *cli, "--ground-truth", str(data["gt"]), "--query-vectors",
+                 str(data["qv"])]) == 0
+    assert "Lost at k=8 (0): none" in capsys.readouterr().out
+    if before is not None:
+        assert _digest(store["folder"]) == before  # the team's folder, byte for byte
+    if store["kind"] == "pgvector":  # the role really is read-only: a write would have failed the commands
+        import psycopg
+
+        with psycopg.connect(store["uri"], autocommit=True) as c, pytest.raises(psycopg.Error, match="read-only"):
+            c.execute("CREATE TEMP TABLE probe (x int)")
+
+
+@pytest.mark.store
+def test_milvus_folder_held_by_another_client_is_still_audited(store, data):
+    if store["kind"] != "milvus":
+        pytest.skip("Milvus Lite only")
+    from pymilvus import MilvusClient
+
+    team = MilvusClient(str(store["folder"]))  # the team's process holds the folder's LOCK
+    try:
+        h = store["engine"].check_health(store["spec"])
+        assert h.n_rows == N
+    finally:
+        team.close()
+
+
+def test_engine_for_and_make_spec():
+    assert engine_for("postgresql://u@h/db").name == "pgvector"
+    assert engine_for("host=db user=a").name == "pgvector"
+    assert engine_for("chroma://127.0.0.1:8000").name == "chroma"
+    assert engine_for("chroma:./folder").name == "chroma"
+    assert engine_for("milvus-lite:./rag.db").name == "milvus"
+    from audit.sources.pgvector import StoreError
+
+    with pytest.raises(StoreError, match="own ids, documents and embeddings: drop the id, vector column"):
+        make_spec("chroma://h:1", "chunks", id_column="id", vector_column="emb")
+    spec = make_spec("chroma:///srv/x/db", "chunks")
+    assert spec.folder == Path("/srv/x/db") and spec.server is None and spec.redacted_uri == "chroma:db"
+    assert make_spec("chroma://h:8123", "chunks").server == ("h", 8123, False)
+    m = make_spec("milvus-lite:./rag.db", "chunks")
+    assert m.folder == Path("rag.db") and m.text_column == "text" and m.id_column is None
+    with pytest.raises(StoreError, match="not a Milvus field name"):
+        make_spec("milvus-lite:./rag.db", "chunks", text_column="a;b")
+    with pytest.raises(StoreError, match="control character"):
+        make_spec("milvus-lite:./rag.db", "chunks", filters=(("doc", "a\nb"),))
+
+
+def test_chroma_is_opened_without_telemetry_or_an_embedding_function(tmp_path, monkeypatch):
+    if not ENGINES["chroma"].available():
+        pytest.skip(ENGINES["chroma"].install)
+    from audit.sources.chroma.store import _chromadb
+
+    monkeypatch.delenv("ANONYMIZED_TELEMETRY", raising=False)
+    _, settings = _chromadb()
+    assert os.environ["ANONYMIZED_TELEMETRY"] == "False" and settings.anonymized_telemetry is False
+    rows = _rows(_corpus())
+    _chroma_folder(tmp_path / "db", rows)
+    from audit.sources.chroma import open_collection
+
+    with open_collection(make_spec(f"chroma:{tmp_path / 'db'}", TABLE)) as o:
+        assert o.space == "cosine"
+        assert o.collection._embedding_function is None  # nothing that could fetch a model
