@@ -10,6 +10,7 @@ import pandas as pd
 from ..evaluation.metrics import KS
 from ..evaluation.threshold import (
     KEEP,
+    add_cut,
     bluffs,
     fewest_errors_cut,
     separation,
@@ -100,8 +101,8 @@ def render_text(run: AuditRun, threshold: float | None = None) -> str:
         qs = run.threshold_queries(base)
         sep = separation(qs)
         counts = sweep(qs)
-        sw = sweep_frame(counts)
         cut = threshold if threshold is not None else fewest_errors_cut(counts)
+        sw = sweep_frame(add_cut(counts, qs, cut))  # the row of the cut applied
         L.append(f"Threshold sweep, strategy {base}, dense, keep ≤ {KEEP} chunks with cosine distance < cut")
         L.append(f"worst in-domain distance to its answer {sep.worst_in_domain:.3f}; best out-of-domain "
                  f"distance {sep.best_out_of_domain:.3f}"
