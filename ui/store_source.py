@@ -107,7 +107,7 @@ def _spec_inputs(key: str) -> StoreSpec | None:
         return None
     try:
         spec = StoreSpec(uri, table.strip(), id_col.strip(), text_col.strip(), vec_col.strip(),
-                         doc_col.strip() or None, metric=metric)
+                         doc_col.strip() or None, metric=metric, name=None if name == _TYPED else name)
     except StoreError as e:
         st.error(md(e))
         return None
@@ -235,7 +235,7 @@ def draw_store_inputs(key: str = "store", upgrade: bool = False) -> ImportedSyst
             return None
         try:
             after = StoreSpec(spec.uri, name.strip(), spec.id_column, spec.text_column, spec.vector_column,
-                              spec.doc_column, metric=spec.metric)
+                              spec.doc_column, metric=spec.metric, name=spec.name)
         except StoreError as e:
             st.error(md(e))
             return None
