@@ -15,7 +15,7 @@ __all__ = ["EXTRACTOR_VERSIONS", "Corpus", "Document", "LoadFailure", "Section",
 
 
 #: Bumped whenever the conversion of a format to canonical text changes.
-EXTRACTOR_VERSIONS = {"markdown": "2", "text": "2", "rst": "2", "pydoc-topics": "2", "pdf": "2", "html": "2",
+EXTRACTOR_VERSIONS = {"markdown": "2", "text": "2", "rst": "2", "pydoc-topics": "2", "pdf": "2", "html": "3",
                       "beir": "2"}
 
 
