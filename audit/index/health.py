@@ -30,6 +30,7 @@ import numpy as np
 from .. import PIPELINE_VERSION
 from ..ingest import BUILTIN_CORPUS, EXTRACTOR_VERSIONS, beir, file_sha256
 from ..models import n_special
+from ..words import plural
 from .stamp import DocumentRecord, Stamp
 from .store import IndexStore, vectors_of
 
@@ -210,7 +211,7 @@ def _count_by_doc(rows, keep) -> dict:
 def check_failed(s: IndexSnapshot) -> Finding:
     failed = [{"doc_id": d.doc_id, "why": d.reason} for d in s.documents if d.status == "failed"]
     return _finding("failed", UNHEALTHY, "failed documents", failed, "none",
-                    f"{len(failed)} documents failed to index (retry with --retry-failed)")
+                    f"{plural(len(failed), 'document')} failed to index (retry with --retry-failed)")
 
 
 def _staleness(d: DocumentRecord, now: str, current: Stamp) -> list[str]:
