@@ -28,9 +28,9 @@ def corpus_arg(spec: str):
     except ValueError as e:
         raise InputError(str(e)) from None
     if not corpus.documents:
-        why = "; ".join(f"{f.source}: {f.reason}" for f in corpus.failures[:3])
-        raise InputError(f"corpus {spec!r} has no readable document (.md, .markdown, .txt, .rst, .pdf, .html)"
-                         + (f" — {why}" if why else ""))
+        from ..ingest.hints import no_document
+
+        raise InputError(no_document(spec, corpus.failures))
     for f in corpus.failures:
         print(f"warning: {f.source}: {f.reason} (skipped; the rest is loaded)", file=sys.stderr)
     return corpus
