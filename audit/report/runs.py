@@ -17,6 +17,7 @@ from ..evaluation.measures import KS, SCORE_KINDS, evaluate_runs, paired_success
 from ..evaluation.threshold import (
     GateCounts,
     Separation,
+    add_cut,
     counts_at,
     fewest_errors_cut,
     separation,
@@ -72,6 +73,7 @@ def _threshold(system: ImportedSystem, name: str, cut: float | None) -> RunThres
     step = 0.025 if kind == "cosine-distance" else None  # the grid is for cosine distances only
     counts = sweep(qs, step=step)
     gate_cut = system.to_gate(name, cut) if cut is not None else fewest_errors_cut(counts)
+    counts = add_cut(counts, qs, gate_cut)  # the row of the cut applied (the balanced cut is rarely a swept cut)
     shown = [replace(c, threshold=system.to_display(name, c.threshold)) for c in counts]
     at = counts_at(qs, gate_cut)
     sep = separation(qs)

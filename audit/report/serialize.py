@@ -8,6 +8,7 @@ import pandas as pd
 
 from ..evaluation.threshold import (
     KEEP,
+    add_cut,
     bluffs,
     counts_at,
     fewest_errors_cut,
@@ -75,6 +76,7 @@ def to_json(run: AuditRun, threshold: float | None = None) -> dict:
         qs = run.threshold_queries(base)
         sw = sweep(qs)
         cut = threshold if threshold is not None else fewest_errors_cut(sw)
+        sw = add_cut(sw, qs, cut)  # the row of the cut applied (the balanced cut is rarely a swept cut)
         thr = {"strategy": base, "retriever": "dense", "keep": KEEP, "cut": cut,
                "at_cut": counts_at(qs, cut).to_dict(), "separation": separation(qs).to_dict(),
                "sweep": records(sweep_frame(sw)),

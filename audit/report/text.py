@@ -10,6 +10,7 @@ import pandas as pd
 from ..evaluation.metrics import KS
 from ..evaluation.threshold import (
     KEEP,
+    add_cut,
     bluffs,
     fewest_errors_cut,
     separation,
@@ -18,6 +19,7 @@ from ..evaluation.threshold import (
 )
 from ..models import n_special
 from ..sources import AuditRun, base_strategy
+from ..words import duration, plural
 from .tables import (
     chunks_frame,
     format_p,
@@ -39,8 +41,9 @@ def render_text(run: AuditRun, threshold: float | None = None) -> str:
     c, gt = run.corpus, run.ground_truth
     L: list[str] = []
     py = f", Python {c.python_version} topics" if c.python_version else ""
-    L.append(f"Corpus {c.name}{py}: {len(c.documents)} documents, {c.n_characters:,} characters, "
-             f"{c.n_sections} sections" + (f"; {len(c.failures)} files failed to load" if c.failures else ""))
+    L.append(f"Corpus {c.name}{py}: {plural(len(c.documents), 'document')}, {plural(c.n_characters, 'character')}, "
+             f"{plural(c.n_sections, 'section')}"
+             + (f"; {plural(len(c.failures), 'file')} failed to load" if c.failures else ""))
     if gt.judged_by_document:
         L.append(f"Ground truth: {len(gt.needles)} BEIR queries judged by document (a chunk is relevant when its "
                  f"document is), {len(gt.rejected)} rejected; {len(gt.out_of_domain)} out-of-domain")
@@ -100,8 +103,8 @@ def render_text(run: AuditRun, threshold: float | None = None) -> str:
         qs = run.threshold_queries(base)
         sep = separation(qs)
         counts = sweep(qs)
-        sw = sweep_frame(counts)
         cut = threshold if threshold is not None else fewest_errors_cut(counts)
+        sw = sweep_frame(add_cut(counts, qs, cut))  # the row of the cut applied
         L.append(f"Threshold sweep, strategy {base}, dense, keep ≤ {KEEP} chunks with cosine distance < cut")
         L.append(f"worst in-domain distance to its answer {sep.worst_in_domain:.3f}; best out-of-domain "
                  f"distance {sep.best_out_of_domain:.3f}"
@@ -122,5 +125,5 @@ def render_text(run: AuditRun, threshold: float | None = None) -> str:
         for r in gt.rejected:
             L.append(f"  {r.id} (line {r.line}): {r.reason}")
         L.append("")
-    L.append(f"Run time {run.wall_s:.1f} s. Provenance: {run.provenance_line()}")
+    L.append(f"Run time {duration(run.wall_s)}. Provenance: {run.provenance_line()}")
     return "\n".join(L)
