@@ -510,7 +510,7 @@ def test_index_health_retries_only_the_failed_documents_with_the_stamped_model(t
     assert at.button(key="health_retry").label == "Nothing to retry" and at.button(key="health_retry").disabled
     man = _table(at, "doc_id", "status")
     assert dict(zip(man["doc_id"], man["status"])) == {"broken.md": "indexed", "ok.md": "indexed"}
-    assert "re-indexed 1 documents, 1 chunks embedded" in " ".join(_text(s) for s in at.success)
+    assert "re-indexed 1 document, 1 chunk embedded" in " ".join(_text(s) for s in at.success)
     con = sqlite3.connect(str(db))
     assert con.execute("SELECT id, model FROM generation").fetchall() == gens  # same generation, hashing:64
     assert con.execute("SELECT model, dims FROM document WHERE doc_id='broken.md'").fetchall() == [("hashing:64", 64)]

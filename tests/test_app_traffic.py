@@ -21,6 +21,17 @@ pytestmark = pytest.mark.slow
 TRAFFIC = EX / "traffic.jsonl"
 
 
+def _balanced_before() -> float:
+    """Run before's balanced cut, as its own report proposes it (the cut the traffic is read at)."""
+    from audit.report.runs import build_runs_report
+    from audit.sources.imported.system import load_system
+
+    s = load_system(EX / "queries.tsv", {"before": EX / "before.trec", "after": EX / "after.trec"},
+                    {"before": "cosine-distance"}, qrels=EX / "qrels.trec", ood_queries=EX / "ood-queries.tsv",
+                    ood_runs={"before": EX / "ood-before.trec", "after": EX / "ood-after.trec"})
+    return next(t for t in build_runs_report(s).thresholds if t.run == "before").cut
+
+
 def _rows():
     return [json.loads(line) for line in TRAFFIC.read_text(encoding="utf-8").splitlines()]
 
@@ -55,7 +66,7 @@ def test_threshold_page_shows_the_overlay_the_no_answer_share_and_the_estimate(e
     assert at.selectbox(key="sys_thr_run").value == "before"
     m = {x.label: x.value for x in at.metric}
     rows = _rows()
-    cut = [s for s in at.slider if s.label == "Cut (cosine-distance)"][0].value  # the balanced cut, 0.325
+    cut = [s for s in at.slider if s.label == "Cut (cosine-distance)"][0].value  # the balanced cut
     no_answer = sum(1 for r in rows if not any(x["score"] < cut for x in r["results"]))
     assert m["Real questions"] == "200" and m["NO ANSWER at the cut"] == f"{100 * no_answer / 200:.1f}%"
     assert m["Out of domain (estimate)"].endswith("%")
@@ -78,7 +89,8 @@ def test_another_score_kind_is_refused_on_the_page(env, monkeypatch):
 def test_overview_summarises_the_traffic(env):
     at = _app()
     text = " ".join(shown(x) for x in at.markdown)
-    assert "200 real questions — traffic (traffic.jsonl)" in text and "get NO ANSWER at the cut 0.325" in text
+    cut = _balanced_before()
+    assert "200 real questions — traffic (traffic.jsonl)" in text and f"get NO ANSWER at the cut {cut:.4g}" in text
     assert "out of domain" in text
 
 

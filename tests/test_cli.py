@@ -165,7 +165,7 @@ def test_index_retry_failed_uses_the_stamped_model(tmp_path, capsys):
     assert "was built with hashing:64 (64 dims" in capsys.readouterr().err
     # no --model: the model stamped on the index (hashing:64), not the default all-MiniLM-L6-v2
     assert main(["index", str(docs), "--db", str(db), "--retry-failed", "--quiet"]) == 0
-    assert "re-indexed 1 documents" in capsys.readouterr().out
+    assert "re-indexed 1 document, " in capsys.readouterr().out  # one document, singular
     con = sqlite3.connect(db)
     assert con.execute("SELECT doc_id, status, model FROM document ORDER BY doc_id").fetchall() == [
         ("broken.md", "indexed", "hashing:64"), ("ok.md", "indexed", "hashing:64")]

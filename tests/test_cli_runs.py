@@ -38,11 +38,13 @@ def test_report_on_the_example_writes_strict_json(tmp_path, capsys):
     assert (k1["a"], k1["b"], k1["wins"], k1["losses"], k1["p"]) == ("before", "after", 0, 4, 0.125)
     after = js["threshold"]["after"]
     # similarity run: the answers' scores are 0.82 0.88 0.84 0.91 0.86 0.74 0.67 0.81 (q9 has none); the
-    # out-of-domain best is 0.55. Keeping scores > 0.67 costs nothing (q7 keeps 0.69, a wrong chunk: answered
-    # without), > 0.69 abandons q7 although its top 4 held the answer: the balanced cut is 0.67.
-    assert after["keep"] == "above" and after["cut"] == 0.67
+    # out-of-domain best is 0.55. Keeping scores > t for t in [0.55, 0.67) answers all eight and bluffs
+    # never; t in [0.67, 0.69) answers q7 without its answer (it keeps 0.69, a wrong chunk), a dominated
+    # outcome. The balanced cut is the middle of [0.55, 0.67): 0.61.
+    assert after["keep"] == "above" and after["cut"] == 0.61
     assert after["separation"] == {"worst_in_domain": 0.67, "best_out_of_domain": 0.55, "overlap": False}
-    assert (after["at_cut"]["answered"], after["at_cut"]["answered without"], after["at_cut"]["bluff"]) == (7, 1, 0)
+    assert (after["at_cut"]["answered"], after["at_cut"]["answered without"], after["at_cut"]["bluff"]) == (8, 0, 0)
+    assert [r for r in after["sweep"] if r["threshold"] == 0.61] == [after["at_cut"]]  # its row in the sweep
     assert js["threshold"]["before"]["keep"] == "below"
     assert {f["role"] for f in js["provenance"]["files"]} >= {"queries", "qrels", "chunks", "run before"}
 

@@ -65,7 +65,8 @@ def test_with_the_labelled_runs_the_estimate_is_given(tmp_path, capsys):
     assert "Estimate (assumes every real question is like either" in text
     js = json.loads(out.read_text())
     t = js["traffic"]
-    assert t["cut"] == {"value": 0.325, "source": "the balanced cut of run before"}
+    # the traffic is cut where the labelled run's own report proposes (its balanced cut, issue 24's rule)
+    assert t["cut"] == {"value": js["threshold"]["before"]["cut"], "source": "the balanced cut of run before"}
     assert t["labelled"] == {"system": "run before", "score_kind": "cosine-distance"}
     e = t["estimate"]
     assert (e["bootstrap"], e["seed"], e["n_in_domain"], e["n_out_of_domain"]) == (200, 0, 8, 4)

@@ -6,7 +6,14 @@ import pytest
 from pdfmaker import make_pdf
 
 from audit.chunking import Strategy, chunk_corpus
-from audit.ingest import Corpus, html_to_markdown, load_folder, pdf_document
+from audit.ingest import (
+    EXTRACTOR_VERSIONS,
+    Corpus,
+    document_from_bytes,
+    html_to_markdown,
+    load_folder,
+    pdf_document,
+)
 
 
 def test_pdf_pages_and_page_locators():
@@ -59,6 +66,25 @@ code line 2</pre>
     assert "## Install\n\nRun setup twice.\nThen reboot." in md
     assert "### Details" in md and "one\n\ntwo" in md
     assert "code line 1\ncode line 2" in md
+
+
+def test_an_h1_repeating_the_title_is_not_a_second_heading():
+    # issue 24: <title>Backups</title> and <h1>Backups</h1> gave "# Backups" then "## Backups": the text
+    # before the first section was the title line alone, a chunk "[Backups]\n# Backups" holding no content
+    html = ("<html><head><title>Backups</title></head><body><h1> backups </h1>"
+            "<p>Snapshots run hourly.</p><h2>Restore</h2><p>Use the newest snapshot.</p></body></html>")
+    md, title = html_to_markdown(html, "fallback")
+    assert title == "Backups"
+    assert md == "# Backups\n\nSnapshots run hourly.\n\n## Restore\n\nUse the newest snapshot."
+    doc = document_from_bytes("b.html", html.encode())
+    chunks = chunk_corpus(Corpus("t", (doc,)), Strategy("E", "boundaries", header=True)).chunks
+    # the span before the first section holds the title line and the paragraph, as in markdown
+    assert [c.content for c in chunks] == ["# Backups\n\nSnapshots run hourly.", "Use the newest snapshot."]
+    assert [s.title for s in doc.sections] == ["Restore"]
+    # an <h1> that differs from the title stays a section
+    md, _ = html_to_markdown("<title>Guide</title><h1>Backups</h1><p>x</p>", "f")
+    assert md == "# Guide\n\n## Backups\n\nx"
+    assert EXTRACTOR_VERSIONS["html"] == "3"  # the canonical text of such files changed: re-extracted
 
 
 def test_folder_with_pdf_html_and_broken_files(tmp_path):

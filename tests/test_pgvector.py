@@ -29,6 +29,7 @@ from audit.sources.pgvector import (
     redact_uri,
     relevant_from_needles,
     search,
+    store_label,
 )
 
 DIMS = 384
@@ -322,7 +323,11 @@ def test_bad_password_one_line_without_password(store):
         connect(StoreSpec(bad, "chunks", "id", "body", "emb"))
     msg = str(e.value)
     assert "\n" not in msg and "Wr0ng-Pass9" not in msg
-    assert "password authentication failed" in msg and "auditor:***@" in msg
+    # the store by host/database, then the server's own reason (which names the role it refused)
+    where = store_label(good)  # the test server listens on a socket: "local socket/postgres"
+    assert "auditor" not in where and "/" in where
+    assert msg.startswith(f"cannot connect to {where}: ") and "password authentication failed" in msg
+    assert "auditor:" not in msg  # no connection string, not even redacted
 
 
 @pytest.mark.store
@@ -332,8 +337,8 @@ def test_unreachable_one_line_without_password():
         with pytest.raises(StoreError) as e:
             check_health(StoreSpec(uri, "t", "id", "text", "v"))
         msg = str(e.value)
-        assert "\n" not in msg and "Hunter2xyz" not in msg and msg.startswith("cannot connect to ")
-        assert "***" in msg
+        assert "\n" not in msg and "Hunter2xyz" not in msg and msg.startswith("cannot connect to 127.0.0.1/db: ")
+        assert "bob" not in msg  # the store is named by host/database, never by its user
 
 
 def test_redaction_forms():
@@ -344,6 +349,21 @@ def test_redaction_forms():
     # A password holding '/' is not parsed by the URL pattern but its literal is still removed.
     assert "a/b@c" not in redact("failed for postgresql://u:a%2Fb%40c@h/d", "postgresql://u:a%2Fb%40c@h/d")
     assert redact_uri("postgresql://host:5432/db") == "postgresql://host:5432/db"  # a port is not a password
+
+
+def test_the_store_is_named_by_its_configured_name_or_host_and_database():
+    # URL and key=value forms, with and without psycopg's parser: never the user, the password or the port
+    for uri in ("postgresql://auditor:pa55@db.example:5432/rag?sslmode=require",
+                "host=db.example port=5432 user=auditor password='pa 55' dbname=rag"):
+        s = StoreSpec(uri, "chunks", "id", "body", "emb")
+        assert s.where == store_label(uri) == "db.example/rag"
+        for shown in (s.provenance, str(s.to_dict())):
+            assert "db.example/rag" in shown and "auditor" not in shown and "55" not in shown
+        assert StoreSpec(uri, "chunks", "id", "body", "emb", name="vectors").provenance.endswith(" in store vectors")
+        assert StoreSpec(uri, "t", "id", "body", "emb", name="vectors").to_dict()["store"] == "store vectors"
+    assert store_label("postgresql://u@/rag?host=/var/run/postgresql") == "local socket/rag"
+    assert store_label("postgresql://auditor@db.example") == "db.example"  # no database: libpq takes the user's
+    assert store_label("dbname=rag") == "localhost/rag"
 
 
 def test_spec_validation_and_env(monkeypatch):

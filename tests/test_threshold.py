@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import json
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from audit.chunking import Chunk, ChunkSet, Strategy
 from audit.evaluation.threshold import (
+    CUT_STEP,
+    GateCounts,
     QueryDistances,
     SavedThreshold,
+    add_cut,
     bluffs,
     check_cut,
     counts_at,
+    cut_step,
     fewest_errors_cut,
     gate,
     kept,
@@ -82,16 +87,95 @@ def test_kept_is_the_gate_strictly_below_and_at_most_keep():
     assert kept(np.array([0.3, 0.3]), 0.3).tolist() == []  # strictly below
 
 
-def test_balanced_cut_fewest_bluffs_plus_abandoned_answerable_lowest_on_ties():
-    # cost = bluffs + abandoned answerable. Up to 0.30 a keeps nothing although its top 4 holds the answer,
-    # and c (answer at 0.62) is abandoned too: cost 2. Above 0.30 a keeps its 0.30 chunk ("answered without"),
-    # so only c counts: cost 1, first reached at the next swept cut, 0.325 (the 0.025 grid).
+def test_balanced_cut_is_the_middle_of_the_widest_undominated_run():
+    # Worked out by hand on QS (the gate keeps distances strictly below the cut):
+    #   (0.30, 0.40]  a keeps 0.30 (wrong): answered 0, without 1, abandoned answerable 1 (c), bluffs 0 → cost 1
+    #   (0.40, 0.50]  a keeps its answer 0.40: answered 1, without 0, abandoned answerable 1 (c), bluffs 0 → cost 1
+    #   (0.62, 0.80]  c answered, b without, o1 bluffs: answered 2, without 1, abandoned answerable 0, bluffs 1 → 1
+    # every other cut costs 2 or more. (0.40, 0.50] dominates (0.30, 0.40] (one more answered, one fewer
+    # without); (0.62, 0.80] and (0.40, 0.50] trade an answer against a bluff, neither dominates. The widest of
+    # the two is (0.62, 0.80] (0.18 against 0.10): its midpoint 0.71, a multiple of the 0.005 step.
     rows = sweep(QS)
-    best = min(r.bluff + r.abandoned_answerable for r in rows if math.isfinite(r.threshold))
-    assert best == 1
+    assert min(r.bluff + r.abandoned_answerable for r in rows if math.isfinite(r.threshold)) == 1
     cut = fewest_errors_cut(rows)
-    assert cut == min(r.threshold for r in rows if r.bluff + r.abandoned_answerable == 1)
-    assert cut == 0.325
+    assert cut == 0.71
+    at = counts_at(QS, cut)
+    assert (at.answered, at.answered_without, at.abandoned_answerable, at.bluff) == (2, 1, 0, 1)
+    assert replace(at, threshold=0.80) == counts_at(QS, 0.80)  # the counts of the run it stands in
+    # o1 moved out of reach (0.95): (0.62, 0.80] now costs 0 and is the only cost-0 run; o2 bluffs above 0.80.
+    far = [*QS[:3], qd("o1", [0.95, 0.96, 0.97, 0.98], in_domain=False), QS[4]]
+    assert fewest_errors_cut(sweep(far)) == 0.71
+
+
+def test_balanced_cut_ties_of_width_take_the_lower_distance():
+    # up to 0.2 a is abandoned although answerable (cost 1); (0.2, 0.4]: a answered, b abandoned (its top 4 holds
+    # no answer), o refused → cost 0; (0.4, 0.6]: b answered without → cost 0 but dominated by (0.2, 0.4]
+    # (one more "without"); above 0.6 o bluffs. The one undominated run (0.2, 0.4]: midpoint 0.3.
+    qs = [qd("a", [0.2, 0.9], [True, False]), qd("b", [0.4, 0.9], [False, False]),
+          qd("o", [0.6, 1.5], in_domain=False)]
+    assert fewest_errors_cut(sweep(qs)) == 0.3
+    # Two undominated runs of equal cost and width 0.2 that trade an answer against a bluff: the lower one.
+    qs2 = [qd("a", [0.2, 0.9], [True, False]), qd("c", [0.6, 0.9], [True, False]),
+           qd("o1", [0.4, 1.5], in_domain=False), qd("o2", [0.8, 1.5], in_domain=False)]
+    # (0.2, 0.4]: a answered, c abandoned answerable → cost 1; (0.4, 0.6]: o1 bluffs too → 2;
+    # (0.6, 0.8]: both answered, o1 bluffs → cost 1; above 0.8 o2 bluffs → 2.
+    assert fewest_errors_cut(sweep(qs2)) == 0.3
+
+
+def test_balanced_cut_prefers_a_run_bounded_by_observed_distances():
+    # q's answer at 0.20, o0 at 0.01, o1 at 0.21. [0, 0.01] keeps nothing: q abandoned answerable → cost 1;
+    # (0.01, 0.20] o0 bluffs too → 2; (0.20, 0.21] q answered, o0 bluffs → 1; above 0.21 both bluff → 2.
+    # The two cost-1 runs trade an answer for a bluff and are both 0.01 wide; the first keeps nothing (every
+    # lower cut does the same: no margin measured), so the bounded one is proposed: 0.205.
+    qs = [qd("q", [0.20], [True]), qd("o0", [0.01], in_domain=False), qd("o1", [0.21], in_domain=False)]
+    assert fewest_errors_cut(sweep(qs)) == 0.205
+    # only the open-ended runs are kept: [0, 0.1] (q abandoned answerable) and (0.3, 2] (o bluffs, the counts
+    # of no threshold): the wider, (0.3, 2], midpoint 1.15
+    qs = [qd("q", [0.3], [True]), qd("o", [0.1], in_domain=False)]
+    assert fewest_errors_cut(sweep(qs)) == 1.15
+
+
+def test_balanced_cut_rounds_to_the_step_and_stays_inside_its_run():
+    # cost 0 only for cuts in (0.4712, 0.4731] (a answered, o refused): its midpoint 0.47215 has no multiple
+    # of 0.005 inside the open interval, so it is rounded to 0.0005 (0.472), strictly between the two distances.
+    qs = [qd("a", [0.4712, 0.9], [True, False]), qd("o", [0.4731, 1.5], in_domain=False)]
+    cut = fewest_errors_cut(sweep(qs, step=None), step=0.005)
+    assert cut == 0.472 and 0.4712 < cut < 0.4731
+    # a run wider than the step gets a multiple of it: (0.30, 0.50] → 0.40
+    qs = [qd("a", [0.30, 0.9], [True, False]), qd("o", [0.50, 1.5], in_domain=False)]
+    assert fewest_errors_cut(sweep(qs)) == 0.4
+
+
+def test_balanced_cut_of_a_similarity_run_in_its_own_step():
+    # gate values are negated similarities; scores 0.91 and 0.09 span 0.82: step 0.82 / 400 → 0.002
+    qs = [qd("a", [-0.91, -0.5], [True, False]), qd("o", [-0.55, -0.09], in_domain=False)]
+    rows = sweep(qs, step=None)
+    assert cut_step(rows) == 0.002
+    # cost 0 for gate cuts in (-0.91, -0.55] (keep scores > t for t in [0.55, 0.91)): midpoint -0.73,
+    # a multiple of 0.002 (similarity 0.73)
+    assert fewest_errors_cut(rows) == -0.73
+    # one finite cut only: that cut
+    assert fewest_errors_cut([GateCounts(0.4, answered=1, in_domain=1), GateCounts(math.inf)]) == 0.4
+
+
+def test_cut_step_is_a_round_fraction_of_the_swept_span():
+    def span(x):
+        return [GateCounts(0.0), GateCounts(x), GateCounts(math.inf)]
+
+    assert cut_step(sweep(QS)) == CUT_STEP == 0.005  # the 0.025 grid spans [0, 2]
+    assert [cut_step(span(x)) for x in (2, 0.82, 1, 4, 10, 0.04, 1000)] == [0.005, 0.002, 0.002, 0.01, 0.02,
+                                                                            0.0001, 2.0]
+    assert cut_step([GateCounts(0.3)]) == CUT_STEP
+
+
+def test_add_cut_puts_the_proposal_in_the_sweep():
+    rows = sweep(QS)
+    cut = fewest_errors_cut(rows)
+    assert cut not in [r.threshold for r in rows]
+    more = add_cut(rows, QS, cut)
+    assert len(more) == len(rows) + 1 and [r.threshold for r in more] == sorted(r.threshold for r in more)
+    assert next(r for r in more if r.threshold == cut) == counts_at(QS, cut)
+    assert add_cut(more, QS, cut) == more and fewest_errors_cut(more) == cut  # idempotent
 
 
 def test_bluffs_list_the_kept_chunks_of_out_of_domain_queries():

@@ -158,7 +158,7 @@ def _spec_inputs(key: str):
     if not table.strip():
         return None
     try:
-        spec = make_spec(uri, table.strip(), metric=metric,
+        spec = make_spec(uri, table.strip(), metric=metric, name=None if name == _TYPED else name,
                          **{k: (v.strip() or None) for k, v in cols.items()})
     except StoreError as e:
         st.error(md(e))

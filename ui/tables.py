@@ -61,8 +61,12 @@ def table(df: pd.DataFrame, key: str, filename: str, label: str = "Download (CSV
         table behind a formatted one, or every row behind a filtered view); default ``df``.
     index : show the row labels and write them to the CSV (matrices indexed by query or column).
     style : ``DataFrame -> Styler`` applied to the shown table only.
-    dataframe_kw : passed to ``st.dataframe`` (e.g. ``use_container_width``).
+    dataframe_kw : passed to ``st.dataframe`` (e.g. ``width``, ``height``). The deprecated
+        ``use_container_width`` is accepted and passed as ``width`` (``True`` → ``"stretch"``, the
+        default; ``False`` → ``"content"``), so callers never trigger Streamlit's deprecation warning.
     """
+    if "use_container_width" in dataframe_kw:
+        dataframe_kw.setdefault("width", "stretch" if dataframe_kw.pop("use_container_width") else "content")
     config = _column_config(df, help or {}, formats or {}, titles or {})
     st.dataframe(style(df) if style else df, hide_index=not index, key=key, column_config=config or None,
                  **dataframe_kw)

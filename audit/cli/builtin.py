@@ -7,6 +7,7 @@ import math
 import sys
 
 from ..retrieval import RETRIEVERS
+from ..words import plural
 from .common import (
     EXIT_GATE,
     EXIT_OK,
@@ -154,8 +155,8 @@ def cmd_corpus(a) -> int:
     with open(a.jsonl, "w", encoding="utf-8") as fh:
         for d in corpus.documents:
             fh.write(json.dumps({"doc_id": d.doc_id, "title": d.title, "text": d.text}, ensure_ascii=False) + "\n")
-    print(f"{len(corpus.documents)} documents, {corpus.n_characters:,} characters, {corpus.n_sections} sections "
-          f"→ {a.jsonl}")
+    print(f"{plural(len(corpus.documents), 'document')}, {plural(corpus.n_characters, 'character')}, "
+          f"{plural(corpus.n_sections, 'section')} → {a.jsonl}")
     return EXIT_OK
 
 

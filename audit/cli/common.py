@@ -44,9 +44,9 @@ def corpus_arg(spec: str, strip_running_lines: bool = False):
     from ..ingest.skipped import readable_types
 
     if not corpus.documents:
-        why = "; ".join(f"{f.source}: {f.reason}" for f in corpus.failures[:3])
-        raise InputError(f"corpus {spec!r} has no readable document ({readable_types()})"
-                         + (f" — {why}" if why else ""))
+        from ..ingest.hints import no_document
+
+        raise InputError(no_document(spec, corpus.failures))
     for f in corpus.failures:
         print(f"warning: {f.source}: {f.reason} (skipped; the rest is loaded)", file=sys.stderr)
     warn_skipped(corpus)

@@ -13,6 +13,7 @@ import math
 import sys
 from pathlib import Path
 
+from ..words import plural
 from .common import EXIT_GATE, EXIT_OK, InputError, ProgressBar, corpus_arg, encoder_arg, fail_under_arg, write_json
 
 __all__ = ["ENDPOINT_OPTIONS", "add_endpoint_options", "check_no_endpoint_options", "cmd_report_endpoint"]
@@ -140,7 +141,7 @@ def cmd_report_endpoint(a) -> int:
         failed = [o for o in log.outcomes if o.failed]
         if failed:
             c = log.counts()
-            print(f"warning: endpoint {name}: {len(failed)} of {len(log.outcomes)} questions failed "
+            print(f"warning: endpoint {name}: {len(failed)} of {plural(len(log.outcomes), 'question')} failed "
                   f"({c['timed_out']} timed out, {c['http_error']} HTTP errors, {c['malformed']} malformed); "
                   "the measures over all questions count them as misses", file=sys.stderr)
     failed = [f"{r.name} {label} = {r.mean(m):.3f} < {v:g} (over all questions)" for label, m, v in gates

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..words import plural
 from .common import (
     EXIT_OK,
     InputError,
@@ -70,7 +71,8 @@ def cmd_index_lance(a) -> int:
         raise InputError(str(e)) from None
     finally:
         bar.close()
-    print(f"{result.n_chunks} chunks of {result.n_documents} documents ({result.n_failed} failed) → {a.out} "
+    print(f"{plural(result.n_chunks, 'chunk')} of {plural(result.n_documents, 'document')} "
+          f"({result.n_failed} failed) → {a.out} "
           f"({result.engine}, {result.chunks_per_s:.1f} chunks/s)")
     return EXIT_OK
 

@@ -200,21 +200,153 @@ def sweep_frame(counts: Sequence[GateCounts]) -> pd.DataFrame:
     return pd.DataFrame([c.to_dict() for c in counts])
 
 
-def fewest_errors_cut(counts: Sequence[GateCounts]) -> float:
-    """The balanced cut: the finite swept cut with the fewest bluffs + abandoned answerable (ties: the lower).
+__all__ += ["CUT_STEP", "add_cut", "cut_step"]  # the balanced cut's helpers (issue 24)
 
-    A computed default, not a recommendation: the right cut depends on what a bluff costs
-    against an abandoned answer.
+#: The cut slider's step for cosine distance, and so the precision of the balanced cut proposed on it.
+CUT_STEP = 0.005
+#: Steps per swept span: a sweep spanning [0, 2] (cosine distance, its grid) gets ``2 / 400`` = :data:`CUT_STEP`.
+STEPS_PER_SPAN = 400
+
+
+def cut_step(counts: Sequence[GateCounts]) -> float:
+    """The slider's step for a sweep, in the sweep's units: the largest 1, 2 or 5 × 10^k at most a 400th of its span.
+
+    The span is the largest minus the smallest finite swept cut. A cosine-distance sweep holds the
+    0.025 grid on [0, 2], so its span is 2 and its step :data:`CUT_STEP` (0.005); a run scored in
+    other units (a similarity, an inner product, an L2 distance) gets a step relative to the range
+    of its observed scores (a similarity span of 0.82 → 0.002). A sweep of one finite cut (span 0)
+    gets :data:`CUT_STEP`.
+
+    Parameters
+    ----------
+    counts : sequence of GateCounts
+        A sweep (any order; ``inf`` ignored).
+
+    Returns
+    -------
+    float
+        1, 2 or 5 × 10^k, k an integer (written exactly to its decimals: ``round(step, -k)``).
+    """
+    finite = [c.threshold for c in counts if math.isfinite(c.threshold)]
+    span = round(max(finite) - min(finite), 9) if finite else 0.0
+    if span <= 0:
+        return CUT_STEP
+    target = span / STEPS_PER_SPAN
+    top = math.floor(math.log10(target)) + 1  # log10 may land an ulp off an integer: try one decade more
+    for k in (top, top - 1, top - 2):
+        for m in (5, 2, 1):
+            if m * 10.0 ** k <= target * (1 + 1e-9):
+                return round(m * 10.0 ** k, max(0, -k))
+    return CUT_STEP  # unreachable: 10^(top - 2) <= target
+
+
+def _outcome_key(c: GateCounts) -> tuple:
+    return (c.answered, c.answered_without, c.abandoned, c.bluff, c.refused, c.abandoned_answerable)
+
+
+def _dominates(a: GateCounts, b: GateCounts) -> bool:
+    """``a`` is at least as good as ``b`` on answered ↑, answered without ↓, abandoned answerable ↓, bluffs ↓,
+    and better on one of them."""
+    ka = (-a.answered, a.answered_without, a.abandoned_answerable, a.bluff)
+    kb = (-b.answered, b.answered_without, b.abandoned_answerable, b.bluff)
+    return all(x <= y for x, y in zip(ka, kb)) and ka != kb
+
+
+def _round_inside(mid: float, lo: float, hi: float, step: float) -> float:
+    """``mid`` rounded to the coarsest of ``step``, ``step / 10``, … (6 tries) that stays strictly inside (lo, hi)."""
+    for i in range(7):
+        s = step / 10 ** i
+        decimals = max(0, -math.floor(math.log10(s) + 1e-9))
+        r = round(round(mid / s) * s, decimals)
+        if lo < r < hi:
+            return r
+    return mid
+
+
+def fewest_errors_cut(counts: Sequence[GateCounts], step: float | None = None) -> float:
+    """The balanced cut: the middle of the widest run of equal outcomes among the best swept cuts.
+
+    The rule (docs/definitions.md, *Threshold outcomes*), on the finite swept cuts:
+
+    1. keep the cuts with the fewest bluffs + abandoned answerable;
+    2. of those, keep the cuts no other cut dominates on (answered ↑, answered without ↓,
+       abandoned answerable ↓, bluffs ↓): at least as good on all four, better on one;
+    3. group the swept cuts into runs: maximal sequences of consecutive cuts with equal counts
+       (every outcome). A run ``c_a … c_b`` stands for every cut in ``(c_(a-1), c_b]``: the
+       gate is strict and every observed distance is swept, so counts change only just above an
+       observed distance ``c_(a-1)``. Its width is ``c_b − c_(a-1)`` (``c_b − c_a`` for the first
+       run), compared rounded to 9 decimals;
+    4. take the widest run of kept cuts (ties: the lower one, the lower distance or higher
+       similarity) and propose its midpoint, rounded to ``step`` (else to ``step / 10``, … as long
+       as the rounded value would leave the open interval), so it lies strictly between the run's
+       two bounds and the gate gives it the run's counts. A run of one cut and width 0 proposes
+       that cut. The two open-ended runs, the first (it keeps nothing: every lower cut does the
+       same) and the one with the counts of no threshold (``counts``' highest cut), measure no
+       margin between observed values: they are taken only when no other run is kept.
+
+    A computed default, not a recommendation: the right cut depends on what a bluff costs against
+    an abandoned answer. Counts equal the run's when each query's order is ascending in gate
+    value (dense, a run's score order), where the sweep holds every value at which a count
+    changes. The proposal is usually not a swept cut: :func:`add_cut` adds its row to a sweep.
+
+    Parameters
+    ----------
+    counts : sequence of GateCounts
+        A sweep in gate units (lower keeps less; cosine distance for the built-in pipelines, the
+        negated score of a similarity run), from :func:`sweep`.
+    step : float, optional
+        The slider's step in the same units; default :func:`cut_step` (0.005 for cosine distance).
+
+    Returns
+    -------
+    float
+        The proposed cut, in gate units.
 
     Raises
     ------
     ValueError
         No finite cut in ``counts``.
     """
-    finite = [c for c in counts if math.isfinite(c.threshold)]
+    finite = sorted((c for c in counts if math.isfinite(c.threshold)), key=lambda c: c.threshold)
     if not finite:
         raise ValueError("the sweep has no finite cut (no query?)")
-    return min(finite, key=lambda c: (c.bluff + c.abandoned_answerable, c.threshold)).threshold
+    step = cut_step(finite) if step is None else float(step)
+    fewest = min(c.bluff + c.abandoned_answerable for c in finite)
+    best = [c for c in finite if c.bluff + c.abandoned_answerable == fewest]
+    front = {_outcome_key(c) for c in best if not any(_dominates(o, c) for o in best)}
+    runs: list[tuple[int, int]] = []  # [a, b] index ranges of equal counts
+    for i, c in enumerate(finite):
+        if runs and _outcome_key(finite[runs[-1][1]]) == _outcome_key(c):
+            runs[-1] = (runs[-1][0], i)
+        else:
+            runs.append((i, i))
+    unbounded = _outcome_key(max(counts, key=lambda c: c.threshold))  # what no threshold (the top cut) keeps
+    chosen = None
+    for a, b in runs:
+        if _outcome_key(finite[a]) not in front:
+            continue
+        lo = finite[a - 1].threshold if a else finite[a].threshold
+        width = round(finite[b].threshold - lo, 9)
+        open_ended = a == 0 or _outcome_key(finite[a]) == unbounded
+        rank = (not open_ended, width)  # an open-ended run only when no bounded one is kept
+        if chosen is None or rank > chosen[0]:  # strictly better: on equal widths the lower run stays
+            chosen = (rank, lo, finite[b].threshold)
+    (_, width), lo, hi = chosen
+    if width <= 0:
+        return float(hi)
+    return float(_round_inside((lo + hi) / 2, lo, hi, step))
+
+
+def add_cut(counts: Sequence[GateCounts], queries: Sequence[QueryDistances], cut: float,
+            keep: int = KEEP) -> list[GateCounts]:
+    """The sweep with a row for ``cut`` (:func:`counts_at`), ascending; unchanged when ``cut`` is already swept.
+
+    For the balanced cut (:func:`fewest_errors_cut`) and a given one, so the sweep's table and curves
+    show the row of the cut applied. ``counts`` and ``cut`` are in gate units (those of ``queries``).
+    """
+    if any(c.threshold == cut for c in counts):
+        return list(counts)
+    return sorted([*counts, counts_at(queries, cut, keep)], key=lambda c: c.threshold)
 
 
 @dataclass(frozen=True)
@@ -437,6 +569,7 @@ def run_threshold(runset, run, cut: float | None = None, how: str = "given",
     if cut is not None and not math.isfinite(cut):
         raise ValueError(f"the cut must be a finite number in the run's units, got {cut!r}")
     gate_cut = kind.to_gate(cut) if cut is not None else balanced_gate
+    counts = add_cut(counts, qs, gate_cut)  # the row of the cut applied (the balanced cut is rarely a swept cut)
     shown = [replace(c, threshold=kind.from_gate(c.threshold)) for c in counts]
     at = counts_at(qs, gate_cut)
     sep = separation(qs)

@@ -36,6 +36,7 @@ from ..ingest import BUILTIN_CORPUS, beir, file_sha256
 from ..ingest.document import extractor_version
 from ..ingest.extraction_audit import DocumentExtraction, ExtractionNotes, audit_document
 from ..models import n_special
+from ..words import plural
 from .stamp import DocumentRecord, Stamp
 from .store import IndexStore, vectors_of
 
@@ -265,7 +266,7 @@ def _count_by_doc(rows, keep) -> dict:
 def check_failed(s: IndexSnapshot) -> Finding:
     failed = [{"doc_id": d.doc_id, "why": d.reason} for d in s.documents if d.status == "failed"]
     return _finding("failed", UNHEALTHY, "failed documents", failed, "none",
-                    f"{len(failed)} documents failed to index (retry with --retry-failed)")
+                    f"{plural(len(failed), 'document')} failed to index (retry with --retry-failed)")
 
 
 def _staleness(d: DocumentRecord, now: str, current: Stamp, strip_running_lines: bool = False) -> list[str]:

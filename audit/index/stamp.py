@@ -9,6 +9,8 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from ..words import duration, plural
+
 __all__ = ["ChunkRow", "DocumentRecord", "IndexRunResult", "Stamp"]
 
 
@@ -97,12 +99,12 @@ class IndexRunResult:
     def summary(self) -> str:
         """One line for the CLI and the dashboard."""
         what = ("nothing to embed: every document is unchanged" if not self.reindexed and not self.failed
-                else f"re-indexed {len(self.reindexed)} documents, {self.embedded} chunks embedded, "
-                     f"{self.from_cache} from the cache")
+                else f"re-indexed {plural(len(self.reindexed), 'document')}, {plural(self.embedded, 'chunk')} "
+                     f"embedded, {self.from_cache:,} from the cache")
         gen = f" (new generation {self.generation} swapped in)" if self.new_generation else ""
-        fail = f"; {len(self.failed)} failed" if self.failed else ""
-        return (f"index {self.index_name}: {self.documents} documents, {what}{fail}{gen} "
-                f"in {self.wall_ms / 1000:.1f} s")
+        fail = f"; {len(self.failed):,} failed" if self.failed else ""
+        return (f"index {self.index_name}: {plural(self.documents, 'document')}, {what}{fail}{gen} "
+                f"in {duration(self.wall_ms / 1000)}")
 
 
 @dataclass(frozen=True)

@@ -29,7 +29,9 @@ def html_headings(html: str, fallback_title: str) -> tuple[str, str, list[tuple[
 
     Scripts, styles, ``noscript`` and ``template`` are dropped (never text);
     the title is ``<title>``, else the first ``<h1>``, else ``fallback_title``;
-    ``<h2>`` becomes a ``## `` section, ``<h3>``–``<h6>`` ``### ``, other
+    an ``<h1>`` that repeats the title (whitespace collapsed, case folded) is
+    dropped, so the title is not a second, empty section; ``<h2>`` becomes a
+    ``## `` section, ``<h3>``–``<h6>`` ``### ``, other
     ``<h1>`` ``## ``; block elements become paragraphs with whitespace
     collapsed. ``<pre>`` becomes a fenced code block holding its text verbatim
 (whitespace, indentation and blank lines kept; one newline right after
@@ -55,8 +57,8 @@ inside, so none of its lines is a heading. Attributes never reach the text.
     MARK = "\x00"
     for h in soup.find_all(["h1", "h2", "h3", "h4", "h5", "h6"]):
         words = " ".join(h.get_text(" ").split())
-        if h.name == "h1" and not title:
-            title = words
+        if h.name == "h1" and (not title or words.casefold() == title.casefold()):
+            title = title or words  # an <h1> repeating the <title> is the title line already, not a section
             h.replace_with(f"{MARK}{MARK}")
             continue
         prefix = "### " if h.name in ("h3", "h4", "h5", "h6") else "## "

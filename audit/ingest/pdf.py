@@ -9,12 +9,65 @@ give each page's tables and column blocks (:mod:`.extraction_audit`), kept with 
 
 from __future__ import annotations
 
+import logging
+import threading
 from dataclasses import replace
 
 from .document import Document, Section, extractor_version
 from .markdown import markdown_document, normalise_newlines
 
-__all__ = ["fold_ligatures", "pdf_document"]
+__all__ = ["corrupt_reason", "fold_ligatures", "pdf_document"]
+
+# pypdf logs what it finds in a damaged file ("EOF marker not found") as warnings; with no handler
+# anywhere, Python prints them raw on stderr. A handler here keeps them off stderr (an application that
+# configures logging still receives them); pdf_document hears them and folds them into its one reason.
+logging.getLogger("pypdf").addHandler(logging.NullHandler())
+
+
+class _Heard(logging.Handler):
+    """pypdf's warnings logged by this thread while it reads one file (other threads read other files)."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.WARNING)
+        self.thread, self.messages = threading.get_ident(), []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.thread == self.thread:
+            self.messages.append(record.getMessage())
+
+
+#: pypdf's words for a damaged file (its exceptions and warnings) → the reason people read, first match wins.
+_CORRUPT_REASONS = (
+    ("invalid pdf header", "not a PDF: the file does not start with %PDF-"),
+    ("eof marker not found", "truncated or damaged: no %%EOF marker at its end"),
+    ("startxref not found", "damaged: its cross-reference table (startxref) is missing"),
+    ("stream has ended unexpectedly", "truncated: the data ends inside an object"),
+)
+
+
+def corrupt_reason(error: BaseException, warnings=()) -> str:
+    """``corrupt PDF (…)`` with a reason people can read, from pypdf's exception and warnings.
+
+    Parameters
+    ----------
+    error : Exception
+        What pypdf raised (``PdfReadError``, ``PdfStreamError`` …).
+    warnings : sequence of str
+        What pypdf logged while reading the file.
+
+    Returns
+    -------
+    str
+        A known cause in plain words (not a PDF, truncated, no cross-reference table), else pypdf's
+        first line without the bytes it quotes and at most 100 characters.
+    """
+    heard = " ".join([*warnings, str(error)]).lower()
+    for words, reason in _CORRUPT_REASONS:
+        if words in heard:
+            return f"corrupt PDF ({reason})"
+    first = (str(error).splitlines() or [""])[0].split(" b'")[0].split(' b"')[0].strip(" :@")
+    first = first[:100].rstrip() + ("…" if len(first) > 100 else "")
+    return f"corrupt PDF (unreadable: {first or type(error).__name__})"
 
 
 #: Latin ligature glyphs (Unicode's Alphabetic Presentation Forms) and the letters they draw.
@@ -127,13 +180,17 @@ def pdf_document(doc_id: str, raw: bytes, fallback_title: str, strip_running_lin
     Raises
     ------
     ValueError
-        ``empty file``; ``password-protected PDF``; ``corrupt PDF (...)``;
-        ``no text layer (needs OCR)`` when no page has extractable text.
+        ``empty file``; ``password-protected PDF``; ``corrupt PDF (...)`` with a
+        reason in plain words (:func:`corrupt_reason`); ``no text layer (needs OCR)``
+        when no page has extractable text. pypdf's own warnings never reach stderr.
     """
     import io
 
     if not raw.strip():
         raise ValueError("empty file")
+    heard = _Heard()
+    log = logging.getLogger("pypdf")
+    log.addHandler(heard)
     try:
         from pypdf import PdfReader
 
@@ -152,7 +209,9 @@ def pdf_document(doc_id: str, raw: bytes, fallback_title: str, strip_running_lin
     except Exception as e:  # pypdf raises many types for damaged files
         if type(e).__name__ == "FileNotDecryptedError":
             raise ValueError("password-protected PDF") from None
-        raise ValueError(f"corrupt PDF ({type(e).__name__}: {str(e).splitlines()[0] if str(e) else 'unreadable'})")
+        raise ValueError(corrupt_reason(e, heard.messages)) from None
+    finally:
+        log.removeHandler(heard)
     texts = [fold_ligatures("\n".join(line.rstrip() for line in normalise_newlines(t).split("\n")).strip("\n"))
              for t in texts]
     if not any(t.strip() for t in texts):

@@ -22,6 +22,7 @@ from ..evaluation.measures import KS, RunResult, evaluate
 from ..evaluation.paired import paired_tests
 from ..evaluation.saved_cut import CutChoice, choose, load_cuts
 from ..evaluation.threshold import KEEP, bluffs, gate_queries, run_threshold
+from ..words import duration, plural
 from .serialize import records, strict
 from .tables import (
     SPEC_KS,
@@ -164,8 +165,9 @@ class Report:
         st = rs.settings
         L: list[str] = []
         py = f", Python {c.python_version} topics" if c.python_version else ""
-        L.append(f"Corpus {c.name}{py}: {len(c.documents)} documents, {c.n_characters:,} characters, "
-                 f"{c.n_sections} sections" + (f"; {len(c.failures)} files failed to load" if c.failures else ""))
+        L.append(f"Corpus {c.name}{py}: {plural(len(c.documents), 'document')}, {plural(c.n_characters, 'character')}, "
+                 f"{plural(c.n_sections, 'section')}"
+                 + (f"; {plural(len(c.failures), 'file')} failed to load" if c.failures else ""))
         if gt.judged_by_document:
             L.append(f"Ground truth: {len(gt.needles)} BEIR queries judged by document (a chunk is relevant when "
                      f"its document is), {len(gt.rejected)} rejected; {len(gt.out_of_domain)} out-of-domain")
@@ -248,7 +250,7 @@ class Report:
             for r in gt.rejected:
                 L.append(f"  {r.id} (line {r.line}): {r.reason}")
             L.append("")
-        L.append(f"Run time {st.get('wall_s', 0.0):.1f} s. Provenance: {rs.source.provenance_line}")
+        L.append(f"Run time {duration(st.get('wall_s', 0.0))}. Provenance: {rs.source.provenance_line}")
         return "\n".join(L)
 
     def _runs_text(self) -> str:

@@ -103,10 +103,12 @@ def engine_for(uri: str | None) -> Engine:
 
 
 def make_spec(uri: str | None, table: str, *, id_column=None, text_column=None, vector_column=None, doc_column=None,
-              start_column=None, end_column=None, model_column=None, metric: str = "cosine", filters=()):
+              start_column=None, end_column=None, model_column=None, metric: str = "cosine", filters=(),
+              name: str | None = None):
     """The spec of the store at ``uri`` for its engine.
 
-    pgvector needs the id, text and vector columns and the metric (``uri`` None → ``$AUDIT_STORE_URI``);
+    pgvector needs the id, text and vector columns and the metric (``uri`` None → ``$AUDIT_STORE_URI``), and
+    keeps ``name`` (the store's configured name: what its provenance shows instead of its host);
     Chroma has its own ids, texts and vectors (the other names are metadata keys) and reads its metric from
     the collection; Milvus Lite defaults to the primary key, the only vector field and a ``text`` field.
 
@@ -132,4 +134,4 @@ def make_spec(uri: str | None, table: str, *, id_column=None, text_column=None, 
     from .pgvector.connection import StoreSpec
 
     return StoreSpec(uri, table, id_column, text_column, vector_column, doc_column, start_column, end_column,
-                     model_column, metric, filters=tuple(filters))
+                     model_column, metric, filters=tuple(filters), name=name)

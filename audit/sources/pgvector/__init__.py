@@ -33,8 +33,9 @@ table into Python:
 Every session is ``READ ONLY`` (:func:`connect`): the audit never writes, temporary tables included.
 Identifiers given by the user are always quoted with
 ``psycopg.sql.Identifier``; values are always bound parameters. Connection
-strings are never echoed: every message and provenance string goes through
-:func:`redact`.
+strings are never echoed: every message goes through :func:`redact`, and
+reports name the store by :func:`store_label` (its configured name, else
+``host/database``; never the user).
 
 Operators and functions: pgvector README (``<->``, ``<#>``, ``<=>``,
 ``vector_dims``, ``vector_norm``, ``hnsw.ef_search``, ``ivfflat.probes``).
@@ -51,6 +52,7 @@ from .connection import (
            named_store_uri,
            redact,
            redact_uri,
+           store_label,
 )
 from .health import StoreCheck, StoreHealth, check_health
 from .search import (
@@ -68,4 +70,4 @@ from .vectors import QueryVectors, read_query_vectors
 __all__ = ["QueryVectors", "RUN_NAMES", "cosine_in_range", "needle_relevance", "read_query_vectors", "store_system", "store_upgrade_system", "table_dims",
            "ENV_URI", "IndexInfo", "KComparison", "OPERATORS", "RetrievalComparison", "SearchResult", "StoreCheck",
            "StoreError", "StoreHealth", "StoreSpec", "check_health", "compare_retrieval", "connect", "find_indexes", "named_store_uri",
-           "redact", "redact_uri", "relevant_from_needles", "search"]
+           "redact", "redact_uri", "relevant_from_needles", "search", "store_label"]

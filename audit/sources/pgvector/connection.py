@@ -81,6 +81,59 @@ def redact_uri(uri: str) -> str:
     return redact(uri, uri)
 
 
+_KW_PAIR = re.compile(r"(\w+)\s*=\s*('(?:[^'\\]|\\.)*'|\S+)")
+
+
+def _conninfo(uri: str) -> dict[str, str]:
+    """The connection string's fields (``host``, ``dbname`` …): psycopg's parser, else a plain one."""
+    try:
+        from psycopg.conninfo import conninfo_to_dict
+
+        return {k: str(v) for k, v in conninfo_to_dict(uri).items() if v is not None}
+    except Exception:  # noqa: BLE001 - psycopg absent (an optional extra) or a string it refuses
+        pass
+    if "://" in uri:
+        from urllib.parse import unquote, urlsplit
+
+        try:
+            u = urlsplit(uri)
+            host = u.netloc.rsplit("@", 1)[-1]
+            host = host.rsplit(":", 1)[0] if not host.endswith("]") else host
+            return {"host": unquote(host), "dbname": unquote(u.path.lstrip("/"))}
+        except ValueError:
+            return {}
+    return {k: v.strip("'") for k, v in _KW_PAIR.findall(uri)}
+
+
+def store_label(uri: str | None, name: str | None = None) -> str:
+    """The store as reports and pages name it: ``store NAME`` when configured, else ``host/database``.
+
+    Never the user, the password or the port: a shared dashboard shows the name its operator
+    gave the store (``[stores] NAME`` in audit.toml, or ``$AUDIT_STORE_URI``); a connection string
+    typed in single-user mode or given to the CLI shows where it points, ``db.example/rag``. A host
+    that is a socket folder reads ``local socket``; no database in the string (libpq then uses the
+    user's name), the host alone.
+
+    Parameters
+    ----------
+    uri : str or None
+        A libpq connection string (URL or ``key=value`` form).
+    name : str, optional
+        The configured name of the store.
+
+    Returns
+    -------
+    str
+    """
+    if name:
+        return f"store {name}"
+    info = _conninfo(uri or "")
+    host = info.get("host") or info.get("hostaddr") or "localhost"
+    host = "local socket" if host.startswith("/") else host
+    db = info.get("dbname", "")
+    return f"{host}/{db}" if db else host
+
+
 def named_store_uri(name: str, value: str, env=None) -> str:
     """The connection string of a store named in the configuration (``[stores] name = value``).
 
@@ -127,7 +180,7 @@ class StoreSpec:
     uri : str or None
         libpq connection string (URL ``postgresql://user:pw@host:port/db`` or
         ``key=value`` form). None or "" → ``$AUDIT_STORE_URI``. Never shown:
-        use :attr:`redacted_uri`.
+        reports name the store by :attr:`where`.
     table : str
         Table name, optionally ``schema.table`` (one dot separates the schema).
     id_column, text_column, vector_column : str
@@ -146,6 +199,8 @@ class StoreSpec:
         ``(column, value)`` pairs every search keeps to (``--filter COLUMN=VALUE``), as a team's
         ``WHERE tenant = …`` does: the column's text form equals the value, bound as a parameter; values of
         one column are OR-ed, columns AND-ed (:mod:`.production`). Health reads the whole table.
+    name : str, optional
+        The store's configured name (audit.toml ``[stores] NAME``): what :attr:`where` shows.
 
     Raises
     ------
@@ -165,6 +220,7 @@ class StoreSpec:
     model_column: str | None = None
     metric: str = "cosine"
     filters: tuple = ()
+    name: str | None = None
 
     def __post_init__(self) -> None:
         uri = self.uri or os.environ.get(ENV_URI, "")
@@ -220,15 +276,20 @@ class StoreSpec:
         return redact_uri(self.uri or "")
 
     @property
+    def where(self) -> str:
+        """The store for people (:func:`store_label`): ``store NAME`` when configured, else ``host/database``."""
+        return store_label(self.uri, self.name)
+
+    @property
     def provenance(self) -> str:
-        """One line for reports: table, columns, metric and redacted store."""
-        where = "".join(f"; filter {c} = {v!r}" for c, v in self.filters)
+        """One line for reports: table, columns, metric, filters and the store (:attr:`where`, never the user)."""
+        filt = "".join(f"; filter {c} = {v!r}" for c, v in self.filters)
         return (f"pgvector table {self.table} ({', '.join(f'{k}={v}' for k, v in self.columns.items())}; "
-                f"metric {self.metric} {self.operator}{where}) in {self.redacted_uri}")
+                f"metric {self.metric} {self.operator}{filt}) in {self.where}")
 
     def to_dict(self) -> dict:
-        """The spec with the URI redacted (safe to write to JSON)."""
-        out = {"store": self.redacted_uri, "table": self.table, "metric": self.metric, "columns": dict(self.columns)}
+        """The spec without the connection string (safe to write to JSON): ``store`` is :attr:`where`."""
+        out = {"store": self.where, "table": self.table, "metric": self.metric, "columns": dict(self.columns)}
         if self.filters:
             out["filters"] = [list(f) for f in self.filters]
         return out
@@ -262,8 +323,8 @@ def connect(spec: StoreSpec, timeout_s: int = 10):
     Raises
     ------
     StoreError
-        psycopg missing, or the connection failed: one line naming the redacted
-        store and the server's reason, never the password.
+        psycopg missing, or the connection failed: one line naming the store
+        (:attr:`StoreSpec.where`) and the server's reason, never the password.
     """
     try:
         import psycopg
@@ -275,12 +336,12 @@ def connect(spec: StoreSpec, timeout_s: int = 10):
                                application_name="retrieval-audit")
     except Exception as e:  # noqa: BLE001 - every failure becomes one redacted line
         msg = _one_line(redact(str(e), spec.uri))
-        raise StoreError(f"cannot connect to {spec.redacted_uri}: {msg}") from None
+        raise StoreError(f"cannot connect to {spec.where}: {msg}") from None
     try:  # an audit only reads: the server refuses any write of this session, even one the role may do
         conn.execute("SET SESSION CHARACTERISTICS AS TRANSACTION READ ONLY")
     except Exception as e:  # noqa: BLE001
         conn.close()
-        raise StoreError(f"cannot make the session read-only on {spec.redacted_uri}: "
+        raise StoreError(f"cannot make the session read-only on {spec.where}: "
                          f"{_one_line(redact(str(e), spec.uri))}") from None
     return conn
 
@@ -300,7 +361,7 @@ def _session(spec: StoreSpec, conn) -> Iterator:
 
         if not isinstance(e, psycopg.Error):
             raise
-        raise StoreError(f"query on {spec.table} in {spec.redacted_uri} failed: "
+        raise StoreError(f"query on {spec.table} in {spec.where} failed: "
                          f"{_one_line(redact(str(e), spec.uri))}") from None
     finally:
         if own:
@@ -318,7 +379,7 @@ def _describe(conn, spec: StoreSpec) -> _Table:
     qualified = spec._t().as_string(conn)
     row = conn.execute("SELECT to_regclass(%s)::oid", (qualified,)).fetchone()
     if row is None or row[0] is None:
-        raise StoreError(f"table {spec.table!r} does not exist in {spec.redacted_uri} (or is not visible to this user)")
+        raise StoreError(f"table {spec.table!r} does not exist in {spec.where} (or is not visible to this user)")
     cols = dict(conn.execute(
         "SELECT attname, format_type(atttypid, atttypmod) FROM pg_attribute "
         "WHERE attrelid = %s AND attnum > 0 AND NOT attisdropped ORDER BY attnum", (row[0],)).fetchall())

@@ -1,0 +1,40 @@
+"""ui.tables.table passes the deprecated ``use_container_width`` as ``width`` (issue 24, item 12: 135 warnings)."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+from streamlit.testing.v1 import AppTest
+
+pytestmark = pytest.mark.slow
+
+
+def _page(use_table_helper: bool):
+    def app():
+        import pandas as pd
+        import streamlit as st
+
+        df = pd.DataFrame({"a": [1, 2]})
+        if st.session_state["through_table"]:
+            from ui.tables import table
+
+            table(df, "t", "t.csv", use_container_width=True)
+            table(df, "u", "u.csv", use_container_width=False)
+        else:
+            st.dataframe(df, use_container_width=True)
+
+    at = AppTest.from_function(app)
+    at.session_state["through_table"] = use_table_helper
+    return at
+
+
+@pytest.mark.parametrize("through_table, warned", [(False, True), (True, False)])
+def test_no_use_container_width_deprecation_through_the_table_helper(through_table, warned, caplog):
+    at = _page(through_table)
+    with caplog.at_level(logging.WARNING):
+        at.run()
+    assert not at.exception
+    assert any("use_container_width" in m for m in caplog.messages) == warned  # Streamlit's own call warns
+    if through_table:
+        assert len(at.dataframe) == 2 and len(at.get("download_button")) == 2
