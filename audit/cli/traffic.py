@@ -122,10 +122,10 @@ def cmd_report_traffic(a) -> int:
         from .runs import cmd_report_runs
 
         def extend(system, report):
-            from ..traffic.labelled import from_imported
+            from ..traffic.labelled import from_runset
 
             name = a.traffic_run or _only_ood_run(system)
-            labelled = from_imported(system, name) if name else None
+            labelled = from_runset(system, name) if name else None
             table = _table(a, system.corpus)
             cut, source = None, "given"
             if a.threshold is not None:
@@ -158,7 +158,7 @@ def cmd_report_traffic(a) -> int:
 
 def _only_ood_run(system) -> str | None:
     """The run the traffic belongs to when ``--traffic-run`` is not given: the only run with an out-of-domain run."""
-    names = [r.name for r in system.runs if r.name in system.ood_runs]
+    names = [r.name for r in system.runs if system.has_out_of_domain(r)]
     if len(names) > 1:
         raise ValueError(f"give --traffic-run NAME: which run served the traffic? (runs with an out-of-domain run: "
                          f"{', '.join(names)})")

@@ -2,9 +2,8 @@
 
 An estimate reads real traffic against the labelled in-domain and out-of-domain gate values **of the
 same system and score kind** (docs/definitions.md, *Traffic*). :class:`Labelled` is that input whatever
-the source: today :func:`from_imported` (a team's run and its out-of-domain run) and :func:`from_builtin`
-(a built-in strategy × retriever, cosine distance); any source that yields
-:class:`~audit.evaluation.threshold.QueryDistances` in gate values (lower is better) plugs in the same way.
+the source: :func:`from_runset` reads any run of a :class:`~audit.runset.RunSet` (a team's run with its
+out-of-domain rankings, a built-in strategy × retriever in cosine distance, a store's or an endpoint's run).
 """
 
 from __future__ import annotations
@@ -19,7 +18,7 @@ from ..runset import FILE_SCORE_KINDS as SCORE_KINDS
 from ..runset import score_kind as _kind
 from ..evaluation.threshold import KEEP, QueryDistances, gate, gate_distance
 
-__all__ = ["Labelled", "builtin_producer", "from_builtin", "from_imported", "query_distances_from_gate", "refusal"]
+__all__ = ["Labelled", "builtin_producer", "from_runset", "query_distances_from_gate", "refusal"]
 
 
 @dataclass(frozen=True)
@@ -67,40 +66,37 @@ class Labelled:
         return -_kind(self.score_kind).sign * float(value)
 
 
-def from_imported(system, run: str) -> Labelled:
-    """A team's run and its out-of-domain run (:class:`~audit.sources.imported.system.ImportedSystem`).
+def from_runset(runset, run: str) -> Labelled:
+    """The labelled questions of one run of any run set, as the gate sees them (the one adapter).
+
+    A team's run (files, a store, an endpoint) is the system that served its traffic; the built-in
+    pipelines serve nothing themselves, so their Labelled names a ``producer`` the traffic's records must
+    carry (:func:`builtin_producer`).
 
     Raises
     ------
     KeyError
         No run ``run`` (the message names the runs).
     ValueError
-        The run has no out-of-domain run: without questions it should refuse there is nothing to mix.
+        The run ranked no out-of-domain question: without questions it should refuse there is nothing to mix.
     """
-    r = system.run(run)
-    if run not in system.ood_runs:
+    from ..evaluation.threshold import gate_queries
+
+    r = runset.run(run)
+    if not runset.has_out_of_domain(r):
         raise ValueError(f"run {run!r} has no out-of-domain run (--ood-run {run}=FILE): an estimate needs both "
                          "labelled distributions")
-    return Labelled(f"run {run}", r.score_kind, tuple(system.gate_queries(run)))
+    qs = tuple(gate_queries(runset, r))
+    if r.strategy is not None:
+        m = runset.model
+        return Labelled(f"strategy {r.strategy}, {r.retriever}, {m.get('name')}", r.gate_kind.name, qs,
+                        builtin_producer(m.get("name", ""), m.get("digest", ""), r.strategy, r.retriever))
+    return Labelled(f"run {run}", r.gate_kind.name, qs)
 
 
 def builtin_producer(model: str, model_digest: str, strategy: str, retriever: str) -> str:
     """The ``system`` name traffic served by a built-in pipeline carries: ``retrieval-audit E/dense all-MiniLM-L6-v2@53aa5117d9db``."""
     return f"retrieval-audit {strategy}/{retriever} {model}@{model_digest[:12]}"
-
-
-def from_builtin(run, strategy: str, retriever: str = "dense") -> Labelled:
-    """A built-in strategy × retriever of an :class:`~audit.sources.strategies.AuditRun` (cosine distance).
-
-    Raises
-    ------
-    ValueError
-        The retriever has no rankings for the strategy.
-    """
-    qs = run.threshold_queries(strategy, retriever)
-    enc = run.encoder
-    return Labelled(f"strategy {strategy}, {retriever}, {enc.name}", "cosine-distance", tuple(qs),
-                    builtin_producer(enc.name, enc.digest, strategy, retriever))
 
 
 def refusal(labelled: Labelled, traffic_kind: str, systems: Sequence | None = None) -> str | None:
