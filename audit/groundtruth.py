@@ -19,10 +19,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from .runset import Query
 from .ingest import BUILTIN_CORPUS, Corpus
-from .jsontext import JsonLineError, json_object
+from .ingest.beir import beir_records, is_beir_folder
+from .jsontext import InputFileError, json_records, lines, read_text
 from .matching import collapse, occurrences, view_with_map
+from .qrels import read_beir_qrels
+from .runset import Query
 
 __all__ = [
     "BUILTIN_DATA",
@@ -31,6 +33,7 @@ __all__ = [
     "Needle",
     "Query",
     "Rejected",
+    "beir_judged",
     "load_ground_truth",
     "load_needles",
     "load_out_of_domain",
@@ -45,6 +48,12 @@ PHRASINGS = ("documentation", "ticket")
 
 class GroundTruthError(ValueError):
     """A ground-truth or out-of-domain file cannot be read; the message names file and line."""
+
+    @classmethod
+    def at(cls, path, line: int, reason: str) -> "GroundTruthError":
+        """The error of ``reason`` at ``path:line`` (``path: reason`` for line 0): the ``error`` factory of the
+        line readers (:mod:`audit.jsontext`)."""
+        return cls(f"{path}:{line}: {reason}" if line else f"{path}: {reason}")
 
 
 @dataclass(frozen=True)
@@ -148,35 +157,19 @@ class GroundTruth:
 # --------------------------------------------------------------------------- files
 
 
-def lines(text: str) -> list[str]:
-    """``text`` split into records on ``\n`` only (a trailing ``\r`` removed): never ``str.splitlines()``,
-    which also splits on U+2028, U+2029, U+0085 and others that a JSON string may hold."""
-    return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
-
-
-def _read(p: Path, what: str) -> str:
-    """A UTF-8 text file (BOM allowed); ``GroundTruthError`` naming the file otherwise."""
-    try:
-        return p.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise GroundTruthError(f"{p}: {what} not found") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise GroundTruthError(f"{p}: cannot read the {what} ({e})") from None
-
-
 def load_needles(path: str | Path) -> list[Needle]:
     """Read a ground-truth JSONL file.
 
     Raises
     ------
     GroundTruthError
-        Missing file, or a line that is not a JSON object with a string ``id``,
-        a string ``needle`` and ``questions`` (1 or 2 strings); the message is
-        ``FILE:LINE: reason``.
+        Missing or unreadable file (:func:`audit.jsontext.json_records`), or a line that is not a JSON
+        object with a string ``id``, a string ``needle`` and ``questions`` (1 or 2 strings); the message
+        is ``FILE:LINE: reason``.
     """
     p = Path(path)
     out = []
-    for no, obj in json_records(p, "ground-truth file"):
+    for no, obj in json_records(p, "ground-truth file", GroundTruthError.at):
         nid, needle, qs = obj.get("id"), obj.get("needle"), obj.get("questions")
         if not isinstance(nid, str) or not nid.strip():
             raise GroundTruthError(f"{p}:{no}: 'id' must be a non-empty string")
@@ -190,34 +183,15 @@ def load_needles(path: str | Path) -> list[Needle]:
     return out
 
 
-def json_records(path: Path, what: str):
-    """``(line number, object)`` of a JSONL file: one JSON object a line (split on ``\n`` only), blank lines skipped.
-
-    Raises
-    ------
-    GroundTruthError
-        Missing or unreadable file, a line that is not valid JSON, not an object or holding a lone
-        surrogate (:func:`audit.jsontext.json_object`; ``FILE:LINE: reason``).
-    """
-    for no, line in enumerate(lines(_read(path, what)), start=1):
-        if not line.strip():
-            continue
-        try:
-            obj = json_object(line)
-        except JsonLineError as e:
-            raise GroundTruthError(f"{path}:{no}: {e}") from None
-        yield no, obj
-
-
 def load_out_of_domain(path: str | Path) -> list[str]:
     """Read out-of-domain queries: one a line, ``#`` comments and blank lines skipped.
 
     Raises
     ------
     GroundTruthError
-        Missing or unreadable file.
+        Missing or unreadable file (not UTF-8: the line of the first bad byte).
     """
-    raw = _read(Path(path), "out-of-domain file")
+    raw = read_text(path, "out-of-domain file", GroundTruthError.at)
     return [s.strip() for s in lines(raw) if s.strip() and not s.strip().startswith("#")]
 
 
@@ -279,7 +253,7 @@ def load_ground_truth(corpus: Corpus, ground_truth: str | Path | None = None,
     """Load and validate ground truth; ``None`` → the built-in files.
 
     The built-in files are used by default only for the built-in corpus; a BEIR dataset folder
-    brings its own judgments (:func:`audit.ingest.beir.beir_judged`: the judged queries it leaves
+    brings its own judgments (:func:`beir_judged`: the judged queries it leaves
     out are rejected with their reason); for another corpus without files the ground truth is
     empty (no queries).
 
@@ -291,8 +265,6 @@ def load_ground_truth(corpus: Corpus, ground_truth: str | Path | None = None,
     builtin = corpus.name == BUILTIN_CORPUS
     gt_path = ground_truth or (BUILTIN_DATA / "groundtruth.jsonl" if builtin else None)
     ood_path = out_of_domain or (BUILTIN_DATA / "out_of_domain.txt" if builtin else None)
-    from .ingest.beir import beir_judged, is_beir_folder
-
     left_out: list[Rejected] = []
     if gt_path is None and not builtin and is_beir_folder(corpus.name):
         needles, left_out = beir_judged(corpus.name)  # a BEIR folder brings its own judgments
@@ -301,3 +273,65 @@ def load_ground_truth(corpus: Corpus, ground_truth: str | Path | None = None,
     ood = load_out_of_domain(ood_path) if ood_path else []
     accepted, locations, rejected = validate(needles, corpus)
     return GroundTruth(tuple(accepted), locations, tuple(left_out + rejected), tuple(ood))
+
+
+# --------------------------------------------------------------------------- a BEIR folder's judgments
+
+
+def qrels_file(folder) -> Path:
+    """``qrels/test.tsv``, else the only ``.tsv`` under ``qrels/``.
+
+    Raises
+    ------
+    GroundTruthError
+        None, or several without a ``test.tsv``.
+    """
+    q = Path(str(folder)) / "qrels"
+    if (q / "test.tsv").is_file():
+        return q / "test.tsv"
+    found = sorted(q.glob("*.tsv")) if q.is_dir() else []
+    if len(found) != 1:
+        raise GroundTruthError(f"{q}: expected qrels/test.tsv (or one .tsv file), found "
+                               f"{', '.join(p.name for p in found) or 'none'}")
+    return found[0]
+
+
+def beir_judged(folder) -> tuple[list, list]:
+    """The judged queries of a BEIR folder: those asked, and those left out with the reason.
+
+    Returns
+    -------
+    needles : list of Needle
+        Document-judged needles (``relevant_docs``), qrels order: the queries with a text in
+        ``queries.jsonl`` and at least one document of score >= 1.
+    rejected : list of Rejected
+        The other judged queries, qrels order, each with its reason: ``no text in queries.jsonl`` (absent,
+        or its text empty; ``line`` = its line there, 0 when absent) or ``no relevant document judged``
+        (every score below 1). Listed as rejected needles are; the rest is evaluated.
+
+    Raises
+    ------
+    GroundTruthError
+        A malformed ``queries.jsonl`` or qrels file (file and line named).
+    """
+    root = Path(str(folder))
+    queries = beir_records(root / "queries.jsonl", GroundTruthError.at)
+    texts = {str(obj["_id"]): (no, obj.get("text", "")) for no, obj in queries}
+    try:
+        path = qrels_file(root)
+        qrels = read_beir_qrels(path)
+    except InputFileError as e:
+        raise GroundTruthError(str(e)) from None
+    where = f"qrels/{path.name}"
+    out, rejected = [], []
+    for qid in qrels.query_ids:
+        relevant = tuple(sorted(qrels.relevant(qid)))
+        no, text = texts.get(qid, (0, ""))
+        if not text.strip():
+            rejected.append(Rejected(qid, f"judged in {where}, but queries.jsonl has "
+                                          + ("an empty text for it" if qid in texts else "no query with this _id"), no))
+        elif not relevant:
+            rejected.append(Rejected(qid, f"no relevant document judged in {where} (every score is below 1)", no))
+        else:
+            out.append(Needle(qid, "", (text,), no, relevant))
+    return out, rejected

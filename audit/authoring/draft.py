@@ -37,7 +37,8 @@ from pathlib import Path
 from typing import Iterator
 
 from ..config import Config
-from ..groundtruth import BUILTIN_DATA, json_records, load_needles, load_out_of_domain
+from ..groundtruth import BUILTIN_DATA, GroundTruthError, load_needles, load_out_of_domain
+from ..jsontext import json_records
 
 __all__ = ["AUTHORED", "SHIPPED_DATA", "Draft", "DraftNeedle", "Opened", "SaveRefused", "Target", "home_target",
            "home_targets", "named_targets", "open_draft", "save_draft", "sha256_file"]
@@ -266,7 +267,7 @@ def open_draft(gt_path: str | Path | None, ood_path: str | Path | None = None) -
         p = Path(gt_path)
         d.opened.gt_path, d.opened.gt_sha256 = p, sha256_file(p)
         if d.opened.gt_sha256 is not None:
-            authored = {no: obj.get(AUTHORED) for no, obj in json_records(p, "ground-truth file")}
+            authored = {no: obj.get(AUTHORED) for no, obj in json_records(p, "ground-truth file", GroundTruthError.at)}
             for n in load_needles(p):
                 a = authored.get(n.line)
                 d.needles.append(DraftNeedle(n.id, n.needle, tuple(n.questions), a if isinstance(a, dict) else None))

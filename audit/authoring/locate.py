@@ -2,7 +2,7 @@
 
 A FAQ, a support macro list or another tool's output, as CSV (``.csv``, comma-separated; ``.tsv`` for
 tabs) with a header row, or JSONL (one object a line, read by the product's one JSONL reader
-:func:`audit.groundtruth.json_records`). Columns: ``question`` and ``answer`` (required), ``id`` and
+:func:`audit.jsontext.json_records`). Columns: ``question`` and ``answer`` (required), ``id`` and
 ``question2`` (the second phrasing, support-ticket wording) optional; other columns are ignored.
 
 Each answer is located (docs/definitions.md, *Writing the ground truth*), in this order:
@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Sequence
 
-from ..groundtruth import GroundTruthError, Needle, json_records, lines, validate
+from ..groundtruth import GroundTruthError, Needle, validate
+from ..jsontext import json_records, lines, read_text
 from ..matching import occurrences, view
 from .checks import CorpusViews, Occurrence
 
@@ -111,10 +112,7 @@ def read_qa(path: str | Path, shown_name: str | None = None) -> list[QAPair]:
     p = Path(path)
     name = shown_name or str(p)
     if p.name.lower().endswith((".jsonl", ".json")):
-        try:
-            records = list(json_records(p, "question/answer file"))
-        except GroundTruthError as e:
-            raise GroundTruthError(str(e).replace(str(p), name)) from None
+        records = list(json_records(p, "question/answer file", lambda _p, no, why: GroundTruthError.at(name, no, why)))
         out = []
         for no, obj in records:
             if "question" not in obj or "answer" not in obj:
@@ -123,12 +121,7 @@ def read_qa(path: str | Path, shown_name: str | None = None) -> list[QAPair]:
             if pair:
                 out.append(pair)
         return out
-    try:
-        text = p.read_text(encoding="utf-8-sig")
-    except FileNotFoundError:
-        raise GroundTruthError(f"{name}: question/answer file not found") from None
-    except (OSError, UnicodeDecodeError) as e:
-        raise GroundTruthError(f"{name}: cannot read the question/answer file ({e})") from None
+    text = read_text(p, "question/answer file", lambda _p, no, why: GroundTruthError.at(name, no, why))
     delimiter = "\t" if p.name.lower().endswith(".tsv") else ","
     rows = csv.reader(io.StringIO("\n".join(lines(text)), newline=""), delimiter=delimiter, strict=True)
     try:

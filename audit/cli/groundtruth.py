@@ -46,9 +46,9 @@ def add_groundtruth_parser(sub) -> None:
 
 def _ood_lines(path: str) -> list[int]:
     """The line number of each question :func:`audit.groundtruth.load_out_of_domain` returns, in its order."""
-    from ..groundtruth import lines
+    from ..jsontext import lines, read_text
 
-    text = Path(path).read_text(encoding="utf-8-sig")
+    text = read_text(path, "out-of-domain file")
     return [no for no, s in enumerate(lines(text), start=1) if s.strip() and not s.strip().startswith("#")]
 
 

@@ -6,7 +6,8 @@ becomes ``# title`` (when it has one), a blank line and its text (only ``# title
 its ``doc_id`` is the BEIR ``_id``.
 The judgments are read from ``qrels/test.tsv`` (else the only ``.tsv`` in ``qrels/``); only
 queries with a text and at least one relevant document (score ≥ 1) are asked, the other judged
-queries are listed as rejected with the reason (:func:`beir_judged`).
+queries are listed as rejected with the reason (:func:`audit.groundtruth.beir_judged`, the ground truth a BEIR
+folder brings).
 """
 
 from __future__ import annotations
@@ -16,11 +17,11 @@ from dataclasses import replace
 from functools import lru_cache
 from pathlib import Path
 
+from ..jsontext import ErrorFactory, InputFileError, json_records
 from .document import Corpus, Document, LoadFailure
 from .markdown import markdown_document
 
-__all__ = ["SOURCE_PREFIX", "beir_judged", "beir_needles", "current_sha256", "is_beir_folder", "load_beir_corpus",
-           "qrels_file"]
+__all__ = ["SOURCE_PREFIX", "beir_records", "current_sha256", "is_beir_folder", "load_beir_corpus"]
 
 #: A BEIR document's ``source``: ``corpus.jsonl#<_id>`` (its sha256 is that of its canonical text).
 SOURCE_PREFIX = "corpus.jsonl#"
@@ -32,13 +33,20 @@ def is_beir_folder(path) -> bool:
     return p.is_dir() and (p / "corpus.jsonl").is_file() and (p / "queries.jsonl").is_file()
 
 
-def _records(path: Path):
-    """``(line, object)`` of a BEIR JSONL file; every object needs an ``_id`` and a string ``text``."""
-    from ..groundtruth import GroundTruthError, json_records
+def beir_records(path: Path, error: ErrorFactory = InputFileError):
+    """``(line, object)`` of a BEIR JSONL file (``corpus.jsonl``, ``queries.jsonl``).
 
-    for no, obj in json_records(path, path.name):
+    Every object needs an ``_id`` (string or integer) and a string ``text`` (absent: empty).
+
+    Raises
+    ------
+    InputFileError (or what ``error`` makes)
+        The file cannot be read (:func:`audit.jsontext.json_records`); a line that is not such an object
+        (``FILE:LINE: reason``).
+    """
+    for no, obj in json_records(path, path.name, error):
         if not isinstance(obj.get("_id"), (str, int)) or not isinstance(obj.get("text", ""), str):
-            raise GroundTruthError(f"{path}:{no}: expected an object with a string '_id' and 'text'")
+            raise error(path, no, "expected an object with a string '_id' and 'text'")
         yield no, obj
 
 
@@ -50,13 +58,13 @@ def load_beir_corpus(folder) -> Corpus:
 
     Raises
     ------
-    GroundTruthError
+    InputFileError
         A line that is not a JSON object with ``_id`` and ``text`` (file and line named).
     """
     root = Path(str(folder))
     docs: dict[str, Document] = {}
     failures = []
-    for no, obj in _records(root / "corpus.jsonl"):
+    for no, obj in beir_records(root / "corpus.jsonl"):
         doc_id, title, text = str(obj["_id"]), " ".join(str(obj.get("title") or "").split()), obj.get("text", "")
         if doc_id in docs:
             failures.append(LoadFailure(doc_id, f"corpus.jsonl:{no}: repeated _id"))
@@ -70,82 +78,6 @@ def load_beir_corpus(folder) -> Corpus:
                                     fallback_title=title or doc_id, headings=[(0, 1, title)] if title else [])
             docs[doc_id] = replace(doc, source_sha256=hashlib.sha256(canonical.encode("utf-8")).hexdigest())
     return Corpus(name=str(folder), documents=tuple(docs[k] for k in sorted(docs)), failures=tuple(failures))
-
-
-def qrels_file(folder) -> Path:
-    """``qrels/test.tsv``, else the only ``.tsv`` under ``qrels/``.
-
-    Raises
-    ------
-    GroundTruthError
-        None, or several without a ``test.tsv``.
-    """
-    from ..groundtruth import GroundTruthError
-
-    q = Path(str(folder)) / "qrels"
-    if (q / "test.tsv").is_file():
-        return q / "test.tsv"
-    found = sorted(q.glob("*.tsv")) if q.is_dir() else []
-    if len(found) != 1:
-        raise GroundTruthError(f"{q}: expected qrels/test.tsv (or one .tsv file), found "
-                               f"{', '.join(p.name for p in found) or 'none'}")
-    return found[0]
-
-
-def beir_needles(folder) -> list:
-    """The judged queries of a BEIR folder as document-judged needles (:attr:`audit.groundtruth.Needle.relevant_docs`).
-
-    The first half of :func:`beir_judged` (which also says why the others are left out).
-
-    Raises
-    ------
-    GroundTruthError
-        A malformed ``queries.jsonl`` or qrels file (file and line named).
-    """
-    return beir_judged(folder)[0]
-
-
-def beir_judged(folder) -> tuple[list, list]:
-    """The judged queries of a BEIR folder: those asked, and those left out with the reason.
-
-    Returns
-    -------
-    needles : list of Needle
-        Document-judged needles (``relevant_docs``), qrels order: the queries with a text in
-        ``queries.jsonl`` and at least one document of score >= 1.
-    rejected : list of Rejected
-        The other judged queries, qrels order, each with its reason: ``no text in queries.jsonl`` (absent,
-        or its text empty; ``line`` = its line there, 0 when absent) or ``no relevant document judged``
-        (every score below 1). Listed as rejected needles are; the rest is evaluated.
-
-    Raises
-    ------
-    GroundTruthError
-        A malformed ``queries.jsonl`` or qrels file (file and line named).
-    """
-    from ..groundtruth import GroundTruthError, Needle, Rejected
-    from ..sources.imported.readers import InputFileError, read_beir_qrels
-
-    root = Path(str(folder))
-    texts = {str(obj["_id"]): (no, obj.get("text", "")) for no, obj in _records(root / "queries.jsonl")}
-    try:
-        path = qrels_file(root)
-        qrels = read_beir_qrels(path)
-    except InputFileError as e:
-        raise GroundTruthError(str(e)) from None
-    where = f"qrels/{path.name}"
-    out, rejected = [], []
-    for qid in qrels.query_ids:
-        relevant = tuple(sorted(qrels.relevant(qid)))
-        no, text = texts.get(qid, (0, ""))
-        if not text.strip():
-            rejected.append(Rejected(qid, f"judged in {where}, but queries.jsonl has "
-                                          + ("an empty text for it" if qid in texts else "no query with this _id"), no))
-        elif not relevant:
-            rejected.append(Rejected(qid, f"no relevant document judged in {where} (every score is below 1)", no))
-        else:
-            out.append(Needle(qid, "", (text,), no, relevant))
-    return out, rejected
 
 
 def current_sha256(folder, source: str) -> str | None:

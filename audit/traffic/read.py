@@ -1,8 +1,8 @@
 """Traffic files read streamed: OTLP JSON exports and query logs, a file or a folder of them.
 
-Each file is read a line at a time (records split on ``\\n`` only, a trailing ``\\r`` removed, a UTF-8
-BOM removed), so memory holds one line, never the file. The format is chosen per file from its first
-record: an object with ``resourceSpans`` (or ``resource_spans``) is an OTLP export
+Each file is read a line at a time (:func:`audit.jsontext.stream_lines`: records split on ``\\n`` only, a
+trailing ``\\r`` removed, a UTF-8 BOM removed), so memory holds one line, never the file. The format is
+chosen per file from its first record: an object with ``resourceSpans`` (or ``resource_spans``) is an OTLP export
 (:mod:`audit.traffic.otlp`), anything else a query log (:mod:`audit.traffic.querylog`). A line that
 cannot be read is one :class:`~audit.traffic.records.TrafficProblem` naming the file and line; the
 other lines are read. Each record keeps where it came from (:class:`Locator`), so a few chosen ones can
@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
 
+from ..jsontext import stream_lines
 from .otlp import parse_request
 from .querylog import parse_record
 from .records import TrafficProblem, TrafficQuery
@@ -61,20 +62,6 @@ def traffic_files(paths: Sequence[str | Path]) -> list[Path]:
         else:
             raise ValueError(f"{p}: traffic file not found")
     return out
-
-
-def _lines(path: Path) -> Iterator[tuple[int, int, bytes]]:
-    """``(line number, byte offset, raw line without \\n or a trailing \\r)`` of a file, streamed."""
-    offset = 0
-    with open(path, "rb") as f:
-        for no, raw in enumerate(f, start=1):
-            start, offset = offset, offset + len(raw)
-            line = raw[:-1] if raw.endswith(b"\n") else raw
-            if line.endswith(b"\r"):
-                line = line[:-1]
-            if no == 1 and line.startswith(b"\xef\xbb\xbf"):
-                line, start = line[3:], start + 3
-            yield no, start, line
 
 
 def _decode(path: Path, no: int, raw: bytes):
@@ -134,7 +121,7 @@ class TrafficReader:
         for fi, path in enumerate(self.files):
             kind = None
             try:
-                lines = _lines(path)
+                lines = stream_lines(path)
                 for no, offset, raw in lines:
                     if not raw.strip():
                         continue

@@ -11,7 +11,8 @@ from typing import Iterable, Mapping, Sequence
 from ...evaluation.judgments import Qrels
 from ...groundtruth import Needle
 from ...matching import collapse
-from .readers import InputFileError, _json_id, _json_int, _json_lines
+from ...jsontext import InputFileError, json_records
+from .readers import _json_id, _json_int
 
 
 @dataclass(frozen=True)
@@ -73,7 +74,7 @@ def read_chunks(path: str | Path) -> list[UserChunk]:
     """
     out: list[UserChunk] = []
     seen: dict[str, int] = {}
-    for no, obj in _json_lines(path, "chunks file"):
+    for no, obj in json_records(path, "chunks file"):
         cid = _json_id(path, no, obj, "chunk_id")
         doc = obj.get("doc_id")
         if not isinstance(doc, str) or not doc.strip():

@@ -44,55 +44,12 @@ from ...evaluation.judgments import Qrels
 from ...retrieval.ranking import trec_order
 from ...runset import FILE_SCORE_KINDS, Run, ScoreKindError, score_kind as _kind
 from ...scores import canonical_scores
-from ...groundtruth import lines
-from ...jsontext import JsonLineError, json_object
+from ...jsontext import InputFileError, first_line, int_field, json_records, text_lines
+from ...qrels import BEIR_QRELS_HEADER, read_beir_qrels, read_qrels, read_trec_qrels
 from .checks import InputWarning, rank_order_warning
 
-BEIR_QRELS_HEADER = ("query-id", "corpus-id", "score")
-
-
-class InputFileError(ValueError):
-    """A file that cannot be read as its format.
-
-    Attributes
-    ----------
-    path : str
-    line : int
-        1-based line, 0 when the problem is the whole file.
-    reason : str
-    """
-
-    def __init__(self, path: str | Path, line: int, reason: str):
-        self.path, self.line, self.reason = str(path), int(line), reason
-        super().__init__(f"{self.path}:{self.line}: {reason}" if line else f"{self.path}: {reason}")
-
-
-def _lines(path: str | Path, what: str) -> Iterator[tuple[int, str]]:
-    """``(line number, line)`` of a UTF-8 file, blank lines skipped, split on ``\\n`` only."""
-    p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except FileNotFoundError:
-        raise InputFileError(p, 0, f"{what} not found") from None
-    except OSError as e:
-        raise InputFileError(p, 0, f"cannot read the {what} ({e.strerror or e})") from None
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        line = raw[:e.start].count(b"\n") + 1
-        raise InputFileError(p, line, f"not UTF-8 text (byte 0x{raw[e.start]:02x} at byte offset {e.start})") from None
-    for no, line in enumerate(lines(text), start=1):
-        if line.strip():
-            yield no, line
-
-
-def _json_lines(path: str | Path, what: str) -> Iterator[tuple[int, dict]]:
-    for no, line in _lines(path, what):
-        try:
-            obj = json_object(line)
-        except JsonLineError as e:
-            raise InputFileError(path, no, str(e)) from None
-        yield no, obj
+__all__ = ["BEIR_QRELS_HEADER", "InputFileError", "read_beir_qrels", "read_jsonl_run", "read_qrels", "read_queries",
+           "read_run", "read_trec_qrels", "read_trec_run"]
 
 
 def _json_id(path, no: int, obj: dict, key: str) -> str:
@@ -121,16 +78,6 @@ def _float(path, no: int, value: str, what: str) -> float:
         raise InputFileError(path, no, f"{what} {value!r} is not a number") from None
     if not math.isfinite(x):
         raise InputFileError(path, no, f"{what} {value!r} is not a finite number")
-    return x
-
-
-def _int(path, no: int, value: str, what: str, minimum: int | None = None) -> int:
-    try:
-        x = int(value)
-    except ValueError:
-        raise InputFileError(path, no, f"{what} {value!r} is not an integer") from None
-    if minimum is not None and x < minimum:
-        raise InputFileError(path, no, f"{what} {value!r} must be >= {minimum}")
     return x
 
 
@@ -202,7 +149,7 @@ def read_trec_run(path: str | Path, name: str | None = None, score_kind: str = "
     b = _RunBuilder(path, name, score_kind)
     extra: list[tuple[int, int]] = []  # (line, fields) of the lines with fields after the run tag
     n_lines = 0
-    for no, line in _lines(path, "run file"):
+    for no, line in text_lines(path, "run file"):
         if line.lstrip().startswith("#"):
             continue
         f = line.split()
@@ -212,7 +159,7 @@ def read_trec_run(path: str | Path, name: str | None = None, score_kind: str = "
             extra.append((no, len(f)))
         n_lines += 1
         qid, _, cid, rank, score = f[:5]
-        b.add(no, qid, cid, _int(path, no, rank, "rank", 1), _float(path, no, score, "score"))
+        b.add(no, qid, cid, int_field(path, no, rank, "rank", 1), _float(path, no, score, "score"))
     warnings = []
     if extra:
         first, fields = extra[0]
@@ -235,7 +182,7 @@ def read_jsonl_run(path: str | Path, name: str | None = None, score_kind: str = 
         Unknown ``score_kind``.
     """
     b = _RunBuilder(path, name, score_kind)
-    for no, obj in _json_lines(path, "run file"):
+    for no, obj in json_records(path, "run file"):
         qid = _json_id(path, no, obj, "query_id")
         cid = _json_id(path, no, obj, "chunk_id")
         rank = _json_int(path, no, obj, "rank", 1)
@@ -247,88 +194,13 @@ def read_jsonl_run(path: str | Path, name: str | None = None, score_kind: str = 
     return b.build()
 
 
-def _first_line(path: str | Path, what: str) -> str:
-    for _, line in _lines(path, what):
-        return line
-    return ""
-
-
 def read_run(path: str | Path, name: str | None = None, score_kind: str = "similarity") -> Run:
     """A run in either format: JSONL when the file ends in ``.jsonl``/``.json`` or its
     first non-blank line starts with ``{``; TREC otherwise."""
     p = Path(path)
-    if p.suffix.lower() in (".jsonl", ".json") or _first_line(p, "run file").lstrip().startswith("{"):
+    if p.suffix.lower() in (".jsonl", ".json") or first_line(p, "run file").lstrip().startswith("{"):
         return read_jsonl_run(p, name, score_kind)
     return read_trec_run(p, name, score_kind)
-
-
-def _add_judgment(path, no: int, judgments: dict, where: dict, qid: str, cid: str, grade: int) -> None:
-    first = where.setdefault((qid, cid), no)
-    if first != no:
-        raise InputFileError(path, no, f"chunk {cid!r} judged twice for query {qid!r} (first on line {first})")
-    judgments.setdefault(qid, {})[cid] = grade
-
-
-def read_trec_qrels(path: str | Path) -> Qrels:
-    """Read TREC qrels: ``qid iteration docid relevance`` per line (graded, integer).
-
-    A line whose first non-blank character is ``#`` is a comment (skipped, as trec_eval does).
-
-    Raises
-    ------
-    InputFileError
-        Missing file, not UTF-8, a line without 4 fields, a relevance that is
-        not an integer, a chunk judged twice for a query, no line at all.
-    """
-    judgments: dict = {}
-    where: dict = {}
-    for no, line in _lines(path, "qrels file"):
-        if line.lstrip().startswith("#"):  # a comment, as trec_eval reads qrels
-            continue
-        f = line.split()
-        if len(f) != 4:
-            raise InputFileError(path, no, f"expected 4 fields 'qid 0 docid relevance', got {len(f)}")
-        _add_judgment(path, no, judgments, where, f[0], f[2], _int(path, no, f[3], "relevance"))
-    if not judgments:
-        raise InputFileError(path, 0, "empty qrels: no judgment line")
-    return Qrels(judgments, source=str(path))
-
-
-def read_beir_qrels(path: str | Path, note: str = "") -> Qrels:
-    """Read BEIR qrels: header ``query-id<TAB>corpus-id<TAB>score``, then tab-separated rows.
-
-    Raises
-    ------
-    InputFileError
-        As :func:`read_trec_qrels`, plus a missing or different header.
-    """
-    judgments: dict = {}
-    where: dict = {}
-    header = None
-    for no, line in _lines(path, "qrels file"):
-        f = line.split("\t")
-        if header is None:
-            header = tuple(x.strip() for x in f)
-            if header != BEIR_QRELS_HEADER:
-                raise InputFileError(path, no, f"expected the header 'query-id<TAB>corpus-id<TAB>score', got {line!r}")
-            continue
-        if len(f) != 3:
-            raise InputFileError(path, no, f"expected 3 tab-separated fields 'query-id corpus-id score', got {len(f)}")
-        qid, cid = f[0].strip(), f[1].strip()
-        if not qid or not cid:
-            raise InputFileError(path, no, "empty query-id or corpus-id")
-        _add_judgment(path, no, judgments, where, qid, cid, _int(path, no, f[2].strip(), "score"))
-    if not judgments:
-        raise InputFileError(path, 0, "empty qrels: no judgment line")
-    return Qrels(judgments, source=str(path), note=note)
-
-
-def read_qrels(path: str | Path) -> Qrels:
-    """Qrels in either format: BEIR when the first non-blank line is its header, TREC otherwise."""
-    first = _first_line(path, "qrels file")
-    if tuple(x.strip() for x in first.split("\t")) == BEIR_QRELS_HEADER:
-        return read_beir_qrels(path)
-    return read_trec_qrels(path)
 
 
 def read_queries(path: str | Path) -> dict[str, str]:
@@ -362,15 +234,15 @@ def read_queries(path: str | Path) -> dict[str, str]:
             raise InputFileError(p, no, f"duplicate query id {qid!r} (first on line {lines[qid]})")
         out[qid], lines[qid] = text, no
 
-    if p.suffix.lower() == ".jsonl" or _first_line(p, "queries file").lstrip().startswith("{"):
-        for no, obj in _json_lines(p, "queries file"):
+    if p.suffix.lower() == ".jsonl" or first_line(p, "queries file").lstrip().startswith("{"):
+        for no, obj in json_records(p, "queries file"):
             qid = _json_id(p, no, obj, "_id")
             text = obj.get("text")
             if not isinstance(text, str):
                 raise InputFileError(p, no, f"'text' must be a string (query {qid!r})")
             add(no, qid, text)
     else:
-        for no, line in _lines(p, "queries file"):
+        for no, line in text_lines(p, "queries file"):
             if "\t" not in line:
                 raise InputFileError(p, no, "expected 'id<TAB>text' (no tab on the line)")
             qid, text = line.split("\t", 1)

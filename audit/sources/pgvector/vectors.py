@@ -24,7 +24,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ..imported.readers import InputFileError, _json_id, _json_lines, _lines
+from ...jsontext import InputFileError, json_records, lines, read_text
+from ..imported.readers import _json_id
 
 __all__ = ["QueryVectors", "read_query_vectors"]
 
@@ -93,7 +94,7 @@ def _jsonl(path: Path) -> QueryVectors:
     vectors: dict[str, np.ndarray] = {}
     where: dict[str, str] = {}
     dims = None
-    for no, obj in _json_lines(path, "query vectors file"):
+    for no, obj in json_records(path, "query vectors file"):
         qid = _json_id(path, no, obj, "id")
         raw = obj.get("vector")
         if not isinstance(raw, list) or not raw or not all(
@@ -143,22 +144,13 @@ def _npy(path: Path, ids_path: Path | None) -> QueryVectors:
         raise InputFileError(path, 0, f"row {r} holds {float(arr[r, c])!r} at position {c} (NaN and ±Inf have no distance"
                                       + (", or beyond float32" if np.isfinite(float(arr[r, c])) else "") + ")")
     # Every line counts here (a blank line would shift the rows): read with the shared line rules, keep blanks.
-    try:
-        raw = ids_path.read_bytes()
-    except FileNotFoundError:
-        raise InputFileError(ids_path, 0, "query ids file not found") from None
     ids: list[str] = []
     first: dict[str, int] = {}
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        list(_lines(ids_path, "query ids file"))  # raises with the line of the bad byte
-        raise
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    for no, line in enumerate(lines, start=1):
-        qid = line.rstrip("\r").strip()
+    records = lines(read_text(ids_path, "query ids file"))
+    if records and records[-1] == "":
+        records.pop()
+    for no, line in enumerate(records, start=1):
+        qid = line.strip()
         if not qid:
             raise InputFileError(ids_path, no, "empty query id (row i of the array is line i: no blank lines)")
         if qid in first:

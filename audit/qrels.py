@@ -1,0 +1,91 @@
+"""Qrels files read into :class:`~audit.evaluation.judgments.Qrels`: TREC qrels and BEIR ``qrels/*.tsv``.
+
+- **TREC qrels**: ``q1 0 c7 2`` — ``qid iteration docid relevance``, graded integer relevance (>= 1 is
+  relevant; negative grades allowed, gain 0); a line starting with ``#`` is a comment.
+- **BEIR qrels** (``qrels/test.tsv``): header ``query-id<TAB>corpus-id<TAB>score`` then ``q1<TAB>doc7<TAB>1``.
+
+Lines are read by :mod:`audit.jsontext` (UTF-8, split on ``\\n`` only); every problem raises
+:class:`~audit.jsontext.InputFileError` with ``FILE:LINE: reason``. A team's runs and queries are read by
+:mod:`audit.sources.imported.readers`; a BEIR folder's judgments by :func:`audit.groundtruth.beir_judged`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from .evaluation.judgments import Qrels
+from .jsontext import InputFileError, first_line, int_field, text_lines
+
+__all__ = ["BEIR_QRELS_HEADER", "read_beir_qrels", "read_qrels", "read_trec_qrels"]
+
+#: The header line of a BEIR qrels file.
+BEIR_QRELS_HEADER = ("query-id", "corpus-id", "score")
+
+
+def _add_judgment(path, no: int, judgments: dict, where: dict, qid: str, cid: str, grade: int) -> None:
+    first = where.setdefault((qid, cid), no)
+    if first != no:
+        raise InputFileError(path, no, f"chunk {cid!r} judged twice for query {qid!r} (first on line {first})")
+    judgments.setdefault(qid, {})[cid] = grade
+
+
+def read_trec_qrels(path: str | Path) -> Qrels:
+    """Read TREC qrels: ``qid iteration docid relevance`` per line (graded, integer).
+
+    A line whose first non-blank character is ``#`` is a comment (skipped, as trec_eval does).
+
+    Raises
+    ------
+    InputFileError
+        Missing file, not UTF-8, a line without 4 fields, a relevance that is
+        not an integer, a chunk judged twice for a query, no line at all.
+    """
+    judgments: dict = {}
+    where: dict = {}
+    for no, line in text_lines(path, "qrels file"):
+        if line.lstrip().startswith("#"):  # a comment, as trec_eval reads qrels
+            continue
+        f = line.split()
+        if len(f) != 4:
+            raise InputFileError(path, no, f"expected 4 fields 'qid 0 docid relevance', got {len(f)}")
+        _add_judgment(path, no, judgments, where, f[0], f[2], int_field(path, no, f[3], "relevance"))
+    if not judgments:
+        raise InputFileError(path, 0, "empty qrels: no judgment line")
+    return Qrels(judgments, source=str(path))
+
+
+def read_beir_qrels(path: str | Path, note: str = "") -> Qrels:
+    """Read BEIR qrels: header ``query-id<TAB>corpus-id<TAB>score``, then tab-separated rows.
+
+    Raises
+    ------
+    InputFileError
+        As :func:`read_trec_qrels`, plus a missing or different header.
+    """
+    judgments: dict = {}
+    where: dict = {}
+    header = None
+    for no, line in text_lines(path, "qrels file"):
+        f = line.split("\t")
+        if header is None:
+            header = tuple(x.strip() for x in f)
+            if header != BEIR_QRELS_HEADER:
+                raise InputFileError(path, no, f"expected the header 'query-id<TAB>corpus-id<TAB>score', got {line!r}")
+            continue
+        if len(f) != 3:
+            raise InputFileError(path, no, f"expected 3 tab-separated fields 'query-id corpus-id score', got {len(f)}")
+        qid, cid = f[0].strip(), f[1].strip()
+        if not qid or not cid:
+            raise InputFileError(path, no, "empty query-id or corpus-id")
+        _add_judgment(path, no, judgments, where, qid, cid, int_field(path, no, f[2].strip(), "score"))
+    if not judgments:
+        raise InputFileError(path, 0, "empty qrels: no judgment line")
+    return Qrels(judgments, source=str(path), note=note)
+
+
+def read_qrels(path: str | Path) -> Qrels:
+    """Qrels in either format: BEIR when the first non-blank line is its header, TREC otherwise."""
+    first = first_line(path, "qrels file")
+    if tuple(x.strip() for x in first.split("\t")) == BEIR_QRELS_HEADER:
+        return read_beir_qrels(path)
+    return read_trec_qrels(path)
