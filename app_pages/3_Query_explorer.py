@@ -17,7 +17,8 @@ from audit.models import ModelUnavailable
 from audit.report.markup import chunk_text_html
 from audit.report.views import hits_frame
 from audit.retrieval import RERANK_DEPTH, bm25_tokens
-from audit.retrieval.scripts import has_unspaced, unspaced_misses
+from audit.retrieval.bm25 import unspaced_misses
+from audit.retrieval.scripts import has_unspaced
 from audit.sources import pairs_over_window
 from ui import context, footer, stop, table
 from ui.text import md

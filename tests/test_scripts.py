@@ -10,7 +10,8 @@ import pytest
 
 from audit.cli import main
 from audit.retrieval import BM25, TOKEN_RULES, bm25_tokens
-from audit.retrieval.scripts import cjk_bigram_tokens, has_unspaced, unspaced_misses
+from audit.retrieval.bm25 import unspaced_misses
+from audit.retrieval.scripts import cjk_bigram_tokens, has_unspaced
 
 
 @pytest.mark.parametrize("text, want", [

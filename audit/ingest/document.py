@@ -10,13 +10,9 @@ import bisect
 import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .locators import LocatorMap
-
-__all__ = ["EXTRACTOR_VERSIONS", "STRIP_RUNNING_LINES", "Corpus", "Document", "LoadFailure", "Section",
-           "extractor_version", "file_sha256"]
+__all__ = ["EXTRACTOR_VERSIONS", "LIGATURES", "STRIP_RUNNING_LINES", "Corpus", "Document", "LoadFailure",
+           "Section", "extractor_version", "file_sha256", "fold_ligatures"]
 
 
 #: Bumped whenever the conversion of a format to canonical text changes (pdf 3: the drawing
@@ -40,6 +36,17 @@ def extractor_version(extractor: str, strip_running_lines: bool = False) -> str 
     if base is None:
         return None
     return base + STRIP_RUNNING_LINES if strip_running_lines and extractor == "pdf" else base
+
+
+#: Latin ligature glyphs (Unicode's Alphabetic Presentation Forms) and the letters they draw.
+LIGATURES = {"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",
+             "\ufb05": "st", "\ufb06": "st"}
+_FOLD = str.maketrans(LIGATURES)
+
+
+def fold_ligatures(text: str) -> str:
+    """Replace each ligature U+FB00-U+FB06 by its letters (``conﬁguration`` → ``configuration``)."""
+    return text.translate(_FOLD)
 
 
 @dataclass(frozen=True)

@@ -450,7 +450,7 @@ def layout_evidence(fragments: Sequence[Fragment], page_text: str, offset: int, 
     list of LayoutBlock
         In page order; a block whose text cannot be found in ``page_text`` (e.g. stripped) is left out.
     """
-    from .pdf import fold_ligatures
+    from .document import fold_ligatures
 
     lines = _lines(fragments)
     # where each fragment's text sits in the page text: found in order, never before the previous one

@@ -13,10 +13,10 @@ import logging
 import threading
 from dataclasses import replace
 
-from .document import Document, Section, extractor_version
+from .document import Document, Section, extractor_version, fold_ligatures
 from .markdown import markdown_document, normalise_newlines
 
-__all__ = ["corrupt_reason", "fold_ligatures", "pdf_document"]
+__all__ = ["corrupt_reason", "pdf_document"]
 
 # pypdf logs what it finds in a damaged file ("EOF marker not found") as warnings; with no handler
 # anywhere, Python prints them raw on stderr. A handler here keeps them off stderr (an application that
@@ -68,17 +68,6 @@ def corrupt_reason(error: BaseException, warnings=()) -> str:
     first = (str(error).splitlines() or [""])[0].split(" b'")[0].split(' b"')[0].strip(" :@")
     first = first[:100].rstrip() + ("…" if len(first) > 100 else "")
     return f"corrupt PDF (unreadable: {first or type(error).__name__})"
-
-
-#: Latin ligature glyphs (Unicode's Alphabetic Presentation Forms) and the letters they draw.
-LIGATURES = {"\ufb00": "ff", "\ufb01": "fi", "\ufb02": "fl", "\ufb03": "ffi", "\ufb04": "ffl",
-             "\ufb05": "st", "\ufb06": "st"}
-_FOLD = str.maketrans(LIGATURES)
-
-
-def fold_ligatures(text: str) -> str:
-    """Replace each ligature U+FB00-U+FB06 by its letters (``conﬁguration`` → ``configuration``)."""
-    return text.translate(_FOLD)
 
 
 def _outline(reader) -> list[tuple[int, str, int]]:

@@ -8,14 +8,15 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Sequence
+from typing import Iterable, Sequence
 
 import numpy as np
 
 from ..scores import canonical_scores
 from .ranking import Ranking, order
+from .scripts import cjk_bigram_tokens, has_unspaced
 
-__all__ = ["BM25", "BM25S_MIN_DOCS", "TOKEN_RULES", "bm25_tokens"]
+__all__ = ["BM25", "BM25S_MIN_DOCS", "TOKEN_RULES", "bm25_tokens", "unspaced_misses"]
 
 
 _ASCII_TOKEN = re.compile(r"[a-z0-9]+")
@@ -55,8 +56,6 @@ def bm25_tokens(text: str, rule: str = "unicode") -> list[str]:
     if rule == "ascii":
         return _ASCII_TOKEN.findall(text.lower())
     if rule == "cjk-bigrams":
-        from .scripts import cjk_bigram_tokens
-
         return cjk_bigram_tokens(text)
     raise ValueError(f"BM25 token rule {rule!r} is unknown; choose one of {', '.join(TOKEN_RULES)}")
 
@@ -211,3 +210,35 @@ def _has_bm25s() -> bool:
     except ImportError:
         return False
     return True
+
+
+def unspaced_misses(texts: Sequence[str], vocabulary: Iterable[str] | frozenset, rule: str) -> list[int]:
+    """Positions of the queries whose words in an unspaced script match no chunk token under ``rule``.
+
+    Parameters
+    ----------
+    texts : sequence of str
+        The queries.
+    vocabulary : set of str
+        Every token of the chunks under ``rule`` (:attr:`audit.retrieval.BM25.vocabulary`).
+    rule : str
+        The token rule in force (:data:`audit.retrieval.TOKEN_RULES`).
+
+    Returns
+    -------
+    list of int
+        Queries holding an unspaced letter none of whose tokens holding one is in ``vocabulary``
+        (``ascii``: such letters make no token at all). Always empty under ``cjk-bigrams``: a miss
+        there is a word the chunks do not hold, not its script. A query with no token at all is
+        listed too; callers that already report it (``bm25_no_token``) leave it out.
+    """
+    if rule == "cjk-bigrams":
+        return []
+    vocab = vocabulary if isinstance(vocabulary, (set, frozenset)) else set(vocabulary)
+    out = []
+    for i, text in enumerate(texts):
+        if not has_unspaced(text):
+            continue
+        if not any(t in vocab for t in bm25_tokens(text, rule) if has_unspaced(t)):
+            out.append(i)
+    return out

@@ -8,8 +8,9 @@ token unless the chunk holds that exact phrase between two non-letters, so BM25 
   their overlapping character bigrams (a run of one character stays one token), as Lucene's
   ``CJKBigramFilter`` does for Han, Hiragana, Katakana and Hangul (here Thai too); the text between
   runs gets the ``unicode`` rule's tokens unchanged.
-- :func:`unspaced_misses`: the queries whose unspaced words match no chunk token under the rule in
-  force, for the per-query warning of the report and the pages.
+- :func:`has_unspaced`: whether a text holds such a letter; the queries whose unspaced words match no
+  chunk token under the rule in force (the per-query warning of the report and the pages) are
+  :func:`audit.retrieval.bm25.unspaced_misses`.
 
 An **unspaced letter** is a character whose Unicode ``Script_Extensions`` include Han, Hiragana,
 Katakana, Hangul or Thai and whose general category is a letter, mark or number (so ``ー``, ``々``,
@@ -21,11 +22,10 @@ casefolded (:func:`audit.matching.reader_form`).
 from __future__ import annotations
 
 import re
-from typing import Iterable, Sequence
 
 import regex
 
-__all__ = ["UNSPACED_SCRIPTS", "cjk_bigram_tokens", "has_unspaced", "unspaced_misses"]
+__all__ = ["UNSPACED_SCRIPTS", "cjk_bigram_tokens", "has_unspaced"]
 
 #: The scripts whose runs ``cjk-bigrams`` cuts into character bigrams (Unicode script names).
 UNSPACED_SCRIPTS = ("Han", "Hiragana", "Katakana", "Hangul", "Thai")
@@ -77,37 +77,3 @@ def cjk_bigram_tokens(text: str) -> list[str]:
 def has_unspaced(text: str) -> bool:
     """Whether ``text`` holds an unspaced letter (module docstring)."""
     return _ANY.search(text) is not None
-
-
-def unspaced_misses(texts: Sequence[str], vocabulary: Iterable[str] | frozenset, rule: str) -> list[int]:
-    """Positions of the queries whose words in an unspaced script match no chunk token under ``rule``.
-
-    Parameters
-    ----------
-    texts : sequence of str
-        The queries.
-    vocabulary : set of str
-        Every token of the chunks under ``rule`` (:attr:`audit.retrieval.BM25.vocabulary`).
-    rule : str
-        The token rule in force (:data:`audit.retrieval.TOKEN_RULES`).
-
-    Returns
-    -------
-    list of int
-        Queries holding an unspaced letter none of whose tokens holding one is in ``vocabulary``
-        (``ascii``: such letters make no token at all). Always empty under ``cjk-bigrams``: a miss
-        there is a word the chunks do not hold, not its script. A query with no token at all is
-        listed too; callers that already report it (``bm25_no_token``) leave it out.
-    """
-    if rule == "cjk-bigrams":
-        return []
-    from .bm25 import bm25_tokens
-
-    vocab = vocabulary if isinstance(vocabulary, (set, frozenset)) else set(vocabulary)
-    out = []
-    for i, text in enumerate(texts):
-        if not has_unspaced(text):
-            continue
-        if not any(t in vocab for t in bm25_tokens(text, rule) if has_unspaced(t)):
-            out.append(i)
-    return out

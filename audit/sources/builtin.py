@@ -342,9 +342,9 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
 
 
 def _unspaced_warnings(queries, vocabulary, rule: str, no_token, warnings: list) -> tuple:
-    """The queries whose words in an unspaced script match no chunk (:func:`audit.retrieval.scripts.unspaced_misses`),
+    """The queries whose words in an unspaced script match no chunk (:func:`audit.retrieval.bm25.unspaced_misses`),
     those without any token left out (already said); appends one warning line per query, returns their ids."""
-    from ..retrieval.scripts import unspaced_misses
+    from ..retrieval.bm25 import unspaced_misses
 
     skip = set(no_token)
     listed = [queries[i] for i in unspaced_misses([q.text for q in queries], vocabulary, rule)
