@@ -45,10 +45,10 @@ def test_health_of_a_clean_table_exits_0_and_lists_every_check(table, tmp_path, 
     code = main(["health", "--store", table["uri"], *COLUMNS, "--model", "hashing", "--json", str(out)])
     assert code == 0, capsys.readouterr().out
     js = json.loads(out.read_text())
-    checks = {c["name"]: c for c in js["checks"]}
-    assert checks["rows"]["rows"] == len(table["chunks"])
+    checks = {c["check"]: c for c in js["findings"]}  # the one JSON form of every engine's health
+    assert checks["rows"]["count"] == len(table["chunks"]) == js["rows"]
     assert {"null_vectors", "dims", "norms", "model_dims"} <= set(checks)
-    assert all(c["severity"] != "unhealthy" for c in js["checks"])
+    assert all(c["severity"] != "unhealthy" and c["concerns"] == "rows" for c in js["findings"])
     assert "postgres" in capsys.readouterr().out  # the table is named; the credentials never are
 
 

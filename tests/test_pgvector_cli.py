@@ -91,12 +91,12 @@ def test_health_with_query_vectors_checks_their_dimension(table, tmp_path):
     d, out = table["dir"], tmp_path / "h.json"
     assert main(["health", "--store", table["uri"], *COLUMNS, "--query-vectors", str(d / "q.jsonl"),
                  "--json", str(out)]) == 0
-    check = {c["name"]: c for c in json.loads(out.read_text())["checks"]}["model_dims"]
-    assert (check["rows"], check["detail"]) == (0, "every vector has the 256 dimensions of model behind the query vectors q.jsonl")
+    check = {c["check"]: c for c in json.loads(out.read_text())["findings"]}["model_dims"]
+    assert (check["count"], check["detail"]) == (0, "every vector has the 256 dimensions of model behind the query vectors q.jsonl")
     # 4-dimensional questions cannot be compared with any of the table's 10 rows of 256 dimensions: exit 1.
     assert main(["health", "--store", table["uri"], *COLUMNS, "--query-vectors", str(d / "short.jsonl"),
                  "--json", str(out)]) == 1
-    assert {c["name"]: c for c in json.loads(out.read_text())["checks"]}["model_dims"]["rows"] == 10
+    assert {c["check"]: c for c in json.loads(out.read_text())["findings"]}["model_dims"]["count"] == 10
 
 
 def test_compare_tables_with_query_vectors_equals_the_model(table, capsys):

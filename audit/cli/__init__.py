@@ -1,10 +1,15 @@
-"""Command line: ``python -m audit report|chunks|corpus|index|health|compare`` (also ``retrieval-audit``).
+"""Command line: ``python -m audit report|chunks|corpus|index|health|compare|export|groundtruth`` (also
+``retrieval-audit``).
 
 Exit codes: 0 success; 1 a gate failed (an unhealthy index, a ``--fail-under`` threshold missed);
-2 bad input, with one line on stderr naming the file, line or value. Modules: :mod:`.parser`
-(every option), :mod:`.builtin` (the built-in strategies), :mod:`.runs` (a team's own runs),
-:mod:`.groundtruth` (``groundtruth check|locate``: the Ground truth page's rules on files),
-:mod:`.common` (shared loaders and the error type).
+2 bad input, with one line on stderr naming the file, line or value.
+
+One module per verb: :mod:`.report`, :mod:`.index`, :mod:`.health`, :mod:`.compare`, :mod:`.export`,
+:mod:`.chunks`, :mod:`.corpus`, :mod:`.groundtruth` (``groundtruth check|locate``); ``report``'s sections for
+a team's own runs (:mod:`.runs`), a team's endpoint (:mod:`.endpoint`) and production traffic
+(:mod:`.traffic`); :mod:`.parser` (every option, and ``main``); :mod:`.common` (what every verb shares: the
+error type and exit codes, the argument loaders, the live store's options, and :func:`.common.pick_source`,
+the one place that picks what a command audits).
 """
 
 from .common import EXIT_GATE, EXIT_INPUT, EXIT_OK, InputError

@@ -1,9 +1,13 @@
-"""What every command shares: exit codes, the one-line input error, argument loaders, the progress bar, strict JSON."""
+"""What every command shares: exit codes, the one-line input error, argument loaders, the progress bar, strict
+JSON, the options that name a live store, and the one function that picks what a command audits
+(:func:`pick_source`)."""
 
 from __future__ import annotations
 
+import argparse
 import json
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 #: Exit codes: success, a gate failed, bad input.
@@ -41,8 +45,6 @@ def corpus_arg(spec: str, strip_running_lines: bool = False):
         corpus = load_corpus(spec, strip_running_lines=strip_running_lines)
     except ValueError as e:
         raise InputError(str(e)) from None
-    from ..ingest.skipped import readable_types
-
     if not corpus.documents:
         from ..ingest.hints import no_document
 
@@ -144,7 +146,10 @@ def write_json(path, data) -> None:
     Path(path).write_text(json.dumps(strict(data), indent=1, default=str, allow_nan=False), encoding="utf-8")
 
 
-def open_store(path):
+def open_index_file(path):
+    """The SQLite index file at ``path`` (created when missing: ``index`` and ``report`` write it).
+
+    InputError when it is not an index database."""
     import sqlite3
 
     from ..index import EmbeddingCache, IndexStore
@@ -155,8 +160,8 @@ def open_store(path):
         raise InputError(f"{path}: not an index database ({e})") from None
 
 
-def existing_store(path: str | None):
-    """The store at ``path``; without a path, the only index file in the default home."""
+def existing_index_file(path: str | None):
+    """The SQLite index file at ``path``; without a path, the only index file in the default home."""
     from ..home import default_home
 
     if path is None:
@@ -168,7 +173,7 @@ def existing_store(path: str | None):
         path = found[0]
     if not Path(path).is_file():
         raise InputError(f"{path}: index database not found")
-    return open_store(path)
+    return open_index_file(path)
 
 
 def encoder_arg(name):
@@ -178,3 +183,269 @@ def encoder_arg(name):
         return load_encoder(name)
     except ModelUnavailable as e:
         raise InputError(str(e)) from None
+
+
+def cut_arg(value: float | None) -> float | None:
+    """``--threshold`` as a cosine distance in [0, 2] (None stays None); InputError otherwise."""
+    from ..evaluation.threshold import check_cut
+
+    try:
+        return check_cut(value, "--threshold") if value is not None else None
+    except ValueError as e:
+        raise InputError(str(e)) from None
+
+
+def ground_truth_arg(corpus, a):
+    """The validated ground truth of ``--ground-truth``/``--out-of-domain`` (built in for python-reference);
+    InputError naming the file and line, or saying that nothing is left to evaluate."""
+    from ..groundtruth import GroundTruthError, load_ground_truth
+
+    try:
+        gt = load_ground_truth(corpus, a.ground_truth, a.out_of_domain)
+    except GroundTruthError as e:
+        raise InputError(str(e)) from None
+    if not gt.needles:
+        raise InputError("no ground truth to evaluate: give --ground-truth FILE (JSONL) for a corpus other than "
+                         "python-reference" + (f" ({len(gt.rejected)} needles rejected, e.g. {gt.rejected[0].id}: "
+                                                f"{gt.rejected[0].reason})" if gt.rejected else ""))
+    return gt
+
+
+def gates_failed(gates, results, *, skip_unavailable: bool = False, where: str = "") -> int:
+    """Print ``gate failed:`` for every ``--fail-under`` gate a result column misses; EXIT_GATE if any, else EXIT_OK.
+
+    ``gates`` from :func:`fail_under_arg`; ``results`` rows with ``name``, ``available`` and ``mean(measure)``;
+    ``where`` is added to each line (`` (over all questions)``).
+    """
+    failed = [f"{r.name} {label} = {r.mean(m):.3f} < {v:g}{where}" for label, m, v in gates for r in results
+              if not (skip_unavailable and not r.available) and r.mean(m) < v]
+    for f in failed:
+        print(f"gate failed: {f}", file=sys.stderr)
+    return EXIT_GATE if failed else EXIT_OK
+
+
+def compare_cut(runset, run, threshold: float | None):
+    """The saved-cut rule for ``compare``: ``--threshold``, else the cut saved for the *old* side's run, else None
+    (the old side's balanced cut); prints which, and the saved cuts of other configurations it did not apply."""
+    from ..evaluation.saved_cut import choose
+
+    choice = choose(runset.run(run).cut_key, threshold)
+    for c in choice.offered:
+        print(f"(saved threshold not applied, it was chosen elsewhere: {c.describe()})")
+    if choice.how == "balanced":
+        return None, "balanced"
+    return choice.cut, choice.how
+
+
+# --------------------------------------------------------------------------- what a command audits
+
+
+def is_dataset(path: str) -> bool:
+    """Whether ``path`` names a Lance dataset (a folder, or an object-store URI) rather than a SQLite file."""
+    return "://" in str(path) or Path(path).is_dir()
+
+
+def store_side(x: str) -> str | None:
+    """The table of a ``compare`` side ``store:TABLE`` (or ``pg:TABLE``), None for an index file or dataset."""
+    return next((x[len(p):] for p in ("pg:", "store:") if x.startswith(p)), None)
+
+
+#: What a command audits (:func:`pick_source`).
+SOURCES = ("builtin", "runs", "store", "index", "endpoint", "traffic", "db")
+
+
+def pick_source(a, verb: str) -> str:
+    """The one place that picks what ``report``, ``health`` or ``compare`` audits from the arguments.
+
+    Returns
+    -------
+    str
+        ``report``: ``traffic`` (``--traffic``, alone or with ``--run``), ``endpoint`` (``--endpoint``), ``index``
+        (``--index DATASET``: a Lance dataset), ``store`` (``--store``/``--table``: a live store), ``runs``
+        (``--run``: a team's run files) or ``builtin`` (the built-in pipelines over ``--corpus``).
+        ``health``: ``store``, ``index`` or ``db`` (a SQLite index file, ``--db``).
+        ``compare``: ``store`` (two ``store:TABLE`` sides), ``index`` (two Lance datasets) or ``db`` (two
+        SQLite index files).
+
+    Raises
+    ------
+    InputError
+        Options of two sources at once, or of one the arguments do not name (the message says which).
+    """
+    if verb == "compare":
+        if store_side(a.old) is not None or store_side(a.new) is not None:
+            return "store"
+        if is_dataset(a.old) or is_dataset(a.new):
+            if not (is_dataset(a.old) and is_dataset(a.new)):
+                raise InputError("compare two of a kind: two SQLite index files or two Lance datasets")
+            return "index"
+        return "db"
+    if verb == "health":
+        if uses_store(a):
+            return "store"
+        return "index" if a.index else "db"
+    if getattr(a, "traffic", None):
+        return "traffic"
+    if a.endpoint:
+        return "endpoint"
+    check_no_endpoint_options(a)
+    if a.index:
+        if a.run or uses_store(a) or a.corpus or a.db or a.strategies:
+            raise InputError("--index audits a Lance dataset as it is: no --corpus, --db, --strategies, --run or --store")
+        return "index"
+    if uses_store(a):
+        if a.run:
+            raise InputError("--store and --run audit different things: give one of them")
+        return "store"
+    if a.run:
+        return "runs"
+    for option in ("queries", "qrels", "chunks", "score", "ood_queries", "ood_run"):
+        if getattr(a, option):
+            raise InputError(f"--{option.replace('_', '-')} is for your own runs: give --run NAME=FILE too")
+    return "builtin"
+
+
+#: The options that only mean something with ``--endpoint`` (``report``'s harness options).
+ENDPOINT_OPTIONS = ("endpoint_config", "mapping", "k", "concurrency", "deadline", "retries", "total_time")
+
+
+def check_no_endpoint_options(a) -> None:
+    """InputError when a harness option is given without ``--endpoint``."""
+    given = [f"--{o.replace('_', '-')}" for o in ENDPOINT_OPTIONS if getattr(a, o, None) is not None]
+    if given:
+        raise InputError(f"{', '.join(given)} is for a live endpoint: give --endpoint NAME|URL too")
+
+
+# --------------------------------------------------------------------------- a live store's options
+
+
+def add_store_options(p: argparse.ArgumentParser) -> None:
+    """The options that name a live store's table (shared by ``health``, ``report`` and ``compare``)."""
+    g = p.add_argument_group("live store (PostgreSQL + pgvector, Chroma, Milvus Lite)")
+    g.add_argument("--store", metavar="URI", help="postgresql://… (libpq; default $AUDIT_STORE_URI, never echoed), "
+                   "chroma://HOST:PORT or chroma:FOLDER, milvus-lite:PATH")
+    g.add_argument("--table", help="TABLE or SCHEMA.TABLE holding the chunks")
+    g.add_argument("--id-column", help="chunk id column")
+    g.add_argument("--text-column", help="embedded text column")
+    g.add_argument("--vector-column", help="pgvector vector (or real[]) column")
+    g.add_argument("--doc-column", help="document id column (optional; with --corpus: rows whose document is gone)")
+    g.add_argument("--start-column", help="content start offset column (optional, with --end-column)")
+    g.add_argument("--end-column", help="content end offset column (optional)")
+    g.add_argument("--model-column", help="model name / stamp column (optional)")
+    g.add_argument("--metric", default="cosine", choices=["cosine", "l2", "ip"],
+                   help="the distance the table is indexed for: <=> cosine (default), <-> l2, <#> inner product")
+    g.add_argument("--ef-search", type=int, help="hnsw.ef_search for the approximate search (pgvector default 40)")
+    g.add_argument("--probes", type=int, help="ivfflat.probes for the approximate search (pgvector default 1)")
+    g.add_argument("--query-vectors", metavar="FILE",
+                   help="instead of --model (a hosted embedding model): the questions' vectors, JSONL "
+                        '{"id": "n1/doc", "vector": [...]} (a needle id serves both its questions) or .npy with '
+                        "--query-ids")
+    g.add_argument("--query-ids", metavar="FILE", help="with an .npy --query-vectors: one query id a line, row i = line i")
+    g.add_argument("--filter", action="append", metavar="COLUMN=VALUE", dest="filters",
+                   help="search only the rows whose COLUMN (as text) equals VALUE, as your service's WHERE does "
+                        "(repeatable: values of one column OR-ed, columns AND-ed; the value is a bound parameter)")
+    g.add_argument("--iterative-scan", choices=["off", "relaxed_order", "strict_order"],
+                   help="hnsw.iterative_scan for the approximate search (pgvector 0.8+; said unavailable on older)")
+
+
+def uses_store(a) -> bool:
+    """Whether any store option was given (``--store`` or ``$AUDIT_STORE_URI`` alone does not count).
+
+    Raises InputError for ``--filter`` / ``--iterative-scan`` without a store (they would be ignored).
+    """
+    used = bool(a.store or a.table)
+    if not used and (getattr(a, "filters", None) or getattr(a, "iterative_scan", None)):
+        raise InputError("--filter and --iterative-scan go with --store and --table (a live vector store)")
+    return used
+
+
+def store_arg(a, table: str | None = None, uri: str | None = None):
+    """The live store named by the options, opened read-only (:func:`audit.stores.registry.open_store`;
+    ``table``/``uri`` override ``--table``/``--store``); InputError naming what is missing."""
+    import os
+
+    from ..sources.pgvector.connection import ENV_URI
+    from ..stores.base import StoreError
+    from ..stores.registry import engine_for, make_spec, open_store
+
+    table = table or a.table
+    where = uri or a.store or os.environ.get(ENV_URI, "")
+    engine = engine_for(where)
+    needed = ("id_column", "text_column", "vector_column") if engine.name == "pgvector" else ()
+    missing = ([] if table else ["--table"]) + [f"--{o.replace('_', '-')}" for o in needed if not getattr(a, o)]
+    if missing:
+        raise InputError(f"a store needs {', '.join(missing)}")
+    try:
+        engine.store_class()
+        spec = make_spec(uri or a.store, table, id_column=a.id_column, text_column=a.text_column,
+                         vector_column=a.vector_column, doc_column=a.doc_column, start_column=a.start_column,
+                         end_column=a.end_column, model_column=a.model_column, metric=a.metric,
+                         filters=tuple(getattr(a, "filters", None) or ()))
+        return open_store(spec)
+    except StoreError as e:
+        raise InputError(str(e)) from None
+
+
+def store_settings(a) -> dict:
+    """The approximate search's settings given on the command line (``ef_search``, ``probes``, ``iterative_scan``)."""
+    return {"ef_search": a.ef_search, "probes": a.probes, "iterative_scan": getattr(a, "iterative_scan", None)}
+
+
+def query_vectors_arg(a):
+    """The ``--query-vectors`` file read and validated (None without it); InputError naming the file and line.
+
+    ``--model`` and ``--query-vectors`` exclude each other: the vectors come from the team's model.
+    """
+    from ..jsontext import InputFileError
+    from ..sources.pgvector.vectors import read_query_vectors
+
+    if not getattr(a, "query_vectors", None):
+        if getattr(a, "query_ids", None):
+            raise InputError("--query-ids goes with an .npy --query-vectors FILE")
+        return None
+    if a.model:
+        raise InputError("give --model (the questions are embedded here) or --query-vectors (they were embedded by "
+                         "your model), not both")
+    try:
+        return read_query_vectors(a.query_vectors, a.query_ids)
+    except InputFileError as e:
+        raise InputError(str(e)) from None
+
+
+@dataclass(frozen=True)
+class VectorsFile:
+    """Stands for the encoder where the questions' vectors come from a file (name and dims for the diff)."""
+
+    name: str
+    dims: int
+
+
+# --------------------------------------------------------------------------- a Lance dataset
+
+
+def dataset_arg(uri: str):
+    """The Lance dataset at ``uri`` opened (:class:`audit.stores.lance.LanceStore`); InputError naming it."""
+    from ..stores.base import StoreError
+    from ..stores.lance import LanceSpec, LanceStore
+
+    try:
+        return LanceStore(LanceSpec(uri))
+    except StoreError as e:
+        raise InputError(f"{uri}: not a Lance dataset index ({e})") from None
+
+
+def loaded_dataset_arg(uri: str, model: str | None):
+    """The dataset loaded for the audit, and its encoder (the stamped model unless ``model`` is given)."""
+    from ..index.lance import LanceIndexError
+    from ..stores.base import StoreError
+
+    try:
+        loaded = dataset_arg(uri).load()
+    except StoreError as e:  # mixed stamps, no document table, no row at all: one line, exit 2
+        raise InputError(str(e)) from None
+    enc = encoder_arg(model or loaded.stamp["model"])
+    try:
+        loaded.check_encoder(enc)
+    except LanceIndexError as e:
+        raise InputError(str(e)) from None
+    return loaded, enc

@@ -14,14 +14,22 @@ import sys
 from pathlib import Path
 
 from ..words import plural
-from .common import EXIT_GATE, EXIT_OK, InputError, ProgressBar, corpus_arg, encoder_arg, fail_under_arg, write_json
+from .common import (
+    InputError,
+    ProgressBar,
+    corpus_arg,
+    cut_arg,
+    encoder_arg,
+    fail_under_arg,
+    gates_failed,
+    query_vectors_arg,
+    write_json,
+)
 
-__all__ = ["ENDPOINT_OPTIONS", "add_endpoint_options", "check_no_endpoint_options", "cmd_report_endpoint"]
+__all__ = ["add_endpoint_options", "cmd_report_endpoint"]
 
 #: Defaults of the harness options (None in the parser, so that a stray option can be told apart).
 DEFAULTS = {"k": 20, "concurrency": 4, "deadline": 10.0, "retries": 2, "total_time": 600.0, "mapping": "plain"}
-#: The options that only mean something with --endpoint.
-ENDPOINT_OPTIONS = ("endpoint_config", "mapping", "k", "concurrency", "deadline", "retries", "total_time")
 
 
 def add_endpoint_options(p: argparse.ArgumentParser) -> None:
@@ -38,13 +46,6 @@ def add_endpoint_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--deadline", type=float, help="seconds a request may take, everything included (default 10)")
     g.add_argument("--retries", type=int, help="retries after a timeout, a 5xx or a 429, with backoff (default 2)")
     g.add_argument("--total-time", type=float, help="seconds the whole run may take (default 600)")
-
-
-def check_no_endpoint_options(a) -> None:
-    """InputError when a harness option is given without ``--endpoint``."""
-    given = [f"--{o.replace('_', '-')}" for o in ENDPOINT_OPTIONS if getattr(a, o, None) is not None]
-    if given:
-        raise InputError(f"{', '.join(given)} is for a live endpoint: give --endpoint NAME|URL too")
 
 
 def _named(a) -> dict:
@@ -69,7 +70,6 @@ def cmd_report_endpoint(a) -> int:
     from ..report import build_report
     from ..sources.endpoint import EndpointError, endpoint_system, resolve_endpoints
     from ..sources.imported import InputFileError, read_qrels, read_queries
-    from .store import query_vectors_arg
 
     others = [f"--{o.replace('_', '-')}" for o in ("run", "store", "table", "index", "strategies", "retrievers", "db",
                                                    "chunks", "score", "ood_run") if getattr(a, o, None)]
@@ -113,8 +113,6 @@ def cmd_report_endpoint(a) -> int:
         if not math.isfinite(a.threshold):
             raise InputError(f"--threshold must be a finite number in the runs' own units, got {a.threshold!r}")
         if kinds == {"cosine-distance"}:
-            from .builtin import cut_arg
-
             cut_arg(a.threshold)
     takes_vector = any(s.uses_vector for s in specs)
     qv = query_vectors_arg(a) if takes_vector else None
@@ -144,8 +142,4 @@ def cmd_report_endpoint(a) -> int:
             print(f"warning: endpoint {name}: {len(failed)} of {plural(len(log.outcomes), 'question')} failed "
                   f"({c['timed_out']} timed out, {c['http_error']} HTTP errors, {c['malformed']} malformed); "
                   "the measures over all questions count them as misses", file=sys.stderr)
-    failed = [f"{r.name} {label} = {r.mean(m):.3f} < {v:g} (over all questions)" for label, m, v in gates
-              for r in report.results if r.mean(m) < v]
-    for f in failed:
-        print(f"gate failed: {f}", file=sys.stderr)
-    return EXIT_GATE if failed else EXIT_OK
+    return gates_failed(gates, report.results, where=" (over all questions)")

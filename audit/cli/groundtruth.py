@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 
 from .common import EXIT_GATE, EXIT_OK, InputError, corpus_arg, strategies_arg
 

@@ -6,20 +6,17 @@ import argparse
 import os
 import sys
 
-from .builtin import (
-    cmd_chunks,
-    cmd_compare,
-    cmd_corpus,
-    cmd_export,
-    cmd_health,
-    cmd_index,
-    cmd_report,
-)
 from ..retrieval.bm25 import TOKEN_RULES
-from .common import EXIT_INPUT, InputError
+from .chunks import cmd_chunks
+from .common import EXIT_INPUT, InputError, add_store_options
+from .compare import cmd_compare
+from .corpus import cmd_corpus
 from .endpoint import add_endpoint_options
+from .export import cmd_export
 from .groundtruth import add_groundtruth_parser
-from .store import add_store_options
+from .health import cmd_health
+from .index import cmd_index
+from .report import cmd_report
 from .traffic import add_traffic_options
 
 

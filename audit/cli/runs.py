@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import math
-import sys
 
-from .common import EXIT_GATE, EXIT_OK, InputError, corpus_arg, fail_under_arg, strip_arg, write_json
+from .common import InputError, corpus_arg, fail_under_arg, gates_failed, strip_arg, write_json
 
 
 def cmd_report_runs(a, extend=None) -> int:
@@ -45,8 +44,4 @@ def cmd_report_runs(a, extend=None) -> int:
     print(report.render_text() + extra_text)
     if a.json:
         write_json(a.json, report.to_json() | ({"traffic": extra_json} if extra_json is not None else {}))
-    failed = [f"{r.name} {label} = {r.mean(m):.3f} < {v:g}" for label, m, v in gates for r in report.results
-              if r.mean(m) < v]
-    for f in failed:
-        print(f"gate failed: {f}", file=sys.stderr)
-    return EXIT_GATE if failed else EXIT_OK
+    return gates_failed(gates, report.results)

@@ -1,0 +1,127 @@
+"""``compare OLD NEW``: the same questions against two SQLite index files, two Lance datasets or two tables of a
+live store (``store:TABLE``), before and after an upgrade: ranks, lost and gained needles, sign tests, the
+distance shift, and the outcomes at the saved (or ``--threshold``) cut."""
+
+from __future__ import annotations
+
+from .common import (
+    EXIT_OK,
+    InputError,
+    compare_cut,
+    cut_arg,
+    encoder_arg,
+    existing_index_file,
+    loaded_dataset_arg,
+    pick_source,
+    query_vectors_arg,
+    store_arg,
+    store_settings,
+    store_side,
+)
+
+__all__ = ["cmd_compare"]
+
+
+def cmd_compare(a) -> int:
+    """Print the diff of the two sides (:func:`audit.evaluation.upgrade.diff_runs`)."""
+    return {"store": _compare_tables, "index": _compare_datasets, "db": _compare_index_files}[pick_source(a, "compare")](a)
+
+
+def _compare_index_files(a) -> int:
+    from ..evaluation.upgrade import diff_runs
+    from ..groundtruth import GroundTruthError, load_ground_truth
+    from ..index import EmbeddingCache, IndexUnusable
+    from ..report.upgrade import render_diff
+    from ..sources.builtin import column_name, index_runsets
+
+    old, new = existing_index_file(a.old), existing_index_file(a.new)
+    name = a.strategy or (old.indexes() or [None])[0]
+    if name is None or name not in new.indexes():
+        raise InputError(f"index {name!r} must exist in both {old.path} and {new.path} "
+                         f"(old has {old.indexes()}, new has {new.indexes()})")
+    try:
+        lo = old.load(name)
+        ln = new.load(name)
+        gt = load_ground_truth(lo.corpus, a.ground_truth, a.out_of_domain)
+        threshold = cut_arg(a.threshold)
+    except (IndexUnusable, GroundTruthError, ValueError) as e:
+        raise InputError(str(e)) from None
+    enc_old, enc_new = encoder_arg(lo.stamp.model), encoder_arg(ln.stamp.model)
+    col = column_name(name, a.retriever)
+    try:
+        rs_old, rs_new = index_runsets(lo, ln, gt, enc_old, enc_new, a.retriever, EmbeddingCache.default(),
+                                       (f"{old.path}: index {name!r}", f"{new.path}: index {name!r}"))
+        cut, how = compare_cut(rs_old, col, threshold)
+        diff = diff_runs(rs_old, col, rs_new, col, a.k, cut, how)
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    if how == "balanced" and diff.threshold is not None:
+        print(f"(no threshold given or saved for the old index: using its balanced cut {diff.threshold:.3f})")
+    print(render_diff(diff))
+    return EXIT_OK
+
+
+def _compare_datasets(a) -> int:
+    """The same questions against two Lance dataset indexes."""
+    from ..evaluation.upgrade import diff_runs
+    from ..groundtruth import GroundTruthError, load_ground_truth
+    from ..index import EmbeddingCache
+    from ..report.upgrade import render_diff
+    from ..sources.builtin import column_name, index_runsets
+
+    threshold = cut_arg(a.threshold)
+    (lo, eo), (ln, en) = loaded_dataset_arg(a.old, None), loaded_dataset_arg(a.new, None)
+    try:
+        gt = load_ground_truth(lo.corpus, a.ground_truth, a.out_of_domain)
+        rs_old, rs_new = index_runsets(lo, ln, gt, eo, en, a.retriever, EmbeddingCache.default(), (a.old, a.new),
+                                       source_kind="lance")
+        col = column_name(lo.chunks.strategy.name, a.retriever)
+        cut, how = compare_cut(rs_old, col, threshold)
+        diff = diff_runs(rs_old, col, rs_new, column_name(ln.chunks.strategy.name, a.retriever), a.k, cut, how)
+    except (GroundTruthError, ValueError) as e:
+        raise InputError(str(e)) from None
+    if how == "balanced" and diff.threshold is not None:
+        print(f"(using the old index's balanced cut {diff.threshold:.3f})")
+    print(render_diff(diff))
+    return EXIT_OK
+
+
+def _compare_tables(a) -> int:
+    """``compare store:OLD store:NEW``: the same questions through two tables (or two databases)."""
+    from ..evaluation.upgrade import diff_runs
+    from ..groundtruth import GroundTruthError, load_needles, load_out_of_domain
+    from ..jsontext import InputFileError
+    from ..report.upgrade import render_diff
+    from ..stores.base import StoreError
+
+    if store_side(a.old) is None or store_side(a.new) is None:
+        raise InputError("compare two of a kind: store:TABLE with store:TABLE (pg:TABLE too; or two index files, or "
+                         "two datasets)")
+    if not a.ground_truth:
+        raise InputError("comparing tables needs --ground-truth NEEDLES.jsonl (and --out-of-domain FILE for bluffs)")
+    threshold = cut_arg(a.threshold)
+    try:
+        needles = load_needles(a.ground_truth)
+        ood = load_out_of_domain(a.out_of_domain) if a.out_of_domain else []
+    except GroundTruthError as e:
+        raise InputError(str(e)) from None
+    qv = query_vectors_arg(a)
+    enc = encoder_arg(a.model) if qv is None else None
+    mode = "exact" if a.exact else "approximate"
+    with store_arg(a, store_side(a.old)) as old_store, store_arg(a, store_side(a.new), a.new_store) as new_store:
+        try:
+            # each side asked through its own engine, judged by its own rows' texts (as one run set a side)
+            kw = dict(needles=needles, encoder=enc, query_vectors=qv, ood_queries=ood, k=100, **store_settings(a))
+            old, new = old_store.runset(**kw), new_store.runset(**kw)
+            cut, how = compare_cut(old, mode, threshold)
+            diff = diff_runs(old, mode, new, mode, a.k, cut, how, labels=("before", "after"))
+        except (StoreError, InputFileError) as e:
+            raise InputError(str(e)) from None
+    if how == "balanced" and diff.threshold is not None:
+        print(f"(no --threshold: using the old table's balanced cut {diff.threshold:.3f})")
+    where = "exact scan" if a.exact else "through each table's approximate index"
+    model = enc.name if enc is not None else f"query vectors {qv.source} ({qv.dims} dims)"
+    print(f"before: {old_store.provenance} · after: {new_store.provenance} · top 100 rows a question, {where} · "
+          f"model {model}")
+    print(render_diff(diff))
+    return EXIT_OK

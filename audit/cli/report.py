@@ -1,0 +1,194 @@
+"""``report``: the audit of whatever the arguments name, through the one source picker (:func:`.common.pick_source`).
+
+- the built-in pipelines over ``--corpus`` (chunk, embed, retrieve; through the SQLite index file);
+- ``--index DATASET``: a Lance dataset as it is, with its ANN index against the exact scan;
+- ``--store URI --table T …``: a live store's approximate index against its exact scan;
+- ``--run NAME=FILE …``: a team's run files (:mod:`.runs`);
+- ``--endpoint …``: a team's retrieval service (:mod:`.endpoint`);
+- ``--traffic FILE …``: production traffic, alone or after ``--run`` (:mod:`.traffic`), a section of the report.
+"""
+
+from __future__ import annotations
+
+from ..retrieval import RETRIEVERS
+from .common import (
+    EXIT_OK,
+    InputError,
+    ProgressBar,
+    VectorsFile,
+    corpus_arg,
+    cut_arg,
+    encoder_arg,
+    fail_under_arg,
+    gates_failed,
+    ground_truth_arg,
+    loaded_dataset_arg,
+    open_index_file,
+    pick_source,
+    query_vectors_arg,
+    store_arg,
+    store_settings,
+    strategies_arg,
+    strip_arg,
+    write_json,
+)
+
+__all__ = ["cmd_report"]
+
+
+def cmd_report(a) -> int:
+    """``python -m audit report …``: the report of the source the arguments name; exit 1 when a gate fails."""
+    source = pick_source(a, "report")
+    if source == "traffic":
+        from .traffic import cmd_report_traffic
+
+        return cmd_report_traffic(a)
+    if source == "endpoint":
+        from .endpoint import cmd_report_endpoint
+
+        return cmd_report_endpoint(a)
+    if source == "runs":
+        from .runs import cmd_report_runs
+
+        return cmd_report_runs(a)
+    return {"index": _report_dataset, "store": _report_store, "builtin": _report_builtin}[source](a)
+
+
+def _report_builtin(a) -> int:
+    """The built-in strategies × retrievers over ``--corpus`` (default python-reference)."""
+    cut_arg(a.threshold)
+    a.corpus = a.corpus or "python-reference"
+    a.strategies = a.strategies or "A,B,C,D,E,F"
+    a.retrievers = a.retrievers or ",".join(RETRIEVERS)
+    from ..home import default_index_path
+    from ..index import EmbeddingCache
+    from ..models import ModelUnavailable, load_encoder
+    from ..report import build_report
+    from ..sources.builtin import UnhealthyIndex, run_audit
+
+    gates = fail_under_arg(a.fail_under or [])
+    strategies = strategies_arg(a.strategies)
+    retrievers = [r.strip() for r in a.retrievers.split(",") if r.strip()]
+    bad = [r for r in retrievers if r not in RETRIEVERS]
+    if bad or not retrievers:
+        raise InputError(f"unknown retriever {bad[0] if bad else ''!r}; choose from {','.join(RETRIEVERS)}")
+    corpus = corpus_arg(a.corpus, strip_arg(a))
+    gt = ground_truth_arg(corpus, a)
+    try:
+        encoder = load_encoder(a.model)
+    except ModelUnavailable as e:
+        raise InputError(str(e)) from None
+    cache = None if a.no_cache else EmbeddingCache.default()
+    store = None if a.no_cache else open_index_file(a.db or default_index_path(corpus.name))
+    bar = ProgressBar(a.quiet)
+    try:
+        run = run_audit(corpus, gt, strategies, encoder, retrievers, reranker=a.reranker, cache=cache,
+                        progress=bar, store=store, bm25_tokens=a.bm25_tokens, allow_unhealthy=a.allow_unhealthy)
+    except UnhealthyIndex as e:
+        raise InputError(f"{e}, or pass --allow-unhealthy to report anyway") from None
+    except (ValueError, ModelUnavailable) as e:
+        raise InputError(str(e)) from None
+    finally:
+        bar.close()
+    report = build_report(run, a.threshold)
+    print(report.render_text())
+    if a.json:
+        write_json(a.json, report.to_json())
+    return gates_failed(gates, report.results, skip_unavailable=True)
+
+
+def _report_dataset(a) -> int:
+    """The report of a Lance dataset as it is, plus its ANN index against the exact scan when it has one."""
+    from ..groundtruth import GroundTruthError, load_ground_truth
+    from ..index.lance import LanceIndexError
+    from ..models import ModelUnavailable
+    from ..report import build_report
+    from ..report.tables import SPEC_KS
+    from ..sources.builtin import run_audit
+    from .common import dataset_arg
+
+    cut_arg(a.threshold)
+    loaded, enc = loaded_dataset_arg(a.index, a.model)
+    try:
+        gt = load_ground_truth(loaded.corpus, a.ground_truth, a.out_of_domain)
+    except GroundTruthError as e:
+        raise InputError(str(e)) from None
+    if not gt.needles:
+        raise InputError(f"no ground truth to evaluate on {a.index}: give --ground-truth FILE")
+    retrievers = [r.strip() for r in (a.retrievers or "dense,bm25,hybrid,rerank").split(",") if r.strip()]
+    try:
+        run = run_audit(loaded.corpus, gt, [loaded.chunks.strategy], enc, retrievers, reranker=a.reranker,
+                        prebuilt=loaded.prebuilt(), source_kind="lance")
+    except (ValueError, ModelUnavailable) as e:
+        raise InputError(str(e)) from None
+    report = build_report(run, a.threshold)
+    print(report.render_text())
+    data = report.to_json()
+    ix = dataset_arg(a.index).index
+    if ix.vector_indices():
+        qrels = run.judgments[run.strategies[0]]
+        relevant = [qrels.relevant(q.query_id) if q.in_domain else frozenset() for q in run.queries]
+        try:
+            ann = ix.compare_ann(run.query_vectors, SPEC_KS, relevant)
+        except LanceIndexError as e:
+            raise InputError(str(e)) from None
+        print("\nThe dataset's ANN index against the exact scan")
+        print(ann.to_frame().to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+        data["ann"] = ann.to_dict()
+    if a.json:
+        write_json(a.json, data)
+    return EXIT_OK
+
+
+def _report_store(a) -> int:
+    """Needle recall through the store's approximate index and through an exact scan, per k."""
+    from ..groundtruth import GroundTruthError, load_needles
+    from ..jsontext import InputFileError
+    from ..report.tables import SPEC_KS as KS
+    from ..sources.pgvector.search import compare_retrieval, relevant_from_needles
+    from ..stores.base import StoreError
+
+    with store_arg(a) as store:  # nothing is asked of the store until a search
+        if not a.ground_truth:
+            raise InputError("--store needs --ground-truth NEEDLES.jsonl (the questions and the sentences that answer "
+                             "them)")
+        try:
+            needles = load_needles(a.ground_truth)
+        except GroundTruthError as e:
+            raise InputError(str(e)) from None
+        qv = query_vectors_arg(a)
+        enc = encoder_arg(a.model) if qv is None else VectorsFile(f"query vectors {qv.source}", qv.dims)
+        labels = [f"{n.id}/{p}" for n in needles for p, _ in zip(("doc", "ticket"), n.questions)]
+        questions = [q for n in needles for q in n.questions]
+        keys = [n.needle for n in needles for _ in n.questions]
+        aliases = {f"{n.id}/{p}": n.id for n in needles for p, _ in zip(("doc", "ticket"), n.questions)}
+        k = max(KS)
+        spec = store.spec
+        try:
+            if qv is None:
+                vectors = enc.encode(questions)
+            else:  # the file's dims checked against the store's
+                qv.check_dims(store.dims(), f"column {spec.vector_column!r} of {spec.table!r}")
+                vectors = qv.for_ids(labels, aliases)
+            approximate = store.search(vectors, k, "approximate", **store_settings(a))
+            exact = store.search(vectors, k, "exact")
+            comparison = compare_retrieval(approximate, exact, relevant_from_needles(keys, approximate, exact), KS,
+                                           labels)
+        except (StoreError, InputFileError) as e:
+            raise InputError(str(e)) from None
+    print(f"Store {spec.provenance} · model {enc.name} · {len(questions)} questions from {len(needles)} needles")
+    print(f"Approximate index: {comparison.index or 'none'} {comparison.settings}" + (
+        f" — {comparison.note}" if comparison.note else ""))
+    print("Needle recall through the approximate index and through an exact scan; overlap of the two top-k lists")
+    print(comparison.to_frame().to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    for row in comparison.rows:
+        if row.lost:
+            print(f"lost at k={row.k} by the approximate index: {', '.join(row.lost)}")
+    for row in comparison.rows:
+        if row.short:
+            print(f"short lists at k={row.k} (the approximate index returned fewer rows than the exact scan): "
+                  f"{len(row.short)} of {row.n_queries} questions, e.g. {', '.join(row.short[:5])}")
+    if a.json:
+        write_json(a.json, {"store": spec.to_dict(), "model": enc.name, "comparison": comparison.to_dict(),
+                            "approximate_ms": list(approximate.ms), "exact_ms": list(exact.ms)})
+    return EXIT_OK
