@@ -46,12 +46,12 @@ def status_section(rep, man: pd.DataFrame) -> None:
     c[1].metric("Documents", rep.n_documents)
     c[2].metric("Failed documents", int((man["status"] == "failed").sum()),
                 help="documents the indexer could not read; the rest of the index stays searchable")
-    c[3].metric("Chunks", rep.n_chunks)
-    c[4].metric("L2/cos identity", "n/a" if rep.identity_max_deviation != rep.identity_max_deviation
-                else f"{rep.identity_max_deviation:.1e}", help="max |L2²/2 − (1 − cos)|, checked on a sample of "
+    c[3].metric("Chunks", rep.n_rows)
+    c[4].metric("L2/cos identity", "n/a" if rep.figures["identity_max_deviation"] != rep.figures["identity_max_deviation"]
+                else f"{rep.figures['identity_max_deviation']:.1e}", help="max |L2²/2 − (1 − cos)|, checked on a sample of "
                                                                 "unit vectors; exact up to float noise only when "
                                                                 "vectors are unit")
-    st.caption(md(f"Generation {rep.generation} · model {rep.stamp.model} ({rep.stamp.dims} dims, window "
+    st.caption(md(f"Generation {rep.target['generation']} · model {rep.stamp.model} ({rep.stamp.dims} dims, window "
                   f"{rep.stamp.window} tokens) · pipeline {rep.stamp.pipeline_version} · strategy "
                   f"{rep.stamp.strategy}"))
 

@@ -11,10 +11,24 @@ from test_store import N_DOCS, write_docs
 from audit.chunking import PRESETS
 from audit.groundtruth import GroundTruth, Needle, validate
 from audit.index import IndexStore, index_corpus
-from audit.index.health import check_index, check_store
+from audit.evaluation.upgrade import diff_runs
+from audit.index.health import check_index
 from audit.ingest import load_folder
 from audit.models import HashingEncoder
-from audit.report.upgrade import compare_stores
+from audit.sources.builtin import column_name, index_runsets
+from audit.stores.sqlite import SqliteSpec, SqliteStore
+
+
+def check_file(store, encoder):
+    """Every index of the file through the store protocol (what ``health --db`` runs)."""
+    return [SqliteStore(SqliteSpec(str(store.path), name), store).health(encoder=encoder) for name in store.indexes()]
+
+
+def compare_files(old, new, gt, e_old, e_new, name, threshold=None):
+    """``compare OLD NEW`` on two index files: the same questions, the dense runs diffed (the CLI's path)."""
+    rs_old, rs_new = index_runsets(old.load(name), new.load(name), gt, e_old, e_new)
+    col = column_name(name, "dense")
+    return diff_runs(rs_old, col, rs_new, col, 8, threshold, "given" if threshold is not None else "balanced")
 
 
 @pytest.fixture()
@@ -33,10 +47,12 @@ def by_check(report):
 
 def test_fresh_index_is_healthy_and_identity_holds(indexed):
     store, docs, enc = indexed
-    (rep,) = check_store(store, enc)
+    (rep,) = check_file(store, enc)
     assert rep.healthy and rep.exit_code == 0
     f = by_check(rep)
-    assert f["vectors"].severity == "ok" and rep.identity_max_deviation < 1e-5
+    assert f["vectors"].severity == "ok" and rep.figures["identity_max_deviation"] < 1e-5
+    assert rep.engine == "sqlite" and rep.target == {"db": str(store.path), "index": "E", "generation": 1}
+    assert all(x.concerns == "documents" and x.count == len(x.documents) for x in rep.findings)
     assert f["over_window"].severity == "ok"
 
 
@@ -48,7 +64,7 @@ def test_model_name_change_with_same_dims_is_stale(indexed):
 
     other = Renamed(dims=32)
     other.name = "another-model-same-dims"
-    (rep,) = check_store(store, other)
+    (rep,) = check_file(store, other)
     stale = by_check(rep)["stale"]
     assert stale.severity == "unhealthy" and len(stale.documents) == N_DOCS
     assert "model hashing:32 → another-model-same-dims" in stale.documents[0]["why"]
@@ -106,9 +122,9 @@ def test_compare_two_indexes(tmp_path):
     acc, loc, rej = validate(needles, corpus)
     assert not rej
     gt = GroundTruth(tuple(acc), loc, (), ("paella", "passport renewal"))
-    diff = compare_stores(old, new, gt, e_old, e_new, "E", threshold=0.6)
+    diff = compare_files(old, new, gt, e_old, e_new, "E", threshold=0.6)
     assert len(diff.per_query) == 2 * N_DOCS
-    assert [t.k for t in diff.tests] == [1, 4, 8, 20]
+    assert [t.k for t in diff.tests] == [1, 4, 8, 10, 20]
     for t in diff.tests:  # wins/losses are exactly the queries that changed side at k
         before = diff.per_query["rank before"] <= t.k
         after = diff.per_query["rank after"] <= t.k
@@ -116,9 +132,9 @@ def test_compare_two_indexes(tmp_path):
     assert set(diff.at_threshold["outcome"]) >= {"bluff", "abandoned"}
     part = diff.at_threshold[diff.at_threshold["outcome"] != "abandoned answerable"]
     assert part["before"].sum() == part["after"].sum() == 2 * N_DOCS + 2  # every query lands in one outcome
-    assert set(diff.distance_samples()["when"]) == {"before", "after"}
+    assert set(diff.samples["when"]) == {"before", "after"}
     with pytest.raises(ValueError, match="was built with hashing:16 \\(16 dims\\)"):
-        compare_stores(old, new, gt, e_new, e_new, "E")
+        compare_files(old, new, gt, e_new, e_new, "E")
 
 
 def test_manifest_and_upgrade_preview(indexed):
@@ -142,7 +158,7 @@ def test_manifest_and_upgrade_preview(indexed):
 def test_side_by_side_bins_keep_both_series_visible():
     import pandas as pd
 
-    from audit.report.upgrade import side_by_side_bins
+    from audit.evaluation.upgrade import side_by_side_bins
 
     # identical before/after samples (the same file on both sides) must give two equal bars per bin, never one
     # on top of the other; 0.3 sits exactly on a bin edge (0.3 / 0.025 is 11.999... in floating point)

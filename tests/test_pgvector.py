@@ -16,9 +16,9 @@ import pytest
 from pgfixture import pg_server  # noqa: F401 - the session fixture
 
 from audit.ingest import Corpus, markdown_document
+from audit.stores.base import SearchResult
 from audit.sources.pgvector import (
     KComparison,
-    SearchResult,
     StoreError,
     StoreSpec,
     check_health,
@@ -142,25 +142,27 @@ def test_health_figures_match_python(store):
               "duplicate_texts": sum(n for n in texts.values() if n > 1), "models": 0,
               "missing_documents": missing, "text_mismatch": mismatch, "approximate_index": 0,
               "extension": 0, "dead_tuples": 0}
-    assert {c.name: c.rows for c in h.checks} == expect
+    assert {c.check: c.count for c in h.findings} == expect
     # The crafted defects are exactly one NULL, one norm-2 vector, one pair of texts, one lost doc, one edit.
     assert (expect["null_vectors"], expect["norms"], expect["duplicate_texts"], missing, mismatch) == (1, 1, 2, 1, 1)
-    sev = {c.name: c.severity for c in h.checks}
+    sev = {c.check: c.severity for c in h.findings}
     assert sev["null_vectors"] == sev["norms"] == sev["missing_documents"] == sev["text_mismatch"] == "unhealthy"
     assert sev["duplicate_texts"] == "warning" and sev["dims"] == "ok"
     assert not h.healthy and h.exit_code == 1
-    assert h.check("null_vectors").examples == ("0",)
-    assert h.check("norms").examples == ("1",)
-    assert h.check("duplicate_texts").examples == ("2", "3")
-    assert h.check("missing_documents").breakdown == (("gone.md", 1),)
-    assert h.check("text_mismatch").examples == ("6",)  # row 5 (prefix) and row 7 (header) still end with the slice
-    assert "hnsw index chunks_emb_hnsw" in h.check("approximate_index").detail
-    assert h.check("norms").detail.endswith("(norms 1 … 2): L2 and inner-product distances are not cosine distances "
+    assert h.finding("null_vectors").examples == ("0",)
+    assert h.finding("norms").examples == ("1",)
+    assert h.finding("duplicate_texts").examples == ("2", "3")
+    assert h.finding("missing_documents").breakdown == (("gone.md", 1),)
+    assert h.finding("text_mismatch").examples == ("6",)  # row 5 (prefix) and row 7 (header) still end with the slice
+    assert "hnsw index chunks_emb_hnsw" in h.finding("approximate_index").detail
+    assert h.finding("norms").detail.endswith("(norms 1 … 2): L2 and inner-product distances are not cosine distances "
                                             "for them")  # the range includes the norm-2 row
-    d = h.to_dict()
-    assert d["healthy"] is False and d["checks"][0] == {"name": "rows", "severity": "ok", "rows": N,
-                                                         "detail": f"{N} rows", "breakdown": [], "examples": []}
-    assert list(h.to_frame().columns) == ["name", "severity", "rows", "detail"]
+    d = h.to_json()  # the one JSON form of every engine's health (audit.stores.health)
+    assert d["healthy"] is False and d["engine"] == "pgvector" and d["rows"] == N
+    assert d["findings"][0] == {"check": "rows", "severity": "ok", "title": "rows", "detail": f"{N} rows",
+                                "concerns": "rows", "count": N, "documents": [], "examples": [], "breakdown": []}
+    assert d["target"]["table"] == "chunks" and d["figures"] == {"vector_type": "vector"}
+    assert list(h.to_frame().columns) == ["check", "severity", "title", "detail", "concerns", "count"]
     assert "UNHEALTHY" in h.render().splitlines()[0]
 
 
@@ -168,17 +170,17 @@ def test_health_figures_match_python(store):
 def test_health_mixed_dims_models_and_model_dims(store):
     h = check_health(_spec(store, "mixed", model_column="model"), model_dims=384)
     # 12 rows: rows 3 and 8 have 383 dims; rows 1, 2, 3 are stamped m2.
-    assert h.check("dims").rows == 2 and h.check("dims").severity == "unhealthy"
-    assert h.check("dims").breakdown == (("384", 10), ("383", 2))
-    assert h.check("dims").examples == ("m03", "m08")
-    assert h.check("model_dims").rows == 2
-    assert h.check("models").rows == 3 and h.check("models").breakdown == (("m1", 9), ("m2", 3))
-    assert h.check("models").examples == ("m01", "m02", "m03")
-    assert "no approximate index: approximate equals exact" in h.check("approximate_index").detail
+    assert h.finding("dims").count == 2 and h.finding("dims").severity == "unhealthy"
+    assert h.finding("dims").breakdown == (("384", 10), ("383", 2))
+    assert h.finding("dims").examples == ("m03", "m08")
+    assert h.finding("model_dims").count == 2
+    assert h.finding("models").count == 3 and h.finding("models").breakdown == (("m1", 9), ("m2", 3))
+    assert h.finding("models").examples == ("m01", "m02", "m03")
+    assert "no approximate index: approximate equals exact" in h.finding("approximate_index").detail
     assert h.exit_code == 1
     # Without the model only its own consistency is checked; model 383 would make the other ten rows wrong.
-    assert "model_dims" not in {c.name for c in check_health(_spec(store, "mixed")).checks}
-    assert check_health(_spec(store, "mixed"), model_dims=383).check("model_dims").rows == 10
+    assert "model_dims" not in {c.check for c in check_health(_spec(store, "mixed")).findings}
+    assert check_health(_spec(store, "mixed"), model_dims=383).finding("model_dims").count == 10
 
 
 @pytest.mark.store
@@ -187,12 +189,12 @@ def test_health_real_array_column(store):
     arr = store["arrays"]
     finite = [np.asarray(v, dtype=np.float64) for _, _, v in arr if np.isfinite(v).all()]
     # Independent: 2 rows hold NaN/Inf; among the finite rows, one is scaled by 0.5.
-    assert h.vector_type == "array"
-    assert h.check("non_finite").rows == sum(not np.isfinite(v).all() for _, _, v in arr) == 2
-    assert h.check("non_finite").examples == ("2", "4")
-    assert h.check("norms").rows == sum(abs(np.linalg.norm(v) - 1) > 1e-4 for v in finite) == 1
-    assert h.check("norms").examples == ("6",)
-    assert h.check("dims").rows == 0 and h.check("dims").breakdown == (("384", 10),)
+    assert h.figures["vector_type"] == "array"
+    assert h.finding("non_finite").count == sum(not np.isfinite(v).all() for _, _, v in arr) == 2
+    assert h.finding("non_finite").examples == ("2", "4")
+    assert h.finding("norms").count == sum(abs(np.linalg.norm(v) - 1) > 1e-4 for v in finite) == 1
+    assert h.finding("norms").examples == ("6",)
+    assert h.finding("dims").count == 0 and h.finding("dims").breakdown == (("384", 10),)
 
 
 @pytest.mark.store
@@ -203,7 +205,7 @@ def test_health_healthy_table_exits_zero(store):
         c.execute("CREATE TABLE clean AS SELECT id, body, emb FROM chunks WHERE id >= 8")
     h = check_health(_spec(store, "clean"), model_dims=DIMS)
     assert h.healthy and h.exit_code == 0, h.render()
-    assert h.n_rows == N - 8 and h.check("rows").rows == N - 8
+    assert h.n_rows == N - 8 and h.finding("rows").count == N - 8
     assert any("no model column" in n for n in h.not_checked)
 
 
@@ -241,7 +243,9 @@ def test_exact_topk_equals_numpy_and_approximate_uses_hnsw(store):
         # The rows returned have numpy's k smallest distances (same set up to float rounding of near-ties).
         np.testing.assert_allclose(np.sort(d[got]), d[top], atol=1e-5)
         np.testing.assert_allclose(ex.distances[qi], d[got], atol=1e-5)
-        np.testing.assert_allclose(ex.cosine[qi], ex.distances[qi])  # <=> is already cosine distance
+        # <=> is already cosine distance; the rule re-scores each row from its own vector (audit.scores), which
+        # moves it by float error only
+        np.testing.assert_allclose(ex.cosine[qi], ex.distances[qi], atol=1e-6)
         np.testing.assert_allclose(ap.distances[qi], d[[int(i) for i in ap.ids[qi]]], atol=1e-5)
     assert ex.index is None and ex.mode == "exact"
     assert ap.index == "chunks_emb_hnsw"  # EXPLAIN shows the HNSW index served the approximate search

@@ -22,13 +22,9 @@ from pgfixture import pg_server  # noqa: F401 - the session fixture
 
 from audit.cli import main
 from audit.sources.pgvector import StoreError, StoreSpec, check_health, compare_retrieval, find_indexes, search
-from audit.sources.pgvector.production import (
-    check_filters,
-    extension_version,
-    key_cast,
-    parse_filter,
-    unavailable,
-)
+from audit.sources.pgvector.connection import key_cast
+from audit.sources.pgvector.production import extension_version, unavailable
+from audit.stores.filters import check_filters, parse_filter
 
 DIMS = 16
 N_NEAR = 1200
@@ -240,11 +236,11 @@ def test_a_large_delete_is_measured(prod):
     h = None
     for _ in range(50):  # the statistics reach shared memory when the deleting backend goes idle
         h = check_health(spec)
-        if h.check("dead_tuples").severity == "warning":
+        if h.finding("dead_tuples").severity == "warning":
             break
         time.sleep(0.1)
-    dead = h.check("dead_tuples")
-    assert dead.severity == "warning" and dead.rows == N_NEAR
+    dead = h.finding("dead_tuples")
+    assert dead.severity == "warning" and dead.count == N_NEAR
     assert dead.detail.startswith(f"{N_NEAR} dead tuples beside {N_Q + 40} live rows (")
     k = 8
     survivors = [r for r in prod["rows"] if r[1] == "small"]
@@ -269,7 +265,7 @@ def test_expression_indexes_are_found_and_queried_through(prod):
         assert ex.ids == tuple(_exact_numpy(prod["rows"][:60], q, 5) for q in prod["qs"])
         assert ap.ids == ex.ids  # 60 rows, ef_search 100: HNSW visits them all
         h = check_health(spec)
-        assert h.check("approximate_index").detail == f"hnsw index {index} on ({column}::vector({DIMS})) " \
+        assert h.finding("approximate_index").detail == f"hnsw index {index} on ({column}::vector({DIMS})) " \
                                                       "(vector_cosine_ops)"
     spec = _spec(prod, "sums")
     (idx,) = find_indexes(spec)
@@ -285,7 +281,7 @@ def test_extension_finding_names_what_this_version_lacks(prod):
     import psycopg
 
     h = check_health(_spec(prod, "tenants"))
-    ext = h.check("extension")
+    ext = h.finding("extension")
     with psycopg.connect(prod["uri"]) as c:
         assert extension_version(c) == tuple(int(x) for x in prod["version"].split("."))
     assert ext.severity == "ok" and ext.detail.startswith(f"pgvector {prod['version']}")

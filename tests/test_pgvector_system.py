@@ -16,19 +16,38 @@ from hypothesis import strategies as st
 from pgfixture import pg_server  # noqa: F401 - the session fixture
 from test_pgvector import DIMS, N, _corpus, _lit, _rows
 
-from audit.evaluation.measures import Qrels, evaluate
+from audit.evaluation.judgments import Qrels
+from audit.evaluation.measures import evaluate_run
+from audit.evaluation.threshold import gate_queries
 from audit.groundtruth import Needle
 from audit.sources.imported import InputFileError, UserChunk, needle_qrels
-from audit.sources.pgvector import (
-    QueryVectors,
-    StoreError,
-    StoreSpec,
-    cosine_in_range,
-    needle_relevance,
-    read_query_vectors,
-    search,
-    store_system,
-)
+from audit.sources.pgvector import QueryVectors, StoreError, StoreSpec, read_query_vectors, search
+from audit.stores.base import cosine_in_range
+from audit.stores.registry import open_store
+from audit.stores.shared import relevance_from_rows, upgrade_runset
+
+
+def store_system(spec, **kw):
+    """The table asked every question both ways, through the store protocol (what ``report --store`` asks)."""
+    with open_store(spec) as store:
+        return store.runset(**kw)
+
+
+def needle_relevance(spec, needles, batch=5000):
+    """Needle id → the rows whose text holds it, over the table's rows streamed ``batch`` at a time (the rows the
+    protocol's ``rows`` streams)."""
+    from audit.sources.pgvector.system import stream_rows
+
+    with open_store(spec) as store:
+        return relevance_from_rows(needles, stream_rows(spec, store.conn, batch), spec.doc_column is not None)
+
+
+def evaluate(run, qrels, ks):
+    return evaluate_run(run, qrels, ks)
+
+
+def _queries(runset, domain=True):
+    return {q.query_id: q.text for q in (runset.in_domain if domain else runset.out_of_domain)}
 
 # --------------------------------------------------------------------------- cosine range (no server)
 
@@ -199,23 +218,24 @@ def test_store_system_runs_equal_numpy(sys_store, tmp_path):
                         k=k, ef_search=40)
     assert [r.name for r in sysm.runs] == ["approximate", "exact"]
     assert all(r.score_kind == "cosine-distance" for r in sysm.runs)
-    assert list(sysm.queries) == ["n1/doc", "n1/ticket", "n2/doc", "n3/doc", "n3/ticket"]
-    assert sysm.queries["n1/ticket"] == "ticket question one"
-    # Judgments: n1 → row 10, n2 → rows 2 and 3, n3 → nothing (scored 0).
-    assert {q: set(sysm.qrels.relevant(q)) for q in sysm.queries} == {
-        "n1/doc": {"10"}, "n1/ticket": {"10"}, "n2/doc": {"2", "3"}, "n3/doc": set(), "n3/ticket": set()}
+    assert list(_queries(sysm)) == ["n1/doc", "n1/ticket", "n2/doc", "n3/doc", "n3/ticket"]
+    assert _queries(sysm)["n1/ticket"] == "ticket question one"
     exact = sysm.run("exact")
+    qrels = sysm.qrels(exact)
+    # Judgments: n1 → row 10, n2 → rows 2 and 3, n3 → nothing (scored 0).
+    assert {q: set(qrels.relevant(q)) for q in _queries(sysm)} == {
+        "n1/doc": {"10"}, "n1/ticket": {"10"}, "n2/doc": {"2", "3"}, "n3/doc": set(), "n3/ticket": set()}
     vec_of = {"n1/doc": raw["n1"], "n1/ticket": raw["n1/ticket"], "n2/doc": raw["n2"], "n3/doc": raw["n3"],
               "n3/ticket": raw["n3"]}
     for qid, v in vec_of.items():
         d = _numpy_dist(s, v)
         top = np.argsort(d, kind="stable")[:k]
-        got = exact.rankings[qid]
+        got = exact.ranking(qid).top(k)
         assert [int(c) for c, _ in got] == [int(i) for i in top]  # random vectors: no near-ties in the top 8
         np.testing.assert_allclose([x for _, x in got], d[top], atol=1e-5)
     # Query near row 11 (n1/ticket) finds row 11 first, not the needle's row 10: the needle is then
     # at a rank numpy gives too (or missed within k).
-    r = evaluate(exact, sysm.qrels, ks=(1, k))
+    r = evaluate(exact, qrels, ks=(1, k))
     d_t = _numpy_dist(s, raw["n1/ticket"])
     rank10 = int(np.argsort(np.argsort(d_t, kind="stable"))[10]) + 1
     assert r.per_query[0].values["Success@1"] == 1.0  # n1/doc: near row 10
@@ -227,25 +247,26 @@ def test_store_system_runs_equal_numpy(sys_store, tmp_path):
     assert "through index sys_chunks_hnsw (enable_seqscan=off, hnsw.ef_search=40)" in ap.source
     assert "exact scan" in exact.source and "sys_chunks" in exact.source
     # Out-of-domain: both runs over ood-1, ood-2, nearest distance as numpy's.
-    assert sysm.ood_queries == {"ood-1": "far away 1", "ood-2": "far away 2"}
-    assert set(sysm.ood_runs) == {"approximate", "exact"}
+    assert _queries(sysm, domain=False) == {"ood-1": "far away 1", "ood-2": "far away 2"}
+    for run in sysm.runs:  # each run ranks the out-of-domain questions too (its out-of-domain run merged in)
+        assert {"ood-1", "ood-2"} <= set(run.rankings)
     for qid in ("ood-1", "ood-2"):
         d = _numpy_dist(s, raw[qid])
-        assert sysm.ood_runs["exact"].rankings[qid][0][1] == pytest.approx(d.min(), abs=1e-5)
+        assert exact.ranking(qid).top(1)[0][1] == pytest.approx(d.min(), abs=1e-5)
     # The gate sees 5 in-domain and 2 out-of-domain questions; nearest = top-1 distance.
-    g = sysm.gate_queries("exact")
+    g = gate_queries(sysm, "exact")
     assert [q.in_domain for q in g] == [True] * 5 + [False] * 2
     assert g[0].nearest == pytest.approx(_numpy_dist(s, raw["n1"]).min(), abs=1e-5)
     assert g[3].nearest_correct is None  # n3: nothing relevant anywhere
     # Chunks: exactly the rows returned or judged, with their text, document and offsets.
-    involved = {c for run in (*sysm.runs, *sysm.ood_runs.values()) for rk in run.rankings.values() for c, _ in rk}
+    involved = {c for run in sysm.runs for rk in run.rankings.values() for c in rk.ids}
     involved |= {"10", "2", "3"}
-    assert {c.chunk_id for c in sysm.chunks} == involved
-    by = {c.chunk_id: c for c in sysm.chunks}
+    by = sysm.space(exact).chunks
+    assert set(by) == involved
     row = s["rows"][10]
     assert (by["10"].text, by["10"].doc_id, by["10"].start, by["10"].end) == (row[4], row[1], row[2], row[3])
-    assert sysm.files[0]["role"] == "store" and sysm.files[1] == {"role": "query vectors", "name": "qv.jsonl",
-                                                                   "sha256": ""}
+    files = sysm.source.files
+    assert files[0]["role"] == "store" and files[1] == {"role": "query vectors", "name": "qv.jsonl", "sha256": ""}
 
 
 @pytest.mark.store
@@ -270,13 +291,16 @@ def test_store_system_with_qrels_and_an_encoder(sys_store):
     Q = enc.encode(list(queries.values()))
     d = 1.0 - Q.astype(np.float64) @ V.astype(np.float64).T
     for qi, qid in enumerate(queries):
-        got = sysm.run("exact").rankings[qid]
+        got = sysm.run("exact").ranking(qid).top(5)
         np.testing.assert_allclose([x for _, x in got], np.sort(d[qi])[:5], atol=1e-5)
-    assert sysm.run("exact").rankings["q1"][0][0] == "c07"  # the question is row 7's own text: distance 0
-    assert sysm.run("exact").rankings["q1"][0][1] == 0.0  # clipped where float error would give −1e-7
+    top = sysm.run("exact").ranking("q1").top(1)[0]
+    assert top[0] == "c07"  # the question is row 7's own text: distance 0
+    assert 0.0 <= top[1] < 1e-6  # the canonical distance of a vector to itself (float32 norms), never below 0
     assert "no approximate index: approximate equals exact" in sysm.run("approximate").source
-    assert sysm.run("approximate").rankings == sysm.run("exact").rankings
-    assert sysm.ood_runs == {} and sysm.chunks and sysm.chunks[0].doc_id == ""
+    for qid in queries:
+        assert sysm.run("approximate").ranking(qid).top(5) == sysm.run("exact").ranking(qid).top(5)
+    chunks = sysm.space(sysm.run("exact")).chunks
+    assert not sysm.out_of_domain and chunks and all(c.doc_id == "" for c in chunks.values())
 
 
 @pytest.mark.store
@@ -358,8 +382,6 @@ def test_upgrade_system_before_and_after(sys_store, tmp_path):
     """After: the same table without row 10 (the only row holding n1). The diff's two runs equal numpy."""
     import psycopg
 
-    from audit.sources.pgvector import store_upgrade_system
-
     s = sys_store
     with psycopg.connect(s["uri"], autocommit=True) as c:
         c.execute("CREATE TABLE sys_after AS SELECT * FROM sys_chunks WHERE id <> 10")
@@ -367,21 +389,23 @@ def test_upgrade_system_before_and_after(sys_store, tmp_path):
     after = StoreSpec(s["uri"], "sys_after", "id", "body", "emb", doc_column="doc_id", start_column="start_off",
                       end_column="end_off")
     k = 8
-    u = store_upgrade_system(_spec(s), after, mode="exact", needles=s["needles"], query_vectors=qv,
-                             ood_queries=["far 1"], k=k)
-    assert [r.name for r in u.runs] == ["before", "after"] and set(u.ood_runs) == {"before", "after"}
-    assert u.qrels.relevant("n1/doc") == {"10"}  # judged in the table that still holds it
+    with open_store(_spec(s)) as before_store, open_store(after) as after_store:
+        u = upgrade_runset(before_store, after_store, mode="exact", needles=s["needles"], query_vectors=qv,
+                           ood_queries=["far 1"], k=k)
+    assert [r.name for r in u.runs] == ["before", "after"]
+    qrels = u.qrels(u.run("before"))
+    assert qrels.relevant("n1/doc") == {"10"}  # judged in the table that still holds it
     d = _numpy_dist(s, raw["n1"])
     d_after = d.copy()
     d_after[10] = np.inf  # row 10 is gone
     for run, dist in ((u.run("before"), d), (u.run("after"), d_after)):
         top = np.argsort(dist, kind="stable")[:k]
-        assert [int(c) for c, _ in run.rankings["n1/doc"]] == [int(i) for i in top]
-    before_r, after_r = (evaluate(u.run(n), u.qrels, ks=(1, k)) for n in ("before", "after"))
+        assert [int(c) for c in run.ids("n1/doc")] == [int(i) for i in top]
+    before_r, after_r = (evaluate(u.run(n), qrels, ks=(1, k)) for n in ("before", "after"))
     # n1/doc: found first before, nowhere after; n2/doc (rows 2 and 3) unchanged.
     assert before_r.per_query[0].values["Success@1"] == 1.0 and after_r.per_query[0].values[f"Success@{k}"] == 0.0
     assert before_r.per_query[2].values["Success@1"] == after_r.per_query[2].values["Success@1"] == 1.0
-    assert [f["role"] for f in u.files] == ["store (before)", "store (after)", "query vectors"]
-    assert "10" in {c.chunk_id for c in u.chunks}
-    with pytest.raises(StoreError, match="two names"):
-        store_upgrade_system(_spec(s), after, names=("x", "x"), needles=s["needles"], query_vectors=qv)
+    assert [f["role"] for f in u.source.files] == ["store (before)", "store (after)", "query vectors"]
+    assert "10" in u.space(u.run("before")).chunks
+    with pytest.raises(StoreError, match="two names"), open_store(_spec(s)) as a, open_store(after) as b:
+        upgrade_runset(a, b, names=("x", "x"), needles=s["needles"], query_vectors=qv)

@@ -14,7 +14,7 @@ import pytest
 from conftest import shown
 from streamlit.testing.v1 import AppTest
 
-from audit.sources.engines import ENGINES, available_engines
+from audit.stores.registry import ENGINES, available_engines
 
 pytestmark = pytest.mark.slow
 
@@ -27,7 +27,7 @@ def _script():
     system = draw_store_inputs()
     if system is not None:
         st.write("runs: " + ", ".join(r.name for r in system.runs))
-        st.session_state["top"] = {r.name: [c for c, _ in r.rankings["n0/doc"]] for r in system.runs}
+        st.session_state["top"] = {r.name: list(r.ids("n0/doc")) for r in system.runs}
         draw_store_health(key="health_table")
 
 
@@ -36,15 +36,15 @@ def test_engines_listed_only_when_importable(monkeypatch):
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "chromadb" else real(name, *a))
     assert "chroma" not in [e.name for e in available_engines()]
     assert ENGINES["chroma"].install == "pip install 'retrieval-audit[chroma]'"
-    from audit.sources.pgvector import StoreError
+    from audit.stores.base import StoreError
 
     with pytest.raises(StoreError, match=r"Chroma needs its extra: pip install 'retrieval-audit\[chroma\]'"):
-        ENGINES["chroma"].module()
+        ENGINES["chroma"].store_class()
 
 
 @pytest.fixture()
 def milvus_env(tmp_path, monkeypatch):
-    if not ENGINES["milvus"].available():
+    if not ENGINES["milvus"].is_available():
         pytest.skip(ENGINES["milvus"].install)
     from pymilvus import DataType, MilvusClient
 
@@ -86,7 +86,7 @@ def test_a_milvus_lite_store_on_the_same_inputs(milvus_env):
     assert list(top) == ["approximate", "exact"]
     assert top["approximate"][0] == top["exact"][0] == "r03"  # the question is the row's own text
     health = at.dataframe[0].value
-    assert dict(zip(health["name"], health["severity"]))["approximate_index"] == "ok"
+    assert dict(zip(health["check"], health["severity"]))["approximate_index"] == "ok"
     page = "\n".join(shown(e) for kind in ("markdown", "error", "warning", "success", "caption")
                      for e in getattr(at, kind))
     assert str(milvus_env["folder"].parent) not in page  # only the store's name, never its path

@@ -1,12 +1,19 @@
-"""The store protocol's shared tests (issue 33): every engine behind ``audit.sources.engines`` — pgvector, a Chroma
-server started here with the package's own ``chroma run``, a Chroma persistent folder, and a Milvus Lite data
-folder — holds the same tiny table and must give the same findings on the same faults, the same exact top-k
-as numpy, approximate equal to exact where the engine is exact at this size, the same ``ImportedSystem``, and
-must never write (issue 24 item 4: pgvector as a role with ``default_transaction_read_only = on`` and SELECT
-grants only; Chroma and Milvus Lite on their folders' bytes, and no mutating call on the server).
+"""The store protocol's shared tests (issues 33 and 23): every engine behind ``audit.stores`` — pgvector, a Chroma
+server started here with the package's own ``chroma run``, a Chroma persistent folder, a Milvus Lite data
+folder, a SQLite index file and a Lance dataset — holds the same tiny table, is opened with
+``audit.stores.registry.open_store`` and must give the findings of its checks on the same faults (one report
+type, one JSON form), the same exact top-k as numpy, approximate equal to exact where the engine is exact at
+this size, the same ``RunSet``, and must never write (issue 24 item 4: pgvector as a role with
+``default_transaction_read_only = on`` and SELECT grants only; the folders' bytes; no mutating call on the
+Chroma server).
 
 The table: 40 rows ``c00``…``c39`` of 4 documents, unit vectors in 8 dimensions (seed 24), a model stamp, and
-six faults put in by hand (see ``_rows``). Every expected figure is worked out from the rows in Python.
+six faults put in by hand (see ``_rows``). Every expected figure is worked out from the rows in Python. The
+audit's own indexes (SQLite, Lance) number their chunks 0..39 in (document, row) order; the tests map them
+back to ``c00``…``c39`` through the rows' vectors. Their search computes ``1 − q·v`` (the built-in dense
+retriever's distance: they hold unit vectors by construction, and health flags any other), where a team's
+store divides the norms out (``<=>``, Chroma's and Milvus's cosine): so c01 (norm 2) is compared with each
+engine's own definition.
 """
 
 from __future__ import annotations
@@ -28,13 +35,15 @@ from pgfixture import need, pg_server  # noqa: F401 - the session fixture
 from audit.cli import main
 from audit.groundtruth import load_needles
 from audit.ingest import Corpus, markdown_document
-from audit.sources.engines import ENGINES, engine_for, make_spec
 from audit.sources.pgvector import read_query_vectors
+from audit.stores.registry import ENGINES, engine_for, make_spec, open_store
 
 DIMS = 8
 N = 40
 TABLE = "proto_chunks"
-ENGINE_IDS = ["pgvector", "chroma-server", "chroma-folder", "milvus"]
+LIVE = ["pgvector", "chroma-server", "chroma-folder", "milvus"]
+OWN = ["sqlite", "lance"]
+ENGINE_IDS = LIVE + OWN
 
 
 # --------------------------------------------------------------------------- the one table
@@ -103,12 +112,14 @@ def _queries(rows):
     return np.stack(out)
 
 
-def _numpy_topk(rows, q, k):
-    """Exact cosine distance 1 − cos(v, q) of every row (c01's norm divided out), ties by id."""
+def _numpy_topk(rows, q, k, normalised=True):
+    """Exact cosine distance 1 − cos(v, q) of every row (c01's norm divided out; ``normalised=False``: the
+    audit's own ``1 − q·v``, clipped into [0, 2]), ties by id."""
     d = []
     for r in rows:
         v = r["vector"].astype(np.float64)
-        d.append((1 - float(v @ q.astype(np.float64)) / (np.linalg.norm(v) * np.linalg.norm(q)), r["id"]))
+        x = 1 - float(v @ q.astype(np.float64)) / ((np.linalg.norm(v) * np.linalg.norm(q)) if normalised else 1.0)
+        d.append((min(2.0, max(0.0, x)), r["id"]))
     d.sort()
     return tuple(i for _, i in d[:k]), tuple(x for x, _ in d[:k])
 
@@ -185,6 +196,63 @@ def _pg_table(uri, rows):
         c.execute(f"GRANT SELECT ON {TABLE} TO auditor")
 
 
+def _sqlite_file(path: Path, rows, root: Path):
+    """The rows as index ``proto_chunks`` of an index file, written row by row with the indexer's own writer.
+
+    A SQLite index stamps each *document* with its model, so c07's other model would make its whole document
+    another model's and every search refused (querying a mixed index is refused): here it keeps m1. The
+    document of c04 (``gone.md``) is written but has no file: health says its source is missing.
+    """
+    from audit import PIPELINE_VERSION
+    from audit.index import IndexStore, Stamp
+    from audit.ingest import load_corpus, markdown_document
+    from audit.chunking import Chunk
+
+    docs = {d.doc_id: d for d in load_corpus(str(root / "docs")).documents}
+    docs["gone.md"] = markdown_document("gone.md", docs["doc0.md"].text, source="gone.md")
+    stamp = Stamp("m1", "m1-digest", DIMS, 256, PIPELINE_VERSION,
+                  json.dumps({"cut": "boundaries", "header": False, "name": TABLE, "overlap": 0, "target": 512},
+                             sort_keys=True))
+    store = IndexStore(path)
+    store.set_corpus(str(root / "docs"))
+    gen = store.new_generation(TABLE, stamp, str(root / "docs"), "active")
+    for doc_id in sorted({r["doc"] for r in rows}):
+        mine = [r for r in rows if r["doc"] == doc_id]
+        chunks = [Chunk(chunk_id=0, doc_id=doc_id, title=docs[doc_id].title, section="", text=r["text"],
+                        content=r["text"], start=r["start"], end=r["end"]) for r in mine]
+        store.write_document(gen, docs[doc_id], stamp, chunks, [r["vector"] for r in mine])
+    store.close()
+
+
+def _lance_dataset(uri: Path, rows, corpus):
+    """The rows as a Lance dataset of the audit's schema (chunk ids 0..39 in (document, row) order) and its
+    document table, without ``gone.md`` (so c04's document is missing); c07 keeps its own model stamp."""
+    import lance
+    import pyarrow as pa
+
+    from audit import PIPELINE_VERSION
+    from audit.index.lance.schema import _document_row, chunk_schema, documents_schema, documents_uri
+
+    order = sorted(range(N), key=lambda i: (rows[i]["doc"], i))
+    strategy = json.dumps({"cut": "boundaries", "header": False, "name": TABLE, "overlap": 0, "target": 512},
+                          sort_keys=True)
+    out = []
+    for cid, i in enumerate(order):
+        r = rows[i]
+        out.append({"chunk_id": cid, "doc_id": r["doc"], "title": "", "section": "", "text": r["text"],
+                    "content": r["text"], "start": r["start"], "end": r["end"], "header": "", "tail": "",
+                    "vector": [float(x) for x in r["vector"]], "model": r["model"], "model_digest": f"{r['model']}-digest",
+                    "dims": DIMS, "window": 256, "pipeline_version": PIPELINE_VERSION, "extractor": "markdown",
+                    "extractor_version": "1", "strategy": strategy})
+    lance.write_dataset(pa.Table.from_pylist(out, schema=chunk_schema(DIMS)), str(uri))
+    counts = {d: sum(1 for r in rows if r["doc"] == d) for d in {r["doc"] for r in rows}}
+    docs = [{**_document_row(d), "position": p, "text_sha256": "", "status": "indexed", "reason": "",
+             "chunk_count": counts.get(d.doc_id, 0), "corpus": "proto", "python_version": None, "indexed_at": "",
+             "engine": "local", "model": "m1", "model_digest": "m1-digest", "dims": DIMS, "window": 256,
+             "pipeline_version": PIPELINE_VERSION, "strategy": strategy} for p, d in enumerate(corpus.documents)]
+    lance.write_dataset(pa.Table.from_pylist(docs, schema=documents_schema()), documents_uri(uri))
+
+
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
     corpus = _corpus()
@@ -205,7 +273,7 @@ def data(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def chroma_server(data, tmp_path_factory):
-    if not ENGINES["chroma"].available():
+    if not ENGINES["chroma"].is_available():
         need(f"chromadb is not installed: {ENGINES['chroma'].install}")
     folder = tmp_path_factory.mktemp("chroma-server") / "db"
     _chroma_folder(folder, data["rows"])
@@ -256,59 +324,154 @@ def store(request, data, tmp_path_factory):
         uri = request.getfixturevalue("chroma_server")
         out = {"spec": make_spec(uri, TABLE, **keys), "uri": uri}
     elif kind == "chroma-folder":
-        if not ENGINES["chroma"].available():
+        if not ENGINES["chroma"].is_available():
             need(f"chromadb is not installed: {ENGINES['chroma'].install}")
         folder = tmp_path_factory.mktemp("chroma-folder") / "team-db"
         _chroma_folder(folder, data["rows"])
         uri = f"chroma:{folder}"
         out = {"spec": make_spec(uri, TABLE, **keys), "uri": uri, "folder": folder}
-    else:
-        if not ENGINES["milvus"].available():
+    elif kind == "milvus":
+        if not ENGINES["milvus"].is_available():
             need(f"pymilvus and milvus-lite are not installed: {ENGINES['milvus'].install}")
         folder = tmp_path_factory.mktemp("milvus") / "rag.db"
         _milvus_folder(folder, data["rows"])
         uri = f"milvus-lite:{folder}"
         out = {"spec": make_spec(uri, TABLE, **keys), "uri": uri, "folder": folder}
-    if "cli" not in out:
+    elif kind == "sqlite":
+        folder = tmp_path_factory.mktemp("sqlite") / "index.sqlite"
+        _sqlite_file(folder, data["rows"], data["root"])
+        uri = f"sqlite:{folder}"
+        out = {"spec": make_spec(uri, TABLE), "uri": uri, "folder": folder}
+    else:
+        if not ENGINES["lance"].is_available():
+            need(f"pylance is not installed: {ENGINES['lance'].install}")
+        folder = tmp_path_factory.mktemp("lance") / "index.lance"
+        _lance_dataset(folder, data["rows"], data["corpus"])
+        uri = f"lance:{folder}"
+        out = {"spec": make_spec(uri), "uri": uri, "folder": folder}
+    if "cli" not in out and kind in LIVE:
         out["cli"] = ["--store", out["uri"], "--table", TABLE, "--doc-column", "doc", "--start-column", "start",
                       "--end-column", "end", "--model-column", "model"]
     out["kind"] = kind
-    out["engine"] = engine_for(out["uri"]).module()
-    return out
+    out["own"] = kind in OWN
+    with open_store(out["spec"]) as opened:
+        out["store"] = opened
+        out["ids"] = _id_map(opened, data["rows"]) if kind in OWN else {r["id"]: r["id"] for r in data["rows"]}
+        yield out
+
+
+def _id_map(store, rows) -> dict:
+    """c-id → the engine's chunk id, by the stored vectors (each row's vector is its own)."""
+    back = {}
+    for cid, _, _ in store.rows():
+        v = _stored_vector(store, cid)
+        back[next(r["id"] for r in rows if np.array_equal(r["vector"], v))] = cid
+    assert len(back) == N
+    return back
+
+
+def _stored_vector(store, cid: str):
+    if store.engine == "sqlite":
+        return store.load().vectors[int(cid)]
+    t = store.index.dataset.to_table(columns=["vector"], filter=f"chunk_id = {int(cid)}")
+    return np.asarray(t.column("vector").to_pylist()[0], np.float32)
 
 
 # --------------------------------------------------------------------------- the shared tests
 
 
+def _own_expected(kind, rows):
+    """The audit's own indexes' checks on the same faults: check → (severity, count, concerned documents)."""
+    if kind == "sqlite":
+        # c01 ×2 → vectors (doc1.md); c08 empty → empty (doc0.md); c02 = c03 → duplicates (doc2.md, twice);
+        # gone.md has no file → missing; c06's changed text is not a SQLite check (its chunks are its own)
+        return {"vectors": ("unhealthy", 1, ("doc1.md",)), "empty": ("unhealthy", 1, ("doc0.md",)),
+                "duplicates": ("warning", 1, ("doc2.md",)), "missing": ("unhealthy", 1, ("gone.md",)),
+                "mixed": ("ok", 0, ()), "count": ("ok", 0, ())}
+    # Lance: rows, each with the documents they are in; offsets: c06 ("!") and c08 (empty) no longer quote
+    # their document; c04's document has no row in the document table; c07's other model: 1 row of 40
+    return {"norms": ("unhealthy", 1, ("doc1.md",)), "empty": ("unhealthy", 1, ("doc0.md",)),
+            "duplicates": ("warning", 1, ()), "missing": ("unhealthy", 1, ("gone.md",)),
+            "offsets": ("unhealthy", 2, ("doc0.md", "doc2.md")), "mixed": ("unhealthy", 1, ()),
+            "count": ("ok", 0, ()), "chunk_ids": ("ok", 0, ())}
+
+
 @pytest.mark.store
 def test_same_findings_on_the_same_faults(store, data):
-    h = store["engine"].check_health(store["spec"], data["corpus"], model_dims=DIMS, model_name="m1")
-    got = {c.name: (c.severity, c.rows, c.examples if c.severity != "ok" else ()) for c in h.checks}
+    h = store["store"].health(corpus=data["corpus"], model_dims=DIMS, model_name="m1")
+    assert not h.healthy and h.exit_code == 1 and "UNHEALTHY" in h.render().splitlines()[0]
+    if store["own"]:
+        got = {f.check: (f.severity, f.count, tuple(d["doc_id"] for d in f.documents)) for f in h.findings}
+        want = _own_expected(store["kind"], data["rows"])
+        assert {k: got[k] for k in want} == want
+        return
+    got = {c.check: (c.severity, c.count, c.examples if c.severity != "ok" else ()) for c in h.findings}
     want = _expected(data["rows"], data["corpus"])
     assert {k: got[k] for k in want} == want
-    assert h.check("missing_documents").breakdown == (("gone.md", 1),)
-    assert h.check("model_dims").rows == 0 and not h.healthy and h.exit_code == 1
-    assert h.check("models").breakdown == (("m1", N - 1), ("m2", 1))
-    assert "UNHEALTHY" in h.render().splitlines()[0]
+    assert all(c.concerns == "rows" and c.title == c.check for c in h.findings)
+    assert h.finding("missing_documents").breakdown == (("gone.md", 1),)
+    assert h.finding("model_dims").count == 0
+    assert h.finding("models").breakdown == (("m1", N - 1), ("m2", 1))
+
+
+@pytest.mark.store
+def test_one_health_report_form(store, data):
+    """Every engine's report has the same JSON keys, and so has every finding (one form)."""
+    js = store["store"].health(corpus=data["corpus"]).to_json()
+    assert list(js) == ["engine", "subject", "target", "healthy", "rows", "documents", "stamp", "figures", "findings",
+                        "pages", "not_checked", "indexes", "seconds"]
+    assert js["engine"] == engine_for(store["uri"]).name and js["rows"] == N and js["healthy"] is False
+    assert {tuple(f) for f in js["findings"]} == {("check", "severity", "title", "detail", "concerns", "count",
+                                                   "documents", "examples", "breakdown")}
+    json.dumps(js, allow_nan=False) if js["seconds"] is not None else None
 
 
 @pytest.mark.store
 def test_exact_topk_equals_numpy(store, data):
-    ex = store["engine"].search(store["spec"], data["qs"], 5, "exact")
+    ex = store["store"].search(data["qs"], 5, "exact")
     for j, q in enumerate(data["qs"]):
-        ids, dist = _numpy_topk(data["rows"], q, 5)
-        assert ex.ids[j] == ids
+        ids, dist = _numpy_topk(data["rows"], q, 5, normalised=not store["own"])
+        assert ex.ids[j] == tuple(store["ids"][i] for i in ids)
         np.testing.assert_allclose(ex.cosine[j], dist, atol=2e-6)
         assert ex.texts[j][0] == next(r["text"] for r in data["rows"] if r["id"] == ids[0])
     assert ex.index is None
 
 
 @pytest.mark.store
+def test_distances_are_the_canonical_ones(store, data):
+    """Issue 21's rule in the protocol layer: every unit row's distance is audit.scores.cosine_distances of
+    its own stored vector, whatever the engine computed, so a row both searches return has the same distance
+    to the last bit; rows are ordered by it, ties by id."""
+    from audit.scores import cosine_distances
+
+    by_id = {store["ids"][r["id"]]: r["vector"] for r in data["rows"]}
+    got = {}
+    for mode in ("approximate", "exact"):
+        res = store["store"].search(data["qs"], 8, mode, ef_search=100)
+        for j, q in enumerate(data["qs"]):
+            for rid, d in zip(res.ids[j], res.cosine[j]):
+                v = by_id[rid]
+                if abs(np.linalg.norm(v.astype(np.float64)) - 1) <= 1e-4:
+                    # the inserted vector; a Chroma server hands some back 1 ulp away (JSON): 3e-8 in distance
+                    assert d == pytest.approx(float(cosine_distances(q, v[None, :])[0]), abs=1e-7), (mode, rid)
+                    assert got.setdefault((j, rid), d) == d, (mode, rid)  # both modes: equal, not close
+            key = [(d, int(i) if store["own"] else i) for i, d in zip(res.ids[j], res.cosine[j])]
+            assert key == sorted(key)
+
+
+@pytest.mark.store
 def test_approximate_equals_exact_at_this_size(store, data):
     # 40 rows: pgvector's HNSW with ef_search 100 visits them all; Chroma's HNSW has ef_search 100; Milvus Lite
     # searches a segment this small brute force. Whatever the engine, the two lists must agree here.
-    ap = store["engine"].search(store["spec"], data["qs"], 8, "approximate", ef_search=100)
-    ex = store["engine"].search(store["spec"], data["qs"], 8, "exact")
+    ap = store["store"].search(data["qs"], 8, "approximate", ef_search=100)
+    ex = store["store"].search(data["qs"], 8, "exact")
+    if store["own"]:  # Lance's flat scan divides c01's norm out, the exact scan does not: compare the unit rows
+        unit = {store["ids"][r["id"]] for r in data["rows"] if abs(np.linalg.norm(r["vector"]) - 1) <= 1e-4}
+        for a_ids, e_ids in zip(ap.ids, ex.ids):
+            a_ids, e_ids = [i for i in a_ids if i in unit], [i for i in e_ids if i in unit]
+            n = min(len(a_ids), len(e_ids))
+            assert a_ids[:n] == e_ids[:n] and n >= 7
+        return
     assert ap.ids == ex.ids
     np.testing.assert_allclose(np.array(ap.cosine), np.array(ex.cosine), atol=2e-6)
     assert all(0.0 <= x <= 2.0 for row in ap.cosine for x in row)
@@ -318,30 +481,36 @@ def test_approximate_equals_exact_at_this_size(store, data):
 def test_the_store_as_a_system(store, data):
     needles = load_needles(data["gt"])
     qv = read_query_vectors(data["qv"])
-    system = store["engine"].store_system(store["spec"], needles=needles, query_vectors=qv, k=8)
+    system = store["store"].runset(needles=needles, query_vectors=qv, k=8)
     assert [r.name for r in system.runs] == ["approximate", "exact"]
-    # judgments: the rows whose text holds the needle (each needle's own row only)
-    assert {q: sorted(system.qrels.relevant(q)) for q in system.qrels.query_ids} == \
-        {f"n{j}/doc": [f"c{i}"] for j, i in enumerate((10, 21, 32, 39))}
+    ids_of = store["ids"]
     exact = system.run("exact")
+    qrels = system.qrels(exact)
+    # judgments: the rows whose text holds the needle (each needle's own row only)
+    assert {q: sorted(qrels.relevant(q)) for q in qrels.query_ids} == \
+        {f"n{j}/doc": [ids_of[f"c{i}"]] for j, i in enumerate((10, 21, 32, 39))}
     for j, q in enumerate(data["qs"]):
-        ids, _ = _numpy_topk(data["rows"], q, 8)
-        assert tuple(c for c, _ in exact.rankings[f"n{j}/doc"]) == ids
+        ids, _ = _numpy_topk(data["rows"], q, 8, normalised=not store["own"])
+        assert exact.ids(f"n{j}/doc") == tuple(ids_of[i] for i in ids)
     assert exact.score_kind == "cosine-distance"
-    assert {c.chunk_id for c in system.chunks} >= {"c10", "c21", "c32", "c39"}
-    c10 = next(c for c in system.chunks if c.chunk_id == "c10")
+    chunks = system.space(exact).chunks
+    assert set(chunks) >= {ids_of[f"c{i}"] for i in (10, 21, 32, 39)}
+    c10 = chunks[ids_of["c10"]]
     assert (c10.doc_id, c10.start, c10.end) == (data["rows"][10]["doc"], data["rows"][10]["start"],
                                                 data["rows"][10]["end"])
 
 
 @pytest.mark.store
 def test_a_filter_keeps_each_search_to_its_rows(store, data):
+    if store["own"]:
+        pytest.skip("the audit's own indexes have no --filter: they are searched whole")
     spec = make_spec(store["uri"], TABLE, **{**_columns(store), "filters": (("doc", "doc2.md"),)})
-    for mode in ("approximate", "exact"):
-        r = store["engine"].search(spec, data["qs"], 5, mode, ef_search=100)
-        for j, q in enumerate(data["qs"]):
-            ids, _ = _numpy_topk([x for x in data["rows"] if x["doc"] == "doc2.md"], q, 5)
-            assert r.ids[j] == ids, mode
+    with open_store(spec) as filtered:
+        for mode in ("approximate", "exact"):
+            r = filtered.search(data["qs"], 5, mode, ef_search=100)
+            for j, q in enumerate(data["qs"]):
+                ids, _ = _numpy_topk([x for x in data["rows"] if x["doc"] == "doc2.md"], q, 5)
+                assert r.ids[j] == ids, mode
 
 
 def _columns(store):
@@ -352,8 +521,26 @@ def _columns(store):
 
 
 @pytest.mark.store
+def test_the_protocol_only_reads(store, data):
+    """search, health and runset leave a folder engine's bytes as they were (the SQLite file is opened read-only,
+    the Chroma and Milvus folders as copies)."""
+    if "folder" not in store:
+        pytest.skip("no folder: a server (its read-only role and calls are checked by the commands' test)")
+    before = _digest(store["folder"]) if store["folder"].is_dir() else hashlib.sha256(store["folder"].read_bytes()).hexdigest()
+    with open_store(store["spec"]) as s:
+        s.search(data["qs"], 4, "approximate")
+        s.health(corpus=data["corpus"])
+        s.runset(needles=load_needles(data["gt"]), query_vectors=read_query_vectors(data["qv"]), k=4)
+    after = _digest(store["folder"]) if store["folder"].is_dir() else hashlib.sha256(store["folder"].read_bytes()).hexdigest()
+    assert after == before
+
+
+@pytest.mark.store
 def test_every_store_command_only_reads(store, data, tmp_path, capsys, monkeypatch):
     """health --corpus, report and compare on each engine; the store is the same afterwards."""
+    if store["own"]:
+        pytest.skip("the audit's own indexes have their own commands (health --db/--index, report --index, compare "
+                    "FILE FILE): tests/test_cli_lance.py, tests/test_health.py")
     before = _digest(store["folder"]) if "folder" in store else None
     if store["kind"] == "chroma-server":  # the client must call nothing that writes
         from chromadb.api.models.Collection import Collection
@@ -391,7 +578,8 @@ def test_milvus_folder_held_by_another_client_is_still_audited(store, data):
 
     team = MilvusClient(str(store["folder"]))  # the team's process holds the folder's LOCK
     try:
-        h = store["engine"].check_health(store["spec"])
+        with open_store(store["spec"]) as s:
+            h = s.health()
         assert h.n_rows == N
     finally:
         team.close()
@@ -403,7 +591,12 @@ def test_engine_for_and_make_spec():
     assert engine_for("chroma://127.0.0.1:8000").name == "chroma"
     assert engine_for("chroma:./folder").name == "chroma"
     assert engine_for("milvus-lite:./rag.db").name == "milvus"
-    from audit.sources.pgvector import StoreError
+    assert engine_for("sqlite:.audit/index-docs.sqlite").name == "sqlite"
+    assert engine_for("lance:s3://bucket/index").name == "lance"
+    assert make_spec("sqlite:a.sqlite", "E").index == "E" and make_spec("lance:s3://b/x").path == "s3://b/x"
+    assert [e.name for e in ENGINES.values()] == ["pgvector", "chroma", "milvus", "sqlite", "lance"]
+    assert ENGINES["sqlite"].is_available() and ENGINES["sqlite"].install == "pip install retrieval-audit"
+    from audit.stores.base import StoreError
 
     with pytest.raises(StoreError, match="own ids, documents and embeddings: drop the id, vector column"):
         make_spec("chroma://h:1", "chunks", id_column="id", vector_column="emb")
@@ -419,7 +612,7 @@ def test_engine_for_and_make_spec():
 
 
 def test_chroma_is_opened_without_telemetry_or_an_embedding_function(tmp_path, monkeypatch):
-    if not ENGINES["chroma"].available():
+    if not ENGINES["chroma"].is_available():
         pytest.skip(ENGINES["chroma"].install)
     from audit.sources.chroma.store import _chromadb
 

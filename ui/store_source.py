@@ -10,7 +10,7 @@ Two self-contained functions the sidebar and the Index health page call:
 - :func:`draw_store_health` draws the table's health checks (SQL aggregates in the database) as a
   table and the findings.
 
-The engine is chosen first, among those whose extra is installed (:mod:`audit.sources.engines`; the others
+The engine is chosen first, among those whose extra is installed (:mod:`audit.stores.registry`; the others
 are named with their ``pip install`` line); one code path then calls the engine package's common front.
 The connection string is never typed in shared mode and never shown: it comes from
 ``$AUDIT_STORE_URI`` or a store named in ``audit.toml`` (``[stores] name = "env:VARIABLE"``); only the
@@ -36,7 +36,7 @@ from .text import md
 
 if TYPE_CHECKING:
     from audit.sources.imported import ImportedSystem
-    from audit.sources.pgvector import StoreHealth
+    from audit.stores.health import HealthReport
 
 __all__ = ["draw_store_health", "draw_store_inputs", "store_spec"]
 
@@ -79,9 +79,10 @@ def _upload_ok(files) -> bool:
 
 def _engine_choice(key: str):
     """The engine to audit: only those whose extra is importable; the others named with their install line."""
-    from audit.sources.engines import ENGINES, available_engines
+    from audit.stores.registry import LIVE_ENGINES as ENGINES
+    from audit.stores.registry import available_engines
 
-    offered = available_engines()
+    offered = available_engines(ENGINES.values())
     missing = [e for e in ENGINES.values() if e not in offered]
     if missing:
         st.caption("Not installed here: " + "; ".join(f"{md(e.label)} (`{e.install}`)" for e in missing))
@@ -90,7 +91,7 @@ def _engine_choice(key: str):
         return None
     names = [e.name for e in offered]
     name = st.selectbox("Engine", names, key=f"{key}_engine", format_func=lambda n: ENGINES[n].label,
-                        help="The engines whose extra is installed (audit.sources.engines).")
+                        help="The engines whose extra is installed (audit.stores.registry).")
     return ENGINES[name]
 
 
@@ -105,7 +106,7 @@ def _store_uri(name: str, value: str) -> str | None:
 
 def _spec_inputs(key: str):
     """The chosen engine's spec from the sidebar (pgvector, Chroma or Milvus Lite), or None while incomplete."""
-    from audit.sources.engines import engine_for, make_spec
+    from audit.stores.registry import engine_for, make_spec
 
     engine = _engine_choice(key)
     if engine is None:
@@ -272,7 +273,7 @@ def draw_store_inputs(key: str = "store", upgrade: bool = False) -> ImportedSyst
     """Draw the live store's inputs; return its answers as an ImportedSystem, or None until asked.
 
     The questions go through the table's approximate index and an exact scan
-    (:func:`audit.sources.pgvector.store_system`); the result is kept in the session and returned on every
+    (:meth:`audit.stores.protocol.VectorStore.runset`); the result is kept in the session and returned on every
     rerun while the inputs stay the same, so pages do not query the store again. Errors (connection,
     table, columns, a file) are shown as one line; the connection string never is.
 
@@ -283,14 +284,15 @@ def draw_store_inputs(key: str = "store", upgrade: bool = False) -> ImportedSyst
     upgrade : bool
         For the Upgrade diff: also ask for the table *after* the change (same store and columns) and
         return runs ``before`` and ``after`` through each table's approximate index
-        (:func:`audit.sources.pgvector.store_upgrade_system`) instead of ``approximate``/``exact``.
+        (:func:`audit.stores.shared.upgrade_runset`) instead of ``approximate``/``exact``.
 
     Returns
     -------
     ImportedSystem or None
     """
-    from audit.sources.engines import engine_for
     from audit.sources.imported import InputFileError
+    from audit.stores.registry import open_store
+    from audit.stores.shared import upgrade_runset
 
     spec = _spec_inputs(key)
     if spec is None:
@@ -335,9 +337,12 @@ def draw_store_inputs(key: str = "store", upgrade: bool = False) -> ImportedSyst
         with st.spinner("Asking the store: approximate index and exact scan…"):
             kw = dict(needles=needles, encoder=encoder, query_vectors=vectors, ood_queries=ood, k=int(k),
                       ef_search=int(ef) or None, probes=int(probes) or None)
-            engine = engine_for(spec.uri).module()
-            system = (engine.store_upgrade_system(spec, after, **kw) if after is not None
-                      else engine.store_system(spec, **kw))
+            if after is not None:
+                with open_store(spec) as before_store, open_store(after) as after_store:
+                    system = upgrade_runset(before_store, after_store, **kw)
+            else:
+                with open_store(spec) as store:
+                    system = store.runset(**kw)
     except (StoreError, InputFileError) as err:
         st.error(md(err))
         return None
@@ -346,7 +351,7 @@ def draw_store_inputs(key: str = "store", upgrade: bool = False) -> ImportedSyst
 
 
 def draw_store_health(spec: StoreSpec | None = None, key: str = "store_health", corpus=None,
-                      model_dims: int | None = None, model_name: str | None = None) -> StoreHealth | None:
+                      model_dims: int | None = None, model_name: str | None = None) -> HealthReport | None:
     """Draw the health of the store's table: every check as a table (with its CSV) and the findings.
 
     Parameters
@@ -362,10 +367,10 @@ def draw_store_health(spec: StoreSpec | None = None, key: str = "store_health", 
 
     Returns
     -------
-    StoreHealth or None
+    HealthReport or None
         None when there is no store yet or the checks failed (the reason is shown, without credentials).
     """
-    from audit.sources.engines import engine_for
+    from audit.stores.registry import open_store
 
     from .tables import table
 
@@ -379,26 +384,26 @@ def draw_store_health(spec: StoreSpec | None = None, key: str = "store_health", 
     if held is None or held[0] != digest or again:
         try:
             with st.spinner("Checking the store…"):
-                health = engine_for(spec.uri).module().check_health(spec, corpus, model_dims=model_dims,
-                                                                    model_name=model_name)
+                with open_store(spec) as store:
+                    health = store.health(corpus=corpus, model_dims=model_dims, model_name=model_name)
         except StoreError as e:
             st.error(md(e))
             return None
         st.session_state[f"_{key}"] = held = (digest, health)
     health = held[1]
-    bad = [c for c in health.checks if c.severity == "unhealthy"]
-    warn = [c for c in health.checks if c.severity == "warning"]
-    head = (f"Table {md(spec.table)}: {health.n_rows:,} rows, metric {md(health.spec['metric'])} — "
+    bad = [c for c in health.findings if c.severity == "unhealthy"]
+    warn = [c for c in health.findings if c.severity == "warning"]
+    head = (f"Table {md(spec.table)}: {health.n_rows:,} rows, metric {md(health.target['metric'])} — "
             f"{'**unhealthy**' if bad else 'healthy'} ({len(bad)} failed, {len(warn)} warnings; "
             f"{health.seconds:.2f} s in the database)")
     (st.error if bad else st.warning if warn else st.success)(head)
     table(health.to_frame(), key, "store-health.csv",
-          help={"rows": "rows the check concerns (for rows: the row count)",
+          help={"count": "rows the check concerns (for rows: the row count)",
                 "severity": "unhealthy fails the check (exit 1 on the command line); warning is shown only"})
     for c in bad + warn:
         say = st.error if c.severity == "unhealthy" else st.warning
         extra = f" — e.g. {md(', '.join(c.examples[:10]))}" if c.examples else ""
-        say(f"**{md(c.name)}**: {md(c.detail)}{extra}")
+        say(f"**{md(c.check)}**: {md(c.detail)}{extra}")
     for n in health.not_checked:
         st.caption(f"Not checked: {md(n)}")
     return health

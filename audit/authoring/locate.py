@@ -111,8 +111,12 @@ def read_qa(path: str | Path, shown_name: str | None = None) -> list[QAPair]:
     """
     p = Path(path)
     name = shown_name or str(p)
+
+    def error(_path, no: int, why: str) -> GroundTruthError:  # the file as the user knows it
+        return GroundTruthError.at(name, no, why)
+
     if p.name.lower().endswith((".jsonl", ".json")):
-        records = list(json_records(p, "question/answer file", lambda _p, no, why: GroundTruthError.at(name, no, why)))
+        records = list(json_records(p, "question/answer file", error))
         out = []
         for no, obj in records:
             if "question" not in obj or "answer" not in obj:
@@ -121,7 +125,7 @@ def read_qa(path: str | Path, shown_name: str | None = None) -> list[QAPair]:
             if pair:
                 out.append(pair)
         return out
-    text = read_text(p, "question/answer file", lambda _p, no, why: GroundTruthError.at(name, no, why))
+    text = read_text(p, "question/answer file", error)
     delimiter = "\t" if p.name.lower().endswith(".tsv") else ","
     rows = csv.reader(io.StringIO("\n".join(lines(text)), newline=""), delimiter=delimiter, strict=True)
     try:

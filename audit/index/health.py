@@ -17,7 +17,9 @@ Checks (docs/definitions.md, *Health severities*), each listing the documents it
 The identity ``L2² / 2 = 1 − cos`` is checked on a sample of vector pairs and
 its maximum deviation reported (the specification measured 8.3e-07).
 
-Every check is a function ``(IndexSnapshot) -> Finding`` in :data:`CHECKS`, in report order.
+Every check is a function ``(IndexSnapshot) -> Finding`` in :data:`CHECKS`, in report order; each finding
+concerns documents (:class:`audit.stores.health.Finding`, listed with why), and :func:`check_index` returns
+the one :class:`audit.stores.health.HealthReport` every place vectors live returns.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
@@ -36,80 +38,12 @@ from ..ingest import BUILTIN_CORPUS, beir, file_sha256
 from ..ingest.document import extractor_version
 from ..ingest.extraction_audit import DocumentExtraction, ExtractionNotes, audit_document
 from ..models import n_special
+from ..stores.health import NORM_TOLERANCE, OK, UNHEALTHY, WARNING, Finding, HealthReport
 from ..words import plural
 from .stamp import DocumentRecord, Stamp
 from .store import IndexStore, vectors_of
 
-__all__ = ["CHECKS", "Finding", "HealthReport", "IndexSnapshot", "NORM_TOLERANCE", "check_index", "check_store"]
-
-NORM_TOLERANCE = 1e-4
-UNHEALTHY, WARNING, OK = "unhealthy", "warning", "ok"
-
-
-@dataclass(frozen=True)
-class Finding:
-    """One check's result.
-
-    Attributes
-    ----------
-    check : str
-        Stable id: ``failed``, ``stale``, ``mixed``, ``count``, ``vectors``,
-        ``empty``, ``missing``, ``over_window``, ``duplicates``, ``oversize``,
-        ``no_text_layer``, ``running_lines``, ``tables``, ``columns``, ``garbled``.
-    severity : {"unhealthy", "warning", "ok"}
-    title : str
-        What the check looks at, for people.
-    detail : str
-        The result in one sentence (counts, the max deviation...).
-    documents : tuple of dict
-        One row per concerned document: ``doc_id`` and ``why`` (the extraction
-        checks add ``pages``, 1-based, and ``chunks``, the chunks it reaches).
-    """
-
-    check: str
-    severity: str
-    title: str
-    detail: str
-    documents: tuple[dict, ...] = ()
-
-
-@dataclass(frozen=True)
-class HealthReport:
-    """All checks of one index; ``exit_code`` 1 when any check is unhealthy."""
-
-    db: str
-    index: str
-    generation: int
-    stamp: Stamp
-    n_documents: int
-    n_chunks: int
-    findings: tuple[Finding, ...] = field(default_factory=tuple)
-    identity_max_deviation: float = math.nan
-    pages: tuple[dict, ...] = ()  # the extraction audit's figures per PDF page (see :func:`page_rows`)
-
-    @property
-    def healthy(self) -> bool:
-        return all(f.severity != UNHEALTHY for f in self.findings)
-
-    @property
-    def exit_code(self) -> int:
-        return 0 if self.healthy else 1
-
-    def to_json(self) -> dict:
-        return {"db": self.db, "index": self.index, "generation": self.generation, "healthy": self.healthy,
-                "stamp": self.stamp.__dict__, "documents": self.n_documents, "chunks": self.n_chunks,
-                "identity_max_deviation": None if math.isnan(self.identity_max_deviation)
-                else self.identity_max_deviation,
-                "findings": [f.__dict__ | {"documents": list(f.documents)} for f in self.findings],
-                "pages": list(self.pages)}
-
-    def render(self) -> str:
-        """Plain text for the CLI."""
-        L = [f"index {self.index} in {self.db}: generation {self.generation}, {self.n_documents} documents, "
-             f"{self.n_chunks} chunks, model {self.stamp.model} ({self.stamp.dims} dims, window {self.stamp.window})"
-             f" — {'HEALTHY' if self.healthy else 'UNHEALTHY'}"]
-        return "\n".join(L + render_findings(self.findings) + render_pages(self.pages))
-
+__all__ = ["CHECKS", "IndexSnapshot", "check_index", "page_rows", "snapshot"]
 
 def page_rows(extraction) -> tuple[dict, ...]:
     """One row per PDF page of :attr:`IndexSnapshot.extraction`: ``doc_id``, ``page`` (1-based),
@@ -117,32 +51,6 @@ def page_rows(extraction) -> tuple[dict, ...]:
     return tuple({"doc_id": de.doc_id, "page": p.page, "characters": p.characters,
                   "own_characters": p.own_characters, "garbled_share": p.garbled_share}
                  for de in extraction for p in de.pages if p.page > 0)
-
-
-def render_pages(rows) -> list[str]:
-    """One line on the PDF pages' characters: how many, the emptiest page, the median, the worst garbled share."""
-    if not rows:
-        return []
-    chars = sorted(r["own_characters"] for r in rows)
-    low = min(rows, key=lambda r: (r["own_characters"], r["doc_id"], r["page"]))
-    worst = max(rows, key=lambda r: (r["garbled_share"], r["doc_id"], -r["page"]))
-    docs = len({r["doc_id"] for r in rows})
-    return [f"  PDF pages: {len(rows)} in {docs} documents; characters of their own per page: median "
-            f"{chars[len(chars) // 2]}, fewest {low['own_characters']} ({low['doc_id']} page {low['page']}); "
-            + (f"largest garbled share {worst['garbled_share']:.2%} ({worst['doc_id']} page {worst['page']})"
-               if worst["garbled_share"] > 0 else "no garbled character")]
-
-
-def render_findings(findings, show: int = 20) -> list[str]:
-    """Text lines for findings: ``[FAIL]``/``[warn]``/``[ ok ]``, title and detail, then up to ``show`` documents."""
-    lines = []
-    for f in findings:
-        mark = {UNHEALTHY: "FAIL", WARNING: "warn", OK: " ok "}[f.severity]
-        lines.append(f"  [{mark}] {f.title}: {f.detail}")
-        lines += [f"         {d['doc_id']}: {d['why']}" for d in f.documents[:show]]
-        if len(f.documents) > show:
-            lines.append(f"         … {len(f.documents) - show} more")
-    return lines
 
 
 def _current_source_sha(corpus_spec: str | None, source: str) -> str | None:
@@ -246,9 +154,8 @@ class IndexSnapshot:
         return {d.doc_id: _current_source_sha(spec, d.source) for d in self.documents}
 
 
-def _finding(check: str, severity_if_any: str, title: str, concerned: list, detail_ok: str, detail_bad: str) -> Finding:
-    return Finding(check, severity_if_any if concerned else OK, title, detail_bad if concerned else detail_ok,
-                   tuple(concerned))
+#: A check over documents: its severity and bad detail when some document is concerned, else ok.
+_finding = Finding.of_documents
 
 
 def _per_doc(counts: dict, why: str) -> list[dict]:
@@ -424,7 +331,7 @@ def _extraction_finding(s: IndexSnapshot, check: str, title: str, detail_ok: str
     detail = f"{len(rows)} documents {noun}; {chunks} chunks reached"
     if lost:
         detail += f"; {lost} documents have nothing searchable"
-    return Finding(check, UNHEALTHY if lost else WARNING, title, detail, tuple(rows))
+    return Finding(check, UNHEALTHY if lost else WARNING, title, detail, "documents", len(rows), tuple(rows))
 
 
 def _layout_unrecorded(s: IndexSnapshot) -> str:
@@ -511,6 +418,13 @@ def check_index(store: IndexStore, name: str, current: Stamp | None = None, enco
         The current configuration strips PDFs' running lines: a PDF extracted
         without (or with, when False) is stale.
 
+    Returns
+    -------
+    HealthReport
+        ``engine`` ``sqlite``; ``target`` ``{"db", "index", "generation"}``; every finding concerns documents;
+        ``figures["identity_max_deviation"]`` is the L2²/2 identity's (NaN with fewer than two unit vectors;
+        null in JSON).
+
     Raises
     ------
     ValueError
@@ -518,19 +432,10 @@ def check_index(store: IndexStore, name: str, current: Stamp | None = None, enco
     """
     s = snapshot(store, name, current, encoder, sample, seed, strip_running_lines)
     findings = tuple(check(s) for check in CHECKS)
-    return HealthReport(str(store.path), name, int(s.generation["id"]), s.stamp, len(s.documents), len(s.rows),
-                        findings, s.identity, page_rows(s.extraction))
-
-
-def check_store(store: IndexStore, encoder=None, strip_running_lines: bool = False) -> list[HealthReport]:
-    """:func:`check_index` for every index of the store.
-
-    ``encoder`` (optional) is the configured model: its name, digest, dims and
-    window are the current configuration for staleness, and its tokenizer
-    counts tokens; ``strip_running_lines`` is the current extraction option.
-    """
-    out = []
-    for name in store.indexes():
-        current = Stamp.from_generation(store.generation(name)).with_model(encoder) if encoder is not None else None
-        out.append(check_index(store, name, current, encoder, strip_running_lines=strip_running_lines))
-    return out
+    gen = int(s.generation["id"])
+    subject = (f"index {name} in {store.path}: generation {gen}, {len(s.documents)} documents, {len(s.rows)} chunks, "
+               f"model {s.stamp.model} ({s.stamp.dims} dims, window {s.stamp.window})")
+    return HealthReport("sqlite", subject, {"db": str(store.path), "index": name, "generation": gen}, findings,
+                        len(s.rows), len(s.documents), s.stamp,
+                        {"identity_max_deviation": s.identity},
+                        page_rows(s.extraction))

@@ -39,7 +39,7 @@ Reading it back (:mod:`.dataset`): A Lance dataset (written by :mod:`audit.ray_i
 
 from .build import index_local, index_with_ray
 from .dataset import LanceIndex, build_ann_index, open_index
-from .results import AnnComparison, LanceHealth, LoadedLance, TopK
+from .results import AnnComparison, LoadedLance, TopK
 from .schema import (
            CHUNK_FIELDS,
            STAMP_FIELDS,
@@ -50,6 +50,6 @@ from .schema import (
            documents_uri,
 )
 
-__all__ = ["CHUNK_FIELDS", "STAMP_FIELDS", "AnnComparison", "IndexBuildResult", "LanceHealth", "LanceIndex",
+__all__ = ["CHUNK_FIELDS", "STAMP_FIELDS", "AnnComparison", "IndexBuildResult", "LanceIndex",
            "LanceIndexError", "LoadedLance", "TopK", "build_ann_index", "chunk_schema", "documents_schema",
            "documents_uri", "index_local", "index_with_ray", "open_index"]

@@ -11,11 +11,10 @@ import numpy as np
 from ...chunking import Chunk, ChunkSet, Strategy
 from ...ingest import Corpus, LoadFailure
 from ...scores import canonical_scores, cosine_distances
-from ..health import NORM_TOLERANCE
+from ...stores.health import NORM_TOLERANCE, HealthReport
 from .results import (
     _MODEL_KEY,
     AnnComparison,
-    LanceHealth,
     LoadedLance,
     TopK,
     _merge_topk,
@@ -315,7 +314,7 @@ class LanceIndex:
         return AnnComparison(ap.method, params, tuple(rows), lost)
 
     # -- health --
-    def health(self, batch_rows: int = 8192, tolerance: float = NORM_TOLERANCE) -> LanceHealth:
+    def health(self, batch_rows: int = 8192, tolerance: float = NORM_TOLERANCE) -> HealthReport:
         """Every health check over the dataset, streamed in batches (:func:`audit.index.lance.health.dataset_health`)."""
         from .health import dataset_health
 

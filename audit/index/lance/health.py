@@ -6,14 +6,15 @@ from collections import Counter
 
 import numpy as np
 
-from ..health import NORM_TOLERANCE, OK, UNHEALTHY, WARNING, Finding
-from .results import LanceHealth, _h64, _vectors
+from ...stores.health import NORM_TOLERANCE, OK, UNHEALTHY, WARNING, Finding, HealthReport
+from ..stamp import Stamp
+from .results import _h64, _vectors
 from .schema import documents_uri
 
 __all__ = ["dataset_health"]
 
 
-def dataset_health(self, batch_rows: int = 8192, tolerance: float = NORM_TOLERANCE) -> LanceHealth:
+def dataset_health(self, batch_rows: int = 8192, tolerance: float = NORM_TOLERANCE) -> HealthReport:
     """Every check, over the dataset streamed ``batch_rows`` rows at a time.
 
     Two passes: the chunk rows (vectors checked and dropped batch by batch),
@@ -29,6 +30,16 @@ def dataset_health(self, batch_rows: int = 8192, tolerance: float = NORM_TOLERAN
     chunks whose document is missing from the table; ``chunk_count`` ≠
     rows; ``chunk_id`` not exactly 0..n-1; no document table. Warnings:
     duplicate texts; rows not covered by the vector index (``ann_coverage``).
+
+    Returns
+    -------
+    HealthReport
+        ``engine`` ``lance``, ``target`` ``{"uri"}``; the findings count rows (chunks) or documents and list
+        each concerned document with why; ``stamp`` the one stamp of every row (None when mixed or empty);
+        ``figures``: ``dims``, ``failed``, ``stamps`` (each distinct stamp with its ``rows``) and ``counts``
+        (``rows``, ``non_finite``, ``off_unit``, ``max_norm_deviation``, ``empty``, ``duplicate_rows``,
+        ``duplicate_groups``, ``model_stamps``, ``failed``, ``offset_mismatch``, ``missing_documents``,
+        ``count_mismatch``, ``bad_chunk_ids``, ``unindexed_rows``).
     """
     nb = max(1, int(batch_rows))
     doc_index: dict[str, int] = {}
@@ -134,37 +145,43 @@ def dataset_health(self, batch_rows: int = 8192, tolerance: float = NORM_TOLERAN
 
     F = []
 
-    def add(check, bad, title, ok_text, bad_text, documents=(), severity=UNHEALTHY):
-        F.append(Finding(check, severity if bad else OK, title, bad_text if bad else ok_text,
-                         documents if bad else ()))
+    def add(check, bad, title, ok_text, bad_text, documents=(), severity=UNHEALTHY, count=0, concerns="rows"):
+        F.append(Finding(check, severity if bad else OK, title, bad_text if bad else ok_text, concerns,
+                         int(count) if bad else 0, documents if bad else ()))
 
     add("rows", n == 0, "chunks in the dataset", f"{n} chunks",
         "no chunk: every row was deleted (or none was written), so nothing can be retrieved")
     add("documents", docs is None, "document table", f"{n_docs} documents with canonical text",
-        f"no document table at {documents_uri(self.uri)}: offsets cannot be checked and the audit needs --corpus")
+        f"no document table at {documents_uri(self.uri)}: offsets cannot be checked and the audit needs --corpus",
+        concerns="documents")
     add("failed", n_failed > 0, "failed documents", "none", f"{n_failed} documents failed to load",
-        tuple(sorted(failed_rows, key=lambda r: r["doc_id"])))
+        tuple(sorted(failed_rows, key=lambda r: r["doc_id"])), count=n_failed, concerns="documents")
+    mixed_rows = sum(model_keys.values()) - max(model_keys.values()) if model_keys else 0
     add("mixed", len(model_keys) > 1, "one model for every vector",
         (f"{next(iter(model_keys))[0]} ({next(iter(model_keys))[1][:12]})" if model_keys else "no rows"),
         "mixed: " + "; ".join(f"{m} ({dg[:12]}, {dm} dims, window {w}): {c} rows"
-                              for (m, dg, dm, w), c in sorted(model_keys.items())))
+                              for (m, dg, dm, w), c in sorted(model_keys.items())), count=mixed_rows)
     add("dims", bool(dims_stamps) and dims_stamps != [self.dims], "dims stamp = vector size",
-        f"{self.dims}", f"stamped {dims_stamps}, vectors hold {self.dims} values")
+        f"{self.dims}", f"stamped {dims_stamps}, vectors hold {self.dims} values",
+        count=sum(c for s_, c in stamps.items() if s_[2] != self.dims))
     add("non_finite", n_nonfinite > 0, "finite vectors", "every value finite",
-        f"{n_nonfinite} vectors with NaN or infinite values", docs_of("non_finite"))
+        f"{n_nonfinite} vectors with NaN or infinite values", docs_of("non_finite"), count=n_nonfinite)
     add("norms", n_off > 0, f"unit vectors (|norm − 1| ≤ {tolerance:g})", f"max deviation {max_dev:.2e}",
-        f"{n_off} vectors off unit length (max deviation {max_dev:.2e})", docs_of("norms"))
-    add("empty", n_empty > 0, "empty chunks", "none", f"{n_empty} chunks with empty content", docs_of("empty"))
+        f"{n_off} vectors off unit length (max deviation {max_dev:.2e})", docs_of("norms"), count=n_off)
+    add("empty", n_empty > 0, "empty chunks", "none", f"{n_empty} chunks with empty content", docs_of("empty"),
+        count=n_empty)
     add("offsets", n_offset > 0, "canonical[start:end] = content", f"all {n} chunks quote their document",
-        f"{n_offset} chunks whose offsets do not land on their content", docs_of("offsets"))
+        f"{n_offset} chunks whose offsets do not land on their content", docs_of("offsets"), count=n_offset)
     add("missing", bool(missing), "documents of every chunk", "present",
-        f"{len(missing)} documents have chunks but no row in the document table", docs_of("missing"))
+        f"{len(missing)} documents have chunks but no row in the document table", docs_of("missing"),
+        count=len(missing), concerns="documents")
     add("count", n_count > 0, "chunk_count stamp = rows", "match",
-        f"{n_count} documents whose chunk count differs from their rows", docs_of("count"))
+        f"{n_count} documents whose chunk count differs from their rows", docs_of("count"), count=n_count,
+        concerns="documents")
     add("chunk_ids", bad_ids > 0, "chunk_id is 0..n-1", "exactly once each",
-        f"{bad_ids} chunk ids duplicated or out of range")
+        f"{bad_ids} chunk ids duplicated or out of range", count=bad_ids)
     add("duplicates", dup_rows > 0, "duplicate chunk texts", "none",
-        f"{dup_rows} rows repeat the text of another ({dup_groups} distinct texts)", severity=WARNING)
+        f"{dup_rows} rows repeat the text of another ({dup_groups} distinct texts)", severity=WARNING, count=dup_rows)
     unindexed = 0
     vix = self.vector_indices()
     for ix in vix:
@@ -175,7 +192,7 @@ def dataset_health(self, batch_rows: int = 8192, tolerance: float = NORM_TOLERAN
     add("ann_coverage", unindexed > 0, "rows covered by the vector index",
         (f"{vix[0]['type']} covers every row" if vix else "no vector index (exact search only)"),
         f"{unindexed} rows written after the {vix[0]['type'] if vix else ''} index was built: approximate search"
-        " scans them flat; rebuild the index", severity=WARNING)
+        " scans them flat; rebuild the index", severity=WARNING, count=unindexed)
     # the extraction audit (pages without text, running lines, tables, columns) reads what the extractor saw
     add("extraction", False, "extraction audit", "not made: a Lance dataset holds the chunks and canonical texts, "
         "not the source files its extractor read (`health --db` on an index built from the folder audits them)", "",
@@ -187,4 +204,7 @@ def dataset_health(self, batch_rows: int = 8192, tolerance: float = NORM_TOLERAN
               "unindexed_rows": unindexed}
     st_rows = tuple({"model": s[0], "model_digest": s[1], "dims": s[2], "window": s[3], "pipeline_version": s[4],
                      "strategy": s[5], "rows": c} for s, c in sorted(stamps.items()))
-    return LanceHealth(self.uri, n, self.dims, n_docs, n_failed, st_rows, counts, tuple(F))
+    stamp = Stamp(*next(iter(stamps))) if len(stamps) == 1 else None
+    subject = f"Lance index {self.uri}: {n} chunks, {n_docs} documents ({n_failed} failed), {self.dims} dims"
+    return HealthReport("lance", subject, {"uri": self.uri}, tuple(F), n, n_docs, stamp,
+                        {"dims": self.dims, "failed": n_failed, "stamps": [dict(r) for r in st_rows], "counts": counts})

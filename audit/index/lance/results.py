@@ -1,4 +1,4 @@
-"""Typed results of a Lance dataset index: top-k lists, the approximate-vs-exact comparison, health, the loaded index."""
+"""Typed results of a Lance dataset index: top-k lists, the approximate-vs-exact comparison, the loaded index."""
 
 from __future__ import annotations
 
@@ -9,7 +9,6 @@ import numpy as np
 
 from ...chunking import ChunkSet
 from ...ingest import Corpus
-from ..health import UNHEALTHY, Finding, render_findings
 from .schema import LanceIndexError
 
 _MODEL_KEY = ("model", "model_digest", "dims", "window")
@@ -106,74 +105,6 @@ class AnnComparison:
     def to_dict(self) -> dict:
         return {"method": self.method, "has_index": self.has_index, "params": dict(self.params),
                 "rows": [dict(r) for r in self.rows], "lost": {int(k): list(v) for k, v in self.lost.items()}}
-
-
-@dataclass(frozen=True)
-class LanceHealth:
-    """Health of a Lance index, checks as in :mod:`audit.health`.
-
-    Attributes
-    ----------
-    uri : str
-    n_rows, dims, n_documents, n_failed : int
-    stamps : tuple of dict
-        Each distinct (model, model_digest, dims, window, pipeline_version,
-        strategy) with its ``rows``.
-    counts : dict
-        The figures the findings are made of: ``rows``, ``non_finite``,
-        ``off_unit`` (finite rows with ``|norm - 1| > 1e-4``),
-        ``max_norm_deviation``, ``empty``, ``duplicate_rows`` (rows whose text
-        occurred on an earlier row), ``duplicate_groups``, ``model_stamps``,
-        ``failed``, ``offset_mismatch``, ``missing_documents`` (chunks whose
-        document is not in the table), ``count_mismatch`` (documents whose
-        ``chunk_count`` differs from their rows), ``bad_chunk_ids``,
-        ``unindexed_rows`` (rows the vector index does not cover).
-    findings : tuple of audit.health.Finding
-    """
-
-    uri: str
-    n_rows: int
-    dims: int
-    n_documents: int
-    n_failed: int
-    stamps: tuple[dict, ...]
-    counts: dict
-    findings: tuple[Finding, ...]
-
-    @property
-    def healthy(self) -> bool:
-        return all(f.severity != UNHEALTHY for f in self.findings)
-
-    @property
-    def exit_code(self) -> int:
-        """0 healthy, 1 unhealthy (the CLI's ``health`` contract)."""
-        return 0 if self.healthy else 1
-
-    def finding(self, check: str) -> Finding:
-        """The finding of one check (``KeyError`` naming it)."""
-        for f in self.findings:
-            if f.check == check:
-                return f
-        raise KeyError(f"no check {check!r}; checks: {[f.check for f in self.findings]}")
-
-    def to_dict(self) -> dict:
-        return {"uri": self.uri, "healthy": self.healthy, "rows": self.n_rows, "dims": self.dims,
-                "documents": self.n_documents, "failed": self.n_failed, "stamps": [dict(s) for s in self.stamps],
-                "counts": dict(self.counts),
-                "findings": [f.__dict__ | {"documents": list(f.documents)} for f in self.findings]}
-
-    def to_frame(self):
-        """One row per check: ``check``, ``severity``, ``title``, ``detail``, ``documents`` (count)."""
-        import pandas as pd
-
-        return pd.DataFrame([{"check": f.check, "severity": f.severity, "title": f.title, "detail": f.detail,
-                              "documents": len(f.documents)} for f in self.findings])
-
-    def render(self) -> str:
-        """Plain text for the CLI."""
-        L = [f"Lance index {self.uri}: {self.n_rows} chunks, {self.n_documents} documents "
-             f"({self.n_failed} failed), {self.dims} dims — {'HEALTHY' if self.healthy else 'UNHEALTHY'}"]
-        return "\n".join(L + render_findings(self.findings))
 
 
 @dataclass(frozen=True)

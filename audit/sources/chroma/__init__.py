@@ -12,7 +12,6 @@ is downloaded), telemetry is off (``anonymized_telemetry=False`` and ``$ANONYMIZ
 ``count``, ``get`` and ``query`` are called. Runtime extra: ``pip install 'retrieval-audit[chroma]'``.
 """
 
-from .store import ChromaSpec, check_health, open_collection, search, store_system, store_upgrade_system, table_dims
+from .store import ChromaSpec, check_health, chunks, open_collection, search, stream_rows, table_dims
 
-__all__ = ["ChromaSpec", "check_health", "open_collection", "search", "store_system", "store_upgrade_system",
-           "table_dims"]
+__all__ = ["ChromaSpec", "check_health", "chunks", "open_collection", "search", "stream_rows", "table_dims"]

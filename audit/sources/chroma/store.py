@@ -14,25 +14,19 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from ...runset import RunSet
+from ...stores.filters import check_filters
 from ..imported.chunks import UserChunk
-from ..pgvector.connection import StoreError
-from ..pgvector.health import StoreHealth
-from ..pgvector.production import check_filters
-from ..pgvector.search import SearchResult
-from ..vectorstore import (
-    check_search,
+from ...stores.health import HealthReport
+from ...stores.base import SearchResult, StoreError, check_search
+from ...stores.shared import (
     exact_topk,
     health_from_rows,
     search_result,
-    system_from_store,
-    upgrade_system,
 )
 
-__all__ = ["ChromaSpec", "check_health", "open_collection", "search", "store_system", "store_upgrade_system",
-           "table_dims"]
+__all__ = ["ChromaSpec", "check_health", "chunks", "open_collection", "search", "stream_rows", "table_dims"]
 
-#: Chroma's distance spaces → the raw kind of :func:`audit.sources.vectorstore.to_cosine` and the store metric.
+#: Chroma's distance spaces → the raw kind of :func:`audit.stores.shared.to_cosine` and the store metric.
 SPACES = {"cosine": ("cosine", "cosine"), "l2": ("l2sq", "l2"), "ip": ("ip_distance", "ip")}
 
 _PAGE = 1000
@@ -285,12 +279,12 @@ def _index_detail(o: _Opened) -> str:
 
 
 def check_health(spec: ChromaSpec, corpus=None, model_dims: int | None = None, model_name: str | None = None,
-                 conn=None) -> StoreHealth:
+                 conn=None) -> HealthReport:
     """The collection's health: pgvector's findings over its rows streamed with ``get`` (1,000 a page).
 
     ``null_vectors``, ``non_finite`` and ``duplicate_ids`` are ``ok`` with the reason: Chroma stores one
     vector a row, refuses NaN and ±Inf, and keeps ids unique. See
-    :func:`audit.sources.vectorstore.health_from_rows` and :func:`audit.sources.pgvector.check_health`.
+    :func:`audit.stores.shared.health_from_rows` and :func:`audit.sources.pgvector.check_health`.
 
     Raises
     ------
@@ -335,7 +329,7 @@ def search(spec: ChromaSpec, queries: np.ndarray, k: int, mode: str = "approxima
     mode : {"approximate", "exact"}
         ``approximate``: ``collection.query(query_embeddings=…, n_results=k)`` one query at a time (its
         wall time in ``ms``). ``exact``: every vector streamed with ``get`` and ranked in the collection's
-        space (:func:`audit.sources.vectorstore.exact_topk`), ties by id.
+        space (:func:`audit.stores.shared.exact_topk`), ties by id.
     ef_search, probes, iterative_scan
         Not applied: Chroma's ``ef_search`` is a setting of the collection (changing it would write);
         the note says so.
@@ -364,8 +358,7 @@ def search(spec: ChromaSpec, queries: np.ndarray, k: int, mode: str = "approxima
             raise StoreError(f"query vectors have {q.shape[1]} dimensions, collection {spec.table!r} has {dims}: "
                              "embed the queries with the collection's model")
         where = _where(spec)
-        qn = [float(np.linalg.norm(x.astype(np.float64))) for x in q]
-        ids, raw, norms, texts, ms = [], [], [], [], []
+        ids, raw, vecs, texts, ms = [], [], [], [], []
         if mode == "approximate":
             for x in q:
                 t0 = time.perf_counter()
@@ -377,14 +370,14 @@ def search(spec: ChromaSpec, queries: np.ndarray, k: int, mode: str = "approxima
                 ids.append([t[1] for t in rows])
                 raw.append([t[0] for t in rows])
                 texts.append([t[2] for t in rows])
-                norms.append([float(np.linalg.norm(np.asarray(t[3], np.float64))) for t in rows])
+                vecs.append([np.asarray(t[3], np.float32) for t in rows])
             index = f"hnsw ({spec.table})"
             settings = {"hnsw.ef_search": str(o.hnsw.get("ef_search", ""))}
             if spec.filters:
                 notes.append("filtered: Chroma restricts the HNSW search to the rows that pass the where")
         else:
             t0 = time.perf_counter()
-            ids, raw, norms = exact_topk(((g["ids"], np.asarray(g["embeddings"], np.float32))
+            ids, raw, vecs = exact_topk(((g["ids"], np.asarray(g["embeddings"], np.float32))
                                           for g in _pages(o, ["embeddings"], where)), q, int(k), o.kind)
             ms = [(time.perf_counter() - t0) * 1000.0 / len(q)] * len(q)
             want = sorted({i for row in ids for i in row})
@@ -392,10 +385,11 @@ def search(spec: ChromaSpec, queries: np.ndarray, k: int, mode: str = "approxima
             text_of = dict(zip(got["ids"], got["documents"]))
             texts = [[text_of.get(i) for i in row] for row in ids]
             index, settings = None, {}
-    return search_result(mode, int(k), o.metric, o.kind, index, ids, raw, norms, qn, texts, ms, settings, notes)
+    return search_result(mode, int(k), o.metric, o.kind, index, ids, raw, vecs, q, texts, ms, settings, notes)
 
 
-def _chunks(spec: ChromaSpec, o: _Opened, ids: set[str]) -> list[UserChunk]:
+def chunks(spec: ChromaSpec, o: _Opened, ids: set[str]) -> list[UserChunk]:
+    """The rows ``ids`` of the opened collection as UserChunks (text, document and offsets from the metadata)."""
     if not ids:
         return []
     got = o.collection.get(ids=sorted(ids), include=["documents", "metadatas"])
@@ -412,28 +406,10 @@ def _chunks(spec: ChromaSpec, o: _Opened, ids: set[str]) -> list[UserChunk]:
     return out
 
 
-def store_system(spec: ChromaSpec, *, k: int = 20, ef_search: int | None = None, probes: int | None = None,
-                 conn=None, iterative_scan: str | None = None, **kw):
-    """The collection asked every question approximately and exactly, as one RunSet.
-
-    Keyword arguments as :func:`audit.sources.pgvector.store_system` (needles or queries + qrels, encoder or
-    query_vectors, ood_queries). The collection is opened once (one copy of a folder).
-    """
-    with _use(spec, conn) as o:
-        def rows():
-            for g in _pages(o, ["documents", "metadatas"]):
-                metas = g["metadatas"] or [None] * len(g["ids"])
-                for rid, text, meta in zip(g["ids"], g["documents"], metas):
-                    d = (meta or {}).get(spec.doc_column) if spec.doc_column else None
-                    yield rid, text, None if d is None else str(d)
-
-        return system_from_store(
-            spec, dims=table_dims(spec, o), engine="Chroma collection",
-            search=lambda Q, k_, m: search(spec, Q, k_, m, ef_search, probes, conn=o, iterative_scan=iterative_scan),
-            rows=rows, chunks=lambda ids: _chunks(spec, o, ids), k=k, **kw)
-
-
-def store_upgrade_system(before: ChromaSpec, after: ChromaSpec, *, mode: str = "approximate",
-                         names: tuple[str, str] = ("before", "after"), **kw):
-    """Two collections asked the same questions, runs ``before``/``after`` (:func:`~audit.sources.vectorstore.upgrade_system`)."""
-    return upgrade_system(store_system, before, after, mode=mode, names=names, **kw)
+def stream_rows(spec: ChromaSpec, o: _Opened):
+    """``(id, text, doc id)`` of every row of the opened collection, 1,000 a page (no vector travels)."""
+    for g in _pages(o, ["documents", "metadatas"]):
+        metas = g["metadatas"] or [None] * len(g["ids"])
+        for rid, text, meta in zip(g["ids"], g["documents"], metas):
+            d = (meta or {}).get(spec.doc_column) if spec.doc_column else None
+            yield rid, text, None if d is None else str(d)

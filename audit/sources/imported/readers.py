@@ -38,9 +38,8 @@ from __future__ import annotations
 import json
 import math
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Iterable
 
-from ...evaluation.judgments import Qrels
 from ...retrieval.ranking import trec_order
 from ...runset import FILE_SCORE_KINDS, Run, ScoreKindError, score_kind as _kind
 from ...scores import canonical_scores

@@ -15,7 +15,6 @@ its last inserts. Only ``load_collection`` (into this process's memory, on the c
 ``describe_collection``, ``describe_index``, ``query_iterator``, ``query`` and ``search`` are called. Runtime extra: ``pip install 'retrieval-audit[milvus]'``.
 """
 
-from .store import MilvusSpec, check_health, open_collection, search, store_system, store_upgrade_system, table_dims
+from .store import MilvusSpec, check_health, chunks, open_collection, search, stream_rows, table_dims
 
-__all__ = ["MilvusSpec", "check_health", "open_collection", "search", "store_system", "store_upgrade_system",
-           "table_dims"]
+__all__ = ["MilvusSpec", "check_health", "chunks", "open_collection", "search", "stream_rows", "table_dims"]

@@ -14,25 +14,19 @@ from typing import Iterator
 
 import numpy as np
 
-from ...runset import RunSet
+from ...stores.filters import check_filters
 from ..imported.chunks import UserChunk
-from ..pgvector.connection import StoreError
-from ..pgvector.health import StoreHealth
-from ..pgvector.production import check_filters
-from ..pgvector.search import SearchResult
-from ..vectorstore import (
-    check_search,
+from ...stores.health import HealthReport
+from ...stores.base import SearchResult, StoreError, check_search
+from ...stores.shared import (
     exact_topk,
     health_from_rows,
     search_result,
-    system_from_store,
-    upgrade_system,
 )
 
-__all__ = ["MilvusSpec", "check_health", "open_collection", "search", "store_system", "store_upgrade_system",
-           "table_dims"]
+__all__ = ["MilvusSpec", "check_health", "chunks", "open_collection", "search", "stream_rows", "table_dims"]
 
-#: Milvus metric types → the raw kind of :func:`audit.sources.vectorstore.to_cosine` and the store metric.
+#: Milvus metric types → the raw kind of :func:`audit.stores.shared.to_cosine` and the store metric.
 METRICS = {"COSINE": ("cosine_similarity", "cosine"), "L2": ("l2sq", "l2"), "IP": ("ip", "ip")}
 
 _BATCH = 1000
@@ -296,12 +290,12 @@ def _index_detail(o: _Opened) -> str:
 
 
 def check_health(spec: MilvusSpec, corpus=None, model_dims: int | None = None, model_name: str | None = None,
-                 conn=None) -> StoreHealth:
+                 conn=None) -> HealthReport:
     """The collection's health: pgvector's findings over its rows streamed with ``query_iterator``.
 
     ``duplicate_ids`` is checked for real: Milvus does not enforce unique primary keys (Milvus Lite 3
     replaces a row inserted twice, a Milvus server keeps both). See
-    :func:`audit.sources.vectorstore.health_from_rows` and :func:`audit.sources.pgvector.check_health`.
+    :func:`audit.stores.shared.health_from_rows` and :func:`audit.sources.pgvector.check_health`.
 
     Raises
     ------
@@ -348,7 +342,7 @@ def search(spec: MilvusSpec, queries: np.ndarray, k: int, mode: str = "approxima
         ``approximate``: ``client.search`` one query at a time, in the index's metric, with ``ef``
         (HNSW) = ``ef_search`` and ``nprobe`` (IVF) = ``probes`` when given. ``exact``: every vector
         streamed with ``query_iterator`` and ranked in the same metric
-        (:func:`audit.sources.vectorstore.exact_topk`), ties by id.
+        (:func:`audit.stores.shared.exact_topk`), ties by id.
     iterative_scan
         A pgvector setting: not applied (the note says so).
 
@@ -373,8 +367,7 @@ def search(spec: MilvusSpec, queries: np.ndarray, k: int, mode: str = "approxima
             raise StoreError(f"query vectors have {q.shape[1]} dimensions, field {o.vector_field!r} of "
                              f"{spec.table!r} has {dims}: embed the queries with the collection's model")
         expr = _filter(o)
-        qn = [float(np.linalg.norm(x.astype(np.float64))) for x in q]
-        ids, raw, norms, texts, ms = [], [], [], [], []
+        ids, raw, vecs, texts, ms = [], [], [], [], []
         if mode == "approximate":
             params = {}
             if ef_search is not None:
@@ -394,8 +387,7 @@ def search(spec: MilvusSpec, queries: np.ndarray, k: int, mode: str = "approxima
                 ids.append([str(h["id"]) for h in hits])
                 raw.append([float(h["distance"]) for h in hits])
                 texts.append([h["entity"].get(spec.text_column) for h in hits])
-                norms.append([float(np.linalg.norm(np.asarray(h["entity"].get(o.vector_field), np.float64)))
-                              for h in hits])
+                vecs.append([np.asarray(h["entity"].get(o.vector_field), np.float32) for h in hits])
             index = (str(o.index.get("index_name") or o.vector_field) if o.index and
                      str(o.index.get("index_type", "")).upper() not in ("FLAT", "BRUTE_FORCE") else None)
             settings = {f"milvus.{k_}": str(v) for k_, v in params.items()}
@@ -408,14 +400,14 @@ def search(spec: MilvusSpec, queries: np.ndarray, k: int, mode: str = "approxima
             kind = {"COSINE": "cosine", "L2": "l2sq", "IP": "ip_distance"}[o.metric_type]
             batches = (([str(r[o.id_field]) for r in b], np.asarray([r[o.vector_field] for r in b], np.float32))
                        for b in _iterate(o, [o.id_field, o.vector_field], expr))
-            ids, raw, norms = exact_topk(batches, q, int(k), kind)
+            ids, raw, vecs = exact_topk(batches, q, int(k), kind)
             ms = [(time.perf_counter() - t0) * 1000.0 / len(q)] * len(q)
             text_of = _texts(o, {i for row in ids for i in row})
             texts = [[text_of.get(i) for i in row] for row in ids]
             index, settings, raw_kind = None, {}, kind
         if mode == "approximate":
             raw_kind = o.kind
-    return search_result(mode, int(k), o.metric, raw_kind, index, ids, raw, norms, qn, texts, ms, settings, notes)
+    return search_result(mode, int(k), o.metric, raw_kind, index, ids, raw, vecs, q, texts, ms, settings, notes)
 
 
 def _rows_by_id(o: _Opened, ids: set[str], fields: list[str]) -> list[dict]:
@@ -434,7 +426,8 @@ def _texts(o: _Opened, ids: set[str]) -> dict[str, str]:
     return {str(r[o.id_field]): r.get(o.spec.text_column) for r in _rows_by_id(o, ids, [o.id_field, o.spec.text_column])}
 
 
-def _chunks(spec: MilvusSpec, o: _Opened, ids: set[str]) -> list[UserChunk]:
+def chunks(spec: MilvusSpec, o: _Opened, ids: set[str]) -> list[UserChunk]:
+    """The rows ``ids`` of the opened collection as UserChunks (text, document and offsets from its fields)."""
     fields = list(dict.fromkeys([o.id_field, spec.text_column] + [c for c in (spec.doc_column, spec.start_column,
                                                                                spec.end_column) if c]))
     out = []
@@ -448,27 +441,10 @@ def _chunks(spec: MilvusSpec, o: _Opened, ids: set[str]) -> list[UserChunk]:
     return out
 
 
-def store_system(spec: MilvusSpec, *, k: int = 20, ef_search: int | None = None, probes: int | None = None,
-                 conn=None, iterative_scan: str | None = None, **kw):
-    """The collection asked every question approximately and exactly, as one RunSet.
-
-    Keyword arguments as :func:`audit.sources.pgvector.store_system`. The data folder is copied once.
-    """
-    with _use(spec, conn) as o:
-        def rows():
-            fields = list(dict.fromkeys([o.id_field, spec.text_column] + ([spec.doc_column] if spec.doc_column else [])))
-            for b in _iterate(o, fields):
-                for r in b:
-                    d = r.get(spec.doc_column) if spec.doc_column else None
-                    yield str(r[o.id_field]), r.get(spec.text_column), None if d is None else str(d)
-
-        return system_from_store(
-            spec, dims=table_dims(spec, o), engine="Milvus Lite collection",
-            search=lambda Q, k_, m: search(spec, Q, k_, m, ef_search, probes, conn=o, iterative_scan=iterative_scan),
-            rows=rows, chunks=lambda ids: _chunks(spec, o, ids), k=k, **kw)
-
-
-def store_upgrade_system(before: MilvusSpec, after: MilvusSpec, *, mode: str = "approximate",
-                         names: tuple[str, str] = ("before", "after"), **kw):
-    """Two collections asked the same questions, runs ``before``/``after`` (:func:`~audit.sources.vectorstore.upgrade_system`)."""
-    return upgrade_system(store_system, before, after, mode=mode, names=names, **kw)
+def stream_rows(spec: MilvusSpec, o: _Opened):
+    """``(id, text, doc id)`` of every row of the opened collection, streamed with ``query_iterator``."""
+    fields = list(dict.fromkeys([o.id_field, spec.text_column] + ([spec.doc_column] if spec.doc_column else [])))
+    for b in _iterate(o, fields):
+        for r in b:
+            d = r.get(spec.doc_column) if spec.doc_column else None
+            yield str(r[o.id_field]), r.get(spec.text_column), None if d is None else str(d)

@@ -54,20 +54,12 @@ from .connection import (
            redact_uri,
            store_label,
 )
-from .health import StoreCheck, StoreHealth, check_health
-from .search import (
-           KComparison,
-           RetrievalComparison,
-           SearchResult,
-           compare_retrieval,
-           cosine_in_range,
-           relevant_from_needles,
-           search,
-)
-from .system import RUN_NAMES, needle_relevance, store_system, store_upgrade_system, table_dims
+from .health import check_health
+from .search import KComparison, RetrievalComparison, compare_retrieval, relevant_from_needles, search
+from .system import chunks, stream_rows, table_dims
 from .vectors import QueryVectors, read_query_vectors
 
-__all__ = ["QueryVectors", "RUN_NAMES", "cosine_in_range", "needle_relevance", "read_query_vectors", "store_system", "store_upgrade_system", "table_dims",
-           "ENV_URI", "IndexInfo", "KComparison", "OPERATORS", "RetrievalComparison", "SearchResult", "StoreCheck",
-           "StoreError", "StoreHealth", "StoreSpec", "check_health", "compare_retrieval", "connect", "find_indexes", "named_store_uri",
-           "redact", "redact_uri", "relevant_from_needles", "search", "store_label"]
+__all__ = ["ENV_URI", "OPERATORS", "IndexInfo", "KComparison", "QueryVectors", "RetrievalComparison", "StoreError",
+           "StoreSpec", "check_health", "chunks", "compare_retrieval", "connect", "find_indexes", "named_store_uri",
+           "read_query_vectors", "redact", "redact_uri", "relevant_from_needles", "search", "store_label",
+           "stream_rows", "table_dims"]

@@ -11,6 +11,9 @@ from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 from urllib.parse import quote
 
+from ...stores.filters import check_filters, check_name
+from ...stores.base import StoreError
+
 ENV_URI = "AUDIT_STORE_URI"
 
 
@@ -25,11 +28,6 @@ OPCLASS_METRIC = {"vector_cosine_ops": "cosine", "vector_l2_ops": "l2", "vector_
 APPROXIMATE_METHODS = ("hnsw", "ivfflat")
 
 
-_MAX_IDENT_BYTES = 63  # PostgreSQL NAMEDATALEN - 1: longer names are silently truncated by the server
-
-
-class StoreError(ValueError):
-    """The store cannot be used: bad option, failed connection or query. One line, never a password."""
 
 
 _URL_PASSWORD = re.compile(r"(://[^:@/?#\s]*):([^@/\s]*)@")
@@ -161,16 +159,6 @@ def _one_line(text: str) -> str:
     return " ".join(str(text).split())
 
 
-def _check_ident(what: str, value) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise StoreError(f"{what} must be a non-empty name, got {value!r}")
-    if "\x00" in value:
-        raise StoreError(f"{what} {value!r} contains a NUL character")
-    if len(value.encode("utf-8")) > _MAX_IDENT_BYTES:
-        raise StoreError(f"{what} {value[:20]!r}… is longer than PostgreSQL's {_MAX_IDENT_BYTES}-byte limit")
-    return value
-
-
 @dataclass(frozen=True)
 class StoreSpec:
     """Where the vectors live and how to read them.
@@ -231,12 +219,12 @@ class StoreSpec:
         if len(parts) > 2:
             raise StoreError(f"table {self.table!r}: use TABLE or SCHEMA.TABLE (one dot)")
         for p in parts:
-            _check_ident("table", p)
+            check_name("table", p)
         for role in ("id_column", "text_column", "vector_column", "doc_column", "start_column", "end_column",
                      "model_column"):
             v = getattr(self, role)
             if v is not None or role in ("id_column", "text_column", "vector_column"):
-                _check_ident(role.replace("_", " "), v)
+                check_name(role.replace("_", " "), v)
         metric = str(self.metric).lower()
         if metric not in OPERATORS:
             raise StoreError(f"metric {self.metric!r} is not one of {', '.join(OPERATORS)}")
@@ -245,8 +233,6 @@ class StoreSpec:
             raise StoreError("give both the start and the end offset columns, or neither")
         if self.start_column is not None and self.doc_column is None:
             raise StoreError("offset columns need the document column (doc_column) too")
-        from .production import check_filters
-
         object.__setattr__(self, "filters", check_filters(self.filters))
         used = [c for c in self.columns.values()]
         dup = sorted({c for c in used if used.count(c) > 1})
@@ -427,7 +413,7 @@ class IndexInfo:
     cast : (str, int) or None
         For an expression the audit can rebuild, a cast of the vector column: the type (``vector`` or
         ``halfvec``) and its dimension; the search casts the column and the query the same way, so the
-        planner matches the index (:func:`.production.key_cast`).
+        planner matches the index (:func:`key_cast`).
     unusable : str
         Why the audit cannot query through this index ("" when it can): an expression other than a cast.
     """
@@ -443,6 +429,58 @@ class IndexInfo:
     unusable: str = ""
 
 
+_IDENT = r'(?:"(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_$]*)'
+_CAST = re.compile(rf"\(?\s*(?P<col>{_IDENT})\s*\)?\s*::\s*(?P<type>vector|halfvec)\s*\(\s*(?P<dims>\d+)\s*\)")
+
+
+def _strip_parens(text: str) -> str:
+    t = text.strip()
+    while t.startswith("(") and t.endswith(")"):
+        depth = 0
+        for i, ch in enumerate(t):
+            depth += ch == "("
+            depth -= ch == ")"
+            if depth == 0 and i < len(t) - 1:
+                return t  # "(a) + (b)": the outer pair does not enclose everything
+        t = t[1:-1].strip()
+    return t
+
+
+def _unquote(ident: str) -> str:
+    return ident[1:-1].replace('""', '"') if ident.startswith('"') else ident.lower()
+
+
+def key_cast(expression: str | None, column: str) -> tuple[tuple[str, int] | None, str]:
+    """Whether an index key expression is a cast of ``column`` the audit can query through.
+
+    Parameters
+    ----------
+    expression : str
+        The key as ``pg_get_indexdef(index, 1, true)`` prints it, e.g. ``(emb::vector(384))`` or
+        ``((emb)::halfvec(384))``.
+    column : str
+        The vector column (as given: a name PostgreSQL folds to lower case unless quoted at creation).
+
+    Returns
+    -------
+    (cast, why)
+        ``(("vector" | "halfvec", dims), "")`` for a plain cast of the column; ``(None, reason)`` for an
+        expression that mentions the column otherwise (e.g. ``l2_normalize(emb)::vector(384)``, a
+        subvector); ``(None, "")`` for an expression of other columns only.
+    """
+    if not expression:
+        return None, ""
+    body = _strip_parens(expression)
+    m = _CAST.fullmatch(body)
+    if m and _unquote(m.group("col")) in (column, column.lower()):
+        return (m.group("type"), int(m.group("dims"))), ""
+    names = {_unquote(x) for x in re.findall(_IDENT, body)}
+    if column in names or column.lower() in names:
+        return None, (f"only a cast of the column, ({column}::vector(n)) or ({column}::halfvec(n)), is rebuilt; "
+                      "query it with its own expression")
+    return None, ""
+
+
 def find_indexes(spec: StoreSpec, conn=None) -> tuple[IndexInfo, ...]:
     """Approximate (HNSW / IVFFlat) indexes whose first key is the vector column or an expression of it.
 
@@ -456,8 +494,6 @@ def find_indexes(spec: StoreSpec, conn=None) -> tuple[IndexInfo, ...]:
     StoreError
         Connection or catalog query failed, or the table/column does not exist.
     """
-    from .production import key_cast
-
     with _session(spec, conn) as c:
         _describe(c, spec)
         rows = c.execute(

@@ -7,7 +7,7 @@ import time
 from dataclasses import dataclass
 from typing import Sequence
 
-from ...index.health import NORM_TOLERANCE, OK, UNHEALTHY, WARNING
+from ...stores.health import NORM_TOLERANCE, OK, UNHEALTHY, WARNING, Finding, HealthReport, majority, store_report
 from .connection import (
     IndexInfo,
     StoreSpec,
@@ -21,116 +21,8 @@ from .connection import (
 _EXAMPLES = 20
 
 
-@dataclass(frozen=True)
-class StoreCheck:
-    """One health check of a store.
-
-    Attributes
-    ----------
-    name : str
-        Stable id: ``rows``, ``null_vectors``, ``non_finite``, ``dims``,
-        ``model_dims``, ``norms``, ``empty_texts``, ``duplicate_ids``,
-        ``duplicate_texts``, ``models``, ``missing_documents``,
-        ``text_mismatch``, ``approximate_index``; pgvector also ``extension`` and ``dead_tuples``
-        (:mod:`.production`).
-    severity : {"unhealthy", "warning", "ok"}
-    rows : int
-        Number of rows the check concerns (0 when it passes; for ``rows``, the row count).
-    detail : str
-        The result in one sentence.
-    breakdown : tuple of (str, int)
-        Value → rows, where a histogram says more (dims, model stamps, missing documents).
-    examples : tuple of str
-        Up to 20 ids (chunk ids, or document ids for ``missing_documents``).
-    """
-
-    name: str
-    severity: str
-    rows: int
-    detail: str
-    breakdown: tuple[tuple[str, int], ...] = ()
-    examples: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict:
-        return {"name": self.name, "severity": self.severity, "rows": self.rows, "detail": self.detail,
-                "breakdown": [list(b) for b in self.breakdown], "examples": list(self.examples)}
-
-
-@dataclass(frozen=True)
-class StoreHealth:
-    """Health of one pgvector table; ``exit_code`` 1 when any check is unhealthy.
-
-    Attributes
-    ----------
-    spec : dict
-        :meth:`StoreSpec.to_dict` (URI redacted).
-    n_rows : int
-    vector_type : {"vector", "array"}
-        pgvector ``vector`` or a ``real[]``/``double precision[]`` column.
-    checks : tuple of StoreCheck
-    indexes : tuple of IndexInfo
-    not_checked : tuple of str
-        Checks that could not run, with the reason (no corpus, no offset columns…).
-    seconds : float
-        Wall time of all queries.
-    """
-
-    spec: dict
-    n_rows: int
-    vector_type: str
-    checks: tuple[StoreCheck, ...]
-    indexes: tuple[IndexInfo, ...] = ()
-    not_checked: tuple[str, ...] = ()
-    seconds: float = math.nan
-
-    @property
-    def healthy(self) -> bool:
-        return all(c.severity != UNHEALTHY for c in self.checks)
-
-    @property
-    def exit_code(self) -> int:
-        return 0 if self.healthy else 1
-
-    def check(self, name: str) -> StoreCheck:
-        """The check called ``name``; ``KeyError`` naming the ones present."""
-        for c in self.checks:
-            if c.name == name:
-                return c
-        raise KeyError(f"no check {name!r}; checks: {', '.join(c.name for c in self.checks)}")
-
-    def to_dict(self) -> dict:
-        return {**self.spec, "healthy": self.healthy, "rows": self.n_rows, "vector_type": self.vector_type,
-                "seconds": self.seconds, "checks": [c.to_dict() for c in self.checks],
-                "indexes": [i.__dict__ for i in self.indexes], "not_checked": list(self.not_checked)}
-
-    def to_frame(self):
-        """One row per check: ``name``, ``severity``, ``rows``, ``detail``."""
-        import pandas as pd
-
-        return pd.DataFrame([{"name": c.name, "severity": c.severity, "rows": c.rows, "detail": c.detail}
-                             for c in self.checks], columns=["name", "severity", "rows", "detail"])
-
-    def render(self) -> str:
-        """Plain text for the CLI."""
-        L = [f"{self.spec['table']} in {self.spec['store']}: {self.n_rows} rows, metric {self.spec['metric']} "
-             f"— {'HEALTHY' if self.healthy else 'UNHEALTHY'}"]
-        for c in self.checks:
-            mark = {UNHEALTHY: "FAIL", WARNING: "warn", OK: " ok "}[c.severity]
-            L.append(f"  [{mark}] {c.name}: {c.detail}")
-            if c.examples:
-                L.append(f"         e.g. {', '.join(c.examples[:10])}")
-        for n in self.not_checked:
-            L.append(f"  [skip] {n}")
-        return "\n".join(L)
-
-
-def _majority(hist: Sequence[tuple]) -> tuple:
-    """The (value, count) with most rows; ties → the smallest value as text (deterministic)."""
-    return sorted(hist, key=lambda vc: (-vc[1], str(vc[0])))[0]
-
-
 def check_health(spec: StoreSpec, corpus=None, model_dims: int | None = None, model_name: str | None = None,
-                 conn=None) -> StoreHealth:
+                 conn=None) -> HealthReport:
     """Check a pgvector table with SQL aggregates (no vector leaves the database).
 
     Parameters
@@ -148,8 +40,8 @@ def check_health(spec: StoreSpec, corpus=None, model_dims: int | None = None, mo
 
     Returns
     -------
-    StoreHealth
-        Unhealthy: an empty table, NULL or non-finite vectors, more than one
+    HealthReport
+        ``engine`` ``pgvector``; every finding counts rows and names up to 20 of them. Unhealthy: an empty table, NULL or non-finite vectors, more than one
         dimension or one not the model's, non-unit norms (``|‖v‖ − 1| > 1e-4``,
         the cosine conversions of L2/IP assume unit length), empty texts,
         duplicate ids, more than one model stamp, rows of missing documents,
@@ -167,7 +59,7 @@ def check_health(spec: StoreSpec, corpus=None, model_dims: int | None = None, mo
     from psycopg import sql
 
     t0 = time.perf_counter()
-    checks: list[StoreCheck] = []
+    checks: list[Finding] = []
     not_checked: list[str] = []
     T = spec._t()
     with _session(spec, conn) as c:
@@ -193,47 +85,47 @@ def check_health(spec: StoreSpec, corpus=None, model_dims: int | None = None, mo
         n_rows = sum(g[1] for g in groups)
         nulls = sum(g[1] for g in groups if g[0] is None)
         present = [g for g in groups if g[0] is not None]
-        checks.append(StoreCheck("rows", UNHEALTHY if n_rows == 0 else OK, n_rows,
-                                 "the table is empty" if n_rows == 0 else f"{n_rows} rows"))
+        checks.append(Finding.of_rows("rows", UNHEALTHY if n_rows == 0 else OK, n_rows,
+                                      "the table is empty" if n_rows == 0 else f"{n_rows} rows"))
 
         def ids_where(cond: sql.Composable, params=None) -> tuple[str, ...]:
             r = c.execute(sql.SQL("SELECT {i}::text FROM {t} WHERE {w} ORDER BY 1 LIMIT {n}").format(
                 i=spec._c("id"), t=T, w=cond, n=sql.Literal(_EXAMPLES)), params).fetchall()
             return tuple(x[0] for x in r)
 
-        checks.append(StoreCheck("null_vectors", UNHEALTHY if nulls else OK, nulls,
-                                 f"{nulls} rows have no vector" if nulls else "no NULL vector",
-                                 examples=ids_where(sql.SQL("{} IS NULL").format(V)) if nulls else ()))
+        checks.append(Finding.of_rows("null_vectors", UNHEALTHY if nulls else OK, nulls,
+                                      f"{nulls} rows have no vector" if nulls else "no NULL vector",
+                                      examples=ids_where(sql.SQL("{} IS NULL").format(V)) if nulls else ()))
         if table.vector_type == "vector":
-            checks.append(StoreCheck("non_finite", OK, 0, "not applicable: pgvector's vector type refuses NaN "
-                                     "and ±Inf on insert"))
+            checks.append(Finding.of_rows("non_finite", OK, 0, "not applicable: pgvector's vector type refuses NaN "
+                                          "and ±Inf on insert"))
         else:
             nf = sum(g[2] for g in present)
             ex = ()
             if nf:
                 ex = ids_where(sql.SQL("EXISTS (SELECT 1 FROM unnest({v}) x WHERE x IS NULL OR "
                                        "x::float8 IN ('NaN', 'Infinity', '-Infinity'))").format(v=V))
-            checks.append(StoreCheck("non_finite", UNHEALTHY if nf else OK, nf,
-                                     f"{nf} vectors hold NaN, ±Inf or NULL elements" if nf
-                                     else "every element finite", examples=ex))
+            checks.append(Finding.of_rows("non_finite", UNHEALTHY if nf else OK, nf,
+                                          f"{nf} vectors hold NaN, ±Inf or NULL elements" if nf
+                                          else "every element finite", examples=ex))
         hist = tuple(sorted(((str(g[0]), g[1]) for g in present), key=lambda vc: (-vc[1], int(vc[0]))))
         if len(present) > 1:
-            major = _majority([(g[0], g[1]) for g in present])
+            major = majority([(g[0], g[1]) for g in present])
             off = sum(g[1] for g in present if g[0] != major[0])
             dim_fn = sql.SQL("vector_dims({})" if table.vector_type == "vector" else "cardinality({})").format(V)
             ex = ids_where(sql.SQL("{f} <> %s").format(f=dim_fn), (major[0],))
-            checks.append(StoreCheck("dims", UNHEALTHY, off, f"{len(present)} dimensions: "
-                                     + ", ".join(f"{d} ({n} rows)" for d, n in hist)
-                                     + f"; {off} rows differ from the majority {major[0]}", hist, ex))
+            checks.append(Finding.of_rows("dims", UNHEALTHY, off, f"{len(present)} dimensions: "
+                                          + ", ".join(f"{d} ({n} rows)" for d, n in hist)
+                                          + f"; {off} rows differ from the majority {major[0]}", hist, ex))
         else:
-            checks.append(StoreCheck("dims", OK, 0, f"every vector has {hist[0][0]} dimensions" if hist
-                                     else "no vector", hist))
+            checks.append(Finding.of_rows("dims", OK, 0, f"every vector has {hist[0][0]} dimensions" if hist
+                                          else "no vector", hist))
         if model_dims is not None:
             off = sum(g[1] for g in present if g[0] != model_dims)
             who = f"model {model_name}" if model_name else "the model"
-            checks.append(StoreCheck("model_dims", UNHEALTHY if off else OK, off,
-                                     f"{off} vectors do not have the {model_dims} dimensions of {who}" if off
-                                     else f"every vector has the {model_dims} dimensions of {who}", hist))
+            checks.append(Finding.of_rows("model_dims", UNHEALTHY if off else OK, off,
+                                          f"{off} vectors do not have the {model_dims} dimensions of {who}" if off
+                                          else f"every vector has the {model_dims} dimensions of {who}", hist))
         off_unit = sum(g[3] for g in present)
         norms = [x for g in present for x in (g[4], g[5]) if x is not None]
         rng = f" (norms {min(norms):.6g} … {max(norms):.6g})" if norms else ""
@@ -246,22 +138,22 @@ def check_health(spec: StoreSpec, corpus=None, model_dims: int | None = None, mo
                                "('NaN', 'Infinity', '-Infinity')) AND "
                                "abs((SELECT sqrt(sum(x::float8 * x::float8)) FROM unnest({v}) x) - 1) > %s").format(v=V)
             ex = ids_where(cond, (NORM_TOLERANCE,))
-        checks.append(StoreCheck("norms", UNHEALTHY if off_unit else OK, off_unit,
-                                 (f"{off_unit} vectors are not unit length (|norm − 1| > {NORM_TOLERANCE:g}){rng}: "
+        checks.append(Finding.of_rows("norms", UNHEALTHY if off_unit else OK, off_unit,
+                                      (f"{off_unit} vectors are not unit length (|norm − 1| > {NORM_TOLERANCE:g}){rng}: "
                                   "L2 and inner-product distances are not cosine distances for them") if off_unit
-                                 else f"every vector unit length (|norm − 1| ≤ {NORM_TOLERANCE:g}){rng}", (), ex))
+                                      else f"every vector unit length (|norm − 1| ≤ {NORM_TOLERANCE:g}){rng}", (), ex))
 
         I, X = spec._c("id"), spec._c("text")
         dup_ids, empty = c.execute(sql.SQL(
             "SELECT count(*) - count(DISTINCT {i}), count(*) FILTER (WHERE {x} IS NULL OR btrim({x}) = '') "
             "FROM {t}").format(i=I, x=X, t=T)).fetchone()
-        checks.append(StoreCheck("empty_texts", UNHEALTHY if empty else OK, empty,
-                                 f"{empty} rows have an empty or NULL text" if empty else "no empty text",
-                                 examples=ids_where(sql.SQL("{x} IS NULL OR btrim({x}) = ''").format(x=X))
-                                 if empty else ()))
-        checks.append(StoreCheck("duplicate_ids", UNHEALTHY if dup_ids else OK, dup_ids,
-                                 f"{dup_ids} rows repeat an id already used (results would be ambiguous)" if dup_ids
-                                 else "every id unique"))
+        checks.append(Finding.of_rows("empty_texts", UNHEALTHY if empty else OK, empty,
+                                      f"{empty} rows have an empty or NULL text" if empty else "no empty text",
+                                      examples=ids_where(sql.SQL("{x} IS NULL OR btrim({x}) = ''").format(x=X))
+                                      if empty else ()))
+        checks.append(Finding.of_rows("duplicate_ids", UNHEALTHY if dup_ids else OK, dup_ids,
+                                      f"{dup_ids} rows repeat an id already used (results would be ambiguous)" if dup_ids
+                                      else "every id unique"))
         groups_n, dup_rows = c.execute(sql.SQL(
             "SELECT count(*), coalesce(sum(n), 0) FROM (SELECT count(*) AS n FROM {t} WHERE {x} IS NOT NULL "
             "GROUP BY {x} HAVING count(*) > 1) s").format(t=T, x=X)).fetchone()
@@ -269,9 +161,9 @@ def check_health(spec: StoreSpec, corpus=None, model_dims: int | None = None, mo
         ex = ()
         if dup_rows:
             ex = ids_where(sql.SQL("{x} IN (SELECT {x} FROM {t} GROUP BY {x} HAVING count(*) > 1)").format(x=X, t=T))
-        checks.append(StoreCheck("duplicate_texts", WARNING if dup_rows else OK, dup_rows,
-                                 f"{dup_rows} rows share their text with another row ({groups_n} texts)" if dup_rows
-                                 else "no duplicate text", (), ex))
+        checks.append(Finding.of_rows("duplicate_texts", WARNING if dup_rows else OK, dup_rows,
+                                      f"{dup_rows} rows share their text with another row ({groups_n} texts)" if dup_rows
+                                      else "no duplicate text", (), ex))
 
         if spec.model_column:
             M = spec._c("model")
@@ -279,14 +171,14 @@ def check_health(spec: StoreSpec, corpus=None, model_dims: int | None = None, mo
             mh = sorted(mh, key=lambda vc: (-vc[1], "" if vc[0] is None else vc[0]))
             br = tuple(("(null)" if m is None else m, n) for m, n in mh)
             if len(mh) > 1:
-                major = _majority(mh)
+                major = majority(mh)
                 off = n_rows - major[1]
                 ex = ids_where(sql.SQL("{m}::text IS DISTINCT FROM %s").format(m=M), (major[0],))
-                checks.append(StoreCheck("models", UNHEALTHY, off, f"{len(mh)} model stamps: "
-                                         + ", ".join(f"{m} ({n} rows)" for m, n in br)
-                                         + f"; {off} rows differ from the majority", br, ex))
+                checks.append(Finding.of_rows("models", UNHEALTHY, off, f"{len(mh)} model stamps: "
+                                              + ", ".join(f"{m} ({n} rows)" for m, n in br)
+                                              + f"; {off} rows differ from the majority", br, ex))
             else:
-                checks.append(StoreCheck("models", OK, 0, f"one model stamp: {br[0][0]}" if br else "no row", br))
+                checks.append(Finding.of_rows("models", OK, 0, f"one model stamp: {br[0][0]}" if br else "no row", br))
         else:
             not_checked.append("models: no model column given")
 
@@ -302,18 +194,18 @@ def check_health(spec: StoreSpec, corpus=None, model_dims: int | None = None, mo
         idx = _index_for(indexes, spec.metric)
         opts = f", {idx.options}" if idx and idx.options else ""
         on = f" on {idx.expression}" if idx and idx.expression else ""
-        checks.append(StoreCheck("approximate_index", OK, 0,
-                                 f"{idx.method} index {idx.name}{on} ({idx.opclass}{opts})" if idx
-                                 else _no_index_note(indexes, spec.metric)))
+        checks.append(Finding.of_rows("approximate_index", OK, 0,
+                                      f"{idx.method} index {idx.name}{on} ({idx.opclass}{opts})" if idx
+                                      else _no_index_note(indexes, spec.metric)))
         from .production import dead_tuples_check, extension_check, extension_version
 
         checks.append(extension_check(extension_version(c)))
         checks.append(dead_tuples_check(c, spec))
-    return StoreHealth(spec.to_dict(), n_rows, table.vector_type, tuple(checks), indexes, tuple(not_checked),
-                       time.perf_counter() - t0)
+    return store_report("pgvector", spec.to_dict(), n_rows, table.vector_type, checks, indexes, not_checked,
+                        time.perf_counter() - t0)
 
 
-def _document_checks(c, spec: StoreSpec, corpus, n_rows: int) -> list[StoreCheck]:
+def _document_checks(c, spec: StoreSpec, corpus, n_rows: int) -> list[Finding]:
     """``missing_documents`` and ``text_mismatch`` against the corpus sent as two bound arrays.
 
     The documents travel as parameters (``unnest(%(ids)s::text[], %(bodies)s::text[])`` in a ``WITH``):
@@ -332,10 +224,10 @@ def _document_checks(c, spec: StoreSpec, corpus, n_rows: int) -> list[StoreCheck
             "ON a.doc_id = t.{d}::text WHERE a.doc_id IS NULL GROUP BY 1").format(d=D, t=T), docs).fetchall()
         miss = sorted(miss, key=lambda vc: (-vc[1], vc[0]))
         n_miss = sum(n for _, n in miss)
-        out.append(StoreCheck("missing_documents", UNHEALTHY if n_miss else OK, n_miss,
-                              f"{n_miss} rows belong to {len(miss)} documents not in corpus {corpus.name!r}"
-                              if n_miss else f"every row's document is in corpus {corpus.name!r}",
-                              tuple(miss[:_EXAMPLES]), tuple(m for m, _ in miss[:_EXAMPLES])))
+        out.append(Finding.of_rows("missing_documents", UNHEALTHY if n_miss else OK, n_miss,
+                                   f"{n_miss} rows belong to {len(miss)} documents not in corpus {corpus.name!r}"
+                                   if n_miss else f"every row's document is in corpus {corpus.name!r}",
+                                   tuple(miss[:_EXAMPLES]), tuple(m for m, _ in miss[:_EXAMPLES])))
         if spec.start_column:
             S, E = spec._c("start"), spec._c("end")
             # CASE first: substr() raises on a negative length, so bad offsets never reach it.
@@ -348,8 +240,8 @@ def _document_checks(c, spec: StoreSpec, corpus, n_rows: int) -> list[StoreCheck
             ex = tuple(r[0] for r in c.execute(
                 audit_docs + sql.SQL("SELECT t.{i}::text ").format(i=I) + base
                 + sql.SQL(" ORDER BY 1 LIMIT {n}").format(n=sql.Literal(_EXAMPLES)), docs).fetchall()) if n_bad else ()
-            out.append(StoreCheck("text_mismatch", UNHEALTHY if n_bad else OK, n_bad,
-                                  f"{n_bad} rows' text no longer ends with doc.text[start:end] (or the offsets "
-                                  "fall outside the document)" if n_bad
-                                  else "every row's text ends with its source slice doc.text[start:end]", (), ex))
+            out.append(Finding.of_rows("text_mismatch", UNHEALTHY if n_bad else OK, n_bad,
+                                       f"{n_bad} rows' text no longer ends with doc.text[start:end] (or the offsets "
+                                       "fall outside the document)" if n_bad
+                                       else "every row's text ends with its source slice doc.text[start:end]", (), ex))
     return out

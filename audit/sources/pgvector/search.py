@@ -10,7 +10,8 @@ from typing import Collection, Sequence
 
 import numpy as np
 
-from ...index.health import NORM_TOLERANCE
+from ...stores.health import NORM_TOLERANCE
+from ...stores.base import SearchResult, check_search, cosine_in_range, rescore
 from .connection import (
     StoreError,
     StoreSpec,
@@ -21,91 +22,6 @@ from .connection import (
     _vec_expr,
     find_indexes,
 )
-
-
-@dataclass(frozen=True)
-class SearchResult:
-    """Top-k of each query vector, through the approximate index or an exact scan.
-
-    Attributes
-    ----------
-    mode : {"approximate", "exact"}
-    k : int
-    metric : str
-    index : str or None
-        The index the plan used (from ``EXPLAIN`` of the first query); None for a scan.
-    ids : tuple of tuple of str
-        ``(n_queries, ≤ k)`` chunk ids (as text), nearest first; ties broken by id.
-    distances : tuple of tuple of float
-        The operator's values (``<=>``, ``<->`` or ``<#>``, the last being −⟨q, v⟩).
-    cosine : tuple of tuple of float
-        Cosine distance in [0, 2]: ``<=>`` as is, ``d² / 2`` for L2, ``1 + d``
-        for ``<#>`` (identities of unit vectors: ‖q − v‖² = 2 − 2 cos and
-        ⟨q, v⟩ = cos), each clipped into [0, 2] where float error puts it
-        just outside (:func:`cosine_in_range`); NaN where the query or the row
-        is not unit length (L2 / IP only: ``|norm − 1| > 1e-4``) and for
-        ``<=>`` with a zero vector. ``distances`` keeps the raw values.
-    texts : tuple of tuple of str
-        The returned rows' texts (to match needles).
-    ms : tuple of float
-        Wall time per query, milliseconds.
-    settings : dict
-        Session settings in force (``hnsw.ef_search``, ``ivfflat.probes``, planner switches).
-    note : str
-        What the reader must know: no approximate index, distances not cosine…
-    """
-
-    mode: str
-    k: int
-    metric: str
-    index: str | None
-    ids: tuple[tuple[str, ...], ...]
-    distances: tuple[tuple[float, ...], ...]
-    cosine: tuple[tuple[float, ...], ...]
-    texts: tuple[tuple[str, ...], ...]
-    ms: tuple[float, ...]
-    settings: dict = field(default_factory=dict)
-    note: str = ""
-
-    def to_frame(self):
-        """One row per (query, rank): ``query``, ``rank`` (1-based), ``id``, ``distance``, ``cosine``."""
-        import pandas as pd
-
-        rows = [{"query": qi, "rank": r + 1, "id": i, "distance": d, "cosine": cd}
-                for qi, (ids, ds, cs) in enumerate(zip(self.ids, self.distances, self.cosine))
-                for r, (i, d, cd) in enumerate(zip(ids, ds, cs))]
-        return pd.DataFrame(rows, columns=["query", "rank", "id", "distance", "cosine"])
-
-    def to_dict(self) -> dict:
-        nan = lambda x: None if isinstance(x, float) and math.isnan(x) else x  # noqa: E731
-        return {"mode": self.mode, "k": self.k, "metric": self.metric, "index": self.index,
-                "ids": [list(i) for i in self.ids], "distances": [list(d) for d in self.distances],
-                "cosine": [[nan(x) for x in c] for c in self.cosine], "ms": list(self.ms),
-                "settings": dict(self.settings), "note": self.note}
-
-
-def cosine_in_range(d: float) -> float:
-    """A cosine distance clipped into the product's range [0, 2]; NaN stays NaN.
-
-    pgvector computes ``<=>`` in float arithmetic, so a row identical to the query can come back as
-    −1.2e-7 and an opposite one as 2.0000002; ``d²/2`` and ``1 + <#>`` of unit vectors stray the same
-    way. The clip moves such values by float error only (|shift| ≲ 1e-6 for unit float32 vectors);
-    anything further outside is not float error and is clipped all the same, which is why
-    :func:`search` reports rows that are not unit length (their L2/IP value has no cosine: NaN).
-
-    Parameters
-    ----------
-    d : float
-        Cosine distance as computed (``<=>``, ``d²/2`` or ``1 + <#>``).
-
-    Returns
-    -------
-    float
-        ``min(2, max(0, d))``, or NaN for NaN (``<=>`` with a zero vector).
-    """
-    if math.isnan(d):
-        return d
-    return 0.0 if d < 0.0 else 2.0 if d > 2.0 else d
 
 
 def _vector_literal(v: np.ndarray) -> str:
@@ -166,6 +82,9 @@ def search(spec: StoreSpec, queries: np.ndarray, k: int, mode: str = "approximat
     Returns
     -------
     SearchResult
+        The rows the table's index (or scan) chose, each fetched with its own vector and scored and ordered
+        by the one rule (:func:`audit.stores.base.rescore`): canonical cosine distances of unit rows,
+        ties by id.
 
     Raises
     ------
@@ -174,15 +93,7 @@ def search(spec: StoreSpec, queries: np.ndarray, k: int, mode: str = "approximat
     """
     from psycopg import sql
 
-    if mode not in ("approximate", "exact"):
-        raise StoreError(f"mode {mode!r} is not 'approximate' or 'exact'")
-    if not isinstance(k, (int, np.integer)) or k < 1:
-        raise StoreError(f"k must be a positive integer, got {k!r}")
-    q = np.asarray(queries, dtype=np.float32)
-    if q.ndim != 2 or q.shape[0] == 0:
-        raise StoreError(f"query vectors must have shape (n_queries, dims), got {q.shape}")
-    if not np.isfinite(q).all():
-        raise StoreError("query vectors hold NaN or ±Inf")
+    q = check_search(queries, k, mode)
     qnorm = np.linalg.norm(q.astype(np.float64), axis=1)
     with _session(spec, conn) as c:
         table = _describe(c, spec)
@@ -252,8 +163,10 @@ def search(spec: StoreSpec, queries: np.ndarray, k: int, mode: str = "approximat
         dist = sql.SQL("({v} {op} %(q)s::{t})").format(v=V, op=sql.SQL(spec.operator), t=qcast)
         norm = sql.SQL("vector_norm({v})").format(v=_vec_expr(spec, table))
         order = sql.SQL("ORDER BY d") if approx_index else sql.SQL("ORDER BY d, id")
-        stmt = sql.SQL("SELECT {i}::text AS id, {dist} AS d, {norm}, {x} FROM {t} {w} {o} LIMIT %(k)s").format(
-            i=spec._c("id"), dist=dist, norm=norm, x=spec._c("text"), t=spec._t(), w=where, o=order)
+        # each returned row's own vector, as float4[]: the audit scores the rows it is given (issue 21)
+        own = sql.SQL("{v}::real[]").format(v=spec._c("vector"))
+        stmt = sql.SQL("SELECT {i}::text AS id, {dist} AS d, {norm}, {x}, {own} FROM {t} {w} {o} LIMIT %(k)s").format(
+            i=spec._c("id"), dist=dist, norm=norm, x=spec._c("text"), own=own, t=spec._t(), w=where, o=order)
         ids, ds, cs, texts, ms = [], [], [], [], []
         short = non_unit = 0
         with c.transaction(force_rollback=True):
@@ -279,7 +192,7 @@ def search(spec: StoreSpec, queries: np.ndarray, k: int, mode: str = "approximat
                     short += 1
                 qi_unit = abs(qnorm[qi] - 1.0) <= NORM_TOLERANCE
                 conv = []
-                for _, d, n, _x in rows:
+                for _, d, n, _x, _v in rows:
                     unit = qi_unit and n is not None and abs(n - 1.0) <= NORM_TOLERANCE
                     if spec.metric == "cosine":
                         conv.append(cosine_in_range(float(d)))
@@ -289,12 +202,13 @@ def search(spec: StoreSpec, queries: np.ndarray, k: int, mode: str = "approximat
                     else:
                         conv.append(cosine_in_range(float(d) * float(d) / 2.0 if spec.metric == "l2"
                                                     else 1.0 + float(d)))
-                ids.append(tuple(r[0] for r in rows))
-                ds.append(tuple(float(r[1]) for r in rows))
-                cs.append(tuple(conv))
-                texts.append(tuple(r[3] for r in rows))
+                order, canon = rescore(q[qi], [r[0] for r in rows], conv, [r[4] for r in rows])
+                ids.append(tuple(rows[o][0] for o in order))
+                ds.append(tuple(float(rows[o][1]) for o in order))
+                cs.append(tuple(canon[o] for o in order))
+                texts.append(tuple(rows[o][3] for o in order))
     if spec.metric == "cosine":
-        notes.append("<=> is cosine distance: no conversion")
+        notes.append("<=> is cosine distance: no conversion; re-computed from the rows' vectors")
     else:
         conv = "d²/2" if spec.metric == "l2" else "1 + (<#>)"
         notes.append(f"cosine distance = {conv}, valid for unit vectors"

@@ -1,19 +1,19 @@
-"""What every live vector store shares, whatever the engine (pgvector, Chroma, Milvus Lite).
+"""What every store shares, whatever the engine: the parts of the protocol written once.
 
-An engine package (:mod:`audit.sources.pgvector`, :mod:`audit.sources.chroma`, :mod:`audit.sources.milvus`)
-has one public front: ``check_health(spec, corpus=None, model_dims=None, model_name=None) -> StoreHealth``,
-``search(spec, queries, k, mode, …) -> SearchResult`` (cosine distances in [0, 2]),
-``store_system(spec, …) -> RunSet`` (runs ``approximate`` and ``exact``) and
-``store_upgrade_system``. This module holds the parts written once for all of them:
+The engines (:mod:`audit.stores.pgvector`, :mod:`audit.stores.chroma`, :mod:`audit.stores.milvus` over the
+live stores; :mod:`audit.stores.sqlite`, :mod:`audit.stores.lance` over the audit's own indexes) implement
+:class:`audit.stores.protocol.VectorStore`; this module holds what they share:
 
 - :func:`system_from_store`: the questions asked approximately and exactly, read as an
   :class:`~audit.runset.RunSet` (judgments from needles or qrels, the rows involved).
-- :func:`upgrade_system`: two stores asked the same questions, runs ``before``/``after``.
+- :func:`upgrade_runset`: two stores asked the same questions, runs ``before``/``after``.
 - :func:`relevance_from_rows`: needle id → the rows whose text holds the needle (the matching view).
 - :func:`exact_topk`: the exact scan over streamed vectors, for an engine with no exact mode of its own.
 - :func:`health_from_rows`: the health checks over streamed rows, with the names, severities and
   examples of pgvector's SQL aggregates (:func:`audit.sources.pgvector.check_health`), so the same fault
   gives the same finding in every engine.
+- :func:`search_result`: an engine's raw distances as a :class:`~audit.stores.base.SearchResult`, the
+  rows scored and ordered by the one rule (:func:`audit.stores.base.rescore`).
 
 An audit only reads: an engine reads a copy of a folder it would otherwise migrate or lock (Chroma's
 persistent folder, Milvus Lite's data folder), and calls no method that writes.
@@ -29,18 +29,13 @@ from typing import Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from ..evaluation.judgments import Qrels
-from ..runset import Run
-from ..index.health import NORM_TOLERANCE, OK, UNHEALTHY, WARNING
 from ..matching import collapse
-from .pgvector.connection import StoreError
-from .pgvector.health import StoreCheck, StoreHealth, _majority
-from .pgvector.search import SearchResult, cosine_in_range
+from ..runset import Run
+from .health import NORM_TOLERANCE, OK, UNHEALTHY, WARNING, Finding, HealthReport, majority, store_report
+from .base import MODES, SearchResult, StoreError, cosine_in_range, rescore
 
-__all__ = ["EXAMPLES", "RUN_NAMES", "check_search", "exact_topk", "health_from_rows", "relevance_from_rows", "search_result",
-           "system_from_store", "to_cosine", "upgrade_system"]
-
-#: The two runs of a store system, in this order.
-RUN_NAMES = ("approximate", "exact")
+__all__ = ["EXAMPLES", "exact_topk", "health_from_rows", "relevance_from_rows", "search_result", "system_from_store",
+           "to_cosine", "upgrade_runset"]
 
 #: Ids listed per finding.
 EXAMPLES = 20
@@ -50,7 +45,7 @@ EXAMPLES = 20
 
 
 def to_cosine(value: float, metric: str) -> float:
-    """An engine's distance as cosine distance in [0, 2] (:func:`~audit.sources.pgvector.cosine_in_range`).
+    """An engine's distance as cosine distance in [0, 2] (:func:`~audit.stores.base.cosine_in_range`).
 
     ``metric`` names what the engine returned: ``cosine`` (1 − cos, Chroma's ``cosine`` space),
     ``cosine_similarity`` (Milvus ``COSINE``: cos), ``l2sq`` (squared L2, Chroma's ``l2`` and Milvus
@@ -86,17 +81,17 @@ def exact_topk(batches: Iterable[tuple[Sequence[str], np.ndarray]], queries: np.
 
     Returns
     -------
-    (ids, distances, norms)
+    (ids, distances, vectors)
         Tuples of per-query tuples, nearest first, ties by id in code-point order (the exact scan of
-        pgvector orders by ``d, id``); ``norms`` are the rows' ‖v‖ (for the unit-length rule of L2 and
-        inner product).
+        pgvector orders by ``d, id``); ``vectors`` are the rows' float32 vectors (what
+        :func:`search_result` scores them by, and reads the unit-length rule of L2 and inner product from).
     """
     if kind not in ("cosine", "l2sq", "ip_distance"):
         raise StoreError(f"unknown distance kind {kind!r}")
     q = np.asarray(queries, dtype=np.float32).astype(np.float64)
     nq = q.shape[0]
     qn = np.sqrt((q * q).sum(axis=1))
-    best = [(np.zeros(0, dtype=object), np.zeros(0), np.zeros(0)) for _ in range(nq)]
+    best = [(np.zeros(0, dtype=object), np.zeros(0), np.zeros((0, q.shape[1]), np.float32)) for _ in range(nq)]
     for ids, vecs in batches:
         if len(ids) == 0:
             continue
@@ -108,7 +103,7 @@ def exact_topk(batches: Iterable[tuple[Sequence[str], np.ndarray]], queries: np.
         if len(ids) == 0:
             continue
         ia = np.array([str(i) for i in ids], dtype=object)
-        v = v.astype(np.float64)
+        v32, v = v, v.astype(np.float64)
         vn = np.sqrt((v * v).sum(axis=1))
         for j in range(nq):
             dot = (v * q[j]).sum(axis=1)
@@ -120,48 +115,50 @@ def exact_topk(batches: Iterable[tuple[Sequence[str], np.ndarray]], queries: np.
             else:
                 d = 1.0 - dot
             d = np.where(np.isfinite(d), d, np.inf)
-            bi, bd, bn = best[j]
-            all_i, all_d, all_n = np.concatenate([bi, ia]), np.concatenate([bd, d]), np.concatenate([bn, vn])
+            bi, bd, bv = best[j]
+            all_i, all_d, all_v = np.concatenate([bi, ia]), np.concatenate([bd, d]), np.concatenate([bv, v32])
             o = np.lexsort((all_i.astype(str), all_d))[:k]
-            best[j] = (all_i[o], all_d[o], all_n[o])
+            best[j] = (all_i[o], all_d[o], all_v[o])
     return (tuple(tuple(str(x) for x in b[0]) for b in best), tuple(tuple(float(x) for x in b[1]) for b in best),
-            tuple(tuple(float(x) for x in b[2]) for b in best))
+            tuple(tuple(b[2]) for b in best))
 
 
-def check_search(queries, k, mode: str) -> np.ndarray:
-    """The query vectors as float32 ``(n, dims)`` after pgvector's checks of ``search`` arguments.
-
-    Raises
-    ------
-    StoreError
-        ``mode`` not approximate/exact, ``k`` not a positive integer, a bad shape, NaN or ±Inf.
-    """
-    if mode not in RUN_NAMES:
-        raise StoreError(f"mode {mode!r} is not 'approximate' or 'exact'")
-    if not isinstance(k, (int, np.integer)) or isinstance(k, bool) or k < 1:
-        raise StoreError(f"k must be a positive integer, got {k!r}")
-    q = np.asarray(queries, dtype=np.float32)
-    if q.ndim != 2 or q.shape[0] == 0:
-        raise StoreError(f"query vectors must have shape (n_queries, dims), got {q.shape}")
-    if not np.isfinite(q).all():
-        raise StoreError("query vectors hold NaN or ±Inf")
-    return q
-
-
-def search_result(mode: str, k: int, metric: str, kind: str, index: str | None, ids, raw, norms, qnorms, texts,
+def search_result(mode: str, k: int, metric: str, kind: str, index: str | None, ids, raw, vectors, queries, texts,
                   ms, settings: dict, notes: list[str]) -> SearchResult:
-    """A :class:`SearchResult` from an engine's raw distances, as pgvector's search fills it.
+    """A :class:`SearchResult` from an engine's raw distances, scored and ordered by the one rule.
 
-    ``metric`` is the store's (``cosine``, ``l2``, ``ip``), ``kind`` the raw values' (:func:`to_cosine`).
-    ``SearchResult.distances`` holds pgvector's operator values (``<=>``, ``<->`` = ‖a − b‖, ``<#>`` = −a·b)
-    so every engine's run reads alike; ``cosine`` is NaN for L2 / inner product where the query or the row
-    is not unit length (``|‖v‖ − 1| > 1e-4``), and the note says how many.
+    Parameters
+    ----------
+    mode, k, index, settings, ms
+        As :class:`SearchResult`.
+    metric : {"cosine", "l2", "ip"}
+        The store's.
+    kind : str
+        The raw values' (:func:`to_cosine`).
+    ids, raw, texts : sequence (per query) of sequences (per row)
+        The rows the engine chose, their raw distances and texts.
+    vectors : sequence (per query) of sequences of float32 arrays
+        The rows' stored vectors (the engine returns them, or the exact scan read them).
+    queries : float32 array, shape (n_queries, dims)
+    notes : list of str
+        What the engine has to say; the distance notes are added.
+
+    Returns
+    -------
+    SearchResult
+        ``distances`` holds pgvector's operator values (``<=>``, ``<->`` = ‖a − b‖, ``<#>`` = −a·b) so every
+        engine's run reads alike; ``cosine`` the canonical distance of each row's vector where query and row
+        are unit length (:func:`audit.stores.base.rescore`), else the engine's converted value, NaN for
+        L2 / inner product where the query or the row is not unit length (``|‖v‖ − 1| > 1e-4``; the note says
+        how many); rows ordered by (cosine, id).
     """
-    dist, cos = [], []
+    q = np.asarray(queries, dtype=np.float32)
+    out_ids, dist, cos, out_texts = [], [], [], []
     non_unit = short = 0
     for qi, row in enumerate(raw):
         if len(row) < k:
             short += 1
+        qn = float(np.linalg.norm(q[qi].astype(np.float64)))
         d_row, c_row = [], []
         for j, x in enumerate(row):
             x = float(x)
@@ -175,16 +172,20 @@ def search_result(mode: str, k: int, metric: str, kind: str, index: str | None, 
                 d_row.append(x - 1.0)
             else:  # ip: a·b
                 d_row.append(-x)
-            unit = abs(qnorms[qi] - 1.0) <= NORM_TOLERANCE and abs(norms[qi][j] - 1.0) <= NORM_TOLERANCE
+            vn = float(np.linalg.norm(np.asarray(vectors[qi][j], np.float64)))
+            unit = abs(qn - 1.0) <= NORM_TOLERANCE and abs(vn - 1.0) <= NORM_TOLERANCE
             if metric != "cosine" and not unit:
                 non_unit += 1
                 c_row.append(math.nan)
             else:
                 c_row.append(to_cosine(x, kind))
-        dist.append(tuple(d_row))
-        cos.append(tuple(c_row))
+        order, canon = rescore(q[qi], list(ids[qi]), c_row, vectors[qi])
+        out_ids.append(tuple(str(ids[qi][o]) for o in order))
+        dist.append(tuple(d_row[o] for o in order))
+        cos.append(tuple(canon[o] for o in order))
+        out_texts.append(tuple(texts[qi][o] for o in order))
     if metric == "cosine":
-        notes.append("cosine distance as the engine computes it")
+        notes.append("cosine distance as the engine computes it, re-computed from the rows' vectors")
     else:
         notes.append("cosine distance from the engine's " + ("squared L2: d/2" if metric == "l2" else
                                                               "inner product: 1 − a·b")
@@ -193,8 +194,8 @@ def search_result(mode: str, k: int, metric: str, kind: str, index: str | None, 
                         "distance is NaN" if non_unit else ""))
     if short:
         notes.append(f"{short} queries returned fewer than {k} rows")
-    return SearchResult(mode, int(k), metric, index, tuple(tuple(i) for i in ids), tuple(dist), tuple(cos),
-                        tuple(tuple(t) for t in texts), tuple(ms), dict(settings), "; ".join(notes))
+    return SearchResult(mode, int(k), metric, index, tuple(out_ids), tuple(dist), tuple(cos), tuple(out_texts),
+                        tuple(ms), dict(settings), "; ".join(notes))
 
 
 # --------------------------------------------------------------------------- judgments
@@ -262,8 +263,8 @@ def system_from_store(spec, *, dims: int | None, search: Callable, rows: Callabl
                       ood_queries=None, k: int = 20):
     """Ask a store every question approximately and exactly; the answers as one RunSet.
 
-    The engine-neutral body of each engine's ``store_system`` (see
-    :func:`audit.sources.pgvector.store_system` for the parameters a user gives).
+    The body of :meth:`audit.stores.protocol.VectorStore.runset` (see it for the parameters a user gives),
+    written once for every engine.
 
     Parameters
     ----------
@@ -283,15 +284,15 @@ def system_from_store(spec, *, dims: int | None, search: Callable, rows: Callabl
     Returns
     -------
     RunSet
-        Runs ``approximate`` then ``exact`` (:data:`RUN_NAMES`), score kind ``cosine-distance``, each with its
+        Runs ``approximate`` then ``exact`` (:data:`MODES`), score kind ``cosine-distance``, each with its
         out-of-domain rankings; a saved threshold applies to a run of the same store, table, run and model.
 
     Raises
     ------
     StoreError, InputFileError
-        As :func:`audit.sources.pgvector.store_system`.
+        As :meth:`audit.stores.protocol.VectorStore.runset`.
     """
-    from .imported.system import team_runset
+    from ..sources.imported.system import team_runset
 
     if (needles is None) == (queries is None):
         raise StoreError("give the questions either as needles or as queries with qrels")
@@ -315,11 +316,11 @@ def system_from_store(spec, *, dims: int | None, search: Callable, rows: Callabl
     what = f"column {spec.vector_column!r} of {spec.table!r}"
     ids = list(qs)
     Q = _vectors(ids, [qs[i] for i in ids], encoder, query_vectors, aliases, dims, what)
-    results = {m: search(Q, k, m) for m in RUN_NAMES}
+    results = {m: search(Q, k, m) for m in MODES}
     ood_results = {}
     if ood:
         O = _vectors(list(ood), list(ood.values()), encoder, query_vectors, {}, dims, what)
-        ood_results = {m: search(O, k, m) for m in RUN_NAMES}
+        ood_results = {m: search(O, k, m) for m in MODES}
     if needles is not None:
         rel = relevance_from_rows(needles, rows(), bool(getattr(spec, "doc_column", None)))
         judgments = {q: {r: 1 for r in sorted(rel[aliases[q]])} for q in ids}
@@ -329,7 +330,7 @@ def system_from_store(spec, *, dims: int | None, search: Callable, rows: Callabl
     else:
         judged_by = f"qrels {qrels.source}" if qrels.source else "qrels"
     runs, ood_runs = [], {}
-    for m in RUN_NAMES:
+    for m in MODES:
         r = results[m]
         how = (f"through index {r.index} ({', '.join(f'{a}={b}' for a, b in r.settings.items())})"
                if r.index else "exact scan")
@@ -350,27 +351,39 @@ def system_from_store(spec, *, dims: int | None, search: Callable, rows: Callabl
                        name=f"live store {spec.provenance}", cut_keys=keys)
 
 
-def upgrade_system(store_system: Callable, before, after, *, mode: str = "approximate",
-                   names: tuple[str, str] = ("before", "after"), **kw):
-    """Two stores asked the same questions, one run per side (``names``), as one RunSet.
+def upgrade_runset(before, after, *, mode: str = "approximate", names: tuple[str, str] = ("before", "after"), **kw):
+    """Two stores asked the same questions, one run per side (``names``), as one RunSet (the Upgrade diff's).
 
-    ``store_system`` is the engine's (``store_system(spec, **kw) -> RunSet``); see
-    :func:`audit.sources.pgvector.store_upgrade_system` for the rule on judgments (the union of both sides').
+    Each side is :meth:`~audit.stores.protocol.VectorStore.runset` of its store; the result keeps one run per
+    side, named ``names``, through each store's approximate index (``mode="approximate"``) or its exact scan.
+    With needles, a row is relevant when its text holds the needle in *either* store, so the judgments are
+    the union of the two sides' (a row id that holds the needle in one table and not in the other is judged
+    relevant: ids are expected to name the same chunk on both sides, as after an index rebuild or an upgrade).
+
+    Parameters
+    ----------
+    before, after : VectorStore
+        Opened stores (two tables of one database, two databases, two collections…).
+    mode : {"approximate", "exact"}
+    names : (str, str)
+    **kw
+        As :meth:`~audit.stores.protocol.VectorStore.runset` (needles or queries+qrels, encoder or
+        query_vectors, ood_queries, k, and the search settings).
 
     Raises
     ------
     StoreError, InputFileError
-        As ``store_system``; an unknown ``mode`` or two equal names.
+        As ``runset``; an unknown ``mode`` or two equal names.
     """
     from dataclasses import replace
 
-    from .imported.system import team_runset
+    from ..sources.imported.system import team_runset
 
-    if mode not in RUN_NAMES:
+    if mode not in MODES:
         raise StoreError(f"mode {mode!r} is not 'approximate' or 'exact'")
     if len(set(names)) != 2:
         raise StoreError(f"the two sides need two names, got {names!r}")
-    a, b = store_system(before, **kw), store_system(after, **kw)
+    a, b = before.runset(**kw), after.runset(**kw)
     runs = [replace(a.run(mode), name=names[0]), replace(b.run(mode), name=names[1])]
     qa, qb = a.qrels(runs[0]), b.qrels(runs[1])
     judgments = {q: {**qa.judgments.get(q, {}), **qb.judgments.get(q, {})} for q in qa.query_ids}
@@ -395,7 +408,7 @@ def upgrade_system(store_system: Callable, before, after, *, mode: str = "approx
 def health_from_rows(spec, batches: Iterable[dict], *, kind: str, index_detail: str, spec_dict: dict | None = None,
                      corpus=None,
                      model_dims: int | None = None, model_name: str | None = None,
-                     not_applicable: Mapping[str, str] | None = None, vector_type: str = "vector") -> StoreHealth:
+                     not_applicable: Mapping[str, str] | None = None, vector_type: str = "vector") -> HealthReport:
     """The store's health from its rows streamed in batches (engines without SQL aggregates).
 
     The checks, their names, severities, row counts and examples are those of
@@ -411,7 +424,7 @@ def health_from_rows(spec, batches: Iterable[dict], *, kind: str, index_detail: 
         Each ``{"ids": [str], "texts": [str or None], "vectors": [array or None], "docs", "starts",
         "ends", "models": [… or None]}`` (the last four may be absent).
     spec_dict : dict, optional
-        :attr:`StoreHealth.spec` (default ``spec.to_dict()``), e.g. with the metric read from the store.
+        :attr:`HealthReport.target` (default ``spec.to_dict()``), e.g. with the metric read from the store.
     kind : str
         What the store calls a table (``collection``), in messages.
     index_detail : str
@@ -421,7 +434,8 @@ def health_from_rows(spec, batches: Iterable[dict], *, kind: str, index_detail: 
 
     Returns
     -------
-    StoreHealth
+    HealthReport
+        Every finding counts rows; :attr:`HealthReport.engine` is ``spec_dict["engine"]``.
     """
     t0 = time.perf_counter()
     na = dict(not_applicable or {})
@@ -471,75 +485,75 @@ def health_from_rows(spec, batches: Iterable[dict], *, kind: str, index_detail: 
                 d = col["docs"][i]
                 docs.append((rid, None if d is None else str(d), col["starts"][i], col["ends"][i], text))
     n_rows = len(ids)
-    checks: list[StoreCheck] = []
+    checks: list[Finding] = []
     noun = kind
 
     def ex(lst) -> tuple[str, ...]:
         return tuple(sorted(lst)[:EXAMPLES])
 
-    checks.append(StoreCheck("rows", UNHEALTHY if n_rows == 0 else OK, n_rows,
-                             f"the {noun} is empty" if n_rows == 0 else f"{n_rows} rows"))
+    checks.append(Finding.of_rows("rows", UNHEALTHY if n_rows == 0 else OK, n_rows,
+                                  f"the {noun} is empty" if n_rows == 0 else f"{n_rows} rows"))
     if "null_vectors" in na:
-        checks.append(StoreCheck("null_vectors", OK, 0, f"not applicable: {na['null_vectors']}"))
+        checks.append(Finding.of_rows("null_vectors", OK, 0, f"not applicable: {na['null_vectors']}"))
     else:
-        checks.append(StoreCheck("null_vectors", UNHEALTHY if nulls else OK, len(nulls),
-                                 f"{len(nulls)} rows have no vector" if nulls else "no NULL vector", examples=ex(nulls)))
+        checks.append(Finding.of_rows("null_vectors", UNHEALTHY if nulls else OK, len(nulls),
+                                      f"{len(nulls)} rows have no vector" if nulls else "no NULL vector", examples=ex(nulls)))
     if "non_finite" in na:
-        checks.append(StoreCheck("non_finite", OK, 0, f"not applicable: {na['non_finite']}"))
+        checks.append(Finding.of_rows("non_finite", OK, 0, f"not applicable: {na['non_finite']}"))
     else:
-        checks.append(StoreCheck("non_finite", UNHEALTHY if non_finite else OK, len(non_finite),
-                                 f"{len(non_finite)} vectors hold NaN, ±Inf or NULL elements" if non_finite
-                                 else "every element finite", examples=ex(non_finite)))
+        checks.append(Finding.of_rows("non_finite", UNHEALTHY if non_finite else OK, len(non_finite),
+                                      f"{len(non_finite)} vectors hold NaN, ±Inf or NULL elements" if non_finite
+                                      else "every element finite", examples=ex(non_finite)))
     hist = tuple(sorted(((str(d), c) for d, c in dims.items()), key=lambda vc: (-vc[1], int(vc[0]))))
     if len(dims) > 1:
-        major = _majority([(d, c) for d, c in dims.items()])
+        major = majority([(d, c) for d, c in dims.items()])
         off = sum(c for d, c in dims.items() if d != major[0])
-        checks.append(StoreCheck("dims", UNHEALTHY, off, f"{len(dims)} dimensions: "
-                                 + ", ".join(f"{d} ({c} rows)" for d, c in hist)
-                                 + f"; {off} rows differ from the majority {major[0]}", hist,
-                                 ex([r for r, d in dim_of.items() if d != major[0]])))
+        checks.append(Finding.of_rows("dims", UNHEALTHY, off, f"{len(dims)} dimensions: "
+                                      + ", ".join(f"{d} ({c} rows)" for d, c in hist)
+                                      + f"; {off} rows differ from the majority {major[0]}", hist,
+                                      ex([r for r, d in dim_of.items() if d != major[0]])))
     else:
-        checks.append(StoreCheck("dims", OK, 0, f"every vector has {hist[0][0]} dimensions" if hist else "no vector",
-                                 hist))
+        checks.append(Finding.of_rows("dims", OK, 0, f"every vector has {hist[0][0]} dimensions" if hist else "no vector",
+                                      hist))
     if model_dims is not None:
         off = sum(c for d, c in dims.items() if d != model_dims)
         who = f"model {model_name}" if model_name else "the model"
-        checks.append(StoreCheck("model_dims", UNHEALTHY if off else OK, off,
-                                 f"{off} vectors do not have the {model_dims} dimensions of {who}" if off
-                                 else f"every vector has the {model_dims} dimensions of {who}", hist))
+        checks.append(Finding.of_rows("model_dims", UNHEALTHY if off else OK, off,
+                                      f"{off} vectors do not have the {model_dims} dimensions of {who}" if off
+                                      else f"every vector has the {model_dims} dimensions of {who}", hist))
     rng = f" (norms {min(norms_seen):.6g} … {max(norms_seen):.6g})" if norms_seen else ""
-    checks.append(StoreCheck("norms", UNHEALTHY if off_unit else OK, len(off_unit),
-                             (f"{len(off_unit)} vectors are not unit length (|norm − 1| > {NORM_TOLERANCE:g}){rng}: "
+    checks.append(Finding.of_rows("norms", UNHEALTHY if off_unit else OK, len(off_unit),
+                                  (f"{len(off_unit)} vectors are not unit length (|norm − 1| > {NORM_TOLERANCE:g}){rng}: "
                               "L2 and inner-product distances are not cosine distances for them") if off_unit
-                             else f"every vector unit length (|norm − 1| ≤ {NORM_TOLERANCE:g}){rng}", (), ex(off_unit)))
-    checks.append(StoreCheck("empty_texts", UNHEALTHY if empty else OK, len(empty),
-                             f"{len(empty)} rows have an empty or NULL text" if empty else "no empty text",
-                             examples=ex(empty)))
+                                  else f"every vector unit length (|norm − 1| ≤ {NORM_TOLERANCE:g}){rng}", (), ex(off_unit)))
+    checks.append(Finding.of_rows("empty_texts", UNHEALTHY if empty else OK, len(empty),
+                                  f"{len(empty)} rows have an empty or NULL text" if empty else "no empty text",
+                                  examples=ex(empty)))
     if "duplicate_ids" in na:
-        checks.append(StoreCheck("duplicate_ids", OK, 0, f"not applicable: {na['duplicate_ids']}"))
+        checks.append(Finding.of_rows("duplicate_ids", OK, 0, f"not applicable: {na['duplicate_ids']}"))
     else:
         dup_ids = n_rows - len(set(ids))
-        checks.append(StoreCheck("duplicate_ids", UNHEALTHY if dup_ids else OK, dup_ids,
-                                 f"{dup_ids} rows repeat an id already used (results would be ambiguous)" if dup_ids
-                                 else "every id unique"))
+        checks.append(Finding.of_rows("duplicate_ids", UNHEALTHY if dup_ids else OK, dup_ids,
+                                      f"{dup_ids} rows repeat an id already used (results would be ambiguous)" if dup_ids
+                                      else "every id unique"))
     groups = [r for r in texts.values() if len(r) > 1]
     dup_rows = sum(len(r) for r in groups)
-    checks.append(StoreCheck("duplicate_texts", WARNING if dup_rows else OK, dup_rows,
-                             f"{dup_rows} rows share their text with another row ({len(groups)} texts)" if dup_rows
-                             else "no duplicate text", (), ex([i for r in groups for i in r])))
+    checks.append(Finding.of_rows("duplicate_texts", WARNING if dup_rows else OK, dup_rows,
+                                  f"{dup_rows} rows share their text with another row ({len(groups)} texts)" if dup_rows
+                                  else "no duplicate text", (), ex([i for r in groups for i in r])))
     not_checked: list[str] = []
     if spec.model_column:
         mh = sorted(models.items(), key=lambda vc: (-vc[1], "" if vc[0] is None else vc[0]))
         br = tuple(("(null)" if m is None else m, c) for m, c in mh)
         if len(mh) > 1:
-            major = _majority(mh)
+            major = majority(mh)
             off = n_rows - major[1]
-            checks.append(StoreCheck("models", UNHEALTHY, off, f"{len(mh)} model stamps: "
-                                     + ", ".join(f"{m} ({c} rows)" for m, c in br)
-                                     + f"; {off} rows differ from the majority", br,
-                                     ex([r for r, m in model_of.items() if m != major[0]])))
+            checks.append(Finding.of_rows("models", UNHEALTHY, off, f"{len(mh)} model stamps: "
+                                          + ", ".join(f"{m} ({c} rows)" for m, c in br)
+                                          + f"; {off} rows differ from the majority", br,
+                                          ex([r for r, m in model_of.items() if m != major[0]])))
         else:
-            checks.append(StoreCheck("models", OK, 0, f"one model stamp: {br[0][0]}" if br else "no row", br))
+            checks.append(Finding.of_rows("models", OK, 0, f"one model stamp: {br[0][0]}" if br else "no row", br))
     else:
         not_checked.append("models: no model column given")
     doc_col = getattr(spec, "doc_column", None)
@@ -551,12 +565,13 @@ def health_from_rows(spec, batches: Iterable[dict], *, kind: str, index_detail: 
         not_checked.append("missing_documents, text_mismatch: no document column given")
     if corpus is not None and doc_col and not getattr(spec, "start_column", None):
         not_checked.append("text_mismatch: no offset columns given")
-    checks.append(StoreCheck("approximate_index", OK, 0, index_detail))
-    return StoreHealth(spec_dict or spec.to_dict(), n_rows, vector_type, tuple(checks), (), tuple(not_checked),
-                       time.perf_counter() - t0)
+    checks.append(Finding.of_rows("approximate_index", OK, 0, index_detail))
+    target = spec_dict or spec.to_dict()
+    engine = {"milvus-lite": "milvus"}.get(target.get("engine"), target.get("engine", "store"))
+    return store_report(engine, target, n_rows, vector_type, checks, (), not_checked, time.perf_counter() - t0)
 
 
-def _document_checks(spec, corpus, docs) -> list[StoreCheck]:
+def _document_checks(spec, corpus, docs) -> list[Finding]:
     """``missing_documents`` and ``text_mismatch`` as pgvector computes them (see its ``_document_checks``)."""
     by_id = {d.doc_id: d.text.replace("\x00", "") for d in corpus.documents}
     miss: Counter = Counter()
@@ -574,16 +589,16 @@ def _document_checks(spec, corpus, docs) -> list[StoreCheck]:
             bad.append(rid)
     ms = sorted(miss.items(), key=lambda vc: (-vc[1], vc[0]))
     n_miss = sum(miss.values())
-    out = [StoreCheck("missing_documents", UNHEALTHY if n_miss else OK, n_miss,
-                      f"{n_miss} rows belong to {len(ms)} documents not in corpus {corpus.name!r}"
-                      if n_miss else f"every row's document is in corpus {corpus.name!r}",
-                      tuple(ms[:EXAMPLES]), tuple(m for m, _ in ms[:EXAMPLES]))]
+    out = [Finding.of_rows("missing_documents", UNHEALTHY if n_miss else OK, n_miss,
+                           f"{n_miss} rows belong to {len(ms)} documents not in corpus {corpus.name!r}"
+                           if n_miss else f"every row's document is in corpus {corpus.name!r}",
+                           tuple(ms[:EXAMPLES]), tuple(m for m, _ in ms[:EXAMPLES]))]
     if getattr(spec, "start_column", None):
-        out.append(StoreCheck("text_mismatch", UNHEALTHY if bad else OK, len(bad),
-                              f"{len(bad)} rows' text no longer ends with doc.text[start:end] (or the offsets "
-                              "fall outside the document)" if bad
-                              else "every row's text ends with its source slice doc.text[start:end]", (),
-                              tuple(sorted(bad)[:EXAMPLES])))
+        out.append(Finding.of_rows("text_mismatch", UNHEALTHY if bad else OK, len(bad),
+                                   f"{len(bad)} rows' text no longer ends with doc.text[start:end] (or the offsets "
+                                   "fall outside the document)" if bad
+                                   else "every row's text ends with its source slice doc.text[start:end]", (),
+                                   tuple(sorted(bad)[:EXAMPLES])))
     return out
 
 

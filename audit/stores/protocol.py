@@ -1,0 +1,250 @@
+"""The store protocol: what every place vectors live offers the audit, and the one rule for its distances.
+
+A **store** is any place a team's (or the audit's own) chunk vectors live: a SQLite index file, a Lance
+dataset, a PostgreSQL table with pgvector, a Chroma collection, a Milvus Lite collection. Each engine is one
+module of :mod:`audit.stores` with a :class:`VectorStore` subclass and its :class:`Engine` (as ir_measures puts
+each back end behind one provider interface with ``is_available`` and ``install_instructions``):
+
+- ``Engine.is_available()`` — its client library is importable (nothing is imported to know);
+  ``Engine.install`` — the command that installs its extra.
+- ``store = engine.open(...)`` (or :func:`audit.stores.open_store` from a URI) — a store opened **read
+  only**; a context manager (``with``) that releases its connection or temporary copy.
+- ``store.search(queries, k, mode)`` → :class:`SearchResult`: the top ``k`` rows of each query vector
+  through the store's approximate index (``mode="approximate"``) or an exact scan (``"exact"``), as cosine
+  distances in [0, 2] ordered by the rule below.
+- ``store.health(corpus=…, encoder=…)`` → :class:`audit.stores.health.HealthReport` with
+  :class:`audit.stores.health.Finding` (one type, one JSON form, whatever the engine).
+- ``store.runset(needles=… | queries=…, qrels=…, encoder=… | query_vectors=…)`` →
+  :class:`audit.runset.RunSet`: the questions asked both ways, runs ``approximate`` and ``exact``
+  (:func:`audit.stores.shared.system_from_store`, written once for every engine).
+- ``store.load()`` — chunks and vectors in memory (``corpus``, ``chunks``, ``vectors``, ``stamp``), where the
+  engine can give them whole (SQLite, Lance: the built-in pipelines then run over them); a live store says it
+  is audited where it lives (:class:`StoreError`).
+
+**Distances**: every engine's rows are scored and ordered by one rule, :func:`audit.stores.base.rescore`
+(canonical cosine distances of the rows' own vectors, ties by id). The vocabulary the protocol speaks —
+:class:`~audit.stores.base.StoreError`, :data:`~audit.stores.base.MODES`,
+:class:`~audit.stores.base.SearchResult` — is :mod:`audit.stores.base`.
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.util
+from dataclasses import dataclass
+from typing import Callable, ClassVar
+
+import numpy as np
+
+from .base import MODES, SearchResult, StoreError
+
+__all__ = ["Engine", "Searcher", "VectorStore"]
+
+
+@dataclass(frozen=True)
+class Engine:
+    """One place vectors live: its name, its extra, the modules it needs, how to open it, one example.
+
+    Attributes
+    ----------
+    name : str
+        ``sqlite``, ``lance``, ``pgvector``, ``chroma`` or ``milvus``.
+    label : str
+        For people (the dashboard's engine choice).
+    extra : str or None
+        The package extra that installs it (None: in the base install).
+    requires : tuple of str
+        Top-level modules that must be importable.
+    module : str
+        The engine's module in :mod:`audit.stores`.
+    example : str
+        A URI (or path) of this engine.
+    """
+
+    name: str
+    label: str
+    extra: str | None
+    requires: tuple[str, ...]
+    module: str
+    example: str
+
+    def is_available(self) -> bool:
+        """Whether every required module is importable (nothing is imported)."""
+        for m in self.requires:
+            try:
+                if importlib.util.find_spec(m) is None:
+                    return False
+            except (ImportError, ValueError):
+                return False
+        return True
+
+    @property
+    def install(self) -> str:
+        """The command that installs this engine's extra (the base install for SQLite)."""
+        return f"pip install 'retrieval-audit[{self.extra}]'" if self.extra else "pip install retrieval-audit"
+
+    def store_class(self) -> type["VectorStore"]:
+        """The engine's :class:`VectorStore` subclass.
+
+        Raises
+        ------
+        StoreError
+            The extra is not installed (the message gives :attr:`install`).
+        """
+        if not self.is_available():
+            raise StoreError(f"{self.label} needs its extra: {self.install}")
+        return importlib.import_module(self.module).STORE
+
+
+class VectorStore:
+    """A store opened read-only for the audit (see the module docstring for the protocol).
+
+    Subclasses set :attr:`engine`, and implement :meth:`search`, :meth:`health`, :meth:`dims`, :meth:`rows`
+    and :meth:`chunks` (and :meth:`load` where the engine can give its chunks and vectors whole);
+    :meth:`runset` is written once here. ``spec`` is the engine's own description of the store (a
+    ``StoreSpec``, ``ChromaSpec``, ``MilvusSpec``, the index file and index name, the dataset URI).
+    """
+
+    #: The engine's name (a key of :data:`audit.stores.ENGINES`).
+    engine: ClassVar[str] = ""
+    #: What a run's source calls the store (``pgvector table``, ``Chroma collection`` …).
+    noun: ClassVar[str] = "store"
+
+    def __init__(self, spec) -> None:
+        self.spec = spec
+
+    # -- what every engine implements ----------------------------------------------------------------
+    def search(self, queries, k: int, mode: str = "approximate", **settings) -> SearchResult:
+        """Top ``k`` rows of each query vector (``(n, dims)`` float32), ``mode`` approximate or exact.
+
+        ``settings`` are the engine's search settings (``ef_search``, ``probes``, ``iterative_scan``,
+        ``nprobes``, ``refine_factor``); one an engine does not have is named in the note, not applied.
+
+        Raises
+        ------
+        StoreError
+            Bad arguments (:func:`check_search`), query dims not the store's, the store unreachable.
+        """
+        raise NotImplementedError
+
+    def health(self, *, corpus=None, encoder=None, model_dims: int | None = None,
+               model_name: str | None = None):
+        """Every health check of the store, as one :class:`audit.stores.health.HealthReport`.
+
+        Parameters
+        ----------
+        corpus : Corpus, optional
+            The documents as they are now (a store: rows whose document is gone or whose text no longer
+            matches its offsets).
+        encoder : Encoder, optional
+            The current model (a SQLite index: staleness and token counts; a store: its dims).
+        model_dims, model_name : optional
+            The model's dimension and name when there is no encoder (query vectors from a hosted model).
+
+        Raises
+        ------
+        StoreError
+            The store unreachable, a table or column missing.
+        """
+        raise NotImplementedError
+
+    def dims(self) -> int | None:
+        """The dimension of the store's vectors (None when it holds none)."""
+        raise NotImplementedError
+
+    def rows(self):
+        """``(id, text, doc id or None)`` of every row, streamed (what needle judgments are resolved on)."""
+        raise NotImplementedError
+
+    def chunks(self, ids) -> list:
+        """The rows ``ids`` as :class:`audit.sources.imported.UserChunk` (text, document, offsets), id order."""
+        raise NotImplementedError
+
+    def load(self):
+        """Chunks and vectors in memory: an object with ``corpus``, ``chunks``, ``vectors`` and ``stamp``.
+
+        Raises
+        ------
+        StoreError
+            The engine is audited where it lives (a live store): it is never copied into memory.
+        """
+        raise StoreError(f"a {self.noun} is audited where it lives: search it, check its health, or ask it the "
+                         "questions (runset); it is never loaded whole")
+
+    @property
+    def provenance(self) -> str:
+        """One line naming the store for reports (never a password or a user)."""
+        return getattr(self.spec, "provenance", str(self.spec))
+
+    @property
+    def table(self) -> str:
+        """What the store calls the set of rows asked (a table, a collection, an index, a dataset)."""
+        return getattr(self.spec, "table", "")
+
+    # -- written once -------------------------------------------------------------------------------
+    def runset(self, *, needles=None, queries=None, qrels=None, encoder=None, query_vectors=None, ood_queries=None,
+               k: int = 20, **settings):
+        """Ask the store every question approximately and exactly; the answers as one RunSet.
+
+        Parameters
+        ----------
+        needles : sequence of Needle, optional
+            Needle ground truth (:func:`audit.groundtruth.load_needles`): the questions are ``<needle id>/doc``
+            and ``<needle id>/ticket``; a row is relevant when its text holds the needle (the matching view,
+            over every row of the store: :meth:`rows`).
+        queries, qrels : optional
+            Instead of ``needles``: query id → text, and judgments whose chunk ids are the store's ids (as text).
+        encoder : Encoder, optional
+            Embeds the questions (``encode(list of str) -> (n, dims)``); or
+        query_vectors : QueryVectors, optional
+            The questions' vectors from a hosted model (:func:`audit.sources.pgvector.read_query_vectors`): by
+            query id, or by needle id for both of a needle's questions. Exactly one of the two.
+        ood_queries : mapping id → text or sequence of str, optional
+            Out-of-domain questions (a list gets the ids ``ood-1``, ``ood-2`` …); they get runs of their own
+            for the threshold's bluffs.
+        k : int
+            Rows per question (the depth of both runs).
+        **settings
+            Passed to :meth:`search` (``ef_search``, ``probes``, ``iterative_scan`` …).
+
+        Returns
+        -------
+        RunSet
+            Runs ``approximate`` then ``exact`` (:data:`MODES`), score kind ``cosine-distance`` (the engine's
+            own ``l2``/``ip`` values where some returned row is not unit length), each with its out-of-domain
+            rankings and its ``source`` naming the store, the index and the settings; the rows returned or
+            judged relevant, with their texts (and document/offsets where the store has them)
+            (:func:`audit.stores.shared.system_from_store`).
+
+        Raises
+        ------
+        StoreError, InputFileError
+            Neither or both of needles and queries+qrels, of encoder and query_vectors; query vectors of
+            another dimension than the store's; the store unreachable.
+        """
+        from .shared import system_from_store
+
+        return system_from_store(
+            self.spec, dims=self.dims(), engine=self.noun,
+            search=lambda Q, k_, m: self.search(Q, k_, m, **settings), rows=self.rows, chunks=self.chunks,
+            needles=needles, queries=queries, qrels=qrels, encoder=encoder, query_vectors=query_vectors,
+            ood_queries=ood_queries, k=k)
+
+    @staticmethod
+    def not_applied(settings: dict, why: str) -> str:
+        """The note for search settings an engine does not have (None values are not given)."""
+        given = sorted(k for k, v in settings.items() if v is not None)
+        return f"{', '.join(given)} not applied: {why}" if given else ""
+
+    def close(self) -> None:
+        """Release the connection, client or temporary copy (idempotent)."""
+
+    def __enter__(self) -> "VectorStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+#: ``search`` as a function of ``(vectors, k, mode)``, what :func:`audit.stores.shared.system_from_store` calls.
+Searcher = Callable[[np.ndarray, int, str], SearchResult]
