@@ -1,22 +1,43 @@
 """retrieval audit: measure the retrieval half of a RAG system.
 
-The package is plain Python (no Streamlit). Heavy libraries (torch,
-sentence-transformers) are imported only when a model is first needed, so
-``import audit`` stays cheap.
+The package is plain Python (no Streamlit). Heavy libraries (torch, sentence-transformers, the store
+clients) are imported only when first needed, so ``import audit`` stays cheap. No module imports one
+that imports it back (``tests/test_package_map.py`` checks the whole import graph).
 
-Modules, one concept each:
+Where things come from, one concept a module:
 
-- :mod:`audit.corpus` documents, loaders and canonical text
-- :mod:`audit.chunking` chunks with exact offsets, presets A-F
-- :mod:`audit.embedding` model resolution, encoding, token counts
-- :mod:`audit.retrieval` dense, BM25, reciprocal rank fusion, cross-encoder rerank
-- :mod:`audit.groundtruth` needles, questions, out-of-domain queries
+- :mod:`audit.ingest` documents → canonical text: one loader per format, folders, uploads, the built-in corpus
+- :mod:`audit.chunking` chunks with exact offsets, the strategies (presets A–F and custom ones)
+- :mod:`audit.models` model resolution (offline package first), encoders, cross-encoders, token counts
+- :mod:`audit.retrieval` dense, BM25, reciprocal rank fusion, cross-encoder rerank: the one query-time path
+- :mod:`audit.groundtruth` needles, their questions, out-of-domain queries, validation; a BEIR folder's judgments
 - :mod:`audit.authoring` writing a ground truth: checks as needles are picked, Q/A answers located, saving
-- :mod:`audit.evaluation` recall@k, MRR, Wilson intervals, paired sign tests
-- :mod:`audit.threshold` distance distributions and the threshold sweep
-- :mod:`audit.citations` context building, locators, citation verification
-- :mod:`audit.store` on-disk embedding cache
-- :mod:`audit.pipeline` the end-to-end audit run behind the CLI and the pages
+- :mod:`audit.jsontext` text files read as lines and JSONL records: the one line rule, the one input-file error
+- :mod:`audit.qrels` qrels files (TREC, BEIR) read into judgments
+- :mod:`audit.matching` the matching view (normalised text, offsets back to the canonical text)
+- :mod:`audit.scores` the one door every score goes through (canonical values: no figure decided by last bits)
+
+What every source returns, and where sources live:
+
+- :mod:`audit.runset` the one shape: queries, judgments, named runs with their score kind, chunks, provenance
+- :mod:`audit.sources` the sources: the built-in pipelines, a team's files, a team's endpoint, a live store's
+  engine code (pgvector, Chroma, Milvus Lite)
+- :mod:`audit.stores` every place vectors live behind one protocol (SQLite index files, Lance datasets,
+  pgvector, Chroma, Milvus Lite): search, one health report, the store asked as a run set
+- :mod:`audit.index` the audit's own indexes: the SQLite index file (stamps, generations, the indexer, health
+  checks, the embedding cache) and Lance datasets (:mod:`audit.index.lance`, one machine or a Ray job)
+- :mod:`audit.traffic` production traffic read and put through the gate (estimates, drift, review)
+
+What is computed and shown:
+
+- :mod:`audit.evaluation` measures by ir_measures name, Wilson intervals, paired sign tests, the threshold gate,
+  the one saved-threshold rule, citations, the upgrade diff: pure functions of a run set
+- :mod:`audit.report` results rendered (text, strict JSON, tables, escaped HTML, exports); never re-runs retrieval
+- :mod:`audit.views` one Streamlit-free view-model per dashboard page
+- :mod:`audit.cli` the command line, one module per verb (``python -m audit …``, ``retrieval-audit …``)
+- :mod:`audit.config` ``audit.toml`` (stores, endpoints, traffic, allowed roots, shared mode), :mod:`audit.home`
+  (where ``.audit/`` lives), :mod:`audit.uploads` (uploaded files, one session's own), :mod:`audit.words`
+  (counts and durations in sentences), :mod:`audit.progress` (the two progress callbacks)
 """
 
 __version__ = "0.1.0"

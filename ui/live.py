@@ -12,12 +12,12 @@ from .context import PageContext
 
 
 def live_search(ctx: PageContext, strategy: str, query: str, retrievers: tuple) -> tuple:
-    """A typed query through :func:`audit.retrieval.search` on one strategy of the run.
+    """A typed query through :func:`audit.retrieval.rank_query` on one strategy of the run.
 
-    Returns ``(SearchResult, cosine distances to every chunk (float64, shape (n_chunks,)), embed ms)``.
+    Returns ``(QueryRankings, cosine distances to every chunk (float64, shape (n_chunks,)), embed ms)``.
     Raises ValueError (rerank without a cross-encoder: the message says why) or ModelUnavailable.
     """
-    from audit.retrieval import search
+    from audit.retrieval import rank_query
     from audit.scores import cosine_distances
 
     if "rerank" in retrievers and ctx.cross_encoder is None:
@@ -27,8 +27,8 @@ def live_search(ctx: PageContext, strategy: str, query: str, retrievers: tuple) 
     embed_ms = (time.perf_counter() - t0) * 1000.0
     s = ctx.run.strategy(strategy)
     dist = cosine_distances(qv, s.vectors)  # the canonical distances, as the audit run's
-    found = search(query, qv, s.vectors, cache.bm25(ctx.key.digest, strategy, s.chunks.texts, ctx.run.bm25_tokens),
-                   s.chunks.texts, retrievers, ctx.cross_encoder, distances=dist)
+    found = rank_query(query, qv, s.vectors, cache.bm25(ctx.key.digest, strategy, s.chunks.texts, ctx.run.bm25_tokens),
+                       s.chunks.texts, retrievers, ctx.cross_encoder, distances=dist)
     return found, dist, embed_ms
 
 

@@ -1,6 +1,6 @@
 """The Ground truth page's view-model: tables and messages from the checks, with no Streamlit.
 
-:func:`strategies_of` is the one place that reads today's built run (:class:`audit.sources.AuditRun`):
+:func:`strategies_of` is the one place that reads today's built run (:class:`audit.runset.RunSet`):
 a source with the same information (documents, each strategy's chunks, window cuts and vectors) needs
 only another adapter. Every text returned here is data: the page escapes it before it reaches Markdown
 (``ui.text.md``) and :func:`document_html` escapes every character of the document.

@@ -1,5 +1,11 @@
-"""The persisted index and what is checked on it: embedding cache, stamps, the SQLite store, the indexer,
-health checks (a registry), the manifest and upgrade preview, and before/after comparison.
+"""The audit's own indexes: the SQLite index file and what is checked on it, and Lance datasets.
+
+:mod:`.store` (the index file: generations, documents with their stamps, chunks, vectors), :mod:`.stamp`,
+:mod:`.cache` (the embedding cache), :mod:`.indexer` (incremental indexing, retry of failed documents),
+:mod:`.health` (the checks, a registry), :mod:`.manifest` (the manifest and the upgrade preview),
+:mod:`.shipped` (the built-in corpus's shipped vectors), :mod:`.lance` (a Lance dataset, built on one
+machine or as a Ray job). Both kinds sit behind the store protocol as :mod:`audit.stores.sqlite` and
+:mod:`audit.stores.lance`; the "index file" is the SQLite file, a "store" a place vectors live.
 """
 
 from .cache import EmbeddingCache, cache_key, embed

@@ -37,7 +37,7 @@ def index_corpus(store: IndexStore, corpus, strategy, encoder, retry_failed: boo
     other document stays as it is (even a changed or new one), the
     generation's stamp is not rewritten and no new generation is built.
 
-    ``corpus`` is a :class:`~audit.corpus.Corpus` (its ``failures`` are
+    ``corpus`` is a :class:`~audit.ingest.Corpus` (its ``failures`` are
     recorded as failed documents with their reasons).
 
     Raises

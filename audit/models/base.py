@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Callable, Protocol, Sequence
+from typing import Protocol, Sequence
 
 import numpy as np
+
+from ..progress import Progress
 
 __all__ = ["DEFAULT_MODEL", "DEFAULT_RERANKER", "TOKEN_BUDGET", "Encoder", "ModelUnavailable", "Progress",
            "n_special"]
@@ -19,8 +21,6 @@ DEFAULT_RERANKER = "cross-encoder/ms-marco-MiniLM-L-6-v2"
 #: fixed batches of 32 long texts, are slower on a 2-core CPU).
 TOKEN_BUDGET = 1024
 
-
-Progress = Callable[[int, int], None]
 
 
 class ModelUnavailable(RuntimeError):

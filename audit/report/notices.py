@@ -13,7 +13,7 @@ __all__ = ["notice_lines", "rejected_frame"]
 
 
 def notice_lines(system) -> list[str]:
-    """One line per warning of ``system`` (an :class:`~audit.sources.imported.system.ImportedSystem`), in
+    """One line per warning of ``system`` (a :class:`~audit.runset.RunSet`), in
     the order the text report prints them; empty when its files meet each other cleanly."""
     return [w.message for w in getattr(system, "warnings", ())]
 

@@ -18,7 +18,7 @@ from .dense import dense_ranking
 from .fusion import rerank, rrf
 from .ranking import Ranking
 
-__all__ = ["RERANK_DEPTH", "RETRIEVERS", "RRF_K", "STORED_DEPTH", "SearchResult", "search"]
+__all__ = ["RERANK_DEPTH", "RETRIEVERS", "RRF_K", "STORED_DEPTH", "QueryRankings", "rank_query"]
 
 #: Retriever names in display order.
 RETRIEVERS = ("dense", "bm25", "hybrid", "rerank")
@@ -31,8 +31,8 @@ STORED_DEPTH = 100
 
 
 @dataclass(frozen=True)
-class SearchResult:
-    """One query's full rankings and wall-clock cost.
+class QueryRankings:
+    """One query's full rankings and wall-clock cost (a store's top k is :class:`audit.stores.base.SearchResult`).
 
     Attributes
     ----------
@@ -48,9 +48,9 @@ class SearchResult:
     latency_ms: dict
 
 
-def search(query: str, query_vector: np.ndarray, vectors: np.ndarray, bm25: BM25, texts: Sequence[str],
-           retrievers: Sequence[str] = RETRIEVERS, cross_encoder=None, distances: np.ndarray | None = None
-           ) -> SearchResult:
+def rank_query(query: str, query_vector: np.ndarray, vectors: np.ndarray, bm25: BM25, texts: Sequence[str],
+               retrievers: Sequence[str] = RETRIEVERS, cross_encoder=None, distances: np.ndarray | None = None
+               ) -> QueryRankings:
     """Rank every chunk for one query with each retriever of ``retrievers``.
 
     Parameters
@@ -94,4 +94,4 @@ def search(query: str, query_vector: np.ndarray, vectors: np.ndarray, bm25: BM25
         if "rerank" in retrievers:
             rankings["rerank"] = rerank(rankings["hybrid"], query, texts, cross_encoder, depth=RERANK_DEPTH)
             lat["rerank"] = (time.perf_counter() - t0) * 1000.0
-    return SearchResult(rankings, lat)
+    return QueryRankings(rankings, lat)

@@ -1,7 +1,7 @@
 """The built-in pipelines as a source: corpus → chunks per strategy → embeddings and BM25 → rankings → a RunSet.
 
 Embeddings come from the cache or through the persisted index; every in-domain and out-of-domain
-query is ranked by each retriever (:func:`audit.retrieval.search`: dense, BM25, hybrid, rerank)
+query is ranked by each retriever (:func:`audit.retrieval.rank_query`: dense, BM25, hybrid, rerank)
 and the result is one :class:`~audit.runset.RunSet` like every other source's: a space per
 strategy (its chunks, vectors, token costs, needle diagnoses), a run per (strategy, retriever).
 """
@@ -12,7 +12,7 @@ import math
 import platform
 import time
 from dataclasses import replace
-from typing import Callable, Sequence
+from typing import Sequence
 
 import numpy as np
 from threadpoolctl import threadpool_limits
@@ -25,7 +25,8 @@ from ..groundtruth import GroundTruth
 from ..index import EmbeddingCache, embed, index_corpus
 from ..ingest import Corpus
 from ..models import DEFAULT_RERANKER, Encoder, ModelUnavailable, load_cross_encoder, token_stats
-from ..retrieval import BM25, RERANK_DEPTH, RETRIEVERS, STORED_DEPTH, TOKEN_RULES, Ranking, search
+from ..progress import StageProgress
+from ..retrieval import BM25, RERANK_DEPTH, RETRIEVERS, STORED_DEPTH, TOKEN_RULES, Ranking, rank_query
 from ..retrieval import bm25_tokens as tokenize
 from ..runset import Ranked, Run, RunSet, Source, Space, digest
 from ..scores import cosine_distances
@@ -81,7 +82,6 @@ def pairs_over_window(cross, query: str, texts, head) -> list[tuple[int, int]]:
     n = count(query, [texts[int(i)] for i in head])
     return [(int(i), int(t)) for i, t in zip(head, n) if t > window]
 
-Progress = Callable[[str, int, int], None]
 
 
 def provenance_of(corpus: Corpus, encoder: Encoder, strategies: Sequence[Strategy], reranker: str | None,
@@ -137,7 +137,7 @@ def _ranked(rk: Ranking, dist: np.ndarray, relevant: frozenset, dense: bool) -> 
                   float(dist.min()) if dist.size else math.nan, near_rel, len(rk))
 
 
-def _from_store(store, corpus: Corpus, strategy: Strategy, encoder: Encoder, report: Progress,
+def _from_store(store, corpus: Corpus, strategy: Strategy, encoder: Encoder, report: StageProgress,
                 stage: str, batch_size: int) -> tuple[ChunkSet, np.ndarray, int]:
     """Bring index ``strategy.name`` of ``store`` up to date, then read it back.
 
@@ -156,7 +156,7 @@ def _from_store(store, corpus: Corpus, strategy: Strategy, encoder: Encoder, rep
 
 def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[Strategy], encoder: Encoder,
               retrievers: Sequence[str] = RETRIEVERS, reranker=DEFAULT_RERANKER,
-              cache: EmbeddingCache | None = None, progress: Progress | None = None,
+              cache: EmbeddingCache | None = None, progress: StageProgress | None = None,
               batch_size: int = 32, store=None, prebuilt: dict | None = None, bm25_tokens: str = "unicode",
               allow_unhealthy: bool = False, source_kind: str = "builtin") -> RunSet:
     """Run the built-in pipelines: chunk, embed, retrieve every query with every retriever, as one RunSet.
@@ -290,7 +290,7 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
         # thread, and when the other core is busy each scan waited ~8 ms for it (docs/benchmarks.md)
         with threadpool_limits(1, user_api="blas"):
             for qi, q in enumerate(queries):
-                found = search(q.text, qvecs[qi], vecs, bm25, chunks.texts, ran, cross, distances=distances[qi])
+                found = rank_query(q.text, qvecs[qi], vecs, bm25, chunks.texts, ran, cross, distances=distances[qi])
                 rel = relevant.get(q.query_id, frozenset())
                 for r in ran:
                     ranked[r][q.query_id] = _ranked(found.rankings[r], distances[qi], rel, r == "dense")

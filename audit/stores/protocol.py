@@ -7,7 +7,7 @@ each back end behind one provider interface with ``is_available`` and ``install_
 
 - ``Engine.is_available()`` — its client library is importable (nothing is imported to know);
   ``Engine.install`` — the command that installs its extra.
-- ``store = engine.open(...)`` (or :func:`audit.stores.open_store` from a URI) — a store opened **read
+- ``store = engine.open(...)`` (or :func:`audit.stores.registry.open_store` from a URI) — a store opened **read
   only**; a context manager (``with``) that releases its connection or temporary copy.
 - ``store.search(queries, k, mode)`` → :class:`SearchResult`: the top ``k`` rows of each query vector
   through the store's approximate index (``mode="approximate"``) or an exact scan (``"exact"``), as cosine
@@ -105,7 +105,7 @@ class VectorStore:
     ``StoreSpec``, ``ChromaSpec``, ``MilvusSpec``, the index file and index name, the dataset URI).
     """
 
-    #: The engine's name (a key of :data:`audit.stores.ENGINES`).
+    #: The engine's name (a key of :data:`audit.stores.registry.ENGINES`).
     engine: ClassVar[str] = ""
     #: What a run's source calls the store (``pgvector table``, ``Chroma collection`` …).
     noun: ClassVar[str] = "store"

@@ -5,7 +5,7 @@ about 60 bytes), so 200,000 spans fit in a few megabytes whatever their size on 
 person must read are fetched again by their :class:`~audit.traffic.read.Locator`
 (:meth:`TrafficTable.records`).
 
-**Gate values.** As for a team's runs (:meth:`audit.sources.imported.system.ImportedSystem.gate_queries`),
+**Gate values.** As for a team's runs (:func:`audit.evaluation.threshold.gate_queries`),
 the gate works on lower-is-better values: a distance as it is, a similarity or inner product negated
 (:data:`audit.runset.FILE_SCORE_KINDS`). Each question's results are put in gate order (best
 first; ties keep the order returned) and its first :data:`~audit.evaluation.threshold.KEEP` gate values

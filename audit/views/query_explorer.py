@@ -2,7 +2,7 @@
 
 A judged question reads the rankings the run set holds (any source). A typed question needs a model
 and the source's own index: the built-in pipelines have both (the page ranks it through
-:func:`audit.retrieval.search` and hands the result here as a :class:`~audit.runset.Ranked`); other
+:func:`audit.retrieval.rank_query` and hands the result here as a :class:`~audit.runset.Ranked`); other
 sources say so (:data:`audit.views.capabilities.CANNOT`).
 """
 

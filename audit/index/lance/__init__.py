@@ -34,7 +34,7 @@ against tens of milliseconds a chunk for the model (docs/scaling.md).
 
 Ray and pylance are imported inside the functions: ``import audit`` stays cheap.
 
-Reading it back (:mod:`.dataset`): A Lance dataset (written by :mod:`audit.ray_index`) opened as an index for the audit.
+Reading it back (:mod:`.dataset`): A Lance dataset (written by :func:`audit.index.lance.index_with_ray` or :func:`audit.index.lance.index_local`) opened as an index for the audit.
 """
 
 from .build import index_local, index_with_ray

@@ -11,12 +11,12 @@ from typing import Iterator
 
 import numpy as np
 
+from ...progress import StageProgress
 from ...chunking import Strategy, chunk_document
 from .schema import (
     CHUNK_FIELDS,
     IndexBuildResult,
     LanceIndexError,
-    Progress,
     _check_args,
     _chunk_columns,
     _chunk_table,
@@ -33,7 +33,7 @@ from .schema import (
 
 
 def index_local(corpus, strategy: Strategy | str, model_name: str | None, out: str | os.PathLike,
-                batch_size: int = 256, progress: Progress | None = None, mode: str = "create",
+                batch_size: int = 256, progress: StageProgress | None = None, mode: str = "create",
                 storage_options: dict | None = None, encoder=None) -> IndexBuildResult:
     """Write the Lance index of ``corpus`` in this process (no Ray): the reference for the Ray path.
 
@@ -48,7 +48,7 @@ def index_local(corpus, strategy: Strategy | str, model_name: str | None, out: s
     strategy : Strategy or str
         A strategy or a preset name (``A``..``F``).
     model_name : str or None
-        For :func:`audit.embedding.load_encoder` (``None``: all-MiniLM-L6-v2;
+        For :func:`audit.models.load_encoder` (``None``: all-MiniLM-L6-v2;
         ``hashing`` for tests).
     out : str or path
         Dataset URI (a folder, or ``s3://…`` with ``storage_options``).
@@ -69,7 +69,7 @@ def index_local(corpus, strategy: Strategy | str, model_name: str | None, out: s
     LanceIndexError
         Empty corpus, unknown strategy, bad ``batch_size`` or ``mode``, or a
         dataset already at ``out`` with ``mode="create"``.
-    audit.embedding.ModelUnavailable
+    audit.models.ModelUnavailable
         The model cannot be loaded here.
     """
     import lance
@@ -185,7 +185,7 @@ def _start_ray(ray_address: str | None, num_cpus: int | None):
 
 def index_with_ray(corpus, strategy: Strategy | str, model_name: str | None, out: str | os.PathLike,
                    batch_size: int = 256, actors: int = 2, num_gpus: float = 0, ray_address: str | None = None,
-                   progress: Progress | None = None, mode: str = "create", cpus_per_actor: float | None = None,
+                   progress: StageProgress | None = None, mode: str = "create", cpus_per_actor: float | None = None,
                    storage_options: dict | None = None, num_cpus: int | None = None) -> IndexBuildResult:
     """Index ``corpus`` as a Ray Data job into the Lance dataset ``out``.
 
@@ -235,7 +235,7 @@ def index_with_ray(corpus, strategy: Strategy | str, model_name: str | None, out
     LanceIndexError
         As :func:`index_local`; a Ray worker whose model differs from the
         driver's stamp.
-    audit.embedding.ModelUnavailable
+    audit.models.ModelUnavailable
         The model cannot be loaded on the driver (its stamp is read there).
     """
     import pyarrow as pa

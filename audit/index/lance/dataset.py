@@ -73,7 +73,7 @@ def build_ann_index(uri: str, index_type: str = "IVF_PQ", num_partitions: int | 
 
 
 class LanceIndex:
-    """A chunk dataset written by :mod:`audit.ray_index`, opened for the audit.
+    """A chunk dataset written by :func:`audit.index.lance.index_with_ray` or :func:`audit.index.lance.index_local`, opened for the audit.
 
     It reads the dataset version current when it was opened (Lance snapshots):
     an index built or rows written afterwards are seen by a new ``open_index``.
@@ -322,7 +322,7 @@ class LanceIndex:
 
     # -- loading for run_audit --
     def load(self) -> LoadedLance:
-        """Corpus, chunks and vectors for :func:`audit.pipeline.run_audit` (everything in memory).
+        """Corpus, chunks and vectors for :func:`audit.sources.builtin.run_audit` (everything in memory).
 
         Raises
         ------

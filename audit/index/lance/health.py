@@ -26,7 +26,7 @@ def dataset_health(self, batch_rows: int = 8192, tolerance: float = NORM_TOLERAN
     Unhealthy (exit 1): failed documents; mixed model stamps (model, weights
     digest, dims, window); a dims stamp ≠ the vector size; non-finite
     vectors; norms off unit (``|norm − 1| > tolerance``, 1e-4 as
-    :mod:`audit.health`); empty chunks; ``canonical[start:end] ≠ content``;
+    :mod:`audit.index.health`); empty chunks; ``canonical[start:end] ≠ content``;
     chunks whose document is missing from the table; ``chunk_count`` ≠
     rows; ``chunk_id`` not exactly 0..n-1; no document table. Warnings:
     duplicate texts; rows not covered by the vector index (``ann_coverage``).

@@ -109,7 +109,7 @@ class AnnComparison:
 
 @dataclass(frozen=True)
 class LoadedLance:
-    """A Lance index in memory, ready for :func:`audit.pipeline.run_audit`.
+    """A Lance index in memory, ready for :func:`audit.sources.builtin.run_audit`.
 
     Attributes
     ----------

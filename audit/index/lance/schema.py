@@ -8,7 +8,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Iterable
 
 import numpy as np
 
@@ -28,8 +28,6 @@ STAMP_FIELDS = ("model", "model_digest", "dims", "window", "pipeline_version", "
 #: Sub-folder of the dataset holding the document table.
 DOCUMENTS_SUBDIR = "_documents.lance"
 
-
-Progress = Callable[[str, int, int], None]
 
 
 class LanceIndexError(ValueError):

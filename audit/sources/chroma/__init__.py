@@ -1,9 +1,10 @@
 """A Chroma collection audited where it lives: a Chroma server (``chroma run``) or a persistent folder.
 
-The public front mirrors :mod:`audit.sources.pgvector`: :func:`check_health` (the same findings, computed
-over the rows streamed with ``get``), :func:`search` (through the collection's HNSW index with ``query``,
-or an exact scan over the streamed vectors; cosine distances in [0, 2]), :func:`store_system` (runs
-``approximate`` and ``exact``) and :func:`store_upgrade_system`. :class:`ChromaSpec` names the store:
+The engine code behind the store protocol (:class:`audit.stores.chroma.ChromaStore`), as
+:mod:`audit.sources.pgvector` is for pgvector: :func:`check_health` (the same findings, computed over the rows
+streamed with ``get``), :func:`search` (through the collection's HNSW index with ``query``, or an exact scan
+over the streamed vectors; cosine distances in [0, 2]), :func:`table_dims`, :func:`stream_rows` and
+:func:`chunks`. :class:`ChromaSpec` names the store:
 ``chroma://HOST:PORT`` for a server, ``chroma:FOLDER`` (or a folder path) for a persistent folder.
 
 Read-only and offline by construction: a folder is opened as a temporary **copy** (the client would

@@ -143,7 +143,7 @@ def check_chunks(chunks: Iterable[UserChunk], corpus) -> list[ChunkError]:
     Parameters
     ----------
     chunks : iterable of UserChunk
-    corpus : audit.corpus.Corpus
+    corpus : audit.ingest.Corpus
         ``doc_id`` = path relative to the corpus folder.
 
     Returns

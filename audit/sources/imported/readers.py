@@ -1,4 +1,4 @@
-"""Readers for a team's runs, queries and judgments (and the line rules every reader shares).
+"""Readers for a team's runs and queries (qrels: :mod:`audit.qrels`; the line rules: :mod:`audit.jsontext`).
 
 Formats (one example line each):
 
@@ -9,11 +9,7 @@ Formats (one example line each):
   trec_eval, fields after the tag are ignored (one warning per file) and a
   line starting with ``#`` is a comment.
 - **JSONL run**: ``{"query_id": "q1", "chunk_id": "c7", "rank": 1, "score": 0.87}``.
-- **TREC qrels**: ``q1 0 c7 2`` — ``qid iteration docid relevance``, graded
-  integer relevance (>= 1 is relevant; negative grades allowed, gain 0); ``#``
-  starts a comment line.
-- **BEIR qrels** (``qrels/test.tsv``): header ``query-id<TAB>corpus-id<TAB>score``
-  then ``q1<TAB>doc7<TAB>1``.
+- **TREC qrels** and **BEIR qrels**: read by :mod:`audit.qrels` (re-exported here).
 - **Queries**: ``q1<TAB>How do I rotate the relay keys?`` (no header), or BEIR
   ``queries.jsonl``: ``{"_id": "q1", "text": "…"}`` (other keys ignored).
 - **Chunks JSONL**: ``{"chunk_id": "c7", "doc_id": "ops/backup.md", "text": "…",

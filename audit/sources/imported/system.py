@@ -135,7 +135,7 @@ def load_system(queries: str | Path, runs: Mapping[str, str], scores: Mapping[st
     runs : mapping name → path
         TREC or JSONL runs.
     scores : mapping name → score kind, optional
-        What each run's score means (:data:`audit.evaluation.measures.SCORE_KINDS`); default similarity.
+        What each run's score means (:data:`audit.runset.FILE_SCORE_KINDS`); default similarity.
     qrels, ground_truth : path
         Exactly one: TREC/BEIR qrels, or needle ground truth (JSONL) resolved against ``chunks``.
     chunks : path, optional

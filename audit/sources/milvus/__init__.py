@@ -1,10 +1,10 @@
 """A Milvus Lite collection audited where it lives (a local data folder, ``MilvusClient("./rag.db")``).
 
-The public front mirrors :mod:`audit.sources.pgvector`: :func:`check_health` (the same findings over the
-rows streamed with ``query_iterator``), :func:`search` (through the collection's index with ``search``,
-or an exact scan over the streamed vectors; cosine distances in [0, 2]), :func:`store_system` (runs
-``approximate`` and ``exact``) and :func:`store_upgrade_system`. :class:`MilvusSpec` names the store:
-``milvus-lite:PATH``.
+The engine code behind the store protocol (:class:`audit.stores.milvus.MilvusStore`), as
+:mod:`audit.sources.pgvector` is for pgvector: :func:`check_health` (the same findings, computed over the rows
+streamed with ``query_iterator``), :func:`search` (through the collection's index with ``search``, or an exact
+scan over the streamed vectors; cosine distances in [0, 2]), :func:`table_dims`, :func:`stream_rows` and
+:func:`chunks`. :class:`MilvusSpec` names the store: ``milvus-lite:PATH``.
 
 Milvus Lite 3 keeps per-segment FAISS indexes (HNSW, IVF_FLAT; segments below its build threshold and
 the in-memory memtable are searched brute force): its approximate index is the collection's vector index,

@@ -6,7 +6,7 @@ table into Python:
 - **Health** (:func:`check_health`): row count, NULL vectors, non-finite
   values (``real[]`` columns only: pgvector refuses NaN and ±Inf on insert),
   dimensions (``vector_dims``), norms (``vector_norm``) against unit length
-  (``|norm − 1| > 1e-4``, :data:`audit.health.NORM_TOLERANCE`), empty texts,
+  (``|norm − 1| > 1e-4``, :data:`audit.stores.health.NORM_TOLERANCE`), empty texts,
   duplicate ids and texts, rows per model stamp, and, given the corpus, rows
   whose document no longer exists or whose text no longer ends with
   ``doc.text[start:end]``. All computed with SQL aggregates; only counts and
@@ -16,9 +16,11 @@ table into Python:
   ``ivfflat.probes``) and through an exact scan (index scans disabled in the
   transaction), with the distance operator of the metric (``<=>`` cosine,
   ``<->`` L2, ``<#>`` negative inner product) converted to cosine distance.
-- **The store as a source** (:func:`store_system`): both searches as the
-  runs ``approximate`` and ``exact`` of one :class:`~audit.runset.RunSet`
-  (:func:`store_upgrade_system`: two tables as runs ``before`` and ``after``).
+- **The store as a source** (through the store protocol, :class:`audit.stores.pgvector.PgvectorStore`):
+  both searches as the runs ``approximate`` and ``exact`` of one :class:`~audit.runset.RunSet`
+  (:meth:`~audit.stores.protocol.VectorStore.runset`; two tables as runs ``before`` and ``after``:
+  :func:`audit.stores.shared.upgrade_runset`); :func:`table_dims`, :func:`stream_rows` and :func:`chunks`
+  are what it reads beside the searches.
 - **Query vectors from a hosted model** (:func:`read_query_vectors`): JSONL
   or ``.npy`` + ids, instead of a model name.
 - **Approximate against exact** (:func:`compare_retrieval`): per k, needle

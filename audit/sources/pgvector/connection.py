@@ -175,7 +175,7 @@ class StoreSpec:
         Chunk id (any type, compared as text), the embedded text, and the
         vector: pgvector ``vector``/``vector(n)`` or ``real[]``/``double precision[]``.
     doc_column : str, optional
-        Document id (compared as text with :attr:`audit.corpus.Document.doc_id`).
+        Document id (compared as text with :attr:`audit.ingest.Document.doc_id`).
     start_column, end_column : str, optional
         Character offsets of the chunk's content in the document's canonical
         text (0-based, end exclusive); both or neither, and only with ``doc_column``.

@@ -2,14 +2,10 @@
 
 from __future__ import annotations
 
-import math
 import time
-from dataclasses import dataclass
-from typing import Sequence
 
 from ...stores.health import NORM_TOLERANCE, OK, UNHEALTHY, WARNING, Finding, HealthReport, majority, store_report
 from .connection import (
-    IndexInfo,
     StoreSpec,
     _describe,
     _index_for,
@@ -28,7 +24,7 @@ def check_health(spec: StoreSpec, corpus=None, model_dims: int | None = None, mo
     Parameters
     ----------
     spec : StoreSpec
-    corpus : audit.corpus.Corpus, optional
+    corpus : audit.ingest.Corpus, optional
         The documents as they are now: enables ``missing_documents`` (needs
         ``doc_column``) and ``text_mismatch`` (needs the offset columns too).
     model_dims : int, optional

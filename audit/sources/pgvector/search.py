@@ -54,7 +54,7 @@ def search(spec: StoreSpec, queries: np.ndarray, k: int, mode: str = "approximat
     ----------
     spec : StoreSpec
     queries : numpy.ndarray, shape (n_queries, dims)
-        Query vectors (e.g. ``audit.embedding.load_encoder(...).encode(questions)``,
+        Query vectors (e.g. ``audit.models.load_encoder(...).encode(questions)``,
         or vectors from a hosted model); cast to float32.
     k : int
         Rows per query (≥ 1).
