@@ -111,3 +111,7 @@ def test_compare_tables_with_query_vectors_equals_the_model(table, capsys):
     assert body(by_file) == body(by_model)
     assert "query vectors q.jsonl (256 dims)" in by_file
     assert any(x.startswith("Lost at k=20") and "g1/doc" in x for x in by_file.splitlines())
+    # vectors of another dimension than the tables': the same one line as health and report, exit 2
+    assert main([*args, "--query-vectors", str(table["dir"] / "short.jsonl")]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "short.jsonl: the query vectors have 4 dimensions" in err

@@ -39,7 +39,7 @@ def needle_relevance(spec, needles, batch=5000):
     from audit.sources.pgvector.system import stream_rows
 
     with open_store(spec) as store:
-        return relevance_from_rows(needles, stream_rows(spec, store.conn, batch), spec.doc_column is not None)
+        return relevance_from_rows(needles, stream_rows(spec, store.opened, batch), spec.doc_column is not None)
 
 
 def evaluate(run, qrels, ks):

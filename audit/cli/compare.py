@@ -31,7 +31,6 @@ def _compare_index_files(a) -> int:
     from ..evaluation.upgrade import diff_runs
     from ..groundtruth import GroundTruthError, load_ground_truth
     from ..index import EmbeddingCache, IndexUnusable
-    from ..report.upgrade import render_diff
     from ..sources.builtin import column_name, index_runsets
 
     old, new = existing_index_file(a.old), existing_index_file(a.new)
@@ -55,10 +54,7 @@ def _compare_index_files(a) -> int:
         diff = diff_runs(rs_old, col, rs_new, col, a.k, cut, how)
     except ValueError as e:
         raise InputError(str(e)) from None
-    if how == "balanced" and diff.threshold is not None:
-        print(f"(no threshold given or saved for the old index: using its balanced cut {diff.threshold:.3f})")
-    print(render_diff(diff))
-    return EXIT_OK
+    return _show(diff, how, "(no threshold given or saved for the old index: using its balanced cut {:.3f})")
 
 
 def _compare_datasets(a) -> int:
@@ -66,7 +62,6 @@ def _compare_datasets(a) -> int:
     from ..evaluation.upgrade import diff_runs
     from ..groundtruth import GroundTruthError, load_ground_truth
     from ..index import EmbeddingCache
-    from ..report.upgrade import render_diff
     from ..sources.builtin import column_name, index_runsets
 
     threshold = cut_arg(a.threshold)
@@ -80,10 +75,7 @@ def _compare_datasets(a) -> int:
         diff = diff_runs(rs_old, col, rs_new, column_name(ln.chunks.strategy.name, a.retriever), a.k, cut, how)
     except (GroundTruthError, ValueError) as e:
         raise InputError(str(e)) from None
-    if how == "balanced" and diff.threshold is not None:
-        print(f"(using the old index's balanced cut {diff.threshold:.3f})")
-    print(render_diff(diff))
-    return EXIT_OK
+    return _show(diff, how, "(using the old index's balanced cut {:.3f})")
 
 
 def _compare_tables(a) -> int:
@@ -91,7 +83,6 @@ def _compare_tables(a) -> int:
     from ..evaluation.upgrade import diff_runs
     from ..groundtruth import GroundTruthError, load_needles, load_out_of_domain
     from ..jsontext import InputFileError
-    from ..report.upgrade import render_diff
     from ..stores.base import StoreError
 
     if store_side(a.old) is None or store_side(a.new) is None:
@@ -117,11 +108,20 @@ def _compare_tables(a) -> int:
             diff = diff_runs(old, mode, new, mode, a.k, cut, how, labels=("before", "after"))
         except (StoreError, InputFileError) as e:
             raise InputError(str(e)) from None
-    if how == "balanced" and diff.threshold is not None:
-        print(f"(no --threshold: using the old table's balanced cut {diff.threshold:.3f})")
     where = "exact scan" if a.exact else "through each table's approximate index"
     model = enc.name if enc is not None else f"query vectors {qv.source} ({qv.dims} dims)"
-    print(f"before: {old_store.provenance} · after: {new_store.provenance} · top 100 rows a question, {where} · "
-          f"model {model}")
+    return _show(diff, how, "(no --threshold: using the old table's balanced cut {:.3f})",
+                 f"before: {old_store.provenance} · after: {new_store.provenance} · top 100 rows a question, {where} · "
+                 f"model {model}")
+
+
+def _show(diff, how: str, balanced: str, header: str | None = None) -> int:
+    """Print the diff (and first which cut, when it is the old side's balanced one, and the sides' header)."""
+    from ..report.upgrade import render_diff
+
+    if how == "balanced" and diff.threshold is not None:
+        print(balanced.format(diff.threshold))
+    if header:
+        print(header)
     print(render_diff(diff))
     return EXIT_OK

@@ -31,14 +31,15 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Callable, ClassVar
 
 import numpy as np
 
-from .base import MODES, SearchResult, StoreError
+from .base import MODES, SearchResult, StoreError, model_of, noted
 
-__all__ = ["Engine", "Searcher", "VectorStore"]
+__all__ = ["ClientStore", "Engine", "Searcher", "VectorStore"]
 
 
 @dataclass(frozen=True)
@@ -244,6 +245,67 @@ class VectorStore:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+class ClientStore(VectorStore):
+    """A live store reached through a client: opened once, at the first call, and released by :meth:`close`.
+
+    The engine's code (:meth:`code`: pgvector's, Chroma's or Milvus Lite's package in :mod:`audit.sources`)
+    offers the same five functions with the same signatures, each taking the opened client as ``conn``:
+    ``search(spec, queries, k, mode, ef_search, probes, conn=, iterative_scan=)``,
+    ``check_health(spec, corpus, model_dims=, model_name=, conn=)``, ``table_dims(spec, conn)``,
+    ``stream_rows(spec, conn)`` and ``chunks(spec, conn, ids)``; :meth:`open` gives the client as a context
+    (a ``READ ONLY`` connection, a Chroma client, a temporary copy of a Milvus Lite folder).
+    """
+
+    #: Why a search setting this engine lacks is not applied (named in the note).
+    not_a_setting: ClassVar[str] = ""
+
+    def __init__(self, spec) -> None:
+        super().__init__(spec)
+        self._stack, self._opened = ExitStack(), None
+
+    @staticmethod
+    def code():
+        """The engine's code (a module with the five functions above)."""
+        raise NotImplementedError
+
+    def open(self):
+        """A context manager yielding the opened client."""
+        raise NotImplementedError
+
+    @property
+    def opened(self):
+        """The client, opened on first use."""
+        if self._opened is None:
+            self._opened = self._stack.enter_context(self.open())
+        return self._opened
+
+    def search(self, queries, k: int, mode: str = "approximate", ef_search: int | None = None,
+               probes: int | None = None, iterative_scan: str | None = None, **settings) -> SearchResult:
+        """The engine's ``search`` (``ef_search``, ``probes``, ``iterative_scan``: applied where the engine has
+        them, else named in its note; any other setting named, not applied)."""
+        result = self.code().search(self.spec, queries, k, mode, ef_search, probes, conn=self.opened,
+                                    iterative_scan=iterative_scan)
+        return noted(result, self.not_applied(settings, self.not_a_setting))
+
+    def health(self, *, corpus=None, encoder=None, model_dims: int | None = None, model_name: str | None = None):
+        """The engine's ``check_health``: the same findings on the same faults in every engine."""
+        dims, name = model_of(encoder, model_dims, model_name)
+        return self.code().check_health(self.spec, corpus, model_dims=dims, model_name=name, conn=self.opened)
+
+    def dims(self) -> int | None:
+        return self.code().table_dims(self.spec, self.opened)
+
+    def rows(self):
+        return self.code().stream_rows(self.spec, self.opened)
+
+    def chunks(self, ids) -> list:
+        return self.code().chunks(self.spec, self.opened, set(ids))
+
+    def close(self) -> None:
+        self._stack.close()
+        self._opened = None
 
 
 #: ``search`` as a function of ``(vectors, k, mode)``, what :func:`audit.stores.shared.system_from_store` calls.

@@ -41,7 +41,7 @@ def table_dims(spec: StoreSpec, conn=None) -> int | None:
         return _dims(c, spec)
 
 
-def chunks(spec: StoreSpec, ids: set[str], conn) -> list[UserChunk]:
+def chunks(spec: StoreSpec, conn, ids: set[str]) -> list[UserChunk]:
     """The rows ``ids`` as UserChunks (text, document id and offsets where the columns exist), id order.
 
     Raises
