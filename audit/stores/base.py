@@ -165,14 +165,18 @@ def rescore(query: np.ndarray, ids: Sequence, engine_cosine: Sequence[float],
     q_unit = abs(float(np.linalg.norm(q.astype(np.float64))) - 1.0) <= NORM_TOLERANCE
     out = [float(x) for x in canonical_scores(np.asarray(engine_cosine, dtype=np.float64))]
     if q_unit and vectors is not None:
+        pos, rows = [], []
         for i, v in enumerate(vectors):
             if v is None:
                 continue
             a = np.asarray(v, dtype=np.float32)
-            if a.shape != q.shape or not np.isfinite(a).all():
-                continue
-            if abs(float(np.linalg.norm(a.astype(np.float64))) - 1.0) <= NORM_TOLERANCE:
-                out[i] = float(cosine_distances(q, a[None, :])[0])
+            if a.shape == q.shape and np.isfinite(a).all() and \
+                    abs(float(np.linalg.norm(a.astype(np.float64))) - 1.0) <= NORM_TOLERANCE:
+                pos.append(i)
+                rows.append(a)
+        if rows:  # one call: the canonical distance does not depend on how the rows are batched
+            for i, d in zip(pos, cosine_distances(q, np.stack(rows))):
+                out[i] = float(d)
     if any(math.isnan(x) for x in out):
         return list(range(len(out))), out
     return sorted(range(len(out)), key=lambda i: (out[i], ids[i])), out
