@@ -1,10 +1,11 @@
 """Retrieval audit dashboard: ``streamlit run app.py``.
 
 This entry script draws the navigation, then the sidebar (``ui.sidebar.draw``:
-corpus, ground truth, strategies, retrievers, models), which builds the audit
-once (cached across pages, reruns and sessions; embeddings cached on disk);
-then it runs the chosen page from ``app_pages/``. Pages read the built run
-from ``ui.context()``.
+the source and its inputs), which builds the source's one RunSet (the built-in
+pipelines' is cached across pages, reruns and sessions, embeddings on disk);
+then it runs the chosen page from ``app_pages/``. Pages read the run set and
+its results from ``ui.context()`` and draw their view-model (``audit.views``),
+whatever the source.
 
 Configuration by environment (all optional; the sidebar can change each):
 

@@ -393,58 +393,77 @@ def build(corpus: Corpus, gt: GroundTruth, gt_id: str, strategies: list[Strategy
             bar.empty()
     except (ValueError, ModelUnavailable) as e:
         _fail(md(str(e)))
-    return PageContext(run=run, key=key, encoder=enc, cross_encoder=cross,
-                       cross_error=cross_error or run.rerank_error, corpus=corpus)
+    from audit.home import default_index_path
+
+    index_file = session.index_path(corpus.name) if private else default_index_path(corpus.name)
+    return PageContext(runset=run, results=cache.results(key.digest, run), digest=key.digest, encoder=enc,
+                       cross_encoder=cross, cross_error=cross_error or run.settings.get("rerank_error"),
+                       index_file=index_file)
 
 
 def focus_section(box, ctx: PageContext) -> None:
-    """The strategy and retriever the detail pages show, drawn in ``box`` (the top of the sidebar)."""
-    run = ctx.run
-    names = [s.strategy.name for s in run.strategies]
-    ranked = [r for r in run.retrievers if r in run.strategies[0].rankings]
-    if st.session_state["focus_strategy"] not in names:
-        st.session_state["focus_strategy"] = base_strategy(names)
-    if st.session_state["focus_retriever"] not in ranked:
-        st.session_state["focus_retriever"] = ranked[0]
+    """The run the detail pages show, drawn in ``box`` (the top of the sidebar): a built-in strategy and retriever,
+    or one of the source's runs."""
+    rs = ctx.runset
     with box:
-        st.selectbox("Strategy (detail pages)", names, key="focus_strategy",
-                     help=_recipes({n: run.strategy(n).strategy for n in names}))
-        st.caption(md(f"{st.session_state['focus_strategy']}: "
-                      f"{run.strategy(st.session_state['focus_strategy']).strategy.description}"))
-        st.selectbox("Retriever (detail pages)", ranked, key="focus_retriever")
-        st.caption(md(f"{ctx.corpus.name} · {len(ctx.corpus.documents)} docs · model {ctx.encoder.name}"))
+        if rs.strategies:
+            names = rs.strategies
+            ranked = [r for r in rs.retrievers if rs.column(names[0], r).available]
+            if st.session_state["focus_strategy"] not in names:
+                st.session_state["focus_strategy"] = base_strategy(names)
+            if st.session_state["focus_retriever"] not in ranked:
+                st.session_state["focus_retriever"] = ranked[0]
+            spaces = rs.spaces
+            st.selectbox("Strategy (detail pages)", names, key="focus_strategy",
+                         help=_recipes({n: spaces[n].strategy for n in names}))
+            st.caption(md(f"{st.session_state['focus_strategy']}: "
+                          f"{spaces[st.session_state['focus_strategy']].strategy.description}"))
+            st.selectbox("Retriever (detail pages)", ranked, key="focus_retriever")
+            st.caption(md(f"{rs.corpus.name} · {len(rs.corpus.documents)} docs · model {rs.model.get('name')}"))
+        else:
+            names = [r.name for r in rs.runs if r.available]
+            if st.session_state.get("focus_run") not in names:
+                st.session_state["focus_run"] = next((r.name for r in rs.runs if r.available
+                                                      and rs.has_out_of_domain(r)), names[0])
+            st.selectbox("Run (detail pages)", names, key="focus_run",
+                         help="the run the Threshold, Query explorer and Citations pages show")
+            st.caption(md(f"{rs.source.name} · {len(rs.runs)} runs · {len(rs.in_domain)} judged questions"))
 
 
-def _store_source() -> None:
+def source_context(runset, label_key: str, health=None) -> PageContext:
+    """The context of a run set a source module returned (a team's files, a store, an endpoint): evaluated once.
+
+    The digest names the object the session holds (a new answer of the store is a new run set), so derived tables
+    never mix two answers.
+    """
+    digest = cache.sha256_bytes(f"{label_key}:{runset.source.identity}:{id(runset)}:{session.session_id()}"
+                                .encode("utf-8"))[:16]
+    return PageContext(runset=runset, results=cache.results(digest, runset), digest=digest, health=health)
+
+
+def _store_source():
     """The "Live vector store" source: the store's answers (runs ``approximate`` and ``exact``, or ``before`` and
-    ``after`` for two tables) become the pages' system (:func:`ui.system.use`); stops the page until asked."""
-    from .store_source import draw_store_inputs, store_spec
-    from .system import clear, use
+    ``after`` for two tables) as the pages' run set; stops the page until asked."""
+    from .store_source import draw_store_health, draw_store_inputs
 
     with st.sidebar.expander("Live vector store", expanded=True):
         two = st.checkbox("Two tables (before / after an upgrade)", key="store_upgrade",
                           help="Runs 'before' and 'after' through each table's own index, for the Upgrade diff; "
                                "unticked: runs 'approximate' (the table's index) and 'exact' (a full scan)")
-        imported = draw_store_inputs("store", upgrade=two)
-    if imported is None:
-        clear()
-        st.info("Live vector store: choose the engine, the store, its table and columns, the questions and a model (or upload "
-                "query vectors) in the sidebar, then press **Ask the store**. The connection string comes from "
+        runset = draw_store_inputs("store", upgrade=two)
+    if runset is None:
+        st.info("Live vector store: choose the engine, the store, its table and columns, the questions and a model (or "
+                "upload query vectors) in the sidebar, then press **Ask the store**. The connection string comes from "
                 "`$AUDIT_STORE_URI` or a `[stores]` entry of audit.toml and is never shown.")
         st.stop()
-    from .context import system as current
-
-    now = current()
-    if now is None or now.system is not imported:
-        spec = store_spec()
-        use(imported, f"live store, table {spec.table}" if spec is not None else "live store")
+    return source_context(runset, "store", health=draw_store_health)
 
 
-def draw() -> PageContext | None:
-    """Draw the whole sidebar, build the run and store its context for the pages (``st.session_state[CTX_KEY]``).
-
-    With the source "Your system (files)" it loads the team's files instead (:mod:`ui.system.sidebar`), stores
-    a :class:`~ui.context.SystemContext` (:func:`ui.context.system`) and returns None.
+def draw() -> PageContext:
+    """Draw the whole sidebar, build the source's run set and store its context for the pages
+    (``st.session_state[CTX_KEY]``): the built-in pipelines, a team's files (:mod:`ui.files_source`), a live store
+    (:mod:`ui.store_source`) or a live endpoint (:mod:`ui.endpoint_source`) — one :class:`~ui.context.PageContext`
+    whatever the source. Stops the script, saying what to give, while the source has nothing to show yet.
     """
     cfg = paths.config()
     if cfg.shared:  # shared mode never downloads a model, whatever the environment said
@@ -464,33 +483,29 @@ def draw() -> PageContext | None:
     from .traffic import draw_traffic_inputs
 
     draw_traffic_inputs()  # production traffic, read against whichever source the pages show
-    if st.session_state["source"] == "system":
-        from .system import sidebar as system_sidebar
+    focus_box = st.sidebar.container()  # filled once the run set is known (its options depend on it)
+    source = st.session_state["source"]
+    if source == "system":
+        from .files_source import draw_files_source
 
-        system_sidebar.draw()  # stores the system for the pages, or stops with what to give
-        return None
-    if st.session_state["source"] == "store":
-        _store_source()
-        return None
-    if st.session_state["source"] == "endpoint":
+        ctx = source_context(draw_files_source(), "files")  # stops with what to give until the files load
+    elif source == "store":
+        ctx = _store_source()
+    elif source == "endpoint":
         from .endpoint_source import draw_endpoint_source
 
-        draw_endpoint_source()  # stores the endpoints' answers for the pages, or stops until asked
-        return None
-    from .system import clear
-
-    clear()
-    focus_box = st.sidebar.container()  # filled once the run is built (its options depend on it)
-    corpus = corpus_section()
-    gt, gt_id, gt_error = ground_truth_section(corpus)
-    strategies, retrievers = strategies_section()
-    if not strategies:
-        _fail("Choose at least one strategy in the sidebar (Strategies and retrievers).")
-    if not retrievers:
-        _fail("Choose at least one retriever in the sidebar (Strategies and retrievers).")
-    if gt_error:
-        st.error(f"Ground truth not loaded: {md(gt_error)}")
-    ctx = build(corpus, gt, gt_id, strategies, retrievers)
+        ctx = source_context(draw_endpoint_source(), "endpoint")  # stops until asked
+    else:
+        corpus = corpus_section()
+        gt, gt_id, gt_error = ground_truth_section(corpus)
+        strategies, retrievers = strategies_section()
+        if not strategies:
+            _fail("Choose at least one strategy in the sidebar (Strategies and retrievers).")
+        if not retrievers:
+            _fail("Choose at least one retriever in the sidebar (Strategies and retrievers).")
+        if gt_error:
+            st.error(f"Ground truth not loaded: {md(gt_error)}")
+        ctx = build(corpus, gt, gt_id, strategies, retrievers)
     focus_section(focus_box, ctx)
     st.session_state[CTX_KEY] = ctx
     return ctx

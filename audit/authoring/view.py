@@ -43,17 +43,21 @@ def now_utc() -> str:
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def strategies_of(run) -> list[StrategyChunks]:
-    """Each strategy of a built run as the checks need it (chunks, window cuts, vectors).
+def strategies_of(runset) -> list[StrategyChunks]:
+    """Each built-in strategy of a run set as the checks need it (chunks, window cuts, vectors), in run-set order.
 
     Parameters
     ----------
-    run : AuditRun
-        ``run.strategies[i]`` has ``strategy``, ``chunks``, ``tokens.cut`` and ``vectors``.
+    runset : RunSet
+        Its spaces named by :attr:`~audit.runset.RunSet.strategies` carry ``strategy``, ``chunks``,
+        ``tokens.cut`` and ``vectors``; a run set of a team's own runs has none (an empty list).
     """
-    return [StrategyChunks(s.strategy.name, s.strategy.description, s.chunks,
-                           getattr(getattr(s, "tokens", None), "cut", None), getattr(s, "vectors", None))
-            for s in run.strategies]
+    out = []
+    for name in runset.strategies:
+        s = runset.spaces[name]
+        out.append(StrategyChunks(s.strategy.name, s.strategy.description, s.chunks,
+                                  getattr(s.tokens, "cut", None), s.vectors))
+    return out
 
 
 def passages_frame(passages: Sequence[Passage]) -> pd.DataFrame:

@@ -149,15 +149,17 @@ def chunk_text_html(chunk: Chunk, needle: str | None = None, cut: int | None = N
                     max_height_px: int | None = 260) -> str:
     """A chunk's embedded ``text``: header grey, overlap tail striped, needle marked, text past ``cut`` struck.
 
-    ``cut`` is the character offset in ``text`` where the encoder stops reading.
+    ``chunk``: a built-in :class:`~audit.chunking.Chunk` or a team's chunk (its ``text`` alone). ``cut`` is the
+    character offset in ``text`` where the encoder stops reading.
     """
     text = chunk.text
     layers: list[tuple[int, int, str]] = []
-    hlen = len(chunk.header) + 1 if chunk.header else 0
+    header, tail = getattr(chunk, "header", ""), getattr(chunk, "tail", "")  # a team's chunk has neither
+    hlen = len(header) + 1 if header else 0
     if hlen:
         layers.append((0, hlen, "color: #6b7280; font-style: italic;"))
-    if chunk.tail:
-        layers.append((hlen, hlen + len(chunk.tail), _TAIL))
+    if tail:
+        layers.append((hlen, hlen + len(tail), _TAIL))
     if needle:
         r = find_collapsed(text, needle)
         if r:
