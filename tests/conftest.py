@@ -44,3 +44,15 @@ def shown(el) -> str:
     import re
 
     return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", el.value).replace("\u2060", "")
+
+
+def builtin_cut_key(corpus_folder, strategy: str = "E", retriever: str = "dense",
+                    model_digest: str = "hashing-256") -> dict:
+    """The saved-cut key of a built-in run on the folder ``corpus_folder`` (what the Threshold page saves for it):
+    the corpus's sha256, the model's weights digest (``hashing-256`` for the tests' fake encoder), the preset's
+    parameters, the retriever and the score kind (docs/definitions.md, *Saved threshold*)."""
+    from audit.chunking import PRESETS
+    from audit.ingest import load_corpus
+
+    return {"corpus": load_corpus(str(corpus_folder)).sha256, "model_digest": model_digest,
+            "strategy": PRESETS[strategy].params(), "retriever": retriever, "score_kind": "cosine-distance"}

@@ -9,7 +9,6 @@ only another adapter. Every text returned here is data: the page escapes it befo
 from __future__ import annotations
 
 import datetime as _dt
-from types import SimpleNamespace
 from typing import Sequence
 
 import pandas as pd
@@ -17,6 +16,7 @@ import pandas as pd
 from ..groundtruth import Needle, validate
 from ..ingest import Document
 from ..report.markup import chunk_map_html, mark_html
+from ..runset import Space
 from .checks import (
     DESTROYED,
     TAIL_ONLY,
@@ -175,9 +175,8 @@ def document_html(doc: Document, needle: tuple[int, int] | None, strategy: Strat
     if strategy is None:
         return mark_html(doc.text, [(a, b, "background-color: #86efac;") for _, a, b in marks],
                          max_height_px=max_height_px)
-    s = SimpleNamespace(chunks=strategy.chunks, strategy=strategy.chunks.strategy,
-                        destroyed=["draft"] if destroyed else [])
-    return chunk_map_html(doc, s, marks, max_height_px=max_height_px)
+    space = Space(strategy.name, strategy.chunks, strategy.chunks.strategy)
+    return chunk_map_html(doc, space, marks, max_height_px=max_height_px, destroyed=["draft"] if destroyed else [])
 
 
 def draft_frame(draft: Draft, views: CorpusViews) -> pd.DataFrame:
