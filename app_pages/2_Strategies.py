@@ -37,6 +37,9 @@ st.caption("Measures under their ir_measures names with the specification's besi
                                                     "(whitespace collapsed)." if rs.strategies else
                                                     f"Judged by {md(rs.judged_by)}."))
 notices(ctx, "strategies")
+if not rs.strategies:
+    st.caption(md("Runs: " + ", ".join(f"{r.name} ({r.kind.label})" for r in rs.runs)
+                  + ". Each run is ranked in its own order; scores are never compared across runs."))
 if not rs.in_domain:
     st.info("No judged question, so there is nothing to score. Open **Ground truth** in the sidebar, choose *upload* "
             '(or *files on disk*) and give a JSONL file of `{"id", "needle", "questions": [documentation, ticket]}` '

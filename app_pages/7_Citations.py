@@ -184,6 +184,8 @@ else:
     a1.metric("Quotes checked", f"{checked:,}")
     a2.metric("Quotes differing from their locator", f"{len(fails)}")
     if fails:
+        shown_ids = ", ".join(str(getattr(f, "chunk_id", "")) for f in fails[:20]) + (" …" if len(fails) > 20 else "")
+        st.warning(md(f"Chunks whose quote differs: {shown_ids}"))
         table(quote_failures_frame(fails), "citation_audit_table", "citation_audit.csv", "Download failures (CSV)",
               help={"reason": "the first differing character: document offset, offset in the chunk, both characters"})
     else:

@@ -196,7 +196,7 @@ def test_query_explorer_mode_switch_keeps_the_strategies(server, page):
     page.keyboard.press("Escape")
     _settle(page)
     assert _chips(page, "Strategies side by side") == ["A", "B", "C", "E"] == _columns(page)
-    page.get_by_text("a ground-truth question").click()
+    page.get_by_text("a judged question").click()
     _settle(page)
     assert _chips(page, "Strategies side by side") == ["A", "B", "C", "E"] == _columns(page)
     assert "Choose at least one strategy" not in page.inner_text("body")

@@ -33,9 +33,9 @@ def _script():
 
     system = draw_store_inputs()
     if system is not None:
-        st.session_state["runs"] = {r.name: {q: [(c, s) for c, s in rk] for q, rk in r.rankings.items()}
+        st.session_state["runs"] = {r.name: {q: rk.top(len(rk)) for q, rk in r.rankings.items()}
                                     for r in system.runs}
-        st.session_state["ood"] = sorted(system.ood_runs)
+        st.session_state["ood"] = sorted(r.name for r in system.runs if system.has_out_of_domain(r))
         st.session_state["kinds"] = [r.score_kind for r in system.runs]
         st.session_state["sources"] = [r.source for r in system.runs]
         st.write("runs: " + ", ".join(r.name for r in system.runs))
@@ -176,7 +176,7 @@ def _upgrade_script():
 
     system = draw_store_inputs(upgrade=True)
     if system is not None:
-        st.session_state["runs"] = {r.name: {q: [(c, x) for c, x in rk] for q, rk in r.rankings.items()}
+        st.session_state["runs"] = {r.name: {q: rk.top(len(rk)) for q, rk in r.rankings.items()}
                                     for r in system.runs}
 
 

@@ -27,7 +27,7 @@ def _script():
     system = draw_store_inputs()
     if system is not None:
         st.write("runs: " + ", ".join(r.name for r in system.runs))
-        st.session_state["top"] = {r.name: [c for c, _ in r.rankings["n0/doc"]] for r in system.runs}
+        st.session_state["top"] = {r.name: list(r.rankings["n0/doc"].ids) for r in system.runs}
         draw_store_health(key="health_table")
 
 
