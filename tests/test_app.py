@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import shown
+from conftest import every_page, shown
 from streamlit.testing.v1 import AppTest
 
 # seconds each (dashboard runs, generated examples): in make test, out of the inner loop (make test-fast)
@@ -293,6 +293,11 @@ def test_threshold_slider_moves_counts_and_saves(test_env):
     assert saved.key["strategy"]["name"] == "E" and saved.key["score_kind"] == "cosine-distance"
     assert len(saved.key["corpus"]) == 64  # the corpus's sha256
     _provenance(at)
+
+
+def test_every_page_draws_the_built_in_run_set():
+    said = every_page(_app())
+    assert not said["app_pages/5_Threshold.py"]  # nothing missing: out-of-domain questions are given
 
 
 def test_tokens_header_share():
