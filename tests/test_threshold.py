@@ -239,3 +239,5 @@ def test_a_threshold_saved_before_configurations_loads_as_unknown(tmp_path):
     assert choose(builtin_key(), balanced=0.55, path=p).how == "balanced"  # offered, never applied
     p.write_text(json.dumps({"threshold": "nan"}), encoding="utf-8")
     assert load_cuts(p) == []  # out of range: as if nothing was saved
+    p.write_text(json.dumps({"threshold": 3.0}), encoding="utf-8")
+    assert load_cuts(p) == []  # an old file's cut is a cosine distance: 3 is none
