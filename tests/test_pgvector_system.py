@@ -251,6 +251,7 @@ def test_store_system_runs_equal_numpy(sys_store, tmp_path):
     assert (by["10"].text, by["10"].doc_id, by["10"].start, by["10"].end) == (row[4], row[1], row[2], row[3])
     files = sysm.source.files
     assert files[0]["role"] == "store" and files[1] == {"role": "query vectors", "name": "qv.jsonl", "sha256": ""}
+    assert sysm.model == {"name": "query vectors qv.jsonl", "dims": DIMS}  # what embedded the questions
 
 
 @pytest.mark.store
@@ -272,6 +273,7 @@ def test_store_system_with_qrels_and_an_encoder(sys_store):
     qrels = Qrels({"q1": {"c07": 1}, "q2": {"c16": 1}}, source="hand.trec")
     sysm = store_system(spec, queries=queries, qrels=qrels, encoder=enc, k=5)
     assert sysm.judged_by == "qrels hand.trec"
+    assert (sysm.model["name"], sysm.model["dims"], sysm.model["digest"]) == (enc.name, enc.dims, enc.digest)
     Q = enc.encode(list(queries.values()))
     d = 1.0 - Q.astype(np.float64) @ V.astype(np.float64).T
     for qi, qid in enumerate(queries):
