@@ -194,7 +194,7 @@ def test_retries_after_5xx_and_429_then_counted_once(served, secret_env):
     spec = endpoint_from_table("blue", {"url": srv.url + "/search", "headers": {"x-api-key": "env:EP_TEST_KEY"}})
     system = endpoint_system([spec], queries=Q, qrels=read_qrels(EXAMPLE / "qrels.trec"), deadline=DEADLINE,
                              retries=1, concurrency=2)
-    by = {o.query_id: o for o in system.requests["blue"].outcomes}
+    by = {o.query_id: o for o in system.settings["requests"]["blue"].outcomes}
     assert (by["q1"].outcome, by["q1"].attempts) == ("answered", 2)
     assert (by["q2"].outcome, by["q2"].attempts) == ("answered", 2)
     assert (by["q3"].outcome, by["q3"].status, by["q3"].attempts) == ("http_error", 500, 2)
