@@ -135,9 +135,10 @@ def test_measures_over_answered_equal_those_of_the_same_rankings_as_a_run_file(s
     svc, srv = served
     cfg = _config(tmp_path, srv.url + "/search")
     ep_json = tmp_path / "ep.json"
-    _report(capsys, "--endpoint", "blue", "--endpoint-config", cfg, "--queries", str(EXAMPLE / "queries.tsv"),
-            "--qrels", str(EXAMPLE / "qrels.trec"), "--deadline", "1", "--concurrency", "4", "--retries", "0",
-            "--json", str(ep_json))
+    _, out, _ = _report(capsys, "--endpoint", "blue", "--endpoint-config", cfg, "--queries",
+                        str(EXAMPLE / "queries.tsv"), "--qrels", str(EXAMPLE / "qrels.trec"), "--deadline", "1",
+                        "--concurrency", "4", "--retries", "0", "--json", str(ep_json))
+    assert "Chunk offsets: not checked (give --corpus)." in out  # an endpoint returns its chunks: no --chunks
     ep = json.loads(ep_json.read_text())
     run = tmp_path / "ref.trec"
     _trec(run, svc, ANSWERED)
