@@ -322,6 +322,9 @@ class Run:
             canon = canonical_scores([s[c] for c in ids], origin) if ids else np.zeros(0)
             o = trec_order(ids, canon, kind.higher_is_better)
             rankings[q] = Ranked(tuple(ids[i] for i in o), canon[o])
+        for f in ("rank_conflicts", "warnings"):  # tuples, as the fields say (a frozen run holds no list)
+            if f in fields:
+                fields[f] = tuple(fields[f])
         return cls(name, kind.name, rankings, space=space, **fields)
 
 

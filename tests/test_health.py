@@ -14,7 +14,17 @@ from audit.index import IndexStore, index_corpus
 from audit.index.health import check_index, check_store
 from audit.ingest import load_folder
 from audit.models import HashingEncoder
-from audit.report.upgrade import compare_stores
+from audit.evaluation.measures import KS
+from audit.evaluation.upgrade import diff_runs
+from audit.sources.builtin import index_runsets
+
+
+def compare_stores(old, new, gt, old_encoder, new_encoder, name, threshold=None, k=8):
+    """What ``compare`` does with two index files: both indexes asked the same questions, then one diff."""
+    rs_old, rs_new = index_runsets(old.load(name), new.load(name), gt, old_encoder, new_encoder,
+                                   names=(f"{old.path}: index {name!r}", f"{new.path}: index {name!r}"))
+    col = f"{name}/dense"
+    return diff_runs(rs_old, col, rs_new, col, k, threshold, "given")
 
 
 @pytest.fixture()
@@ -108,7 +118,7 @@ def test_compare_two_indexes(tmp_path):
     gt = GroundTruth(tuple(acc), loc, (), ("paella", "passport renewal"))
     diff = compare_stores(old, new, gt, e_old, e_new, "E", threshold=0.6)
     assert len(diff.per_query) == 2 * N_DOCS
-    assert [t.k for t in diff.tests] == [1, 4, 8, 20]
+    assert [t.k for t in diff.tests] == list(KS) == [1, 4, 8, 10, 20]  # one set of k everywhere
     for t in diff.tests:  # wins/losses are exactly the queries that changed side at k
         before = diff.per_query["rank before"] <= t.k
         after = diff.per_query["rank after"] <= t.k
@@ -116,7 +126,8 @@ def test_compare_two_indexes(tmp_path):
     assert set(diff.at_threshold["outcome"]) >= {"bluff", "abandoned"}
     part = diff.at_threshold[diff.at_threshold["outcome"] != "abandoned answerable"]
     assert part["before"].sum() == part["after"].sum() == 2 * N_DOCS + 2  # every query lands in one outcome
-    assert set(diff.distance_samples()["when"]) == {"before", "after"}
+    assert diff.threshold == 0.6 and diff.how == "given"
+    assert set(diff.samples["when"]) == {"before", "after"}
     with pytest.raises(ValueError, match="was built with hashing:16 \\(16 dims\\)"):
         compare_stores(old, new, gt, e_new, e_new, "E")
 
@@ -142,7 +153,7 @@ def test_manifest_and_upgrade_preview(indexed):
 def test_side_by_side_bins_keep_both_series_visible():
     import pandas as pd
 
-    from audit.report.upgrade import side_by_side_bins
+    from audit.evaluation.upgrade import side_by_side_bins
 
     # identical before/after samples (the same file on both sides) must give two equal bars per bin, never one
     # on top of the other; 0.3 sits exactly on a bin edge (0.3 / 0.025 is 11.999... in floating point)

@@ -16,7 +16,9 @@ from hypothesis import strategies as st
 from pgfixture import pg_server  # noqa: F401 - the session fixture
 from test_pgvector import DIMS, N, _corpus, _lit, _rows
 
-from audit.evaluation.measures import Qrels, evaluate
+from audit.evaluation.judgments import Qrels
+from audit.evaluation.measures import evaluate_run
+from audit.evaluation.threshold import gate_queries
 from audit.groundtruth import Needle
 from audit.sources.imported import InputFileError, UserChunk, needle_qrels
 from audit.sources.pgvector import (
@@ -199,10 +201,12 @@ def test_store_system_runs_equal_numpy(sys_store, tmp_path):
                         k=k, ef_search=40)
     assert [r.name for r in sysm.runs] == ["approximate", "exact"]
     assert all(r.score_kind == "cosine-distance" for r in sysm.runs)
-    assert list(sysm.queries) == ["n1/doc", "n1/ticket", "n2/doc", "n3/doc", "n3/ticket"]
-    assert sysm.queries["n1/ticket"] == "ticket question one"
+    queries = {q.query_id: q.text for q in sysm.in_domain}
+    assert list(queries) == ["n1/doc", "n1/ticket", "n2/doc", "n3/doc", "n3/ticket"]
+    assert queries["n1/ticket"] == "ticket question one"
     # Judgments: n1 → row 10, n2 → rows 2 and 3, n3 → nothing (scored 0).
-    assert {q: set(sysm.qrels.relevant(q)) for q in sysm.queries} == {
+    qrels = sysm.judgments[""]
+    assert {q: set(qrels.relevant(q)) for q in queries} == {
         "n1/doc": {"10"}, "n1/ticket": {"10"}, "n2/doc": {"2", "3"}, "n3/doc": set(), "n3/ticket": set()}
     exact = sysm.run("exact")
     vec_of = {"n1/doc": raw["n1"], "n1/ticket": raw["n1/ticket"], "n2/doc": raw["n2"], "n3/doc": raw["n3"],
@@ -211,11 +215,11 @@ def test_store_system_runs_equal_numpy(sys_store, tmp_path):
         d = _numpy_dist(s, v)
         top = np.argsort(d, kind="stable")[:k]
         got = exact.rankings[qid]
-        assert [int(c) for c, _ in got] == [int(i) for i in top]  # random vectors: no near-ties in the top 8
-        np.testing.assert_allclose([x for _, x in got], d[top], atol=1e-5)
+        assert [int(c) for c in got.ids] == [int(i) for i in top]  # random vectors: no near-ties in the top 8
+        np.testing.assert_allclose(got.scores, d[top], atol=1e-5)
     # Query near row 11 (n1/ticket) finds row 11 first, not the needle's row 10: the needle is then
     # at a rank numpy gives too (or missed within k).
-    r = evaluate(exact, sysm.qrels, ks=(1, k))
+    r = evaluate_run(exact, qrels, ks=(1, k))
     d_t = _numpy_dist(s, raw["n1/ticket"])
     rank10 = int(np.argsort(np.argsort(d_t, kind="stable"))[10]) + 1
     assert r.per_query[0].values["Success@1"] == 1.0  # n1/doc: near row 10
@@ -227,25 +231,27 @@ def test_store_system_runs_equal_numpy(sys_store, tmp_path):
     assert "through index sys_chunks_hnsw (enable_seqscan=off, hnsw.ef_search=40)" in ap.source
     assert "exact scan" in exact.source and "sys_chunks" in exact.source
     # Out-of-domain: both runs over ood-1, ood-2, nearest distance as numpy's.
-    assert sysm.ood_queries == {"ood-1": "far away 1", "ood-2": "far away 2"}
-    assert set(sysm.ood_runs) == {"approximate", "exact"}
+    assert {q.query_id: q.text for q in sysm.out_of_domain} == {"ood-1": "far away 1", "ood-2": "far away 2"}
+    assert sysm.has_out_of_domain("approximate") and sysm.has_out_of_domain("exact")
     for qid in ("ood-1", "ood-2"):
         d = _numpy_dist(s, raw[qid])
-        assert sysm.ood_runs["exact"].rankings[qid][0][1] == pytest.approx(d.min(), abs=1e-5)
+        assert exact.rankings[qid].scores[0] == pytest.approx(d.min(), abs=1e-5)
     # The gate sees 5 in-domain and 2 out-of-domain questions; nearest = top-1 distance.
-    g = sysm.gate_queries("exact")
+    g = gate_queries(sysm, "exact")
     assert [q.in_domain for q in g] == [True] * 5 + [False] * 2
     assert g[0].nearest == pytest.approx(_numpy_dist(s, raw["n1"]).min(), abs=1e-5)
     assert g[3].nearest_correct is None  # n3: nothing relevant anywhere
     # Chunks: exactly the rows returned or judged, with their text, document and offsets.
-    involved = {c for run in (*sysm.runs, *sysm.ood_runs.values()) for rk in run.rankings.values() for c, _ in rk}
+    # (each run holds its rankings of the in-domain and out-of-domain questions alike)
+    involved = {c for run in sysm.runs for rk in run.rankings.values() for c in rk.ids}
     involved |= {"10", "2", "3"}
-    assert {c.chunk_id for c in sysm.chunks} == involved
-    by = {c.chunk_id: c for c in sysm.chunks}
+    by = sysm.spaces[""].chunks
+    assert {c.chunk_id for c in by.values()} == set(by) == involved
     row = s["rows"][10]
     assert (by["10"].text, by["10"].doc_id, by["10"].start, by["10"].end) == (row[4], row[1], row[2], row[3])
-    assert sysm.files[0]["role"] == "store" and sysm.files[1] == {"role": "query vectors", "name": "qv.jsonl",
-                                                                   "sha256": ""}
+    files = sysm.source.files
+    assert files[0]["role"] == "store" and files[1] == {"role": "query vectors", "name": "qv.jsonl", "sha256": ""}
+    assert sysm.model == {"name": "query vectors qv.jsonl", "dims": DIMS}  # what embedded the questions
 
 
 @pytest.mark.store
@@ -267,16 +273,22 @@ def test_store_system_with_qrels_and_an_encoder(sys_store):
     qrels = Qrels({"q1": {"c07": 1}, "q2": {"c16": 1}}, source="hand.trec")
     sysm = store_system(spec, queries=queries, qrels=qrels, encoder=enc, k=5)
     assert sysm.judged_by == "qrels hand.trec"
+    assert (sysm.model["name"], sysm.model["dims"], sysm.model["digest"]) == (enc.name, enc.dims, enc.digest)
     Q = enc.encode(list(queries.values()))
     d = 1.0 - Q.astype(np.float64) @ V.astype(np.float64).T
     for qi, qid in enumerate(queries):
         got = sysm.run("exact").rankings[qid]
-        np.testing.assert_allclose([x for _, x in got], np.sort(d[qi])[:5], atol=1e-5)
-    assert sysm.run("exact").rankings["q1"][0][0] == "c07"  # the question is row 7's own text: distance 0
-    assert sysm.run("exact").rankings["q1"][0][1] == 0.0  # clipped where float error would give −1e-7
+        np.testing.assert_allclose(got.scores, np.sort(d[qi])[:5], atol=1e-5)
+    assert sysm.run("exact").rankings["q1"].ids[0] == "c07"  # the question is row 7's own text: distance 0
+    assert sysm.run("exact").rankings["q1"].scores[0] == 0.0  # clipped where float error would give −1e-7
     assert "no approximate index: approximate equals exact" in sysm.run("approximate").source
-    assert sysm.run("approximate").rankings == sysm.run("exact").rankings
-    assert sysm.ood_runs == {} and sysm.chunks and sysm.chunks[0].doc_id == ""
+
+    def pairs(run):
+        return {q: r.top(len(r)) for q, r in run.rankings.items()}
+
+    assert pairs(sysm.run("approximate")) == pairs(sysm.run("exact"))
+    chunks = list(sysm.spaces[""].chunks.values())
+    assert not sysm.out_of_domain and not sysm.has_out_of_domain("exact") and chunks and chunks[0].doc_id == ""
 
 
 @pytest.mark.store
@@ -369,19 +381,20 @@ def test_upgrade_system_before_and_after(sys_store, tmp_path):
     k = 8
     u = store_upgrade_system(_spec(s), after, mode="exact", needles=s["needles"], query_vectors=qv,
                              ood_queries=["far 1"], k=k)
-    assert [r.name for r in u.runs] == ["before", "after"] and set(u.ood_runs) == {"before", "after"}
-    assert u.qrels.relevant("n1/doc") == {"10"}  # judged in the table that still holds it
+    assert [r.name for r in u.runs] == ["before", "after"]
+    assert u.has_out_of_domain("before") and u.has_out_of_domain("after")
+    assert u.judgments[""].relevant("n1/doc") == {"10"}  # judged in the table that still holds it
     d = _numpy_dist(s, raw["n1"])
     d_after = d.copy()
     d_after[10] = np.inf  # row 10 is gone
     for run, dist in ((u.run("before"), d), (u.run("after"), d_after)):
         top = np.argsort(dist, kind="stable")[:k]
-        assert [int(c) for c, _ in run.rankings["n1/doc"]] == [int(i) for i in top]
-    before_r, after_r = (evaluate(u.run(n), u.qrels, ks=(1, k)) for n in ("before", "after"))
+        assert [int(c) for c in run.rankings["n1/doc"].ids] == [int(i) for i in top]
+    before_r, after_r = (evaluate_run(u.run(n), u.judgments[""], ks=(1, k)) for n in ("before", "after"))
     # n1/doc: found first before, nowhere after; n2/doc (rows 2 and 3) unchanged.
     assert before_r.per_query[0].values["Success@1"] == 1.0 and after_r.per_query[0].values[f"Success@{k}"] == 0.0
     assert before_r.per_query[2].values["Success@1"] == after_r.per_query[2].values["Success@1"] == 1.0
-    assert [f["role"] for f in u.files] == ["store (before)", "store (after)", "query vectors"]
-    assert "10" in {c.chunk_id for c in u.chunks}
+    assert [f["role"] for f in u.source.files] == ["store (before)", "store (after)", "query vectors"]
+    assert "10" in u.spaces[""].chunks
     with pytest.raises(StoreError, match="two names"):
         store_upgrade_system(_spec(s), after, names=("x", "x"), needles=s["needles"], query_vectors=qv)

@@ -294,12 +294,18 @@ def test_ray_and_local_give_the_same_audit(corpus_dir, local_uri, ray_uri, tmp_p
     corpus = load_corpus(corpus_dir)
     runs.append(run_audit(corpus, load_ground_truth(corpus, gt), [PRESETS["E"]], enc,
                           retrievers=("dense", "bm25", "hybrid"), reranker=None))  # the in-memory audit
-    firsts = [r.strategies[0].first_rank for r in runs]
+    from audit.evaluation.measures import evaluate
+
+    def first_ranks(rs):  # retriever → each judged query's rank of its first correct chunk
+        return {res.retriever: [q.first_relevant for q in res.per_query] for res in evaluate(rs)}
+
+    firsts = [first_ranks(r) for r in runs]
     assert firsts[0] == firsts[1] == firsts[2]
+    assert set(firsts[0]) == {"dense", "bm25", "hybrid"}
     assert all(len(v) == 6 for v in firsts[0].values())  # 3 needles × 2 phrasings per retriever
-    for qi in range(len(runs[0].queries)):
-        ids = [r.strategies[0].rankings["dense"][qi].chunk_ids[:10].tolist() for r in runs]
-        assert ids[0] == ids[1] == ids[2]
+    for q in runs[0].queries:
+        ids = [r.column(r.strategies[0], "dense").ids(q.query_id)[:10] for r in runs]
+        assert len(ids[0]) and ids[0] == ids[1] == ids[2]
 
 
 @pytest.mark.ray

@@ -1,7 +1,7 @@
 """The store protocol's shared tests (issue 33): every engine behind ``audit.sources.engines`` — pgvector, a Chroma
 server started here with the package's own ``chroma run``, a Chroma persistent folder, and a Milvus Lite data
 folder — holds the same tiny table and must give the same findings on the same faults, the same exact top-k
-as numpy, approximate equal to exact where the engine is exact at this size, the same ``ImportedSystem``, and
+as numpy, approximate equal to exact where the engine is exact at this size, the same ``RunSet``, and
 must never write (issue 24 item 4: pgvector as a role with ``default_transaction_read_only = on`` and SELECT
 grants only; Chroma and Milvus Lite on their folders' bytes, and no mutating call on the server).
 
@@ -321,15 +321,17 @@ def test_the_store_as_a_system(store, data):
     system = store["engine"].store_system(store["spec"], needles=needles, query_vectors=qv, k=8)
     assert [r.name for r in system.runs] == ["approximate", "exact"]
     # judgments: the rows whose text holds the needle (each needle's own row only)
-    assert {q: sorted(system.qrels.relevant(q)) for q in system.qrels.query_ids} == \
+    qrels = system.judgments[""]
+    assert {q: sorted(qrels.relevant(q)) for q in qrels.query_ids} == \
         {f"n{j}/doc": [f"c{i}"] for j, i in enumerate((10, 21, 32, 39))}
     exact = system.run("exact")
     for j, q in enumerate(data["qs"]):
         ids, _ = _numpy_topk(data["rows"], q, 8)
-        assert tuple(c for c, _ in exact.rankings[f"n{j}/doc"]) == ids
+        assert exact.ids(f"n{j}/doc") == ids
     assert exact.score_kind == "cosine-distance"
-    assert {c.chunk_id for c in system.chunks} >= {"c10", "c21", "c32", "c39"}
-    c10 = next(c for c in system.chunks if c.chunk_id == "c10")
+    chunks = system.spaces[""].chunks
+    assert set(chunks) >= {"c10", "c21", "c32", "c39"} and all(k == c.chunk_id for k, c in chunks.items())
+    c10 = chunks["c10"]
     assert (c10.doc_id, c10.start, c10.end) == (data["rows"][10]["doc"], data["rows"][10]["start"],
                                                 data["rows"][10]["end"])
 

@@ -110,7 +110,7 @@ def _legacy(obj: Mapping) -> SavedCut | None:
         cut = float(obj["threshold"])
     except (KeyError, TypeError, ValueError):
         return None
-    if not math.isfinite(cut):
+    if not math.isfinite(cut) or not 0.0 <= cut <= 2.0:  # the old files held cosine-distance cuts only
         return None
     key = None
     if isinstance(obj.get("model_digest"), str):  # round 2: chosen on a model, strategy, retriever; corpus unknown
