@@ -107,7 +107,8 @@ def open_configured(config=None, team_uris: Iterable[str] = ()) -> HistoryStore:
 
 
 def secrets(config=None, env: Mapping[str, str] | None = None) -> list[str]:
-    """Every connection string and password the configuration and the environment give for stores and the history."""
+    """Every connection string and password the configuration and the environment give for stores and the history,
+    and every endpoint's header values (:meth:`audit.sources.endpoint.spec.EndpointSpec.secrets`)."""
     from ..config import ConfigError, load_config
     from ..sources.pgvector.connection import _password_of
 
@@ -128,6 +129,11 @@ def secrets(config=None, env: Mapping[str, str] | None = None) -> list[str]:
             continue
         if is_postgres_uri(uri) or "://" in uri:
             out += [uri, _password_of(uri)]
+    for spec in config.endpoints.values():  # an endpoint's header values (tokens)
+        try:
+            out += list(spec.secrets(env))
+        except Exception:  # noqa: BLE001 - a header whose variable is unset holds no secret here
+            continue
     return sorted({s for s in out if s and len(s) >= 4}, key=len, reverse=True)
 
 
