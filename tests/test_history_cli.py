@@ -186,3 +186,21 @@ def test_the_cli_and_a_second_writer_at_once(tmp_path):
     assert len(rows) == 10 and len({r.id for r in rows}) == 10
     assert sorted(s for r in rows for s in r.series if s != "relay") == [f"writer-{i}" for i in range(5)]
     assert sum(r.series == ("relay",) for r in rows) == 5
+
+
+def test_health_is_recorded_with_its_findings(backend, tmp_path, capsys):
+    _, open_configured = backend
+    db = tmp_path / "index.sqlite"
+    assert main(["index", str(EX / "docs"), "--db", str(db), "--model", "hashing", "--strategy", "E", "--quiet"]) == 0
+    assert main(["health", "--db", str(db), "--model", "hashing"]) == 0
+    with open_configured() as h:
+        (row,) = h.list()
+        rec = h.get(row.id)
+    assert row.command == "health" and row.series == ("index.sqlite · index E",)
+    (report,) = rec.health
+    assert report["index"] == "E" and report["healthy"] and report["generation"] == 1
+    assert report["documents"] == 3 and {f["severity"] for f in report["findings"]} <= {"ok", "warning"}
+    from audit.views.history import health_frame
+
+    frame = health_frame([rec])
+    assert len(frame) == len(report["findings"]) and set(frame["generation"]) == {"1"}
