@@ -25,18 +25,13 @@ from audit.views.history import (
 from ui import CTX_KEY, footer, paths, table
 from ui.charts import outcomes_over_time, trend_chart
 from ui.diff import draw_diff
-from ui.history import visible_session
+from ui.history import read_records, visible_session
 from ui.text import md
 
 ctx = st.session_state.get(CTX_KEY)
 st.title("History")
 st.caption("Every audit remembered: the CLI's report, health and compare, and this dashboard once per session and "
            "configuration. A series is one run (or strategy and retriever) of one source across audits.")
-
-
-def _records(store, summaries):
-    """The records of ``summaries``, read once per script run."""
-    return [store.get(s.id) for s in summaries]
 
 
 try:
@@ -48,7 +43,7 @@ with store:
     visible = visible_session()
     summaries = store.list(session=visible)
     series = series_frame([s for s in summaries if s.command != "health"])
-    health_records = _records(store, [s for s in summaries if s.command == "health"])
+    health_records = read_records(store, [s for s in summaries if s.command == "health"])
     if series.empty and not health_records:
         st.info(EMPTY)
         if ctx is not None:
@@ -62,7 +57,7 @@ with store:
         offered = measures_offered()
         measure = c2.selectbox("Measure", offered, index=offered.index(DEFAULT_MEASURE), key="hist_measure",
                                format_func=measure_label)
-        records = _records(store, store.list(series=chosen, session=visible))
+        records = read_records(store, store.list(series=chosen, session=visible))
     else:
         records = []
 

@@ -17,7 +17,7 @@ from audit.runset import digest
 
 from . import paths, session
 
-__all__ = ["RECORDED_KEY", "configuration_digest", "is_private", "record_once", "visible_session"]
+__all__ = ["RECORDED_KEY", "configuration_digest", "is_private", "read_records", "record_once", "visible_session"]
 
 #: Session-state key: the (identity, configuration) pairs this session recorded.
 RECORDED_KEY = "_history_recorded"
@@ -35,6 +35,26 @@ def is_private(runset) -> bool:
     if c is not None and session.is_upload(c.name):
         return True
     return st.session_state.get("source") == "system" and st.session_state.get("sys_how") == "upload"
+
+
+#: Records read, by (history, id): a record never changes once written, so each is read and parsed once per server.
+_READ: dict = {}
+_READ_MAX = 256
+
+
+def read_records(store, summaries) -> list:
+    """The records of ``summaries`` (already filtered to what this session may see), each read once per server."""
+    out = []
+    for s in summaries:
+        key = (store.where, s.id, s.created_at)  # a recreated file may reuse an id, never with the same time
+        rec = _READ.get(key)
+        if rec is None:
+            rec = store.get(s.id)
+            if len(_READ) >= _READ_MAX:
+                _READ.pop(next(iter(_READ)))
+            _READ[key] = rec
+        out.append(rec)
+    return out
 
 
 def visible_session():

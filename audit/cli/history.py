@@ -77,7 +77,10 @@ def after_report(a, report, code: int) -> int:
     """Record ``report`` (a :class:`audit.report.report.Report`) and run the gate when ``--baseline`` is given."""
     from ..evaluation.saved_cut import load_cuts
     from ..history.record import record_of_report
+    from ..history.recording import enabled
 
+    if not enabled(getattr(a, "no_history", False)) and not getattr(a, "baseline", None):
+        return code  # nothing to record, nothing to compare: no record built
     record = record_of_report(report, "report", getattr(a, "series", None), saved_cuts=load_cuts())
     rid = _record(a, record)
     if not getattr(a, "baseline", None):
@@ -111,7 +114,10 @@ def after_compare(a, runset, run: str, diff, code: int) -> int:
     """Record ``compare``'s after side (``runset``, the state after the upgrade; ``run`` the run compared) with the
     outcomes at the diff's cut."""
     from ..history.record import record_of
+    from ..history.recording import enabled
 
+    if not enabled(getattr(a, "no_history", False)):
+        return code
     thresholds = []
     if diff is not None and diff.threshold is not None and diff.at_threshold is not None:
         from ..evaluation.threshold import run_threshold
