@@ -122,3 +122,29 @@ def test_the_empty_state(env, monkeypatch):
     assert not at.exception, [e.value for e in at.exception]
     assert any("No audit recorded yet" in i.value for i in at.info)
     assert os.environ["AUDIT_HISTORY"] == "off"
+
+
+def test_shared_mode_hides_another_sessions_uploads(env, monkeypatch, tmp_path):
+    # audit.toml in shared mode with one configured system; the history holds a CLI record (series relay) and a
+    # record of another session's uploads (series theirs): this session is offered relay only
+    from dataclasses import replace
+
+    from audit.history.record import record_of
+    from audit.history.store import open_history
+    from audit.sources.imported.system import load_system
+
+    monkeypatch.setenv("AUDIT_HISTORY", "on")
+    _audit(str(EX / "after.trec"), EX / "chunks.jsonl")
+    rs = load_system(EX / "queries.tsv", {"sys": str(EX / "after.trec")}, qrels=EX / "qrels.trec")
+    with open_history(str(env / "home" / "history.sqlite")) as h:
+        h.append(replace(record_of(rs, series="theirs"), session="another-session"))
+    (tmp_path / "audit.toml").write_text(
+        "shared = true\n[systems.relay]\n"
+        f'queries = "{EX / "queries.tsv"}"\nqrels = "{EX / "qrels.trec"}"\nruns = {{ after = "{EX / "after.trec"}" }}\n')
+    monkeypatch.setenv("AUDIT_CONFIG", str(tmp_path / "audit.toml"))
+    monkeypatch.setenv("AUDIT_HISTORY", "off")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    at.switch_page("app_pages/11_History.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="hist_series").options == ["relay"]
