@@ -14,6 +14,7 @@ from conftest import ROOT
 
 from audit.cli import main
 from pgfixture import pg_server  # noqa: F401 - the session fixture
+from test_endpoint_server import secret_env, served  # noqa: F401 - fixtures: a loopback service and its key
 
 EX = ROOT / "data" / "example"
 
@@ -204,3 +205,27 @@ def test_health_is_recorded_with_its_findings(backend, tmp_path, capsys):
 
     frame = health_frame([rec])
     assert len(frame) == len(report["findings"]) and set(frame["generation"]) == {"1"}
+
+
+@pytest.mark.slow
+def test_an_endpoint_audit_is_recorded_without_its_key(served, secret_env, tmp_path, monkeypatch, capsys):  # noqa: F811
+    # a live service on loopback (tests/test_endpoint_server.py: 9 answered, 4 failed requests); its API key is
+    # sent in a header from $EP_TEST_KEY and must appear in no record
+    from test_endpoint_server import SECRET, _config
+
+    monkeypatch.setenv("AUDIT_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("AUDIT_HISTORY", "on")
+    svc, srv = served
+    assert main(["report", "--endpoint", "blue", "--endpoint-config", _config(tmp_path, srv.url + "/search"),
+                 "--queries", str(EX / "queries.tsv"), "--qrels", str(EX / "qrels.trec"), "--ood-queries",
+                 str(EX / "ood-queries.tsv"), "--deadline", "1", "--retries", "0"]) == 0
+    from audit.history.store import open_history
+
+    with open_history(str(tmp_path / "home" / "history.sqlite")) as h:
+        (row,) = h.list()
+        rec = h.get(row.id)
+        body = json.dumps(rec.to_json())
+    assert row.source_kind == "endpoint" and [r.name for r in rec.runs] == ["blue"]
+    # over all questions, a failed request a miss: Success@1 = 2/9 (tests/test_endpoint_server.py)
+    assert rec.runs[0].intervals["Success@1"][0] == pytest.approx(2 / 9)
+    assert SECRET not in body and "EP_TEST_KEY" not in body
