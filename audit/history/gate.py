@@ -176,8 +176,9 @@ def compare_to_baselines(current: Record, baselines: Mapping[str, Record | None]
             verdicts.append(SeriesVerdict(s, None, note=f"this run is unavailable: {rr.reason or 'not run'}"))
             continue
         if base is None:
-            verdicts.append(SeriesVerdict(s, None, note="no earlier record of this series on this ground truth: "
-                                                        "nothing to compare; this audit is the next one's baseline"))
+            verdicts.append(SeriesVerdict(s, None, note=(
+                "no earlier record of this series on this ground truth: nothing to compare; this audit is the next "
+                "one's baseline" if baseline == "latest" else f"baseline {baseline} holds no run of this series")))
             continue
         br = base.run(s)
         if not br.available:
