@@ -229,3 +229,35 @@ def test_an_endpoint_audit_is_recorded_without_its_key(served, secret_env, tmp_p
     # over all questions, a failed request a miss: Success@1 = 2/9 (tests/test_endpoint_server.py)
     assert rec.runs[0].intervals["Success@1"][0] == pytest.approx(2 / 9)
     assert SECRET not in body and "EP_TEST_KEY" not in body
+
+
+def test_compare_records_the_after_side(tmp_path, monkeypatch):
+    # two index files of one document, the second with another model: compare records the new index's run, its
+    # model the new one, its outcomes at the given cut
+    monkeypatch.setenv("AUDIT_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("AUDIT_HISTORY", "on")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "guide.md").write_text("# Guide\n\n## Install\n\nThe installer must be run twice on a\nfresh machine.\n",
+                                   encoding="utf-8")
+    gt = tmp_path / "gt.jsonl"
+    gt.write_text(json.dumps({"id": "n1", "needle": "The installer must be run twice on a fresh machine.",
+                              "questions": ["How often must the installer run?", "installer twice??"]}) + "\n")
+    old, new = tmp_path / "old.sqlite", tmp_path / "new.sqlite"
+    assert main(["index", str(docs), "--db", str(old), "--model", "hashing", "--quiet"]) == 0
+    assert main(["index", str(docs), "--db", str(new), "--model", "hashing:64", "--quiet"]) == 0
+    ood = tmp_path / "ood.txt"
+    ood.write_text("what is the capital of France\n")
+    assert main(["compare", str(old), str(new), "--ground-truth", str(gt), "--out-of-domain", str(ood),
+                 "--threshold", "0.5"]) == 0
+    from audit.history.store import open_history
+
+    with open_history(str(tmp_path / "home" / "history.sqlite")) as h:
+        (row,) = h.list()
+        rec = h.get(row.id)
+    assert row.command == "compare" and [r.name for r in rec.runs] == ["E/dense"]
+    out = rec.runs[0].outcomes
+    assert rec.model["name"] == "hashing:64" and (out["cut"], out["how"]) == (0.5, "given")
+    assert out["counts"]["in-domain"] == 2 and out["counts"]["out-of-domain"] == 1
+    # one needle asked twice, the index holding one chunk with it: both questions find it at rank 1
+    assert rec.runs[0].intervals["Success@1"][0] == 1.0 and rec.runs[0].intervals["Success@1"][3] == 2
