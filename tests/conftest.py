@@ -12,6 +12,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# No test writes an audit's record into the checkout's .audit/: the history's own tests turn it on
+# (tests/test_history*.py set AUDIT_HISTORY=on with a temporary AUDIT_HOME).
+os.environ.setdefault("AUDIT_HISTORY", "off")
 
 
 @pytest.fixture(scope="session")

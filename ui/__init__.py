@@ -11,7 +11,9 @@
   results and per-page derived tables keyed on the run set's digest) and :class:`~ui.cache.RunKey`;
 - :mod:`ui.threshold` — the cut every page applies under the one saved-threshold rule, its slider;
   :mod:`ui.charts` — every chart, one palette (Okabe–Ito); :mod:`ui.notices` — the run set's warnings;
-  :mod:`ui.health` — Index health's retry and preview model;
+  :mod:`ui.health` — Index health's retry and preview model; :mod:`ui.diff` — the one drawing of an
+  Upgrade diff (Upgrade diff and History pages); :mod:`ui.history` — each audit recorded once per session
+  and configuration, and which records a session may see;
 - :mod:`ui.tables` — :func:`~ui.tables.table`, a table with column help and its CSV download;
 - :mod:`ui.live` — a typed query run now; :mod:`ui.progress` — the build's progress bar;
 - :mod:`ui.paths` — audit.toml and the allowed roots as pages use them; :mod:`ui.session` — a

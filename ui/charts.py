@@ -1,4 +1,4 @@
-"""Altair charts of the Threshold page (and every outcome bar): the gate's values, the outcomes at the cut, the sweep.
+"""Altair charts of the Threshold page (and every outcome bar, the History page's trends): the gate's values, the outcomes at the cut, the sweep.
 
 Every frame is computed in :mod:`audit.views.threshold`; these functions only choose marks and colours. One
 palette for every chart of the dashboard: Okabe & Ito's colour-blind-safe eight (Okabe & Ito 2008), each
@@ -133,3 +133,37 @@ def before_after_bars(bins: pd.DataFrame, title: str, unit: str = "cosine distan
         tooltip=["when", alt.Tooltip("start:Q", format=".3f", title="bin from"),
                  alt.Tooltip("end:Q", format=".3f", title="to"), "queries"],
     ).properties(height=240)
+
+
+def trend_chart(trend: pd.DataFrame, changes: pd.DataFrame, measure: str) -> alt.LayerChart:
+    """A measure over time (:func:`audit.views.history.trend_frame`): its Wilson band shaded, one line per
+    ground-truth segment (a trend across a ground-truth change is never joined), a point per record, and a dashed
+    rule labelled with what changed (:func:`audit.views.history.changes_frame`: model, chunking, ground truth)."""
+    x = alt.X("when:T", title="audit time (UTC)")
+    tip = ["label:N", alt.Tooltip("when:T", format="%Y-%m-%d %H:%M:%S"), alt.Tooltip("value:Q", format=".3f"),
+           alt.Tooltip("low:Q", format=".3f"), alt.Tooltip("high:Q", format=".3f"), "n:Q", "model:N", "chunking:N",
+           "ground truth:N"]
+    y = alt.Y("value:Q", title=measure, scale=alt.Scale(domain=[0, 1]))
+    band = alt.Chart(trend[trend["low"].notna()]).mark_area(opacity=0.25, color=BEFORE).encode(
+        x=x, y=alt.Y("low:Q", title=measure, scale=alt.Scale(domain=[0, 1])), y2="high:Q", detail="segment:N")
+    line = alt.Chart(trend).mark_line(color=OKABE_ITO["blue"], point=alt.OverlayMarkDef(size=60, filled=True)).encode(
+        x=x, y=y, detail="segment:N", tooltip=tip)
+    layers = [band, line]
+    if len(changes):
+        rules = alt.Chart(changes).mark_rule(color=OKABE_ITO["vermillion"], strokeDash=[5, 3], strokeWidth=2).encode(
+            x="when:T", tooltip=["change:N", "from:N", "to:N"])
+        labels = alt.Chart(changes).mark_text(align="left", dx=4, y=8, color=OKABE_ITO["vermillion"],
+                                              fontWeight="bold").encode(x="when:T", text="change:N")
+        layers += [rules, labels]
+    return alt.layer(*layers).properties(height=300)
+
+
+def outcomes_over_time(frame: pd.DataFrame) -> alt.Chart:
+    """The gate's outcomes at each audit's cut over time (:func:`audit.views.history.outcomes_frame`), one line
+    per outcome in its colour."""
+    outs = [o for o in OUTCOME_COLOURS if o in set(frame["outcome"])]
+    return alt.Chart(frame).mark_line(point=True).encode(
+        x=alt.X("when:T", title="audit time (UTC)"), y=alt.Y("queries:Q", title="queries"),
+        color=_colour(outs, columns=3),
+        tooltip=["record:Q", alt.Tooltip("cut:Q", format=".4g"), "how:N", "outcome:N", "queries:Q"],
+    ).properties(height=260)

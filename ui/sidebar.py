@@ -524,4 +524,7 @@ def draw() -> PageContext:
         ctx = build(corpus, gt, gt_id, strategies, retrievers)
     focus_section(focus_box, ctx)
     st.session_state[CTX_KEY] = ctx
+    from .history import record_once
+
+    record_once(ctx)  # the audit remembered once per session and configuration (History page)
     return ctx

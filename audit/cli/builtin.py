@@ -23,6 +23,7 @@ from .common import (
     write_json,
 )
 from .endpoint import check_no_endpoint_options, cmd_report_endpoint
+from .history import after_compare, after_health, after_report
 from .lance import (
     cmd_compare_datasets,
     cmd_health_index,
@@ -129,7 +130,7 @@ def cmd_report(a) -> int:
                 failed.append(f"{r.name} {label} = {got:.3f} < {v:g}")
     for f in failed:
         print(f"gate failed: {f}", file=sys.stderr)
-    return EXIT_GATE if failed else EXIT_OK
+    return after_report(a, report, EXIT_GATE if failed else EXIT_OK)
 
 
 def cmd_chunks(a) -> int:
@@ -206,7 +207,8 @@ def cmd_health(a) -> int:
         print(r.render())
     if a.json:
         write_json(a.json, [r.to_json() for r in reports])
-    return EXIT_OK if all(r.healthy for r in reports) else EXIT_GATE
+    return after_health(a, "index", str(store.path.name), [r.to_json() for r in reports],
+                        EXIT_OK if all(r.healthy for r in reports) else EXIT_GATE, {"name": encoder.name})
 
 
 def compare_cut(runset, run, threshold: float | None):
@@ -259,7 +261,7 @@ def cmd_compare(a) -> int:
     if how == "balanced" and diff.threshold is not None:
         print(f"(no threshold given or saved for the old index: using its balanced cut {diff.threshold:.3f})")
     print(render_diff(diff))
-    return EXIT_OK
+    return after_compare(a, rs_new, col, diff, EXIT_OK)
 
 
 def cmd_export(a) -> int:

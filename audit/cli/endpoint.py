@@ -148,4 +148,6 @@ def cmd_report_endpoint(a) -> int:
               for r in report.results if r.mean(m) < v]
     for f in failed:
         print(f"gate failed: {f}", file=sys.stderr)
-    return EXIT_GATE if failed else EXIT_OK
+    from .history import after_report
+
+    return after_report(a, report, EXIT_GATE if failed else EXIT_OK)

@@ -117,7 +117,9 @@ def cmd_report_index(a) -> int:
         data["ann"] = ann.to_dict()
     if a.json:
         write_json(a.json, data)
-    return EXIT_OK
+    from .history import after_report
+
+    return after_report(a, report, EXIT_OK)
 
 
 def cmd_health_index(a) -> int:
@@ -126,7 +128,9 @@ def cmd_health_index(a) -> int:
     print(health.render())
     if a.json:
         write_json(a.json, health.to_dict())
-    return health.exit_code
+    from .history import after_health
+
+    return after_health(a, "lance", str(a.index), [health.to_dict()], health.exit_code)
 
 
 def cmd_compare_datasets(a) -> int:
@@ -152,4 +156,6 @@ def cmd_compare_datasets(a) -> int:
     if how == "balanced" and diff.threshold is not None:
         print(f"(using the old index's balanced cut {diff.threshold:.3f})")
     print(render_diff(diff))
-    return EXIT_OK
+    from .history import after_compare
+
+    return after_compare(a, rs_new, column_name(ln.chunks.strategy.name, a.retriever), diff, EXIT_OK)

@@ -19,6 +19,7 @@ from ..retrieval.bm25 import TOKEN_RULES
 from .common import EXIT_INPUT, InputError
 from .endpoint import add_endpoint_options
 from .groundtruth import add_groundtruth_parser
+from .history import add_history_options, add_history_parser, check_history_options
 from .store import add_store_options
 from .traffic import add_traffic_options
 
@@ -72,6 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_store_options(r)
     add_endpoint_options(r)
     add_traffic_options(r)
+    add_history_options(r, gate=True)
     r.set_defaults(func=cmd_report)
 
     c = sub.add_parser("chunks", help="write one strategy's chunks as JSONL", allow_abbrev=False)
@@ -108,6 +110,7 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("--corpus", default=None, help="with --store: the documents, to find rows whose source is gone")
     _add_strip_option(h)
     add_store_options(h)
+    add_history_options(h)
     h.set_defaults(func=cmd_health)
 
     m = sub.add_parser("compare", help="the same questions against two indexes (before/after an upgrade)", allow_abbrev=False)
@@ -123,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--new-store", metavar="URI", help="with pg:TABLE sides: the database of NEW when it is not --store's")
     m.add_argument("--exact", action="store_true", help="with pg:TABLE sides: exact scans instead of the tables' indexes")
     add_store_options(m)
+    add_history_options(m)
     m.set_defaults(func=cmd_compare)
 
     x = sub.add_parser("export", help="the built-in strategies' rankings and judgments as TREC or BEIR files",
@@ -146,6 +150,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.set_defaults(func=cmd_corpus)
 
     add_groundtruth_parser(sub)
+    add_history_parser(sub)
     return p
 
 
@@ -154,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     a = parser.parse_args(argv)
     try:
+        check_history_options(a)
         code = a.func(a)
         sys.stdout.flush()  # a closed stdout shows here, not as a traceback at interpreter exit
         return code

@@ -146,7 +146,9 @@ def cmd_health_store(a) -> int:
     print(health.render())
     if a.json:
         write_json(a.json, health.to_dict())
-    return health.exit_code
+    from .history import after_health
+
+    return after_health(a, "store", spec.where, [health.to_dict()], health.exit_code)
 
 
 def cmd_report_store(a) -> int:
@@ -237,4 +239,6 @@ def cmd_compare_tables(a) -> int:
     where = "exact scan" if a.exact else "through each table's approximate index"
     print(f"before: {old_spec.provenance} · after: {new_spec.provenance} · top 100 rows a question, {where}")
     print(render_diff(diff))
-    return EXIT_OK
+    from .history import after_compare
+
+    return after_compare(a, new, mode, diff, EXIT_OK)
