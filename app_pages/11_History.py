@@ -22,13 +22,13 @@ from audit.views.history import (
     series_frame,
     trend_frame,
 )
-from ui import CTX_KEY, footer, paths, table
+from ui import context, footer, paths, table
 from ui.charts import outcomes_over_time, trend_chart
 from ui.diff import draw_diff
 from ui.history import read_records, visible_session
 from ui.text import md
 
-ctx = st.session_state.get(CTX_KEY)
+ctx = context()
 st.title("History")
 st.caption("Every audit remembered: the CLI's report, health and compare, and this dashboard once per session and "
            "configuration. A series is one run (or strategy and retriever) of one source across audits.")
@@ -46,8 +46,7 @@ with store:
     health_records = read_records(store, [s for s in summaries if s.command == "health"])
     if series.empty and not health_records:
         st.info(EMPTY)
-        if ctx is not None:
-            footer(ctx)
+        footer(ctx)
         st.stop()
     if not series.empty:
         c1, c2 = st.columns([3, 1])
@@ -114,5 +113,4 @@ if not series.empty and len(trend) >= 2:
             st.error(md(str(e)))
         else:
             draw_diff(diff, "")
-if ctx is not None:
-    footer(ctx)
+footer(ctx)

@@ -393,6 +393,9 @@ class Source:
         What reports, exports and page footers name (docs/definitions.md, *Provenance*).
     provenance_line : str
         The same in one line.
+    private : bool
+        Built from one dashboard session's uploads: that session alone may see what is derived from it
+        (its history records, its caches).
     """
 
     kind: str
@@ -401,6 +404,7 @@ class Source:
     files: tuple = ()
     provenance: Mapping[str, Any] = field(default_factory=dict)
     provenance_line: str = ""
+    private: bool = False
 
 
 @dataclass(frozen=True)

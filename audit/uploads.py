@@ -126,4 +126,5 @@ def load_uploaded_system(queries: Upload, runs: Mapping[str, Upload], scores: Ma
         return replace(obj, source=named.get(obj.source, obj.source)) if getattr(obj, "source", "") else obj
 
     return replace(system, runs=tuple(named_source(r) for r in system.runs),
-                   judgments={sp: named_source(q) for sp, q in system.judgments.items()})
+                   judgments={sp: named_source(q) for sp, q in system.judgments.items()},
+                   source=replace(system.source, private=True))

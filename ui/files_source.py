@@ -167,10 +167,15 @@ def _load(files: dict, uploads: dict):
         return load_checked(files)
     from audit.uploads import upload_paths
 
+    from dataclasses import replace
+
     with upload_paths(uploads) as p:
         mapped = {k: ({n: str(p[x]) for n, x in v.items()} if isinstance(v, dict) else
                       (str(p[v]) if isinstance(v, str) and v in p else v)) for k, v in files.items()}
-        return load_checked(mapped, names={str(path): path.name for path in p.values()})
+        rs, errors = load_checked(mapped, names={str(path): path.name for path in p.values()})
+    if rs is not None:  # this session's uploads: only this session sees what is derived from them
+        rs = replace(rs, source=replace(rs.source, private=True))
+    return rs, errors
 
 
 def draw_files_source():

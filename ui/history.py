@@ -32,9 +32,7 @@ def configuration_digest(runset) -> str:
 def is_private(runset) -> bool:
     """Whether the run set was built from this session's uploads (corpus or files)."""
     c = runset.corpus
-    if c is not None and session.is_upload(c.name):
-        return True
-    return st.session_state.get("source") == "system" and st.session_state.get("sys_how") == "upload"
+    return runset.source.private or (c is not None and session.is_upload(c.name))
 
 
 #: Records read, by (history, id): a record never changes once written, so each is read and parsed once per server.
