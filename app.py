@@ -1,10 +1,11 @@
 """Retrieval audit dashboard: ``streamlit run app.py``.
 
 This entry script draws the navigation, then the sidebar (``ui.sidebar.draw``:
-corpus, ground truth, strategies, retrievers, models), which builds the audit
-once (cached across pages, reruns and sessions; embeddings cached on disk);
-then it runs the chosen page from ``app_pages/``. Pages read the built run
-from ``ui.context()``.
+the source and its inputs), which builds the source's one RunSet (the built-in
+pipelines' is cached across pages, reruns and sessions, embeddings on disk);
+then it runs the chosen page from ``app_pages/``. Pages read the run set and
+its results from ``ui.context()`` and draw their view-model (``audit.views``),
+whatever the source.
 
 Configuration by environment (all optional; the sidebar can change each):
 
@@ -29,7 +30,9 @@ Configuration by environment (all optional; the sidebar can change each):
     ``cross-encoder/ms-marco-MiniLM-L-6-v2``, fetched the same way);
     ``none`` disables reranking.
 ``AUDIT_HOME``
-    Where the embedding cache and the saved threshold live (default ``./.audit``).
+    Where the embedding cache, the saved threshold and the history (``history.sqlite``) live (default ``./.audit``).
+``AUDIT_HISTORY``
+    ``off`` records no audit in the history (default on: once per session and configuration).
 ``AUDIT_CONFIG``
     The deployment's ``audit.toml`` (default ``./audit.toml`` when it exists): named corpora, shared
     mode, allowed roots, upload limits, sign-in (:mod:`audit.config`).
@@ -67,6 +70,7 @@ PAGES = [
     st.Page("app_pages/9_Upgrade_diff.py", title="Upgrade diff", icon="↔️",
             url_path="upgrade-diff"),
     st.Page("app_pages/10_Ground_truth.py", title="Ground truth", icon="✍️", url_path="ground-truth"),
+    st.Page("app_pages/11_History.py", title="History", icon="🕰️", url_path="history"),
 ]
 page = st.navigation(PAGES)
 # One browser-tab title per page ("Threshold · Retrieval audit"): the call above would otherwise keep the

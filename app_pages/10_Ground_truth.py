@@ -4,18 +4,10 @@ Thin over :mod:`audit.authoring` (checks, locating, the draft, the view-model) a
 session's draft, the sidebar hand-off). Every text from a document, a file or a question is shown escaped.
 """
 
-import streamlit as st
-
-from ui.context import system as _system
-
-if _system() is not None:  # the team's own runs carry no chunking of ours to check needles against
-    st.title("Ground truth")
-    st.info("The Ground truth page writes needles against the documents this dashboard chunks: choose **Source → "
-            "Built-in pipelines** in the sidebar, with your documents folder as the corpus.")
-    st.stop()
-
 import tempfile
 from pathlib import Path
+
+import streamlit as st
 
 from audit.authoring import view as gv
 from audit.authoring.checks import (
@@ -34,13 +26,19 @@ from audit.groundtruth import GroundTruthError, load_out_of_domain
 from audit.home import default_home
 from audit.matching import view
 from audit.report.markup import mark_html
-from ui import authoring, cache, context, footer, paths
+from audit.views.capabilities import can
+from ui import authoring, cache, context, footer, paths, stop
 from ui.text import md
 
 ctx = context()
+if not can(ctx.runset, "strategies"):  # a team's own runs carry no chunking of ours to check needles against
+    st.title("Ground truth")
+    st.info("The Ground truth page writes needles against the documents this dashboard chunks: choose **Source → "
+            "Built-in pipelines** in the sidebar, with your documents folder as the corpus.")
+    stop(ctx)
 corpus = ctx.corpus
 views = authoring.corpus_views(corpus)
-strategies = gv.strategies_of(ctx.run)
+strategies = gv.strategies_of(ctx.runset)
 draft = authoring.draft()
 cfg = paths.config()
 ss = st.session_state
@@ -357,7 +355,7 @@ with pick_tab:
                 q = (ss.get(key) or "").strip()
                 if q:
                     qv = cache.query_vector(ctx.encoder.name, q, ctx.encoder) if check.strategies else None
-                    say(gv.question_messages(check_question(q, check, qv, strategies, ctx.run.bm25_tokens), phrasing))
+                    say(gv.question_messages(check_question(q, check, qv, strategies, ctx.runset.settings.get("bm25_tokens", "unicode")), phrasing))
             editing = ss.get("gt_editing")
             if not editing:
                 st.text_input("Id (blank: the next free one)", key="gt_new_id", placeholder=draft.next_id())

@@ -1,105 +1,98 @@
-"""Overview: corpus size, chunks per strategy, build cost and the headline findings."""
+"""Overview: what was loaded and what is counted, the headline findings, latency — for any source.
+
+Drawn from :func:`audit.views.overview.overview`; nothing here computes.
+"""
 
 import streamlit as st
 
-from ui.context import system as _system
-
-if (_s := _system()) is not None:  # "Your system (files)": the page for the team's own runs
-    from ui.system import overview as _view
-
-    _view.draw(_s)
-    st.stop()
-
-import math
-
-import streamlit as st
-
-from audit.report import latency_frame
-from audit.report.dashboard import overview_chunks_frame, rejected_frame
-from audit.report.findings import headlines
 from audit.report.formats import FORMATS_NOTE, formats_frame, not_read_frame
-from audit.traffic.labelled import from_builtin
-from ui import cache, context, footer, table
-from ui.traffic import draw_traffic_summary, traffic_input
+from audit.views.overview import overview
+from ui import context, footer, table
 from ui.layout import cells
+from ui.notices import notices
 from ui.text import md
+from ui.threshold import page_cut
+from ui.traffic import draw_traffic_summary, traffic_input
 
 ctx = context()
-run, corpus, gt = ctx.run, ctx.corpus, ctx.run.ground_truth
+rs, view = ctx.runset, overview(ctx.runset, ctx.results)
 
-st.title("Retrieval audit")
-st.caption("How the documents are chunked, how well each retriever finds the sentence that answers a question, "
-           "where a distance threshold should refuse, and whether citations quote what sits at their locator.")
+st.title(md(view.title))
+st.caption(md(view.caption))
+notices(ctx, "overview")
 
-c = cells(6)
-c[0].metric("Documents", f"{len(corpus.documents):,}")
-c[1].metric("Characters", f"{corpus.n_characters:,}")
-c[2].metric("Sections", f"{corpus.n_sections:,}", help="## headings in the documents")
-c[3].metric("Needles accepted", f"{len(gt.needles)}", delta=f"{len(gt.rejected)} rejected" if gt.rejected else None,
-            delta_color="inverse")
-c[4].metric("Queries", f"{len(run.in_domain)} / {len(gt.out_of_domain)}",
-            help="in-domain (the ground truth's questions) / out-of-domain (should get no answer)")
-c[5].metric("Build time (s)", f"{run.wall_s:.1f}")
+c = cells(len(view.facts))
+for cell, f in zip(c, view.facts):
+    cell.metric(f.label, f.value, delta=f.delta, delta_color="inverse" if f.delta else "normal", help=f.help)
 
-if corpus.failures:
-    st.warning(f"{len(corpus.failures)} file(s) could not be read and were skipped: "
-               + md("; ".join(f"{f.source}: {f.reason}" for f in corpus.failures)))
-if len(nr := not_read_frame(corpus)):
-    st.info(f"{len(nr)} file(s) or part(s) of documents were not read, each with its reason.")
-    table(nr, "overview_not_read", "not_read.csv", "Download files not read (CSV)",
-          help={"file": "path in the corpus folder", "what": "skipped: a file type the product does not read; "
-                "left out: a part of a document its loader skipped", "reason": "why, and what to do instead"})
-with st.expander("Documents by format"):
-    table(formats_frame(corpus), "overview_formats", "formats.csv", "Download documents by format (CSV)",
-          help={"format": "the extractor that turned the file into canonical text",
-                "extractor version": "stamped on every indexed document: a new version re-indexes it"})
-    st.caption(FORMATS_NOTE)
+if view.failures:
+    st.warning(f"{len(view.failures)} file(s) could not be read and were skipped: " + md("; ".join(view.failures)))
+if rs.corpus is not None:
+    if len(nr := not_read_frame(rs.corpus)):
+        st.info(f"{len(nr)} file(s) or part(s) of documents were not read, each with its reason.")
+        table(nr, "overview_not_read", "not_read.csv", "Download files not read (CSV)",
+              help={"file": "path in the corpus folder", "what": "skipped: a file type the product does not read; "
+                    "left out: a part of a document its loader skipped", "reason": "why, and what to do instead"})
+    with st.expander("Documents by format"):
+        table(formats_frame(rs.corpus), "overview_formats", "formats.csv", "Download documents by format (CSV)",
+              help={"format": "the extractor that turned the file into canonical text",
+                    "extractor version": "stamped on every indexed document: a new version re-indexes it"})
+        st.caption(FORMATS_NOTE)
 
 st.subheader("Findings on this data")
-for line in headlines(run, k=8):
+for line in view.headlines:
     st.markdown(f"- {md(line)}")
-if not gt.needles:
+if not rs.in_domain:
     st.info("To measure recall: open **Ground truth** in the sidebar, choose *upload*, and give a JSONL file with "
             'lines like `{"id": "n01", "needle": "a verbatim answer sentence", "questions": ["documentation '
             'wording", "ticket wording"]}`; optionally a text file of out-of-domain queries.')
 
-st.subheader("Chunks per strategy")
-table(overview_chunks_frame(run), "overview_chunks", "chunks_per_strategy.csv", "Download chunks per strategy (CSV)",
-      formats={"header share (of embedded tokens)": "percent", "mean content (chars)": "%.0f",
-               "index build (ms/chunk)": "%.2f"},
-      help={"destroyed (needles)": "needles no chunk of this strategy holds whole: no retriever can find them",
-            "overlap-only (needles)": "needles found only through a copied overlap tail: a citation cannot show them",
-            "past window (needles)": "needles only past the encoder window: the vector never saw them"})
-embedded_now = sum(s.n_encoded for s in run.strategies)
-st.caption(f"Embedded now: {embedded_now:,} chunks (0 = everything came from the embedding cache). "
-           f"Query embedding: " + ("cached (no model call)" if math.isnan(run.query_embed_ms)
-                                   else f"{run.query_embed_ms:.1f} ms/query") + ".")
+if view.chunks is not None:
+    st.subheader("Chunks per strategy")
+    table(view.chunks, "overview_chunks", "chunks_per_strategy.csv", "Download chunks per strategy (CSV)",
+          formats={"header share (of embedded tokens)": "percent", "mean content (chars)": "%.0f",
+                   "index build (ms/chunk)": "%.2f"},
+          help={"destroyed (needles)": "needles no chunk of this strategy holds whole: no retriever can find them",
+                "overlap-only (needles)": "needles found only through a copied overlap tail: a citation cannot "
+                                          "show them",
+                "past window (needles)": "needles only past the encoder window: the vector never saw them"})
+    st.caption(view.embedded_now)
+if view.measures is not None:
+    st.subheader("Measures")
+    cols = ["run", "score kind", "queries", "Success@1", "Success@8", "Success@8 [Wilson 95%]", "nDCG@10", "RR"]
+    table(view.measures[cols], "overview_measures", "runs.csv", csv=view.measures,
+          formats={c: "%.3f" for c in cols[3:] if "[" not in c})
+    st.subheader("Files read")
+    table(view.files, "overview_files", "files.csv")
+
+from ui.endpoint_source import draw_requests  # noqa: E402 (a live endpoint's requests, when the run set has them)
+
+draw_requests(ctx)
 
 st.subheader("Latency per query (this machine, wall clock)")
-lf = latency_frame(run)
-if len(lf):
-    table(lf, "overview_latency", "latency.csv", "Download latency (CSV)",
+if len(view.latency):
+    table(view.latency, "overview_latency", "latency.csv", "Download latency (CSV)",
           formats={"p50 (ms/query)": "%.2f", "p95 (ms/query)": "%.2f"})
-    st.caption("dense = the vector scan only; hybrid includes dense and BM25; rerank includes hybrid and the "
-               "cross-encoder.")
+    if rs.strategies:
+        st.caption("dense = the vector scan only; hybrid includes dense and BM25; rerank includes hybrid and the "
+                   "cross-encoder.")
 else:
-    st.info("No query was run: load ground truth or out-of-domain queries in the sidebar.")
-if ctx.cross_error and "rerank" in run.retrievers:
+    st.caption("No latency was measured for this source (run files carry none).")
+if ctx.cross_error and "rerank" in rs.retrievers:
     st.warning(f"Rerank column unavailable: {md(ctx.cross_error)}")
 
-if traffic_input() is not None and run.queries:  # production traffic: at the session's cut, else the balanced one
-    _strategy, _retriever = st.session_state["focus_strategy"], st.session_state["focus_retriever"]
-    _cut = st.session_state.get("threshold")
-    try:
-        _cut, _source = ((_cut, "the Threshold page's cut") if _cut is not None else
-                         (cache.balanced(ctx.key.digest, _strategy, _retriever, run), "the balanced cut"))
-        draw_traffic_summary(from_builtin(run, _strategy, _retriever), _cut, _source,
-                             f"{ctx.key.digest}:{_strategy}:{_retriever}")
-    except ValueError as e:
-        st.info(md(str(e)))
+if view.not_shown:
+    st.info("Not given, so not shown: " + "; ".join(view.not_shown) + ".")
 
-if gt.rejected:
+if traffic_input() is not None:  # production traffic: at the Threshold page's cut, else the balanced one
+    pc = page_cut(ctx)
+    if pc is None:
+        draw_traffic_summary(None, None, "", "none")
+    else:
+        draw_traffic_summary(pc.labelled(), pc.cut, pc.source, f"{ctx.digest}:{pc.run.name}")
+
+if rs.strategies and len(view.rejected):
     st.subheader("Rejected ground-truth items")
-    table(rejected_frame(gt), "overview_rejected", "rejected.csv", "Download rejected items (CSV)",
+    table(view.rejected, "overview_rejected", "rejected.csv", "Download rejected items (CSV)",
           help={"line": "line of the ground-truth file"})
 footer(ctx)

@@ -1,75 +1,80 @@
-"""Query explorer: one query, the chosen strategies side by side for one retriever."""
-
-import streamlit as st
-
-from ui.context import system as _system
-
-if (_s := _system()) is not None:  # "Your system (files)": the page for the team's own runs
-    from ui.system import query_explorer as _view
-
-    _view.draw(_s)
-    st.stop()
+"""Query explorer: one question as the chosen runs ranked it, side by side (any source; a typed one where the source
+can rank it here). Drawn from :mod:`audit.views.query_explorer`."""
 
 import pandas as pd
 import streamlit as st
 
 from audit.models import ModelUnavailable
 from audit.report.markup import chunk_text_html
-from audit.report.views import hits_frame
 from audit.retrieval import RERANK_DEPTH, bm25_tokens
-from audit.retrieval.bm25 import unspaced_misses
-from audit.retrieval.scripts import has_unspaced
 from audit.sources import pairs_over_window
+from audit.views.capabilities import CANNOT, can
+from audit.views.query_explorer import first_correct, hits_frame, needle_notes
 from ui import context, footer, stop, table
+from ui.context import focus_run
+from ui.live import live_search, pick_question
+from ui.notices import notices
 from ui.text import md
-from ui.live import pick_question, rankings
 
 ctx = context()
-run = ctx.run
-names = [s.strategy.name for s in run.strategies]
-retriever = st.session_state["focus_retriever"]
+rs = ctx.runset
+builtin = bool(rs.strategies)
+focus = focus_run(ctx)
+retriever = focus.retriever
 
 st.title("Query explorer")
-st.caption(f"Retriever **{md(retriever)}** (change it in the sidebar). Each strategy's top chunks: rank, score, "
-           "cosine distance, section, the embedded text with the needle outlined (header in grey, overlap "
-           "tail striped).")
+st.caption((f"Retriever **{md(retriever)}** (change it in the sidebar). Each strategy's top chunks: rank, score, "
+            "cosine distance, section, the embedded text with the needle outlined (header in grey, overlap tail "
+            "striped).") if builtin else
+           "A judged question as each run ranked it: rank, score in the run's own units, the chunk's text (when the "
+           "source gave it) and whether it is judged relevant.")
+notices(ctx, "qe")
 
-queries = run.in_domain
-MODES = {"ground truth": "a ground-truth question", "typed": "type a query"}
-if "qe_mode" not in st.session_state:
-    st.session_state["qe_mode"] = "ground truth" if queries else "typed"
-st.radio("Query", list(MODES), format_func=MODES.get, key="qe_mode", horizontal=True)
+queries = rs.in_domain
+MODES = {"ground truth": "a judged question", "typed": "type a query"}
+typed_ok = can(rs, "typed")
+if "qe_mode" not in st.session_state or (not typed_ok and st.session_state["qe_mode"] == "typed"):
+    st.session_state["qe_mode"] = "ground truth" if queries or not typed_ok else "typed"
+if typed_ok:
+    st.radio("Query", list(MODES), format_func=MODES.get, key="qe_mode", horizontal=True)
+else:
+    st.caption(md(CANNOT["typed"].capitalize() + "."))
 
-# The choices live under plain keys (qe_chosen, qe_typed, qe_question): Streamlit drops a widget's own key on
-# any run that does not draw the widget (the other mode, another page), and a widget whose state was dropped
-# starts again from its default. Each widget starts from the plain key and writes back to it, so the
-# choice survives a mode switch or a visit to another page, and the picker always shows the drawn columns.
+# The choices live under plain keys (qe_chosen, qe_typed, qe_question): Streamlit drops a widget's own key on any run
+# that does not draw the widget (the other mode, another page), and a widget whose state was dropped starts again from
+# its default. Each widget starts from the plain key and writes back to it, so the choice survives a mode switch or a
+# visit to another page, and the picker always shows the drawn columns.
+names = rs.strategies if builtin else [r.name for r in rs.runs if r.available]
 default = names[:3] if len(names) > 3 else names
 kept = st.session_state.get("qe_chosen", default)
-if not set(kept) <= set(names):  # the sidebar's strategies changed: keep those still in the run
+if not set(kept) <= set(names):  # the sidebar's strategies changed: keep those still in the run set
     kept = [n for n in kept if n in names] or default
 if not set(st.session_state.get("qe_strategies", ())) <= set(names):
     del st.session_state["qe_strategies"]  # a value outside the options: start from the kept choice
 c1, c2 = st.columns([3, 1])
-c1.multiselect("Strategies side by side", names, default=kept, key="qe_strategies")
-c2.number_input("Chunks per strategy", min_value=1, max_value=20, value=st.session_state.get("qe_top_kept", 4),
-                key="qe_top")
+c1.multiselect("Strategies side by side" if builtin else "Runs side by side", names, default=kept, key="qe_strategies")
+c2.number_input("Chunks per run", min_value=1, max_value=20, value=st.session_state.get("qe_top_kept", 4), key="qe_top")
 chosen = st.session_state["qe_chosen"] = list(st.session_state["qe_strategies"])
 top = st.session_state["qe_top_kept"] = int(st.session_state.get("qe_top", 4))
 
-needle_id = needle_text = qi = None
+question = needle_text = None
 if st.session_state["qe_mode"] == "ground truth":
     if not queries:
-        st.info("No ground-truth question is loaded: type a query instead, or upload a ground-truth JSONL in the "
-                "sidebar (Ground truth → upload).")
+        st.info("No judged question is loaded: type a query instead, or give a ground truth in the sidebar.")
         stop(ctx)
     if "qe_query" not in st.session_state and st.session_state.get("qe_question", 0) < len(queries):
         st.session_state["qe_query"] = st.session_state.get("qe_question", 0)
     qi = st.session_state["qe_question"] = pick_question(queries, "qe_query")
-    query, needle_id = queries[qi].text, queries[qi].needle_id
-    needle_text = run.ground_truth.needle(needle_id).needle
-    st.markdown("**Needle (the answer):**")
-    st.text(needle_text)
+    question = queries[qi]
+    query = question.text
+    if question.needle_id and rs.ground_truth is not None:
+        needle_text = rs.ground_truth.needle(question.needle_id).needle
+        st.markdown("**Needle (the answer):**")
+        st.text(needle_text)
+    else:
+        rel = rs.qrels(rs.runs[0]).judgments.get(question.query_id, {})
+        st.caption(md("judged relevant: " + (", ".join(f"{c} (grade {g})" for c, g in rel.items() if g >= 1)
+                                             or "none")))
 else:
     st.text_input("Query", value=st.session_state.get("qe_typed", ""), key="qe_text",
                   placeholder="e.g. how does a with statement call __exit__?")
@@ -79,78 +84,75 @@ else:
         stop(ctx)
 
 if not chosen:
-    st.info("Choose at least one strategy.")
+    st.info("Choose at least one strategy." if builtin else "Choose at least one run.")
     stop(ctx)
 
-if retriever != "dense" and not bm25_tokens(query, run.bm25_tokens):
-    st.warning(f"This query has no BM25 token under the '{run.bm25_tokens}' rule: BM25 scores it 0 everywhere "
-               "and hybrid is dense alone.")
-elif retriever != "dense" and has_unspaced(query) and run.bm25_tokens != "cjk-bigrams":
-    from ui import cache
+if builtin and retriever != "dense" and not bm25_tokens(query, rs.settings.get("bm25_tokens", "unicode")):
+    st.warning(f"This query has no BM25 token under the '{rs.settings.get('bm25_tokens')}' rule: BM25 scores it 0 "
+               "everywhere and hybrid is dense alone.")
 
-    vocab = set().union(*(cache.bm25(ctx.key.digest, n, run.strategy(n).chunks.texts, run.bm25_tokens).vocabulary
-                          for n in chosen))
-    if unspaced_misses([query], vocab, run.bm25_tokens):
-        st.warning(f"This query's words in a script written without spaces (Han, Kana, Hangul, Thai) match no "
-                   f"chunk's BM25 token under the '{run.bm25_tokens}' rule (a phrase without spaces is one token): "
-                   "BM25 ignores them. The BM25 token rule cjk-bigrams (sidebar) matches such text by character "
-                   "pairs.")
-
-# stored rankings for a ground-truth question, computed now for a typed query
-try:
-    results, latency, lat_note = rankings(ctx, chosen, retriever, qi, query)
-except (ValueError, ModelUnavailable) as e:
-    st.error(md(str(e)))
-    stop(ctx)
-
-frames = []
+runs = [rs.column(n, retriever) for n in chosen] if builtin else [rs.run(n) for n in chosen]
+frames, latency = [], []
 per_row = 3
-for lo in range(0, len(chosen), per_row):
-    for col, name in zip(st.columns(per_row), chosen[lo:lo + per_row]):
-        s = run.strategy(name)
-        ranking, dist = results[name]
-        hf = hits_frame(run, s, ranking, dist, needle_id, top)
-        over = {}  # chunk id → tokens of a (query, text) pair over the cross-encoder's window
-        if retriever == "rerank" and qi is not None and s.rerank_over_window:
-            over = dict(s.rerank_over_window[qi])
-        elif retriever == "rerank" and ctx.cross_encoder is not None:
-            over = dict(pairs_over_window(ctx.cross_encoder, query, s.chunks.texts, ranking.chunk_ids[:RERANK_DEPTH]))
+for lo in range(0, len(runs), per_row):
+    for col, run in zip(st.columns(per_row), runs[lo:lo + per_row]):
+        sp = rs.space(run)
+        try:
+            if question is not None:
+                ranked = run.ranking(question.query_id)
+                if run.latency_ms.get(question.query_id) is not None:
+                    latency.append({"run": run.name, "ms": run.latency_ms[question.query_id]})
+            else:
+                ranked, lat, embed_ms = live_search(ctx, run, query)
+                latency.append({"run": run.name, **lat, "query embedding (ms)": embed_ms})
+        except (ValueError, ModelUnavailable) as e:
+            col.error(md(str(e)))
+            continue
+        hf = hits_frame(rs, run, ranked, question.query_id if question is not None else None, top)
         frames.append(hf)
+        over = {}  # chunk id → tokens of a (query, text) pair over the cross-encoder's window
+        if run.retriever == "rerank":
+            if question is not None:
+                over = dict(sp.rerank_over_window.get(question.query_id, ()))
+            elif ctx.cross_encoder is not None:
+                over = dict(pairs_over_window(ctx.cross_encoder, query, sp.chunks.texts, list(ranked.ids[:RERANK_DEPTH])))
         with col:
-            st.markdown(f"#### {md(name)}")
-            st.caption(md(s.strategy.description))
-            if needle_id:
-                if needle_id in s.destroyed:
-                    st.error("Destroyed needle: no chunk of this strategy contains it whole — no retriever can "
-                             "find it.")
-                else:
-                    fr = ranking.first_rank(s.correct.get(needle_id, frozenset()))
-                    full = s.first_rank[retriever][qi] if qi is not None and retriever in s.first_rank else fr
-                    st.markdown(f"First correct chunk: **rank {full}**" if full else
-                                "First correct chunk: **not retrieved**")
-                    if needle_id in s.overlap_only:
-                        st.warning("Found only through an overlap tail: the citation would not show the answer.")
+            st.markdown(f"#### {md(sp.name if builtin else run.name)}")
+            if builtin:
+                st.caption(md(sp.strategy.description))
+            for level, msg in needle_notes(rs, run, question):
+                (st.error if level == "error" else st.warning)(msg)
+            if question is not None and not (needle_text and question.needle_id in (sp.needles.destroyed
+                                                                                   if sp.needles else ())):
+                full = first_correct(ctx.results, run.name, question.query_id)
+                st.markdown(f"First relevant chunk: **rank {full}**" if full else
+                            "First relevant chunk: **not retrieved**")
             for r in hf.to_dict("records"):
-                c = s.chunks[r["chunk_id"]]
-                mark = " · :green-badge[:material/check: correct]" if r["correct"] else ""
-                score = ("" if r["score kind"] == "cosine distance" else
-                         f" · {r['score kind']} {r['score']:.4g}")
-                st.markdown(f"**#{r['rank']}** · cosine distance {r['cosine distance']:.3f}{score}{mark}")
-                st.caption(md(f"{c.doc_id} › {c.label} · {c.locator}"))
+                c = sp.chunk(r["chunk_id"])
+                mark = " · :green-badge[:material/check: relevant]" if r["correct"] else ""
+                score = ("" if r["score kind"] == "cosine distance" else f" · {md(r['score kind'])} {r['score']:.4g}")
+                dist = "" if pd.isna(r["cosine distance"]) else f" · cosine distance {r['cosine distance']:.3f}"
+                st.markdown(f"**#{r['rank']}**{dist}{score}{mark}")
+                if c is None:
+                    st.caption(md(f"chunk {r['chunk_id']}: its text is not known to this source"))
+                    continue
+                st.caption(md(f"{c.doc_id} › {c.label} · {r['locator']}"))
                 if c.chunk_id in over:
-                    st.warning(f"Pair over the reranker's window: {over[c.chunk_id]} tokens > {run.rerank_window}; "
-                               "its last words were not read when scoring.")
-                st.html(chunk_text_html(c, needle_text, int(s.tokens.cut[c.chunk_id]), max_height_px=400))
+                    st.warning(f"Pair over the reranker's window: {over[c.chunk_id]} tokens > "
+                               f"{rs.settings.get('rerank_window')}; its last words were not read when scoring.")
+                cut = int(sp.tokens.cut[c.chunk_id]) if sp.tokens is not None else None
+                st.html(chunk_text_html(c, needle_text, cut, max_height_px=400))
 
 st.subheader("All shown chunks")
 table(pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(), "qe_hits", "query_hits.csv",
       "Download shown chunks (CSV)", formats={"cosine distance": "%.4f", "score": "%.4g"},
-      help={"score": "the retriever's own score (see score kind)", "correct": "the embedded text holds the needle"})
-
-st.subheader("Latency per retriever")
-lf = pd.DataFrame(latency)
-table(lf, "qe_latency", "query_latency.csv", "Download latency (CSV)",
-      formats={c: "%.2f" for c in lf.columns if c != "strategy"})
-st.caption(md(lat_note + (f". rerank unavailable: {ctx.cross_error}" if ctx.cross_error and "rerank"
-                          in run.retrievers else "")))
+      help={"score": "the run's own score (see score kind)", "correct": "judged relevant (built-in: the embedded text "
+                                                                        "holds the needle)"})
+if latency:
+    st.subheader("Latency")
+    lf = pd.DataFrame(latency)
+    table(lf, "qe_latency", "query_latency.csv", "Download latency (CSV)",
+          formats={c: "%.2f" for c in lf.columns if c != "run"})
+    st.caption("measured while building the audit (dense = scan only; hybrid includes dense and BM25)"
+               if question is not None else "measured now; query embedding 0 ms when cached")
 footer(ctx)

@@ -1,38 +1,38 @@
-"""Tokens: what the header costs, and the chunks the encoder silently truncates."""
-
-import streamlit as st
-
-from ui.context import system as _system
-
-if (_s := _system()) is not None:  # "Your system (files)": the page for the team's own runs
-    from ui.system import notes as _view
-
-    _view.tokens(_s)
-    st.stop()
+"""Tokens: what the header costs, and the chunks the encoder silently truncates (needs token counts: the built-in
+pipelines count them with the model's own tokenizer). Drawn from :mod:`audit.views.tokens`."""
 
 import altair as alt
 import pandas as pd
 import streamlit as st
 
-from audit.models import n_special as n_special_of
+from audit.views.capabilities import CANNOT, can
+from audit.views.tokens import over_window_frame, rerank_window_frame, token_hist_frame, token_lengths_frame, token_share_frame
 from audit.report.markup import truncated_text_html
-from audit.report.dashboard import token_hist_frame
-from audit.report.tables import rerank_window_frame
-from audit.report.views import over_window_frame, token_lengths_frame, token_share_frame
-from ui import context, download, footer, table
+from ui import context, download, footer, stop, table
+from ui.charts import CUT_RED
+from ui.context import focus_run
+from ui.notices import notices
 from ui.text import md
 
 ctx = context()
-run = ctx.run
-window = run.encoder.window
-n_special = n_special_of(run.encoder)
-
+rs = ctx.runset
 st.title("Tokens")
-st.caption(f"Tokens are the embedding model's own word-pieces ({run.encoder.name}). The encoder reads at most "
+notices(ctx, "tokens")
+if not can(rs, "tokens"):
+    sp = rs.spaces.get("")
+    st.info(CANNOT["tokens"].capitalize() + ".")
+    if sp is not None and sp.chunks is not None:
+        lengths = pd.Series([len(c.text) for c in sp.chunks.values()])
+        st.caption(f"Your {len(lengths):,} chunks' lengths in characters (no tokenizer here): median "
+                   f"{int(lengths.median()):,}, longest {int(lengths.max()):,}.")
+    stop(ctx)
+window = rs.model.get("window")
+n_special = rs.spaces[rs.strategies[0]].tokens.n_special
+st.caption(f"Tokens are the embedding model's own word-pieces ({md(rs.model.get('name'))}). The encoder reads at most "
            f"{window} tokens including {n_special} special tokens; everything after is silently dropped from "
            "the vector (BM25 still reads it).")
 
-ts = token_share_frame(run)
+ts = token_share_frame(rs)
 st.subheader("Header tokens as a share of embedded tokens")
 table(ts, "tokens_share", "header_share.csv", formats={"header share (%)": "%.1f %%"},
       help={"embedded tokens": "encoder tokens of every chunk's embedded text (header, content, tail), "
@@ -44,8 +44,8 @@ st.altair_chart(alt.Chart(ts).mark_bar().encode(
 ).properties(height=max(120, 36 * len(ts))), width="stretch", key="tokens_share_chart")
 
 st.subheader("Chunk length in tokens, with the encoder window")
-tl = token_lengths_frame(run)
-names = [s.strategy.name for s in run.strategies]
+tl = token_lengths_frame(rs)
+names = rs.strategies
 if "tok_hist_strategies" not in st.session_state or not set(st.session_state["tok_hist_strategies"]) <= set(names):
     st.session_state["tok_hist_strategies"] = [st.session_state["focus_strategy"]]
 st.multiselect("Strategies in the histogram", names, key="tok_hist_strategies")
@@ -58,15 +58,15 @@ if len(sel):
                 title="tokens per chunk (special tokens included)"),
         y=alt.Y("count():Q", stack=None, title="chunks"),
         color=alt.Color("strategy:N"), tooltip=["strategy", "count()"])
-    rule = alt.Chart(pd.DataFrame({"window": [window]})).mark_rule(color="#dc2626", strokeWidth=2).encode(
+    rule = alt.Chart(pd.DataFrame({"window": [window]})).mark_rule(color=CUT_RED, strokeWidth=2).encode(
         x="window:Q", tooltip=[alt.Tooltip("window:Q", title="encoder window (tokens)")])
     st.altair_chart((hist + rule).properties(height=260), width="stretch", key="tokens_hist")
-    st.caption(f"Red line: the encoder window ({window} tokens). Chunks to its right are truncated."
+    st.caption(f"Black line: the encoder window ({window} tokens). Chunks to its right are truncated."
                + (f" {beyond} chunks longer than {cap} tokens are drawn in the last bin." if beyond else ""))
     download(sel, "tokens_hist_csv", "token_lengths.csv", "Download token lengths (CSV)")
 
-strategy = st.session_state["focus_strategy"]
-s = run.strategy(strategy)
+strategy = focus_run(ctx).strategy
+s = rs.spaces[strategy]
 ow = over_window_frame(s)
 st.subheader(f"Strategy {md(strategy)}: {len(ow)} chunks over the window")
 st.caption(f"{md(s.strategy.description)}. 'read (chars)' is where the encoder stops in the chunk's text; the "
@@ -76,8 +76,8 @@ if len(ow):
           "Download chunks over the window (CSV)", csv=ow,
           help={"read (chars)": "where the encoder stops in the chunk's text (characters)"})
     show = ow.sort_values("lost (chars)", ascending=False).head(10)
-    if s.past_window:
-        st.warning(f"Needles only past the window for this strategy: {md(', '.join(s.past_window))} — the embedding "
+    if s.needles.past_window:
+        st.warning(f"Needles only past the window for this strategy: {md(', '.join(s.needles.past_window))} — the embedding "
                    "never saw the answer.")
     st.markdown("**The 10 chunks losing the most text**")
     for r in show.to_dict("records"):
@@ -88,9 +88,9 @@ if len(ow):
 else:
     st.success("No chunk of this strategy exceeds the encoder window.")
 
-rw = rerank_window_frame(run)
+rw = rerank_window_frame(rs)
 if len(rw):
-    st.subheader(f"Rerank pairs over the cross-encoder window ({run.rerank_window} tokens)")
+    st.subheader(f"Rerank pairs over the cross-encoder window ({rs.settings.get('rerank_window')} tokens)")
     st.caption("The cross-encoder reads the question and the chunk's text together; a pair longer than its window "
                "is cut before scoring, so the chunk's last words never count.")
     table(rw, "tokens_rerank_window", "rerank_over_window.csv", "Download rerank window counts (CSV)",

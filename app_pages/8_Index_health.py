@@ -1,18 +1,11 @@
 """Index health: the manifest, the findings with their documents, retry, and an upgrade preview.
 
-One function per section; the page opens the index read-only and its only write is "Retry failed
-documents" (:func:`ui.health.retry_failed`), after which the script reruns so every section reads the new state.
+One function per section, drawn from :mod:`audit.views.index_health`. For the built-in pipelines the page
+opens the index read-only and its only write is "Retry failed documents" (:func:`ui.health.retry_failed`),
+after which the script reruns so every section reads the new state. A live store shows its own checks
+(SQL aggregates in the database, :attr:`ui.context.PageContext.health`); a team's files, the chunk checks
+their files allow.
 """
-
-import streamlit as st
-
-from ui.context import system as _system
-
-if (_s := _system()) is not None:  # "Your system (files)": the page for the team's own runs
-    from ui.system import notes as _view
-
-    _view.index_health(_s)
-    st.stop()
 
 from contextlib import closing
 
@@ -24,14 +17,18 @@ from audit.index import Stamp
 from audit.index.health import check_index, snapshot
 from audit.index.manifest import manifest, upgrade_preview
 from audit.models import ModelUnavailable
-from audit.report.dashboard import (
+from audit.views.index_health import (
+    NOT_AUDITED,
     SEVERITY_LABEL,
+    chunk_checks_frame,
+    extraction_view,
     finding_documents_frame,
     findings_frame,
     severity_css,
+    status_label,
 )
-from audit.report.extraction import extraction_view
 from ui import cache, context, footer, paths, session, stop, table
+from ui.notices import notices
 from ui.health import preview_model, retry_failed
 from ui.layout import cells
 from ui.text import md
@@ -41,7 +38,7 @@ _DONE = "_health_retry_done"  # the last retry's outcome, shown once after the r
 
 def status_section(rep, man: pd.DataFrame) -> None:
     c = cells(5)  # wraps onto a second row at narrow widths instead of cutting "UNHEALTHY"
-    c[0].metric("Status", "healthy" if rep.healthy else "UNHEALTHY",
+    c[0].metric("Status", status_label(rep.healthy),
                 help="`python -m audit health` exits 1 when unhealthy, 0 otherwise")
     c[1].metric("Documents", rep.n_documents)
     c[2].metric("Failed documents", int((man["status"] == "failed").sum()),
@@ -60,12 +57,12 @@ def findings_section(rep) -> None:
     st.subheader("Findings")
     table(findings_frame(rep), "health_findings", "health_findings.csv", "Download findings (CSV)",
           csv=finding_documents_frame(rep), style=lambda df: df.style.apply(severity_css, subset=["severity"]),
-          use_container_width=True, help={"documents": "documents the finding concerns"})
+          width="stretch", help={"documents": "documents the finding concerns"})
     for f in rep.findings:
         if f.documents:
             with st.expander(md(f"{SEVERITY_LABEL[f.severity]}: {f.title} — {len(f.documents)} documents")):
                 table(pd.DataFrame(f.documents).rename(columns={"doc_id": "document"}), f"health_docs_{f.check}",
-                      f"health_{f.check}.csv", use_container_width=True)
+                      f"health_{f.check}.csv", width="stretch")
 
 
 def extraction_section(snap) -> None:
@@ -104,7 +101,7 @@ def manifest_section(man: pd.DataFrame, name: str) -> None:
     st.subheader("Manifest")
     status = st.radio("Show", ["all", "indexed", "failed"], horizontal=True, key="health_status")
     table(man if status == "all" else man[man["status"] == status], "health_manifest", f"manifest_{name}.csv",
-          "Download manifest (CSV)", csv=man, use_container_width=True,
+          "Download manifest (CSV)", csv=man, width="stretch",
           titles={"chunks": "chunks (indexer's stamp)", "rows": "chunk rows stored", "window": "window (tokens)"})
 
 
@@ -158,20 +155,42 @@ def preview_section(store, name: str, rep) -> None:
         st.caption(md(f"Target: {pv.target.model} · {pv.target.dims} dims"))
         if pv.stale:
             table(pd.DataFrame(pv.stale).rename(columns={"doc_id": "document"}), "health_preview_stale",
-                  "upgrade_preview_stale.csv", use_container_width=True)
+                  "upgrade_preview_stale.csv", width="stretch")
     except (ValueError, ModelUnavailable) as e:
         st.error(md(str(e)))
 
 
+def source_section(ctx) -> None:
+    """A source that holds no index of this dashboard: the checks its own data allows, then the store's table."""
+    rs = ctx.runset
+    checks = chunk_checks_frame(rs)
+    if checks is not None:
+        st.subheader("Your chunks")
+        table(checks, "health_chunk_checks", "chunk_checks.csv", "Download chunk checks (CSV)",
+              help={"chunks": "chunks failing the check"})
+    if ctx.health is not None:
+        st.subheader("The store's table")
+        ctx.health(corpus=rs.corpus)
+    else:
+        st.info("Vectors (NaN, norms, dimensions, model stamps) need the index itself: the source \"Live vector "
+                "store\" (or `python -m audit health --store URI …`) checks a pgvector table, a Chroma or Milvus "
+                "collection, `health --index DATASET` a Lance dataset.")
+    st.caption(NOT_AUDITED)
+
+
 ctx = context()
 st.title("Index health")
+notices(ctx, "health")
+if ctx.index_file is None:
+    source_section(ctx)
+    stop(ctx)
 st.caption("What a platform team checks after an upgrade. Stale is computed against the current configuration "
            "(the model chosen in the sidebar, this code's pipeline and extractor versions, the source files as they "
            "are now), never stored. Unhealthy: failed, stale, mixed models or dims, count stamp ≠ rows, NaN or "
            "non-unit vectors, empty chunks, missing sources. Warnings: over the window, duplicates, oversize, and the "
            "extraction audit.")
 
-own_db = session.index_path(ctx.corpus.name)
+own_db = ctx.index_file
 db_path = paths.pick_index("Index database", "health_db", own_db)
 if db_path is None:
     stop(ctx)

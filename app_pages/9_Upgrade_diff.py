@@ -1,77 +1,136 @@
-"""Upgrade diff: the same questions against two indexes, before and after an upgrade."""
+"""Upgrade diff: the same questions before and after — two runs of the source's run set, or two index files.
 
-import streamlit as st
-
-from ui.context import system as _system
-
-if (_s := _system()) is not None:  # "Your system (files)": the page for the team's own runs
-    from ui.system import upgrade_diff as _view
-
-    _view.draw(_s)
-    st.stop()
+For the built-in pipelines the two sides are two index files (a copy taken before an upgrade and the
+upgraded one) asked the ground truth's questions (:func:`audit.sources.builtin.index_runsets`); for any other
+source, two of its runs (``before`` / ``after`` of two tables, ``approximate`` / ``exact``, two of a team's run
+files). Either way one computation (:func:`audit.evaluation.upgrade.diff_runs`) and one drawing
+(:func:`draw_diff`); the cut follows the one saved-threshold rule of ``python -m audit compare``: a typed cut,
+else the one saved for the before run, else the before run's balanced cut.
+"""
 
 import shlex
 import sqlite3
 from contextlib import closing
 
-import altair as alt
+import streamlit as st
 
-from audit.evaluation.threshold import load_threshold
+from audit.evaluation.measures import KS
+from audit.evaluation.saved_cut import choose
 from audit.home import default_home
 from audit.index import IndexUnusable
 from audit.models import ModelUnavailable
-from audit.evaluation.metrics import KS
-from audit.report.dashboard import UPGRADE_RETRIEVERS, changed_only, diff_tests_frame, p_label
-from audit.report.upgrade import compare_stores
-from ui import cache, context, footer, paths, session, stop, table
+from audit.sources.builtin import column_name, index_runsets
+from audit.views.capabilities import CANNOT, can
+from audit.views.upgrade_diff import (
+    UPGRADE_RETRIEVERS,
+    default_pair,
+    diff_runs,
+)
+from audit.words import plural
+from ui import cache, context, footer, paths, stop
+from ui.diff import draw_diff
+from ui.notices import notices
 from ui.text import md
+from ui.threshold import threshold_file
 
-BIN = 0.025  # histogram bin width (cosine distance)
+_MEMO = "_diff_index_runsets"  # session: the last two index files' run sets (embedding the questions is slow)
 
-ctx = context()
-st.title("Upgrade diff")
-st.caption("Put the ground truth's questions to two index files — a copy taken before an upgrade and the upgraded "
-           "one — and see what moved: ranks, needles lost and gained, a paired sign test, the distance "
-           "distributions, and what the saved threshold now does. A threshold chosen on the old model is not "
-           "valid on the new one.")
 
-gt = ctx.run.ground_truth
-if not gt.needles:
-    st.info("No ground truth loaded: choose one in the sidebar (Ground truth). The comparison needs questions.")
-    stop(ctx)
+def cut_input(unit: str, key: str) -> float | None:
+    """A typed cut, or None (empty: the saved threshold of the before run, else its balanced cut)."""
+    return st.number_input(f"Cut ({unit}; empty: saved, else balanced)", value=None, step=0.005, format="%.4f",
+                           key=key, placeholder="saved or balanced",
+                           help="Empty: the threshold saved for the before run (Threshold page, Save), else its "
+                                "balanced cut — the rule of `python -m audit compare`. Typed: that cut on both "
+                                "sides.")
 
-default_db = session.index_path(ctx.corpus.name)
-c1, c2 = st.columns(2)
-with c1:
-    old_path = paths.pick_index("Before (index database)", "diff_old", default_db, optional=True)
-with c2:
-    new_path = paths.pick_index("After (index database)", "diff_new", default_db)
-missing = [p for p in (old_path, new_path) if p is None or not p.is_file()]
-if missing:
-    home = default_home().resolve()
-    st.info("Give two index files. Before the upgrade, copy the dashboard's index in $AUDIT_HOME and type "
-            "`before.sqlite` above; after it, index with the new model into `after.sqlite` (or compare from a "
-            "shell with `python -m audit compare`):"
-            + md(f" Not found: {', '.join(str(p) for p in missing if p)}." if any(missing) else ""))
-    st.code(f"cp {shlex.quote(str(default_db.resolve()))} {shlex.quote(str(home / 'before.sqlite'))}\n"
-            f"python -m audit index FOLDER --db {shlex.quote(str(home / 'after.sqlite'))} --model NEW",
-            language="bash")
-    stop(ctx)
 
-# Both files are read through read-only connections: a path that is not an index is refused, never changed.
-old_store = paths.open_index(old_path)
-new_store = paths.open_index(new_path)
-if old_store is None or new_store is None:
-    for s in (old_store, new_store):
-        if s is not None:
-            s.close()
-    stop(ctx)
-with closing(old_store) as old, closing(new_store) as new:
-    common = [n for n in old.indexes() if n in new.indexes()]
-    if not common:
-        st.error(md(f"No index name in both files (before: {old.indexes() or 'none'}, after: "
-                    f"{new.indexes() or 'none'})."))
-        stop(ctx)
+def runs_diff(ctx):
+    """Two runs of the source's own run set."""
+    rs = ctx.runset
+    names = [r.name for r in rs.runs if r.available]
+    b0, a0 = default_pair(names)
+    c = st.columns(4)
+    before = c[0].selectbox("Before", names, index=names.index(b0), key="diff_before")
+    after = c[1].selectbox("After", names, index=names.index(a0), key="diff_after")
+    k = c[2].selectbox("k for lost / gained", list(KS), index=KS.index(8), key="diff_k")
+    with c[3]:
+        given = cut_input(rs.run(before).gate_kind.label, "diff_cut")
+    if before == after:
+        st.info("Choose two different runs.")
+        return None
+    choice = choose(rs.run(before).cut_key, given, path=threshold_file(ctx))
+    try:
+        return diff_runs(rs, before, rs, after, k, choice.cut, choice.how), ""
+    except ValueError as e:
+        st.error(md(str(e)))
+        return None
+
+
+def _index_runsets(old_path, new_path, name, retriever, gt, gt_key):
+    """The two index files asked the ground truth's questions, memoised for this session on the files' state."""
+    key = (str(old_path), old_path.stat().st_mtime_ns, str(new_path), new_path.stat().st_mtime_ns, name,
+           retriever, gt_key)
+    held = st.session_state.get(_MEMO)
+    if held is not None and held[0] == key:
+        return held[1]
+    old_store, new_store = _open_both(old_path, new_path)
+    if old_store is None:
+        return None
+    with closing(old_store) as old, closing(new_store) as new:
+        lo, ln = old.load(name), new.load(name)
+        with st.spinner(f"Putting the {plural(len(gt.needles), 'question')} to both indexes…"):
+            pair = index_runsets(lo, ln, gt, cache.encoder(lo.stamp.model), cache.encoder(ln.stamp.model),
+                                 retriever, names=("before", "after"))
+    st.session_state[_MEMO] = (key, pair)
+    return pair
+
+
+def _open_both(old_path, new_path):
+    """Both files opened read-only, or (None, None) after the page said why (a path that is not an index is
+    refused, never changed)."""
+    old_store, new_store = paths.open_index(old_path), paths.open_index(new_path)
+    if old_store is None or new_store is None:
+        for s in (old_store, new_store):
+            if s is not None:
+                s.close()
+        return None, None
+    return old_store, new_store
+
+
+def files_diff(ctx):
+    """Two index files of the built-in pipelines (before and after an upgrade)."""
+    rs = ctx.runset
+    gt = rs.ground_truth
+    if gt is None or not gt.needles:
+        st.info("No ground truth loaded: choose one in the sidebar (Ground truth). The comparison needs questions.")
+        return None
+    default_db = ctx.index_file
+    c1, c2 = st.columns(2)
+    with c1:
+        old_path = paths.pick_index("Before (index database)", "diff_old", default_db, optional=True)
+    with c2:
+        new_path = paths.pick_index("After (index database)", "diff_new", default_db)
+    missing = [p for p in (old_path, new_path) if p is None or not p.is_file()]
+    if missing:
+        home = default_home().resolve()
+        st.info("Give two index files. Before the upgrade, copy the dashboard's index in $AUDIT_HOME and type "
+                "`before.sqlite` above; after it, index with the new model into `after.sqlite` (or compare from a "
+                "shell with `python -m audit compare`)."
+                + md(f" Not found: {', '.join(str(p) for p in missing if p)}." if any(missing) else ""))
+        st.code(f"cp {shlex.quote(str(default_db.resolve()))} {shlex.quote(str(home / 'before.sqlite'))}\n"
+                f"python -m audit index FOLDER --db {shlex.quote(str(home / 'after.sqlite'))} --model NEW",
+                language="bash")
+        return None
+    old_store, new_store = _open_both(old_path, new_path)
+    if old_store is None:
+        return None
+    with closing(old_store) as old, closing(new_store) as new:
+        common = [n for n in old.indexes() if n in new.indexes()]
+        if not common:
+            st.error(md(f"No index name in both files (before: {', '.join(old.indexes()) or 'none'}; after: "
+                        f"{', '.join(new.indexes()) or 'none'})."))
+            return None
     s1, s2, s3, s4 = st.columns(4)
     focus = st.session_state.get("focus_strategy")
     name = s1.selectbox("Index (strategy)", common, key="diff_index",
@@ -79,56 +138,38 @@ with closing(old_store) as old, closing(new_store) as new:
                         help="the sidebar's strategy (detail pages) when both files hold it")
     retriever = s2.selectbox("Retriever", list(UPGRADE_RETRIEVERS), key="diff_retriever")
     k = s3.selectbox("k for lost / gained", list(KS), index=KS.index(8), key="diff_k")
-    saved = load_threshold(session.threshold_path(ctx.corpus.name))
-    threshold = s4.number_input("Threshold (cosine distance)", min_value=0.0, max_value=2.0, step=0.025,
-                                value=float(saved.cut if saved is not None else 0.5), key="diff_threshold",
-                                help="the saved threshold (Threshold page) by default")
+    with s4:
+        given = cut_input("cosine distance", "diff_cut")
     try:
-        lo, ln = old.load(name), new.load(name)
-        with st.spinner("Putting the questions to both indexes…"):
-            diff = compare_stores(old, new, gt, cache.encoder(lo.stamp.model), cache.encoder(ln.stamp.model),
-                                  name, retriever, threshold, k)
+        pair = _index_runsets(old_path, new_path, name, retriever, gt, rs.source.identity)
     except (IndexUnusable, ValueError, ModelUnavailable, sqlite3.DatabaseError) as e:
         st.error(md(str(e)))
-        stop(ctx)
+        return None
+    if pair is None:
+        return None
+    before, after = pair
+    col = column_name(name, retriever)
+    choice = choose(before.run(col).cut_key, given, path=threshold_file(ctx))
+    return diff_runs(before, col, after, col, k, choice.cut, choice.how, labels=("before", "after")), \
+        "each index file's own chunks and model"
 
-    st.caption(md(f"Before: {lo.stamp.model} ({lo.stamp.dims} dims), {len(lo.chunks)} chunks · After: "
-                  f"{ln.stamp.model} ({ln.stamp.dims} dims), {len(ln.chunks)} chunks · {len(diff.per_query)} "
-                  "queries"))
-    m = st.columns(3)
-    m[0].metric(f"Needles lost at k={k}", len(diff.lost))
-    m[1].metric(f"Gained at k={k}", len(diff.gained))
-    t = next(t for t in diff.tests if t.k == k)
-    m[2].metric(f"Sign test at k={k}", p_label(t.p), f"+{t.wins} / −{t.losses}", delta_color="off")
 
-    st.subheader("Paired sign tests, after vs before")
-    table(diff_tests_frame(diff.tests), "diff_tests", "upgrade_sign_tests.csv", use_container_width=True)
-
-    st.subheader(f"At threshold {threshold:.3f}")
-    table(diff.at_threshold, "diff_at_threshold", "upgrade_at_threshold.csv", use_container_width=True)
-
-    st.subheader("Distance distributions (cosine distance)")
-    bins = diff.distance_bins(BIN)
-    if len(bins):
-        st.caption(f"Bins of {BIN} cosine distance; in each bin the before bar is the left half and the after bar "
-                   "the right half, so equal distributions show two equal bars.")
-        for i, (kind, part) in enumerate(bins.groupby("kind", sort=True)):
-            chart = alt.Chart(part, title=alt.TitleParams(str(kind), anchor="start", fontSize=13)).mark_bar().encode(
-                x=alt.X("x:Q", title="cosine distance", scale=alt.Scale(zero=False)), x2="x2:Q",
-                y=alt.Y("queries:Q", title="queries"), y2=alt.datum(0),
-                # the legend on the right: one on top squeezed the plot to a few pixels in Streamlit
-                color=alt.Color("when:N", title="index", scale=alt.Scale(domain=["before", "after"],
-                                                                         range=["#64748b", "#f97316"]),
-                                legend=alt.Legend(labelLimit=0, titleLimit=0)),
-                tooltip=["when", alt.Tooltip("start:Q", format=".3f", title="bin from"),
-                         alt.Tooltip("end:Q", format=".3f", title="to"), "queries"],
-            ).properties(height=240)  # the whole chart: title, legend and axes included
-            st.altair_chart(chart, width="stretch", key=f"diff_hist_{i}")
-    table(diff.distances, "diff_distances", "upgrade_distances.csv", use_container_width=True)
-
-    st.subheader("Rank of the answer per query")
-    only = st.checkbox("Only queries that changed side at k", key="diff_only_changed")
-    table(changed_only(diff.per_query, only), "diff_table", "upgrade_diff.csv", "Download per-query ranks (CSV)",
-          csv=diff.per_query, use_container_width=True,
-          titles={"rank before": "rank before (blank = not found)", "rank after": "rank after (blank = not found)"})
+ctx = context()
+st.title("Upgrade diff")
+notices(ctx, "diff")
+st.caption("The same questions before and after an upgrade, a deploy or a new index: ranks, questions lost and "
+           "gained, a paired sign test, the score distributions, and what one cut does on both sides. A threshold "
+           "chosen before is not valid after.")
+if ctx.index_file is not None:
+    out = files_diff(ctx)
+elif not can(ctx.runset, "two_runs"):
+    st.info(CANNOT["two_runs"].capitalize() + ".")
+    stop(ctx)
+elif not can(ctx.runset, "judgments"):
+    st.info(CANNOT["judgments"].capitalize() + ".")
+    stop(ctx)
+else:
+    out = runs_diff(ctx)
+if out is not None:
+    draw_diff(*out)
 footer(ctx)

@@ -55,6 +55,9 @@ Example (paths relative to the file's own folder)::
     files = ["/srv/otel/traces.json"]   # OTLP JSON exports or query logs (files or folders)
     score = "cosine-distance"
 
+    [history]                           # every audit's record (audit.history): default $AUDIT_HOME/history.sqlite
+    uri = "env:AUDIT_HISTORY_URI"       # or a PostgreSQL database of the tool's own (never a [stores] one)
+
     [access]
     require_login = true                # Streamlit's OpenID Connect sign-in ([auth] in .streamlit/secrets.toml)
     allowed = ["alice@example.com", "@example.com"]   # e-mail addresses, or "@domain"; empty = anyone signed in
@@ -81,7 +84,8 @@ ROOTS_KNOB = "AUDIT_ROOTS (os.pathsep-separated folders) or `roots = [...]` in a
 #: ``AUDIT_*`` variables that name a path the operator chose (trusted as allowed roots).
 _PATH_VARIABLES = ("AUDIT_CORPUS", "AUDIT_GROUND_TRUTH", "AUDIT_OUT_OF_DOMAIN", "AUDIT_MODEL", "AUDIT_RERANKER")
 _TABLES = ("corpora", "ground_truths", "out_of_domain", "indexes", "models", "rerankers")
-_KNOWN = {"shared", "roots", "uploads", "access", "stores", "systems", "endpoints", "ingest", "traffic", *_TABLES}
+_KNOWN = {"shared", "roots", "uploads", "access", "stores", "systems", "endpoints", "ingest", "traffic", "history",
+          *_TABLES}
 #: Keys of ``[ingest]``: how documents are extracted (the CLI's options take precedence).
 INGEST_KEYS = ("strip_running_lines",)
 #: Keys of a ``[systems.NAME]`` table: single files, then tables of run name → file (or score kind).
@@ -147,6 +151,7 @@ class Config:
     allowed: tuple[str, ...] = ()
     strip_running_lines: bool = False
     traffic: object = None  # audit.traffic.settings.TrafficSettings ([traffic]); None: the defaults
+    history: str | None = None  # [history] uri: "env:VAR", a PostgreSQL URI or a SQLite file (audit.history.recording)
 
     def named_paths(self) -> list[Path]:
         """Every path the file names (corpora, ground truths, out-of-domain files, indexes, model folders)."""
@@ -374,7 +379,28 @@ def load_config(env: Mapping[str, str] | None = None, cwd: str | Path | None = N
         allowed=tuple(a.strip() for a in allowed if a.strip()),
         strip_running_lines=strip,
         traffic=_traffic(data, where, base),
+        history=_history(data, where, base),
     )
+
+
+def _history(data: dict, where: str, base: Path) -> str | None:
+    """``[history] uri``: ``"env:VARIABLE"`` holding a PostgreSQL URI (the password stays out of the file), a URI,
+    or a SQLite file (relative to the file's folder); None: ``$AUDIT_HOME/history.sqlite``."""
+    raw = data.get("history", {})
+    if not isinstance(raw, dict) or set(raw) - {"uri"}:
+        raise ConfigError(f"{where}: [history] takes one key, uri = \"env:VARIABLE\" (a PostgreSQL database of "
+                          "the tool's own) or a SQLite file")
+    v = raw.get("uri")
+    if v is None:
+        return None
+    if not isinstance(v, str) or not v.strip() or v.strip() == "env:":
+        raise ConfigError(f"{where}: [history] uri must be \"env:VARIABLE\", a PostgreSQL URI or a file path")
+    v = v.strip()
+    from .history.store import is_postgres_uri
+
+    if v.startswith("env:") or is_postgres_uri(v):
+        return v
+    return str((base / Path(v.removeprefix("sqlite:///")).expanduser()).resolve())
 
 
 def _traffic(data: dict, where: str, base: Path):

@@ -322,6 +322,9 @@ class Run:
             canon = canonical_scores([s[c] for c in ids], origin) if ids else np.zeros(0)
             o = trec_order(ids, canon, kind.higher_is_better)
             rankings[q] = Ranked(tuple(ids[i] for i in o), canon[o])
+        for f in ("rank_conflicts", "warnings"):  # tuples, as the fields say (a frozen run holds no list)
+            if f in fields:
+                fields[f] = tuple(fields[f])
         return cls(name, kind.name, rankings, space=space, **fields)
 
 
@@ -390,6 +393,9 @@ class Source:
         What reports, exports and page footers name (docs/definitions.md, *Provenance*).
     provenance_line : str
         The same in one line.
+    private : bool
+        Built from one dashboard session's uploads: that session alone may see what is derived from it
+        (its history records, its caches).
     """
 
     kind: str
@@ -398,6 +404,7 @@ class Source:
     files: tuple = ()
     provenance: Mapping[str, Any] = field(default_factory=dict)
     provenance_line: str = ""
+    private: bool = False
 
 
 @dataclass(frozen=True)

@@ -97,9 +97,9 @@ def load_uploaded_system(queries: Upload, runs: Mapping[str, Upload], scores: Ma
 
     Returns
     -------
-    ImportedSystem
-        Its ``files`` list the uploads by name and sha256, as for files on disk; each run's and the
-        qrels' ``source`` is the upload's name.
+    RunSet
+        Its ``source.files`` list the uploads by name and sha256, as for files on disk; each run's and the
+        judgments' ``source`` is the upload's name.
 
     Raises
     ------
@@ -125,5 +125,6 @@ def load_uploaded_system(queries: Upload, runs: Mapping[str, Upload], scores: Ma
     def named_source(obj):  # a run's or the qrels' ``source``: the upload's name, not the temporary file
         return replace(obj, source=named.get(obj.source, obj.source)) if getattr(obj, "source", "") else obj
 
-    return replace(system, runs=[named_source(r) for r in system.runs], qrels=named_source(system.qrels),
-                   ood_runs={n: named_source(r) for n, r in system.ood_runs.items()})
+    return replace(system, runs=tuple(named_source(r) for r in system.runs),
+                   judgments={sp: named_source(q) for sp, q in system.judgments.items()},
+                   source=replace(system.source, private=True))

@@ -12,6 +12,9 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+# No test writes an audit's record into the checkout's .audit/: the history's own tests turn it on
+# (tests/test_history*.py set AUDIT_HISTORY=on with a temporary AUDIT_HOME).
+os.environ.setdefault("AUDIT_HISTORY", "off")
 
 
 @pytest.fixture(scope="session")
@@ -44,3 +47,34 @@ def shown(el) -> str:
     import re
 
     return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", el.value).replace("\u2060", "")
+
+
+def builtin_cut_key(corpus_folder, strategy: str = "E", retriever: str = "dense",
+                    model_digest: str = "hashing-256") -> dict:
+    """The saved-cut key of a built-in run on the folder ``corpus_folder`` (what the Threshold page saves for it):
+    the corpus's sha256, the model's weights digest (``hashing-256`` for the tests' fake encoder), the preset's
+    parameters, the retriever and the score kind (docs/definitions.md, *Saved threshold*)."""
+    from audit.chunking import PRESETS
+    from audit.ingest import load_corpus
+
+    return {"corpus": load_corpus(str(corpus_folder)).sha256, "model_digest": model_digest,
+            "strategy": PRESETS[strategy].params(), "retriever": retriever, "score_kind": "cosine-distance"}
+
+
+#: Every page of the dashboard, in the navigation's order.
+PAGES = ["app_pages/1_Overview.py", "app_pages/2_Strategies.py", "app_pages/3_Query_explorer.py",
+         "app_pages/4_Chunk_map.py", "app_pages/5_Threshold.py", "app_pages/6_Tokens.py", "app_pages/7_Citations.py",
+         "app_pages/8_Index_health.py", "app_pages/9_Upgrade_diff.py", "app_pages/10_Ground_truth.py"]
+
+
+def every_page(at, pages=PAGES) -> dict:
+    """Switch an AppTest through ``pages``: each draws without an exception and ends with the run set's provenance
+    line (``… · retrieval-audit VERSION``). Returns page → the text of its infos (what a page says it cannot show)."""
+    said = {}
+    for page in pages:
+        at.switch_page(page).run()
+        assert not at.exception, (page, [e.value for e in at.exception])
+        captions = [shown(c) for c in at.main.caption]
+        assert captions and "retrieval-audit " in captions[-1], (page, captions[-1:])
+        said[page] = " ".join(shown(i) for i in at.info)
+    return said

@@ -24,8 +24,9 @@ import math
 import os
 from pathlib import Path
 
+import pandas as pd
 import pytest
-from conftest import shown
+from conftest import every_page, shown
 from streamlit.testing.v1 import AppTest
 
 # seconds each (dashboard runs, generated examples): in make test, out of the inner loop (make test-fast)
@@ -147,7 +148,7 @@ def _table(at: AppTest, *columns: str):
 
 def _provenance(at: AppTest) -> None:
     """The page ends with the run's provenance line."""
-    last = at.main.caption[-1].value
+    last = shown(at.main.caption[-1])
     assert "sha256:" in last and "model hashing" in last
 
 
@@ -175,9 +176,9 @@ def test_overview_counts_and_findings():
 
 def test_strategies_table_filter_pairs_and_rank_matrix():
     at = _app("app_pages/2_Strategies.py")
-    table = _table(at, "column", "note")
+    table = _table(at, "run", "note")
     assert len(table) == STRATEGIES * RETRIEVERS
-    rerank = table[table["column"] == "A/rerank"].iloc[0]
+    rerank = table[table["run"] == "A/rerank"].iloc[0]
     assert "reranker: none" in rerank["note"]
     rm = _table(at, "question", "A/dense")
     assert len(rm) == 2 * N_ACCEPTED  # one row per in-domain query
@@ -205,7 +206,7 @@ def test_query_explorer_ground_truth_and_typed():
     at.selectbox(key="qe_query").set_value(0).run()  # n1/doc: destroyed under A
     assert not at.exception
     hits = _table(at, "score kind")
-    assert list(hits["strategy"].unique()) == ["A", "B", "E"]
+    assert list(hits["run"].unique()) == ["A/dense", "B/dense", "E/dense"]
     assert len(hits) == 3 * 4  # 4 chunks per strategy by default
     assert any("Destroyed needle" in e.value for e in at.error)
     assert any("overlap tail" in w.value for w in at.warning)  # B reaches n1 only through the tail
@@ -215,7 +216,7 @@ def test_query_explorer_ground_truth_and_typed():
     hits = _table(at, "score kind")
     assert len(hits) == 12 and hits["cosine distance"].between(0, 2).all()
     lat = _table(at, "dense (ms)")
-    assert list(lat["strategy"]) == ["A", "B", "E"] and (lat["dense (ms)"] >= 0).all()
+    assert list(lat["run"]) == ["A/dense", "B/dense", "E/dense"] and (lat["dense (ms)"] >= 0).all()
     _provenance(at)
 
 
@@ -228,11 +229,11 @@ def test_query_explorer_keeps_the_strategies_across_modes_and_pages():
     assert at.multiselect(key="qe_strategies").value == ["A", "B", "C"]
     at.multiselect(key="qe_strategies").set_value(["A", "B", "C", "E"]).run()
     at.text_input(key="qe_text").input("how long do access tokens last").run()
-    assert list(_table(at, "score kind")["strategy"].unique()) == ["A", "B", "C", "E"]
+    assert list(_table(at, "score kind")["run"].unique()) == ["A/dense", "B/dense", "C/dense", "E/dense"]
     at.radio(key="qe_mode").set_value("ground truth").run()
     assert not at.exception
     assert at.multiselect(key="qe_strategies").value == ["A", "B", "C", "E"]
-    assert list(_table(at, "score kind")["strategy"].unique()) == ["A", "B", "C", "E"]
+    assert list(_table(at, "score kind")["run"].unique()) == ["A/dense", "B/dense", "C/dense", "E/dense"]
     assert not any("Choose at least one strategy" in i.value for i in at.info)
     # back to typed: the typed query is kept too
     at.radio(key="qe_mode").set_value("typed").run()
@@ -266,25 +267,37 @@ def test_chunk_map_draws_the_cut_and_escapes_html():
     _provenance(at)
 
 
+SLIDER = "threshold_slider:E/dense"  # the Threshold page's slider of the sidebar's run
+
+
 def test_threshold_slider_moves_counts_and_saves(test_env):
+    from audit.evaluation.saved_cut import load_cuts
+
     at = _app("app_pages/5_Threshold.py")
-    at.slider(key="threshold_slider").set_value(0.0).run()
+    at.slider(key=SLIDER).set_value(0.0).run()
     assert not at.exception
     assert _metric(at, "Bluffs") == "0" and _metric(at, "Refused") == str(N_OOD)
     assert _metric(at, "Abandoned") == str(2 * N_ACCEPTED)
-    top = at.slider(key="threshold_slider").max
-    at.slider(key="threshold_slider").set_value(top).run()
+    top = at.slider(key=SLIDER).max
+    at.slider(key=SLIDER).set_value(top).run()
     assert _metric(at, "Bluffs") == str(N_OOD) and _metric(at, "Refused") == "0"
     assert _metric(at, "Abandoned") == "0"
     assert len(_table(at, "nearest rank")) >= N_OOD
-    at.slider(key="threshold_slider").set_value(0.8).run()
+    at.slider(key=SLIDER).set_value(0.8).run()
     at.button(key="threshold_save").click().run()
     assert not at.exception
-    saved = json.loads((Path(test_env["AUDIT_HOME"]) / "threshold.json").read_text())
-    # saved with the configuration it was chosen on: a cut means nothing on another model
-    assert saved == {"threshold": 0.8, "model": "hashing", "model_digest": "hashing-256", "strategy": "E",
-                     "retriever": "dense"}
+    (saved,) = load_cuts(Path(test_env["AUDIT_HOME"]) / "threshold.json")
+    # saved with the configuration it was chosen on: a cut means nothing on another model, corpus or strategy
+    assert saved.cut == 0.8
+    assert saved.key["model_digest"] == "hashing-256" and saved.key["retriever"] == "dense"
+    assert saved.key["strategy"]["name"] == "E" and saved.key["score_kind"] == "cosine-distance"
+    assert len(saved.key["corpus"]) == 64  # the corpus's sha256
     _provenance(at)
+
+
+def test_every_page_draws_the_built_in_run_set():
+    said = every_page(_app())
+    assert not said["app_pages/5_Threshold.py"]  # nothing missing: out-of-domain questions are given
 
 
 def test_tokens_header_share():
@@ -296,28 +309,37 @@ def test_tokens_header_share():
     _provenance(at)
 
 
+def _key_of(strategy: str) -> dict:
+    """The saved-cut key of the built-in run ``strategy``/dense, read from the run set the pages show."""
+    at = _app()
+    return at.session_state["_audit_context"].runset.run(f"{strategy}/dense").cut_key
+
+
 def test_citations_at_saved_threshold(test_env):
-    from audit.evaluation.threshold import SavedThreshold, save_threshold
+    from audit.evaluation.saved_cut import save_cut
 
     path = Path(test_env["AUDIT_HOME"]) / "threshold.json"
-    save_threshold(SavedThreshold(2.0, "hashing", "hashing-256", "C", "dense"), path)  # chosen on C
+    path.unlink(missing_ok=True)
+    save_cut(2.0, _key_of("C"), "C/dense", path)  # chosen on C: offered, never applied to E
     at = _app("app_pages/7_Citations.py")
-    assert not any("< 2.000 (saved threshold" in i.value for i in at.info)  # not applied to E
-    assert any("is for another configuration" in i.value for i in at.info)
-    save_threshold(SavedThreshold(2.0, "hashing", "hashing-256", "E", "dense"), path)  # everything passes
+    assert not any("< 2 (saved threshold" in shown(i) for i in at.info)
+    assert any("the balanced cut" in shown(i) and "saved for other configurations: 2 (C/dense" in shown(i)
+               for i in at.info)
+    save_cut(2.0, _key_of("E"), "E/dense", path)  # everything passes
     at.run()
-    assert any("< 2.000 (saved threshold 2.000)" in i.value for i in at.info)
+    assert any("< 2 (saved threshold 2;" in shown(i) for i in at.info), [shown(i) for i in at.info]
     table = _table(at, "quote matches locator")
     assert len(table) == 4 and table["quote matches locator"].all()
     assert table["locator"].str.match(r"#char=\d+,\d+").all()
     assert "SOURCES" in at.code[0].value and "[1]" in at.code[0].value
     assert _metric(at, "Quotes differing from their locator") == "0"
-    save_threshold(SavedThreshold(0.0, "hashing", "hashing-256", "E", "dense"), path)  # nothing passes
+    save_cut(0.0, _key_of("E"), "E/dense", path)  # nothing passes
     at.run()
-    assert any(e.value.startswith("NO ANSWER") for e in at.error)
+    assert any(shown(e).startswith("NO ANSWER") for e in at.error)
     at.selectbox(key="focus_strategy").set_value("B").run()  # B reaches n1 only through its tail
     assert not at.exception
     assert list(_table(at, "chunks holding it in text")["needle"]) == ["n1"]
+    path.unlink()
     _provenance(at)
 
 
@@ -459,9 +481,13 @@ def test_upgrade_diff_between_two_index_files(test_env, tmp_path):
     at.text_input(key="diff_new").input(str(new)).run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.selectbox(key="diff_index").options == ["A"]
-    ranks = _table(at, "rank before", "rank after")
-    assert len(ranks) == 2 * N_ACCEPTED
-    lost = int(_metric(at, "Needles lost at k=8"))
+    shown_ranks = _table(at, "rank before", "rank after")
+    assert len(shown_ranks) == 2 * N_ACCEPTED
+    # a missing rank reads "not found", never None or NaN; the numbers are whole ranks
+    assert set(shown_ranks["rank before"]) - {"not found"} <= {str(i) for i in range(1, 21)}
+    ranks = shown_ranks.assign(**{c: pd.to_numeric(shown_ranks[c], errors="coerce") for c in ("rank before",
+                                                                                               "rank after")})
+    lost = int(_metric(at, "Judged questions lost at k=8"))
     assert lost == int(((ranks["rank before"] <= 8) & ~(ranks["rank after"] <= 8)).sum())
     _provenance(at)
 
@@ -537,7 +563,7 @@ def test_upgrade_diff_wrong_files_relative_paths_and_the_sidebar_strategy(test_e
     at.text_input(key="diff_old").input("before.sqlite").run()  # the hint's own name, relative to $AUDIT_HOME
     assert not at.exception, [e.value for e in at.exception]
     assert at.selectbox(key="diff_index").value == "C"  # the sidebar's strategy, not the first (A)
-    assert _metric(at, "Needles lost at k=8") == "0"  # the same index on both sides
+    assert _metric(at, "Judged questions lost at k=8") == "0"  # the same index on both sides
 
     (home / "notes.txt").write_text("not an index\n")
     (home / "empty.sqlite").write_bytes(b"")
@@ -553,6 +579,6 @@ def test_upgrade_diff_wrong_files_relative_paths_and_the_sidebar_strategy(test_e
         assert not at.exception, (name, [e.value for e in at.exception])
         errors = [_text(e) for e in at.error]
         assert len(errors) == 1 and errors[0].startswith(f"{home.resolve() / name}: {why}"), errors
-        assert not at.metric or "Needles lost at k=8" not in [m.label for m in at.metric]
+        assert not at.metric or "Judged questions lost at k=8" not in [m.label for m in at.metric]
     at.text_input(key="diff_old").input("nowhere.sqlite").run()
     assert f"Not found: {home.resolve() / 'nowhere.sqlite'}." in " ".join(_text(i) for i in at.info)

@@ -23,11 +23,12 @@ def _help_of(at, *columns: str) -> dict:
 
 def test_strategies_table_has_help_on_every_column():
     at = _app("app_pages/2_Strategies.py")
-    helps = _help_of(at, "column", "MRR@20")
+    helps = _help_of(at, "run", "RR@20 (MRR@20)")
     # every column, the cut-off ones included, explains itself on hover
-    assert "R@8 [Wilson 95%]" in helps and "queries (n)" in helps
+    s8 = "Success@8 (recall@8) [Wilson 95%]"
+    assert s8 in helps and "queries (n)" in helps
     assert all(helps.values()), [c for c, h in helps.items() if not h]
-    assert "top 8" in helps["R@8 [Wilson 95%]"] and "Wilson 95%" in helps["R@8 [Wilson 95%]"]
+    assert "first 8" in helps[s8] and "Wilson 95%" in helps[s8]
     # fewer columns: the needle counts (per strategy, not per retriever) are their own table
     assert not {"destroyed (needles)", "overlap-only (needles)", "past window (needles)"} & set(helps)
     needles = _table(at, "strategy", "overlap-only (needles)")
@@ -60,19 +61,20 @@ def test_citations_badges_filter_and_no_answer_box():
     # the NO ANSWER box says the nearest distance and lists the nearest refused chunks, nearest first
     err = " ".join(shown(e) for e in at.error)
     assert "NO ANSWER" in err and "nearest chunk is at cosine distance" in err
-    refused = _table(at, "cosine distance", "above the cut by")
+    refused = _table(at, "cosine distance", "beyond the cut by")
     assert len(refused) == 3
     d = list(refused["cosine distance"])
-    assert d == sorted(d) and all(x >= 0 for x in refused["above the cut by"])
+    assert d == sorted(d) and all(x >= 0 for x in refused["beyond the cut by"])
 
 
 def test_citation_table_is_narrow_and_every_column_has_help(test_env):  # noqa: F811
     from pathlib import Path
 
-    from audit.evaluation.threshold import SavedThreshold, save_threshold
+    from audit.evaluation.saved_cut import save_cut
+    from test_app import _key_of
 
     path = Path(test_env["AUDIT_HOME"]) / "threshold.json"
-    save_threshold(SavedThreshold(2.0, "hashing", "hashing-256", "E", "dense"), path)  # every chunk passes
+    save_cut(2.0, _key_of("E"), "E/dense", path)  # every chunk passes
     try:
         at = _app("app_pages/7_Citations.py")
         helps = _help_of(at, "quote matches locator")

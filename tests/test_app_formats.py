@@ -16,7 +16,8 @@ SAMPLE = ROOT / "data" / "formats"
 
 @pytest.fixture(scope="module", autouse=True)
 def formats_env(tmp_path_factory):
-    from audit.evaluation.threshold import SavedThreshold, save_threshold
+    from audit.evaluation.saved_cut import save_cut
+    from conftest import builtin_cut_key
 
     home = tmp_path_factory.mktemp("formats") / "home"
     env = {"AUDIT_CORPUS": str(SAMPLE / "docs"), "AUDIT_GROUND_TRUTH": str(SAMPLE / "groundtruth.jsonl"),
@@ -25,7 +26,7 @@ def formats_env(tmp_path_factory):
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     # a cut every chunk passes: each question gets its 4 nearest chunks as sources
-    save_threshold(SavedThreshold(1.5, "hashing", "hashing-256", "E", "dense"), home / "threshold.json")
+    save_cut(1.5, builtin_cut_key(SAMPLE / "docs"), "E/dense", home / "threshold.json")
     yield env
     for k, v in saved.items():
         if v is None:
@@ -56,10 +57,10 @@ def test_overview_lists_the_files_not_read_with_their_reason():
 
 
 def _ask(at, qid: str):
-    """Pick a question on Citations; with the filter at "all" the options are every query, by position."""
+    """Pick a question on Citations by its id (the select box's values; its labels are ``[badge] id — text``)."""
     box = at.selectbox(key="cit_query")
-    position = next(i for i, label in enumerate(box.options) if f"] {qid} —" in label)
-    box.set_value(position).run()
+    assert any(f"] {qid} —" in label for label in box.options)
+    box.set_value(qid).run()
     assert not at.exception, [e.value for e in at.exception]
     return _frame(at, "where")
 

@@ -212,8 +212,8 @@ def test_build_save_and_every_page_uses_it_with_stable_ids(env):
     assert lines[0]["questions"] == ["What happens to the old key after seventy-two hours?", "old key gone after 3 days??"]
     at.switch_page("app_pages/2_Strategies.py").run()
     _ok(at)
-    scored = _table(at, "column", "note")
-    scored = scored[~scored["column"].str.endswith("/rerank")]  # unavailable here (reranker none): 0 queries
+    scored = _table(at, "run", "note")
+    scored = scored[~scored["run"].str.endswith("/rerank")]  # unavailable here (reranker none): 0 queries
     assert set(scored["queries (n)"]) == {4}  # n01 twice, n02 and n03 once
 
 

@@ -51,11 +51,11 @@ def files(tmp_path_factory):
 
 
 def cli_warnings(d: Path, qrels: Path) -> list[str]:
-    from audit.report.runs import build_runs_report
+    from audit.report.report import build_report
     from audit.sources.imported.system import load_system
 
     s = load_system(EX / "queries.tsv", {"after": EX / "after.trec", "legacy": d / "legacy.trec"}, qrels=qrels)
-    text = build_runs_report(s).render_text()
+    text = build_report(s).render_text()
     return [line.removeprefix("warning: ") for line in text.splitlines() if line.startswith("warning: ")]
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from conftest import shown
+from conftest import every_page, shown
 
 pytestmark = pytest.mark.slow
 
@@ -63,26 +63,43 @@ def _frames(at):
     return [d.value for d in at.dataframe]
 
 
+def _table_with(at, *columns: str):
+    """The first table holding ``columns``."""
+    for d in at.dataframe:
+        if set(columns) <= set(d.value.columns):
+            return d.value
+    raise KeyError(f"no table with {columns}; have {[list(d.value.columns)[:4] for d in at.dataframe]}")
+
+
 def _cli_results():
+    """What ``python -m audit report --run …`` evaluates from the same files (the one evaluation)."""
+    from audit.evaluation import evaluate
     from audit.ingest import load_corpus
-    from audit.report.runs import build_runs_report
     from audit.sources.imported.system import load_system
 
     s = load_system(EX / "queries.tsv", {"before": EX / "before.trec", "after": EX / "after.trec"},
                     {"before": "cosine-distance"}, EX / "qrels.trec", None, EX / "chunks.jsonl",
                     load_corpus(str(EX / "docs")), EX / "ood-queries.tsv",
                     {"before": EX / "ood-before.trec", "after": EX / "ood-after.trec"})
-    return build_runs_report(s)
+    return evaluate(s)
+
+
+def _point(cell: str) -> float:
+    """The estimate of a ``0.333 [0.121, 0.646]`` cell."""
+    return float(cell.split(" [")[0])
 
 
 def test_overview_summarises_the_files():
     at = _app()
     metrics = {m.label: m.value for m in at.metric}
     # data/example/README.md: 2 runs, 9 judged queries, 4 out-of-domain, 12 chunks, 2 wrong on purpose
-    assert metrics["runs"] == "2" and metrics["judged queries"] == "9"
-    assert metrics["out-of-domain queries"] == "4" and metrics["chunks"] == "12"
-    assert metrics["chunks ≠ document"] == "2"
+    assert metrics["Runs"] == "2" and metrics["Queries"] == "9 / 4"
+    assert metrics["Chunks known"] == "12" and metrics["Chunks ≠ document"] == "2"
+    assert metrics["Documents"] == "3"
     assert not at.error
+    runs = _frames(at)[1]
+    assert list(runs["run"]) == ["before", "after"]
+    assert runs["Success@1"].round(4).tolist() == [round(3 / 9, 4), round(7 / 9, 4)]
 
 
 def test_strategies_shows_both_runs_with_the_cli_measures():
@@ -90,13 +107,12 @@ def test_strategies_shows_both_runs_with_the_cli_measures():
     runs = _frames(at)[0]
     assert list(runs["run"]) == ["before", "after"]
     # README of data/example: Success@1 3/9 before, 7/9 after; RR 0.4667 and 0.8333
-    assert runs["Success@1"].round(4).tolist() == [round(3 / 9, 4), round(7 / 9, 4)]
-    assert runs["RR"].round(4).tolist() == [0.4667, 0.8333]
-    cli = _cli_results()  # the same figures as the CLI computes from the same files, every measure
-    for r in cli.results:
+    assert [_point(c) for c in runs["Success@1 (recall@1) [Wilson 95%]"]] == [round(3 / 9, 3), round(7 / 9, 3)]
+    assert [float(v) for v in runs["RR@20 (MRR@20)"]] == [0.467, 0.833]  # 0.4667 and 0.8333, to 3 decimals
+    for r in _cli_results():  # the same figures as the CLI computes from the same files
         row = runs[runs["run"] == r.name].iloc[0]
-        for m in ("Success@8", "nDCG@10", "R@10", "P@10"):
-            assert row[m] == pytest.approx(r.mean(m))
+        assert _point(row["Success@8 (recall@8) [Wilson 95%]"]) == round(r.mean("Success@8"), 3)
+        assert float(row["nDCG@10"]) == round(r.mean("nDCG@10"), 3)
     matrix = [d for d in _frames(at) if "before" in d.columns and "after" in d.columns and d.index.name == "a \\ b"]
     # sign test on Success@8 (the slider's default): the matrix cell a=after, b=before holds +wins/−losses
     assert matrix and matrix[0].loc["after", "before"].startswith("+")
@@ -104,22 +120,23 @@ def test_strategies_shows_both_runs_with_the_cli_measures():
 
 def test_query_explorer_marks_the_judged_chunks():
     at = _app("app_pages/3_Query_explorer.py")
-    frames = _frames(at)
+    hits = _frames(at)[0]
     # q1: judged b2 (2) and b3 (1); after.trec ranks b2, b3, b1 with 0.82, 0.79, 0.61
-    after = frames[1]
+    after = hits[hits["run"] == "after"]
     assert after["chunk_id"].tolist()[:3] == ["b2", "b3", "b1"]
     assert after["score"].tolist()[:3] == [0.82, 0.79, 0.61]
-    assert after["relevant"].tolist()[:3] == ["judged relevant", "judged relevant", ""]
-    assert any("Typed questions need a model" in shown(i) for i in at.info)
+    assert after["correct"].tolist()[:3] == [True, True, False]
+    assert set(hits["run"]) == {"before", "after"}  # both runs side by side
+    assert any("a typed question needs a model" in shown(c).lower() for c in at.caption)
 
 
 def test_threshold_slider_in_the_runs_units():
     at = _app("app_pages/5_Threshold.py")
     assert not at.error
-    assert at.selectbox(key="sys_thr_run").options == ["before", "after"]
+    assert at.selectbox(key="focus_run").options == ["before", "after"]  # the sidebar's run (detail pages)
     labels = [s.label for s in at.slider]
-    assert "Cut (cosine-distance)" in labels
-    at.selectbox(key="sys_thr_run").set_value("after").run()
+    assert "Cut (cosine distance)" in labels
+    at.selectbox(key="focus_run").set_value("after").run()
     assert "Cut (similarity)" in [s.label for s in at.slider]
     m = {x.label: int(x.value) for x in at.metric}
     assert m["Bluffs"] + m["Refused"] == 4  # the 4 out-of-domain queries of ood-queries.tsv
@@ -140,29 +157,30 @@ def test_threshold_slider_in_the_runs_units():
 
 def test_citations_lists_the_two_wrong_chunks():
     at = _app("app_pages/7_Citations.py")
-    errs = _frames(at)[0]
+    errs = _table_with(at, "chunk", "reason")
     # data/example/README.md: b2 is stale ("fifteen" vs "fourteen"), k4's offsets are one character late
-    assert sorted(errs["chunk_id"]) == ["b2", "k4"]
+    assert sorted(errs["chunk"]) == ["b2", "k4"]
     assert all("differ" in r or "character" in r for r in errs["reason"])
 
 
 def test_upgrade_diff_before_after():
     at = _app("app_pages/9_Upgrade_diff.py")
-    assert at.selectbox(key="sys_diff_before").value == "before"
-    assert at.selectbox(key="sys_diff_after").value == "after"
-    tests = [d for d in _frames(at) if "wins (only after)" in d.columns][0]
+    assert at.selectbox(key="diff_before").value == "before"
+    assert at.selectbox(key="diff_after").value == "after"
+    tests = _table_with(at, "wins (only after)")
     # README: Success@1 after vs before +4/−0
     row = tests[tests["k"] == 1].iloc[0]
     assert (row["wins (only after)"], row["losses (only before)"]) == (4, 0)
-    assert row["p"] == pytest.approx(0.125)
+    assert float(row["p"]) == pytest.approx(0.125)
+    # before scores in cosine distance, after in similarity: no cut compares them, and the page says so
+    assert any("no cut means the same" in shown(i) for i in at.info) or any(
+        "different kinds" in shown(c) for c in at.caption)
 
 
-@pytest.mark.parametrize("page", ["app_pages/4_Chunk_map.py", "app_pages/6_Tokens.py",
-                                  "app_pages/8_Index_health.py"])
-def test_other_pages_draw(page):
-    at = _app(page)
-    assert not at.error
-    assert any("retrieval-audit" in shown(c) for c in at.main.caption)  # the provenance line
+def test_every_page_draws_the_files_and_says_what_it_cannot_show():
+    said = every_page(_app())
+    assert "token costs need the chunks and the embedding model's tokenizer" in said["app_pages/6_Tokens.py"].lower()
+    assert "Source → Built-in pipelines" in said["app_pages/10_Ground_truth.py"]
 
 
 def test_a_bad_run_is_reported_and_the_good_one_kept(tmp_path, monkeypatch):
@@ -197,7 +215,7 @@ scores = {{ before = "cosine-distance" }}
     monkeypatch.setenv("AUDIT_CONFIG", str(toml))
     at = _app("app_pages/7_Citations.py")
     assert at.radio(key="sys_how").options == ["configured", "upload"]
-    assert sorted(_frames(at)[0]["chunk_id"]) == ["b2", "k4"]  # the two wrong chunks, as by path
+    assert sorted(_table_with(at, "chunk", "reason")["chunk"]) == ["b2", "k4"]  # the two wrong chunks, as by path
 
 
 def test_config_systems_errors(tmp_path):

@@ -13,6 +13,7 @@ from test_app import N_ACCEPTED, N_OOD, _app, _metric, _table, test_env  # noqa:
 pytestmark = pytest.mark.slow
 
 IN_DOMAIN = 2 * N_ACCEPTED  # two phrasings per accepted needle
+SLIDER = "threshold_slider:E/dense"  # the slider of the sidebar's run
 
 
 def _shown_counts(at) -> tuple[int, int]:
@@ -23,10 +24,10 @@ def _shown_counts(at) -> tuple[int, int]:
 
 def test_outcomes_shown_add_up_to_the_queries_at_every_cut():
     at = _app("app_pages/5_Threshold.py")
-    top = at.slider(key="threshold_slider").max
+    top = at.slider(key=SLIDER).max
     seen = set()
     for cut in (0.0, 0.5, 0.8, top):
-        at.slider(key="threshold_slider").set_value(cut).run()
+        at.slider(key=SLIDER).set_value(cut).run()
         assert not at.exception
         # the five metrics: in-domain answered + answered without + abandoned = 10, bluffs + refused = 4
         assert _shown_counts(at) == (IN_DOMAIN, N_OOD)
@@ -47,7 +48,8 @@ def test_every_outcome_metric_has_help_and_the_histogram_says_which_distance():
         assert m.help, f"metric {m.label!r} has no help"
     assert {m.label for m in at.metric} >= {"Answered", "Answered without", "Abandoned", "Bluffs", "Refused"}
     text = " ".join(shown(c) for c in at.caption)
-    assert "gate distance" in text and "not the distance to the answer" in text
+    assert "gate value" in text and "the cosine distance of the best chunk" in text
+    assert "not the value of the answer" in text
     assert "exactly the abandoned" in text
     # the sweep's whole range is one toggle away, and the zoomed view says which cuts it shows
     assert any("the bend" in shown(c) for c in at.caption)
@@ -76,14 +78,14 @@ def test_the_page_counts_at_a_cut_equal_the_cli_json(test_env, tmp_path):  # noq
     sweep = {row["threshold"]: row for row in json.loads(out.read_text(encoding="utf-8"))["threshold"]["sweep"]
              if row["threshold"] is not None}
     at = _app("app_pages/5_Threshold.py")  # strategy E, dense: the sidebar's defaults, as the CLI's above
-    top = at.slider(key="threshold_slider").max
+    top = at.slider(key=SLIDER).max
     observed = sorted(c for c in sweep if round(c / 0.025, 6) != round(c / 0.025))  # cuts that are distances
     assert observed, "the sweep holds observed distances"
     for cut in [0.5, *observed[:: max(1, len(observed) // 6)]]:
         if cut > top:
             continue
-        at.slider(key="threshold_slider").set_value(cut).run()
-        assert not at.exception and at.session_state["threshold_slider"] == cut  # the very cut, not a step near it
+        at.slider(key=SLIDER).set_value(cut).run()
+        assert not at.exception and at.session_state[SLIDER] == cut  # the very cut, not a step near it
         row = sweep[cut]
         shown_ = {label: int(_metric(at, label)) for label in ("Answered", "Answered without", "Abandoned", "Bluffs",
                                                                "Refused")}

@@ -24,7 +24,8 @@ from audit.evaluation.threshold import (
     gate,
     sweep,
 )
-from audit.report.runs import build_runs_report
+from audit.evaluation.threshold import gate_queries
+from audit.report.report import build_report
 from audit.sources.imported.system import load_system
 
 EX = ROOT / "data" / "example"
@@ -47,7 +48,7 @@ def test_before_proposes_the_middle_of_the_5_2_2_0_run(example):
     # (0.31, 0.33] gives 4 answered / 3 without / 2 abandoned / 0 bluffs, and (0.33, 0.41] 5 / 2 / 2 / 0: above
     # 0.33 q2 keeps its answer k3 (0.33) beside k1, a wrong chunk. 5/2/2/0 dominates 4/3/2/0, so the proposal
     # is the middle of (0.33, 0.41]: 0.37, not the old rule's 0.325 (the lowest cost-0 cut).
-    qs = example.gate_queries("before")
+    qs = gate_queries(example, "before")
     cut = fewest_errors_cut(sweep(qs, step=0.025))
     assert cut == 0.37
     assert outcome(counts_at(qs, cut)) == outcome(counts_at(qs, 0.35)) == (5, 2, 2, 0, 0)
@@ -60,19 +61,20 @@ def test_after_proposes_a_cut_at_which_q7_keeps_its_answer(example):
     # (7 / 1 / 1 / 0); cuts in [0.55, 0.67) keep k4: 8 answered / 0 without / 1 abandoned (q9, no answer) / 0
     # bluffs, which dominates. Its middle in gate units: (-0.67 + -0.55) / 2 = -0.61, similarity 0.61, a
     # multiple of the run's step (scores 0.09 … 0.91 span 0.82: step 0.002).
-    qs = example.gate_queries("after")
+    qs = gate_queries(example, "after")
+    kind = example.run("after").gate_kind
     gate_cut = fewest_errors_cut(sweep(qs, step=None))
-    assert example.to_display("after", gate_cut) == pytest.approx(0.61, abs=1e-12)
+    assert kind.from_gate(gate_cut) == pytest.approx(0.61, abs=1e-12)
     q7 = next(q for q in qs if q.query_id == "q7")
     assert gate(q7, gate_cut).outcome == "answered"
     assert outcome(counts_at(qs, gate_cut)) == (8, 0, 1, 0, 0)
-    assert gate(q7, example.to_gate("after", 0.67)).outcome == "answered without"  # the old proposal
+    assert gate(q7, kind.to_gate(0.67)).outcome == "answered without"  # the old proposal
 
 
-def test_the_runs_report_shows_the_proposal_and_its_sweep_row(example):
-    report = build_runs_report(example)
+def test_the_runs_report_shows_the_proposal_and_its_sweep_row(example, tmp_path):
+    report = build_report(example, None, saved_path=tmp_path / "threshold.json")  # nothing saved: balanced
     t = {r.run: r for r in report.thresholds}
-    assert t["before"].cut == 0.37 and not t["before"].given
+    assert t["before"].cut == 0.37 and not t["before"].given and t["before"].how == "balanced"
     assert t["after"].cut == pytest.approx(0.61, abs=1e-12)
     for r in t.values():
         row = next(c for c in r.sweep if c.threshold == r.cut)  # the proposal has its row in the sweep
@@ -155,7 +157,7 @@ def test_builtin_corpus_balanced_cut(builtin_corpus, builtin_gt):
 
     run = run_audit(builtin_corpus, builtin_gt, [PRESETS["E"]], load_encoder(None), retrievers=("dense",),
                     reranker=None)
-    qs = run.threshold_queries("E")
+    qs = gate_queries(run, run.column("E", "dense"))
     rows = sweep(qs)
     cut = fewest_errors_cut(rows)
     at = counts_at(qs, cut)

@@ -24,7 +24,7 @@ import pytest
 from streamlit_harness import ROOT, app_env, launch_chromium, need_chromium, serve_app
 
 PAGES = ["", "strategies", "query-explorer", "chunk-map", "threshold", "tokens", "citations", "index-health",
-         "upgrade-diff", "ground-truth"]
+         "upgrade-diff", "ground-truth", "history"]
 REAL_MODEL = os.environ.get("AUDIT_BROWSER_REAL_MODEL", "") not in ("", "0")
 
 
@@ -196,7 +196,7 @@ def test_query_explorer_mode_switch_keeps_the_strategies(server, page):
     page.keyboard.press("Escape")
     _settle(page)
     assert _chips(page, "Strategies side by side") == ["A", "B", "C", "E"] == _columns(page)
-    page.get_by_text("a ground-truth question").click()
+    page.get_by_text("a judged question").click()
     _settle(page)
     assert _chips(page, "Strategies side by side") == ["A", "B", "C", "E"] == _columns(page)
     assert "Choose at least one strategy" not in page.inner_text("body")

@@ -150,7 +150,7 @@ def test_a_ground_truth_built_on_the_page_is_saved_and_scored(served, tmp_path):
         pg.locator('[data-testid="stSidebarNav"] a', has_text="Strategies").first.click()
         _idle(pg)
         _no_exception(pg, "strategies")
-        assert "6 queries × 18 columns" in _main(pg)  # 3 needles × 2 phrasings; 6 strategies × 3 retrievers
+        assert "6 questions × 18 runs" in _main(pg)  # 3 needles × 2 phrasings; 6 strategies × 3 retrievers
         with pg.expect_download() as dl:  # the rank matrix is drawn on a canvas: read it from its CSV
             pg.get_by_role("button", name="Download rank matrix (CSV)").click()
         with open(dl.value.path(), encoding="utf-8") as fh:

@@ -63,13 +63,13 @@ def test_your_system_on_every_page(server, page, tmp_path):  # noqa: F811
         _no_exception(pg, name)
         pg.screenshot(path=str(shots / f"{name.lower().replace(' ', '-')}.png"), full_page=True)
         text = _main_text(pg)
-        assert "your system (before.trec, after.trec)" in text, name  # the system's provenance line
+        assert "run before before.trec (" in text and "run after after.trec (" in text, name  # the provenance line
         if name == "Citations":
             assert "Chunks whose quote differs: b2, k4" in text
         if name == "Strategies":
-            assert "before (cosine-distance), after (similarity)" in text
+            assert "Runs: before (cosine distance), after (similarity)" in text
         if name == "Upgrade diff":
-            assert "Sign tests, after (after) vs before (before)" in text
+            assert "Paired sign tests, after vs before" in text
 
 
 
@@ -119,4 +119,4 @@ def test_your_system_uploaded(server, page, tmp_path):  # noqa: F811
     _settle(pg)
     _no_exception(pg, "Strategies after upload")
     text = _main_text(pg)
-    assert "before" in text and "after" in text and "your system (before.trec, after.trec)" in text
+    assert "run before before.trec (" in text and "run after after.trec (" in text

@@ -12,8 +12,7 @@ import math
 import pytest
 
 from audit.cli import main
-from audit.evaluation.measures import evaluate
-from audit.report.runs import build_runs_report
+from audit.evaluation.measures import evaluate, evaluate_run
 from audit.sources.imported import InputFileError, read_qrels, read_run, read_trec_run
 from audit.sources.imported.checks import InputWarning, drop_textless, rank_order_warning
 from audit.sources.imported.system import load_system
@@ -23,6 +22,11 @@ def write(tmp_path, name, text):
     p = tmp_path / name
     p.write_text(text, encoding="utf-8")
     return p
+
+
+def pairs(run) -> dict:
+    """Each query's ranking as ``(chunk id, score)`` pairs, evaluated order."""
+    return {q: r.top(len(r)) for q, r in run.rankings.items()}
 
 
 def kinds(warnings) -> list[str]:
@@ -37,7 +41,7 @@ def test_fields_after_the_run_tag_are_ignored_with_one_warning(tmp_path):
     # trec_eval's test suite has runs with fields "reserved for future use" after the tag
     eight = "q1 Q0 c1 1 0.9 sys 17 future\nq1 Q0 c2 2 0.8 sys\nq2 Q0 c3 1 0.7 sys x\n"
     plain, extra = read_trec_run(write(tmp_path, "a.trec", six)), read_trec_run(write(tmp_path, "b.trec", eight))
-    assert extra.rankings == plain.rankings and plain.warnings == ()
+    assert pairs(extra) == pairs(plain) and plain.warnings == ()
     (w,) = extra.warnings
     assert w.kind == "extra-fields" and w.subject == "b.trec"
     assert w.message == ("b.trec: 2 of 3 lines have fields after the run tag (first on line 1: 8 fields); "
@@ -53,7 +57,7 @@ def test_fewer_than_six_fields_is_still_an_error(tmp_path):
 
 def test_comment_lines_are_skipped_in_runs_and_qrels_as_trec_eval_does(tmp_path):
     run = read_trec_run(write(tmp_path, "c.trec", "# produced by bm25 v2\nq1 Q0 c1 1 0.9 t\n  # note\n"))
-    assert run.rankings == {"q1": (("c1", 0.9),)}
+    assert pairs(run) == {"q1": [("c1", 0.9)]}
     qrels = read_qrels(write(tmp_path, "c.qrels", "# judged 2024\nq1 0 c1 1\n"))
     assert qrels.judgments == {"q1": {"c1": 1}}
 
@@ -68,7 +72,7 @@ def test_distances_read_as_similarities_warn_and_suggest_the_score_kind(tmp_path
     p = write(tmp_path, "dense.trec", DISTANCES)
     run = read_run(p, "dense")
     # the score order (higher first) is evaluated: c, b, a — the file's ranks say a, b, c
-    assert run.ranking("q1") == ("c", "b", "a")
+    assert run.ids("q1") == ("c", "b", "a")
     (w,) = run.warnings
     assert w.kind == "rank-order" and w.ids == ("q1", "q2")
     assert w.message == ("run 'dense' (dense.trec): on 2 of 2 queries the rank column contradicts the score order "
@@ -76,7 +80,7 @@ def test_distances_read_as_similarities_warn_and_suggest_the_score_kind(tmp_path
                          "trec_eval's. On all of them the ranks follow the scores the other way: if the scores are "
                          "distances (lower is better), give --score dense=cosine-distance (or l2)")
     fixed = read_run(p, "dense", "cosine-distance")
-    assert fixed.warnings == () and fixed.ranking("q1") == ("a", "b", "c")
+    assert fixed.warnings == () and fixed.ids("q1") == ("a", "b", "c")
 
 
 def test_similarities_read_as_distances_suggest_similarity(tmp_path):
@@ -120,7 +124,7 @@ def test_run_ids_against_other_qrels_ids_warn_with_counts_and_examples(tmp_path)
     assert unanswered.ids == ("q1", "q2", "q3")
     assert unanswered.message == ("run 'r' (r.trec): 3 of 3 judged queries have no ranking in the run (q1, q2, q3); "
                                   "each counts as a miss, 0 on every measure (as trec_eval -c)")
-    (res,) = build_runs_report(s).results
+    (res,) = evaluate(s)
     assert res.n_queries == 3 and res.mean("Success@20") == 0.0 and res.n_missing == 3 and res.n_unjudged == 3
 
 
@@ -140,7 +144,7 @@ def test_chunk_ids_against_document_level_qrels(tmp_path):
 def test_some_judged_chunks_returned_is_no_warning(tmp_path):
     q, qr = write(tmp_path, "queries.tsv", QUERIES), write(tmp_path, "qrels.trec", QRELS)
     run = write(tmp_path, "r.trec", "q1 Q0 c1 1 0.9 r\nq2 Q0 x 1 0.9 r\nq3 Q0 y 1 0.9 r\n")
-    assert load_system(q, {"r": run}, qrels=qr).warnings == []
+    assert load_system(q, {"r": run}, qrels=qr).warnings == ()
 
 
 def test_out_of_domain_runs_are_checked_against_their_queries(tmp_path):
@@ -166,12 +170,12 @@ def test_judged_queries_without_text_are_rejected_and_the_rest_evaluated(tmp_pat
     assert [(r.id, r.reason) for r in s.rejected] == [
         ("q7", "judged in test.tsv, but queries.jsonl has no text for it: left out"),
         ("q8", "judged in test.tsv, but queries.jsonl has no text for it: left out")]
-    assert s.qrels.query_ids == ("q1", "q2")
+    assert s.judgments[""].query_ids == ("q1", "q2")
     assert kinds(s.warnings) == ["rejected-query", "unknown-queries"]  # q7 of the run is now judged by nobody
-    (res,) = build_runs_report(s).results
+    (res,) = evaluate(s)
     # q1 found at rank 1, q2 missed: 1/2 — the same as evaluating the two kept queries alone
     assert res.n_queries == 2 and res.mean("Success@1") == 0.5
-    assert res.mean("nDCG") == evaluate(s.runs[0], read_qrels(qr), query_ids=["q1", "q2"]).mean("nDCG")
+    assert res.mean("nDCG") == evaluate_run(s.runs[0], read_qrels(qr), query_ids=["q1", "q2"]).mean("nDCG")
 
 
 def test_no_judged_query_with_a_text_is_an_error_naming_both_sides(tmp_path):
@@ -214,7 +218,7 @@ def test_results_trunc_case_gives_trec_eval_dash_c_figures(tmp_path):
     queries = write(tmp_path, "queries.tsv", "".join(f"q{i}\tquestion {i}\n" for i in range(1, 6)))
     s = load_system(queries, {"trunc": run_path}, qrels=qrels_path)
     assert kinds(s.warnings) == ["extra-fields", "unanswered"] and s.warnings[1].ids == ("q3",)
-    (ours,) = build_runs_report(s).results
+    (ours,) = evaluate(s)
     qrels, run = trunc_dicts(qrels_path)
     measures = {"success.1,4", "recall.1,4", "P.1,4", "ndcg_cut.1,4", "recip_rank", "ndcg"}
     per_query = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
@@ -230,7 +234,7 @@ def test_results_trunc_case_equals_ir_measures_too(tmp_path):
     ir_measures = pytest.importorskip("ir_measures")
     qrels_path, run_path = write(tmp_path, "qrels.test", TRUNC_QRELS), write(tmp_path, "results.trunc", TRUNC_RUN)
     queries = write(tmp_path, "queries.tsv", "".join(f"q{i}\tquestion {i}\n" for i in range(1, 6)))
-    (ours,) = build_runs_report(load_system(queries, {"trunc": run_path}, qrels=qrels_path)).results
+    (ours,) = evaluate(load_system(queries, {"trunc": run_path}, qrels=qrels_path))
     names = [n for n in ours.names if not n.startswith("RR@")]  # RR@k: ir_measures' tie order (measures.py)
     agg = ir_measures.calc_aggregate([ir_measures.parse_measure(n) for n in names], *trunc_dicts(qrels_path))
     for n in names:
@@ -288,7 +292,7 @@ def test_scores_equal_at_trec_eval_precision_give_ir_measures_figures(tmp_path):
     text = "q1 Q0 a 1 0.50000001 t\nq1 Q0 b 2 0.5 t\nq2 Q0 c 1 0.9 t\nq2 Q0 d 2 0.7 t\n"
     run_path = write(tmp_path, "near.trec", text)
     queries = write(tmp_path, "queries.tsv", "q1\tfirst\nq2\tsecond\n")
-    (ours,) = build_runs_report(load_system(queries, {"near": run_path}, qrels=qrels_path)).results
+    (ours,) = evaluate(load_system(queries, {"near": run_path}, qrels=qrels_path))
     qrels = {q: dict(js) for q, js in read_qrels(qrels_path).judgments.items()}
     run: dict = {}
     for line in text.splitlines():

@@ -60,14 +60,23 @@ def test_a_given_cut_is_in_the_runs_own_units(tmp_path):
 def test_fail_under_uses_ir_measures_names(capsys):
     assert main(example_args("--fail-under", "Success@1=0.5")) == 1
     assert "gate failed: before Success@1 = 0.333 < 0.5" in capsys.readouterr().err
-    assert main(example_args("--fail-under", "recall@8=0.5")) == 2  # the built-in name is not a measure here
+    # one set of names for every source: the specification's recall@8 is Success@8, mrr is RR@20
+    # (before: 6 of 9 within 8, RR@20 (1 + 1/2 + 1/5 + 1/2 + 1 + 1) / 9 = 0.467)
+    assert main(example_args("--fail-under", "recall@8=0.5")) == 0
+    capsys.readouterr()
+    assert main(example_args("--fail-under", "recall@8=0.7")) == 1
+    assert "gate failed: before recall@8 = 0.667 < 0.7" in capsys.readouterr().err
+    assert main(example_args("--fail-under", "mrr=0.5")) == 1
+    assert "gate failed: before mrr = 0.467 < 0.5" in capsys.readouterr().err
+    assert main(example_args("--fail-under", "Success@8=0.7")) == 1  # the same gate under its ir_measures name
+    assert "gate failed: before Success@8 = 0.667 < 0.7" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("extra, message", [
     (["--strategies", "A"], "--strategies is for the built-in strategies"),
     (["--db", "x.sqlite"], "--db is for the built-in strategies"),
     (["--score", "nobody=similarity"], "--score names 'nobody', which is not a --run"),
-    (["--score", "after=cosine"], "'cosine' is not one of similarity, ip, cosine-distance, l2"),
+    (["--score", "after=cosine"], "'cosine' is not one of similarity, cosine-distance, l2, ip"),
     (["--ground-truth", str(EX / "qrels.trec")], "give exactly one of --qrels FILE and --ground-truth FILE"),
 ])
 def test_bad_options_exit_2_with_one_line(extra, message, capsys):

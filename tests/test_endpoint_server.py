@@ -135,9 +135,10 @@ def test_measures_over_answered_equal_those_of_the_same_rankings_as_a_run_file(s
     svc, srv = served
     cfg = _config(tmp_path, srv.url + "/search")
     ep_json = tmp_path / "ep.json"
-    _report(capsys, "--endpoint", "blue", "--endpoint-config", cfg, "--queries", str(EXAMPLE / "queries.tsv"),
-            "--qrels", str(EXAMPLE / "qrels.trec"), "--deadline", "1", "--concurrency", "4", "--retries", "0",
-            "--json", str(ep_json))
+    _, out, _ = _report(capsys, "--endpoint", "blue", "--endpoint-config", cfg, "--queries",
+                        str(EXAMPLE / "queries.tsv"), "--qrels", str(EXAMPLE / "qrels.trec"), "--deadline", "1",
+                        "--concurrency", "4", "--retries", "0", "--json", str(ep_json))
+    assert "Chunk offsets: not checked (give --corpus)." in out  # an endpoint returns its chunks: no --chunks
     ep = json.loads(ep_json.read_text())
     run = tmp_path / "ref.trec"
     _trec(run, svc, ANSWERED)
@@ -194,7 +195,7 @@ def test_retries_after_5xx_and_429_then_counted_once(served, secret_env):
     spec = endpoint_from_table("blue", {"url": srv.url + "/search", "headers": {"x-api-key": "env:EP_TEST_KEY"}})
     system = endpoint_system([spec], queries=Q, qrels=read_qrels(EXAMPLE / "qrels.trec"), deadline=DEADLINE,
                              retries=1, concurrency=2)
-    by = {o.query_id: o for o in system.requests["blue"].outcomes}
+    by = {o.query_id: o for o in system.settings["requests"]["blue"].outcomes}
     assert (by["q1"].outcome, by["q1"].attempts) == ("answered", 2)
     assert (by["q2"].outcome, by["q2"].attempts) == ("answered", 2)
     assert (by["q3"].outcome, by["q3"].status, by["q3"].attempts) == ("http_error", 500, 2)

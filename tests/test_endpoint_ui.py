@@ -9,7 +9,7 @@ import json
 import os
 
 import pytest
-from conftest import ROOT, shown
+from conftest import PAGES, ROOT, every_page, shown
 from endpoint_server import EXAMPLE, LoopbackServer, Service, need_uvicorn
 from streamlit.testing.v1 import AppTest
 
@@ -96,8 +96,8 @@ def test_asked_once_counted_on_overview_and_the_secret_never_shows(dashboard):
     assert list(lat["outcome"]) == ["all", "answered", "timed out", "HTTP error", "malformed response"]
     page = _everything(at)
     assert "first malformed response: n5/doc: not JSON" in page and SECRET not in page
-    for page_name in ("app_pages/2_Strategies.py", "app_pages/5_Threshold.py", "app_pages/1_Overview.py"):
-        _ok(at.switch_page(page_name).run())
+    for page_name in PAGES:  # every page draws the endpoint's run set, and none shows the header's secret
+        every_page(at, [page_name])
         assert SECRET not in _everything(at)
     _ok(at.run())
     assert svc.requests == sent  # reruns and page switches never ask again

@@ -6,16 +6,12 @@ import math
 
 import pytest
 
-from audit.evaluation import (
-    ColumnResult,
-    QueryResult,
-    holm,
-    paired_test,
-    paired_tests,
-    queries_needed,
-    sign_test,
-    wilson,
-)
+import numpy as np
+
+from audit.evaluation import holm, paired_test, paired_tests, queries_needed, sign_test, wilson
+from audit.evaluation.judgments import Qrels
+from audit.evaluation.measures import evaluate_run
+from audit.runset import Ranked, Run
 
 
 @pytest.mark.parametrize("k, n, low, high", [(38, 64, 0.471, 0.705), (53, 64, 0.718, 0.901)])
@@ -65,13 +61,24 @@ def test_queries_needed():
 
 
 def col(name, ranks):
-    return ColumnResult(name, "dense", tuple(QueryResult(f"q{i}", f"n{i}", "documentation" if i % 2 == 0
-                                                         else "ticket", r) for i, r in enumerate(ranks)))
+    """A run evaluated on one judged chunk per query, found at the given 1-based rank (None: not returned).
+
+    Query ``q{i}`` is a documentation question for even ``i``, a ticket for odd ``i``; the relevant
+    chunk is ``n{i}``, preceded by ``rank - 1`` unjudged chunks.
+    """
+    rankings = {}
+    for i, r in enumerate(ranks):
+        ids = tuple(f"x{j}" for j in range(r - 1 if r else 3)) + ((f"n{i}",) if r else ())
+        rankings[f"q{i}"] = Ranked(ids, np.zeros(len(ids)))
+    qrels = Qrels({f"q{i}": {f"n{i}": 1} for i in range(len(ranks))})
+    phrasings = {f"q{i}": "documentation" if i % 2 == 0 else "ticket" for i in range(len(ranks))}
+    return evaluate_run(Run(name, "cosine-distance", rankings, retriever="dense"), qrels, phrasings=phrasings)
 
 
 def test_column_metrics_by_hand():
     c = col("A", [1, 3, None, 25, 8])
-    assert c.hits(1).tolist() == [True, False, False, False, False]
+    assert c.hits(1) == [True, False, False, False, False]
+    assert [q.first_relevant for q in c.per_query] == [1, 3, None, 25, 8]
     assert c.recall(4).successes == 2 and c.recall(8).successes == 3 and c.recall(20).successes == 3
     # MRR@20: (1 + 1/3 + 0 + 0 + 1/8) / 5 -- rank 25 is beyond 20
     assert c.mrr() == pytest.approx((1 + 1 / 3 + 1 / 8) / 5)

@@ -6,13 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from audit.evaluation.measures import (
-    evaluate_runs,
-    measure_names,
-    paired_success,
-    passes_cut,
-    results_frame,
-)
+from audit.evaluation.measures import evaluate_run, measure_names, results_frame
+from audit.evaluation.paired import paired_test
+from audit.evaluation.threshold import gate, gate_queries
 from audit.ingest import load_folder
 from audit.sources.imported import (
     check_chunks,
@@ -21,6 +17,7 @@ from audit.sources.imported import (
     read_queries,
     read_run,
 )
+from audit.sources.imported.system import load_system
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "data" / "example"
 
@@ -30,7 +27,7 @@ def example():
     qrels = read_qrels(EXAMPLE / "qrels.trec")
     before = read_run(EXAMPLE / "before.trec", score_kind="cosine-distance")  # the old system wrote distances
     after = read_run(EXAMPLE / "after.trec")  # the new one similarities
-    rb, ra = evaluate_runs([before, after], qrels)
+    rb, ra = evaluate_run(before, qrels), evaluate_run(after, qrels)
     return qrels, before, after, rb, ra
 
 
@@ -64,7 +61,7 @@ def test_before_and_after_by_hand(example):
     assert ra.mean("R@1") == pytest.approx(5.5 / 9)
     assert ra.mean("P@20") == pytest.approx((2 + 2 + 1 + 1 + 1 + 1 + 1 + 2 + 0) / 20 / 9)  # runs of 5 < 20
     assert after.rank_conflicts == ("q6",) and before.rank_conflicts == ()
-    t = paired_success(ra, rb, 1)
+    t = paired_test(ra, rb, 1)
     assert (t.wins, t.losses, t.win_ids) == (4, 0, ("q2", "q3", "q4", "q5")) and t.p == pytest.approx(0.125)
     df = results_frame([rb, ra])
     assert list(df["name"]) == ["before", "after"] and df["Success@1"].round(4).tolist() == [0.3333, 0.7778]
@@ -81,7 +78,7 @@ def test_before_and_after_against_ir_measures(example):
     names = measure_names()
     ms = [ir_measures.parse_measure(n) for n in names]
     for run, res, sign in ((before, rb, -1), (after, ra, 1)):
-        d = {q: {c: sign * s for c, s in r} for q, r in run.rankings.items()}  # ir_measures wants higher = better
+        d = {q: {c: sign * s for c, s in r.top(len(r))} for q, r in run.rankings.items()}  # higher = better
         agg = ir_measures.calc_aggregate(ms, qrels.judgments, d)
         for n, m in zip(names, ms):
             if not n.startswith("RR@"):
@@ -95,9 +92,19 @@ def test_out_of_domain_runs_in_their_own_units():
     b = read_run(EXAMPLE / "ood-before.trec", score_kind="cosine-distance")
     a = read_run(EXAMPLE / "ood-after.trec")
     assert set(b.rankings) == set(a.rankings) == set(ood)
-    top_b = {q: r[0][1] for q, r in b.rankings.items()}
-    top_a = {q: r[0][1] for q, r in a.rankings.items()}
+    top_b = {q: float(r.scores[0]) for q, r in b.rankings.items()}
+    top_a = {q: float(r.scores[0]) for q, r in a.rankings.items()}
     assert top_b == {"o1": 0.58, "o2": 0.81, "o3": 0.41, "o4": 0.52} and top_a["o3"] == 0.55
-    # bluffs at a cut: out-of-domain queries whose best chunk survives it
-    assert [q for q, s in top_b.items() if passes_cut(s, 0.55, "cosine-distance")] == ["o3", "o4"]
-    assert [q for q, s in top_a.items() if passes_cut(s, 0.45)] == ["o3", "o4"]
+    # bluffs at a cut: out-of-domain queries whose best chunk survives it. passes_cut is gone: the one gate,
+    # on the system's gate queries, the cut given in each run's own units
+    system = load_system(EXAMPLE / "queries.tsv", {"before": EXAMPLE / "before.trec", "after": EXAMPLE / "after.trec"},
+                         {"before": "cosine-distance"}, qrels=EXAMPLE / "qrels.trec",
+                         ood_queries=EXAMPLE / "ood-queries.tsv",
+                         ood_runs={"before": EXAMPLE / "ood-before.trec", "after": EXAMPLE / "ood-after.trec"})
+
+    def bluffing(run, cut):
+        g = system.run(run).gate_kind.to_gate(cut)
+        return [q.query_id for q in gate_queries(system, run) if not q.in_domain and gate(q, g).outcome == "bluff"]
+
+    assert bluffing("before", 0.55) == ["o3", "o4"]  # distances 0.41 and 0.52 strictly below 0.55
+    assert bluffing("after", 0.45) == ["o3", "o4"]  # similarities 0.55 and 0.47 strictly above 0.45

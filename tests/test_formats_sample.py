@@ -23,7 +23,7 @@ from audit.ingest import load_folder
 from audit.ingest.locators import locator
 from audit.models import HashingEncoder
 from audit.report.formats import formats_frame, not_read_frame
-from audit.report.views import citations_frame
+from audit.views.citations import citations_frame
 
 SAMPLE = ROOT / "data" / "formats"
 
@@ -78,7 +78,7 @@ def test_the_citation_table_shows_the_locators(sample):
     assert list(frame["where"]) == ["sheet Escalation, A1:C4", "0:38.5–1:04"]
     assert frame["range"].iloc[0] == "A1:C4" and frame["range"].isna().iloc[1]  # a transcript has no cells
     assert frame["t_start"].isna().iloc[0] and frame["t_start"].iloc[1] == 38.5
-    assert frame["quote matches locator"].all()
+    assert (frame["quote matches locator"] == "yes").all()
 
 
 def test_overview_frames_list_formats_and_what_was_not_read(sample):

@@ -9,9 +9,10 @@ import pytest
 from test_store import N_DOCS, write_docs
 
 from audit.chunking import PRESETS
+from audit.evaluation.measures import KS
+from audit.evaluation.upgrade import diff_runs
 from audit.groundtruth import GroundTruth, Needle, validate
 from audit.index import IndexStore, index_corpus
-from audit.evaluation.upgrade import diff_runs
 from audit.index.health import check_index
 from audit.ingest import load_folder
 from audit.models import HashingEncoder
@@ -124,7 +125,7 @@ def test_compare_two_indexes(tmp_path):
     gt = GroundTruth(tuple(acc), loc, (), ("paella", "passport renewal"))
     diff = compare_files(old, new, gt, e_old, e_new, "E", threshold=0.6)
     assert len(diff.per_query) == 2 * N_DOCS
-    assert [t.k for t in diff.tests] == [1, 4, 8, 10, 20]
+    assert [t.k for t in diff.tests] == list(KS) == [1, 4, 8, 10, 20]  # one set of k everywhere
     for t in diff.tests:  # wins/losses are exactly the queries that changed side at k
         before = diff.per_query["rank before"] <= t.k
         after = diff.per_query["rank after"] <= t.k
@@ -132,6 +133,7 @@ def test_compare_two_indexes(tmp_path):
     assert set(diff.at_threshold["outcome"]) >= {"bluff", "abandoned"}
     part = diff.at_threshold[diff.at_threshold["outcome"] != "abandoned answerable"]
     assert part["before"].sum() == part["after"].sum() == 2 * N_DOCS + 2  # every query lands in one outcome
+    assert diff.threshold == 0.6 and diff.how == "given"
     assert set(diff.samples["when"]) == {"before", "after"}
     with pytest.raises(ValueError, match="was built with hashing:16 \\(16 dims\\)"):
         compare_files(old, new, gt, e_new, e_new, "E")

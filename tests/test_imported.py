@@ -7,7 +7,6 @@ from pathlib import Path
 
 import pytest
 
-from audit.evaluation.measures import ScoreKindError
 from audit.groundtruth import Needle
 from audit.ingest import Corpus, load_folder, markdown_document
 from audit.sources.imported import (
@@ -25,6 +24,7 @@ from audit.sources.imported import (
     read_trec_qrels,
     read_trec_run,
 )
+from audit.runset import ScoreKindError
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "data" / "example"
 
@@ -51,10 +51,10 @@ def test_trec_run_good(tmp_path):
     assert run.name == "sys" and run.score_kind == "similarity" and run.source == str(p)
     # c1 and c2 tie at 0.9: evaluated order is chunk id descending (trec_eval), so c2 first,
     # which contradicts the file's rank column for q1
-    assert run.ranking("q1") == ("c2", "c1") and run.rank_conflicts == ("q1",)
-    assert run.rankings["q2"] == (("c3", -0.15),)  # tabs split like spaces, CRLF stripped
+    assert run.ids("q1") == ("c2", "c1") and run.rank_conflicts == ("q1",)
+    assert run.rankings["q2"].top(5) == [("c3", -0.15)]  # tabs split like spaces, CRLF stripped
     d = read_trec_run(p, name="old", score_kind="cosine-distance")
-    assert d.name == "old" and d.ranking("q1") == ("c2", "c1")  # a tie stays a tie after negation
+    assert d.name == "old" and d.ids("q1") == ("c2", "c1")  # a tie stays a tie after negation
 
 
 @pytest.mark.parametrize("text, line, reason", [
@@ -87,10 +87,10 @@ def test_jsonl_run_good_and_dispatch(tmp_path):
             {"query_id": "1", "chunk_id": "b", "rank": 2, "score": 0.4, "extra": True}]
     p = write(tmp_path, "sys.run", "".join(json.dumps(r) + "\n" for r in rows))
     run = read_run(p, score_kind="l2")  # not named .jsonl: recognised by its first character
-    assert run.ranking("1") == ("a", "b") and run.rank_conflicts == ()  # integer id read as "1"; lower l2 first
-    assert read_jsonl_run(p).ranking("1") == ("b", "a")  # the same file as similarities
+    assert run.ids("1") == ("a", "b") and run.rank_conflicts == ()  # integer id read as "1"; lower l2 first
+    assert read_jsonl_run(p).ids("1") == ("b", "a")  # the same file as similarities
     t = write(tmp_path, "sys.txt", "1 Q0 a 1 3 x\n")
-    assert read_run(t).ranking("1") == ("a",)
+    assert read_run(t).ids("1") == ("a",)
 
 
 @pytest.mark.parametrize("line, reason", [

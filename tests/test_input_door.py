@@ -113,13 +113,16 @@ def test_run_distances_are_clipped_and_a_zero_cut_refuses_an_identical_chunk(tmp
     corpus = load_folder(docs)
     enc = load_encoder("hashing")
     run = run_audit(corpus, load_ground_truth(corpus, gt, ood), [PRESETS["C"]], enc, ("dense",), reranker=None)
-    s = run.strategy("C")
+    s = run.spaces["C"]
     raw = 1.0 - run.query_vectors.astype(np.float32) @ s.vectors.T
     assert raw.min() < 0  # the hashing encoder's float32 unit vectors: 1 - v·v = -2.4e-07 for this text
-    assert s.distances.min() == 0.0 and s.distances.max() <= 2.0
-    from audit.evaluation.threshold import counts_at, separation
+    dense = run.column("C", "dense")
+    distances = np.concatenate([r.scores for r in dense.rankings.values()])  # every query × chunk, all kept
+    assert distances.size == raw.size and distances.min() == 0.0 and distances.max() <= 2.0
+    assert min(r.nearest for r in dense.rankings.values()) == 0.0
+    from audit.evaluation.threshold import counts_at, gate_queries, separation
 
-    qs = run.threshold_queries("C")
+    qs = gate_queries(run, dense)
     assert separation(qs).best_out_of_domain == 0.0
     # the gate keeps distances strictly below the cut: at 0 nothing is kept, so the query is refused
     assert counts_at(qs, 0.0).bluff == 0
@@ -182,19 +185,21 @@ def test_rerank_pairs_over_the_window_are_counted_and_flagged(tmp_path, capsys):
     corpus = load_folder(docs)
     run = run_audit(corpus, load_ground_truth(corpus, gt), [PRESETS["C"]], load_encoder("hashing"),
                     ("dense", "hybrid", "rerank"), reranker=WordCross())
-    s = run.strategy("C")
+    s = run.spaces["C"]
     # C gives 3 chunks: "# A" (1 word), "Keys rotate daily." (3), the long one (23 words). Pairs: 3 + query words
     # + chunk words. "when do keys rotate" (4): 8, 10, 30 → only the long chunk is over 12; "keys?" (1): 5, 7, 27
     long_id = next(c.chunk_id for c in s.chunks.chunks if c.content.startswith("word"))
-    assert s.rerank_over_window == [[(long_id, 30)], [(long_id, 27)]]
-    assert s.n_rerank_over_window == 2 and run.rerank_window == 12
-    from audit.report import render_text, to_json
+    assert s.rerank_over_window == {"k/doc": ((long_id, 30),), "k/ticket": ((long_id, 27),)}
+    assert sum(len(x) for x in s.rerank_over_window.values()) == 2 and run.settings["rerank_window"] == 12
+    from audit.report import build_report
     from audit.report.tables import rerank_window_frame
 
-    row = next(r for r in to_json(run)["results"] if r["retriever"] == "rerank")
+    report = build_report(run, saved_path=tmp_path / "threshold.json")
+    js = report.to_json()
+    row = next(r for r in js["results"] if r["retriever"] == "rerank")
     assert row["rerank_pairs_over_window"] == 2
-    assert next(r for r in to_json(run)["results"] if r["retriever"] == "dense")["rerank_pairs_over_window"] is None
-    assert "rerank pairs over the cross-encoder window (12 tokens" in render_text(run)
+    assert next(r for r in js["results"] if r["retriever"] == "dense")["rerank_pairs_over_window"] is None
+    assert "rerank pairs over the cross-encoder window (12 tokens" in report.render_text()
     assert rerank_window_frame(run).to_dict("records") == [
         {"strategy": "C", "pairs reranked": 6, "pairs over window": 2, "queries with one": 2}]
 
@@ -264,11 +269,16 @@ def test_compare_and_the_saved_threshold_check_the_cut(tmp_path, monkeypatch, ba
     capsys.readouterr()
     assert main(["compare", str(db), str(db), "--ground-truth", str(gt), "--threshold", bad]) == 2
     assert capsys.readouterr().err.strip() == f"error: --threshold must be a cosine distance in [0, 2], got {float(bad)!r}"
-    from audit.evaluation.threshold import load_threshold
+    from audit.evaluation.saved_cut import load_cuts
 
     saved = tmp_path / "threshold.json"
     saved.write_text('{"threshold": %s}' % {"nan": "NaN", "inf": "Infinity"}.get(bad, bad), encoding="utf-8")
-    assert load_threshold(saved) is None  # a saved cut outside [0, 2] is never applied
+    # an old file's cut was a cosine distance: outside [0, 2] it is never applied, nor even offered
+    assert load_cuts(saved) == []
+    key = {"corpus": "c", "model_digest": "d", "strategy": {"name": "E"}, "retriever": "dense",
+           "score_kind": "cosine-distance"}
+    saved.write_text(json.dumps({"version": 2, "cuts": [{"cut": float(bad), "key": key}]}), encoding="utf-8")
+    assert load_cuts(saved) == []  # a cosine-distance cut outside [0, 2] (or not finite) is skipped
 
 
 def test_a_similarity_cut_is_not_held_to_0_2(capsys):

@@ -6,20 +6,13 @@ import math
 
 import pytest
 
-from audit.evaluation.measures import (
-    KS,
-    Qrels,
-    Run,
-    ScoreKindError,
-    evaluate,
-    evaluate_runs,
-    measure_names,
-    order,
-    paired_success,
-    paired_success_tests,
-    passes_cut,
-    query_measures,
-)
+import numpy as np
+
+from audit.evaluation.judgments import Qrels
+from audit.evaluation.measures import KS, evaluate, evaluate_run, measure_names, query_measures
+from audit.evaluation.paired import paired_test, paired_tests
+from audit.evaluation.threshold import kept
+from audit.runset import Ranked, Run, RunSet, ScoreKindError, Source, score_kind
 
 ir_measures = pytest.importorskip("ir_measures")
 
@@ -56,6 +49,16 @@ UNTIED = {
 }
 
 
+def ranks(ids, judgments):
+    """``(1-based rank, grade)`` of the judged chunks of an ordered list of ids (what query_measures reads)."""
+    return [(r, judgments[c]) for c, r in Ranked(tuple(ids), np.zeros(len(ids))).ranks_of(judgments)]
+
+
+def order(scores, kind="similarity"):
+    """The chunk ids of one query's ``{chunk id: score}`` in the order the run is evaluated in."""
+    return Run.from_scores("r", {"q": scores}, kind).ids("q")
+
+
 def ir_values(qrels, run, names):
     """Per-query and aggregate values from ir_measures, keyed by our names."""
     measures = {n: ir_measures.parse_measure(n) for n in names}
@@ -82,7 +85,7 @@ def test_parity_with_ir_measures(run):
     """Every measure, per query and aggregated, equals ir_measures 0.4.3 — except RR@k on a tied run,
     which ir_measures computes with another tie order (see the next test)."""
     names = [n for n in measure_names() if not (run is TIED and n.startswith("RR@"))]
-    ours = evaluate(Run.from_scores("r", run), Qrels(QRELS))
+    ours = evaluate_run(Run.from_scores("r", run), Qrels(QRELS))
     per, agg = ir_values(QRELS, run, names)
     assert ours.n_queries == 5 and ours.n_missing == 1  # q3 judged, not in the run
     assert ours.n_unjudged == (1 if run is TIED else 0)  # q9 ignored, as ir_measures does
@@ -104,7 +107,7 @@ def test_rr_at_k_on_ties_differs_from_ir_measures_and_why():
     *descending*. ir_measures' RR@20 then differs from its own RR on a 4-chunk run. We use trec_eval's
     order for every measure, so RR@k with k beyond the run equals RR."""
     per, _ = ir_values(QRELS, TIED, ["RR@20", "RR", "RR@1"])
-    ours = {q.query_id: q.values for q in evaluate(Run.from_scores("t", TIED), Qrels(QRELS)).per_query}
+    ours = {q.query_id: q.values for q in evaluate_run(Run.from_scores("t", TIED), Qrels(QRELS)).per_query}
     # q4: n, o, p tie at 2.0. trec_eval order p, o, n → first relevant (p, grade 3) at rank 1.
     # MS MARCO order n, o, p → n has grade -1, o is relevant at rank 2.
     assert per[("q4", "RR")] == 1.0 and per[("q4", "RR@20")] == 0.5  # ir_measures disagrees with itself
@@ -117,12 +120,12 @@ def test_rr_at_k_on_ties_differs_from_ir_measures_and_why():
             continue
         asc = [c for c, _ in sorted(scores.items(), key=lambda it: (-it[1], it[0]))]
         for k in (1, 20):
-            assert query_measures(asc, QRELS[q], (k,))[f"RR@{k}"] == per[(q, f"RR@{k}")]
+            assert query_measures(ranks(asc, QRELS[q]), QRELS[q], (k,))[f"RR@{k}"] == per[(q, f"RR@{k}")]
 
 
 def test_graded_ndcg_and_friends_by_hand():
     # order c (non-relevant), a (grade 2), b (grade 1)
-    v = query_measures(["c", "a", "b"], {"a": 2, "b": 1, "c": 0})
+    v = query_measures(ranks(["c", "a", "b"], {"a": 2, "b": 1, "c": 0}), {"a": 2, "b": 1, "c": 0})
     dcg = 2 / math.log2(3) + 1 / math.log2(4)  # ranks 2 and 3
     ideal = 2 / math.log2(2) + 1 / math.log2(3)  # a then b
     assert v["nDCG"] == pytest.approx(dcg / ideal)
@@ -136,7 +139,7 @@ def test_graded_ndcg_and_friends_by_hand():
 
 def test_a_relevant_chunk_never_returned_caps_recall_and_ndcg():
     # 2 relevant (a grade 1, u grade 1); only a returned at rank 1
-    v = query_measures(["a", "x"], {"a": 1, "u": 1})
+    v = query_measures(ranks(["a", "x"], {"a": 1, "u": 1}), {"a": 1, "u": 1})
     assert v["R@20"] == 0.5 and v["Success@1"] == 1.0
     assert v["nDCG"] == pytest.approx(1 / (1 + 1 / math.log2(3)))  # ideal has u at rank 2
 
@@ -148,34 +151,42 @@ def test_score_kinds_order():
     assert order(dist, "similarity") == ("c", "b", "a")  # higher first, tie c/b by id descending
     assert order(dist, "ip") == order(dist, "similarity")
     q = Qrels({"q": {"a": 1}})
-    assert evaluate(Run.from_scores("d", {"q": dist}, "cosine-distance"), q).mean("RR") == 1.0
-    assert evaluate(Run.from_scores("s", {"q": dist}), q).mean("RR") == pytest.approx(1 / 3)
+    assert evaluate_run(Run.from_scores("d", {"q": dist}, "cosine-distance"), q).mean("RR") == 1.0
+    assert evaluate_run(Run.from_scores("s", {"q": dist}), q).mean("RR") == pytest.approx(1 / 3)
     with pytest.raises(ScoreKindError, match="unknown score kind 'cosine'"):
         order(dist, "cosine")
     with pytest.raises(ValueError, match="NaN"):
         order({"a": math.nan}, "similarity")
 
 
-def test_passes_cut_in_the_runs_units():
+def passes_cut(score, cut, kind="similarity"):
+    """Whether the one gate keeps a chunk of ``score`` at ``cut``, both in the run's own units."""
+    k = score_kind(kind)
+    return bool(kept(np.array([k.to_gate(score)]), k.to_gate(cut)).size)
+
+
+def test_the_gate_keeps_in_the_runs_units():
+    # passes_cut (a second copy of the gate) is gone: the one gate (kept) on ScoreKind.to_gate values
     assert passes_cut(0.8, 0.7) and not passes_cut(0.7, 0.7)  # similarity: strictly above
     assert passes_cut(0.2, 0.3, "cosine-distance") and not passes_cut(0.3, 0.3, "cosine-distance")
     assert passes_cut(5.0, 4.0, "ip") and passes_cut(1.0, 1.5, "l2")
+    assert not passes_cut(4.0, 5.0, "ip") and not passes_cut(1.5, 1.0, "l2")
 
 
 def test_explicit_queries_count_a_query_without_judgments():
     # a needle no chunk holds: an empty judgment set still counts, as 0
     q = Qrels({"n1/doc": {"c1": 1}, "n2/doc": {}})
     run = Run.from_scores("r", {"n1/doc": {"c1": 0.9}, "n2/doc": {"c1": 0.8}})
-    r = evaluate(run, q)
+    r = evaluate_run(run, q)
     assert r.n_queries == 2 and r.mean("Success@1") == 0.5 and r.n_missing == 0
-    r = evaluate(run, q, query_ids=["n1/doc"])
+    r = evaluate_run(run, q, query_ids=["n1/doc"])
     assert r.n_queries == 1 and r.mean("Success@1") == 1.0
     with pytest.raises(ValueError, match="cut-offs must be >= 1"):
-        evaluate(run, q, ks=(0,))
+        evaluate_run(run, q, ks=(0,))
 
 
 def test_to_dict_wilson_only_on_success_and_frame():
-    r = evaluate(Run.from_scores("tied", TIED), Qrels(QRELS))
+    r = evaluate_run(Run.from_scores("tied", TIED), Qrels(QRELS))
     d = r.to_dict()
     assert d["name"] == "tied" and d["n_queries"] == 5 and d["score_kind"] == "similarity"
     assert set(measure_names()) <= set(d)
@@ -200,19 +211,21 @@ def test_paired_sign_test_on_success():
     # a hits q0..q4 at rank 1, b only q0 → wins q1..q4, no loss; q5 missed by both
     a = Run.from_scores("a", {f"q{i}": {"good": 1.0, "bad": 0.5} for i in range(5)})
     b = Run.from_scores("b", {"q0": {"good": 1.0}, **{f"q{i}": {"bad": 1.0} for i in range(1, 6)}})
-    ra, rb = evaluate_runs([a, b], q)
-    t = paired_success(ra, rb, 1)
+    runset = RunSet(Source("files", "two runs"), (), {"": q}, (a, b))
+    ra, rb = evaluate(runset)  # every run of the run set against its space's judgments, run order
+    assert (ra.name, rb.name) == ("a", "b")
+    t = paired_test(ra, rb, 1)
     assert (t.wins, t.losses, t.n) == (4, 0, 6) and t.win_ids == ("q1", "q2", "q3", "q4")
     assert t.p == pytest.approx(2 * 0.5 ** 4)  # exact two-sided sign test, 4 of 4 discordant
-    tests = paired_success_tests([ra, rb, rb], 1)
+    tests = paired_tests([ra, rb, rb], 1)
     assert len(tests) == 3 and tests[2].wins == tests[2].losses == 0 and tests[2].p_holm == 1.0
     assert tests[0].p_holm == pytest.approx(min(1.0, 3 * t.p))  # Holm: smallest p times 3
-    other = evaluate(a, Qrels({"q0": {"good": 1}}))
+    other = evaluate_run(a, Qrels({"q0": {"good": 1}}))
     with pytest.raises(ValueError, match="do not hold the same queries"):
-        paired_success(ra, other, 1)
+        paired_test(ra, other, 1)
 
 
 def test_unknown_measure_name():
-    r = evaluate(Run.from_scores("r", UNTIED), Qrels(QRELS))
+    r = evaluate_run(Run.from_scores("r", UNTIED), Qrels(QRELS))
     with pytest.raises(KeyError, match="unknown measure 'MAP'"):
         r.mean("MAP")

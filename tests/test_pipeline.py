@@ -9,18 +9,13 @@ import numpy as np
 import pytest
 
 from audit.chunking import Strategy
-from audit.evaluation.threshold import sweep_frame
+from audit.evaluation.measures import evaluate
+from audit.evaluation.threshold import run_sweep, sweep_frame
 from audit.groundtruth import GroundTruth, Needle, validate
 from audit.ingest import Corpus, markdown_document
 from audit.models import HashingEncoder
-from audit.report import (
-    chunks_frame,
-    key_comparisons,
-    rank_matrix,
-    render_text,
-    results_frame,
-    to_json,
-)
+from audit.report import build_report, chunks_frame, key_comparisons, rank_matrix, results_frame
+from audit.report.tables import result
 from audit.sources import run_audit
 
 # 40 filler characters, then the needle starts at offset 40 and crosses the blind cut at 50
@@ -45,6 +40,12 @@ def gt(c):
     return GroundTruth(tuple(acc), loc, (), ("paella recipe with saffron", "zebra"))
 
 
+def ranks(runset, strategy, retriever) -> dict:
+    """Query id → 1-based rank of its needle's first chunk in one built-in column (None: not retrieved)."""
+    res = result(evaluate(runset), f"{strategy}/{retriever}")
+    return {q.query_id: q.first_relevant for q in res.per_query}
+
+
 def test_destroyed_overlap_only_and_past_window():
     c = corpus()
     blind = Strategy("blind50", "blind", target=50)
@@ -53,34 +54,37 @@ def test_destroyed_overlap_only_and_past_window():
     enc = HashingEncoder(dims=64, window=12)  # reads 10 tokens: LONG's marker sentence is past it
     run = run_audit(c, gt(c), [blind, blind_ov, whole], enc, retrievers=("dense", "bm25", "hybrid"),
                     reranker=None)
-    assert run.strategy("blind50").destroyed == ["z"]  # the needle straddles offset 50
-    assert run.strategy("blind50o").destroyed == []
-    assert run.strategy("blind50o").overlap_only == ["z"]  # only the tail + content holds it
-    assert "m" in run.strategy("whole").past_window
-    assert run.strategy("whole").destroyed == []
+    assert run.spaces["blind50"].needles.destroyed == ["z"]  # the needle straddles offset 50
+    assert run.spaces["blind50o"].needles.destroyed == []
+    assert run.spaces["blind50o"].needles.overlap_only == ["z"]  # only the tail + content holds it
+    assert "m" in run.spaces["whole"].needles.past_window
+    assert run.spaces["whole"].needles.destroyed == []
     # a destroyed needle is never retrieved, whatever the retriever
-    col = run.column("blind50", "bm25")
-    assert [q.rank for q in col.per_query if q.needle_id == "z"] == [None, None]
+    col = ranks(run, "blind50", "bm25")
+    assert [r for q, r in col.items() if run.query(q).needle_id == "z"] == [None, None]
     # BM25 finds the needle's chunk first for the documentation question on the whole-document strategy
-    assert run.column("whole", "bm25").per_query[0].rank == 1
+    assert list(ranks(run, "whole", "bm25").items())[0] == ("z/doc", 1)
 
 
-def test_report_tables_and_json_shape():
+def test_report_tables_and_json_shape(tmp_path):
     c = corpus()
     run = run_audit(c, gt(c), [Strategy("A", "blind", target=50), Strategy("C", "boundaries", target=60)],
                     HashingEncoder(dims=64), reranker=None)
-    df = results_frame(run)
+    results = evaluate(run)
+    df = results_frame(run, results)
     assert set(df["retriever"]) == {"dense", "bm25", "hybrid", "rerank"}
     rr = df[df["retriever"] == "rerank"].iloc[0]
     assert not rr["available"] and "no cross-encoder" in rr["reason"]
     assert df[df["strategy"] == "A"]["destroyed"].iloc[0] == 1
-    assert rank_matrix(run).shape[0] == 4  # one row per in-domain query
-    assert chunks_frame(run)["chunks"].tolist() == [len(s.chunks) for s in run.strategies]
-    sw = sweep_frame(run.sweep("C"))
+    assert rank_matrix(results).shape[0] == 4  # one row per in-domain query
+    assert chunks_frame(run)["chunks"].tolist() == [len(run.spaces[n].chunks) for n in run.strategies] == [
+        len(run.spaces["A"].chunks), len(run.spaces["C"].chunks)]
+    sw = sweep_frame(run_sweep(run, run.column("C", "dense"))[1])
     assert sw["threshold"].iloc[-1] == math.inf and sw["bluff"].iloc[-1] == 2
-    text = render_text(run)
+    report = build_report(run, saved_path=tmp_path / "threshold.json")
+    text = report.render_text()
     assert "Success@k (the specification's recall@k) with Wilson 95% intervals" in text and "rerank unavailable" in text
-    js = json.loads(json.dumps(to_json(run), default=str))
+    js = json.loads(json.dumps(report.to_json(), default=str))
     row = js["results"][0]
     for key in ("strategy", "retriever", "n_queries", "recall@1", "recall@4", "recall@8", "recall@20", "mrr",
                 "destroyed"):
@@ -88,7 +92,7 @@ def test_report_tables_and_json_shape():
     assert js["rejected"] == []
     assert js["provenance"]["corpus_sha256"] == c.sha256
     # A and C are not the specification's pairs: only the retriever comparisons on the base strategy (no E: A)
-    kc = key_comparisons(run)
+    kc = key_comparisons(run, results)
     assert set(zip(kc["a"], kc["b"])) == {("A/bm25", "A/dense"), ("A/hybrid", "A/dense"), ("A/hybrid", "A/bm25")}
     assert list(kc.columns) == ["a", "b", "k", "wins", "losses", "p", "p (Holm)", "queries needed"]
 
@@ -101,9 +105,7 @@ def test_shuffling_the_ground_truth_changes_no_query_result():
     a = run_audit(c, g, s, HashingEncoder(dims=64), ("dense", "bm25", "hybrid"), reranker=None)
     b = run_audit(c, rev, s, HashingEncoder(dims=64), ("dense", "bm25", "hybrid"), reranker=None)
     for r in ("dense", "bm25", "hybrid"):
-        ra = {q.query_id: q.rank for q in a.column("C", r).per_query}
-        rb = {q.query_id: q.rank for q in b.column("C", r).per_query}
-        assert ra == rb
+        assert ranks(a, "C", r) == ranks(b, "C", r)
 
 
 def test_empty_corpus_and_bad_retriever_are_clear_errors():
@@ -125,16 +127,16 @@ def test_rerank_with_a_local_cross_encoder_runs():
     c = corpus()
     run = run_audit(c, gt(c), [Strategy("C", "boundaries", target=60)], HashingEncoder(dims=64),
                     reranker=Cross())
-    assert run.rerank_error is None and run.reranker == "fake"
-    assert run.column("C", "rerank").per_query[0].rank == 1
-    assert len(run.strategy("C").latency_ms["rerank"]) == len(run.queries)
+    assert run.settings["rerank_error"] is None and run.settings["reranker"] == "fake"
+    assert ranks(run, "C", "rerank")["z/doc"] == 1
+    assert len(run.column("C", "rerank").latency_ms) == len(run.queries)
 
 
 def test_builtin_rows_carry_ir_measures_names_equal_to_the_specifications():
     # with the audit's own order, Success@k is recall@k and RR@20 is MRR@20, query by query
     c = corpus()
     run = run_audit(c, gt(c), [Strategy("C", "boundaries", target=60)], HashingEncoder(dims=64), reranker=None)
-    df = results_frame(run)
+    df = results_frame(run, evaluate(run))
     avail = df[df["available"]]
     for k in (1, 4, 8, 20):
         assert (avail[f"Success@{k}"] == avail[f"recall@{k}"]).all()

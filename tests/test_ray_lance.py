@@ -178,11 +178,9 @@ def test_health_of_a_clean_index_flags_only_the_failed_file(local_uri):
     assert bad == ["failed"] and h.exit_code == 1
     assert h.finding("failed").documents == ({"doc_id": BROKEN, "why": "not UTF-8 text (byte 0xe9 at byte offset 3)"},)
     n = lance.dataset(local_uri).count_rows()
-    c = h.figures["counts"]
-    assert c["rows"] == n == h.n_rows and h.n_documents == len(DOCS) and h.figures["failed"] == 1
-    assert c["duplicate_rows"] == 0 and c["offset_mismatch"] == 0 and c["model_stamps"] == 1
-    assert c["max_norm_deviation"] < 1e-6  # hashing vectors are normalised in float32
-    assert h.engine == "lance" and h.finding("failed").concerns == "documents" and h.finding("failed").count == 1
+    assert h.counts["rows"] == n and h.n_documents == len(DOCS) and h.n_failed == 1
+    assert h.counts["duplicate_rows"] == 0 and h.counts["offset_mismatch"] == 0 and h.counts["model_stamps"] == 1
+    assert h.counts["max_norm_deviation"] < 1e-6  # hashing vectors are normalised in float32
 
 
 def test_health_counts_defects_put_in_by_hand(local_uri, tmp_path):
@@ -206,7 +204,7 @@ def test_health_counts_defects_put_in_by_hand(local_uri, tmp_path):
     lance.write_dataset(pa.table(cols, schema=chunk_schema(v.shape[1])), uri)
     lance.write_dataset(lance.dataset(documents_uri(local_uri)).to_table(), documents_uri(uri))
     h = open_index(uri).health(batch_rows=3)
-    c = h.figures["counts"]
+    c = h.counts
     assert (c["rows"], c["non_finite"], c["off_unit"], c["empty"]) == (n, 1, 1, 1)
     assert (c["duplicate_rows"], c["duplicate_groups"], c["model_stamps"], c["offset_mismatch"]) == (1, 1, 2, 1)
     assert abs(c["max_norm_deviation"] - 0.01) < 1e-5  # |1.01 × 1 − 1|, float32 rounding
@@ -278,7 +276,7 @@ def test_ray_gives_the_local_dataset(local_uri, ray_uri):
 @pytest.mark.ray
 def test_ray_and_local_give_the_same_audit(corpus_dir, local_uri, ray_uri, tmp_path):
     from audit.groundtruth import load_ground_truth
-    from audit.sources.builtin import run_audit
+    from audit.sources import run_audit
 
     gt = tmp_path / "gt.jsonl"
     needles = [("n1", "The alpha widget refuses more than forty connections at once.", QUERIES[0]),
@@ -296,21 +294,18 @@ def test_ray_and_local_give_the_same_audit(corpus_dir, local_uri, ray_uri, tmp_p
     corpus = load_corpus(corpus_dir)
     runs.append(run_audit(corpus, load_ground_truth(corpus, gt), [PRESETS["E"]], enc,
                           retrievers=("dense", "bm25", "hybrid"), reranker=None))  # the in-memory audit
-    def first_ranks(rs):
-        out = {}
-        for retriever in ("dense", "bm25", "hybrid"):
-            run = rs.column(rs.strategies[0], retriever)
-            qrels = rs.qrels(run)
-            out[retriever] = {q.query_id: run.ranking(q.query_id).first_rank(qrels.relevant(q.query_id))
-                              for q in rs.in_domain}
-        return out
+    from audit.evaluation.measures import evaluate
+
+    def first_ranks(rs):  # retriever → each judged query's rank of its first correct chunk
+        return {res.retriever: [q.first_relevant for q in res.per_query] for res in evaluate(rs)}
 
     firsts = [first_ranks(r) for r in runs]
     assert firsts[0] == firsts[1] == firsts[2]
+    assert set(firsts[0]) == {"dense", "bm25", "hybrid"}
     assert all(len(v) == 6 for v in firsts[0].values())  # 3 needles × 2 phrasings per retriever
-    for q in runs[0].in_domain:
-        ids = [list(r.column(r.strategies[0], "dense").ids(q.query_id)[:10]) for r in runs]
-        assert ids[0] == ids[1] == ids[2]
+    for q in runs[0].queries:
+        ids = [r.column(r.strategies[0], "dense").ids(q.query_id)[:10] for r in runs]
+        assert len(ids[0]) and ids[0] == ids[1] == ids[2]
 
 
 @pytest.mark.ray
@@ -337,15 +332,15 @@ def test_rows_appended_after_the_ann_index_are_reported(local_uri, tmp_path):
     # IVF_HNSW_SQ with one partition trains on a few dozen rows (no PQ codebook of 256 codes)
     build_ann_index(uri, "IVF_HNSW_SQ", num_partitions=1)
     h = open_index(uri).health()
-    assert h.finding("ann_coverage").severity == "ok" and h.figures["counts"]["unindexed_rows"] == 0
+    assert h.finding("ann_coverage").severity == "ok" and h.counts["unindexed_rows"] == 0
     lance.write_dataset(lance.dataset(uri).to_table().slice(0, 3), uri, mode="append")  # 3 rows copied again
     h = open_index(uri).health()
-    assert h.finding("ann_coverage").severity == "warning" and h.figures["counts"]["unindexed_rows"] == 3
+    assert h.finding("ann_coverage").severity == "warning" and h.counts["unindexed_rows"] == 3
     # the copies repeat chunk ids 0-2 and their texts: 3 bad ids (unhealthy), 3 duplicate rows (warning)
-    assert h.figures["counts"]["bad_chunk_ids"] == 3 and h.figures["counts"]["duplicate_rows"] == 3
+    assert h.counts["bad_chunk_ids"] == 3 and h.counts["duplicate_rows"] == 3
     assert h.finding("chunk_ids").severity == "unhealthy"
     # chunk_count stamps no longer match the rows of the document holding chunks 0-2
-    assert h.figures["counts"]["count_mismatch"] == 1
+    assert h.counts["count_mismatch"] == 1
     cmp = open_index(uri).compare_ann(load_encoder("hashing").encode(QUERIES), ks=(1, 5))
     assert cmp.method == "ann:IVF_HNSW_SQ" and cmp.has_index
 

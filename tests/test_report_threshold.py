@@ -1,4 +1,4 @@
-"""The Threshold page's frames (audit.report.threshold) on hand-made distances."""
+"""The Threshold page's frames (audit.views.threshold) on hand-made distances."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ from audit.evaluation.threshold import (
     sweep,
     sweep_frame,
 )
-from audit.report.threshold import (
+from audit.views.threshold import (
     SWEEP_LINES,
     bend_window,
     gate_distance_frame,
@@ -94,9 +94,21 @@ def test_outcome_counts_frame_by_hand():
 
 def test_histogram_extent_holds_the_data_and_the_cut():
     f = gate_distance_frame(QS, 0.6)
-    assert histogram_extent(f, 0.6) == 0.85  # largest gate distance 0.80 + 0.05
-    assert histogram_extent(f, 1.0) == 1.05  # the cut is beyond the data: still on the axis
-    assert histogram_extent(f, 1.99) == 2.0  # capped at the largest cosine distance
+    assert histogram_extent(f, 0.6) == (0.0, 0.85)  # largest gate distance 0.80 + 0.05
+    assert histogram_extent(f, 1.0) == (0.0, 1.05)  # the cut is beyond the data: still on the axis
+    assert histogram_extent(f, 1.99) == (0.0, 2.0)  # capped at the largest cosine distance
+
+
+def test_histogram_extent_of_a_similarity_run_pads_its_own_range():
+    from audit.runset import SCORE_KINDS
+
+    sim = SCORE_KINDS["similarity"]
+    # similarities 0.8 and 0.2 (gate values -0.8, -0.2): the frame shows them back as similarities
+    f = gate_distance_frame([qd("a", [-0.8], [True]), qd("o", [-0.2], in_domain=False)], -0.5, kind=sim)
+    assert f["gate distance"].tolist() == [0.8, 0.2] and f["outcome"].tolist() == ["answered", "refused"]
+    # range [0.2, 0.8] (the cut 0.5 inside it), padded by 5 % of 0.6 = 0.03 on each side
+    assert histogram_extent(f, 0.5, sim) == pytest.approx((0.17, 0.83))
+    assert histogram_extent(f, 1.4, sim) == pytest.approx((0.14, 1.46))  # a cut beyond the data widens it
 
 
 def test_bend_window_on_the_real_sweep():

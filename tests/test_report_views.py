@@ -1,7 +1,7 @@
-"""Pure functions behind the dashboard pages (audit/report/dashboard.py), on values worked out by hand.
+"""Pure functions behind the dashboard pages (the view-models in audit/views/), on values worked out by hand.
 
-Runs and reports are small stand-ins with only the attributes the functions read, so every
-expected value can be read off the inputs.
+Runs are small run sets built from hand-placed ranks, and health reports small stand-ins with only the
+attributes the functions read, so every expected value can be read off the inputs.
 """
 
 from __future__ import annotations
@@ -14,27 +14,18 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.evaluation.metrics import PairedTest
+from audit.evaluation.judgments import Qrels
+from audit.evaluation.measures import evaluate
+from audit.evaluation.paired import PairedTest
 from audit.evaluation.threshold import Bluff, BluffChunk, QueryDistances
-from audit.groundtruth import Query
-from audit.report.dashboard import (
-    UPGRADE_RETRIEVERS,
-    answerless,
-    available_columns,
-    bluffs_frame,
-    changed_only,
-    default_document,
-    diff_tests_frame,
-    discordant_frame,
-    finding_documents_frame,
-    findings_frame,
-    oriented_pair,
-    p_label,
-    rank_matrix_view,
-    severity_css,
-    slider_max,
-    token_hist_frame,
-)
+from audit.evaluation.upgrade import UpgradeDiff
+from audit.runset import SCORE_KINDS, Query, Ranked, Run, RunSet, Source
+from audit.views.chunk_map import default_document
+from audit.views.index_health import finding_documents_frame, findings_frame, severity_css
+from audit.views.strategies import discordant_frame, oriented_pair, rank_matrix_view, recall_chart_frame
+from audit.views.threshold import answerless, bluffs_frame, slider_range
+from audit.views.tokens import token_hist_frame
+from audit.views.upgrade_diff import changed_only, diff_tests_frame, p_label
 
 AB = PairedTest("A/dense", "B/dense", 8, wins=3, losses=1, n=10, p=0.625, p_holm=0.9, queries_needed=28,
                 win_ids=("q1", "q2", "q3"), loss_ids=("q4",))
@@ -48,7 +39,7 @@ def test_oriented_pair_flips_a_test_stored_the_other_way():
     assert (ba.win_ids, ba.loss_ids) == (("q4",), ("q1", "q2", "q3"))
     # the two-sided p, its Holm adjustment, n and the sample size needed do not depend on the order
     assert (ba.p, ba.p_holm, ba.n, ba.queries_needed) == (0.625, 0.9, 10, 28)
-    with pytest.raises(ValueError, match="choose two columns"):
+    with pytest.raises(ValueError, match="choose two runs"):
         oriented_pair([AB], "A/dense", "C/dense")
 
 
@@ -62,44 +53,63 @@ def test_discordant_frame_lists_wins_then_losses_with_their_question():
     assert list(discordant_frame(no_ids, queries).columns) == ["query_id", "question", "outcome"]
 
 
-def test_available_columns_skip_unavailable_rows():
-    df = pd.DataFrame({"strategy": ["A", "A", "B"], "retriever": ["dense", "rerank", "bm25"],
-                       "available": [True, False, True]})
-    assert available_columns(df) == ["A/dense", "B/bm25"]
-
-
 def _run_with_ranks():
-    """Two needles × two phrasings, two columns: ranks chosen so each filter keeps a known set."""
-    queries = [Query("n1/doc", "doc one", "documentation", "n1"), Query("n1/ticket", "ticket one", "ticket", "n1"),
-               Query("n2/doc", "doc two", "documentation", "n2"), Query("n2/ticket", "ticket two", "ticket", "n2")]
+    """Two needles × two phrasings, two runs (and one unavailable): ranks chosen so each filter keeps a known set.
+
+    A query's relevant chunk ``good`` is placed at the given 1-based rank behind unjudged chunks (None: absent).
+    """
+    queries = (Query("n1/doc", "doc one", "documentation", "n1"), Query("n1/ticket", "ticket one", "ticket", "n1"),
+               Query("n2/doc", "doc two", "documentation", "n2"), Query("n2/ticket", "ticket two", "ticket", "n2"))
     ranks = {"A/dense": [1, 25, None, 3], "B/bm25": [2, None, 30, 21]}
 
-    def column(name, rs):
-        return SimpleNamespace(name=name, available=True, per_query=[SimpleNamespace(rank=r) for r in rs])
+    def ranked(r):
+        ids = tuple(f"x{j}" for j in range((r or 2) - 1)) + (("good",) if r else ())
+        return Ranked(ids, np.zeros(len(ids)))
 
-    cols = [column(n, r) for n, r in ranks.items()] + [SimpleNamespace(name="C/rerank", available=False)]
-    return SimpleNamespace(in_domain=queries, columns=lambda: cols)
+    runs = [Run(n, "cosine-distance", {q.query_id: ranked(r) for q, r in zip(queries, rs)}, strategy=n[0],
+                retriever=n[2:]) for n, rs in ranks.items()]
+    runs.append(Run("C/rerank", "logit", {}, strategy="C", retriever="rerank", available=False, reason="no model"))
+    runset = RunSet(Source("builtin", "hand"), queries, {"": Qrels({q.query_id: {"good": 1} for q in queries})},
+                    tuple(runs))
+    return runset, evaluate(runset)
+
+
+def test_unavailable_runs_are_left_out_of_the_charts():
+    # available_columns is gone: each view drops what could not be run (here the rerank run without a model)
+    runset, results = _run_with_ranks()
+    assert [r.available for r in results] == [True, True, False]
+    chart = recall_chart_frame(results)
+    assert sorted(set(chart["run"])) == ["A/dense", "B/bm25"]
+    # A/dense hits n1/doc within 1; B/bm25 nothing: Success@1 1/4 and 0/4
+    assert chart.loc[(chart["run"] == "A/dense") & (chart["k"] == 1), "recall"].tolist() == [0.25]
+    assert chart.loc[(chart["run"] == "B/bm25") & (chart["k"] == 1), "recall"].tolist() == [0.0]
 
 
 def test_rank_matrix_view_filters_phrasing_and_misses():
-    run = _run_with_ranks()
-    full = rank_matrix_view(run)
+    run, results = _run_with_ranks()
+    full = rank_matrix_view(run, results)
     assert list(full.columns) == ["question", "A/dense", "B/bm25"]  # the unavailable rerank column is left out
     assert list(full["question"]) == ["doc one", "ticket one", "doc two", "ticket two"]
     assert math.isnan(full.loc["n2/doc", "A/dense"])
-    tickets = rank_matrix_view(run, "ticket")
+    tickets = rank_matrix_view(run, results, "ticket")
     assert list(tickets.index) == ["n1/ticket", "n2/ticket"]
     # missed within 20: n1/ticket (25, none) and n2/doc (none, 30); n2/ticket has A at rank 3
-    assert list(rank_matrix_view(run, missed_within=20).index) == ["n1/ticket", "n2/doc"]
+    assert list(rank_matrix_view(run, results, missed_within=20).index) == ["n1/ticket", "n2/doc"]
     # within 25, n1/ticket is answered at rank 25 (a rank equal to k counts)
-    assert list(rank_matrix_view(run, missed_within=25).index) == ["n2/doc"]
-    assert list(rank_matrix_view(run, "documentation", missed_within=20).index) == ["n2/doc"]
+    assert list(rank_matrix_view(run, results, missed_within=25).index) == ["n2/doc"]
+    assert list(rank_matrix_view(run, results, "documentation", missed_within=20).index) == ["n2/doc"]
 
 
 def _qd(qid, in_domain, distances, nearest, nearest_correct):
     d = np.asarray(distances, dtype=np.float64)
     return QueryDistances(qid, qid, "documentation" if in_domain else "out-of-domain", in_domain,
                           np.arange(len(d)), d, np.zeros(len(d), bool), nearest, nearest_correct)
+
+
+def slider_max(qs):
+    lo, hi, step = slider_range(qs)
+    assert (lo, step) == (0.0, 0.005)  # cosine distance: from 0, on the 0.005 step
+    return hi
 
 
 def test_slider_max_covers_every_shown_distance():
@@ -110,6 +120,13 @@ def test_slider_max_covers_every_shown_distance():
     assert slider_max([_qd("q", True, [0.3], 0.3, 0.91)]) == pytest.approx(1.0)
     # 1.98 + 0.05 would pass 2, the largest cosine distance: capped
     assert slider_max([_qd("o", False, [1.98], 1.98, None)]) == 2.0
+
+
+def test_slider_range_of_a_similarity_run_in_its_own_units():
+    # gate values -0.9 … -0.1 are similarities 0.1 … 0.9: range 0.8, padded by 5 % (0.04), 200 steps
+    qs = [_qd("q", True, [-0.9, -0.5], -0.9, -0.5), _qd("o", False, [-0.1], -0.1, None)]
+    lo, hi, step = slider_range(qs, SCORE_KINDS["similarity"])
+    assert (lo, hi, step) == pytest.approx((0.06, 0.94, 0.0044))
 
 
 def test_answerless_counts_in_domain_queries_without_an_answer_distance():
@@ -123,9 +140,14 @@ def test_bluffs_frame_numbers_each_querys_kept_chunks():
           Bluff("ood-2", "alps?", (BluffChunk(5, 0.5, "c.md", "C", "z"),))]
     df = bluffs_frame(bl)
     assert list(df["query_id"]) == ["ood-1", "ood-1", "ood-2"]
+    assert list(df.columns[:4]) == ["query_id", "query", "nearest rank", "cosine distance"]
     assert list(df["nearest rank"]) == [1, 2, 1]
     assert list(df["chunk_id"]) == [7, 2, 5] and list(df["cosine distance"]) == [0.41, 0.45, 0.5]
     assert list(bluffs_frame([]).columns) == list(df.columns)  # an empty table keeps its columns for the CSV
+    # a similarity run: gate values (negated similarities) shown back in its own units
+    sim = bluffs_frame([Bluff("ood-1", "bread?", (BluffChunk("c", -0.75, "a.md", "A", "x"),))],
+                       SCORE_KINDS["similarity"])
+    assert list(sim["similarity"]) == [0.75]
 
 
 def test_default_document_prefers_a_destroyed_needle():
@@ -158,11 +180,13 @@ def test_health_tables():
 
 
 def test_upgrade_diff_tables():
-    assert UPGRADE_RETRIEVERS == ("dense", "bm25", "hybrid")  # what two index files can replay
     t = [PairedTest("after", "before", 8, 5, 1, 20, 0.21875, 0.21875, 40),
          PairedTest("after", "before", 1, 9, 0, 20, 0.00390625, 0.00390625, None)]
-    df = diff_tests_frame(t)
+    empty = pd.DataFrame()
+    diff = UpgradeDiff("before", "after", "", "cosine-distance", empty, t, empty, empty, None, "", None)
+    df = diff_tests_frame(diff)
     assert list(df["k"]) == [8, 1]
+    assert list(df["wins (only after)"]) == [5, 9] and list(df["losses (only before)"]) == [1, 0]
     assert list(df["queries needed"]) == ["40", "—"]  # p < 0.05 already: nothing needed
     assert p_label(0.21875) == "p = 0.2188" and p_label(0.00001) == "p < 0.0001"
     pq = pd.DataFrame({"query": ["a", "b", "c"], "change": ["", "lost@8", "gained@8"]})
@@ -170,7 +194,7 @@ def test_upgrade_diff_tables():
 
 
 def test_needle_checks_on_citations_and_the_tail_warning():
-    from audit.report.dashboard import answer_only_in_tail, with_needle_checks
+    from audit.views.citations import answer_only_in_tail, with_needle_checks
 
     needle = "tokens expire after ninety minutes"
     res = SimpleNamespace(citations=[SimpleNamespace(quote="Access tokens  expire\nafter ninety minutes.", chunk_id=3),
@@ -178,8 +202,8 @@ def test_needle_checks_on_citations_and_the_tail_warning():
     cf = pd.DataFrame({"[n]": [1, 2]})
     out = with_needle_checks(cf, res, needle, frozenset({3, 4}))
     # chunk 3's quote holds the needle once whitespace is collapsed; chunk 4 holds it only in its embedded text
-    assert list(out["quote holds the needle"]) == [True, False]
-    assert list(out["embedded text holds it"]) == [True, True]
+    assert list(out["quote holds the needle"]) == ["yes", "no"]
+    assert list(out["embedded text holds it"]) == ["yes", "yes"]
     assert answer_only_in_tail(out)  # chunk 4: the reader's quote lacks the answer
     assert not answer_only_in_tail(with_needle_checks(cf, res, needle, frozenset({3})))
     assert not answer_only_in_tail(cf)  # no needle columns: a typed question, nothing to warn about

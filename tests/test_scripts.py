@@ -114,10 +114,10 @@ def test_the_warning_is_on_the_run_for_the_pages(chinese):
     corpus = load_folder(docs)
     truth = load_ground_truth(corpus, gt)
     run = run_audit(corpus, truth, [PRESETS["C"]], load_encoder("hashing"), retrievers=("dense",), reranker=None)
-    assert run.bm25_no_match == () and run.warnings == ()  # dense alone: BM25 is not asked
+    assert run.settings["bm25_no_match"] == () and run.warnings == ()  # dense alone: BM25 is not asked
     run = run_audit(corpus, truth, [PRESETS["C"]], load_encoder("hashing"), retrievers=("dense", "hybrid"),
                     reranker=None)
-    assert run.bm25_no_match == ("n1/doc", "n1/ticket") and len(run.warnings) == 2
+    assert run.settings["bm25_no_match"] == ("n1/doc", "n1/ticket") and len(run.warnings) == 2
 
 
 hypothesis = pytest.importorskip("hypothesis")

@@ -9,12 +9,12 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from audit.chunking import Chunk, ChunkSet, Strategy
+from audit.chunking import PRESETS, Chunk, ChunkSet, Strategy
+from audit.evaluation.saved_cut import SavedCut, choose, load_cuts, save_cut
 from audit.evaluation.threshold import (
     CUT_STEP,
     GateCounts,
     QueryDistances,
-    SavedThreshold,
     add_cut,
     bluffs,
     check_cut,
@@ -23,8 +23,6 @@ from audit.evaluation.threshold import (
     fewest_errors_cut,
     gate,
     kept,
-    load_threshold,
-    save_threshold,
     separation,
     sweep,
     sweep_cuts,
@@ -196,25 +194,50 @@ def test_a_cut_must_be_a_cosine_distance(bad):
     assert check_cut(0) == 0.0 and check_cut("1.5") == 1.5 and check_cut(2) == 2.0
 
 
+def builtin_key(strategy="E", digest="53aa51", corpus="c0ffee", retriever="dense"):
+    """The key of a built-in run (:attr:`audit.runset.Run.cut_key`): corpus, weights, strategy, retriever, kind."""
+    return {"corpus": corpus, "model_digest": digest, "strategy": PRESETS[strategy].params(), "retriever": retriever,
+            "score_kind": "cosine-distance"}
+
+
 def test_saved_threshold_keeps_its_configuration(tmp_path):
+    # SavedThreshold/save_threshold/load_threshold are gone: one rule, audit.evaluation.saved_cut
     p = tmp_path / "t.json"
-    assert load_threshold(p) is None
-    saved = SavedThreshold(0.675, "all-MiniLM-L6-v2", "53aa51", "E", "dense")
-    save_threshold(saved, p)
-    assert load_threshold(p) == saved
-    assert saved.applies_to("53aa51", "E", "dense")
-    assert not saved.applies_to("53aa51", "C", "dense") and not saved.applies_to("other", "E", "dense")
-    assert saved.describe() == "0.675 (all-MiniLM-L6-v2, strategy E, dense)"
+    assert load_cuts(p) == []
+    key = builtin_key()
+    saved = save_cut(0.675, key, "E/dense on python-reference", p)
+    assert load_cuts(p) == [saved] and saved.cut == 0.675 and saved.known
+    assert saved.applies_to(builtin_key())  # an equal key, built anew
+    assert not saved.applies_to(builtin_key(strategy="C")) and not saved.applies_to(builtin_key(digest="other"))
+    assert not saved.applies_to(builtin_key(corpus="another")) and not saved.applies_to(builtin_key(retriever="bm25"))
+    assert saved.describe() == ("0.675 (E/dense on python-reference: strategy E, dense, model weights 53aa51, "
+                                "corpus c0ffee, cosine-distance)")
     with pytest.raises(ValueError, match="cosine distance"):
-        save_threshold(SavedThreshold(3.0), p)
+        save_cut(3.0, key, "", p)
+    with pytest.raises(ValueError, match="configuration it was chosen on"):
+        save_cut(0.5, {}, "", p)
+    # several cuts coexist; saving again for the same key replaces that one only
+    other = save_cut(0.6, builtin_key(strategy="C"), "C/dense", p)
+    again = save_cut(0.7, builtin_key(), "E/dense again", p)
+    assert load_cuts(p) == [other, again]
+    # applied where the key matches, offered everywhere else; a given cut wins over a saved one
+    c = choose(builtin_key(), balanced=0.55, path=p)
+    assert (c.cut, c.how, c.saved, c.offered) == (0.7, "saved", again, (other,))
+    c = choose(builtin_key(strategy="A"), balanced=0.55, path=p)
+    assert (c.cut, c.how, c.saved, c.offered) == (0.55, "balanced", None, (other, again))
+    c = choose(builtin_key(), given=0.4, balanced=0.55, path=p)
+    assert (c.cut, c.how) == (0.4, "given") and again in c.offered
 
 
 def test_a_threshold_saved_before_configurations_loads_as_unknown(tmp_path):
     p = tmp_path / "t.json"
     p.write_text(json.dumps({"threshold": 0.5}), encoding="utf-8")
-    old = load_threshold(p)
-    assert old == SavedThreshold(0.5) and not old.known
-    assert not old.applies_to("53aa51", "E", "dense")  # an unknown configuration never matches
-    assert old.describe() == "0.500 (chosen on an unknown configuration)"
+    [old] = load_cuts(p)
+    assert old == SavedCut(0.5, None) and not old.known
+    assert not old.applies_to(builtin_key())  # an unknown configuration never matches
+    assert old.describe() == "0.5 (chosen on an unknown configuration)"
+    assert choose(builtin_key(), balanced=0.55, path=p).how == "balanced"  # offered, never applied
     p.write_text(json.dumps({"threshold": "nan"}), encoding="utf-8")
-    assert load_threshold(p) is None  # out of range: as if nothing was saved
+    assert load_cuts(p) == []  # out of range: as if nothing was saved
+    p.write_text(json.dumps({"threshold": 3.0}), encoding="utf-8")
+    assert load_cuts(p) == []  # an old file's cut is a cosine distance: 3 is none

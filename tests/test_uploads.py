@@ -28,10 +28,12 @@ def example_uploads(**override):
 
 def test_uploaded_example_loads_as_from_disk():
     s = load_uploaded_system(**example_uploads())
-    assert [r.name for r in s.runs] == ["before", "after"] and len(s.qrels.query_ids) == 9
-    assert [r.source for r in s.runs] == ["before.trec", "after.trec"] and s.qrels.source == "qrels.trec"
-    assert s.ood_runs["after"].source == "ood-after.trec"
-    assert {f["name"] for f in s.files} >= {"queries.tsv", "before.trec", "qrels.trec", "ood-after.trec"}
+    qrels = s.judgments[""]
+    assert [r.name for r in s.runs] == ["before", "after"] and len(qrels.query_ids) == 9
+    assert [r.source for r in s.runs] == ["before.trec", "after.trec"] and qrels.source == "qrels.trec"
+    assert s.has_out_of_domain("after")  # the out-of-domain run is merged into its run, its file named below
+    assert {f["role"]: f["name"] for f in s.source.files}["out-of-domain run after"] == "ood-after.trec"
+    assert {f["name"] for f in s.source.files} >= {"queries.tsv", "before.trec", "qrels.trec", "ood-after.trec"}
     assert tempfile.gettempdir() not in repr(s)  # no temporary path left anywhere in the system
 
 

@@ -33,13 +33,13 @@ import numpy as np
 import streamlit as st
 
 from audit.chunking import Strategy
-from audit.evaluation import paired_tests
 from audit.groundtruth import GroundTruth, load_ground_truth
 from audit.index import EmbeddingCache, IndexStore
 from audit.ingest import Corpus, load_builtin, load_folder
 from audit.models import Encoder, ModelUnavailable, load_cross_encoder, load_encoder
 from audit.retrieval import BM25
-from audit.sources import AuditRun, run_audit
+from audit.runset import RunSet
+from audit.sources import run_audit
 
 from . import fetch
 
@@ -201,7 +201,7 @@ class _Slot:
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.run: AuditRun | None = None
+        self.run: RunSet | None = None
         self.progress: tuple[str, int, int] | None = None
 
 
@@ -244,7 +244,7 @@ def index_store(path: str) -> IndexStore:
 
 def audit_run(key: RunKey, corpus: Corpus, gt: GroundTruth, strategies: list[Strategy], enc: Encoder,
               reranker, progress: Callable[[str, int, int], None] | None = None, private: bool = False,
-              poll_s: float = 0.25) -> AuditRun:
+              poll_s: float = 0.25) -> RunSet:
     """The run for ``key``, built once per process (``progress`` is only called while building or waiting).
 
     Each strategy is indexed incrementally into the corpus's index file
@@ -306,33 +306,36 @@ def query_vector(model: str, query: str, _enc: Encoder) -> np.ndarray:
     return _enc.encode([query])[0]
 
 
+@st.cache_data(show_spinner="Evaluating the runs…", max_entries=32, ttl=3600)
+def results(digest: str, _runset) -> list:
+    """:func:`audit.evaluation.evaluate` of the run set whose digest is ``digest`` (once per run set)."""
+    from audit.evaluation import evaluate
+
+    return evaluate(_runset)
+
+
 @st.cache_data(show_spinner="Running paired sign tests…", max_entries=32, ttl=3600)
-def paired_table(run_digest: str, names: tuple, k: int, phrasing: str, _run: AuditRun) -> list:
-    """Holm-adjusted sign tests over every pair of the named columns at ``k`` (list of PairedTest)."""
-    cols = [c.subset(phrasing) for c in _run.columns() if c.available and c.name in names]
-    cols.sort(key=lambda c: names.index(c.name))
-    return paired_tests(cols, k)
+def paired_table(digest: str, names: tuple, k: int, phrasing: str, _results: list) -> list:
+    """Holm-adjusted sign tests over every pair of the named runs at ``k`` (:func:`audit.views.strategies.run_tests`)."""
+    from audit.views.strategies import run_tests
+
+    return run_tests(_results, list(names), k, None if phrasing == "both" else phrasing)
 
 
 @st.cache_data(show_spinner="Sweeping the threshold…", max_entries=32, ttl=3600)
-def sweep(run_digest: str, strategy: str, retriever: str, _run: AuditRun):
-    """The threshold sweep of one strategy and retriever as a table (:func:`audit.evaluation.threshold.sweep_frame`)."""
-    from audit.evaluation.threshold import sweep_frame
+def threshold_base(digest: str, run: str, _runset) -> tuple:
+    """``(gate queries, RunThreshold at the balanced cut)`` of one run: what a slider move reuses (None when the run
+    has no threshold to show)."""
+    from audit.evaluation.threshold import gate_queries, run_threshold
 
-    return sweep_frame(_run.sweep(strategy, retriever))
-
-
-@st.cache_data(show_spinner=False, max_entries=32, ttl=3600)
-def balanced(run_digest: str, strategy: str, retriever: str, _run: AuditRun) -> float:
-    """The balanced cut (:func:`audit.evaluation.threshold.fewest_errors_cut`, cosine distance)."""
-    from audit.evaluation.threshold import fewest_errors_cut
-
-    return fewest_errors_cut(_run.sweep(strategy, retriever))
+    r = _runset.run(run)
+    t = run_threshold(_runset, r, need_out_of_domain=not _runset.strategies)
+    return (tuple(gate_queries(_runset, r)) if t is not None else (), t)
 
 
 @st.cache_data(show_spinner="Checking every quote…", max_entries=32, ttl=3600)
-def citation_audit(run_digest: str, strategy: str, _run: AuditRun) -> list:
-    """:func:`audit.evaluation.citations.audit_citations` for one strategy (failures only)."""
-    from audit.evaluation.citations import audit_citations
+def citation_audit(digest: str, run: str, _runset) -> tuple:
+    """``(quotes checked, failures)`` of one run's chunks against their locators (:func:`audit.views.citations.quote_audit`)."""
+    from audit.views.citations import quote_audit
 
-    return audit_citations(_run.strategy(strategy).chunks, _run.corpus)
+    return quote_audit(_runset, run)

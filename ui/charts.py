@@ -1,6 +1,8 @@
-"""Altair charts of the Threshold page: the gate's distances, the outcomes at the cut, the sweep.
+"""Altair charts of the Threshold page (and every outcome bar, the History page's trends): the gate's values, the outcomes at the cut, the sweep.
 
-Every frame is computed in :mod:`audit.report.threshold`; these functions only choose marks and colours.
+Every frame is computed in :mod:`audit.views.threshold`; these functions only choose marks and colours. One
+palette for every chart of the dashboard: Okabe & Ito's colour-blind-safe eight (Okabe & Ito 2008), each
+outcome always the same colour — a bluff is vermillion on every page.
 """
 
 from __future__ import annotations
@@ -8,12 +10,19 @@ from __future__ import annotations
 import altair as alt
 import pandas as pd
 
-from audit.report.threshold import DOMAIN_OUTCOMES, SWEEP_LINES, SweepView
+from audit.views.threshold import DOMAIN_OUTCOMES, SWEEP_LINES, SweepView
 
-CUT_RED = "#dc2626"
-#: One colour per outcome, the same on every chart: good outcomes cool, errors warm.
-OUTCOME_COLOURS = {"answered": "#2563eb", "answered without": "#a855f7", "abandoned": "#f59e0b",
-                   "abandoned answerable": "#b45309", "bluff": "#dc2626", "refused": "#16a34a"}
+#: Okabe & Ito's palette (2008), the one palette of every chart.
+OKABE_ITO = {"black": "#000000", "orange": "#E69F00", "sky blue": "#56B4E9", "bluish green": "#009E73",
+             "yellow": "#F0E442", "blue": "#0072B2", "vermillion": "#D55E00", "reddish purple": "#CC79A7"}
+#: The cut's line: black, so it is never an outcome's colour.
+CUT_RED = OKABE_ITO["black"]
+#: One colour per outcome, the same on every chart: good outcomes blue and green, errors vermillion and orange.
+OUTCOME_COLOURS = {"answered": OKABE_ITO["blue"], "answered without": OKABE_ITO["reddish purple"],
+                   "abandoned": OKABE_ITO["orange"], "abandoned answerable": OKABE_ITO["sky blue"],
+                   "bluff": OKABE_ITO["vermillion"], "refused": OKABE_ITO["bluish green"]}
+#: Before and after (Upgrade diff), and the traffic's own colour.
+BEFORE, AFTER, TRAFFIC = OKABE_ITO["sky blue"], OKABE_ITO["orange"], OKABE_ITO["black"]
 
 
 def _colour(outcomes, title=None, legend=True, columns=None) -> alt.Color:
@@ -27,17 +36,17 @@ def _cut_rule(cut: float) -> alt.Chart:
         x="cut:Q", tooltip=[alt.Tooltip("cut:Q", format=".3f", title="cut")])
 
 
-def distance_histogram(frame: pd.DataFrame, domain: str, hi: float, cut: float,
-                       step: float = 0.025) -> alt.LayerChart:
+def distance_histogram(frame: pd.DataFrame, domain: str, extent: tuple[float, float], cut: float,
+                       step: float = 0.025, unit: str = "cosine distance") -> alt.LayerChart:
     """Histogram of one domain's rows of :func:`audit.report.threshold.gate_distance_frame`, bars stacked by
-    outcome at ``cut``, on [0, hi] (cosine distance). The bins are anchored on the cut, so no bar straddles
+    outcome at ``cut``, on ``extent`` (the run's units, ``unit``). The bins are anchored on the cut, so no bar straddles
     the line: bars left of it are kept (answered, answered without, bluff), bars right of it refused or
     abandoned. One chart per domain (a concatenated chart does not follow the page's width)."""
     outcomes = DOMAIN_OUTCOMES[domain]
     part = frame[(frame["domain"] == domain) & frame["gate distance"].notna()]
     hist = alt.Chart(part).mark_bar(binSpacing=1, clip=True).encode(
-        x=alt.X("gate distance:Q", bin=alt.Bin(step=step, extent=[0, hi], anchor=cut),
-                scale=alt.Scale(domain=[0, hi]), title="gate distance (cosine distance to the nearest chunk)",
+        x=alt.X("gate distance:Q", bin=alt.Bin(step=step, extent=list(extent), anchor=cut),
+                scale=alt.Scale(domain=list(extent)), title=f"gate value ({unit} of the best chunk of the order)",
                 axis=alt.Axis(format=".2f")),
         y=alt.Y("count():Q", stack="zero", title=f"{domain} queries"),
         color=_colour(outcomes, title=domain),
@@ -71,10 +80,10 @@ def outcome_bar(counts: pd.DataFrame) -> alt.VConcatChart:
     return alt.vconcat(*panels, spacing=6).resolve_scale(x="shared")
 
 
-def outcomes_against_cut(view: SweepView, cut: float) -> alt.LayerChart:
+def outcomes_against_cut(view: SweepView, cut: float, unit: str = "cosine distance") -> alt.LayerChart:
     """The sweep's outcomes (queries) against the cut on [view.lo, view.hi]; the current cut a red rule, its
     value written at the top, and a highlighted point on each line (the counts in their tooltips)."""
-    x = alt.X("threshold:Q", title="cut (cosine distance)", scale=alt.Scale(domain=[view.lo, view.hi], nice=False),
+    x = alt.X("threshold:Q", title=f"cut ({unit})", scale=alt.Scale(domain=[view.lo, view.hi], nice=False),
               axis=alt.Axis(format=".2f"))
     lines = alt.Chart(view.lines).mark_line(interpolate="step-after", clip=True).encode(
         x=x, y=alt.Y("queries:Q", title="queries"), color=_colour(SWEEP_LINES, columns=3),
@@ -110,3 +119,51 @@ def sweep_chart(view: SweepView) -> alt.LayerChart:
     here_text = alt.Chart(cur).mark_text(align="right", dx=-10, dy=12, color=CUT_RED, fontWeight="bold").encode(
         x="abandoned:Q", y="bluff:Q", text=alt.Text("threshold:Q", format=".3f"))
     return (rules + line + text + here + here_text).properties(height=300)
+
+
+def before_after_bars(bins: pd.DataFrame, title: str, unit: str = "cosine distance") -> alt.Chart:
+    """One group's before/after histogram (:func:`audit.evaluation.upgrade.side_by_side_bins` rows): the before
+    bar on the left half of each bin, the after bar on the right, in :data:`BEFORE` and :data:`AFTER`."""
+    return alt.Chart(bins, title=alt.TitleParams(title, anchor="start", fontSize=13)).mark_bar().encode(
+        x=alt.X("x:Q", title=unit, scale=alt.Scale(zero=False)), x2="x2:Q",
+        y=alt.Y("queries:Q", title="queries"), y2=alt.datum(0),
+        # the legend on the right: one on top squeezed the plot to a few pixels in Streamlit
+        color=alt.Color("when:N", title="side", scale=alt.Scale(domain=["before", "after"], range=[BEFORE, AFTER]),
+                        legend=alt.Legend(labelLimit=0, titleLimit=0)),
+        tooltip=["when", alt.Tooltip("start:Q", format=".3f", title="bin from"),
+                 alt.Tooltip("end:Q", format=".3f", title="to"), "queries"],
+    ).properties(height=240)
+
+
+def trend_chart(trend: pd.DataFrame, changes: pd.DataFrame, measure: str) -> alt.LayerChart:
+    """A measure over time (:func:`audit.views.history.trend_frame`): its Wilson band shaded, one line per
+    ground-truth segment (a trend across a ground-truth change is never joined), a point per record, and a dashed
+    rule labelled with what changed (:func:`audit.views.history.changes_frame`: model, chunking, ground truth)."""
+    x = alt.X("when:T", title="audit time (UTC)")
+    tip = ["label:N", alt.Tooltip("when:T", format="%Y-%m-%d %H:%M:%S"), alt.Tooltip("value:Q", format=".3f"),
+           alt.Tooltip("low:Q", format=".3f"), alt.Tooltip("high:Q", format=".3f"), "n:Q", "model:N", "chunking:N",
+           "ground truth:N"]
+    y = alt.Y("value:Q", title=measure, scale=alt.Scale(domain=[0, 1]))
+    band = alt.Chart(trend[trend["low"].notna()]).mark_area(opacity=0.25, color=BEFORE).encode(
+        x=x, y=alt.Y("low:Q", title=measure, scale=alt.Scale(domain=[0, 1])), y2="high:Q", detail="segment:N")
+    line = alt.Chart(trend).mark_line(color=OKABE_ITO["blue"], point=alt.OverlayMarkDef(size=60, filled=True)).encode(
+        x=x, y=y, detail="segment:N", tooltip=tip)
+    layers = [band, line]
+    if len(changes):
+        rules = alt.Chart(changes).mark_rule(color=OKABE_ITO["vermillion"], strokeDash=[5, 3], strokeWidth=2).encode(
+            x="when:T", tooltip=["change:N", "from:N", "to:N"])
+        labels = alt.Chart(changes).mark_text(align="left", dx=4, y=8, color=OKABE_ITO["vermillion"],
+                                              fontWeight="bold").encode(x="when:T", text="change:N")
+        layers += [rules, labels]
+    return alt.layer(*layers).properties(height=300)
+
+
+def outcomes_over_time(frame: pd.DataFrame) -> alt.Chart:
+    """The gate's outcomes at each audit's cut over time (:func:`audit.views.history.outcomes_frame`), one line
+    per outcome in its colour."""
+    outs = [o for o in OUTCOME_COLOURS if o in set(frame["outcome"])]
+    return alt.Chart(frame).mark_line(point=True).encode(
+        x=alt.X("when:T", title="audit time (UTC)"), y=alt.Y("queries:Q", title="queries"),
+        color=_colour(outs, columns=3),
+        tooltip=["record:Q", alt.Tooltip("cut:Q", format=".4g"), "how:N", "outcome:N", "queries:Q"],
+    ).properties(height=260)

@@ -1,75 +1,91 @@
-"""The page context: what ``app.py``'s sidebar builds once per script run and every page reads."""
+"""The page context: the one run set the sidebar builds once per script run, which every page reads.
+
+Whatever the source (the built-in pipelines, a team's files, a live store, a live endpoint), the
+sidebar leaves one :class:`PageContext` in ``st.session_state``: the :class:`~audit.runset.RunSet`,
+its results (evaluated once, :func:`ui.cache.results`) and what a page may need beside them (the
+embedding model for a typed question, the cross-encoder, how the source checks its own health). A
+page never asks which source it is: it asks the run set what it holds (:mod:`audit.views.capabilities`).
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Callable
 
 import streamlit as st
 
-from audit.ingest import Corpus
-from audit.models import Encoder
-from audit.sources import AuditRun
-
-from .cache import RunKey
+__all__ = ["CTX_KEY", "PageContext", "context", "focus_run", "footer", "stop"]
 
 CTX_KEY = "_audit_context"
 
 
 @dataclass
 class PageContext:
-    """What the sidebar hands to every page (kept in ``st.session_state[CTX_KEY]``)."""
+    """What the sidebar hands to every page (kept in ``st.session_state[CTX_KEY]``).
 
-    run: AuditRun
-    key: RunKey
-    encoder: Encoder
-    cross_encoder: object | None
-    cross_error: str | None
-    corpus: Corpus
+    Attributes
+    ----------
+    runset : RunSet
+    results : list of RunResult
+        :func:`audit.evaluation.evaluate` of ``runset``, in its run order.
+    digest : str
+        Changes whenever the run set does (the key of every derived table's cache).
+    encoder : Encoder or None
+        The embedding model of a built-in run set (a typed question is embedded with it).
+    cross_encoder : object or None
+    cross_error : str or None
+        Why reranking is unavailable.
+    index_file : pathlib.Path or None
+        The SQLite index a built-in run set was read through (Index health's manifest, retry, preview).
+    health : callable or None
+        Draws the source's own health checks (a live store's SQL checks); None when the source has none.
+    """
+
+    runset: object
+    results: list
+    digest: str
+    encoder: object | None = None
+    cross_encoder: object | None = None
+    cross_error: str | None = None
+    index_file: object | None = None
+    health: Callable | None = field(default=None, repr=False)
+
+    @property
+    def corpus(self):
+        return self.runset.corpus
 
 
 def context() -> PageContext:
     """The context the sidebar built for this run of the script (stops the page when there is none)."""
     ctx = st.session_state.get(CTX_KEY)
     if ctx is None:
-        st.info("Open the dashboard with `streamlit run app.py`; the sidebar sets up the corpus first.")
+        st.info("Open the dashboard with `streamlit run app.py`; the sidebar sets up the source first.")
         st.stop()
     return ctx
 
 
+def focus_run(ctx: PageContext):
+    """The run the detail pages show: the sidebar's strategy × retriever for built-in columns, else its run choice."""
+    rs = ctx.runset
+    if rs.strategies:
+        name = f"{st.session_state.get('focus_strategy')}/{st.session_state.get('focus_retriever')}"
+    else:
+        name = st.session_state.get("focus_run")
+    try:
+        return rs.run(name)
+    except KeyError:
+        return rs.runs[0]
+
+
 def footer(ctx: PageContext) -> None:
     """The provenance line every page ends with."""
+    from .text import md
+
     st.divider()
-    st.caption(ctx.run.provenance_line())
+    st.caption(md(ctx.runset.source.provenance_line))
 
 
 def stop(ctx: PageContext) -> None:
     """End the page early: draw the footer, then ``st.stop()`` (a page never ends without its provenance)."""
     footer(ctx)
     st.stop()
-
-
-SYSTEM_KEY = "_audit_system"
-
-
-@dataclass
-class SystemContext:
-    """A team's own system as the pages see it (kept in ``st.session_state[SYSTEM_KEY]``).
-
-    Attributes
-    ----------
-    system : ImportedSystem
-        The loaded files (or any other source producing one, e.g. a live store's runs).
-    report : RunsReport
-        Its measures, paired tests and thresholds (:func:`audit.report.runs.build_runs_report`).
-    label : str
-        What the pages call it (e.g. ``files: queries.tsv, before.trec, after.trec``).
-    """
-
-    system: object
-    report: object
-    label: str
-
-
-def system() -> SystemContext | None:
-    """The team's own system chosen in the sidebar, or None when the built-in pipelines are the source."""
-    return st.session_state.get(SYSTEM_KEY)

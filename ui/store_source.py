@@ -4,7 +4,7 @@ Two self-contained functions the sidebar and the Index health page call:
 
 - :func:`draw_store_inputs` draws the store's inputs (which store, the table and its columns, the
   metric, the questions, a model or uploaded query vectors, ``hnsw.ef_search`` / ``ivfflat.probes``)
-  and returns the store's answers as an :class:`~audit.sources.imported.ImportedSystem` (runs
+  and returns the store's answers as an :class:`~audit.runset.RunSet` (runs
   ``approximate`` and ``exact``; with ``upgrade=True`` a second table and runs ``before`` and
   ``after`` for the Upgrade diff), or None until the user asks the store.
 - :func:`draw_store_health` draws the table's health checks (SQL aggregates in the database) as a
@@ -35,13 +35,13 @@ from . import paths
 from .text import md
 
 if TYPE_CHECKING:
-    from audit.sources.imported import ImportedSystem
+    from audit.runset import RunSet
     from audit.stores.health import HealthReport
 
 __all__ = ["draw_store_health", "draw_store_inputs", "store_spec"]
 
 _SPEC = "_store_spec"          # session key: the last complete StoreSpec (for draw_store_health)
-_SYSTEM = "_store_system"      # session key: (inputs digest, ImportedSystem)
+_SYSTEM = "_store_system"      # session key: (inputs digest, RunSet)
 _TYPED = "typed here (single-user mode)"
 _VECTORS = "uploaded query vectors"
 
@@ -269,8 +269,8 @@ def _embedding(key: str, tmp: Path):
         return None
 
 
-def draw_store_inputs(key: str = "store", upgrade: bool = False) -> ImportedSystem | None:
-    """Draw the live store's inputs; return its answers as an ImportedSystem, or None until asked.
+def draw_store_inputs(key: str = "store", upgrade: bool = False) -> RunSet | None:
+    """Draw the live store's inputs; return its answers as an RunSet, or None until asked.
 
     The questions go through the table's approximate index and an exact scan
     (:meth:`audit.stores.protocol.VectorStore.runset`); the result is kept in the session and returned on every
@@ -288,7 +288,7 @@ def draw_store_inputs(key: str = "store", upgrade: bool = False) -> ImportedSyst
 
     Returns
     -------
-    ImportedSystem or None
+    RunSet or None
     """
     from audit.sources.imported import InputFileError
     from audit.stores.registry import open_store

@@ -9,7 +9,6 @@ only another adapter. Every text returned here is data: the page escapes it befo
 from __future__ import annotations
 
 import datetime as _dt
-from types import SimpleNamespace
 from typing import Sequence
 
 import pandas as pd
@@ -17,6 +16,7 @@ import pandas as pd
 from ..groundtruth import Needle, validate
 from ..ingest import Document
 from ..report.markup import chunk_map_html, mark_html
+from ..runset import Space
 from .checks import (
     DESTROYED,
     TAIL_ONLY,
@@ -43,17 +43,21 @@ def now_utc() -> str:
     return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
-def strategies_of(run) -> list[StrategyChunks]:
-    """Each strategy of a built run as the checks need it (chunks, window cuts, vectors).
+def strategies_of(runset) -> list[StrategyChunks]:
+    """Each built-in strategy of a run set as the checks need it (chunks, window cuts, vectors), in run-set order.
 
     Parameters
     ----------
-    run : AuditRun
-        ``run.strategies[i]`` has ``strategy``, ``chunks``, ``tokens.cut`` and ``vectors``.
+    runset : RunSet
+        Its spaces named by :attr:`~audit.runset.RunSet.strategies` carry ``strategy``, ``chunks``,
+        ``tokens.cut`` and ``vectors``; a run set of a team's own runs has none (an empty list).
     """
-    return [StrategyChunks(s.strategy.name, s.strategy.description, s.chunks,
-                           getattr(getattr(s, "tokens", None), "cut", None), getattr(s, "vectors", None))
-            for s in run.strategies]
+    out = []
+    for name in runset.strategies:
+        s = runset.spaces[name]
+        out.append(StrategyChunks(s.strategy.name, s.strategy.description, s.chunks,
+                                  getattr(s.tokens, "cut", None), s.vectors))
+    return out
 
 
 def passages_frame(passages: Sequence[Passage]) -> pd.DataFrame:
@@ -171,9 +175,8 @@ def document_html(doc: Document, needle: tuple[int, int] | None, strategy: Strat
     if strategy is None:
         return mark_html(doc.text, [(a, b, "background-color: #86efac;") for _, a, b in marks],
                          max_height_px=max_height_px)
-    s = SimpleNamespace(chunks=strategy.chunks, strategy=strategy.chunks.strategy,
-                        destroyed=["draft"] if destroyed else [])
-    return chunk_map_html(doc, s, marks, max_height_px=max_height_px)
+    space = Space(strategy.name, strategy.chunks, strategy.chunks.strategy)
+    return chunk_map_html(doc, space, marks, max_height_px=max_height_px, destroyed=["draft"] if destroyed else [])
 
 
 def draft_frame(draft: Draft, views: CorpusViews) -> pd.DataFrame:

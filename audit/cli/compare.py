@@ -18,6 +18,7 @@ from .common import (
     store_settings,
     store_side,
 )
+from .history import after_compare
 
 __all__ = ["cmd_compare"]
 
@@ -54,7 +55,8 @@ def _compare_index_files(a) -> int:
         diff = diff_runs(rs_old, col, rs_new, col, a.k, cut, how)
     except ValueError as e:
         raise InputError(str(e)) from None
-    return _show(diff, how, "(no threshold given or saved for the old index: using its balanced cut {:.3f})")
+    _show(diff, how, "(no threshold given or saved for the old index: using its balanced cut {:.3f})")
+    return after_compare(a, rs_new, col, diff, EXIT_OK)
 
 
 def _compare_datasets(a) -> int:
@@ -70,12 +72,13 @@ def _compare_datasets(a) -> int:
         gt = load_ground_truth(lo.corpus, a.ground_truth, a.out_of_domain)
         rs_old, rs_new = index_runsets(lo, ln, gt, eo, en, a.retriever, EmbeddingCache.default(), (a.old, a.new),
                                        source_kind="lance")
-        col = column_name(lo.chunks.strategy.name, a.retriever)
+        col, new_col = column_name(lo.chunks.strategy.name, a.retriever), column_name(ln.chunks.strategy.name, a.retriever)
         cut, how = compare_cut(rs_old, col, threshold)
-        diff = diff_runs(rs_old, col, rs_new, column_name(ln.chunks.strategy.name, a.retriever), a.k, cut, how)
+        diff = diff_runs(rs_old, col, rs_new, new_col, a.k, cut, how)
     except (GroundTruthError, ValueError) as e:
         raise InputError(str(e)) from None
-    return _show(diff, how, "(using the old index's balanced cut {:.3f})")
+    _show(diff, how, "(using the old index's balanced cut {:.3f})")
+    return after_compare(a, rs_new, new_col, diff, EXIT_OK)
 
 
 def _compare_tables(a) -> int:
@@ -110,12 +113,13 @@ def _compare_tables(a) -> int:
             raise InputError(str(e)) from None
     where = "exact scan" if a.exact else "through each table's approximate index"
     model = enc.name if enc is not None else f"query vectors {qv.source} ({qv.dims} dims)"
-    return _show(diff, how, "(no --threshold: using the old table's balanced cut {:.3f})",
-                 f"before: {old_store.provenance} · after: {new_store.provenance} · top 100 rows a question, {where} · "
-                 f"model {model}")
+    _show(diff, how, "(no --threshold: using the old table's balanced cut {:.3f})",
+          f"before: {old_store.provenance} · after: {new_store.provenance} · top 100 rows a question, {where} · "
+          f"model {model}")
+    return after_compare(a, new, mode, diff, EXIT_OK)
 
 
-def _show(diff, how: str, balanced: str, header: str | None = None) -> int:
+def _show(diff, how: str, balanced: str, header: str | None = None) -> None:
     """Print the diff (and first which cut, when it is the old side's balanced one, and the sides' header)."""
     from ..report.upgrade import render_diff
 
@@ -124,4 +128,3 @@ def _show(diff, how: str, balanced: str, header: str | None = None) -> int:
     if header:
         print(header)
     print(render_diff(diff))
-    return EXIT_OK

@@ -142,4 +142,6 @@ def cmd_report_endpoint(a) -> int:
             print(f"warning: endpoint {name}: {len(failed)} of {plural(len(log.outcomes), 'question')} failed "
                   f"({c['timed_out']} timed out, {c['http_error']} HTTP errors, {c['malformed']} malformed); "
                   "the measures over all questions count them as misses", file=sys.stderr)
-    return gates_failed(gates, report.results, where=" (over all questions)")
+    from .history import after_report
+
+    return after_report(a, report, gates_failed(gates, report.results, where=" (over all questions)"))

@@ -15,6 +15,7 @@ from .endpoint import add_endpoint_options
 from .export import cmd_export
 from .groundtruth import add_groundtruth_parser
 from .health import cmd_health
+from .history import add_history_options, add_history_parser, check_history_options
 from .index import cmd_index
 from .report import cmd_report
 from .traffic import add_traffic_options
@@ -69,6 +70,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_store_options(r)
     add_endpoint_options(r)
     add_traffic_options(r)
+    add_history_options(r, gate=True)
     r.set_defaults(func=cmd_report)
 
     c = sub.add_parser("chunks", help="write one strategy's chunks as JSONL", allow_abbrev=False)
@@ -105,6 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("--corpus", default=None, help="with --store: the documents, to find rows whose source is gone")
     _add_strip_option(h)
     add_store_options(h)
+    add_history_options(h)
     h.set_defaults(func=cmd_health)
 
     m = sub.add_parser("compare", help="the same questions against two indexes (before/after an upgrade)", allow_abbrev=False)
@@ -120,6 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
     m.add_argument("--new-store", metavar="URI", help="with pg:TABLE sides: the database of NEW when it is not --store's")
     m.add_argument("--exact", action="store_true", help="with pg:TABLE sides: exact scans instead of the tables' indexes")
     add_store_options(m)
+    add_history_options(m)
     m.set_defaults(func=cmd_compare)
 
     x = sub.add_parser("export", help="the built-in strategies' rankings and judgments as TREC or BEIR files",
@@ -143,6 +147,7 @@ def build_parser() -> argparse.ArgumentParser:
     d.set_defaults(func=cmd_corpus)
 
     add_groundtruth_parser(sub)
+    add_history_parser(sub)
     return p
 
 
@@ -151,6 +156,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     a = parser.parse_args(argv)
     try:
+        check_history_options(a)
         code = a.func(a)
         sys.stdout.flush()  # a closed stdout shows here, not as a traceback at interpreter exit
         return code

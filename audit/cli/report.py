@@ -32,6 +32,7 @@ from .common import (
     strip_arg,
     write_json,
 )
+from .history import after_report
 
 __all__ = ["cmd_report"]
 
@@ -94,7 +95,7 @@ def _report_builtin(a) -> int:
     print(report.render_text())
     if a.json:
         write_json(a.json, report.to_json())
-    return gates_failed(gates, report.results, skip_unavailable=True)
+    return after_report(a, report, gates_failed(gates, report.results, skip_unavailable=True))
 
 
 def _report_dataset(a) -> int:
@@ -137,7 +138,7 @@ def _report_dataset(a) -> int:
         data["ann"] = ann.to_dict()
     if a.json:
         write_json(a.json, data)
-    return EXIT_OK
+    return after_report(a, report, EXIT_OK)
 
 
 def _report_store(a) -> int:

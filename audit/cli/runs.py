@@ -44,4 +44,6 @@ def cmd_report_runs(a, extend=None) -> int:
     print(report.render_text() + extra_text)
     if a.json:
         write_json(a.json, report.to_json() | ({"traffic": extra_json} if extra_json is not None else {}))
-    return gates_failed(gates, report.results)
+    from .history import after_report
+
+    return after_report(a, report, gates_failed(gates, report.results))

@@ -110,7 +110,7 @@ def _legacy(obj: Mapping) -> SavedCut | None:
         cut = float(obj["threshold"])
     except (KeyError, TypeError, ValueError):
         return None
-    if not math.isfinite(cut):
+    if not math.isfinite(cut) or not 0.0 <= cut <= 2.0:  # the old files held cosine-distance cuts only
         return None
     key = None
     if isinstance(obj.get("model_digest"), str):  # round 2: chosen on a model, strategy, retriever; corpus unknown
@@ -199,7 +199,7 @@ class CutChoice:
     def sentence(self) -> str:
         """For people: ``saved threshold 0.560``; ``the balanced cut; the saved 0.52 (…) is for another run``."""
         head = {"given": "chosen here, not saved", "saved": f"saved threshold {self.cut:.4g}" if self.cut is not None
-                else "saved threshold", "balanced": "the balanced cut (no threshold saved for this run)"}[self.how]
+                else "saved threshold", "balanced": "the balanced cut; no threshold saved for this run"}[self.how]
         if self.offered:
             head += "; saved for other configurations: " + "; ".join(c.describe() for c in self.offered[:3])
         return head

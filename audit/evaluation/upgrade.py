@@ -40,8 +40,10 @@ class UpgradeDiff:
     header : str
         One line: the two sides' models or sources, strategies, retriever.
     score_kind : str
-        The unit of ``distances`` and the cut (the before run's gate kind; ``cosine-distance`` for the
-        built-in pipelines).
+        The unit of the before side's ``distances`` and of the cut (the before run's gate kind;
+        ``cosine-distance`` for the built-in pipelines).
+    after_score_kind : str
+        The after run's (when it differs, no cut and no histogram compares the two sides).
     per_query : pandas.DataFrame
         ``query``, ``phrasing``, ``needle``, ``rank before``, ``rank after`` (NaN = not found),
         ``change`` (``lost@k`` / ``gained@k`` / "").
@@ -76,6 +78,12 @@ class UpgradeDiff:
     at_threshold: pd.DataFrame | None
     note: str = ""
     k: int = 8
+    after_score_kind: str = ""
+
+    @property
+    def same_units(self) -> bool:
+        """Whether both runs score in the same kind (their distributions and a cut compare)."""
+        return not self.after_score_kind or self.after_score_kind == self.score_kind
 
     @property
     def lost(self) -> list[str]:
@@ -206,7 +214,7 @@ def diff_runs(before_set, before_run, after_set, after_run, k: int = 8, threshol
     vb, va = _values(qb, kind_b), _values(qa, kind_a)
     dist = pd.DataFrame([_summary(g, vb[g], va[g]) for g in (IN_DOMAIN, OUT_OF_DOMAIN)])
     samples = pd.DataFrame([{"kind": g, "when": w, "distance": x} for w, v in (("before", vb), ("after", va))
-                            for g in (IN_DOMAIN, OUT_OF_DOMAIN) for x in v], columns=["kind", "when", "distance"])
+                            for g in (IN_DOMAIN, OUT_OF_DOMAIN) for x in v[g]], columns=["kind", "when", "distance"])
     at, note = None, ""
     ood = before_set.has_out_of_domain(rb) and after_set.has_out_of_domain(ra)
     if kind_b.name != kind_a.name:
@@ -230,4 +238,4 @@ def diff_runs(before_set, before_run, after_set, after_run, k: int = 8, threshol
               + (f" · retriever {rb.retriever}" if rb.retriever else ""))
     lb, la = labels or (rb.name, ra.name)
     return UpgradeDiff(lb, la, header, kind_b.name, pd.DataFrame(rows), tests, dist, samples, threshold,
-                       how if threshold is not None else "", at, note, k)
+                       how if threshold is not None else "", at, note, k, kind_a.name)

@@ -2,10 +2,9 @@
 
 :mod:`.report` (:func:`build_report` → :class:`Report`: ``render_text``, ``to_json``), :mod:`.tables`
 (the DataFrames pages and the report share), :mod:`.serialize` (strict JSON), :mod:`.markup`
-(document text as escaped HTML), :mod:`.columns` (column definitions), :mod:`.upgrade` (before/after rendering), :mod:`.export` (TREC/BEIR files),
-:mod:`.endpoint` (a live endpoint's requests), :mod:`.extraction` (the extraction audit's section of
-Index health), :mod:`.traffic` (the traffic section), :mod:`.notices` (warnings as lines), :mod:`.formats`
-(number formats). A module here
+(document text as escaped HTML), :mod:`.columns` (column definitions), :mod:`.upgrade` (before/after
+rendering), :mod:`.export` (TREC/BEIR files), :mod:`.endpoint` (a live endpoint's requests), :mod:`.traffic`
+(the traffic section), :mod:`.notices` (warnings as lines), :mod:`.formats` (number formats). A module here
 renders what it is given and never re-runs retrieval.
 """
 

@@ -23,6 +23,25 @@ _PAST_WINDOW = ("needles held whole only past the encoder's token window: the wo
 COLUMN_HELP: dict[str, str] = {
     "column": "strategy/retriever: the chunking strategy (A–F, sidebar) and how chunks are ranked "
               "(dense, bm25, hybrid = reciprocal rank fusion of both, rerank = cross-encoder over the top)",
+    "run": "one ranked list per question: a built-in strategy/retriever (strategy A–F, ranked by dense, bm25, "
+           "hybrid = reciprocal rank fusion, rerank = cross-encoder), or one of your system's runs",
+    "score": "the run's own score (see score kind): a distance, a similarity or a retriever's score",
+    "score kind": "what the score means and which way is better (cosine distance: lower; similarity: higher)",
+    "correct": "judged relevant: for the built-in pipelines the chunk's embedded text holds the whole needle; for "
+               "your system the qrels grade it ≥ 1",
+    "content (chars)": "length of the chunk's own content (characters)",
+    "RR@20 (MRR@20)": "mean over questions of 1/rank of the first relevant chunk; 0 when none is in the first 20 "
+                      "(ir_measures RR@20; the specification's MRR@20)",
+    "RR": "mean over questions of 1/rank of the first relevant chunk (ir_measures RR)",
+    "beyond the cut by": "how far this chunk missed the gate, in the run's own units (a cosine distance above the "
+                         "cut, a similarity below it)",
+    "wins (only after)": "questions answered in the first k after the upgrade and not before",
+    "losses (only before)": "questions answered in the first k before the upgrade and not after",
+    "rank before": "rank of the first relevant chunk before (not found: none in the run's list)",
+    "rank after": "rank of the first relevant chunk after (not found: none in the run's list)",
+    "change": "lost@k: answered in the first k before, not after; gained@k: the reverse; same otherwise",
+    "phrasing": "doc: the documentation's wording of the question; ticket: a support ticket's",
+    "needle": "the ground truth's needle (the verbatim answer sentence) the question asks for",
     "strategy": "the chunking recipe (A–F; the sidebar lists its ingredients)",
     "retriever": "dense (cosine distance), bm25, hybrid (reciprocal rank fusion), rerank (cross-encoder)",
     "recipe": "how the strategy cuts: boundaries, header, size (characters), overlap",
@@ -103,11 +122,23 @@ COLUMN_HELP: dict[str, str] = {
 }
 
 _FAMILIES = (
+    (re.compile(r"^Success@(\d+) \(recall@\d+\) \[Wilson 95%\]$"),
+     "Success@{0} (the specification's recall@{0}): share of questions with a relevant chunk in the first {0}, "
+     "then its Wilson 95% interval [low, high]"),
+    (re.compile(r"^Success@(\d+) \[Wilson 95%\]$"),
+     "share of questions with a relevant chunk in the first {0}, then its Wilson 95% interval [low, high]"),
+    (re.compile(r"^R@(\d+)$"), "share of a question's relevant chunks found in the first {0}, averaged over "
+                                "questions (ir_measures R@{0})"),
+    (re.compile(r"^P@(\d+)$"), "share of the first {0} chunks that are relevant, averaged over questions "
+                                "(ir_measures P@{0})"),
+    (re.compile(r"^nDCG@(\d+)$"), "normalised discounted cumulative gain of the first {0} chunks, graded relevance "
+                                   "(ir_measures nDCG@{0})"),
     (re.compile(r"^R@(\d+) \[Wilson 95%\]$"),
      "recall@{0}: share of queries with a correct chunk in the top {0}, then its Wilson 95% interval [low, high]"),
     (re.compile(r"^(?:recall|Success)@(\d+)$"), "share of queries with a correct chunk in the top {0}"),
     (re.compile(r"^(?:recall|Success)@(\d+)_(low|high)$"), "Wilson 95% interval bound ({1}) of recall@{0}"),
     (re.compile(r"^([^/\s]+)/(dense|bm25|hybrid|rerank)$"), "strategy {0} ranked by {1}"),
+    (re.compile(r"^(.+) \((?:ms|ms/query)\)$"), "{0}: wall-clock milliseconds"),
 )
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import html
 import re
-from typing import TYPE_CHECKING, Sequence
+from typing import TYPE_CHECKING, Collection, Sequence
 
 from ..chunking import Chunk
 from ..ingest import Document
@@ -149,15 +149,17 @@ def chunk_text_html(chunk: Chunk, needle: str | None = None, cut: int | None = N
                     max_height_px: int | None = 260) -> str:
     """A chunk's embedded ``text``: header grey, overlap tail striped, needle marked, text past ``cut`` struck.
 
-    ``cut`` is the character offset in ``text`` where the encoder stops reading.
+    ``chunk``: a built-in :class:`~audit.chunking.Chunk` or a team's chunk (its ``text`` alone). ``cut`` is the
+    character offset in ``text`` where the encoder stops reading.
     """
     text = chunk.text
     layers: list[tuple[int, int, str]] = []
-    hlen = len(chunk.header) + 1 if chunk.header else 0
+    header, tail = getattr(chunk, "header", ""), getattr(chunk, "tail", "")  # a team's chunk has neither
+    hlen = len(header) + 1 if header else 0
     if hlen:
         layers.append((0, hlen, "color: #6b7280; font-style: italic;"))
-    if chunk.tail:
-        layers.append((hlen, hlen + len(chunk.tail), _TAIL))
+    if tail:
+        layers.append((hlen, hlen + len(tail), _TAIL))
     if needle:
         r = find_collapsed(text, needle)
         if r:
@@ -198,7 +200,7 @@ def quote_in_document_html(doc: Document, start: int, end: int, context: int = 3
 
 
 def chunk_map_html(doc: Document, s: "Space", needles: Sequence[tuple[str, int, int]],
-                   max_height_px: int | None = 600) -> str:
+                   max_height_px: int | None = 600, destroyed: Collection[str] | None = None) -> str:
     """One document's canonical text with one strategy's chunks drawn over it.
 
     Chunks are alternating bands; the part of a chunk copied into the next
@@ -212,6 +214,9 @@ def chunk_map_html(doc: Document, s: "Space", needles: Sequence[tuple[str, int, 
         A built-in strategy's space of the run set (:class:`audit.runset.Space`: its chunks, strategy, needles).
     needles : sequence of (needle id, start, end)
         Canonical ranges of the needles in this document.
+    destroyed : collection of needle ids, optional
+        The needles drawn as destroyed (default: the space's own ``needles.destroyed``; the Ground truth
+        page passes the draft's verdict).
     """
     chunks = s.chunks.of_document(doc.doc_id)
     ov = s.strategy.overlap
@@ -224,7 +229,9 @@ def chunk_map_html(doc: Document, s: "Space", needles: Sequence[tuple[str, int, 
         if ov and nxt is not None and nxt.tail:
             layers.append((c.end - min(ov, len(c.content)), c.end, _TAIL))
     markers: list[tuple[int, str]] = []
-    destroyed = set(s.needles.destroyed) if s.needles is not None else set()
+    if destroyed is None:
+        destroyed = s.needles.destroyed if s.needles is not None else ()
+    destroyed = set(destroyed)
     for nid, a, b in needles:
         bad = nid in destroyed
         layers.append((a, b, _NEEDLE_BAD if bad else _NEEDLE))

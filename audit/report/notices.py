@@ -1,6 +1,6 @@
 """What every page for a team's system says first: the warnings on its files and the judged queries left out.
 
-The view-model of the notice a page draws once under its title (``ui.system.notices``): the same
+The view-model of the notice a page draws once under its title (``ui.notices.notices``): the same
 warnings the text report prints as ``warning:`` lines and the JSON lists under ``warnings``
 (:mod:`audit.sources.imported.checks`), so the CLI and the dashboard never disagree.
 """
@@ -15,7 +15,7 @@ __all__ = ["notice_lines", "rejected_frame"]
 def notice_lines(system) -> list[str]:
     """One line per warning of ``system`` (a :class:`~audit.runset.RunSet`), in
     the order the text report prints them; empty when its files meet each other cleanly."""
-    return [w.message for w in getattr(system, "warnings", ())]
+    return [str(w) for w in getattr(system, "warnings", ())]
 
 
 def rejected_frame(system) -> pd.DataFrame:

@@ -285,12 +285,17 @@ class Report:
         sp = rs.spaces.get("")
         chunks = sp.chunks if sp is not None else None
         if rs.corpus is None:
-            L.append("Chunk offsets: not checked (give --corpus with --chunks).")
+            L.append("Chunk offsets: not checked (give --corpus" + (")." if requests else " with --chunks)."))
         elif chunks is not None:
             errors = sp.chunk_errors
             L.append(f"Chunk offsets: {len(errors)} of {len(chunks)} chunks differ from their document"
                      + (":" if errors else "."))
             L += [f"  {e.chunk_id}: {e.reason}" for e in errors[:50]]
+        if rs.rejected:
+            L += ["", f"Rejected judged queries ({len(rs.rejected)}):"]
+            L += [f"  {r.id}: {r.reason}" for r in rs.rejected[:50]]
+            if len(rs.rejected) > 50:
+                L.append(f"  … {len(rs.rejected) - 50} more (all in the JSON's rejected)")
         for t in self.thresholds:
             L += ["", f"Threshold, run {t.run} ({t.score_kind}: a cut keeps ≤ 4 chunks scoring strictly {t.keep} it)",
                   f"worst in-domain score of the answer {t.separation.worst_in_domain:.4g}; best out-of-domain "

@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
+from dataclasses import replace
 from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
@@ -347,8 +348,13 @@ def system_from_store(spec, *, dims: int | None, search: Callable, rows: Callabl
     model = getattr(encoder, "digest", None) if encoder is not None else f"query vectors {query_vectors.source}"
     keys = {r.name: {"source": "store", "store": spec.provenance, "table": spec.table, "run": r.name, "model": model,
                      "score_kind": r.score_kind} for r in runs}
-    return team_runset(qs, qrels, judged_by, runs, found, [], None, ood, ood_runs, files, kind="store",
-                       name=f"live store {spec.provenance}", cut_keys=keys)
+    rs = team_runset(qs, qrels, judged_by, runs, found, [], None, ood, ood_runs, files, kind="store",
+                     name=f"live store {spec.provenance}", cut_keys=keys)
+    # what embedded the questions (a comparison's header names it): the model, or the query-vector file
+    asked = ({"name": encoder.name, "digest": getattr(encoder, "digest", ""), "dims": encoder.dims,
+              "window": getattr(encoder, "window", None)} if encoder is not None
+             else {"name": f"query vectors {query_vectors.source}", "dims": query_vectors.dims})
+    return replace(rs, model=asked)
 
 
 def upgrade_runset(before, after, *, mode: str = "approximate", names: tuple[str, str] = ("before", "after"), **kw):
@@ -375,8 +381,6 @@ def upgrade_runset(before, after, *, mode: str = "approximate", names: tuple[str
     StoreError, InputFileError
         As ``runset``; an unknown ``mode`` or two equal names.
     """
-    from dataclasses import replace
-
     from ..sources.imported.system import team_runset
 
     if mode not in MODES:
@@ -398,8 +402,9 @@ def upgrade_runset(before, after, *, mode: str = "approximate", names: tuple[str
     queries = {q.query_id: q.text for q in a.in_domain}
     ood = {q.query_id: q.text for q in a.out_of_domain}
     keys = {n: dict(r.cut_key) for n, r in zip(names, runs)}
-    return team_runset(queries, qrels, judged_by, runs, [chunks[k] for k in sorted(chunks)], [], None, ood, {},
-                       files, kind="store", name=f"live store, tables {before.table} / {after.table}", cut_keys=keys)
+    return replace(team_runset(queries, qrels, judged_by, runs, [chunks[k] for k in sorted(chunks)], [], None, ood,
+                               {}, files, kind="store", name=f"live store, tables {before.table} / {after.table}",
+                               cut_keys=keys), model=a.model)
 
 
 # --------------------------------------------------------------------------- health over streamed rows

@@ -1,4 +1,5 @@
-"""The Index health page's view-model: findings with their documents (or rows), the manifest, severity styling.
+"""The Index health page's view-model: findings with their documents, severity styling, a team's chunk checks and
+the extraction section (where content died, per document).
 
 Every place vectors live has its health checks (a SQLite index: :mod:`audit.index.health`; a live
 store: :func:`audit.sources.pgvector.check_health`; a Lance dataset: its streamed checks); a report's
@@ -7,9 +8,12 @@ store: :func:`audit.sources.pgvector.check_health`; a Lance dataset: its streame
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pandas as pd
 
-__all__ = ["SEVERITY_LABEL", "finding_documents_frame", "findings_frame", "severity_css", "status_label"]
+__all__ = ["CHECK_LABELS", "NOT_AUDITED", "SEVERITY_LABEL", "ExtractionView", "chunk_checks_frame", "extraction_view",
+           "finding_documents_frame", "findings_frame", "severity_css", "status_label"]
 
 SEVERITY_LABEL = {"unhealthy": "UNHEALTHY", "warning": "warning", "ok": "ok"}
 
@@ -38,3 +42,89 @@ def severity_css(values) -> list[str]:
     """CSS per cell of a ``severity`` column: red and bold for UNHEALTHY, amber for warning, none for ok."""
     return ["color: #b91c1c; font-weight: 600" if v == "UNHEALTHY" else ("color: #a16207" if v == "warning" else "")
             for v in values]
+
+
+def chunk_checks_frame(runset) -> pd.DataFrame | None:
+    """The checks a team's chunk file allows without its vectors, one row per check: ``check`` and ``chunks``
+    (how many chunks fail it). None when the run set holds no chunks.
+
+    Checks: empty text, a quote that differs from its document at its offsets (only with the documents), and
+    chunk ids the runs returned that the chunk file does not hold. (A duplicate chunk id is refused when the
+    file is read, naming both lines.)
+    """
+    sp = runset.spaces.get("")
+    if sp is None or sp.chunks is None:
+        return None
+    rows = [{"check": "empty chunk text", "chunks": sum(1 for c in sp.chunks.values() if not c.text.strip())}]
+    if runset.corpus is not None:
+        rows.append({"check": "quote differs from the document at its offsets (see Citations)",
+                     "chunks": len(sp.chunk_errors)})
+    returned = {c for r in runset.runs if r.space == "" for ranked in r.rankings.values() for c in ranked.ids}
+    rows.append({"check": "run results naming no chunk of the chunk file", "chunks": len(returned - set(sp.chunks))})
+    return pd.DataFrame(rows, columns=["check", "chunks"])
+
+
+# --------------------------------------------------------------------------- extraction (where content died)
+
+#: What each extraction finding is called on the page.
+CHECK_LABELS = {"no_text_layer": "page without a text layer", "running_lines": "running header or footer",
+                "tables": "table flattened into lines", "columns": "column interleaving",
+                "garbled": "garbled characters"}
+
+
+#: Said for a source whose documents the product did not extract (a team's store, a Lance dataset).
+NOT_AUDITED = ("The extraction audit (pages without a text layer, running headers and footers, tables flattened "
+               "into lines, column interleaving, garbled characters) reads the documents as this product "
+               "extracted them. A team's vector store or a Lance dataset holds chunks, not the source files: "
+               "they are not there to audit.")
+
+
+@dataclass(frozen=True)
+class ExtractionView:
+    """The extraction section of one index.
+
+    Attributes
+    ----------
+    findings : DataFrame
+        One row per (document, finding): ``document``, ``finding`` (:data:`CHECK_LABELS`), ``pages``
+        (``1–3, 5``), ``evidence``, ``chunks reached``, ``searchable`` (False: nothing in the document is).
+    pages : DataFrame
+        One row per PDF page: ``document``, ``page`` (1-based), ``characters`` (whitespace excluded),
+        ``own characters`` (without running lines), ``garbled share`` (rounded to 4 decimals),
+        ``text layer`` (the page has text of its own).
+    documents : int
+        Documents audited.
+    stripped : tuple of (str, str)
+        ``(document, line)`` for every running line removed at extraction.
+    layout_unrecorded : tuple of str
+        PDF documents whose drawing positions were not recorded (indexed before): tables and columns
+        were not checked for them.
+    """
+
+    findings: pd.DataFrame
+    pages: pd.DataFrame
+    documents: int
+    stripped: tuple[tuple[str, str], ...]
+    layout_unrecorded: tuple[str, ...]
+
+
+def extraction_view(snapshot) -> ExtractionView:
+    """The extraction section of an :class:`~audit.index.health.IndexSnapshot` (no index is re-read twice)."""
+    from audit.ingest.extraction_audit import format_pages
+
+    audits = snapshot.extraction
+    kinds = {d.doc_id: d.extractor for d in snapshot.documents}
+    rows = [{"document": de.doc_id, "finding": CHECK_LABELS[f.check], "pages": format_pages(f.pages),
+             "evidence": f.evidence, "chunks reached": f.chunks, "searchable": de.searchable}
+            for de in audits for f in de.findings]
+    pages = [{"document": de.doc_id, "page": p.page, "characters": p.characters, "own characters": p.own_characters,
+              "garbled share": p.garbled_share, "text layer": p.has_text}
+             for de in audits for p in de.pages if p.page > 0]
+    return ExtractionView(
+        pd.DataFrame(rows, columns=["document", "finding", "pages", "evidence", "chunks reached", "searchable"]),
+        pd.DataFrame(pages, columns=["document", "page", "characters", "own characters", "garbled share",
+                                     "text layer"]),
+        len(audits),
+        tuple((de.doc_id, f"{r.where} {r.text!r} (pages {format_pages(r.pages)})") for de in audits
+              for r in de.stripped),
+        tuple(de.doc_id for de in audits if not de.layout_checked and kinds.get(de.doc_id) == "pdf"))

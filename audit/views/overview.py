@@ -198,12 +198,12 @@ def overview(runset, results) -> OverviewView:
                   Fact("Sections", f"{c.n_sections:,}", "## headings in the documents")]
     gt = runset.ground_truth
     if gt is not None:
-        facts.append(Fact("Needles", f"{len(gt.needles)}", "needles accepted (each asked twice: documentation and "
-                          "ticket wording)", f"{len(gt.rejected)} rejected" if gt.rejected else None))
+        facts.append(Fact("Needles accepted", f"{len(gt.needles)}", "needles accepted (each asked twice: "
+                          "documentation and ticket wording)", f"{len(gt.rejected)} rejected" if gt.rejected else None))
     facts.append(Fact("Queries", f"{len(runset.in_domain)} / {len(runset.out_of_domain)}",
                       "judged in-domain questions / out-of-domain questions (should get no answer)"))
     if runset.strategies:
-        facts.append(Fact("Build (s)", f"{runset.settings.get('wall_s', 0.0):.1f}",
+        facts.append(Fact("Build time (s)", f"{runset.settings.get('wall_s', 0.0):.1f}",
                           "seconds to build this audit: chunk, embed (or read the cache), rank every query"))
     else:
         facts.append(Fact("Runs", f"{len(runset.runs)}", "systems compared: " + ", ".join(runset.run_names)))
@@ -224,8 +224,9 @@ def overview(runset, results) -> OverviewView:
         embedded = (f"Embedded now: {n_enc:,} chunks (0 = everything came from the embedding cache). Query embedding: "
                     + ("cached (no model call)" if q_ms is None or math.isnan(q_ms) else f"{q_ms:.1f} ms/query") + ".")
     else:
-        title = f"Retrieval audit: {runset.source.name}"
-        caption = (f"Judged by {runset.judged_by}. The pages read these runs as the source returned them, scores in "
+        title = "Retrieval audit: " + ("your system" if runset.source.kind == "files" else runset.source.name)
+        caption = ((f"{runset.source.name}. " if runset.source.kind == "files" else "")
+                   + f"Judged by {runset.judged_by}. The pages read these runs as the source returned them, scores in "
                    "each run's own units; nothing is re-ranked.")
         embedded = ""
     not_shown = missing(runset, "judgments", "out_of_domain", "chunks", "offsets")

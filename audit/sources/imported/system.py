@@ -24,7 +24,7 @@ from .chunks import check_chunks, needle_qrels, read_chunks
 from .readers import read_qrels, read_queries, read_run
 from ...runset import Query, Run, RunSet, Source, Space, digest
 
-__all__ = ["load_system", "parse_named", "team_runset"]
+__all__ = ["load_checked", "load_system", "parse_named", "team_runset"]
 
 
 def parse_named(specs: Sequence[str] | None, option: str, values: Sequence[str] | None = None) -> dict[str, str]:
@@ -203,3 +203,69 @@ def load_system(queries: str | Path, runs: Mapping[str, str], scores: Mapping[st
     warnings = system_warnings(loaded, judgments, q, rejected, ood, ood_q)
     return team_runset(q, judgments, judged_by, loaded, user_chunks, errors, corpus, ood_q, ood, files,
                        warnings=warnings, rejected=rejected)
+
+
+def load_checked(files: Mapping, names: Mapping[str, str] | None = None) -> tuple[RunSet | None, list[str]]:
+    """Read every file on its own, then the system from the good ones: ``(RunSet or None, errors)``.
+
+    What the dashboard does with a team's files, where one broken file must not lose the others: a bad run
+    or out-of-domain run is left out, a bad chunks file is left out, the rest is kept.
+
+    Parameters
+    ----------
+    files : mapping
+        ``queries``, ``qrels``, ``chunks``, ``ood_queries`` (paths or None), ``corpus`` (a Corpus or None),
+        ``runs``, ``ood_runs`` (run name → path), ``scores`` (run name → score kind).
+    names : mapping path → name, optional
+        What to call a file in a message (an upload's own name instead of the server's temporary path).
+
+    Returns
+    -------
+    (RunSet or None, list of str)
+        None while queries, judgments or every run are missing or broken; each error names its file and line.
+    """
+    from .chunks import read_chunks
+
+    errors: list[str] = []
+
+    def said(msg: str) -> str:
+        for path in sorted(names or {}, key=len, reverse=True):
+            msg = msg.replace(path, (names or {})[path])
+        return msg
+
+    def ok(reader, *args) -> bool:
+        try:
+            reader(*args)
+            return True
+        except (ValueError, OSError) as e:
+            errors.append(said(str(e)))
+            return False
+
+    if not files.get("queries") or not files.get("qrels") or not files.get("runs"):
+        missing = [w for w, k in (("queries", "queries"), ("judgments", "qrels"), ("at least one run", "runs"))
+                   if not files.get(k)]
+        return None, ["Give " + ", ".join(missing) + "."]
+    if not ok(read_queries, files["queries"]) or not ok(read_qrels, files["qrels"]):
+        return None, errors
+    scores = files.get("scores") or {}
+    runs = {n: p for n, p in files["runs"].items() if ok(read_run, p, n, scores.get(n, "similarity"))}
+    ood_q = files.get("ood_queries")
+    if ood_q and not ok(read_queries, ood_q):
+        ood_q = None
+    ood_runs = {n: p for n, p in (files.get("ood_runs") or {}).items()
+                if n in runs and ood_q and ok(read_run, p, n, scores.get(n, "similarity"))}
+    chunks = files.get("chunks")
+    if chunks and not ok(read_chunks, chunks):
+        chunks = None
+    if not runs:
+        return None, errors
+    try:
+        runset = load_system(files["queries"], runs, {n: k for n, k in scores.items() if n in runs}, files["qrels"],
+                             None, chunks, files.get("corpus"), ood_q, ood_runs)
+    except (ValueError, OSError) as e:
+        return None, errors + [said(str(e))]
+    if names:
+        from dataclasses import replace
+
+        runset = replace(runset, runs=tuple(replace(r, source=names.get(r.source, r.source)) for r in runset.runs))
+    return runset, errors

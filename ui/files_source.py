@@ -2,8 +2,9 @@
 
 The same readers and messages as ``python -m audit report --run …``: every file is first read on its
 own, so a bad file is reported (file and line) and left out while the good ones still load; a run
-whose file is bad is dropped, the others are audited. Uploads are written to this session's own
-folder (:func:`ui.session.folder`), swept with it.
+whose file is bad is dropped, the others are audited (:func:`audit.sources.imported.system.load_checked`).
+Uploads are read from a private temporary folder while they load, so every message names the uploaded
+file, never a folder of the server; the result is one :class:`~audit.runset.RunSet`.
 """
 
 from __future__ import annotations
@@ -13,16 +14,13 @@ from pathlib import Path
 
 import streamlit as st
 
-from audit.evaluation.measures import SCORE_KINDS
-from audit.sources.imported.chunks import read_chunks
-from audit.sources.imported.readers import read_qrels, read_queries, read_run
-from audit.sources.imported.system import load_system, parse_named
+from audit.runset import FILE_SCORE_KINDS as SCORE_KINDS
+from audit.sources.imported.system import load_checked, parse_named
 
-from .. import cache, paths, session
-from ..text import md
-from . import clear, use
+from . import cache, paths
+from .text import md
 
-__all__ = ["FIELDS", "draw", "load_checked"]
+__all__ = ["FIELDS", "draw_files_source"]
 
 #: Single-file inputs: session-state key → label.
 FIELDS = {"sys_queries": "Queries (id<TAB>text, or BEIR queries.jsonl)",
@@ -39,49 +37,6 @@ _HELD = "_system_loaded"
 
 def _lines(text: str) -> list[str]:
     return [x.strip() for x in (text or "").splitlines() if x.strip() and not x.strip().startswith("#")]
-
-
-def load_checked(files: dict) -> tuple[object | None, list[str]]:
-    """Read every file on its own, then the system from the good ones: ``(ImportedSystem or None, errors)``.
-
-    ``files``: ``queries``, ``qrels``, ``chunks``, ``corpus`` (a Corpus or None), ``ood_queries`` (paths or None),
-    ``runs``, ``scores``, ``ood_runs`` (name → path / kind). Each error names its file and line (the readers'
-    messages); a bad run or out-of-domain run is left out, a bad chunks file is left out, the rest is kept.
-    """
-    errors: list[str] = []
-
-    def ok(reader, *args) -> bool:
-        try:
-            reader(*args)
-            return True
-        except (ValueError, OSError) as e:
-            errors.append(str(e))
-            return False
-
-    if not files.get("queries") or not files.get("qrels") or not files.get("runs"):
-        missing = [w for w, k in (("queries", "queries"), ("judgments", "qrels"), ("at least one run", "runs"))
-                   if not files.get(k)]
-        return None, ["Give " + ", ".join(missing) + "."]
-    if not ok(read_queries, files["queries"]) or not ok(read_qrels, files["qrels"]):
-        return None, errors
-    scores = files.get("scores") or {}
-    runs = {n: p for n, p in files["runs"].items() if ok(read_run, p, n, scores.get(n, "similarity"))}
-    ood_q = files.get("ood_queries")
-    if ood_q and not ok(read_queries, ood_q):
-        ood_q = None
-    ood_runs = {n: p for n, p in (files.get("ood_runs") or {}).items()
-                if n in runs and ood_q and ok(read_run, p, n, scores.get(n, "similarity"))}
-    chunks = files.get("chunks")
-    if chunks and not ok(read_chunks, chunks):
-        chunks = None
-    if not runs:
-        return None, errors
-    try:
-        system = load_system(files["queries"], runs, {n: k for n, k in scores.items() if n in runs}, files["qrels"],
-                             None, chunks, files.get("corpus"), ood_q, ood_runs)
-    except (ValueError, OSError) as e:
-        return None, errors + [str(e)]
-    return system, errors
 
 
 def _path(key: str, what: str, errors: list[str]) -> str | None:
@@ -124,16 +79,12 @@ def _path_text(text: str, what: str, errors: list[str]) -> str | None:
         return None
 
 
-def _save_upload(role: str, f) -> str:
-    """An uploaded file written under this session's folder (swept with it); returns its path."""
-    d = session.folder() / "system" / role
-    d.mkdir(parents=True, exist_ok=True)
-    p = d / Path(f.name).name
-    p.write_bytes(f.getvalue())
-    return str(p)
+def _from_uploads(errors: list[str]) -> tuple[dict, dict]:
+    """The uploaded files: ``(files with upload keys in place of paths, key → (file name, bytes))``.
 
-
-def _from_uploads(errors: list[str]) -> dict:
+    Nothing is written to the session's folder: the files are read from a private temporary folder while they
+    load (:func:`audit.uploads.upload_paths`), and every message names the upload, never a server path.
+    """
     cfg = paths.config()
     up = {k: st.file_uploader(FIELDS[k], key=k + "_file") for k in ("sys_queries", "sys_qrels", "sys_chunks",
                                                                      "sys_ood_queries")}
@@ -144,25 +95,37 @@ def _from_uploads(errors: list[str]) -> dict:
     docs = st.file_uploader("Documents (optional: checks chunk offsets; doc_id = file name)",
                             accept_multiple_files=True, key="sys_docs_file")
     st.text_area(NAMED["sys_scores"], key="sys_scores", height=80)
-    every = [f for f in [*up.values(), *(runs or []), *(ood or [])] if f]
+    every = [f for f in [*up.values(), *(runs or []), *(ood or []), *(docs or [])] if f]
     try:
         cfg.uploads.check([(f.name, f.size) for f in every])
     except ValueError as e:
         errors.append(str(e))
-        return {}
-    files = {k.removeprefix("sys_"): _save_upload(k, f) if f else None for k, f in up.items()}
-    files["runs"] = {Path(f.name).stem: _save_upload("runs", f) for f in runs or []}
-    files["ood_runs"] = {Path(f.name).stem.removeprefix("ood-"): _save_upload("ood_runs", f) for f in ood or []}
+        return {}, {}
+    uploads: dict = {}
+    files: dict = {}
+    for k, f in up.items():
+        key = k.removeprefix("sys_")
+        files[key] = key if f else None
+        if f:
+            uploads[key] = (f.name, f.getvalue())
+    files["runs"], files["ood_runs"] = {}, {}
+    for role, given in (("runs", runs), ("ood_runs", ood)):
+        for f in given or []:
+            name = Path(f.name).stem.removeprefix("ood-") if role == "ood_runs" else Path(f.name).stem
+            files[role][name] = f"{role}:{name}"
+            uploads[f"{role}:{name}"] = (f.name, f.getvalue())
     files["corpus"] = None
     if docs:
         from audit.ingest import corpus_from_uploads
+
+        from . import session
 
         try:
             files["corpus"] = corpus_from_uploads([(f.name, f.getvalue()) for f in docs],
                                                   name=session.upload_corpus_name())
         except ValueError as e:
             errors.append(str(e))
-    return files
+    return files, uploads
 
 
 def _from_named(cfg, errors: list[str]) -> dict:
@@ -179,22 +142,44 @@ def _from_named(cfg, errors: list[str]) -> dict:
     return files
 
 
-def _signature(files: dict) -> tuple:
-    """What changes when any input changes: every path with its file's sha256, the corpus's digest."""
+def _signature(files: dict, uploads: dict) -> tuple:
+    """What changes when any input changes: every path with its file's sha256 (an upload's bytes' sha256), the
+    corpus's digest."""
+    def sha(v):
+        if v in uploads:
+            return cache.sha256_bytes(uploads[v][1])
+        return cache.file_sha256(v) if v and os.path.isfile(v) else ""
+
     parts = []
     for k, v in sorted(files.items()):
         if isinstance(v, dict):
-            parts.append((k, tuple((n, p, cache.file_sha256(p) if os.path.isfile(p) else "")
-                                   for n, p in v.items())))
+            parts.append((k, tuple((n, p, sha(p)) for n, p in v.items())))
         elif k == "corpus":
             parts.append((k, None if v is None else f"{v.name}:{v.sha256}"))
         else:
-            parts.append((k, v, cache.file_sha256(v) if v and os.path.isfile(v) else ""))
+            parts.append((k, v, sha(v)))
     return tuple(parts)
 
 
-def draw() -> None:
-    """The system inputs in the sidebar; loads the system (or keeps the one loaded) and hands it to :func:`use`.
+def _load(files: dict, uploads: dict):
+    """:func:`audit.sources.imported.system.load_checked` of the files, uploads read from a private folder."""
+    if not uploads:
+        return load_checked(files)
+    from audit.uploads import upload_paths
+
+    from dataclasses import replace
+
+    with upload_paths(uploads) as p:
+        mapped = {k: ({n: str(p[x]) for n, x in v.items()} if isinstance(v, dict) else
+                      (str(p[v]) if isinstance(v, str) and v in p else v)) for k, v in files.items()}
+        rs, errors = load_checked(mapped, names={str(path): path.name for path in p.values()})
+    if rs is not None:  # this session's uploads: only this session sees what is derived from them
+        rs = replace(rs, source=replace(rs.source, private=True))
+    return rs, errors
+
+
+def draw_files_source():
+    """The system inputs in the sidebar; returns the team's run set (kept while the inputs stay the same).
 
     When nothing usable is given yet, says what to give in the page area and stops the script.
     """
@@ -210,12 +195,15 @@ def draw() -> None:
     how = how or ["named"]
     if st.session_state.get("sys_how") not in how:
         st.session_state["sys_how"] = how[0]
+    uploads: dict = {}
     with st.sidebar.expander("Your system", expanded=True):
         st.radio("Files", how, key="sys_how", horizontal=True,
                  format_func={"path": "paths on disk", "upload": "upload", "named": "configured"}.get)
         mode = st.session_state["sys_how"]
-        files = (_from_paths(errors) if mode == "path" else _from_uploads(errors) if mode == "upload"
-                 else _from_named(cfg, errors))
+        if mode == "upload":
+            files, uploads = _from_uploads(errors)
+        else:
+            files = _from_paths(errors) if mode == "path" else _from_named(cfg, errors)
         try:
             scores = parse_named(_lines(st.session_state.get("sys_scores", "")), "--score", tuple(SCORE_KINDS))
         except ValueError as e:
@@ -229,28 +217,23 @@ def draw() -> None:
             except ValueError as e:
                 errors.append(str(e))
                 files["corpus"] = None
-        sig = _signature(files) if files else None
+        sig = _signature(files, uploads) if files else None
         held = st.session_state.get(_HELD)
         if held is not None and held[0] == sig:
-            system, load_errors = held[1], held[2]
+            runset, load_errors = held[1], held[2]
         else:
-            system, load_errors = load_checked(files) if files else (None, [])
-            st.session_state[_HELD] = (sig, system, load_errors)
+            runset, load_errors = _load(files, uploads) if files else (None, [])
+            st.session_state[_HELD] = (sig, runset, load_errors)
         for e in errors + load_errors:
             st.error(md(e))
-        if system is not None:
-            st.caption(md(f"{len(system.runs)} runs ({', '.join(r.name for r in system.runs)}) · "
-                          f"{len(system.qrels.query_ids)} judged queries · {len(system.ood_queries)} out-of-domain"
-                          + (f" · {len(system.chunks)} chunks" if system.chunks is not None else "")))
-    if system is None:
-        clear()
+        if runset is not None:
+            sp = runset.spaces.get("")
+            st.caption(md(f"{len(runset.runs)} runs ({', '.join(runset.run_names)}) · "
+                          f"{len(runset.in_domain)} judged queries · {len(runset.out_of_domain)} out-of-domain"
+                          + (f" · {len(sp.chunks)} chunks" if sp is not None and sp.chunks is not None else "")))
+    if runset is None:
         st.info("Your system: give its queries, judgments and at least one run in the sidebar (**Your system**), "
                 "by path or uploaded — the same files as `python -m audit report --run NAME=FILE`; "
                 "`data/example/` is a complete example.")
         st.stop()
-    from ..context import system as current
-
-    label = "your system (" + ", ".join(f["name"] for f in system.files if f["role"].startswith("run ")) + ")"
-    now = current()
-    if now is None or now.system is not system:
-        use(system, label)
+    return runset

@@ -1,0 +1,35 @@
+"""AppTest of issue 24 item 1: a link restores the sidebar's choices from the URL's names, and a name this
+dashboard does not offer is dropped with a notice. (That choices survive a stop, a source switch and a reload is
+tests/test_browser_sidebar.py: AppTest keeps every widget's state between runs, so only a browser shows the loss.)
+The small corpus of tests/test_app.py."""
+
+from __future__ import annotations
+
+import pytest
+from conftest import shown
+from streamlit.testing.v1 import AppTest
+from test_app import APP, TIMEOUT, test_env  # noqa: F401  (test_env: the app's corpus)
+
+pytestmark = pytest.mark.slow
+
+
+def _run(at: AppTest) -> AppTest:
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def test_a_link_restores_names_and_drops_what_is_not_offered():
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["presets"] = "B"
+    at.query_params["retrievers"] = "bm25"
+    at.query_params["focus_strategy"] = "B"
+    _run(at)
+    assert at.multiselect(key="presets").value == ["B"]
+    assert at.multiselect(key="retrievers").value == ["bm25"]
+    assert at.selectbox(key="focus_strategy").value == "B"
+    bad = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    bad.query_params["presets"] = "Z"
+    _run(bad)
+    assert any("ignored from the link: presets=Z" in shown(w) for w in bad.sidebar.warning)
+    assert "Z" not in bad.multiselect(key="presets").value

@@ -1,0 +1,86 @@
+"""The History page's view-model (audit/views/history.py): trends with bands, broken at a ground-truth change,
+change markers, outcomes over time, health findings of both JSON forms, and two records through diff_runs."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+from audit.evaluation.judgments import Qrels
+from audit.evaluation.upgrade import diff_runs
+from audit.history.record import health_record, record_of
+from audit.runset import Query, Ranked, Run, RunSet, Source
+from audit.views.history import changes_frame, health_frame, outcomes_frame, records_diff, series_frame, trend_frame
+
+
+def made(hits: list[bool], judg=None, chunks_sha="c1", ood=False, when="2024-05-01T10:00:00+00:00", rid=1):
+    """One team run ``sys`` over q0…: q_i answered at rank 1 (similarity 0.9) when ``hits[i]``; out-of-domain o0
+    scored 0.6 when ``ood``; the chunks file's sha256 is ``chunks_sha``."""
+    judg = judg or {f"q{i}": {f"a{i}": 1} for i in range(len(hits))}
+    rankings = {q: Ranked((f"a{i}", f"x{i}") if h else (f"x{i}",), np.array([0.9, 0.5] if h else [0.5]))
+                for i, (q, h) in enumerate(zip(judg, hits))}
+    qs = [Query(q, q, "in-domain") for q in judg]
+    if ood:
+        rankings["o0"] = Ranked(("x0",), np.array([0.6]))
+        qs.append(Query("o0", "weather?", "out-of-domain"))
+    rs = RunSet(Source("files", "relay files", "id", ({"role": "chunks", "name": "c.jsonl", "sha256": chunks_sha},)),
+                tuple(qs), {"": Qrels(judg)}, (Run("sys", "similarity", rankings, cut_key={"run": "sys"}),))
+    from audit.evaluation.threshold import run_threshold
+
+    t = run_threshold(rs, "sys", 0.7) if ood else None
+    return record_of(rs, thresholds=[t] if t else [], created_at=when).with_id(rid), rs
+
+
+S = "relay files · sys"
+
+
+def test_trend_bands_segments_and_changes():
+    a, _ = made([True] * 3 + [False], rid=1, when="2024-05-01T10:00:00+00:00")
+    b, _ = made([True] * 4, chunks_sha="c2", rid=2, when="2024-05-02T10:00:00+00:00")  # re-chunked
+    c, _ = made([True] * 4 + [False], rid=3, when="2024-05-03T10:00:00+00:00", chunks_sha="c2")  # a 5th question
+    t = trend_frame([c, a, b], S, "Success@1")
+    assert t["record"].tolist() == [1, 2, 3] and t["value"].tolist() == [0.75, 1.0, 0.8]
+    # Wilson 95% of 3/4, z = 1.96: centre (0.75 + z²/8) / (1 + z²/4) = 0.6275, half-width
+    # z·sqrt(0.75·0.25/4 + z²/64) / (1 + z²/4) = 0.3269 → [0.301, 0.954]
+    assert (round(t["low"][0], 3), round(t["high"][0], 3)) == (0.301, 0.954)
+    assert t["segment"].tolist() == [0, 0, 1]  # the ground truth changed at record 3: a new line
+    ch = changes_frame(t)
+    assert ch["record"].tolist() == [2, 3] and ch["change"].tolist() == ["chunking", "ground truth"]
+    rr = trend_frame([a], S, "RR")
+    assert rr["value"][0] == 0.75 and math.isnan(rr["low"][0])  # no binomial interval for RR
+    with pytest.raises(ValueError, match="unknown measure"):
+        trend_frame([a], S, "bogus")
+    sf = series_frame([type("S", (), {"series": (S,), "created_at": x.created_at, "source_name": "relay files",
+                                      "id": x.id, "command": "report"})() for x in (a, b, c)])
+    assert sf.to_dict("records")[0]["records"] == 3
+
+
+def test_outcomes_over_time_and_health_findings():
+    a, _ = made([True, False], ood=True, rid=1)
+    o = outcomes_frame([a], S)
+    # similarity run, cut 0.7 keeps scores > 0.7: q0 answered (0.9), q1 abandoned (0.5), o0 refused (0.6)
+    counts = dict(zip(o["outcome"], o["queries"]))
+    assert counts == {"answered": 1, "answered without": 0, "abandoned": 1, "bluff": 0, "refused": 1,
+                      "abandoned answerable": 0}
+    idx = {"db": "i.sqlite", "index": "E", "generation": 3, "healthy": False,
+           "findings": [{"check": "stale", "severity": "unhealthy", "title": "t", "detail": "2 stale documents"}]}
+    store = {"store": "store vectors", "table": "chunks", "healthy": True,
+             "checks": [{"name": "dims", "severity": "ok", "rows": 10, "detail": "all 384"}]}
+    h = health_frame([health_record("index", "i.sqlite", [idx], created_at="2024-05-01T00:00:00+00:00").with_id(4),
+                      health_record("store", "store vectors", [store]).with_id(5)])
+    assert h[["record", "series", "generation", "check", "severity"]].values.tolist() == [
+        [5, "store vectors · index chunks", "-", "dims", "ok"], [4, "i.sqlite · index E", "3", "stale", "unhealthy"]]
+
+
+def test_two_records_are_the_upgrade_diff_of_their_run_sets():
+    a, rsa = made([True, True, False, True], ood=True, rid=1)
+    b, rsb = made([False, True, True, False], ood=True, rid=2)
+    d = records_diff(a, b, S, k=1, given=0.7, cuts=[])
+    ref = diff_runs(rsa, "sys", rsb, "sys", 1, 0.7, "given")
+    assert d.per_query.equals(ref.per_query) and d.at_threshold.equals(ref.at_threshold)
+    assert d.lost == ["q0", "q3"] and d.gained == ["q2"] and d.before == a.label()
+    c, _ = made([True] * 5, rid=3)
+    with pytest.raises(ValueError, match="different ground truths"):
+        records_diff(a, c, S)

@@ -1,0 +1,98 @@
+"""The dashboard's side of the history: each audit recorded once per session, and which records a session may see.
+
+:func:`record_once` runs after the sidebar built the page context: it records the run set once per (source
+identity, configuration digest) per session — never on a rerun, a page switch or a widget change that leaves the
+run set as it was (a flag in ``st.session_state``). A session's uploads are recorded with its session id; in shared
+mode a session lists only the records of no session and its own (:func:`visible_session`). ``AUDIT_HISTORY=off``
+turns it off; a failed write is one warning in the sidebar, never an error.
+"""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from audit.history.recording import enabled, save
+from audit.history.store import ALL_SESSIONS
+from audit.runset import digest
+
+from . import paths, session
+
+__all__ = ["RECORDED_KEY", "configuration_digest", "is_private", "read_records", "record_once", "visible_session"]
+
+#: Session-state key: the (identity, configuration) pairs this session recorded.
+RECORDED_KEY = "_history_recorded"
+
+
+def configuration_digest(runset) -> str:
+    """What else than the source's identity makes an audit another one: the runs audited and what a saved cut of
+    each must have been chosen on (their cut keys)."""
+    return digest([(r.name, dict(r.cut_key)) for r in runset.runs])
+
+
+def is_private(runset) -> bool:
+    """Whether the run set was built from this session's uploads (corpus or files)."""
+    c = runset.corpus
+    return runset.source.private or (c is not None and session.is_upload(c.name))
+
+
+#: Records read, by (history, id): a record never changes once written, so each is read and parsed once per server.
+_READ: dict = {}
+_READ_MAX = 256
+
+
+def read_records(store, summaries) -> list:
+    """The records of ``summaries`` (already filtered to what this session may see), each read once per server."""
+    out = []
+    for s in summaries:
+        key = (store.where, s.id, s.created_at)  # a recreated file may reuse an id, never with the same time
+        rec = _READ.get(key)
+        if rec is None:
+            rec = store.get(s.id)
+            if len(_READ) >= _READ_MAX:
+                _READ.pop(next(iter(_READ)))
+            _READ[key] = rec
+        out.append(rec)
+    return out
+
+
+def visible_session():
+    """What :meth:`audit.history.store.HistoryStore.list` is given: this session in shared mode, else every record."""
+    return session.session_id() if paths.config().shared else ALL_SESSIONS
+
+
+def record_once(ctx) -> int | None:
+    """Record ``ctx``'s run set unless this session already did for the same (identity, configuration).
+
+    Returns the new record's id (None: off, already recorded, or the write failed — then one sidebar warning).
+    """
+    if not enabled():
+        return None
+    rs = ctx.runset
+    key = (rs.source.identity, configuration_digest(rs))
+    done = st.session_state.setdefault(RECORDED_KEY, set())
+    if key in done:
+        return None
+    done.add(key)  # before writing: a failed write is not retried on every rerun
+    from audit.evaluation.saved_cut import load_cuts
+    from audit.history.record import record_of
+    from audit.report.report import build_report
+
+    from .threshold import threshold_file
+
+    path = threshold_file(ctx)
+    try:
+        report = build_report(rs, None, saved_path=path, results=ctx.results)
+        record = record_of(rs, report.results, report.thresholds, "dashboard",
+                           session=session.session_id() if is_private(rs) else None, saved_cuts=load_cuts(path))
+    except Exception as e:  # noqa: BLE001 - recording never breaks a page
+        st.sidebar.warning(f"History not written: {type(e).__name__}")
+        return None
+    import contextlib
+    import io
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        rid = save(record, paths.config())
+    if rid is None:
+        st.sidebar.warning(err.getvalue().strip().removeprefix("warning: ") or "History not written.")
+    return rid
