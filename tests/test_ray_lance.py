@@ -178,9 +178,11 @@ def test_health_of_a_clean_index_flags_only_the_failed_file(local_uri):
     assert bad == ["failed"] and h.exit_code == 1
     assert h.finding("failed").documents == ({"doc_id": BROKEN, "why": "not UTF-8 text (byte 0xe9 at byte offset 3)"},)
     n = lance.dataset(local_uri).count_rows()
-    assert h.counts["rows"] == n and h.n_documents == len(DOCS) and h.n_failed == 1
-    assert h.counts["duplicate_rows"] == 0 and h.counts["offset_mismatch"] == 0 and h.counts["model_stamps"] == 1
-    assert h.counts["max_norm_deviation"] < 1e-6  # hashing vectors are normalised in float32
+    c = h.figures["counts"]
+    assert c["rows"] == n == h.n_rows and h.n_documents == len(DOCS) and h.figures["failed"] == 1
+    assert c["duplicate_rows"] == 0 and c["offset_mismatch"] == 0 and c["model_stamps"] == 1
+    assert c["max_norm_deviation"] < 1e-6  # hashing vectors are normalised in float32
+    assert h.engine == "lance" and h.finding("failed").concerns == "documents" and h.finding("failed").count == 1
 
 
 def test_health_counts_defects_put_in_by_hand(local_uri, tmp_path):
@@ -204,7 +206,7 @@ def test_health_counts_defects_put_in_by_hand(local_uri, tmp_path):
     lance.write_dataset(pa.table(cols, schema=chunk_schema(v.shape[1])), uri)
     lance.write_dataset(lance.dataset(documents_uri(local_uri)).to_table(), documents_uri(uri))
     h = open_index(uri).health(batch_rows=3)
-    c = h.counts
+    c = h.figures["counts"]
     assert (c["rows"], c["non_finite"], c["off_unit"], c["empty"]) == (n, 1, 1, 1)
     assert (c["duplicate_rows"], c["duplicate_groups"], c["model_stamps"], c["offset_mismatch"]) == (1, 1, 2, 1)
     assert abs(c["max_norm_deviation"] - 0.01) < 1e-5  # |1.01 × 1 − 1|, float32 rounding
@@ -332,15 +334,15 @@ def test_rows_appended_after_the_ann_index_are_reported(local_uri, tmp_path):
     # IVF_HNSW_SQ with one partition trains on a few dozen rows (no PQ codebook of 256 codes)
     build_ann_index(uri, "IVF_HNSW_SQ", num_partitions=1)
     h = open_index(uri).health()
-    assert h.finding("ann_coverage").severity == "ok" and h.counts["unindexed_rows"] == 0
+    assert h.finding("ann_coverage").severity == "ok" and h.figures["counts"]["unindexed_rows"] == 0
     lance.write_dataset(lance.dataset(uri).to_table().slice(0, 3), uri, mode="append")  # 3 rows copied again
     h = open_index(uri).health()
-    assert h.finding("ann_coverage").severity == "warning" and h.counts["unindexed_rows"] == 3
+    assert h.finding("ann_coverage").severity == "warning" and h.figures["counts"]["unindexed_rows"] == 3
     # the copies repeat chunk ids 0-2 and their texts: 3 bad ids (unhealthy), 3 duplicate rows (warning)
-    assert h.counts["bad_chunk_ids"] == 3 and h.counts["duplicate_rows"] == 3
+    assert h.figures["counts"]["bad_chunk_ids"] == 3 and h.figures["counts"]["duplicate_rows"] == 3
     assert h.finding("chunk_ids").severity == "unhealthy"
     # chunk_count stamps no longer match the rows of the document holding chunks 0-2
-    assert h.counts["count_mismatch"] == 1
+    assert h.figures["counts"]["count_mismatch"] == 1
     cmp = open_index(uri).compare_ann(load_encoder("hashing").encode(QUERIES), ks=(1, 5))
     assert cmp.method == "ann:IVF_HNSW_SQ" and cmp.has_index
 

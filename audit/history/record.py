@@ -420,8 +420,11 @@ def health_record(source_kind: str, source_name: str, reports: Sequence[Mapping]
     rows = []
     for h in reports:
         h = _jsonable(dict(h))
-        target = h.get("target") or {}  # the one JSON form of every engine's health (audit.stores.health)
-        where = target.get("index") or target.get("table") or h.get("index") or h.get("table") or ""
+        # the one JSON form of every engine's health (audit.stores.health) names what it checked in ``target``;
+        # the record keeps those keys at its top too, as records written before it did (index, generation, table…)
+        target = h.get("target") or {}
+        h = {**{k: v for k, v in target.items() if k not in h}, **h}
+        where = h.get("index") or h.get("table") or ""
         h["_series"] = series_name(source_name, f"index {where}" if where else "index", series, len(reports))
         rows.append(h)
     return Record(created_at or _now(), "health", {"kind": source_kind, "name": source_name, "identity": "",
