@@ -112,10 +112,8 @@ def _compare_tables(a) -> int:
         except (StoreError, InputFileError) as e:
             raise InputError(str(e)) from None
     where = "exact scan" if a.exact else "through each table's approximate index"
-    model = enc.name if enc is not None else f"query vectors {qv.source} ({qv.dims} dims)"
     _show(diff, how, "(no --threshold: using the old table's balanced cut {:.3f})",
-          f"before: {old_store.provenance} · after: {new_store.provenance} · top 100 rows a question, {where} · "
-          f"model {model}")
+          f"before: {old_store.provenance} · after: {new_store.provenance} · top 100 rows a question, {where}")
     return after_compare(a, new, mode, diff, EXIT_OK)
 
 
