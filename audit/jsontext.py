@@ -56,17 +56,8 @@ ErrorFactory = Callable[[Path, int, str], Exception]
 
 
 def lines(text: str) -> list[str]:
-    """``text`` split into records on ``\\n`` only, a trailing ``\\r`` removed from each.
-
-    Parameters
-    ----------
-    text : str
-
-    Returns
-    -------
-    list of str
-        Blank records kept (a caller that numbers lines must count them); ``""`` gives ``[""]``.
-    """
+    """``text`` (str) split into records on ``\\n`` only, a trailing ``\\r`` removed from each: a list of str with
+    the blank records kept (a caller that numbers lines must count them); ``""`` gives ``[""]``."""
     return [line[:-1] if line.endswith("\r") else line for line in text.split("\n")]
 
 

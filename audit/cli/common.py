@@ -211,6 +211,17 @@ def ground_truth_arg(corpus, a):
     return gt
 
 
+def needles_arg(path, out_of_domain=None) -> tuple[list, list]:
+    """The needles of a ground-truth file and the questions of an out-of-domain file (none without one), read as
+    they are (no corpus to validate against: a store's rows judge them); InputError naming the file and line."""
+    from ..groundtruth import GroundTruthError, load_needles, load_out_of_domain
+
+    try:
+        return load_needles(path), (load_out_of_domain(out_of_domain) if out_of_domain else [])
+    except GroundTruthError as e:
+        raise InputError(str(e)) from None
+
+
 def gates_failed(gates, results, *, skip_unavailable: bool = False, where: str = "") -> int:
     """Print ``gate failed:`` for every ``--fail-under`` gate a result column misses; EXIT_GATE if any, else EXIT_OK.
 

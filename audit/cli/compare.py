@@ -12,6 +12,7 @@ from .common import (
     encoder_arg,
     existing_index_file,
     loaded_dataset_arg,
+    needles_arg,
     pick_source,
     query_vectors_arg,
     store_arg,
@@ -84,7 +85,6 @@ def _compare_datasets(a) -> int:
 def _compare_tables(a) -> int:
     """``compare store:OLD store:NEW``: the same questions through two tables (or two databases)."""
     from ..evaluation.upgrade import diff_runs
-    from ..groundtruth import GroundTruthError, load_needles, load_out_of_domain
     from ..jsontext import InputFileError
     from ..stores.base import StoreError
 
@@ -94,11 +94,7 @@ def _compare_tables(a) -> int:
     if not a.ground_truth:
         raise InputError("comparing tables needs --ground-truth NEEDLES.jsonl (and --out-of-domain FILE for bluffs)")
     threshold = cut_arg(a.threshold)
-    try:
-        needles = load_needles(a.ground_truth)
-        ood = load_out_of_domain(a.out_of_domain) if a.out_of_domain else []
-    except GroundTruthError as e:
-        raise InputError(str(e)) from None
+    needles, ood = needles_arg(a.ground_truth, a.out_of_domain)
     qv = query_vectors_arg(a)
     enc = encoder_arg(a.model) if qv is None else None
     mode = "exact" if a.exact else "approximate"

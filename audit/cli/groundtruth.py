@@ -14,7 +14,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .common import EXIT_GATE, EXIT_OK, InputError, corpus_arg, strategies_arg
+from .common import EXIT_GATE, EXIT_OK, InputError, corpus_arg, needles_arg, strategies_arg
 
 __all__ = ["add_groundtruth_parser", "cmd_groundtruth_check", "cmd_groundtruth_locate"]
 
@@ -56,15 +56,11 @@ def cmd_groundtruth_check(a) -> int:
     from ..authoring.checks import CorpusViews, StrategyChunks, check_needle, check_question, ood_occurrences
     from ..authoring.view import check_messages
     from ..chunking import chunk_corpus
-    from ..groundtruth import GroundTruthError, load_needles, load_out_of_domain, validate
+    from ..groundtruth import validate
 
     corpus = corpus_arg(a.corpus)
     strategies = strategies_arg(a.strategies)
-    try:
-        needles = load_needles(a.file)
-        ood = load_out_of_domain(a.out_of_domain) if a.out_of_domain else []
-    except GroundTruthError as e:
-        raise InputError(str(e)) from None
+    needles, ood = needles_arg(a.file, a.out_of_domain)
     views = CorpusViews(corpus)
     chunked = [StrategyChunks(s.name, s.description, chunk_corpus(corpus, s)) for s in strategies]
     accepted, _, rejected = validate(needles, corpus, views.docs)

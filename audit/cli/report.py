@@ -23,6 +23,7 @@ from .common import (
     gates_failed,
     ground_truth_arg,
     loaded_dataset_arg,
+    needles_arg,
     open_index_file,
     pick_source,
     query_vectors_arg,
@@ -143,7 +144,6 @@ def _report_dataset(a) -> int:
 
 def _report_store(a) -> int:
     """Needle recall through the store's approximate index and through an exact scan, per k."""
-    from ..groundtruth import GroundTruthError, load_needles
     from ..jsontext import InputFileError
     from ..report.tables import SPEC_KS as KS
     from ..sources.pgvector.search import compare_retrieval, relevant_from_needles
@@ -153,10 +153,7 @@ def _report_store(a) -> int:
         if not a.ground_truth:
             raise InputError("--store needs --ground-truth NEEDLES.jsonl (the questions and the sentences that answer "
                              "them)")
-        try:
-            needles = load_needles(a.ground_truth)
-        except GroundTruthError as e:
-            raise InputError(str(e)) from None
+        needles, _ = needles_arg(a.ground_truth)
         qv = query_vectors_arg(a)
         enc = encoder_arg(a.model) if qv is None else VectorsFile(f"query vectors {qv.source}", qv.dims)
         labels = [f"{n.id}/{p}" for n in needles for p, _ in zip(("doc", "ticket"), n.questions)]

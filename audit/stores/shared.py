@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import time
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import replace
 from typing import Callable, Iterable, Mapping, Sequence
 
@@ -35,11 +36,56 @@ from ..runset import Run
 from .health import NORM_TOLERANCE, OK, UNHEALTHY, WARNING, Finding, HealthReport, majority, store_report
 from .base import MODES, SearchResult, StoreError, cosine_in_range, rescore
 
-__all__ = ["EXAMPLES", "exact_topk", "health_from_rows", "relevance_from_rows", "search_result", "system_from_store",
-           "to_cosine", "upgrade_runset"]
+__all__ = ["EXAMPLES", "check_offsets", "described", "exact_topk", "filters_said", "health_from_rows", "opened_or", "relevance_from_rows",
+           "search_result", "system_from_store", "to_cosine", "upgrade_runset"]
 
 #: Ids listed per finding.
 EXAMPLES = 20
+
+
+# --------------------------------------------------------------------------- a live store's spec
+
+
+def filters_said(filters) -> str:
+    """``; filter COLUMN = 'VALUE'`` for each filter: what a store's provenance line adds."""
+    return "".join(f"; filter {c} = {v!r}" for c, v in filters)
+
+
+def described(where: str, table: str, metric: str, columns: Mapping[str, str], filters=(),
+              engine: str | None = None) -> dict:
+    """A live store's spec as data (its ``to_dict()``, what reports and health's ``target`` hold): ``store``
+    (where, never a password or a user), ``engine`` (when given), ``table``, ``metric``, ``columns`` and the
+    ``filters`` when there are any."""
+    out = {"store": where, **({"engine": engine} if engine else {}), "table": table, "metric": metric,
+           "columns": dict(columns)}
+    if filters:
+        out["filters"] = [list(f) for f in filters]
+    return out
+
+
+def check_offsets(spec, noun: str) -> None:
+    """A store's offset columns (keys, fields) come both or neither, and with the document's.
+
+    Raises
+    ------
+    StoreError
+        ``give both the start and the end offset <noun>, or neither``; ``offset <noun> need the document
+        <noun, singular> (doc_column) too``.
+    """
+    if (spec.start_column is None) != (spec.end_column is None):
+        raise StoreError(f"give both the start and the end offset {noun}, or neither")
+    if spec.start_column is not None and spec.doc_column is None:
+        raise StoreError(f"offset {noun} need the document {noun[:-1]} (doc_column) too")
+
+
+@contextmanager
+def opened_or(conn, opener, spec):
+    """``conn`` when the caller has the store open already, else ``opener(spec)`` for the block (closed after)."""
+    if conn is not None:
+        yield conn
+    else:
+        with opener(spec) as o:
+            yield o
 
 
 # --------------------------------------------------------------------------- distances

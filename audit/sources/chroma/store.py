@@ -19,7 +19,11 @@ from ..imported.chunks import UserChunk
 from ...stores.health import HealthReport
 from ...stores.base import SearchResult, StoreError, check_search
 from ...stores.shared import (
+    check_offsets,
+    described,
     exact_topk,
+    filters_said,
+    opened_or,
     health_from_rows,
     search_result,
 )
@@ -75,10 +79,7 @@ class ChromaSpec:
             raise StoreError(f"collection must be a non-empty name, got {self.table!r}")
         if not isinstance(self.uri, str) or not self.uri.strip():
             raise StoreError("no Chroma store: give chroma://HOST:PORT or a folder")
-        if (self.start_column is None) != (self.end_column is None):
-            raise StoreError("give both the start and the end offset keys, or neither")
-        if self.start_column is not None and self.doc_column is None:
-            raise StoreError("offset keys need the document key (doc_column) too")
+        check_offsets(self, "keys")
         object.__setattr__(self, "filters", check_filters(self.filters))
         self.server  # noqa: B018 - validates the URI
 
@@ -122,16 +123,12 @@ class ChromaSpec:
 
     @property
     def provenance(self) -> str:
-        where = "".join(f"; filter {c} = {v!r}" for c, v in self.filters)
         keys = ", ".join(f"{k}={v}" for k, v in self.columns.items())
-        return f"Chroma collection {self.table} ({keys or 'no metadata keys'}{where}) in {self.redacted_uri}"
+        return (f"Chroma collection {self.table} ({keys or 'no metadata keys'}{filters_said(self.filters)}) in "
+                f"{self.redacted_uri}")
 
     def to_dict(self) -> dict:
-        out = {"store": self.redacted_uri, "engine": "chroma", "table": self.table, "metric": "the collection's",
-               "columns": dict(self.columns)}
-        if self.filters:
-            out["filters"] = [list(f) for f in self.filters]
-        return out
+        return described(self.redacted_uri, self.table, "the collection's", self.columns, self.filters, "chroma")
 
 
 @dataclass
@@ -218,13 +215,8 @@ def open_collection(spec: ChromaSpec) -> Iterator[_Opened]:
             shutil.rmtree(tmp, ignore_errors=True)
 
 
-@contextmanager
 def _use(spec: ChromaSpec, conn):
-    if conn is not None:
-        yield conn
-    else:
-        with open_collection(spec) as o:
-            yield o
+    return opened_or(conn, open_collection, spec)
 
 
 def _typed(value: str) -> list:

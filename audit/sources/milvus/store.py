@@ -19,7 +19,11 @@ from ..imported.chunks import UserChunk
 from ...stores.health import HealthReport
 from ...stores.base import SearchResult, StoreError, check_search
 from ...stores.shared import (
+    check_offsets,
+    described,
     exact_topk,
+    filters_said,
+    opened_or,
     health_from_rows,
     search_result,
 )
@@ -80,10 +84,7 @@ class MilvusSpec:
             v = getattr(self, role)
             if v is not None and not _FIELD.fullmatch(str(v)):
                 raise StoreError(f"{role.replace('_', ' ')} {v!r} is not a Milvus field name")
-        if (self.start_column is None) != (self.end_column is None):
-            raise StoreError("give both the start and the end offset fields, or neither")
-        if self.start_column is not None and self.doc_column is None:
-            raise StoreError("offset fields need the document field (doc_column) too")
+        check_offsets(self, "fields")
         object.__setattr__(self, "filters", check_filters(self.filters))
         for name, value in self.filters:
             if not _FIELD.fullmatch(name):
@@ -116,16 +117,11 @@ class MilvusSpec:
 
     @property
     def provenance(self) -> str:
-        where = "".join(f"; filter {c} = {v!r}" for c, v in self.filters)
         return (f"Milvus Lite collection {self.table} ({', '.join(f'{k}={v}' for k, v in self.columns.items())}"
-                f"{where}) in {self.redacted_uri}")
+                f"{filters_said(self.filters)}) in {self.redacted_uri}")
 
     def to_dict(self) -> dict:
-        out = {"store": self.redacted_uri, "engine": "milvus-lite", "table": self.table, "metric": "the collection's",
-               "columns": dict(self.columns)}
-        if self.filters:
-            out["filters"] = [list(f) for f in self.filters]
-        return out
+        return described(self.redacted_uri, self.table, "the collection's", self.columns, self.filters, "milvus-lite")
 
 
 @dataclass
@@ -225,13 +221,8 @@ def open_collection(spec: MilvusSpec) -> Iterator[_Opened]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-@contextmanager
-def _use(spec, conn):
-    if conn is not None:
-        yield conn
-    else:
-        with open_collection(spec) as o:
-            yield o
+def _use(spec: MilvusSpec, conn):
+    return opened_or(conn, open_collection, spec)
 
 
 def _literal(value: str, dtype: str, name: str) -> str:

@@ -12,6 +12,7 @@ from typing import Iterator, Sequence
 from urllib.parse import quote
 
 from ...stores.filters import check_filters, check_name
+from ...stores.shared import check_offsets, described, filters_said
 from ...stores.base import StoreError
 
 ENV_URI = "AUDIT_STORE_URI"
@@ -229,10 +230,7 @@ class StoreSpec:
         if metric not in OPERATORS:
             raise StoreError(f"metric {self.metric!r} is not one of {', '.join(OPERATORS)}")
         object.__setattr__(self, "metric", metric)
-        if (self.start_column is None) != (self.end_column is None):
-            raise StoreError("give both the start and the end offset columns, or neither")
-        if self.start_column is not None and self.doc_column is None:
-            raise StoreError("offset columns need the document column (doc_column) too")
+        check_offsets(self, "columns")
         object.__setattr__(self, "filters", check_filters(self.filters))
         used = [c for c in self.columns.values()]
         dup = sorted({c for c in used if used.count(c) > 1})
@@ -269,16 +267,12 @@ class StoreSpec:
     @property
     def provenance(self) -> str:
         """One line for reports: table, columns, metric, filters and the store (:attr:`where`, never the user)."""
-        filt = "".join(f"; filter {c} = {v!r}" for c, v in self.filters)
         return (f"pgvector table {self.table} ({', '.join(f'{k}={v}' for k, v in self.columns.items())}; "
-                f"metric {self.metric} {self.operator}{filt}) in {self.where}")
+                f"metric {self.metric} {self.operator}{filters_said(self.filters)}) in {self.where}")
 
     def to_dict(self) -> dict:
         """The spec without the connection string (safe to write to JSON): ``store`` is :attr:`where`."""
-        out = {"store": self.where, "table": self.table, "metric": self.metric, "columns": dict(self.columns)}
-        if self.filters:
-            out["filters"] = [list(f) for f in self.filters]
-        return out
+        return described(self.where, self.table, self.metric, self.columns, self.filters)
 
     # SQL pieces ---------------------------------------------------------------
 
