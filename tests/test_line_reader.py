@@ -7,7 +7,16 @@ import pytest
 
 from audit.cli import main
 from audit.groundtruth import GroundTruthError, load_needles, load_out_of_domain
-from audit.jsontext import InputFileError, first_line, int_field, json_records, lines, read_text, stream_lines, text_lines
+from audit.jsontext import (
+    InputFileError,
+    first_line,
+    int_field,
+    json_records,
+    lines,
+    read_text,
+    stream_lines,
+    text_lines,
+)
 from audit.qrels import read_qrels
 
 

@@ -68,7 +68,9 @@ def import_graph() -> dict[str, set[str]]:
     """Module → the modules it imports (see the module docstring for the rule)."""
     graph = {}
     for module, (path, is_pkg) in MODULES.items():
-        inside = {".".join(module.split(".")[:i]) for i in range(1, module.count(".") + 1)} | ({module} if is_pkg else set())
+        inside = {".".join(module.split(".")[:i]) for i in range(1, module.count(".") + 1)}
+        if is_pkg:
+            inside.add(module)
         edges = set()
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, (ast.Import, ast.ImportFrom)):
@@ -187,7 +189,7 @@ def _defined(path: Path) -> tuple[set[str], dict[str, set[str]], dict[str, str]]
                     if isinstance(sub, (ast.FunctionDef, ast.AsyncFunctionDef)):
                         m.add(sub.name)
                         m |= {t.attr for a in ast.walk(sub) if isinstance(a, ast.Assign) for t in a.targets
-                              if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
+                              if isinstance(t, ast.Attribute) and getattr(t.value, "id", None) == "self"}
                     elif isinstance(sub, ast.AnnAssign) and isinstance(sub.target, ast.Name):
                         m.add(sub.target.id)
                     elif isinstance(sub, ast.Assign):

@@ -241,7 +241,8 @@ def _lance_dataset(uri: Path, rows, corpus):
         r = rows[i]
         out.append({"chunk_id": cid, "doc_id": r["doc"], "title": "", "section": "", "text": r["text"],
                     "content": r["text"], "start": r["start"], "end": r["end"], "header": "", "tail": "",
-                    "vector": [float(x) for x in r["vector"]], "model": r["model"], "model_digest": f"{r['model']}-digest",
+                    "vector": [float(x) for x in r["vector"]], "model": r["model"],
+                    "model_digest": f"{r['model']}-digest",
                     "dims": DIMS, "window": 256, "pipeline_version": PIPELINE_VERSION, "extractor": "markdown",
                     "extractor_version": "1", "strategy": strategy})
     lance.write_dataset(pa.Table.from_pylist(out, schema=chunk_schema(DIMS)), str(uri))
@@ -526,13 +527,17 @@ def test_the_protocol_only_reads(store, data):
     the Chroma and Milvus folders as copies)."""
     if "folder" not in store:
         pytest.skip("no folder: a server (its read-only role and calls are checked by the commands' test)")
-    before = _digest(store["folder"]) if store["folder"].is_dir() else hashlib.sha256(store["folder"].read_bytes()).hexdigest()
+    before = _bytes(store["folder"])
     with open_store(store["spec"]) as s:
         s.search(data["qs"], 4, "approximate")
         s.health(corpus=data["corpus"])
         s.runset(needles=load_needles(data["gt"]), query_vectors=read_query_vectors(data["qv"]), k=4)
-    after = _digest(store["folder"]) if store["folder"].is_dir() else hashlib.sha256(store["folder"].read_bytes()).hexdigest()
-    assert after == before
+    assert _bytes(store["folder"]) == before
+
+
+def _bytes(path: Path) -> str:
+    """sha256 of a folder's files (names and bytes), or of a file."""
+    return _digest(path) if path.is_dir() else hashlib.sha256(path.read_bytes()).hexdigest()
 
 
 @pytest.mark.store

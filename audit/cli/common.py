@@ -302,7 +302,8 @@ def pick_source(a, verb: str) -> str:
     check_no_endpoint_options(a)
     if a.index:
         if a.run or uses_store(a) or a.corpus or a.db or a.strategies:
-            raise InputError("--index audits a Lance dataset as it is: no --corpus, --db, --strategies, --run or --store")
+            raise InputError("--index audits a Lance dataset as it is: no --corpus, --db, --strategies, --run or "
+                             "--store")
         return "index"
     if uses_store(a):
         if a.run:
@@ -351,7 +352,8 @@ def add_store_options(p: argparse.ArgumentParser) -> None:
                    help="instead of --model (a hosted embedding model): the questions' vectors, JSONL "
                         '{"id": "n1/doc", "vector": [...]} (a needle id serves both its questions) or .npy with '
                         "--query-ids")
-    g.add_argument("--query-ids", metavar="FILE", help="with an .npy --query-vectors: one query id a line, row i = line i")
+    g.add_argument("--query-ids", metavar="FILE",
+                   help="with an .npy --query-vectors: one query id a line, row i = line i")
     g.add_argument("--filter", action="append", metavar="COLUMN=VALUE", dest="filters",
                    help="search only the rows whose COLUMN (as text) equals VALUE, as your service's WHERE does "
                         "(repeatable: values of one column OR-ed, columns AND-ed; the value is a bound parameter)")

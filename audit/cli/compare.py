@@ -26,7 +26,8 @@ __all__ = ["cmd_compare"]
 
 def cmd_compare(a) -> int:
     """Print the diff of the two sides (:func:`audit.evaluation.upgrade.diff_runs`)."""
-    return {"store": _compare_tables, "index": _compare_datasets, "db": _compare_index_files}[pick_source(a, "compare")](a)
+    verbs = {"store": _compare_tables, "index": _compare_datasets, "db": _compare_index_files}
+    return verbs[pick_source(a, "compare")](a)
 
 
 def _compare_index_files(a) -> int:
@@ -73,7 +74,8 @@ def _compare_datasets(a) -> int:
         gt = load_ground_truth(lo.corpus, a.ground_truth, a.out_of_domain)
         rs_old, rs_new = index_runsets(lo, ln, gt, eo, en, a.retriever, EmbeddingCache.default(), (a.old, a.new),
                                        source_kind="lance")
-        col, new_col = column_name(lo.chunks.strategy.name, a.retriever), column_name(ln.chunks.strategy.name, a.retriever)
+        col = column_name(lo.chunks.strategy.name, a.retriever)
+        new_col = column_name(ln.chunks.strategy.name, a.retriever)
         cut, how = compare_cut(rs_old, col, threshold)
         diff = diff_runs(rs_old, col, rs_new, new_col, a.k, cut, how)
     except (GroundTruthError, ValueError) as e:

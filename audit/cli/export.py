@@ -1,4 +1,4 @@
-"""``export --format trec|beir --out DIR``: the built-in strategies' rankings and judgments as files a team's tools read."""
+"""``export --format trec|beir --out DIR``: the built-in strategies' rankings and judgments as TREC or BEIR files."""
 
 from __future__ import annotations
 

@@ -4,7 +4,16 @@
 from __future__ import annotations
 
 from ..words import plural
-from .common import EXIT_OK, InputError, ProgressBar, corpus_arg, encoder_arg, open_index_file, strategies_arg, strip_arg
+from .common import (
+    EXIT_OK,
+    InputError,
+    ProgressBar,
+    corpus_arg,
+    encoder_arg,
+    open_index_file,
+    strategies_arg,
+    strip_arg,
+)
 
 __all__ = ["cmd_index"]
 

@@ -182,7 +182,8 @@ def rescore(query: np.ndarray, ids: Sequence, engine_cosine: Sequence[float],
     return sorted(range(len(out)), key=lambda i: (out[i], ids[i])), out
 
 
-def model_of(encoder=None, model_dims: int | None = None, model_name: str | None = None) -> tuple[int | None, str | None]:
+def model_of(encoder=None, model_dims: int | None = None,
+             model_name: str | None = None) -> tuple[int | None, str | None]:
     """``(dims, name)`` of the model a store's vectors are checked against: the encoder's, else those given."""
     if encoder is not None:
         return int(encoder.dims), encoder.name

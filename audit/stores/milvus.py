@@ -17,7 +17,7 @@ ENGINE = Engine("milvus", "Milvus Lite", "milvus", ("pymilvus", "milvus_lite"), 
 
 
 class MilvusStore(ClientStore):
-    """A Milvus Lite collection (:class:`audit.sources.milvus.MilvusSpec`), opened (a folder: copied) at the first call."""
+    """A Milvus Lite collection (:class:`audit.sources.milvus.MilvusSpec`), its folder copied at the first call."""
 
     engine = "milvus"
     noun = "Milvus Lite collection"

@@ -36,8 +36,8 @@ from ..runset import Run
 from .health import NORM_TOLERANCE, OK, UNHEALTHY, WARNING, Finding, HealthReport, majority, store_report
 from .base import MODES, SearchResult, StoreError, cosine_in_range, rescore
 
-__all__ = ["EXAMPLES", "check_offsets", "described", "exact_topk", "filters_said", "health_from_rows", "opened_or", "relevance_from_rows",
-           "search_result", "system_from_store", "to_cosine", "upgrade_runset"]
+__all__ = ["EXAMPLES", "check_offsets", "described", "exact_topk", "filters_said", "health_from_rows", "opened_or",
+           "relevance_from_rows", "search_result", "system_from_store", "to_cosine", "upgrade_runset"]
 
 #: Ids listed per finding.
 EXAMPLES = 20
@@ -455,6 +455,10 @@ def upgrade_runset(before, after, *, mode: str = "approximate", names: tuple[str
 
 # --------------------------------------------------------------------------- health over streamed rows
 
+#: A store's check over rows (titled by its id).
+_rows = Finding.of_rows
+
+
 
 def health_from_rows(spec, batches: Iterable[dict], *, kind: str, index_detail: str, spec_dict: dict | None = None,
                      corpus=None,
@@ -542,56 +546,56 @@ def health_from_rows(spec, batches: Iterable[dict], *, kind: str, index_detail: 
     def ex(lst) -> tuple[str, ...]:
         return tuple(sorted(lst)[:EXAMPLES])
 
-    checks.append(Finding.of_rows("rows", UNHEALTHY if n_rows == 0 else OK, n_rows,
-                                  f"the {noun} is empty" if n_rows == 0 else f"{n_rows} rows"))
+    checks.append(_rows("rows", UNHEALTHY if n_rows == 0 else OK, n_rows,
+                        f"the {noun} is empty" if n_rows == 0 else f"{n_rows} rows"))
     if "null_vectors" in na:
-        checks.append(Finding.of_rows("null_vectors", OK, 0, f"not applicable: {na['null_vectors']}"))
+        checks.append(_rows("null_vectors", OK, 0, f"not applicable: {na['null_vectors']}"))
     else:
-        checks.append(Finding.of_rows("null_vectors", UNHEALTHY if nulls else OK, len(nulls),
-                                      f"{len(nulls)} rows have no vector" if nulls else "no NULL vector", examples=ex(nulls)))
+        checks.append(_rows("null_vectors", UNHEALTHY if nulls else OK, len(nulls),
+                            f"{len(nulls)} rows have no vector" if nulls else "no NULL vector", examples=ex(nulls)))
     if "non_finite" in na:
-        checks.append(Finding.of_rows("non_finite", OK, 0, f"not applicable: {na['non_finite']}"))
+        checks.append(_rows("non_finite", OK, 0, f"not applicable: {na['non_finite']}"))
     else:
-        checks.append(Finding.of_rows("non_finite", UNHEALTHY if non_finite else OK, len(non_finite),
-                                      f"{len(non_finite)} vectors hold NaN, ±Inf or NULL elements" if non_finite
-                                      else "every element finite", examples=ex(non_finite)))
+        checks.append(_rows("non_finite", UNHEALTHY if non_finite else OK, len(non_finite),
+                            f"{len(non_finite)} vectors hold NaN, ±Inf or NULL elements" if non_finite
+                            else "every element finite", examples=ex(non_finite)))
     hist = tuple(sorted(((str(d), c) for d, c in dims.items()), key=lambda vc: (-vc[1], int(vc[0]))))
     if len(dims) > 1:
         major = majority([(d, c) for d, c in dims.items()])
         off = sum(c for d, c in dims.items() if d != major[0])
-        checks.append(Finding.of_rows("dims", UNHEALTHY, off, f"{len(dims)} dimensions: "
-                                      + ", ".join(f"{d} ({c} rows)" for d, c in hist)
-                                      + f"; {off} rows differ from the majority {major[0]}", hist,
-                                      ex([r for r, d in dim_of.items() if d != major[0]])))
+        checks.append(_rows("dims", UNHEALTHY, off, f"{len(dims)} dimensions: "
+                            + ", ".join(f"{d} ({c} rows)" for d, c in hist)
+                            + f"; {off} rows differ from the majority {major[0]}", hist,
+                            ex([r for r, d in dim_of.items() if d != major[0]])))
     else:
-        checks.append(Finding.of_rows("dims", OK, 0, f"every vector has {hist[0][0]} dimensions" if hist else "no vector",
-                                      hist))
+        checks.append(_rows("dims", OK, 0, f"every vector has {hist[0][0]} dimensions" if hist else "no vector",
+                            hist))
     if model_dims is not None:
         off = sum(c for d, c in dims.items() if d != model_dims)
         who = f"model {model_name}" if model_name else "the model"
-        checks.append(Finding.of_rows("model_dims", UNHEALTHY if off else OK, off,
-                                      f"{off} vectors do not have the {model_dims} dimensions of {who}" if off
-                                      else f"every vector has the {model_dims} dimensions of {who}", hist))
+        checks.append(_rows("model_dims", UNHEALTHY if off else OK, off,
+                            f"{off} vectors do not have the {model_dims} dimensions of {who}" if off
+                            else f"every vector has the {model_dims} dimensions of {who}", hist))
     rng = f" (norms {min(norms_seen):.6g} … {max(norms_seen):.6g})" if norms_seen else ""
-    checks.append(Finding.of_rows("norms", UNHEALTHY if off_unit else OK, len(off_unit),
-                                  (f"{len(off_unit)} vectors are not unit length (|norm − 1| > {NORM_TOLERANCE:g}){rng}: "
-                              "L2 and inner-product distances are not cosine distances for them") if off_unit
-                                  else f"every vector unit length (|norm − 1| ≤ {NORM_TOLERANCE:g}){rng}", (), ex(off_unit)))
-    checks.append(Finding.of_rows("empty_texts", UNHEALTHY if empty else OK, len(empty),
-                                  f"{len(empty)} rows have an empty or NULL text" if empty else "no empty text",
-                                  examples=ex(empty)))
+    checks.append(_rows("norms", UNHEALTHY if off_unit else OK, len(off_unit),
+                        (f"{len(off_unit)} vectors are not unit length (|norm − 1| > {NORM_TOLERANCE:g}){rng}: "
+                         "L2 and inner-product distances are not cosine distances for them") if off_unit
+                        else f"every vector unit length (|norm − 1| ≤ {NORM_TOLERANCE:g}){rng}", (), ex(off_unit)))
+    checks.append(_rows("empty_texts", UNHEALTHY if empty else OK, len(empty),
+                        f"{len(empty)} rows have an empty or NULL text" if empty else "no empty text",
+                        examples=ex(empty)))
     if "duplicate_ids" in na:
-        checks.append(Finding.of_rows("duplicate_ids", OK, 0, f"not applicable: {na['duplicate_ids']}"))
+        checks.append(_rows("duplicate_ids", OK, 0, f"not applicable: {na['duplicate_ids']}"))
     else:
         dup_ids = n_rows - len(set(ids))
-        checks.append(Finding.of_rows("duplicate_ids", UNHEALTHY if dup_ids else OK, dup_ids,
-                                      f"{dup_ids} rows repeat an id already used (results would be ambiguous)" if dup_ids
-                                      else "every id unique"))
+        checks.append(_rows("duplicate_ids", UNHEALTHY if dup_ids else OK, dup_ids,
+                            f"{dup_ids} rows repeat an id already used (results would be ambiguous)" if dup_ids
+                            else "every id unique"))
     groups = [r for r in texts.values() if len(r) > 1]
     dup_rows = sum(len(r) for r in groups)
-    checks.append(Finding.of_rows("duplicate_texts", WARNING if dup_rows else OK, dup_rows,
-                                  f"{dup_rows} rows share their text with another row ({len(groups)} texts)" if dup_rows
-                                  else "no duplicate text", (), ex([i for r in groups for i in r])))
+    checks.append(_rows("duplicate_texts", WARNING if dup_rows else OK, dup_rows,
+                        f"{dup_rows} rows share their text with another row ({len(groups)} texts)" if dup_rows
+                        else "no duplicate text", (), ex([i for r in groups for i in r])))
     not_checked: list[str] = []
     if spec.model_column:
         mh = sorted(models.items(), key=lambda vc: (-vc[1], "" if vc[0] is None else vc[0]))
@@ -599,12 +603,12 @@ def health_from_rows(spec, batches: Iterable[dict], *, kind: str, index_detail: 
         if len(mh) > 1:
             major = majority(mh)
             off = n_rows - major[1]
-            checks.append(Finding.of_rows("models", UNHEALTHY, off, f"{len(mh)} model stamps: "
-                                          + ", ".join(f"{m} ({c} rows)" for m, c in br)
-                                          + f"; {off} rows differ from the majority", br,
-                                          ex([r for r, m in model_of.items() if m != major[0]])))
+            checks.append(_rows("models", UNHEALTHY, off, f"{len(mh)} model stamps: "
+                                + ", ".join(f"{m} ({c} rows)" for m, c in br)
+                                + f"; {off} rows differ from the majority", br,
+                                ex([r for r, m in model_of.items() if m != major[0]])))
         else:
-            checks.append(Finding.of_rows("models", OK, 0, f"one model stamp: {br[0][0]}" if br else "no row", br))
+            checks.append(_rows("models", OK, 0, f"one model stamp: {br[0][0]}" if br else "no row", br))
     else:
         not_checked.append("models: no model column given")
     doc_col = getattr(spec, "doc_column", None)
@@ -616,7 +620,7 @@ def health_from_rows(spec, batches: Iterable[dict], *, kind: str, index_detail: 
         not_checked.append("missing_documents, text_mismatch: no document column given")
     if corpus is not None and doc_col and not getattr(spec, "start_column", None):
         not_checked.append("text_mismatch: no offset columns given")
-    checks.append(Finding.of_rows("approximate_index", OK, 0, index_detail))
+    checks.append(_rows("approximate_index", OK, 0, index_detail))
     target = spec_dict or spec.to_dict()
     engine = {"milvus-lite": "milvus"}.get(target.get("engine"), target.get("engine", "store"))
     return store_report(engine, target, n_rows, vector_type, checks, (), not_checked, time.perf_counter() - t0)
@@ -640,16 +644,16 @@ def _document_checks(spec, corpus, docs) -> list[Finding]:
             bad.append(rid)
     ms = sorted(miss.items(), key=lambda vc: (-vc[1], vc[0]))
     n_miss = sum(miss.values())
-    out = [Finding.of_rows("missing_documents", UNHEALTHY if n_miss else OK, n_miss,
-                           f"{n_miss} rows belong to {len(ms)} documents not in corpus {corpus.name!r}"
-                           if n_miss else f"every row's document is in corpus {corpus.name!r}",
-                           tuple(ms[:EXAMPLES]), tuple(m for m, _ in ms[:EXAMPLES]))]
+    out = [_rows("missing_documents", UNHEALTHY if n_miss else OK, n_miss,
+                 f"{n_miss} rows belong to {len(ms)} documents not in corpus {corpus.name!r}"
+                 if n_miss else f"every row's document is in corpus {corpus.name!r}",
+                 tuple(ms[:EXAMPLES]), tuple(m for m, _ in ms[:EXAMPLES]))]
     if getattr(spec, "start_column", None):
-        out.append(Finding.of_rows("text_mismatch", UNHEALTHY if bad else OK, len(bad),
-                                   f"{len(bad)} rows' text no longer ends with doc.text[start:end] (or the offsets "
-                                   "fall outside the document)" if bad
-                                   else "every row's text ends with its source slice doc.text[start:end]", (),
-                                   tuple(sorted(bad)[:EXAMPLES])))
+        out.append(_rows("text_mismatch", UNHEALTHY if bad else OK, len(bad),
+                         f"{len(bad)} rows' text no longer ends with doc.text[start:end] (or the offsets "
+                         "fall outside the document)" if bad
+                         else "every row's text ends with its source slice doc.text[start:end]", (),
+                         tuple(sorted(bad)[:EXAMPLES])))
     return out
 
 
