@@ -455,6 +455,10 @@ def test_index_health_manifest_findings_and_preview(test_env):
     at.text_input(key="health_preview_model").input("hashing:64").run()
     assert not at.exception
     assert _metric(at, "Stale documents") == "4 / 4"
+    at.text_input(key="health_preview_model").input("").run()  # emptied: no target, said so (never "0 dims")
+    assert not at.exception
+    assert any("No model chosen for the upgrade preview" in shown(i) for i in at.info)
+    assert "Stale documents" not in [m.label for m in at.metric]
     _provenance(at)
 
 
