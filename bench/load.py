@@ -12,9 +12,10 @@ right, one back, ... with the keyboard, as the browser test does).
 
 Two times for every page view and slider move (seconds, p50/p95/max, per page and overall):
 
-- **end-to-end**: from just before the click or key press until the script run it started has
-  ended and no element of the page is stale, on the browser's clock (the app's script state is
-  watched from the document's creation, so a short run is never missed);
+- **end-to-end**: from just before the click or key press until the server has sent the end of
+  the script run it started (``script_finished`` on the page's websocket, so a short run is never
+  missed) and the page shows it: script state not running, no element stale, the provenance line
+  drawn;
 - **server time**: the server's own time for that script run, from the top of ``app.py`` to the
   end of ``page.run()``, which the server writes when ``AUDIT_TIMINGS`` is set
   (:mod:`audit.timings`; read back by ``bench/server_times.py``). The browsers share the machine's
@@ -77,30 +78,51 @@ def _probe(url: str) -> bool:
     return url.endswith(("/_stcore/health", "/_stcore/host-config")) and url.count("/") > 4
 
 
-#: Records every change of the app's script state (``data-test-script-state`` on ``stApp``: initial, running,
-#: notRunning, rerunRequested...) in ``window.__auditRuns``, from the document's creation on, so a run that
-#: starts and ends between two polls is still seen.
-_OBSERVER = """
-window.__auditRuns = [];
-new MutationObserver(ms => { for (const m of ms) {
-    if (m.target.getAttribute && m.target.getAttribute('data-testid') === 'stApp')
-        window.__auditRuns.push(m.target.getAttribute('data-test-script-state'));
-} }).observe(document, {subtree: true, attributes: true, attributeFilter: ['data-test-script-state']});
-"""
-
-#: True (as the browser's clock, ms) once a script run started after change number ``n`` has ended and the
-#: page is drawn: state notRunning, no element stale, the provenance line present; or an exception box.
-_SETTLED = """(n) => {
+#: True once the page is drawn after a script run: state notRunning, no element stale, the provenance line present;
+#: or an exception box.
+_SETTLED = """() => {
     const app = document.querySelector('[data-testid="stApp"]');
-    const runs = window.__auditRuns || [];
-    if (!app || !runs.slice(n).some(s => s !== 'notRunning')) return false;
-    if (app.getAttribute('data-test-script-state') !== 'notRunning') return false;
-    if (document.querySelector('[data-testid="stException"]')) return {t: performance.now(), error: true};
+    if (!app || app.getAttribute('data-test-script-state') !== 'notRunning') return false;
+    if (document.querySelector('[data-testid="stException"]')) return {error: true};
     if (document.querySelector('[data-stale="true"]')) return false;
     const footer = Array.from(document.querySelectorAll('[data-testid="stCaptionContainer"]'))
         .some(e => e.textContent.includes('retrieval-audit'));
-    return footer ? {t: performance.now(), error: false} : false;
+    return footer ? {error: false} : false;
 }"""
+
+
+class _Runs:
+    """Counts the script runs the server reports as finished to one page, from its websocket frames
+    (Streamlit's ``ForwardMsg.script_finished``), so the end of a run is known even when it is too short for
+    the page's own state to show it."""
+
+    def __init__(self, pg) -> None:
+        from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+
+        self.finished = 0
+        self._msg = ForwardMsg
+        self._changed = asyncio.Event()
+        pg.on("websocket", lambda ws: ws.on("framereceived", self._frame))
+
+    def _frame(self, payload) -> None:
+        if not isinstance(payload, (bytes, bytearray)):
+            return
+        m = self._msg()
+        try:
+            m.ParseFromString(bytes(payload))
+        except Exception:  # not a ForwardMsg: ignore
+            return
+        if m.WhichOneof("type") == "script_finished" and \
+                m.script_finished == self._msg.ScriptFinishedStatus.FINISHED_SUCCESSFULLY:
+            self.finished += 1
+            self._changed.set()
+
+    async def after(self, n: int, timeout: float) -> None:
+        """Wait until more than ``n`` runs have finished (``asyncio.TimeoutError`` after ``timeout`` seconds)."""
+        deadline = time.perf_counter() + timeout
+        while self.finished <= n:
+            self._changed.clear()
+            await asyncio.wait_for(self._changed.wait(), max(0.01, deadline - time.perf_counter()))
 
 
 async def _first_settle(pg, timeout: float) -> str | None:
@@ -121,26 +143,27 @@ async def _first_settle(pg, timeout: float) -> str | None:
     return "the page did not finish in time"
 
 
-async def _timed(pg, action, timeout: float) -> tuple[float, str | None]:
-    """End-to-end seconds of ``action`` (a click, a key press): from just before it, on the browser's clock,
-    until the script run it started has ended and nothing on the page is stale; and an error text or None."""
-    n = await pg.evaluate("(window.__auditRuns || []).length")
-    t0 = await pg.evaluate("performance.now()")
+async def _timed(pg, runs: _Runs, action, timeout: float) -> tuple[float, str | None]:
+    """End-to-end seconds of ``action`` (a click, a key press): from just before it until the script run it
+    started has finished on the server and the page shows it with nothing stale; and an error text or None."""
+    n = runs.finished
+    t0 = time.perf_counter()
     await action()
-    handle = await pg.wait_for_function(_SETTLED, arg=n, polling="raf", timeout=timeout * 1000)
-    done = await handle.json_value()
+    await runs.after(n, timeout)
+    handle = await pg.wait_for_function(_SETTLED, polling="raf", timeout=timeout * 1000)
+    dt = time.perf_counter() - t0
     err = None
-    if done["error"]:
+    if (await handle.json_value())["error"]:
         exc = await pg.query_selector('[data-testid="stException"]')
         err = "exception: " + ((await exc.inner_text())[:200] if exc else "")
-    return (done["t"] - t0) / 1000.0, err
+    return dt, err
 
 
 async def _session(browser, base: str, rounds: int, slider_moves: int, page_timeout: float, out: dict,
                    i: int) -> None:
     ctx = await browser.new_context(viewport={"width": 1400, "height": 1800})
-    await ctx.add_init_script(_OBSERVER)
     pg = await ctx.new_page()
+    runs = _Runs(pg)
     pg.on("response", lambda r: out["http_errors"].append(f"{r.status} {r.url}")
           if r.status >= 400 and r.url.startswith(base) and not _probe(r.url) else None)
     for rnd in range(rounds):
@@ -154,7 +177,7 @@ async def _session(browser, base: str, rounds: int, slider_moves: int, page_time
                     dt = time.perf_counter() - t0
                 else:
                     link = pg.locator(f'[data-testid="stSidebarNav"] a[href="{base}{name}"]')
-                    dt, err = await _timed(pg, lambda: link.click(timeout=page_timeout * 1000), page_timeout)
+                    dt, err = await _timed(pg, runs, lambda: link.click(timeout=page_timeout * 1000), page_timeout)
             except Exception as e:  # a timeout of goto, of a selector or of the settled state
                 dt, err = math.nan, f"{type(e).__name__}: {str(e)[:200]}"
             if err:
@@ -172,7 +195,7 @@ async def _session(browser, base: str, rounds: int, slider_moves: int, page_time
                     key = "ArrowRight" if m % 2 == 0 else "ArrowLeft"  # one step (0.005) right, back, ...
                     try:
                         await slider.focus(timeout=page_timeout * 1000)
-                        dt, err = await _timed(pg, lambda: pg.keyboard.press(key), page_timeout)
+                        dt, err = await _timed(pg, runs, lambda: pg.keyboard.press(key), page_timeout)
                     except Exception as e:
                         dt, err = math.nan, f"{type(e).__name__}: {str(e)[:200]}"
                     if err:
