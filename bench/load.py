@@ -27,7 +27,9 @@ children), the 1-minute load average (start, highest sampled, end) and the error
 boxes, pages that did not finish, HTTP responses >= 400 from the server): they must be 0.
 
     python bench/load.py [--sessions 8] [--rounds 2] [--slider-moves 3] [--model hashing] [--deadline 900]
-                         [--json OUT] [--markdown]
+                         [--json OUT] [--markdown] [--profile FOLDER]
+
+``--profile FOLDER`` writes a pyinstrument report of every script run there (``AUDIT_PROFILE``).
 
 ``--model hashing`` (default) is the fast fake encoder; ``--model all-MiniLM-L6-v2`` the real one
 (a cold build embeds ~6,500 chunks: minutes on two cores).
@@ -268,13 +270,16 @@ def main(argv: list[str] | None = None) -> dict:
     ap.add_argument("--deadline", type=float, default=900.0, help="seconds for the whole run")
     ap.add_argument("--json", help="write the figures here")
     ap.add_argument("--markdown", action="store_true", help="print the docs/benchmarks.md table too")
+    ap.add_argument("--profile", help="folder for a pyinstrument report of every script run (AUDIT_PROFILE; the "
+                                      "profiler's overhead is in the times then)")
     args = ap.parse_args(argv)
     if not Path(CHROMIUM).exists():
         sys.exit(f"{CHROMIUM} not found (apt-get install chromium)")
     home = Path(tempfile.mkdtemp(prefix="audit-load-"))
     timings = home / "timings.jsonl"
     env = app_env(AUDIT_HOME=str(home), AUDIT_RERANKER="none", AUDIT_MODEL=args.model, HF_HUB_OFFLINE="1",
-                  AUDIT_TIMINGS=str(timings))
+                  AUDIT_TIMINGS=str(timings), **({"AUDIT_PROFILE": str(Path(args.profile).resolve())}
+                                                 if args.profile else {}))
     mem: list[float] = []
     loads: list[float] = [os.getloadavg()[0]]
     stop = threading.Event()
