@@ -64,8 +64,11 @@ def _drop_cf(text: str) -> str:
 
 
 def _plain(text: str) -> bool:
-    """True when the view only collapses whitespace (already NFC, no ``Cf`` character)."""
-    return unicodedata.is_normalized("NFC", text) and not _cf_in(text)
+    """True when the view only collapses whitespace (already NFC, no ``Cf`` character).
+
+    ASCII text is both (no ``Cf`` character lies below U+00AD), and ``str.isascii`` is answered
+    without reading the text."""
+    return text.isascii() or (unicodedata.is_normalized("NFC", text) and not _cf_in(text))
 
 
 def view_with_map(text: str) -> tuple[str, list[int], list[int]]:

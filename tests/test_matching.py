@@ -30,6 +30,7 @@ def test_by_hand():
     assert view("a\u00adb \u200b  c") == "ab c"  # soft hyphen gone; spaces around a removed Cf are one run
     assert reader_form("cafe\u0301\ufeff") == "café"
     assert _plain("plain text, nothing to do") and not _plain("soft\u00adhyphen") and not _plain("e\u0301")
+    assert _plain("caf\u00e9 \u201cquoted\u201d")  # not ASCII, NFC, no Cf
 
 
 @pytest.mark.slow
