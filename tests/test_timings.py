@@ -65,3 +65,37 @@ def test_profile_writes_one_report_per_run(tmp_path):
     session = state["_audit_timings_session"]
     assert names == [f"Index-health-{session}-001.txt", f"Index-health-{session}-002.txt"]
     assert "Duration:" in (folder / names[0]).read_text(encoding="utf-8")  # pyinstrument's text report
+
+
+@pytest.mark.slow
+def test_the_dashboard_writes_one_line_per_script_run(tmp_path, monkeypatch):
+    from conftest import ROOT
+    from streamlit.testing.v1 import AppTest
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "guide.md").write_text("# Guide\n\n## Install\n\nThe installer must be run twice on a fresh machine.\n",
+                                   encoding="utf-8")
+    gt = tmp_path / "gt.jsonl"
+    gt.write_text(json.dumps({"id": "n1", "needle": "The installer must be run twice on a fresh machine",
+                              "questions": ["How many times must the installer run?", "do i rerun setup?"]}) + "\n",
+                  encoding="utf-8")
+    ood = tmp_path / "ood.txt"
+    ood.write_text("how do I cook paella\n", encoding="utf-8")
+    out = tmp_path / "timings.jsonl"
+    for k, v in {"AUDIT_CORPUS": docs, "AUDIT_GROUND_TRUTH": gt, "AUDIT_OUT_OF_DOMAIN": ood, "AUDIT_MODEL": "hashing",
+                 "AUDIT_RERANKER": "none", "AUDIT_HOME": tmp_path / "home"}.items():
+        monkeypatch.setenv(k, str(v))
+    monkeypatch.delenv(TIMINGS_ENV, raising=False)
+    at = AppTest.from_file(str(ROOT / "app.py"), default_timeout=120)
+    at.run()
+    assert not at.exception and not out.exists()  # off: nothing written
+    assert "_audit_timings_session" not in at.session_state
+    monkeypatch.setenv(TIMINGS_ENV, str(out))
+    at.run()
+    at.switch_page("app_pages/5_Threshold.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    rows = _lines(out)
+    assert [(r["page"], r["run"], r["ended"]) for r in rows] == [("Overview", 1, "ok"), ("Threshold", 2, "ok")]
+    assert rows[0]["session"] == rows[1]["session"] == at.session_state["_audit_timings_session"]
+    assert all(r["seconds"] > 0 for r in rows)
