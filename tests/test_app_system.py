@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from conftest import every_page, shown
+from conftest import environment, every_page, open_app, shown
 
 pytestmark = pytest.mark.slow
 
@@ -39,24 +39,11 @@ ENV = {
 def env(tmp_path_factory):
     home = tmp_path_factory.mktemp("home")
     env = {**ENV, "AUDIT_MODEL": "hashing", "AUDIT_RERANKER": "none", "AUDIT_HOME": str(home)}
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    yield
-    for k, v in saved.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+    yield from environment(env)
 
 
 def _app(page: str | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    if page:
-        at.switch_page(page).run()
-        assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_app(page, timeout=TIMEOUT)
 
 
 def _frames(at):
