@@ -39,6 +39,9 @@ Configuration by environment (all optional; the sidebar can change each):
 ``AUDIT_ROOTS``
     Extra folders (``os.pathsep``-separated) a path typed in the dashboard may lie under; by default
     only the working directory, ``$AUDIT_HOME`` and the paths given here or in audit.toml.
+``AUDIT_TIMINGS``, ``AUDIT_PROFILE``
+    For benchmarks only: a JSONL file receiving each script run's server time, a folder receiving
+    each run's pyinstrument profile (:mod:`audit.timings`). Off unless set.
 
 Tests give the app a small corpus through these variables (``AUDIT_CORPUS`` =
 a temporary folder, ``AUDIT_GROUND_TRUTH``/``AUDIT_OUT_OF_DOMAIN`` = files
@@ -47,9 +50,14 @@ next to it, ``AUDIT_MODEL=hashing``, ``AUDIT_HOME`` = a temporary folder).
 
 from __future__ import annotations
 
+import time
+
 import streamlit as st
 
+from audit import timings
 from ui import access, paths, sidebar
+
+_T0 = time.perf_counter()  # a script run's server time starts here (audit.timings: AUDIT_TIMINGS, AUDIT_PROFILE)
 
 # Emoji icons only: the browser draws them as a data: URL favicon, where a Material icon favicon is fetched
 # from fonts.gstatic.com (a request leaving the server; tests/test_browser_markup.py checks there is none).
@@ -76,5 +84,6 @@ page = st.navigation(PAGES)
 # One browser-tab title per page ("Threshold · Retrieval audit"): the call above would otherwise keep the
 # first call's title for every page (a later set_page_config wins; st.Page's title alone is only the nav label).
 st.set_page_config(page_title=f"{page.title} · Retrieval audit")
-sidebar.draw()
-page.run()
+with timings.script_run(page.title, st.session_state, _T0):  # off unless AUDIT_TIMINGS / AUDIT_PROFILE is set
+    sidebar.draw()
+    page.run()

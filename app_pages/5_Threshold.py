@@ -6,6 +6,7 @@ rule (:func:`ui.threshold.page_cut`).
 """
 
 import math
+from pathlib import Path
 
 import numpy as np
 import streamlit as st
@@ -61,7 +62,8 @@ with st.expander("What each outcome means"):
           help={"queries": "queries with this outcome at the cut; each domain's rows add up to its queries",
                 "share (%)": "of the domain's queries"})
 
-label = f"{run.strategy}/{run.retriever} on {rs.corpus.name}" if run.strategy else f"run {run.name} ({rs.source.name})"
+label = (f"{run.strategy}/{run.retriever} on {rs.corpus.name}" if run.strategy else
+         f"run {run.name}" + (f" ({Path(run.source).name})" if run.source else ""))
 b1, b2 = cells(2, fit="content")  # a content-width cell: the label is never cut to "Save this th…"
 if b1.button(f"Save this threshold ({cut:.4g})", key="threshold_save", type="primary",
              help="Saved with the configuration it was chosen on (for a built-in run: corpus, model weights, "
@@ -69,7 +71,7 @@ if b1.button(f"Save this threshold ({cut:.4g})", key="threshold_save", type="pri
                   "and command applies it to that configuration only."):
     try:
         saved = save_cut(cut, run.cut_key, label, threshold_file(ctx))
-        set_chosen(ctx, run.name, cut)
+        set_chosen(ctx, run.name, None)  # saved: every page now applies the saved cut, not a session's choice
         b2.success(md(f"Saved {saved.describe()}; Citations, Upgrade diff, report and compare apply it to this run."))
     except ValueError as e:
         b2.error(md(str(e)))

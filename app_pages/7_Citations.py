@@ -48,7 +48,8 @@ if sp.chunks is None:
 pc = page_cut(ctx, run)
 if pc is not None:
     threshold = pc.cut
-    st.info(md(f"Cut: {kind.label} {'<' if kind.keep == 'below' else '>'} {threshold:.4g} ({pc.choice.sentence()}); "
+    why = pc.choice.sentence("the Threshold page's cut, not saved")
+    st.info(md(f"Cut: {kind.label} {'<' if kind.keep == 'below' else '>'} {threshold:.4g} ({why}); "
                f"at most {KEEP} sources."))
 else:
     threshold = None

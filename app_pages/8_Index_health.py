@@ -145,8 +145,12 @@ def preview_section(store, name: str, rep) -> None:
     new_model = preview_model(p1, rep.stamp.model)
     new_pipe = p2.text_input("Pipeline version after the upgrade", value=PIPELINE_VERSION,
                              key="health_preview_pipeline")
+    if not (new_model or "").strip():
+        st.info("No model chosen for the upgrade preview: give the model the index would be embedded with after "
+                "the upgrade (its name, a directory, or `hashing`).")
+        return
     try:
-        target = None if new_model == rep.stamp.model else cache.encoder(new_model)
+        target = None if new_model == rep.stamp.model else cache.encoder(new_model.strip())
         pv = upgrade_preview(store, name, target, new_pipe or None)
         q = cells(2)
         q[0].metric("Stale documents", f"{len(pv.stale)} / {rep.n_documents}",

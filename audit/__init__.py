@@ -38,7 +38,8 @@ What is computed and shown:
 - :mod:`audit.cli` the command line, one module per verb (``python -m audit …``, ``retrieval-audit …``)
 - :mod:`audit.config` ``audit.toml`` (stores, endpoints, traffic, allowed roots, shared mode), :mod:`audit.home`
   (where ``.audit/`` lives), :mod:`audit.uploads` (uploaded files, one session's own), :mod:`audit.words`
-  (counts and durations in sentences), :mod:`audit.progress` (the two progress callbacks)
+  (counts and durations in sentences), :mod:`audit.progress` (the two progress callbacks), :mod:`audit.timings`
+  (the dashboard's server time per script run, for benchmarks)
 """
 
 __version__ = "0.1.0"

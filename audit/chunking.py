@@ -158,12 +158,14 @@ class ChunkSet:
     strategy: Strategy
     chunks: tuple[Chunk, ...]
     _by_doc: dict = field(default=None, repr=False, compare=False)  # type: ignore[assignment]
+    _texts: tuple = field(default=(), repr=False, compare=False)
 
     def __post_init__(self) -> None:
         by_doc: dict[str, list[Chunk]] = {}
         for c in self.chunks:
             by_doc.setdefault(c.doc_id, []).append(c)
         object.__setattr__(self, "_by_doc", by_doc)
+        object.__setattr__(self, "_texts", tuple(c.text for c in self.chunks))  # read once per query: kept
 
     def __len__(self) -> int:
         return len(self.chunks)
@@ -177,8 +179,8 @@ class ChunkSet:
 
     @property
     def texts(self) -> list[str]:
-        """Embedded texts, in chunk_id order."""
-        return [c.text for c in self.chunks]
+        """Embedded texts, in chunk_id order (a new list each call; the set itself never changes)."""
+        return list(self._texts)
 
     @property
     def oversize(self) -> list[Chunk]:

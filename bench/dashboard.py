@@ -9,12 +9,17 @@ free localhost port), but the real model and a given ``AUDIT_HOME``:
   the server's first run: libraries imported, indexes read from disk (or built
   when ``AUDIT_HOME`` is cold), rankings computed;
 - ``reload``: the same page again in the same server (Streamlit's caches warm).
+
+Beside each browser time, the server's own time for the same script run (``server: …``): from the top
+of ``app.py`` to the end of ``page.run()``, written by the server under ``AUDIT_TIMINGS``
+(:mod:`audit.timings`) into a temporary file and read back here.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -22,6 +27,9 @@ from pathlib import Path
 # tests/streamlit_harness.py (no pytest needed at import), and tests/ is not a package, hence the path.
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from streamlit_harness import CHROMIUM, app_env, launch_chromium, serve_app  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from server_times import read_timings  # noqa: E402
 
 
 def _settled(pg, timeout: float) -> None:
@@ -42,12 +50,14 @@ def _settled(pg, timeout: float) -> None:
 
 
 def measure(home: Path, timeout: float = 900) -> dict:
-    """Seconds for: server start, first Strategies page with numbers, reload."""
+    """Seconds for: server start, first Strategies page with numbers, reload; and the server's time of the
+    two page runs (``server: …``)."""
     if not Path(CHROMIUM).exists():
         raise RuntimeError(f"{CHROMIUM} not found (apt-get install chromium)")
     from playwright.sync_api import sync_playwright
 
-    env = app_env(AUDIT_HOME=str(home), AUDIT_RERANKER="none")
+    timings = Path(tempfile.mkdtemp(prefix="audit-dashboard-")) / "timings.jsonl"
+    env = app_env(AUDIT_HOME=str(home), AUDIT_RERANKER="none", AUDIT_TIMINGS=str(timings))
     out = {}
     t0 = time.perf_counter()
     with serve_app(env, Path(home) / "bench-streamlit.log", start_timeout=120, poll=0.1) as app:
@@ -64,4 +74,7 @@ def measure(home: Path, timeout: float = 900) -> dict:
             _settled(pg, timeout)
             out["reload (same server)"] = time.perf_counter() - t
             browser.close()
+    runs = [r for r in read_timings(timings) if r["page"] == "Strategies"]
+    for label, r in zip(("server: first Strategies page", "server: reload"), runs[-2:]):
+        out[label] = r["seconds"]
     return {"seconds": out, "load": "{:.2f}/{:.2f}/{:.2f}".format(*os.getloadavg())}

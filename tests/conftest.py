@@ -64,7 +64,8 @@ def builtin_cut_key(corpus_folder, strategy: str = "E", retriever: str = "dense"
 #: Every page of the dashboard, in the navigation's order.
 PAGES = ["app_pages/1_Overview.py", "app_pages/2_Strategies.py", "app_pages/3_Query_explorer.py",
          "app_pages/4_Chunk_map.py", "app_pages/5_Threshold.py", "app_pages/6_Tokens.py", "app_pages/7_Citations.py",
-         "app_pages/8_Index_health.py", "app_pages/9_Upgrade_diff.py", "app_pages/10_Ground_truth.py"]
+         "app_pages/8_Index_health.py", "app_pages/9_Upgrade_diff.py", "app_pages/10_Ground_truth.py",
+         "app_pages/11_History.py"]
 
 
 def every_page(at, pages=PAGES) -> dict:
@@ -78,3 +79,38 @@ def every_page(at, pages=PAGES) -> dict:
         assert captions and "retrieval-audit " in captions[-1], (page, captions[-1:])
         said[page] = " ".join(shown(i) for i in at.info)
     return said
+
+
+#: The dashboard's entry script.
+APP = str(ROOT / "app.py")
+
+
+def open_app(page: str | None = None, user: dict | None = None, timeout: float = 120):
+    """An AppTest of the dashboard run once (as ``user`` when given: shared mode's sign-in), then switched to
+    ``page``; neither run may raise."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=timeout)
+    if user is not None:
+        at.user = user
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    if page:
+        at.switch_page(page).run()
+        assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def environment(env: dict):
+    """A generator for a fixture: ``os.environ`` updated with ``env`` while it runs, restored after (for
+    module-scoped fixtures, where ``monkeypatch`` is not available)."""
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        yield env
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v

@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from conftest import every_page, shown
+from conftest import environment, every_page, open_app, shown
 from streamlit.testing.v1 import AppTest
 
 # seconds each (dashboard runs, generated examples): in make test, out of the inner loop (make test-fast)
@@ -104,24 +104,11 @@ def test_env(tmp_path_factory):
     root = tmp_path_factory.mktemp("app")
     env = _write_corpus(root)
     env.update({"AUDIT_MODEL": "hashing", "AUDIT_RERANKER": "none", "AUDIT_HOME": str(root / "home")})
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    yield env
-    for k, v in saved.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+    yield from environment(env)
 
 
 def _app(page: str | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    if page:
-        at.switch_page(page).run()
-        assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_app(page, timeout=TIMEOUT)
 
 
 def _text(el) -> str:
@@ -455,6 +442,10 @@ def test_index_health_manifest_findings_and_preview(test_env):
     at.text_input(key="health_preview_model").input("hashing:64").run()
     assert not at.exception
     assert _metric(at, "Stale documents") == "4 / 4"
+    at.text_input(key="health_preview_model").input("").run()  # emptied: no target, said so (never "0 dims")
+    assert not at.exception
+    assert any("No model chosen for the upgrade preview" in shown(i) for i in at.info)
+    assert "Stale documents" not in [m.label for m in at.metric]
     _provenance(at)
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from conftest import every_page, shown
+from conftest import environment, every_page, open_app, shown
 
 pytestmark = pytest.mark.slow
 
@@ -39,24 +39,11 @@ ENV = {
 def env(tmp_path_factory):
     home = tmp_path_factory.mktemp("home")
     env = {**ENV, "AUDIT_MODEL": "hashing", "AUDIT_RERANKER": "none", "AUDIT_HOME": str(home)}
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    yield
-    for k, v in saved.items():
-        if v is None:
-            os.environ.pop(k, None)
-        else:
-            os.environ[k] = v
+    yield from environment(env)
 
 
 def _app(page: str | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    if page:
-        at.switch_page(page).run()
-        assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_app(page, timeout=TIMEOUT)
 
 
 def _frames(at):
@@ -231,3 +218,27 @@ def test_config_systems_errors(tmp_path):
     toml.write_text('[systems.x]\nqueries = "q.tsv"\nqrels = "r.trec"\nruns = {a = "a.trec"}\n', encoding="utf-8")
     spec = load_config({"AUDIT_CONFIG": str(toml)}).systems["x"]
     assert spec["runs"] == {"a": str((tmp_path / "a.trec").resolve())}  # relative to the file's folder
+
+
+def test_the_product_owner_saves_a_cut_on_their_own_run_and_citations_apply_it(env):
+    """Issue 24 item 3: on the files source the Threshold page saves a cut in the run's own units (keyed on its
+    run file), and Citations shows the prompt, the cut and NO ANSWER at it — as on the built-in pipelines."""
+    from audit.evaluation.saved_cut import load_cuts
+
+    at = _app("app_pages/5_Threshold.py")
+    at.selectbox(key="focus_run").set_value("after").run()  # similarities: the gate keeps scores above the cut
+    at.slider(key="threshold_slider:after").set_value(0.95).run()  # no chunk of after.trec scores above 0.95 (0.91 tops)
+    at.button(key="threshold_save").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    (saved,) = load_cuts(Path(os.environ["AUDIT_HOME"]) / "threshold.json")
+    assert saved.cut == 0.95 and saved.key["score_kind"] == "similarity" and saved.key["source"] == "files"
+    assert len(saved.key["run_file"]) == 64  # the sha256 of after.trec: a cut chosen on another file never applies
+    at.switch_page("app_pages/7_Citations.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("similarity > 0.95 (saved threshold 0.95" in shown(i) for i in at.info), [shown(i) for i in at.info]
+    assert all(label.startswith("[NO ANSWER]") for label in at.selectbox(key="cit_query").options)
+    assert any(shown(e).startswith("NO ANSWER: nothing above similarity 0.950") for e in at.error)
+    assert any("refused" in shown(m) for m in at.markdown)  # the nearest chunks the gate refused, listed
+    at.switch_page("app_pages/5_Threshold.py").run()
+    at.selectbox(key="focus_run").set_value("before").run()  # cosine distances: the other run keeps its own cut
+    assert at.slider(key="threshold_slider:before").value != 0.95

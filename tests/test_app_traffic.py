@@ -13,7 +13,7 @@ import os
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from conftest import shown
+from conftest import open_app, shown
 from test_app_system import APP, ENV, EX, TIMEOUT
 
 pytestmark = pytest.mark.slow
@@ -45,13 +45,7 @@ def env(tmp_path, monkeypatch):
 
 
 def _app(page: str | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    if page:
-        at.switch_page(page).run()
-        assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_app(page, timeout=TIMEOUT)
 
 
 def _text(at) -> str:

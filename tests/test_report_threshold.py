@@ -148,3 +148,10 @@ def test_sweep_view_zooms_on_the_bend_and_keeps_the_current_cut():
     # the whole range: [0, 0.9], every finite cut, no infinity
     w = sweep_view(sw, cur, whole=0.9)
     assert (w.lo, w.hi) == (0.0, 0.9) and w.curve["threshold"].tolist() == [0.1, 0.2, 0.3, 0.4, 0.5, 0.6]
+
+
+def test_two_labelled_points_of_the_sweep_never_read_the_same():
+    from audit.views.threshold import _distinct_labels
+
+    assert _distinct_labels({0: 0.5036, 1: 0.5044, 2: 0.7}) == {0: "0.5036", 1: "0.5044", 2: "0.7000"}
+    assert _distinct_labels({0: 0.25, 1: 0.5}) == {0: "0.250", 1: "0.500"}

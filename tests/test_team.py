@@ -20,6 +20,7 @@ from types import SimpleNamespace
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as hst
+from conftest import open_app
 from streamlit.testing.v1 import AppTest
 
 from audit.report.markup import escape_markdown
@@ -57,15 +58,7 @@ def _config(team, monkeypatch, text: str) -> None:
 
 
 def _app(page: str | None = None, user: dict | None = None) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=120)
-    if user is not None:
-        at.user = user
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    if page:
-        at.switch_page(page).run()
-        assert not at.exception, [e.value for e in at.exception]
-    return at
+    return open_app(page, user)
 
 
 def _text(el) -> str:
@@ -244,7 +237,7 @@ def test_index_pages_read_an_index_without_writing_to_it(team, monkeypatch):
     at.text_input(key="diff_old").input(str(copy)).run()
     at.text_input(key="diff_new").input(str(copy)).run()
     assert not at.exception
-    assert _metric(at, "Needles lost at k=8") == "0"  # the same file on both sides
+    assert _metric(at, "Judged questions lost at k=8") == "0"  # the same file on both sides
     assert _sha(copy) == digest  # before: IndexStore() ran its schema and WAL pragma on every file it opened
     assert {r[0] for r in sqlite3.connect(copy).execute("SELECT name FROM sqlite_master")} == tables
 

@@ -86,9 +86,14 @@ def page_cut(ctx: PageContext, run=None) -> PageCut | None:
     return PageCut(r, float(choice.cut), choice, base, qs, ctx.runset)
 
 
-def set_chosen(ctx: PageContext, run_name: str, cut: float) -> None:
-    """Remember the cut moved to on the Threshold page for this run (this session only; nothing is saved)."""
-    st.session_state.setdefault(_CHOSEN, {})[(ctx.digest, run_name)] = float(cut)
+def set_chosen(ctx: PageContext, run_name: str, cut: float | None) -> None:
+    """Remember the cut moved to on the Threshold page for this run (this session only; nothing is saved);
+    None forgets it (after a save, the saved cut is what every page applies)."""
+    chosen = st.session_state.setdefault(_CHOSEN, {})
+    if cut is None:
+        chosen.pop((ctx.digest, run_name), None)
+    else:
+        chosen[(ctx.digest, run_name)] = float(cut)
 
 
 def _snap(x: float, step: float) -> float:

@@ -49,8 +49,16 @@ def needle_sets(chunks: ChunkSet, needles: Sequence, cut: np.ndarray) -> NeedleS
         Per chunk, the character offset in ``text`` where the encoder stops reading
         (:attr:`audit.models.TokenStats.cut`).
     """
-    texts = [collapse(c.text) for c in chunks.chunks]
-    contents = [collapse(c.content) for c in chunks.chunks]
+    views: dict[str, str] = {}  # a chunk's text is its content when it has no header or tail: one view each
+
+    def view_of(s: str) -> str:
+        v = views.get(s)
+        if v is None:
+            v = views[s] = collapse(s)
+        return v
+
+    texts = [view_of(c.text) for c in chunks.chunks]
+    contents = [view_of(c.content) for c in chunks.chunks]
     correct, destroyed, overlap_only, past_window = {}, [], [], []
     for n in needles:
         if n.relevant_docs:  # judged by document: every chunk of a relevant document, no sentence to cut

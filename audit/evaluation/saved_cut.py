@@ -196,9 +196,10 @@ class CutChoice:
     saved: SavedCut | None = None
     offered: tuple = ()
 
-    def sentence(self) -> str:
-        """For people: ``saved threshold 0.560``; ``the balanced cut; the saved 0.52 (…) is for another run``."""
-        head = {"given": "chosen here, not saved", "saved": f"saved threshold {self.cut:.4g}" if self.cut is not None
+    def sentence(self, given: str = "chosen here, not saved") -> str:
+        """For people: ``saved threshold 0.560``; ``the balanced cut; the saved 0.52 (…) is for another run``;
+        ``given`` says where a given cut comes from (the Threshold page's slider, ``--threshold``)."""
+        head = {"given": given, "saved": f"saved threshold {self.cut:.4g}" if self.cut is not None
                 else "saved threshold", "balanced": "the balanced cut; no threshold saved for this run"}[self.how]
         if self.offered:
             head += "; saved for other configurations: " + "; ".join(c.describe() for c in self.offered[:3])

@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
+from typing import Callable
 
 import numpy as np
 
@@ -67,17 +69,32 @@ class LoadedIndex:
     """An index read back for querying: chunks and vectors in ``chunk_id`` order.
 
     ``corpus`` holds the indexed documents' canonical text (for citations and
-    the chunk map); failed documents are listed in ``documents`` only.
+    the chunk map); failed documents are listed in ``documents`` only. It is
+    built on first access from the rows read with the chunks (each document's
+    headings are parsed then, not at load: a report reads chunks and vectors
+    only).
     """
 
     name: str
     generation: int
     stamp: Stamp
-    corpus: "object"
     chunks: "object"
     vectors: np.ndarray
     documents: list
-    reparsed: tuple = ()  # documents rebuilt by re-parsing their text (written before ``structure``)
+    _build_corpus: Callable[[], object] = field(repr=False, compare=False)
+    _reparsed_ids: tuple = field(default=(), repr=False, compare=False)
+
+    @cached_property
+    def corpus(self):
+        """The indexed documents as a :class:`~audit.ingest.Corpus` (built once, on first access)."""
+        return self._build_corpus()
+
+    @property
+    def reparsed(self) -> tuple:
+        """Ids of the documents rebuilt by re-parsing their text (rows written before the ``structure`` column);
+        reading it builds the corpus."""
+        self.corpus  # noqa: B018 (building the corpus records them)
+        return self._reparsed_ids
 
 
 def document_structure(doc) -> str:
@@ -126,9 +143,14 @@ def _now() -> str:
 
 def vectors_of(rows, dims: int) -> np.ndarray:
     """The float32 vectors of chunk rows, shape ``(len(rows), dims)`` (a copy, writable)."""
-    if not rows or not dims:
-        return np.zeros((len(rows), max(dims, 0)), np.float32)
-    return np.frombuffer(b"".join(r.vector for r in rows), dtype=np.float32).reshape(len(rows), dims).copy()
+    return _vectors([r.vector for r in rows], dims)
+
+
+def _vectors(blobs: list, dims: int) -> np.ndarray:
+    """float32 vectors from their stored bytes (``dims × 4`` each), shape ``(len(blobs), dims)``, writable."""
+    if not blobs or not dims:
+        return np.zeros((len(blobs), max(dims, 0)), np.float32)
+    return np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(blobs), dims).copy()
 
 
 def _schema_columns() -> dict[str, set[str]]:
@@ -403,40 +425,48 @@ class IndexStore:
         params = json.loads(gen["strategy"])
         strategy = Strategy(**params)
         stored = self.document_texts(gen["id"])
-        texts = {k: v[0] for k, v in stored.items()}
-        from ..ingest.locators import LocatorMap
-
-        locators = _document_column(self._db, "locators", gen["id"])
-        documents, reparsed = [], []
-        for d in docs:
-            if d.status != "indexed":
-                continue
-            text, pages, structure, extraction = stored[d.doc_id]
-            doc = document_from_row(d, text, pages, structure, extraction)
-            if doc is None:  # written before the structure column: today's re-parse of the stored text
-                reparsed.append(d.doc_id)
-                doc = markdown_document(d.doc_id, text, source=d.source, extractor=d.extractor, fallback_title=d.title)
-                doc = replace(doc, title=d.title, extractor_version=d.extractor_version, pages=pages,
-                              source_sha256=d.content_sha256)
-            documents.append(replace(doc, locators=LocatorMap.from_json(locators.get(d.doc_id))))
-        if reparsed and str(self.path) not in _REPARSE_SAID:
-            _REPARSE_SAID.add(str(self.path))
-            import logging
-
-            logging.getLogger("audit").warning(
-                "%s: %d documents of index %r were written before headings were stored: their sections are "
-                "re-read from the text as markdown (a converted format or a PDF outline may differ); re-index "
-                "them to store them", self.path, len(reparsed), name)
-        corpus = Corpus(self.corpus_spec() or str(self.path), tuple(documents))
         titles = {d.doc_id: d.title for d in docs}
-        rows = [r for r in self.chunk_rows(gen["id"]) if r.doc_id in texts]
-        chunks = tuple(Chunk(chunk_id=i, doc_id=r.doc_id, title=titles[r.doc_id], section=r.section, text=r.text,
-                             content=r.content, start=r.start, end=r.end, header=r.header, tail=r.tail)
+        rows = [r for r in self._db.execute(
+            'SELECT doc_id, section, text, content, start, "end", header, tail, vector FROM chunk '
+            "WHERE generation=? ORDER BY doc_id, ordinal", (gen["id"],)) if r[0] in stored]
+        chunks = tuple(Chunk(chunk_id=i, doc_id=r[0], title=titles[r[0]], section=r[1] or "", text=r[2],
+                             content=r[3], start=int(r[4]), end=int(r[5]), header=r[6] or "", tail=r[7] or "")
                        for i, r in enumerate(rows))
         stamp = Stamp.from_generation(gen)
-        vectors = vectors_of(rows, stamp.dims)
-        return LoadedIndex(name, int(gen["id"]), stamp, corpus, ChunkSet(strategy, chunks), vectors, docs,
-                           tuple(reparsed))
+        vectors = _vectors([r[8] for r in rows], stamp.dims)  # the rows as read: no ChunkRow built for a load
+        corpus_name = self.corpus_spec() or str(self.path)
+        locators = _document_column(self._db, "locators", gen["id"])
+        path = self.path
+
+        def build_corpus() -> Corpus:
+            from ..ingest.locators import LocatorMap
+
+            documents, reparsed = [], []
+            for d in docs:
+                if d.status != "indexed":
+                    continue
+                text, pages, structure, extraction = stored[d.doc_id]
+                doc = document_from_row(d, text, pages, structure, extraction)
+                if doc is None:  # written before the structure column: today's re-parse of the stored text
+                    reparsed.append(d.doc_id)
+                    doc = markdown_document(d.doc_id, text, source=d.source, extractor=d.extractor,
+                                            fallback_title=d.title)
+                    doc = replace(doc, title=d.title, extractor_version=d.extractor_version, pages=pages,
+                                  source_sha256=d.content_sha256)
+                documents.append(replace(doc, locators=LocatorMap.from_json(locators.get(d.doc_id))))
+            loaded._reparsed_ids = tuple(reparsed)
+            if reparsed and str(path) not in _REPARSE_SAID:
+                _REPARSE_SAID.add(str(path))
+                import logging
+
+                logging.getLogger("audit").warning(
+                    "%s: %d documents of index %r were written before headings were stored: their sections are "
+                    "re-read from the text as markdown (a converted format or a PDF outline may differ); re-index "
+                    "them to store them", path, len(reparsed), name)
+            return Corpus(corpus_name, tuple(documents))
+
+        loaded = LoadedIndex(name, int(gen["id"]), stamp, ChunkSet(strategy, chunks), vectors, docs, build_corpus)
+        return loaded
 
     # ------------------------------------------------------------------ writing
     def new_generation(self, name: str, stamp: Stamp, corpus: str, state: str) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import zlib
+from itertools import islice
 from typing import Sequence
 
 import numpy as np
@@ -32,22 +33,32 @@ class HashingEncoder:
         self.dims = dims
         self.window = window
         self.n_special = 2
+        self._memo: dict[str, tuple[int, int]] = {}  # text → (tokens, cut), see _count_and_cut
 
     def _tokens(self, text: str) -> list[re.Match]:
         return list(_WORD.finditer(text.lower()))
 
+    def _count_and_cut(self, texts: Sequence[str]) -> list[tuple[int, int]]:
+        """``(tokens, cut)`` per text, each distinct string counted once per encoder (chunk sets repeat
+        headers, tails and contents), as the real encoder's tokenizer path does."""
+        keep = self.window - self.n_special
+        memo = self._memo
+        if len(memo) > 500_000:
+            memo.clear()
+        for t in dict.fromkeys(texts):
+            if t not in memo:
+                low = t.lower()
+                n = len(_WORD.findall(low))
+                memo[t] = (n, len(t) if n <= keep else next(islice(_WORD.finditer(low), keep - 1, None)).end())
+        return [memo[t] for t in texts]
+
     def token_counts(self, texts: Sequence[str]) -> list[int]:
         """Token counts per text (no special tokens)."""
-        return [len(self._tokens(t)) for t in texts]
+        return [n for n, _ in self._count_and_cut(texts)]
 
     def window_cut(self, texts: Sequence[str]) -> list[int]:
         """Character offset where reading stops (``len(text)`` when it fits)."""
-        keep = self.window - self.n_special
-        out = []
-        for t in texts:
-            toks = self._tokens(t)
-            out.append(len(t) if len(toks) <= keep else toks[keep - 1].end())
-        return out
+        return [cut for _, cut in self._count_and_cut(texts)]
 
     def encode(self, texts: Sequence[str], batch_size: int = 32,
                progress: Progress | None = None) -> np.ndarray:

@@ -17,16 +17,24 @@ def rrf(rankings: Sequence[Ranking], k: int = 60) -> Ranking:
 
     Ranks start at 1; scores are ignored, only ranks count (Cormack et al.
     2009; the specification's ``rrf``). Scores are canonical (:func:`audit.scores.canonical_scores`,
-    9 decimals); ties by chunk id.
+    9 decimals); ties by chunk id. Only chunks in at least one list are returned.
+
+    Each chunk's terms are added in list order, starting from 0.0, with numpy (``np.add.at``, which
+    adds a repeated id once per occurrence): the same float64 sums, to the bit, as adding them one
+    by one in Python, at a fraction of the cost (the dict loop was 9% of a warm report).
     """
-    acc: dict[int, float] = {}
-    for r in rankings:
-        for pos, cid in enumerate(r.chunk_ids.tolist(), start=1):
-            acc[cid] = acc.get(cid, 0.0) + 1.0 / (k + pos)
-    if not acc:
+    lists = [np.asarray(r.chunk_ids, dtype=np.int64) for r in rankings]
+    lists = [ids for ids in lists if ids.size]
+    if not lists:
         return Ranking(np.zeros(0, np.int64), np.zeros(0), "RRF score")
-    ids = np.fromiter(acc.keys(), dtype=np.int64, count=len(acc))
-    sc = canonical_scores(np.fromiter(acc.values(), dtype=np.float64, count=len(acc)))
+    n = int(max(ids.max() for ids in lists)) + 1
+    acc = np.zeros(n, dtype=np.float64)
+    seen = np.zeros(n, dtype=bool)
+    for ids in lists:
+        np.add.at(acc, ids, 1.0 / (k + np.arange(1, ids.size + 1, dtype=np.float64)))
+        seen[ids] = True
+    ids = np.flatnonzero(seen).astype(np.int64)
+    sc = canonical_scores(acc[ids])
     o = order(sc, ids, ascending=False)
     return Ranking(ids[o], sc[o], "RRF score")
 

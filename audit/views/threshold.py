@@ -201,12 +201,22 @@ def sweep_view(sweep: pd.DataFrame, current: GateCounts, balanced: float | None 
         if balanced is not None:
             on = curve.index[np.isclose(curve["threshold"], balanced)].tolist()
             chosen.update(on[:1])
-        for i in chosen:
-            curve.loc[i, "label"] = f"{curve.loc[i, 'threshold']:.3f}"
+        for i, text in _distinct_labels({i: float(curve.loc[i, "threshold"]) for i in chosen}).items():
+            curve.loc[i, "label"] = text
     lines = curve.melt(id_vars="threshold", value_vars=list(SWEEP_LINES), var_name="outcome", value_name="queries")
     d = current.to_dict()
     here = pd.DataFrame([{"threshold": cut, "outcome": o, "queries": int(d[o])} for o in SWEEP_LINES])
     return SweepView(lo, hi, curve, lines, here, d)
+
+
+def _distinct_labels(cuts: dict) -> dict:
+    """Each cut written with the fewest decimals (3 to 6) that tell every one of ``cuts`` apart: two points of the
+    curve never carry the same label (0.5036 and 0.5044 are 0.5036 and 0.5044, not twice 0.504)."""
+    for d in range(3, 7):
+        texts = {i: f"{c:.{d}f}" for i, c in cuts.items()}
+        if len(set(texts.values())) == len(texts):
+            return texts
+    return texts
 
 
 def slider_range(queries: Sequence[QueryDistances], kind=_COSINE, keep: int = KEEP) -> tuple[float, float, float]:
