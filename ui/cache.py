@@ -322,15 +322,14 @@ def paired_table(digest: str, names: tuple, k: int, phrasing: str, _results: lis
     return run_tests(_results, list(names), k, None if phrasing == "both" else phrasing)
 
 
-@st.cache_data(show_spinner="Sweeping the threshold…", max_entries=32, ttl=3600)
-def threshold_base(digest: str, run: str, _runset) -> tuple:
-    """``(gate queries, RunThreshold at the balanced cut)`` of one run: what a slider move reuses (None when the run
-    has no threshold to show)."""
-    from audit.evaluation.threshold import gate_queries, run_threshold
+@st.cache_resource(show_spinner="Sweeping the threshold…", max_entries=64, ttl=3600)
+def threshold_base(digest: str, run: str, _runset):
+    """:func:`audit.views.threshold.threshold_base` of one run (None when the run has no threshold to show): the gate's
+    queries, the sweep and the balanced cut, the counts' table — what every move of the slider reuses. A resource
+    (shared, never copied: the pages only read it), keyed like every derived table."""
+    from audit.views.threshold import threshold_base as base
 
-    r = _runset.run(run)
-    t = run_threshold(_runset, r, need_out_of_domain=not _runset.strategies)
-    return (tuple(gate_queries(_runset, r)) if t is not None else (), t)
+    return base(_runset, _runset.run(run))
 
 
 @st.cache_data(show_spinner="Checking every quote…", max_entries=32, ttl=3600)
@@ -339,3 +338,27 @@ def citation_audit(digest: str, run: str, _runset) -> tuple:
     from audit.views.citations import quote_audit
 
     return quote_audit(_runset, run)
+
+
+@st.cache_resource(show_spinner=False, max_entries=512)
+def chart_spec(key: tuple, _build: Callable[[], str]) -> str:
+    """The Vega-Lite JSON ``_build()`` returns, built once per ``key`` in this process (:func:`ui.vega.spec`: a
+    chart's marks and scales, never its data, so every session shares it)."""
+    return _build()
+
+
+@st.cache_resource(show_spinner=False, max_entries=128, ttl=3600)
+def sweep_view(digest: str, run: str, lo: float, hi: float, balanced: float, _sweep, _current):
+    """:func:`audit.views.threshold.sweep_view` of one run on the window ``(lo, hi)``: its curve, labels and long
+    lines, built once per window; ``.at(counts)`` gives it at any cut (``_current``: the counts it was first asked
+    at, replaced by the caller's)."""
+    from audit.views.threshold import sweep_view as view
+
+    return view(_sweep, _current, balanced, whole=(lo, hi))
+
+
+@st.cache_resource(show_spinner=False, max_entries=256, ttl=3600)
+def csv_text(version: tuple, _data, index: bool = False) -> str:
+    """The CSV text of ``_data``, written once per ``version`` (:func:`ui.tables.download`; the version names the
+    run set and what the table is, so a new run set or another choice is a new text)."""
+    return _data.to_csv(index=index)

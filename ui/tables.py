@@ -22,9 +22,18 @@ def csv_key(key: str) -> str:
 
 
 def download(data: pd.DataFrame, key: str, filename: str, label: str = "Download (CSV)", *,
-             index: bool = False) -> None:
-    """A CSV download button for ``data`` (a table or a chart's data); ``index`` writes the row labels too."""
-    st.download_button(label, data.to_csv(index=index), filename, "text/csv", key=key)
+             index: bool = False, version: tuple | None = None) -> None:
+    """A CSV download button for ``data`` (a table or a chart's data); ``index`` writes the row labels too.
+
+    ``version`` (hashable, e.g. ``(digest, run)``) says ``data`` is the same whenever it is the same: its CSV text
+    is then written once (:func:`ui.cache.csv_text`) instead of on every script run."""
+    if version is None:
+        text = data.to_csv(index=index)
+    else:
+        from . import cache
+
+        text = cache.csv_text((*version, key, filename, index), data, index)
+    st.download_button(label, text, filename, "text/csv", key=key)
 
 
 def _column_config(df: pd.DataFrame, help: Mapping[str, str], formats: Mapping[str, str],
@@ -44,7 +53,7 @@ def _column_config(df: pd.DataFrame, help: Mapping[str, str], formats: Mapping[s
 def table(df: pd.DataFrame, key: str, filename: str, label: str = "Download (CSV)", *,
           help: Mapping[str, str] | None = None, formats: Mapping[str, str] | None = None,
           titles: Mapping[str, str] | None = None, csv: pd.DataFrame | None = None, index: bool = False,
-          style: Callable | None = None, **dataframe_kw) -> None:
+          style: Callable | None = None, version: tuple | None = None, **dataframe_kw) -> None:
     """Draw ``df`` and, below it, a button downloading it as CSV.
 
     Parameters
@@ -61,6 +70,8 @@ def table(df: pd.DataFrame, key: str, filename: str, label: str = "Download (CSV
         table behind a formatted one, or every row behind a filtered view); default ``df``.
     index : show the row labels and write them to the CSV (matrices indexed by query or column).
     style : ``DataFrame -> Styler`` applied to the shown table only.
+    version : hashable identity of what the CSV holds (e.g. ``(digest, run)``): its text is written once per
+        version (:func:`download`). Leave it out for a table that follows a widget.
     dataframe_kw : passed to ``st.dataframe`` (e.g. ``width``, ``height``). The deprecated
         ``use_container_width`` is accepted and passed as ``width`` (``True`` → ``"stretch"``, the
         default; ``False`` → ``"content"``), so callers never trigger Streamlit's deprecation warning.
@@ -70,4 +81,4 @@ def table(df: pd.DataFrame, key: str, filename: str, label: str = "Download (CSV
     config = _column_config(df, help or {}, formats or {}, titles or {})
     st.dataframe(style(df) if style else df, hide_index=not index, key=key, column_config=config or None,
                  **dataframe_kw)
-    download(df if csv is None else csv, csv_key(key), filename, label, index=index)
+    download(df if csv is None else csv, csv_key(key), filename, label, index=index, version=version)
