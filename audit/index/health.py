@@ -40,7 +40,8 @@ from ..words import plural
 from .stamp import DocumentRecord, Stamp
 from .store import IndexStore, vectors_of
 
-__all__ = ["CHECKS", "Finding", "HealthReport", "IndexSnapshot", "NORM_TOLERANCE", "check_index", "check_store"]
+__all__ = ["CHECKS", "Finding", "HealthReport", "IndexSnapshot", "NORM_TOLERANCE", "check_index", "check_snapshot",
+           "check_store", "snapshot"]
 
 NORM_TOLERANCE = 1e-4
 UNHEALTHY, WARNING, OK = "unhealthy", "warning", "ok"
@@ -516,9 +517,14 @@ def check_index(store: IndexStore, name: str, current: Stamp | None = None, enco
     ValueError
         No such index in the store.
     """
-    s = snapshot(store, name, current, encoder, sample, seed, strip_running_lines)
+    return check_snapshot(snapshot(store, name, current, encoder, sample, seed, strip_running_lines))
+
+
+def check_snapshot(s: IndexSnapshot) -> HealthReport:
+    """Every check of :data:`CHECKS` on a snapshot already read (:func:`snapshot`): a page that also shows the
+    extraction audit reads the index and audits each document once."""
     findings = tuple(check(s) for check in CHECKS)
-    return HealthReport(str(store.path), name, int(s.generation["id"]), s.stamp, len(s.documents), len(s.rows),
+    return HealthReport(str(s.store.path), s.name, int(s.generation["id"]), s.stamp, len(s.documents), len(s.rows),
                         findings, s.identity, page_rows(s.extraction))
 
 
