@@ -89,3 +89,16 @@ def test_a_sweep_view_moved_to_another_cut_keeps_its_curve():
     assert set(w.here["threshold"]) == {0.45} and w.current["abandoned"] == 3
     assert w.here.set_index("outcome")["queries"].to_dict() == sweep_view(sw, b, balanced=0.3).here.set_index(
         "outcome")["queries"].to_dict()
+
+
+def test_token_bins_count_chunks_per_strategy_and_bin():
+    from audit.views.tokens import token_bins
+
+    # step 8: 0..7 → bin 0, 8 → bin 1, 512 (a chunk drawn at the cap) → bin 64
+    drawn = pd.DataFrame({"strategy": ["E", "E", "E", "A", "E"], "tokens (drawn)": [3, 7, 8, 512, 512]})
+    b = token_bins(drawn, 8)
+    assert b.to_dict("list") == {"strategy": ["E", "E", "E", "A"], "bin start": [0, 8, 512, 512],
+                                 "bin end": [8, 16, 520, 520], "chunks": [2, 1, 1, 1]}
+    assert token_bins(drawn.iloc[:0], 8).empty
+    with pytest.raises(ValueError, match="positive integer"):
+        token_bins(drawn, 0)

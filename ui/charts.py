@@ -160,6 +160,98 @@ def sweep_chart(view: SweepView) -> Chart:
     return Chart(vega.spec(_sweep_spec), {"curve": curve, "current": pd.DataFrame([view.current])})
 
 
+def _recall_spec(k: int, by: str, runs: tuple[str, ...]) -> alt.LayerChart:
+    colour = alt.Color(f"{by}:N", title=by, scale=alt.Scale(range=[OKABE_ITO[c] for c in (
+        "blue", "orange", "bluish green", "reddish purple", "sky blue", "vermillion")]))
+    base = alt.Chart(alt.NamedData("recall")).encode(x=alt.X("run:N", sort=list(runs), title="run"))
+    chart = (base.mark_errorbar(ticks=True).encode(y=alt.Y("low:Q", title=f"Success@{k} (share of questions)",
+                                                         scale=alt.Scale(domain=[0, 1])), y2="high:Q", color=colour)
+             + base.mark_point(filled=True, size=70).encode(
+                 y="recall:Q", color=colour,
+                 tooltip=["run:N", alt.Tooltip("recall:Q", format=".3f"), alt.Tooltip("low:Q", format=".3f"),
+                          alt.Tooltip("high:Q", format=".3f")]))
+    return chart.properties(height=320)
+
+
+def recall_chart(frame: pd.DataFrame, k: int, by: str) -> Chart:
+    """Success@k of each run with its Wilson 95% error bar (:func:`audit.views.strategies.recall_chart_frame` rows
+    at one ``k``), coloured ``by`` ``retriever`` (built-in columns) or ``run``. The spec depends on k, the colouring
+    and the runs' order only."""
+    return Chart(vega.spec(_recall_spec, int(k), by, tuple(frame["run"])), {"recall": frame})
+
+
+def _chunk_map_spec(doc_chars: int, strategies: tuple[str, ...], tails: bool, needles: bool) -> alt.LayerChart:
+    bars = alt.Chart(alt.NamedData("spans")).mark_bar(height=14, stroke="white", strokeWidth=0.5).encode(
+        x=alt.X("start (char):Q", title="character offset in canonical text",
+                scale=alt.Scale(domain=[0, max(1, doc_chars)])),
+        x2="end (char):Q",
+        y=alt.Y("strategy:N", title="strategy", sort=list(strategies)),
+        color=alt.Color("band:N", scale=alt.Scale(domain=[0, 1], range=[OKABE_ITO["sky blue"], OKABE_ITO["yellow"]]),
+                        legend=None),
+        tooltip=["strategy:N", "chunk_id:Q", "start (char):Q", "end (char):Q", "length (chars):Q", "section:N",
+                 "embedded tokens:Q"])
+    layers = [bars]
+    if tails:
+        layers.append(alt.Chart(alt.NamedData("tails")).mark_bar(height=6, color="#334155", opacity=0.6).encode(
+            x="tail from (char):Q", x2="end (char):Q",
+            y=alt.Y("strategy:N", sort=list(strategies)),
+            tooltip=["strategy:N", "chunk_id:Q", alt.Tooltip("tail from (char):Q", title="copied from (char)")]))
+    if needles:
+        layers.append(alt.Chart(alt.NamedData("needles")).mark_rect(opacity=0.35, color=OKABE_ITO["bluish green"]).encode(
+            x="start (char):Q", x2="end (char):Q", tooltip=["needle:N", "text:N", "destroyed in:N"]))
+    return alt.layer(*layers).properties(height=max(120, 34 * len(strategies)))
+
+
+def chunk_map_chart(spans: pd.DataFrame, needles: pd.DataFrame, doc_chars: int, strategies: tuple[str, ...]) -> Chart:
+    """Every strategy's chunks of one document as bars along its canonical text (alternating colours, ``band``),
+    the overlap tails copied into the next chunk as dark strips, the needles as green boxes
+    (:func:`audit.views.chunk_map.chunk_spans_frame`, :func:`~audit.views.chunk_map.needles_frame`). The spec depends
+    on the document's length, the strategies and which layers there are."""
+    tails = spans.dropna(subset=["tail from (char)"])
+    data = {"spans": spans}
+    if len(tails):
+        data["tails"] = tails
+    if len(needles):
+        data["needles"] = needles
+    return Chart(vega.spec(_chunk_map_spec, int(doc_chars), tuple(strategies), bool(len(tails)), bool(len(needles))),
+                 data)
+
+
+def _header_share_spec(strategies: tuple[str, ...]) -> alt.Chart:
+    return alt.Chart(alt.NamedData("share")).mark_bar().encode(
+        x=alt.X("header share (%):Q", title="header tokens as a share of embedded tokens (%)"),
+        y=alt.Y("strategy:N", sort=list(strategies), title="strategy"),
+        tooltip=["strategy:N", "embedded tokens:Q", "header tokens:Q", alt.Tooltip("header share (%):Q", format=".1f")]
+    ).properties(height=max(120, 36 * len(strategies)))
+
+
+def header_share_chart(share: pd.DataFrame) -> Chart:
+    """Header tokens as a share of embedded tokens, one bar per strategy (:func:`audit.views.tokens.token_share_frame`)."""
+    return Chart(vega.spec(_header_share_spec, tuple(share["strategy"])), {"share": share})
+
+
+def _token_hist_spec(cap: int, step: int) -> alt.LayerChart:
+    top = step * -(-(cap + 1) // step)  # the bins cover [0, cap + 1]: the axis ends where the last one does
+    hist = alt.Chart(alt.NamedData("bins")).mark_bar(opacity=0.6, binSpacing=0).encode(
+        x=alt.X("bin start:Q", bin="binned", scale=alt.Scale(domain=[0, top]),
+                title="tokens per chunk (special tokens included)"),
+        x2="bin end:Q",
+        y=alt.Y("chunks:Q", stack=None, title="chunks"),
+        color=alt.Color("strategy:N"),
+        tooltip=["strategy:N", "chunks:Q", alt.Tooltip("bin start:Q", title="from (tokens)"),
+                 alt.Tooltip("bin end:Q", title="to (tokens, excluded)")])
+    rule = alt.Chart(alt.NamedData("window")).mark_rule(color=CUT_RED, strokeWidth=2).encode(
+        x="window:Q", tooltip=[alt.Tooltip("window:Q", title="encoder window (tokens)")])
+    return (hist + rule).properties(height=260)
+
+
+def token_hist_chart(bins: pd.DataFrame, window: int, cap: int, step: int) -> Chart:
+    """Chunk lengths in tokens per strategy (:func:`audit.views.tokens.token_bins` of width ``step``: lengths over
+    ``cap`` counted at ``cap``), overlaid, the encoder window a black rule; the axis covers [0, cap + 1]."""
+    return Chart(vega.spec(_token_hist_spec, int(cap), int(step)),
+                 {"bins": bins, "window": pd.DataFrame({"window": [int(window)]})})
+
+
 def before_after_bars(bins: pd.DataFrame, title: str, unit: str = "cosine distance") -> alt.Chart:
     """One group's before/after histogram (:func:`audit.evaluation.upgrade.side_by_side_bins` rows): the before
     bar on the left half of each bin, the after bar on the right, in :data:`BEFORE` and :data:`AFTER`."""
