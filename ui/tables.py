@@ -13,7 +13,7 @@ import streamlit as st
 
 from audit.report.columns import columns_help
 
-__all__ = ["csv_key", "download", "table"]
+__all__ = ["PAGE_ROWS", "csv_key", "download", "page_key", "page_of", "table"]
 
 
 def csv_key(key: str) -> str:
@@ -79,6 +79,32 @@ def table(df: pd.DataFrame, key: str, filename: str, label: str = "Download (CSV
     if "use_container_width" in dataframe_kw:
         dataframe_kw.setdefault("width", "stretch" if dataframe_kw.pop("use_container_width") else "content")
     config = _column_config(df, help or {}, formats or {}, titles or {})
-    st.dataframe(style(df) if style else df, hide_index=not index, key=key, column_config=config or None,
+    shown = page_of(df, key)
+    st.dataframe(style(shown) if style else shown, hide_index=not index, key=key, column_config=config or None,
                  **dataframe_kw)
     download(df if csv is None else csv, csv_key(key), filename, label, index=index, version=version)
+
+
+#: Rows a table sends to the browser at most; a longer one is shown a page at a time (its CSV keeps every row).
+PAGE_ROWS = 1000
+
+
+def page_key(key: str) -> str:
+    """The page selector's key of the table keyed ``key`` (``x_table`` → ``x_page``)."""
+    return key.removesuffix("_table") + "_page"
+
+
+def page_of(df: pd.DataFrame, key: str, rows: int = PAGE_ROWS) -> pd.DataFrame:
+    """``df`` itself, or for a table longer than ``rows`` the page chosen in a selector drawn above it (keyed
+    :func:`page_key`), with a line saying which rows are shown and that the download holds them all."""
+    if len(df) <= rows:
+        return df
+    pages = -(-len(df) // rows)
+    k = page_key(key)
+    if not 1 <= int(st.session_state.get(k, 1)) <= pages:
+        st.session_state[k] = 1
+    page = int(st.number_input(f"Page ({rows:,} rows a page)", min_value=1, max_value=pages, step=1, key=k))
+    start = (page - 1) * rows
+    stop = min(len(df), start + rows)
+    st.caption(f"Rows {start + 1:,}–{stop:,} of {len(df):,} (page {page} of {pages}); the CSV download holds every row.")
+    return df.iloc[start:stop]
