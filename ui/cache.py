@@ -195,14 +195,15 @@ def ground_truth(corpus_id: str, gt_id: str, _corpus: Corpus, gt_path: str | Non
 class _Slot:
     """Holds one built run; the lock makes concurrent sessions wait for one build.
 
-    ``progress`` is the build's latest ``(stage, done, total)`` while it runs, so a session waiting
-    for another session's build shows how far it got instead of a frozen page.
+    ``progress`` is the build's latest ``(stage, done, total)`` while it runs, and ``ready`` the strategies it has
+    finished, so a session waiting for another session's build shows how far it got instead of a frozen page.
     """
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.run: RunSet | None = None
         self.progress: tuple[str, int, int] | None = None
+        self.ready: list[dict] = []  # rows of audit.views.cold.ready_row, one per strategy finished so far
 
 
 @st.cache_resource(show_spinner=False, max_entries=6)
@@ -244,13 +245,14 @@ def index_store(path: str) -> IndexStore:
 
 def audit_run(key: RunKey, corpus: Corpus, gt: GroundTruth, strategies: list[Strategy], enc: Encoder,
               reranker, progress: Callable[[str, int, int], None] | None = None, private: bool = False,
-              poll_s: float = 0.25) -> RunSet:
+              poll_s: float = 0.25, ready: Callable[[list], None] | None = None) -> RunSet:
     """The run for ``key``, built once per process (``progress`` is only called while building or waiting).
 
     Each strategy is indexed incrementally into the corpus's index file
     (``.audit/index-<corpus>.sqlite``, shared with ``python -m audit report``) and read back from it.
     A session asking for a run another session is building waits for that one build, and its
-    ``progress`` follows the build's (polled every ``poll_s`` seconds). ``private`` (uploads): the
+    ``progress`` follows the build's (polled every ``poll_s`` seconds). ``ready`` receives the rows of the strategies
+    finished so far (:func:`audit.views.cold.ready_row`) each time one more is. ``private`` (uploads): the
     run, its index file (``ui.session.index_path``) and its embeddings stay in this session.
 
     Raises ValueError or ModelUnavailable from :func:`audit.sources.run_audit`.
@@ -263,12 +265,21 @@ def audit_run(key: RunKey, corpus: Corpus, gt: GroundTruth, strategies: list[Str
     while not slot.lock.acquire(timeout=poll_s):
         if progress is not None and slot.progress is not None:
             progress(*slot.progress)
+        if ready is not None and slot.ready:
+            ready(list(slot.ready))
     try:
         if slot.run is None:
+            from audit.views.cold import ready_row
+
             def report(stage: str, done: int, total: int) -> None:
                 slot.progress = (stage, done, total)
                 if progress is not None:
                     progress(stage, done, total)
+
+            def finished(space, runs, qrels) -> None:
+                slot.ready.append(ready_row(space, runs, qrels))
+                if ready is not None:
+                    ready(list(slot.ready))
 
             if private:
                 from .session import index_path
@@ -278,11 +289,13 @@ def audit_run(key: RunKey, corpus: Corpus, gt: GroundTruth, strategies: list[Str
             else:
                 store = index_store(str(default_index_path(corpus.name).resolve()))
                 emb = embedding_cache(str(default_home().resolve()))
+            slot.ready = []
             slot.run = run_audit(corpus, gt, strategies, enc, key.retrievers, reranker=reranker, cache=emb,
-                                 progress=report, store=store, bm25_tokens=key.bm25_tokens)
+                                 progress=report, store=store, bm25_tokens=key.bm25_tokens, on_strategy=finished)
         return slot.run
     finally:
         slot.progress = None
+        slot.ready = []
         slot.lock.release()
 
 
