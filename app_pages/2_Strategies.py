@@ -4,7 +4,6 @@ For the built-in pipelines a run is a strategy × retriever column; for your sys
 of its runs. Drawn from :mod:`audit.views.strategies`.
 """
 
-import altair as alt
 import streamlit as st
 
 from audit.evaluation.measures import KS
@@ -23,9 +22,10 @@ from audit.views.strategies import (
 from audit.report import results_frame
 from audit.report.columns import column_help
 from ui import cache, context, download, footer, stop, table
-from ui.charts import OKABE_ITO
+from ui.charts import recall_chart
 from ui.notices import notices
 from ui.text import md
+from ui.vega import draw
 
 ctx = context()
 rs, results = ctx.runset, ctx.results
@@ -74,17 +74,7 @@ k = st.session_state.get("chart_k", 8)
 cd = recall_chart_frame(results, ph)
 cd = cd[cd["k"] == k]
 if len(cd):
-    colour = alt.Color("retriever:N" if rs.strategies else "run:N", title="retriever" if rs.strategies else "run",
-                       scale=alt.Scale(range=[OKABE_ITO[c] for c in ("blue", "orange", "bluish green",
-                                                                     "reddish purple", "sky blue", "vermillion")]))
-    base = alt.Chart(cd).encode(x=alt.X("run:N", sort=list(cd["run"]), title="run"))
-    chart = (base.mark_errorbar(ticks=True).encode(y=alt.Y("low:Q", title=f"Success@{k} (share of questions)",
-                                                             scale=alt.Scale(domain=[0, 1])), y2="high:Q", color=colour)
-             + base.mark_point(filled=True, size=70).encode(
-                 y="recall:Q", color=colour,
-                 tooltip=["run", alt.Tooltip("recall:Q", format=".3f"), alt.Tooltip("low:Q", format=".3f"),
-                          alt.Tooltip("high:Q", format=".3f")]))
-    st.altair_chart(chart.properties(height=320), width="stretch", key="recall_chart")
+    draw(recall_chart(cd, k, "retriever" if rs.strategies else "run"), key="recall_chart")
     download(cd, "recall_chart_csv", f"recall_at_{k}.csv", "Download chart data (CSV)")
 
 st.subheader("Paired sign tests")

@@ -4,7 +4,6 @@ Needs the documents and the built-in strategies' chunks; a team's chunks with of
 Drawn from :mod:`audit.views.chunk_map`.
 """
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 
@@ -12,9 +11,10 @@ from audit.report.markup import CHUNK_MAP_LEGEND, chunk_map_html
 from audit.views.capabilities import CANNOT
 from audit.views.chunk_map import chunk_spans_frame, default_document, needles_frame
 from ui import context, footer, stop, table
-from ui.charts import OKABE_ITO
+from ui.charts import chunk_map_chart
 from ui.notices import notices
 from ui.text import md
+from ui.vega import draw
 
 ctx = context()
 rs, corpus = ctx.runset, ctx.runset.corpus
@@ -51,8 +51,11 @@ if "map_doc" not in st.session_state or st.session_state["map_doc"] not in ids:
     st.session_state["map_doc"] = default_document(nf_all, ids)
 
 
+needle_counts = nf_all["doc_id"].value_counts().to_dict()  # once, not one comparison of the frame per document
+
+
 def _label(d: str) -> str:
-    n = int((nf_all["doc_id"] == d).sum())
+    n = int(needle_counts.get(d, 0))
     return d + (f"  ({n} needle{'s' if n > 1 else ''}"
                 + (", destroyed in some strategy" if d in destroyed_docs else "") + ")" if n else "")
 
@@ -66,27 +69,7 @@ nf = needles_frame(rs, doc.doc_id)
 
 st.subheader("Cuts of every strategy")
 if len(spans):
-    bars = alt.Chart(spans).mark_bar(height=14, stroke="white", strokeWidth=0.5).encode(
-        x=alt.X("start (char):Q", title="character offset in canonical text",
-                scale=alt.Scale(domain=[0, max(1, len(doc.text))])),
-        x2="end (char):Q",
-        y=alt.Y("strategy:N", title="strategy", sort=list(rs.strategies)),
-        color=alt.Color("band:N", scale=alt.Scale(domain=[0, 1], range=[OKABE_ITO["sky blue"], OKABE_ITO["yellow"]]),
-                        legend=None),
-        tooltip=["strategy", "chunk_id", "start (char)", "end (char)", "length (chars)", "section",
-                 "embedded tokens"])
-    layers = [bars]
-    tails = spans.dropna(subset=["tail from (char)"])
-    if len(tails):
-        layers.append(alt.Chart(tails).mark_bar(height=6, color="#334155", opacity=0.6).encode(
-            x="tail from (char):Q", x2="end (char):Q",
-            y=alt.Y("strategy:N", sort=list(rs.strategies)),
-            tooltip=["strategy", "chunk_id", alt.Tooltip("tail from (char):Q", title="copied from (char)")]))
-    if len(nf):
-        layers.append(alt.Chart(nf).mark_rect(opacity=0.35, color=OKABE_ITO["bluish green"]).encode(
-            x="start (char):Q", x2="end (char):Q", tooltip=["needle", "text", "destroyed in"]))
-    st.altair_chart(alt.layer(*layers).properties(height=max(120, 34 * len(rs.strategies))), width="stretch",
-                    key="map_chart")
+    draw(chunk_map_chart(spans, nf, len(doc.text), tuple(rs.strategies)), key="map_chart")
     st.caption("Bars: chunks (alternating colours); dark strips: overlap tails copied into the next chunk; "
                "green: needles.")
 

@@ -14,16 +14,17 @@ import streamlit as st
 from audit.evaluation.saved_cut import save_cut
 from audit.evaluation.threshold import KEEP
 from audit.views.capabilities import CANNOT
-from audit.views.threshold import sweep_view, threshold_view
+from audit.views.threshold import histogram_bins, histogram_step, sweep_window, threshold_view
 from audit.words import plural
-from ui import context, download, footer, stop, table
+from ui import cache, context, download, footer, stop, table
 from ui.charts import distance_histogram, outcomes_against_cut, sweep_chart
 from ui.context import focus_run
 from ui.layout import cells
 from ui.notices import notices
 from ui.text import md
 from ui.threshold import cut_slider, outcome_metrics, page_cut, set_chosen, threshold_file
-from ui.traffic import draw_traffic_section
+from ui.vega import draw
+from ui.traffic import draw_traffic_section, traffic_input
 
 ctx = context()
 rs = ctx.runset
@@ -43,9 +44,8 @@ st.caption(f"{what} (change it in the sidebar). The gate keeps the first {KEEP} 
            "answered without it, abandoned (nothing kept; answerable if the top 4 held the answer). Out of domain: "
            "a kept chunk is a bluff.")
 
-first = threshold_view(rs, run, pc.cut, pc.queries, pc.base)
-cut = cut_slider(ctx, pc, first.slider)
-view = first if cut == pc.cut else threshold_view(rs, run, cut, pc.queries, pc.base)
+cut = cut_slider(ctx, pc, pc.page.slider)
+view = threshold_view(rs, run, cut, base=pc.page)  # a move recounts the cut only: the sweep and charts' specs are cached
 counts = view.counts
 
 oc = outcome_metrics(counts, key="threshold_outcomes")
@@ -83,10 +83,10 @@ for other in pc.choice.offered:
     st.caption(md(f"A threshold saved elsewhere, not applied here: {other.describe()}"))
 
 st.subheader("Where the gate decides")
-step = 0.025 if kind.name == "cosine-distance" else (view.extent[1] - view.extent[0]) / 30
+step = histogram_step(view.extent, kind)
 for domain, key in (("in-domain", "threshold_hist"), ("out-of-domain", "threshold_hist_ood")):
-    st.altair_chart(distance_histogram(view.distances, domain, view.extent, cut, step, kind.label), width="stretch",
-                    key=key)
+    draw(distance_histogram(histogram_bins(view.distances, domain, cut, step), domain, view.extent, cut, kind.label),
+         key=key)
 st.caption(f"Each bar counts queries by their **gate value**: the {md(kind.label)} of the best chunk of the run's "
            "order, the one the gate decides on (not the value of the answer). The gate keeps chunks strictly "
            f"{kind.keep} the cut, so the bars on the other side of the line are exactly the abandoned (in domain) and "
@@ -109,18 +109,20 @@ whole = st.toggle("Whole range", key="threshold_whole",
                        "slider range.")
 finite = view.sweep[np.isfinite(view.sweep["threshold"])]
 bounded = kind.name == "cosine-distance"
-sv = sweep_view(finite, counts, view.balanced, (view.slider[0], view.slider[1]) if whole else None, bounded=bounded)
-st.altair_chart(outcomes_against_cut(sv, cut, kind.label), width="stretch", key="threshold_lines")
+lo, hi = sweep_window(finite, cut, view.balanced, (view.slider[0], view.slider[1]) if whole else None, bounded=bounded)
+sv = cache.sweep_view(ctx.digest, run.name, lo, hi, view.balanced, finite, counts).at(counts)  # the curve once a window
+draw(outcomes_against_cut(sv, cut, kind.label), key="threshold_lines")
 st.caption(f"Each outcome against the cut, from {sv.lo:.3f} to {sv.hi:.3f}" + ("" if whole else
            " (the bend: cuts where bluffs + abandoned is within a few queries of its fewest; “Whole range” shows "
            "all)") + ". Black line and outlined points: the current cut (hover for the counts). Dashed: abandoned "
            "answerable, part of abandoned.")
-st.altair_chart(sweep_chart(sv), width="stretch", key="threshold_sweep")
+draw(sweep_chart(sv), key="threshold_sweep")
 st.caption("Each point is one cut (every observed value" + (" plus a 0.025 grid" if bounded else "") + "), a few "
            "written on their points; black: the current cut. Lower left is better on both counts.")
 with st.expander("Sweep table"):
     table(view.sweep, "threshold_sweep_table", "threshold_sweep.csv", "Download sweep (CSV)",
-          formats={"threshold": "%.4g"}, titles={"threshold": f"threshold ({kind.label})"})
+          formats={"threshold": "%.4g"}, titles={"threshold": f"threshold ({kind.label})"},
+          version=(ctx.digest, run.name))
 
 st.subheader(f"Bluffs at {cut:.4g}")
 if len(view.bluffs):
@@ -133,6 +135,6 @@ else:
 with st.expander("Every query's outcome at this cut"):
     table(view.outcomes, "outcomes_table", "outcomes.csv", "Download outcomes (CSV)")
 
-draw_traffic_section(pc.labelled(), cut, "the Threshold page's cut" if cut != pc.cut else pc.source,
+draw_traffic_section(pc.labelled() if traffic_input() is not None else None, cut, "the Threshold page's cut" if cut != pc.cut else pc.source,
                      f"{ctx.digest}:{run.name}")
 footer(ctx)

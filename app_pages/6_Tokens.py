@@ -1,18 +1,25 @@
 """Tokens: what the header costs, and the chunks the encoder silently truncates (needs token counts: the built-in
 pipelines count them with the model's own tokenizer). Drawn from :mod:`audit.views.tokens`."""
 
-import altair as alt
 import pandas as pd
 import streamlit as st
 
 from audit.views.capabilities import CANNOT, can
-from audit.views.tokens import over_window_frame, rerank_window_frame, token_hist_frame, token_lengths_frame, token_share_frame
+from audit.views.tokens import (
+    over_window_frame,
+    rerank_window_frame,
+    token_bins,
+    token_hist_frame,
+    token_lengths_frame,
+    token_share_frame,
+)
 from audit.report.markup import truncated_text_html
 from ui import context, download, footer, stop, table
-from ui.charts import CUT_RED
+from ui.charts import header_share_chart, token_hist_chart
 from ui.context import focus_run
 from ui.notices import notices
 from ui.text import md
+from ui.vega import draw
 
 ctx = context()
 rs = ctx.runset
@@ -37,11 +44,7 @@ st.subheader("Header tokens as a share of embedded tokens")
 table(ts, "tokens_share", "header_share.csv", formats={"header share (%)": "%.1f %%"},
       help={"embedded tokens": "encoder tokens of every chunk's embedded text (header, content, tail), "
                                "special tokens excluded", "tail tokens": "tokens of the copied overlap tails"})
-st.altair_chart(alt.Chart(ts).mark_bar().encode(
-    x=alt.X("header share (%):Q", title="header tokens as a share of embedded tokens (%)"),
-    y=alt.Y("strategy:N", sort=list(ts["strategy"]), title="strategy"),
-    tooltip=["strategy", "embedded tokens", "header tokens", alt.Tooltip("header share (%):Q", format=".1f")]
-).properties(height=max(120, 36 * len(ts))), width="stretch", key="tokens_share_chart")
+draw(header_share_chart(ts), key="tokens_share_chart")
 
 st.subheader("Chunk length in tokens, with the encoder window")
 tl = token_lengths_frame(rs)
@@ -53,14 +56,8 @@ st.multiselect("Strategies in the histogram", names, key="tok_hist_strategies")
 cap = int(2 * window)
 sel, beyond = token_hist_frame(tl, st.session_state["tok_hist_strategies"], cap)
 if len(sel):
-    hist = alt.Chart(sel).mark_bar(opacity=0.6, binSpacing=0).encode(
-        x=alt.X("tokens (drawn):Q", bin=alt.Bin(step=max(4, window // 32), extent=[0, cap + 1]),
-                title="tokens per chunk (special tokens included)"),
-        y=alt.Y("count():Q", stack=None, title="chunks"),
-        color=alt.Color("strategy:N"), tooltip=["strategy", "count()"])
-    rule = alt.Chart(pd.DataFrame({"window": [window]})).mark_rule(color=CUT_RED, strokeWidth=2).encode(
-        x="window:Q", tooltip=[alt.Tooltip("window:Q", title="encoder window (tokens)")])
-    st.altair_chart((hist + rule).properties(height=260), width="stretch", key="tokens_hist")
+    step = max(4, window // 32)
+    draw(token_hist_chart(token_bins(sel, step), window, cap, step), key="tokens_hist")  # bins, not one row a chunk
     st.caption(f"Black line: the encoder window ({window} tokens). Chunks to its right are truncated."
                + (f" {beyond} chunks longer than {cap} tokens are drawn in the last bin." if beyond else ""))
     download(sel, "tokens_hist_csv", "token_lengths.csv", "Download token lengths (CSV)")

@@ -14,7 +14,7 @@ import streamlit as st
 
 from audit import PIPELINE_VERSION
 from audit.index import Stamp
-from audit.index.health import check_index, snapshot
+from audit.index.health import check_snapshot, snapshot
 from audit.index.manifest import manifest, upgrade_preview
 from audit.models import ModelUnavailable
 from audit.views.index_health import (
@@ -220,12 +220,13 @@ with closing(ro_store) as store:
     enc = ctx.encoder
     strip = bool(st.session_state.get("strip_running_lines", False))
     current = Stamp.from_generation(gen).with_model(enc)
-    rep = check_index(store, name, current, enc, strip_running_lines=strip)
+    snap = snapshot(store, name, current, enc, strip_running_lines=strip)  # read once: the checks and the audit
+    rep = check_snapshot(snap)
     man = manifest(store, name)
 
     status_section(rep, man)
     findings_section(rep)
-    extraction_section(snapshot(store, name, current, enc, strip_running_lines=strip))
+    extraction_section(snap)
     manifest_section(man, name)
     retry_section(ctx, db_path, own_db, name, man, rep.stamp.model)
     preview_section(store, name, rep)

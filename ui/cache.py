@@ -195,14 +195,15 @@ def ground_truth(corpus_id: str, gt_id: str, _corpus: Corpus, gt_path: str | Non
 class _Slot:
     """Holds one built run; the lock makes concurrent sessions wait for one build.
 
-    ``progress`` is the build's latest ``(stage, done, total)`` while it runs, so a session waiting
-    for another session's build shows how far it got instead of a frozen page.
+    ``progress`` is the build's latest ``(stage, done, total)`` while it runs, and ``ready`` the strategies it has
+    finished, so a session waiting for another session's build shows how far it got instead of a frozen page.
     """
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
         self.run: RunSet | None = None
         self.progress: tuple[str, int, int] | None = None
+        self.ready: list[dict] = []  # rows of audit.views.cold.ready_row, one per strategy finished so far
 
 
 @st.cache_resource(show_spinner=False, max_entries=6)
@@ -244,13 +245,14 @@ def index_store(path: str) -> IndexStore:
 
 def audit_run(key: RunKey, corpus: Corpus, gt: GroundTruth, strategies: list[Strategy], enc: Encoder,
               reranker, progress: Callable[[str, int, int], None] | None = None, private: bool = False,
-              poll_s: float = 0.25) -> RunSet:
+              poll_s: float = 0.25, ready: Callable[[list], None] | None = None) -> RunSet:
     """The run for ``key``, built once per process (``progress`` is only called while building or waiting).
 
     Each strategy is indexed incrementally into the corpus's index file
     (``.audit/index-<corpus>.sqlite``, shared with ``python -m audit report``) and read back from it.
     A session asking for a run another session is building waits for that one build, and its
-    ``progress`` follows the build's (polled every ``poll_s`` seconds). ``private`` (uploads): the
+    ``progress`` follows the build's (polled every ``poll_s`` seconds). ``ready`` receives the rows of the strategies
+    finished so far (:func:`audit.views.cold.ready_row`) each time one more is. ``private`` (uploads): the
     run, its index file (``ui.session.index_path``) and its embeddings stay in this session.
 
     Raises ValueError or ModelUnavailable from :func:`audit.sources.run_audit`.
@@ -263,12 +265,21 @@ def audit_run(key: RunKey, corpus: Corpus, gt: GroundTruth, strategies: list[Str
     while not slot.lock.acquire(timeout=poll_s):
         if progress is not None and slot.progress is not None:
             progress(*slot.progress)
+        if ready is not None and slot.ready:
+            ready(list(slot.ready))
     try:
         if slot.run is None:
+            from audit.views.cold import ready_row
+
             def report(stage: str, done: int, total: int) -> None:
                 slot.progress = (stage, done, total)
                 if progress is not None:
                     progress(stage, done, total)
+
+            def finished(space, runs, qrels) -> None:
+                slot.ready.append(ready_row(space, runs, qrels))
+                if ready is not None:
+                    ready(list(slot.ready))
 
             if private:
                 from .session import index_path
@@ -278,11 +289,13 @@ def audit_run(key: RunKey, corpus: Corpus, gt: GroundTruth, strategies: list[Str
             else:
                 store = index_store(str(default_index_path(corpus.name).resolve()))
                 emb = embedding_cache(str(default_home().resolve()))
+            slot.ready = []
             slot.run = run_audit(corpus, gt, strategies, enc, key.retrievers, reranker=reranker, cache=emb,
-                                 progress=report, store=store, bm25_tokens=key.bm25_tokens)
+                                 progress=report, store=store, bm25_tokens=key.bm25_tokens, on_strategy=finished)
         return slot.run
     finally:
         slot.progress = None
+        slot.ready = []
         slot.lock.release()
 
 
@@ -322,15 +335,14 @@ def paired_table(digest: str, names: tuple, k: int, phrasing: str, _results: lis
     return run_tests(_results, list(names), k, None if phrasing == "both" else phrasing)
 
 
-@st.cache_data(show_spinner="Sweeping the threshold…", max_entries=32, ttl=3600)
-def threshold_base(digest: str, run: str, _runset) -> tuple:
-    """``(gate queries, RunThreshold at the balanced cut)`` of one run: what a slider move reuses (None when the run
-    has no threshold to show)."""
-    from audit.evaluation.threshold import gate_queries, run_threshold
+@st.cache_resource(show_spinner="Sweeping the threshold…", max_entries=64, ttl=3600)
+def threshold_base(digest: str, run: str, _runset):
+    """:func:`audit.views.threshold.threshold_base` of one run (None when the run has no threshold to show): the gate's
+    queries, the sweep and the balanced cut, the counts' table — what every move of the slider reuses. A resource
+    (shared, never copied: the pages only read it), keyed like every derived table."""
+    from audit.views.threshold import threshold_base as base
 
-    r = _runset.run(run)
-    t = run_threshold(_runset, r, need_out_of_domain=not _runset.strategies)
-    return (tuple(gate_queries(_runset, r)) if t is not None else (), t)
+    return base(_runset, _runset.run(run))
 
 
 @st.cache_data(show_spinner="Checking every quote…", max_entries=32, ttl=3600)
@@ -339,3 +351,27 @@ def citation_audit(digest: str, run: str, _runset) -> tuple:
     from audit.views.citations import quote_audit
 
     return quote_audit(_runset, run)
+
+
+@st.cache_resource(show_spinner=False, max_entries=512)
+def chart_spec(key: tuple, _build: Callable[[], str]) -> str:
+    """The Vega-Lite JSON ``_build()`` returns, built once per ``key`` in this process (:func:`ui.vega.spec`: a
+    chart's marks and scales, never its data, so every session shares it)."""
+    return _build()
+
+
+@st.cache_resource(show_spinner=False, max_entries=128, ttl=3600)
+def sweep_view(digest: str, run: str, lo: float, hi: float, balanced: float, _sweep, _current):
+    """:func:`audit.views.threshold.sweep_view` of one run on the window ``(lo, hi)``: its curve, labels and long
+    lines, built once per window; ``.at(counts)`` gives it at any cut (``_current``: the counts it was first asked
+    at, replaced by the caller's)."""
+    from audit.views.threshold import sweep_view as view
+
+    return view(_sweep, _current, balanced, whole=(lo, hi))
+
+
+@st.cache_resource(show_spinner=False, max_entries=256, ttl=3600)
+def csv_text(version: tuple, _data, index: bool = False) -> str:
+    """The CSV text of ``_data``, written once per ``version`` (:func:`ui.tables.download`; the version names the
+    run set and what the table is, so a new run set or another choice is a new text)."""
+    return _data.to_csv(index=index)

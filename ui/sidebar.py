@@ -24,7 +24,7 @@ from audit.config import Config
 from . import cache, paths, session
 from .context import CTX_KEY, PageContext
 from .links import KEPT, LINKED, link_notice
-from .progress import ProgressReporter
+from .cold import ColdStart
 from .text import md
 
 CORPUS_SOURCES = {"builtin": f"built-in ({BUILTIN_CORPUS})", "folder": "folder on disk", "upload": "upload files",
@@ -389,11 +389,13 @@ def build(corpus: Corpus, gt: GroundTruth, gt_id: str, strategies: list[Strategy
     try:
         if cache.is_built(key, private):
             run = cache.audit_run(key, corpus, gt, strategies, enc, cross or reranker_name, private=private)
-        else:
-            bar = st.progress(0.0, text="Building the audit…")
-            run = cache.audit_run(key, corpus, gt, strategies, enc, cross or reranker_name,
-                                  progress=ProgressReporter(bar), private=private)
-            bar.empty()
+        else:  # the first page shows what is known while the build runs (ui.cold), then draws itself
+            cold = ColdStart(corpus, strategies, model_name)
+            try:
+                run = cache.audit_run(key, corpus, gt, strategies, enc, cross or reranker_name,
+                                      progress=cold.progress, private=private, ready=cold.ready)
+            finally:
+                cold.clear()
     except (ValueError, ModelUnavailable) as e:
         _fail(md(str(e)))
     from audit.home import default_index_path

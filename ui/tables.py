@@ -13,7 +13,7 @@ import streamlit as st
 
 from audit.report.columns import columns_help
 
-__all__ = ["csv_key", "download", "table"]
+__all__ = ["PAGE_ROWS", "csv_key", "download", "page_key", "page_of", "table"]
 
 
 def csv_key(key: str) -> str:
@@ -22,9 +22,18 @@ def csv_key(key: str) -> str:
 
 
 def download(data: pd.DataFrame, key: str, filename: str, label: str = "Download (CSV)", *,
-             index: bool = False) -> None:
-    """A CSV download button for ``data`` (a table or a chart's data); ``index`` writes the row labels too."""
-    st.download_button(label, data.to_csv(index=index), filename, "text/csv", key=key)
+             index: bool = False, version: tuple | None = None) -> None:
+    """A CSV download button for ``data`` (a table or a chart's data); ``index`` writes the row labels too.
+
+    ``version`` (hashable, e.g. ``(digest, run)``) says ``data`` is the same whenever it is the same: its CSV text
+    is then written once (:func:`ui.cache.csv_text`) instead of on every script run."""
+    if version is None:
+        text = data.to_csv(index=index)
+    else:
+        from . import cache
+
+        text = cache.csv_text((*version, key, filename, index), data, index)
+    st.download_button(label, text, filename, "text/csv", key=key)
 
 
 def _column_config(df: pd.DataFrame, help: Mapping[str, str], formats: Mapping[str, str],
@@ -44,7 +53,7 @@ def _column_config(df: pd.DataFrame, help: Mapping[str, str], formats: Mapping[s
 def table(df: pd.DataFrame, key: str, filename: str, label: str = "Download (CSV)", *,
           help: Mapping[str, str] | None = None, formats: Mapping[str, str] | None = None,
           titles: Mapping[str, str] | None = None, csv: pd.DataFrame | None = None, index: bool = False,
-          style: Callable | None = None, **dataframe_kw) -> None:
+          style: Callable | None = None, version: tuple | None = None, **dataframe_kw) -> None:
     """Draw ``df`` and, below it, a button downloading it as CSV.
 
     Parameters
@@ -61,6 +70,8 @@ def table(df: pd.DataFrame, key: str, filename: str, label: str = "Download (CSV
         table behind a formatted one, or every row behind a filtered view); default ``df``.
     index : show the row labels and write them to the CSV (matrices indexed by query or column).
     style : ``DataFrame -> Styler`` applied to the shown table only.
+    version : hashable identity of what the CSV holds (e.g. ``(digest, run)``): its text is written once per
+        version (:func:`download`). Leave it out for a table that follows a widget.
     dataframe_kw : passed to ``st.dataframe`` (e.g. ``width``, ``height``). The deprecated
         ``use_container_width`` is accepted and passed as ``width`` (``True`` → ``"stretch"``, the
         default; ``False`` → ``"content"``), so callers never trigger Streamlit's deprecation warning.
@@ -68,6 +79,32 @@ def table(df: pd.DataFrame, key: str, filename: str, label: str = "Download (CSV
     if "use_container_width" in dataframe_kw:
         dataframe_kw.setdefault("width", "stretch" if dataframe_kw.pop("use_container_width") else "content")
     config = _column_config(df, help or {}, formats or {}, titles or {})
-    st.dataframe(style(df) if style else df, hide_index=not index, key=key, column_config=config or None,
+    shown = page_of(df, key)
+    st.dataframe(style(shown) if style else shown, hide_index=not index, key=key, column_config=config or None,
                  **dataframe_kw)
-    download(df if csv is None else csv, csv_key(key), filename, label, index=index)
+    download(df if csv is None else csv, csv_key(key), filename, label, index=index, version=version)
+
+
+#: Rows a table sends to the browser at most; a longer one is shown a page at a time (its CSV keeps every row).
+PAGE_ROWS = 1000
+
+
+def page_key(key: str) -> str:
+    """The page selector's key of the table keyed ``key`` (``x_table`` → ``x_page``)."""
+    return key.removesuffix("_table") + "_page"
+
+
+def page_of(df: pd.DataFrame, key: str, rows: int = PAGE_ROWS) -> pd.DataFrame:
+    """``df`` itself, or for a table longer than ``rows`` the page chosen in a selector drawn above it (keyed
+    :func:`page_key`), with a line saying which rows are shown and that the download holds them all."""
+    if len(df) <= rows:
+        return df
+    pages = -(-len(df) // rows)
+    k = page_key(key)
+    if not 1 <= int(st.session_state.get(k, 1)) <= pages:
+        st.session_state[k] = 1
+    page = int(st.number_input(f"Page ({rows:,} rows a page)", min_value=1, max_value=pages, step=1, key=k))
+    start = (page - 1) * rows
+    stop = min(len(df), start + rows)
+    st.caption(f"Rows {start + 1:,}–{stop:,} of {len(df):,} (page {page} of {pages}); the CSV download holds every row.")
+    return df.iloc[start:stop]

@@ -18,7 +18,7 @@ from audit.evaluation.saved_cut import CutChoice, choose
 from audit.evaluation.threshold import OUTCOME_MEANING, GateCounts
 from audit.views.threshold import outcome_counts_frame
 
-from . import cache, session
+from . import cache, session, vega
 from .charts import outcome_bar
 from .context import PageContext, focus_run
 from .layout import cells
@@ -43,6 +43,9 @@ class PageCut:
         The run's threshold at its balanced cut (its sweep, separation, balanced cut).
     queries : tuple of QueryDistances
         The gate's queries (gate values).
+    runset : RunSet
+    page : ThresholdBase
+        What the Threshold page reuses at every cut (:func:`audit.views.threshold.threshold_base`).
     """
 
     run: object
@@ -51,6 +54,7 @@ class PageCut:
     base: object
     queries: tuple
     runset: object = None
+    page: object = None
 
     @property
     def source(self) -> str:
@@ -78,12 +82,13 @@ def page_cut(ctx: PageContext, run=None) -> PageCut | None:
     r = run if run is not None else focus_run(ctx)
     if isinstance(r, str):
         r = ctx.runset.run(r)
-    qs, base = cache.threshold_base(ctx.digest, r.name, ctx.runset)
-    if base is None:
+    page = cache.threshold_base(ctx.digest, r.name, ctx.runset)
+    if page is None:
         return None
+    base = page.threshold
     chosen = st.session_state.get(_CHOSEN, {}).get((ctx.digest, r.name))
     choice = choose(r.cut_key, chosen, base.balanced, path=threshold_file(ctx))
-    return PageCut(r, float(choice.cut), choice, base, qs, ctx.runset)
+    return PageCut(r, float(choice.cut), choice, base, page.queries, ctx.runset, page)
 
 
 def set_chosen(ctx: PageContext, run_name: str, cut: float | None) -> None:
@@ -150,5 +155,5 @@ def outcome_metrics(counts: GateCounts, key: str) -> pd.DataFrame:
     m[0].metric("Bluffs", counts.bluff, help=m_["bluff"])
     m[1].metric("Refused", counts.refused, help=m_["refused"])
     oc = outcome_counts_frame(counts)
-    st.altair_chart(outcome_bar(oc), width="stretch", key=key)
+    vega.draw(outcome_bar(oc), key=key)
     return oc

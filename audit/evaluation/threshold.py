@@ -24,11 +24,13 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from .gate_table import GateTable, counts_at_cuts, gate_table
 
-__all__ = ["GRID_STEP", "KEEP", "OUTCOME_MEANING", "OUTCOMES", "Bluff", "BluffChunk", "GateCounts", "GateOutcome",
+
+__all__ = ["GRID_STEP", "KEEP", "OUTCOMES", "OUTCOME_MEANING", "Bluff", "BluffChunk", "GateCounts", "GateOutcome",
            "QueryDistances", "RunThreshold", "Separation", "bluffs", "check_cut", "counts_at", "fewest_errors_cut",
-           "gate", "gate_distance", "gate_queries", "kept", "outcomes_frame", "run_sweep", "run_threshold",
-           "separation", "sweep", "sweep_cuts", "sweep_frame"]
+           "gate", "gate_counts", "gate_distance", "gate_queries", "kept", "outcomes_frame", "run_sweep",
+           "run_threshold", "separation", "sweep", "sweep_cuts", "sweep_frame"]
 
 #: Chunks the gate keeps at most (specification: 4).
 KEEP = 4
@@ -167,17 +169,21 @@ class GateCounts:
                 "out-of-domain": self.out_of_domain}
 
 
+def gate_counts(table: GateTable, cuts) -> list:
+    """:func:`counts_at_cuts` as one :class:`GateCounts` per cut, in ``cuts`` order
+    (each ``threshold`` the cut as given, a Python float; every count a Python int)."""
+    cuts = [float(c) for c in cuts]
+    n = counts_at_cuts(table, cuts)
+    cols = [n[k].tolist() for k in ("answered", "answered without", "abandoned", "bluff", "refused",
+                                    "abandoned answerable", "in-domain", "out-of-domain")]
+    return [GateCounts(c, *row) for c, row in zip(cuts, zip(*cols))]
+
+
 def counts_at(queries: Sequence[QueryDistances], cut: float, keep: int = KEEP) -> GateCounts:
-    """Outcome counts of the gate at one cut."""
-    n = {o: 0 for o in OUTCOMES}
-    answerable = 0
-    for q in queries:
-        g = gate(q, cut, keep)
-        n[g.outcome] += 1
-        answerable += g.outcome == "abandoned" and g.answerable
-    ind = sum(q.in_domain for q in queries)
-    return GateCounts(float(cut), n["answered"], n["answered without"], n["abandoned"], n["bluff"], n["refused"],
-                      answerable, ind, len(queries) - ind)
+    """Outcome counts of the gate at one cut (:func:`gate` for every query; computed as
+    :func:`gate_counts`, the same rule on arrays)."""
+
+    return gate_counts(gate_table(queries, keep), [cut])[0]
 
 
 def sweep_cuts(queries: Sequence[QueryDistances], keep: int = KEEP, step: float | None = GRID_STEP) -> list[float]:
@@ -191,8 +197,10 @@ def sweep_cuts(queries: Sequence[QueryDistances], keep: int = KEEP, step: float 
 
 
 def sweep(queries: Sequence[QueryDistances], keep: int = KEEP, step: float | None = GRID_STEP) -> list[GateCounts]:
-    """:func:`counts_at` for every cut of :func:`sweep_cuts`, ascending (``inf`` = no threshold)."""
-    return [counts_at(queries, c, keep) for c in sweep_cuts(queries, keep, step)]
+    """:func:`counts_at` for every cut of :func:`sweep_cuts`, ascending (``inf`` = no threshold): every cut at once
+    (:mod:`audit.evaluation.gate_table`)."""
+
+    return gate_counts(gate_table(queries, keep), sweep_cuts(queries, keep, step))
 
 
 def sweep_frame(counts: Sequence[GateCounts]) -> pd.DataFrame:
@@ -338,15 +346,16 @@ def fewest_errors_cut(counts: Sequence[GateCounts], step: float | None = None) -
 
 
 def add_cut(counts: Sequence[GateCounts], queries: Sequence[QueryDistances], cut: float,
-            keep: int = KEEP) -> list[GateCounts]:
+            keep: int = KEEP, at: GateCounts | None = None) -> list[GateCounts]:
     """The sweep with a row for ``cut`` (:func:`counts_at`), ascending; unchanged when ``cut`` is already swept.
 
     For the balanced cut (:func:`fewest_errors_cut`) and a given one, so the sweep's table and curves
-    show the row of the cut applied. ``counts`` and ``cut`` are in gate units (those of ``queries``).
+    show the row of the cut applied. ``counts`` and ``cut`` are in gate units (those of ``queries``);
+    ``at``, when given, is that row already counted (``queries`` is then not read).
     """
     if any(c.threshold == cut for c in counts):
         return list(counts)
-    return sorted([*counts, counts_at(queries, cut, keep)], key=lambda c: c.threshold)
+    return sorted([*counts, at if at is not None else counts_at(queries, cut, keep)], key=lambda c: c.threshold)
 
 
 @dataclass(frozen=True)
@@ -563,15 +572,18 @@ def run_threshold(runset, run, cut: float | None = None, how: str = "given",
     r = runset.run(run) if isinstance(run, str) else run
     if not r.available or (need_out_of_domain and not runset.has_out_of_domain(r)):
         return None
+
     kind = r.gate_kind
-    qs, counts = run_sweep(runset, r)
+    qs = gate_queries(runset, r)
+    table = gate_table(qs, KEEP)  # every count below from it: one pass over the queries
+    counts = gate_counts(table, sweep_cuts(qs, step=GRID_STEP if kind.name == "cosine-distance" else None))
     balanced_gate = fewest_errors_cut(counts)
     if cut is not None and not math.isfinite(cut):
         raise ValueError(f"the cut must be a finite number in the run's units, got {cut!r}")
     gate_cut = kind.to_gate(cut) if cut is not None else balanced_gate
-    counts = add_cut(counts, qs, gate_cut)  # the row of the cut applied (the balanced cut is rarely a swept cut)
+    (at,) = gate_counts(table, [gate_cut])
+    counts = add_cut(counts, qs, gate_cut, at=at)  # the row of the cut applied (the balanced cut is rarely swept)
     shown = [replace(c, threshold=kind.from_gate(c.threshold)) for c in counts]
-    at = counts_at(qs, gate_cut)
     sep = separation(qs)
     return RunThreshold(r.name, kind.name, kind.keep, kind.from_gate(gate_cut), how if cut is not None else "balanced",
                         replace(at, threshold=kind.from_gate(gate_cut)), shown,

@@ -53,6 +53,8 @@ def _now() -> str:
 
 def _jsonable(v):
     """Plain JSON values (tuples as lists, numpy scalars as Python numbers)."""
+    if v is None or type(v) in (str, int, float, bool):  # most values: answered before the slower ABC checks
+        return v
     if isinstance(v, Mapping):
         return {str(k): _jsonable(x) for k, x in v.items()}
     if isinstance(v, (list, tuple)):
@@ -111,11 +113,25 @@ def _ever_kept(d: np.ndarray, keep: int = KEEP) -> np.ndarray:
     """
     if len(d) <= keep or bool(np.all(np.diff(d) >= 0)):  # ascending (dense, a run's score order): the first keep
         return np.flatnonzero(np.isfinite(d[:keep]))
-    out, seen = [], []
-    for i, x in enumerate(d.tolist()):
-        if math.isfinite(x) and bisect.bisect_right(seen, x) < keep:
-            out.append(i)
-        bisect.insort(seen, x)
+    if np.isnan(d).any():  # NaN has no place in an order of values: the rule as first written
+        out, seen = [], []
+        for i, x in enumerate(d.tolist()):
+            if math.isfinite(x) and bisect.bisect_right(seen, x) < keep:
+                out.append(i)
+            bisect.insort(seen, x)
+        return np.asarray(out, dtype=int)
+    # Fewer than keep earlier values <= x exactly when x is below the keep-th smallest earlier value, which only
+    # falls as the order goes on: past the first keep, only the values below the keep-th smallest of those can
+    # ever qualify, and only the keep smallest values seen so far are kept to decide.
+    top = sorted(d[:keep].tolist())
+    out = [i for i in range(keep) if math.isfinite(d[i])]  # fewer than keep positions come before them
+    for i in (np.flatnonzero(d[keep:] < top[-1]) + keep).tolist():
+        x = float(d[i])
+        if x < top[-1]:
+            if math.isfinite(x):
+                out.append(i)
+            bisect.insort(top, x)
+            top.pop()
     return np.asarray(out, dtype=int)
 
 

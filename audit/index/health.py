@@ -43,7 +43,7 @@ from ..words import plural
 from .stamp import DocumentRecord, Stamp
 from .store import IndexStore, vectors_of
 
-__all__ = ["CHECKS", "IndexSnapshot", "check_index", "page_rows", "snapshot"]
+__all__ = ["CHECKS", "IndexSnapshot", "check_index", "check_snapshot", "page_rows", "snapshot"]
 
 def page_rows(extraction) -> tuple[dict, ...]:
     """One row per PDF page of :attr:`IndexSnapshot.extraction`: ``doc_id``, ``page`` (1-based),
@@ -430,12 +430,17 @@ def check_index(store: IndexStore, name: str, current: Stamp | None = None, enco
     ValueError
         No such index in the store.
     """
-    s = snapshot(store, name, current, encoder, sample, seed, strip_running_lines)
+    return check_snapshot(snapshot(store, name, current, encoder, sample, seed, strip_running_lines))
+
+
+def check_snapshot(s: IndexSnapshot) -> HealthReport:
+    """Every check of :data:`CHECKS` on a snapshot already read (:func:`snapshot`): a page that also shows the
+    extraction audit reads the index and audits each document once."""
     findings = tuple(check(s) for check in CHECKS)
     gen = int(s.generation["id"])
-    subject = (f"index {name} in {store.path}: generation {gen}, {len(s.documents)} documents, {len(s.rows)} chunks, "
+    subject = (f"index {s.name} in {s.store.path}: generation {gen}, {len(s.documents)} documents, {len(s.rows)} chunks, "
                f"model {s.stamp.model} ({s.stamp.dims} dims, window {s.stamp.window})")
-    return HealthReport("sqlite", subject, {"db": str(store.path), "index": name, "generation": gen}, findings,
+    return HealthReport("sqlite", subject, {"db": str(s.store.path), "index": s.name, "generation": gen}, findings,
                         len(s.rows), len(s.documents), s.stamp,
                         {"identity_max_deviation": s.identity},
                         page_rows(s.extraction))

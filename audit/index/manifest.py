@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from .. import PIPELINE_VERSION
 from .cache import cache_key
-from .health import check_index
+from .health import check_stale, snapshot
 from .stamp import Stamp
 from .store import IndexStore
 
@@ -69,9 +69,9 @@ def upgrade_preview(store: IndexStore, name: str, encoder=None, pipeline_version
     target = Stamp(encoder.name if encoder else own.model, encoder.digest if encoder else own.model_digest,
                    int(encoder.dims) if encoder else own.dims, int(encoder.window) if encoder else own.window,
                    pipeline_version or PIPELINE_VERSION, own.strategy)
-    rep = check_index(store, name, target, None)
-    stale = next(f for f in rep.findings if f.check == "stale").documents
-    texts = [r.text for r in store.chunk_rows(int(gen["id"]))]
+    snap = snapshot(store, name, target, None)
+    stale = check_stale(snap).documents  # the one check an upgrade changes
+    texts = [r.text for r in snap.rows]
     if encoder is None or (encoder.name, encoder.digest, encoder.window) == (own.model, own.model_digest, own.window):
         todo = 0
     else:

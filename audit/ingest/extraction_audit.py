@@ -501,6 +501,12 @@ def chunks_reaching(ranges: Iterable[tuple[int, int]], spans: Sequence[tuple[int
     return len(hit)
 
 
+def _visible(text: str) -> int:
+    """Characters of ``text`` that are not whitespace (``str.isspace``): ``str.split()`` splits on exactly those,
+    so joining its pieces counts them in C instead of one Python test per character."""
+    return sum(map(len, text.split()))
+
+
 def format_pages(pages: Sequence[int]) -> str:
     """Pages as people write them: ``1–3, 5`` for pages 1, 2, 3, 5 (sorted, each once)."""
     out, run = [], []
@@ -552,9 +558,9 @@ def audit_document(doc_id: str, text: str, pages: Sequence[int], notes: Extracti
         own = t
         for a, b in sorted(per_page[i], reverse=True):
             own = own[:a] + own[b:]
-        chars = sum(1 for ch in t if not ch.isspace())
+        chars = _visible(t)
         bad = bad_characters(t)
-        stats.append(PageStats(i + 1 if pages else 0, s, e, chars, sum(1 for ch in own if not ch.isspace()), bad,
+        stats.append(PageStats(i + 1 if pages else 0, s, e, chars, _visible(own), bad,
                                round(bad / chars, 4) if chars else 0.0))
     findings: list[ExtractionFinding] = []
 

@@ -158,7 +158,8 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
               retrievers: Sequence[str] = RETRIEVERS, reranker=DEFAULT_RERANKER,
               cache: EmbeddingCache | None = None, progress: StageProgress | None = None,
               batch_size: int = 32, store=None, prebuilt: dict | None = None, bm25_tokens: str = "unicode",
-              allow_unhealthy: bool = False, source_kind: str = "builtin") -> RunSet:
+              allow_unhealthy: bool = False, source_kind: str = "builtin",
+              on_strategy: Callable[[Space, list, Qrels], None] | None = None) -> RunSet:
     """Run the built-in pipelines: chunk, embed, retrieve every query with every retriever, as one RunSet.
 
     Each strategy is a space (its chunks, vectors, token costs and needle diagnoses); each
@@ -194,6 +195,9 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
         run goes on and ``warnings`` says so.
     source_kind : str
         :attr:`audit.runset.Source.kind` of the result (``lance`` for a dataset read back).
+    on_strategy : callable(space, runs, qrels) or None
+        Called once each strategy is complete, in order, with its :class:`~audit.runset.Space`, its runs (one per
+        retriever) and its judgments: what a first page shows while the next strategies build.
 
     Raises
     ------
@@ -310,6 +314,8 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
             else:
                 runs.append(Run(column_name(strat.name, r), RETRIEVER_KINDS[r], {}, strat.name, strat.name, r,
                                 available=False, reason=rerank_error or "not run", cut_key=key))
+        if on_strategy is not None:
+            on_strategy(spaces[strat.name], runs[-len(retrievers):], judgments[strat.name])
 
     no_match: tuple = ()
     if set(retrievers) & {"bm25", "hybrid", "rerank"}:

@@ -94,14 +94,16 @@ def pairs_frame(tests: Sequence[PairedTest]) -> pd.DataFrame:
 
 def pair_matrix(tests: Sequence[PairedTest], columns: Sequence[str]) -> pd.DataFrame:
     """Square matrix: cell (row a, column b) = ``+wins/−losses p=… (Holm …)`` of a against b (lower triangle mirrored)."""
-    m = pd.DataFrame("", index=pd.Index(list(columns), name="a \\ b"), columns=list(columns), dtype=object)
+    cols = list(columns)
+    at = {c: i for i, c in enumerate(cols)}
+    cells = [[""] * len(cols) for _ in cols]  # filled as lists, then one frame (a .loc write per cell is slow)
     for t in tests:
-        if t.a in m.index and t.b in m.columns:
-            m.loc[t.a, t.b] = f"+{t.wins}/−{t.losses} p={t.p:.3g} (Holm {t.p_holm:.3g})"
-            m.loc[t.b, t.a] = f"+{t.losses}/−{t.wins} p={t.p:.3g} (Holm {t.p_holm:.3g})"
-    for c in columns:
-        m.loc[c, c] = "—"
-    return m
+        if t.a in at and t.b in at:
+            cells[at[t.a]][at[t.b]] = f"+{t.wins}/−{t.losses} p={t.p:.3g} (Holm {t.p_holm:.3g})"
+            cells[at[t.b]][at[t.a]] = f"+{t.losses}/−{t.wins} p={t.p:.3g} (Holm {t.p_holm:.3g})"
+    for i in range(len(cols)):
+        cells[i][i] = "—"
+    return pd.DataFrame(cells, index=pd.Index(cols, name="a \\ b"), columns=cols, dtype=object)
 
 
 def oriented_pair(tests: Sequence[PairedTest], a: str, b: str) -> PairedTest:

@@ -31,9 +31,10 @@ from ..evaluation.threshold import (
 )
 from ..runset import SCORE_KINDS
 
-__all__ = ["DOMAIN_OUTCOMES", "SWEEP_LINES", "SweepView", "ThresholdView", "answerless", "bend_window",
-           "bluffs_frame", "gate_distance_frame", "histogram_extent", "outcome_counts_frame", "slider_range",
-           "sweep_view", "threshold_view"]
+__all__ = ["DOMAIN_OUTCOMES", "SWEEP_LINES", "SweepView", "ThresholdBase", "ThresholdView", "answerless",
+           "bend_window", "bluffs_frame", "gate_distance_frame", "histogram_bins", "histogram_extent",
+           "histogram_step", "outcome_counts_frame", "slider_range", "sweep_view", "sweep_window", "threshold_base",
+           "threshold_view"]
 
 _COSINE = SCORE_KINDS["cosine-distance"]
 
@@ -86,6 +87,57 @@ def histogram_extent(frame: pd.DataFrame, cut: float, kind=_COSINE) -> tuple[flo
     return lo - pad, hi + pad
 
 
+def histogram_step(extent: tuple[float, float], kind=_COSINE) -> float:
+    """The width of the gate-value histogram's bins in the run's units: 0.025 for a cosine distance, else a 30th of
+    ``extent``."""
+    return 0.025 if kind.name == "cosine-distance" else (extent[1] - extent[0]) / 30
+
+
+def histogram_bins(frame: pd.DataFrame, domain: str, cut: float, step: float) -> pd.DataFrame:
+    """One domain's gate values of :func:`gate_distance_frame` counted in bins anchored on the cut, by outcome.
+
+    Bins are ``[cut + k·step, cut + (k + 1)·step)`` for integers ``k`` (left-closed, as Vega-Lite's bins), so no
+    bin straddles the cut: the bins at and right of it hold exactly the values at or above the cut. A value's
+    ``k`` is ``floor((value − cut) / step)`` on the quotient rounded to 9 decimals, so a value on a bin edge is
+    never placed by the last bits of a float. Rows without a gate value (an empty order) are left out.
+
+    Parameters
+    ----------
+    frame : pandas.DataFrame
+        :func:`gate_distance_frame` (its ``gate distance`` in the run's units).
+    domain : str
+        ``in-domain`` or ``out-of-domain``.
+    cut, step : float
+        In the run's units; ``step`` > 0.
+
+    Returns
+    -------
+    pandas.DataFrame
+        ``bin start``, ``bin end``, ``outcome``, ``queries`` (> 0), ``outcome order`` (position in
+        :data:`DOMAIN_OUTCOMES`, the stacking order), sorted by bin then outcome order.
+
+    Raises
+    ------
+    ValueError
+        ``step`` is not a positive number.
+    """
+    if not step > 0:
+        raise ValueError(f"the histogram's bin width must be positive, got {step!r}")
+    cols = ["bin start", "bin end", "outcome", "queries", "outcome order"]
+    outcomes = DOMAIN_OUTCOMES[domain]
+    values = frame["gate distance"].to_numpy(dtype=np.float64)
+    mine = (frame["domain"].to_numpy() == domain) & ~np.isnan(values)
+    if not mine.any():
+        return pd.DataFrame(columns=cols)
+    k = np.floor(np.round((values[mine] - cut) / step, 9)).astype(np.int64)
+    rank = {o: i for i, o in enumerate(outcomes)}
+    o = np.array([rank[x] for x in frame["outcome"].to_numpy()[mine]], dtype=np.int64)
+    pairs, n = np.unique(np.stack([k, o], axis=1), axis=0, return_counts=True)  # sorted by bin, then outcome
+    return pd.DataFrame({"bin start": cut + pairs[:, 0] * step, "bin end": cut + (pairs[:, 0] + 1) * step,
+                         "outcome": [outcomes[i] for i in pairs[:, 1]], "queries": n.astype(np.int64),
+                         "outcome order": pairs[:, 1]}, columns=cols)
+
+
 def outcome_counts_frame(counts: GateCounts) -> pd.DataFrame:
     """The five outcomes at one cut, grouped by domain: each domain's ``queries`` add up to its number of queries.
 
@@ -134,8 +186,9 @@ class SweepView:
     Attributes
     ----------
     lo, hi : float
-        The cut axis (cosine distance): :func:`bend_window` widened to hold the current and
-        balanced cuts, plus a margin; or the whole range.
+        The cut axis (cosine distance): :func:`bend_window` widened to hold the balanced cut, plus a
+        margin (10 % of the span, at least 0.01); widened again to hold the current cut when it lies
+        outside (so the axis stays put while the cut moves inside it); or the whole range.
     curve : pandas.DataFrame
         The sweep's finite cuts in [lo, hi] (columns of ``sweep_frame``) plus ``label``: the cut
         as text (``0.560``) on a few points of the bluffs/abandoned curve, ``""`` elsewhere.
@@ -154,6 +207,41 @@ class SweepView:
     lines: pd.DataFrame
     here: pd.DataFrame
     current: dict
+
+    def at(self, current: GateCounts) -> "SweepView":
+        """The same window and curves at another cut (``here`` and ``current`` only): what a slider move inside the
+        window recomputes."""
+        d = current.to_dict()
+        here = pd.DataFrame([{"threshold": float(current.threshold), "outcome": o, "queries": int(d[o])}
+                             for o in SWEEP_LINES])
+        return SweepView(self.lo, self.hi, self.curve, self.lines, here, d)
+
+
+def sweep_window(sweep: pd.DataFrame, cut: float, balanced: float | None = None,
+                 whole: tuple[float, float] | float | None = None, bounded: bool = True) -> tuple[float, float]:
+    """The cut axis ``(lo, hi)`` of :func:`sweep_view` (see its parameters).
+
+    Raises
+    ------
+    ValueError
+        ``sweep`` has no finite cut.
+    """
+    if whole is not None:
+        return (0.0, float(whole)) if not isinstance(whole, tuple) else (float(whole[0]), float(whole[1]))
+
+    def padded(a: float, b: float) -> tuple[float, float]:
+        pad = max(0.01, 0.1 * (b - a))
+        return (max(0.0, a - pad), min(2.0, b + pad)) if bounded else (a - pad, b + pad)
+
+    # the bend and the balanced cut, with a margin; widened to the current cut only when it lies outside, so
+    # a move of the slider inside the window keeps the axis (and the chart's spec) as it is
+    blo, bhi = bend_window(sweep)
+    keep_in = [float(balanced)] if balanced is not None and math.isfinite(balanced) else []
+    blo, bhi = min([blo] + keep_in), max([bhi] + keep_in)
+    lo, hi = padded(blo, bhi)
+    if not lo <= cut <= hi:
+        lo, hi = padded(min(blo, cut), max(bhi, cut))
+    return lo, hi
 
 
 def sweep_view(sweep: pd.DataFrame, current: GateCounts, balanced: float | None = None,
@@ -183,14 +271,7 @@ def sweep_view(sweep: pd.DataFrame, current: GateCounts, balanced: float | None 
     """
     cut = float(current.threshold)
     f = sweep[np.isfinite(sweep["threshold"])].sort_values("threshold").reset_index(drop=True)
-    if whole is not None:
-        lo, hi = (0.0, float(whole)) if not isinstance(whole, tuple) else (float(whole[0]), float(whole[1]))
-    else:
-        lo, hi = bend_window(f)
-        keep_in = [cut] + ([float(balanced)] if balanced is not None and math.isfinite(balanced) else [])
-        lo, hi = min([lo] + keep_in), max([hi] + keep_in)
-        pad = max(0.01, 0.1 * (hi - lo))
-        lo, hi = (max(0.0, lo - pad), min(2.0, hi + pad)) if bounded else (lo - pad, hi + pad)
+    lo, hi = sweep_window(f, cut, balanced, whole, bounded)
     curve = f[(f["threshold"] >= lo) & (f["threshold"] <= hi)].reset_index(drop=True)
     curve["label"] = ""
     if len(curve):
@@ -204,9 +285,7 @@ def sweep_view(sweep: pd.DataFrame, current: GateCounts, balanced: float | None 
         for i, text in _distinct_labels({i: float(curve.loc[i, "threshold"]) for i in chosen}).items():
             curve.loc[i, "label"] = text
     lines = curve.melt(id_vars="threshold", value_vars=list(SWEEP_LINES), var_name="outcome", value_name="queries")
-    d = current.to_dict()
-    here = pd.DataFrame([{"threshold": cut, "outcome": o, "queries": int(d[o])} for o in SWEEP_LINES])
-    return SweepView(lo, hi, curve, lines, here, d)
+    return SweepView(lo, hi, curve, lines, pd.DataFrame(), {}).at(current)
 
 
 def _distinct_labels(cuts: dict) -> dict:
@@ -298,33 +377,81 @@ class ThresholdView:
     slider: tuple
 
 
+@dataclass(frozen=True)
+class ThresholdBase:
+    """What the Threshold page of one run reuses at every cut: computed once per run set and run.
+
+    Attributes
+    ----------
+    run : str
+    kind : ScoreKind
+    queries : tuple of QueryDistances
+        :func:`~audit.evaluation.threshold.gate_queries`.
+    threshold : RunThreshold
+        At the balanced cut: the sweep, the separation, the balanced cut.
+    table : GateTable
+        :func:`audit.evaluation.gate_table.gate_table` of ``queries``: the counts at any cut.
+    sweep : pandas.DataFrame
+        One row per swept cut, ``threshold`` in the run's units, ascending.
+    answerless : int
+    slider : (float, float, float)
+        :func:`slider_range`.
+    """
+
+    run: str
+    kind: object
+    queries: tuple
+    threshold: object
+    table: object
+    sweep: pd.DataFrame
+    answerless: int
+    slider: tuple
+
+
+def threshold_base(runset, run, queries: Sequence[QueryDistances] | None = None, threshold=None) -> ThresholdBase | None:
+    """The parts of ``run``'s Threshold page that no cut changes (None when the run has no threshold to show).
+
+    ``queries`` and ``threshold`` (:func:`~audit.evaluation.threshold.run_threshold` at the balanced cut) may be
+    given when a cache holds them.
+    """
+    from ..evaluation.gate_table import gate_table
+
+    r = runset.run(run) if isinstance(run, str) else run
+    t = threshold if threshold is not None else run_threshold(runset, r, need_out_of_domain=not runset.strategies)
+    if t is None:
+        return None
+    kind = r.gate_kind
+    qs = tuple(queries) if queries is not None else tuple(gate_queries(runset, r))
+    sw = pd.DataFrame([c.to_dict() for c in t.sweep]).sort_values("threshold", kind="stable").reset_index(drop=True)
+    return ThresholdBase(r.name, kind, qs, t, gate_table(qs, KEEP), sw, answerless(qs), slider_range(qs, kind))
+
+
 def threshold_view(runset, run, cut: float | None = None, queries: Sequence[QueryDistances] | None = None,
-                   threshold=None) -> ThresholdView | None:
+                   threshold=None, base: ThresholdBase | None = None) -> ThresholdView | None:
     """The Threshold page of ``run`` at ``cut`` (the run's own units; None: its balanced cut).
 
-    ``queries`` (:func:`~audit.evaluation.threshold.gate_queries`) and ``threshold`` (its
-    :func:`~audit.evaluation.threshold.run_threshold` at the balanced cut: the sweep) may be given when a
-    cache holds them, so a slider move only recounts the cut. None when the run has no threshold to show
-    (unavailable, or no out-of-domain question for a team's run).
+    ``base`` (:func:`threshold_base`), or ``queries`` (:func:`~audit.evaluation.threshold.gate_queries`) and
+    ``threshold`` (its :func:`~audit.evaluation.threshold.run_threshold` at the balanced cut: the sweep), may be
+    given when a cache holds them, so a slider move only recounts the cut. None when the run has no threshold to
+    show (unavailable, or no out-of-domain question for a team's run).
     """
+    from dataclasses import replace
+
+    from ..evaluation.threshold import gate_counts
     from ..evaluation.threshold import outcomes_frame
 
     r = runset.run(run) if isinstance(run, str) else run
-    base = threshold if threshold is not None else run_threshold(runset, r, need_out_of_domain=not runset.strategies)
-    if base is None:
+    b = base if base is not None else threshold_base(runset, r, queries, threshold)
+    if b is None:
         return None
-    kind = r.gate_kind
-    qs = list(queries) if queries is not None else gate_queries(runset, r)
-    cut = base.balanced if cut is None else float(cut)
+    kind, qs, t = b.kind, b.queries, b.threshold
+    cut = t.balanced if cut is None else float(cut)
     g = kind.to_gate(cut)
-    counts = counts_at(qs, g)
-    from dataclasses import replace
-
+    (counts,) = gate_counts(b.table, [g])
     counts = replace(counts, threshold=cut)
-    sw = pd.DataFrame([c.to_dict() for c in base.sweep]).sort_values("threshold", kind="stable").reset_index(drop=True)
     dist = gate_distance_frame(qs, g, kind=kind)
     out = outcomes_frame(qs, g).rename(columns={"first distance": f"first {kind.label}"})
     out[f"first {kind.label}"] = [kind.from_gate(v) if math.isfinite(v) else v for v in out[f"first {kind.label}"]]
-    return ThresholdView(r.name, kind, cut, counts, sw, base.balanced, base.separation, dist,
+    return ThresholdView(r.name, kind, cut, counts, b.sweep, t.balanced, t.separation, dist,
                          histogram_extent(dist, cut, kind), bluffs_frame(bluffs(qs, g, runset.space(r), show=2), kind),
-                         out, answerless(qs), slider_range(qs, kind))
+                         out, b.answerless, b.slider)

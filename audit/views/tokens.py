@@ -13,7 +13,8 @@ import pandas as pd
 
 from ..report.tables import chunks_frame, rerank_window_frame
 
-__all__ = ["over_window_frame", "rerank_window_frame", "token_hist_frame", "token_lengths_frame", "token_share_frame"]
+__all__ = ["over_window_frame", "rerank_window_frame", "token_bins", "token_hist_frame", "token_lengths_frame",
+           "token_share_frame"]
 
 
 def token_share_frame(runset) -> pd.DataFrame:
@@ -47,6 +48,31 @@ def token_hist_frame(lengths: pd.DataFrame, strategies: Sequence[str], cap: int)
     sel = lengths[lengths["strategy"].isin(list(strategies))]
     beyond = int((sel["tokens (with special)"] > cap).sum())
     return sel.assign(**{"tokens (drawn)": sel["tokens (with special)"].clip(upper=cap)}), beyond
+
+
+def token_bins(drawn: pd.DataFrame, step: int) -> pd.DataFrame:
+    """The histogram of :func:`token_hist_frame`'s ``tokens (drawn)`` per strategy: what its chart draws, at most one
+    row per (strategy, bin) instead of one per chunk.
+
+    Bins are ``[k·step, (k + 1)·step)`` tokens from 0 (integers: no rounding involved). Columns: ``strategy``,
+    ``bin start``, ``bin end`` (tokens), ``chunks`` (> 0); sorted by strategy (in ``drawn``'s order) then bin.
+
+    Raises
+    ------
+    ValueError
+        ``step`` is not a positive integer.
+    """
+    if int(step) != step or step < 1:
+        raise ValueError(f"the token histogram's bin width must be a positive integer, got {step!r}")
+    cols = ["strategy", "bin start", "bin end", "chunks"]
+    if not len(drawn):
+        return pd.DataFrame(columns=cols)
+    k = drawn["tokens (drawn)"].to_numpy(dtype=np.int64) // int(step)
+    g = pd.DataFrame({"strategy": pd.Categorical(drawn["strategy"], categories=list(dict.fromkeys(drawn["strategy"]))),
+                      "k": k}).value_counts(sort=False).reset_index(name="chunks")
+    g = g[g["chunks"] > 0].sort_values(["strategy", "k"]).reset_index(drop=True)
+    return pd.DataFrame({"strategy": g["strategy"].astype(str), "bin start": g["k"] * int(step),
+                         "bin end": (g["k"] + 1) * int(step), "chunks": g["chunks"].astype(np.int64)}, columns=cols)
 
 
 def over_window_frame(space) -> pd.DataFrame:
