@@ -33,6 +33,19 @@ PAGES = ["Overview", "Strategies", "Query explorer", "Chunk map", "Threshold", "
          "Index health", "Upgrade diff"]
 
 
+def _idle(pg, timeout: float = 90) -> None:
+    """Wait until no script run is in flight (the page may stop early, before the footer :func:`_settle` waits for)."""
+    deadline = time.time() + timeout
+    time.sleep(0.5)
+    while time.time() < deadline:
+        if not pg.query_selector('[data-testid="stStatusWidget"]'):
+            time.sleep(0.3)
+            if not pg.query_selector('[data-testid="stStatusWidget"]'):
+                return
+        time.sleep(0.3)
+    raise AssertionError("the script run did not end in time")
+
+
 def _main_text(pg) -> str:
     return pg.locator('[data-testid="stMain"]').inner_text()
 
@@ -49,12 +62,12 @@ def test_your_system_on_every_page(server, page, tmp_path):  # noqa: F811
         box = pg.locator(f'[data-testid="stSidebar"] input[aria-label^="{label}"]')
         box.fill(value)
         box.press("Enter")
-        time.sleep(0.3)
+        _idle(pg)  # the rerun done: while it runs, the sidebar can hold the old and the new input at once
     for label, value in AREAS.items():
         box = pg.locator(f'[data-testid="stSidebar"] textarea[aria-label^="{label}"]')
         box.fill(value)
         box.press("Control+Enter")
-        time.sleep(0.3)
+        _idle(pg)
     _settle(pg)
     for name in PAGES:
         pg.locator('[data-testid="stSidebarNav"] a', has_text=name).first.click()
