@@ -2,18 +2,22 @@
 
 Two self-contained functions the sidebar and the Index health page call:
 
-- :func:`draw_store_inputs` draws the store's inputs (which store, the table and its columns, the
-  metric, the questions, a model or uploaded query vectors, ``hnsw.ef_search`` / ``ivfflat.probes``)
+- :func:`draw_store_inputs` draws the store's inputs (which store, the table and every column of
+  ``health --store``, the metric, the filters, the documents for the offsets check, the questions, a model or
+  uploaded query vectors, ``hnsw.ef_search`` / ``ivfflat.probes`` / ``hnsw.iterative_scan``; a configured
+  ``[stores.NAME]`` table fills them)
   and returns the store's answers as an :class:`~audit.runset.RunSet` (runs
   ``approximate`` and ``exact``; with ``upgrade=True`` a second table and runs ``before`` and
   ``after`` for the Upgrade diff), or None until the user asks the store.
 - :func:`draw_store_health` draws the table's health checks (SQL aggregates in the database) as a
-  table and the findings.
+  table and the findings, given the sidebar's documents and model as ``health --store`` is given
+  ``--corpus`` and ``--model``.
 
 The engine is chosen first, among those whose extra is installed (:mod:`audit.stores.registry`; the others
 are named with their ``pip install`` line); one code path then calls the engine package's common front.
 The connection string is never typed in shared mode and never shown: it comes from
-``$AUDIT_STORE_URI`` or a store named in ``audit.toml`` (``[stores] name = "env:VARIABLE"``); only the
+``$AUDIT_STORE_URI`` or a store named in ``audit.toml`` (``[stores] name = "env:VARIABLE"``, or a
+``[stores.NAME]`` table whose fields are then the ones used in shared mode); only the
 store's *name* appears on the page. In single-user mode a connection string may also be typed, in a
 password field.
 """
@@ -125,12 +129,15 @@ def _prefill(key: str, name: str, engine) -> dict:
     fields = dict(paths.config().store_options.get(name, {})) if name != _TYPED else {}
     defaults = {"id": "id" if engine.name == "pgvector" else "", "text": "text",
                 "vector": "embedding" if engine.name == "pgvector" else "", "metric": "cosine"}
-    chosen = (engine.name, name)
-    if st.session_state.get(f"{key}_prefilled") != chosen:
-        for suffix, field in _FIELDS.items():
-            value = fields.get(field, defaults.get(suffix, ""))
-            st.session_state[f"{key}_{suffix}"] = "\n".join(value) if field == "filters" else value
-        st.session_state[f"{key}_prefilled"] = chosen
+    chosen, before = (engine.name, name, bool(fields)), st.session_state.get(f"{key}_prefilled")
+    # a store of its own fields (or leaving one) sets every input; between one-line stores what was typed stays
+    reset = before is None or before[:2] != chosen[:2] and (fields or before[2] or before[0] != engine.name)
+    for suffix, field in _FIELDS.items():
+        value = fields.get(field, defaults.get(suffix, ""))
+        value = "\n".join(value) if field == "filters" else value
+        if reset or f"{key}_{suffix}" not in st.session_state:
+            st.session_state[f"{key}_{suffix}"] = value
+    st.session_state[f"{key}_prefilled"] = chosen
     if paths.shared():  # the operator's values are the ones used, whatever the session holds
         for suffix, field in _FIELDS.items():
             if field in fields:
@@ -405,7 +412,10 @@ def draw_store_inputs(key: str = "store", upgrade: bool = False) -> RunSet | Non
 
     The questions go through the table's approximate index and an exact scan
     (:meth:`audit.stores.protocol.VectorStore.runset`); the result is kept in the session and returned on every
-    rerun while the inputs stay the same, so pages do not query the store again. Errors (connection,
+    rerun while the inputs stay the same (the model column, a health-only field, aside), so pages do not query
+    the store again. The documents, questions and model inputs are drawn on every run, whatever else is missing,
+    so none of them (an upload included) loses its state; the documents and model are kept for
+    :func:`draw_store_health`. Errors (connection,
     table, columns, a file) are shown as one line; the connection string never is.
 
     Parameters
@@ -435,10 +445,10 @@ def draw_store_inputs(key: str = "store", upgrade: bool = False) -> RunSet | Non
                 after = dataclasses.replace(spec, table=name.strip())
             except StoreError as e:
                 st.error(md(e))
-    corpus, c_digest = _documents(key, "Documents (for the rows' documents and offsets)",
-                                  "health --store --corpus: rows whose document is gone (missing_documents, with the "
-                                  "document column) and texts that no longer end with their slice (text_mismatch, "
-                                  "with the offset columns too)")
+    corpus, _ = _documents(key, "Documents (for the rows' documents and offsets)",
+                            "health --store --corpus: rows whose document is gone (missing_documents, with the "
+                            "document column) and texts that no longer end with their slice (text_mismatch, with "
+                            "the offset columns too)")
     # The questions and the model are drawn on every run, whatever above is missing: a widget a run does not draw
     # loses its state (an upload would be dropped by ticking "Two tables" or clearing the table)
     with tempfile.TemporaryDirectory(prefix="audit-store-") as d:
@@ -469,7 +479,6 @@ def draw_store_inputs(key: str = "store", upgrade: bool = False) -> RunSet | Non
     # the model column feeds the health checks only: typing it does not ask the store again
     digest = _digest(st.session_state.get(f"{_SPEC}_name"), _asked(spec), after and _asked(after), q_digest,
                      e_digest, k, ef, probes, scan)
-
     held = st.session_state.get(_SYSTEM)
     if held is not None and held[0] == digest:
         return held[1]
