@@ -174,7 +174,7 @@ def source_section(ctx) -> None:
               help={"chunks": "chunks failing the check"})
     if ctx.health is not None:
         st.subheader("The store's table")
-        ctx.health(corpus=rs.corpus)
+        ctx.health()  # the source's own checks, with the documents and model its sidebar inputs give
     else:
         st.info("Vectors (NaN, norms, dimensions, model stamps) need the index itself: the source \"Live vector "
                 "store\" (or `python -m audit health --store URI …`) checks a pgvector table, a Chroma or Milvus "

@@ -28,6 +28,12 @@ Example (paths relative to the file's own folder)::
     "none" = "none"
     [stores]                            # name -> live PostgreSQL + pgvector store: "env:VARIABLE" holding the
     vectors = "env:PROD_VECTORS_URI"    # libpq URI (keeps the password out of this file), or the URI itself
+    [stores.support]                    # or a table: uri and the spec's fields (STORE_KEYS), all optional but uri
+    uri = "env:SUPPORT_VECTORS_URI"
+    table = "chunks"
+    text_column = "body"
+    vector_column = "emb"
+    model_column = "model"              # also doc_column, start_column, end_column, id_column, metric, filters
 
     [systems.relay]                     # a team's own system ("Your system" in the sidebar): the CLI's files
     queries = "/srv/rag-docs/queries.tsv"
@@ -88,6 +94,10 @@ _KNOWN = {"shared", "roots", "uploads", "access", "stores", "systems", "endpoint
           *_TABLES}
 #: Keys of ``[ingest]``: how documents are extracted (the CLI's options take precedence).
 INGEST_KEYS = ("strip_running_lines",)
+#: Keys of a ``[stores.NAME]`` table beside ``uri``: the store spec's fields
+#: (:func:`audit.stores.registry.make_spec`), each a default for the dashboard's input and the CLI's option.
+STORE_KEYS = ("table", "id_column", "text_column", "vector_column", "doc_column", "start_column", "end_column",
+              "model_column", "metric", "filters")
 #: Keys of a ``[systems.NAME]`` table: single files, then tables of run name → file (or score kind).
 SYSTEM_FILES = ("queries", "qrels", "chunks", "corpus", "ood_queries")
 SYSTEM_TABLES = ("runs", "scores", "ood_runs")
@@ -142,6 +152,8 @@ class Config:
     models: Mapping[str, str] = field(default_factory=dict)
     rerankers: Mapping[str, str] = field(default_factory=dict)
     stores: Mapping[str, str] = field(default_factory=dict)  # name -> "env:VAR" or a URI (never shown)
+    #: name -> the spec's fields a ``[stores.NAME]`` table gives (``table``, ``model_column``, …; :data:`STORE_KEYS`)
+    store_options: Mapping[str, Mapping[str, object]] = field(default_factory=dict)
     #: names of ``[ground_truths]`` the Ground truth page may save over (``writable = true``)
     writable_ground_truths: tuple[str, ...] = ()
     systems: Mapping[str, Mapping] = field(default_factory=dict)
@@ -248,17 +260,57 @@ def _ground_truths(data: dict, where: str, base: Path) -> tuple[dict[str, str], 
     return paths, ood, tuple(writable)
 
 
-def _stores(data: dict, where: str) -> dict[str, str]:
-    """``[stores]``: name -> ``"env:VARIABLE"`` or a connection string, kept as written (never a path)."""
+def _stores(data: dict, where: str) -> tuple[dict[str, str], dict[str, dict]]:
+    """``[stores]``: ``NAME = "env:VARIABLE"`` (or a connection string), or a table ``[stores.NAME]`` of ``uri``
+    and the store spec's fields (:data:`STORE_KEYS`). Returns ``(name -> uri as written, name -> the fields
+    given)``; the URI is never a path and never repeated in a message (it may hold a password)."""
     raw = data.get("stores", {})
     if not isinstance(raw, dict):
-        raise ConfigError(f"{where}: [stores] must be a table of name = \"env:VARIABLE\" (or a connection string)")
-    out = {}
+        raise ConfigError(f"{where}: [stores] must be a table of name = \"env:VARIABLE\" (or a connection string) "
+                          "or [stores.NAME] tables")
+    out, options = {}, {}
     for name, value in raw.items():
+        label = f"[stores] {name}"
+        if isinstance(value, dict):
+            label = f"[stores.{name}] uri"
+            unknown = sorted(set(value) - {"uri", *STORE_KEYS})
+            if unknown:
+                raise ConfigError(f"{where}: [stores.{name}] unknown key(s) {', '.join(unknown)}; known: uri, "
+                                  f"{', '.join(STORE_KEYS)}")
+            options[str(name)] = _store_options(name, value, where)
+            value = value.get("uri")
         if not isinstance(value, str) or not value.strip() or value.strip() == "env:":
             # the value is not repeated: it may be a connection string with a password
-            raise ConfigError(f"{where}: [stores] {name} must be \"env:VARIABLE\" or a connection string")
+            raise ConfigError(f"{where}: {label} must be \"env:VARIABLE\" or a connection string")
         out[str(name)] = value.strip()
+    return out, options
+
+
+def _store_options(name: str, table: dict, where: str) -> dict:
+    """The spec's fields of one ``[stores.NAME]`` table, checked by the rules the spec itself applies (names by
+    :func:`audit.stores.filters.check_name`, filters by :func:`audit.stores.filters.check_filters`, the metric
+    among :data:`audit.stores.base.METRICS`)."""
+    from .stores.base import METRICS, StoreError
+    from .stores.filters import check_filters, check_name
+
+    out: dict = {}
+    for key in STORE_KEYS:
+        if key not in table:
+            continue
+        v = table[key]
+        try:
+            if key == "filters":
+                if not isinstance(v, list) or not all(isinstance(f, str) for f in v):
+                    raise StoreError(f"must be a list of \"COLUMN=VALUE\" strings, not {v!r}")
+                out[key] = tuple(f"{c}={x}" for c, x in check_filters(v))
+            elif key == "metric":
+                if v not in METRICS:
+                    raise StoreError(f"must be one of {', '.join(METRICS)}, not {v!r}")
+                out[key] = v
+            else:
+                out[key] = check_name(key.replace("_", " "), v).strip()
+        except StoreError as e:
+            raise ConfigError(f"{where}: [stores.{name}] {key}: {e}") from None
     return out
 
 
@@ -367,7 +419,7 @@ def load_config(env: Mapping[str, str] | None = None, cwd: str | Path | None = N
         path=path, shared=shared,
         roots=tuple((base / Path(r).expanduser()).resolve() for r in roots),
         **tables, writable_ground_truths=writable,
-        stores=_stores(data, where),
+        **dict(zip(("stores", "store_options"), _stores(data, where))),
         systems=_systems(data, where, base),
         endpoints=_endpoints(data, where),
         uploads=Uploads(enabled=bool(up.get("enabled", True)),

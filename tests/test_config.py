@@ -127,3 +127,52 @@ def test_folder_walk_lists_a_link_out_of_the_folder_as_failed(layout):
     assert [(f.source, f.reason) for f in corpus.failures] == [
         ("x.md", "a link that leads out of the corpus folder; not read")]
     assert "1234" not in " ".join(d.text for d in corpus.documents)
+
+
+# --------------------------------------------------------------------------- [stores]: the one-line and the table form
+
+
+def _stores_toml(tmp_path, text):
+    (tmp_path / "audit.toml").write_text(text, encoding="utf-8")
+    return lambda: load_config(env={}, cwd=tmp_path)
+
+
+def test_stores_take_the_one_line_and_the_table_form(tmp_path):
+    load = _stores_toml(tmp_path, '[stores]\nplain = "env:PLAIN_URI"\n'
+                                  '[stores.support]\nuri = "env:SUPPORT_URI"\ntable = "rag.chunks"\n'
+                                  'text_column = "body"\nvector_column = "emb"\nmodel_column = "model"\n'
+                                  'doc_column = "doc"\nstart_column = "s"\nend_column = "e"\nmetric = "l2"\n'
+                                  'filters = ["tenant=acme", "tenant=beta=2"]\n')
+    cfg = load()
+    # both forms give the URI as written (the history's same-database refusal and the secrets list read these)
+    assert cfg.stores == {"plain": "env:PLAIN_URI", "support": "env:SUPPORT_URI"}
+    # the table form's fields, as given (no default filled in: the sidebar and the CLI keep theirs)
+    assert cfg.store_options == {"support": {"table": "rag.chunks", "text_column": "body", "vector_column": "emb",
+                                             "doc_column": "doc", "start_column": "s", "end_column": "e",
+                                             "model_column": "model", "metric": "l2",
+                                             "filters": ("tenant=acme", "tenant=beta=2")}}
+    assert "plain" not in cfg.store_options
+
+
+@pytest.mark.parametrize("body, message", [
+    ('uri = "env:X"\nmodel_colum = "model"\n',
+     r"\[stores\.support\] unknown key\(s\) model_colum; known: uri, table, id_column, .*, metric, filters"),
+    ('table = "chunks"\n', r"\[stores\.support\] uri must be \"env:VARIABLE\" or a connection string"),
+    ('uri = "env:X"\nmodel_column = 3\n', r"\[stores\.support\] model_column: model column must be a non-empty name"),
+    ('uri = "env:X"\nmetric = "dot"\n', r"\[stores\.support\] metric: must be one of cosine, l2, ip, not 'dot'"),
+    ('uri = "env:X"\nfilters = "tenant=acme"\n', r"\[stores\.support\] filters: must be a list of"),
+    ('uri = "env:X"\nfilters = ["tenant"]\n', r"\[stores\.support\] filters: --filter 'tenant': expected COLUMN=VALUE"),
+    ('uri = 5\n', r"\[stores\.support\] uri must be"),
+])
+def test_a_bad_store_table_is_one_error_naming_the_file_the_store_and_the_key(tmp_path, body, message):
+    load = _stores_toml(tmp_path, "[stores.support]\n" + body)
+    with pytest.raises(ConfigError, match=message) as e:
+        load()
+    assert str(e.value).startswith(str(tmp_path / "audit.toml") + ": ")
+
+
+def test_a_store_table_never_repeats_its_uri(tmp_path):
+    load = _stores_toml(tmp_path, '[stores.support]\nuri = "postgresql://u:Secret9@h/db"\nmetric = 1\n')
+    with pytest.raises(ConfigError, match="metric") as e:
+        load()
+    assert "Secret9" not in str(e.value)

@@ -35,7 +35,6 @@ if TYPE_CHECKING:
 __all__ = ["draw_endpoint_inputs", "draw_endpoint_source", "draw_requests"]
 
 _SYSTEM = "_endpoint_system"      # session key: (inputs digest, RunSet, label)
-_NO_CORPUS = "none"
 
 
 def _lines(text: str) -> list[str]:
@@ -70,31 +69,12 @@ def _endpoints(key: str):
 
 
 def _corpus(key: str):
-    """``(Corpus or None, digest part)``: the documents the team's citations are checked against."""
-    from . import cache
+    """``(Corpus or None, digest part)``: the documents the team's citations are checked against
+    (:func:`ui.store_source._documents`: none, built-in, configured, or a folder in single-user mode)."""
+    from .store_source import _documents
 
-    cfg = paths.config()
-    options = [_NO_CORPUS, *cfg.corpora] + ([] if cfg.shared else ["folder"])
-    choice = st.selectbox("Documents (the team's citations are checked against them)", options, key=f"{key}_corpus",
-                          format_func=lambda c: {_NO_CORPUS: "none", "folder": "a folder on disk"}.get(c, c))
-    try:
-        if choice == _NO_CORPUS:
-            return None, None
-        if choice == "folder":
-            folder = st.text_input("Documents folder", key=f"{key}_folder").strip()
-            if not folder:
-                return None, None
-            real = str(paths.user_path(folder, "documents folder"))
-        else:
-            real = cfg.corpora[choice]
-        if real == "python-reference":
-            c = cache.builtin_corpus()
-        else:
-            c = cache.folder_corpus(real, cache.folder_signature(real))
-        return c, f"{c.name}:{c.sha256}"
-    except ValueError as e:
-        st.error(md(e))
-        return None, None
+    return _documents(key, "Documents (the team's citations are checked against them)",
+                      "The answers' chunks are matched to these documents for the Citations page.")
 
 
 def draw_endpoint_inputs(key: str = "endpoint") -> RunSet | None:

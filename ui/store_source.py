@@ -2,18 +2,22 @@
 
 Two self-contained functions the sidebar and the Index health page call:
 
-- :func:`draw_store_inputs` draws the store's inputs (which store, the table and its columns, the
-  metric, the questions, a model or uploaded query vectors, ``hnsw.ef_search`` / ``ivfflat.probes``)
+- :func:`draw_store_inputs` draws the store's inputs (which store, the table and every column of
+  ``health --store``, the metric, the filters, the documents for the offsets check, the questions, a model or
+  uploaded query vectors, ``hnsw.ef_search`` / ``ivfflat.probes`` / ``hnsw.iterative_scan``; a configured
+  ``[stores.NAME]`` table fills them)
   and returns the store's answers as an :class:`~audit.runset.RunSet` (runs
   ``approximate`` and ``exact``; with ``upgrade=True`` a second table and runs ``before`` and
   ``after`` for the Upgrade diff), or None until the user asks the store.
 - :func:`draw_store_health` draws the table's health checks (SQL aggregates in the database) as a
-  table and the findings.
+  table and the findings, given the sidebar's documents and model as ``health --store`` is given
+  ``--corpus`` and ``--model``.
 
 The engine is chosen first, among those whose extra is installed (:mod:`audit.stores.registry`; the others
 are named with their ``pip install`` line); one code path then calls the engine package's common front.
 The connection string is never typed in shared mode and never shown: it comes from
-``$AUDIT_STORE_URI`` or a store named in ``audit.toml`` (``[stores] name = "env:VARIABLE"``); only the
+``$AUDIT_STORE_URI`` or a store named in ``audit.toml`` (``[stores] name = "env:VARIABLE"``, or a
+``[stores.NAME]`` table whose fields are then the ones used in shared mode); only the
 store's *name* appears on the page. In single-user mode a connection string may also be typed, in a
 password field.
 """
@@ -42,8 +46,11 @@ __all__ = ["draw_store_health", "draw_store_inputs", "store_spec"]
 
 _SPEC = "_store_spec"          # session key: the last complete StoreSpec (for draw_store_health)
 _SYSTEM = "_store_system"      # session key: (inputs digest, RunSet)
+_HEALTH = "_store_health_inputs"  # session key: what the health checks are given besides the spec (corpus, model)
 _TYPED = "typed here (single-user mode)"
 _VECTORS = "uploaded query vectors"
+_NO_CORPUS, _BUILTIN, _FOLDER = "none", "\0built-in", "\0folder"   # never a configured name (TOML keys hold no NUL)
+_GT_BUILTIN, _GT_PATH, _GT_UPLOAD = "\0built-in", "\0path", "\0upload"
 
 
 def _stores() -> dict[str, str]:
@@ -58,6 +65,11 @@ def _stores() -> dict[str, str]:
 def store_spec() -> StoreSpec | None:
     """The store last described by :func:`draw_store_inputs` in this session (None before)."""
     return st.session_state.get(_SPEC)
+
+
+def _asked(spec) -> dict:
+    """The spec as far as the store's answers depend on it (its model column feeds the health checks only)."""
+    return dataclasses.replace(spec, model_column=None).to_dict()
 
 
 def _digest(*parts) -> str:
@@ -104,8 +116,45 @@ def _store_uri(name: str, value: str) -> str | None:
     return uri
 
 
+#: The spec's fields the sidebar asks for beside the table (widget key suffix → the spec's field); a configured
+#: ``[stores.NAME]`` table pre-fills them (shared mode: its values are the ones used).
+_FIELDS = {"id": "id_column", "text": "text_column", "vector": "vector_column", "doc": "doc_column",
+           "start": "start_column", "end": "end_column", "model_col": "model_column", "metric": "metric",
+           "filters": "filters", "table": "table"}
+
+
+def _prefill(key: str, name: str, engine) -> dict:
+    """Put the configured fields of store ``name`` (``[stores.NAME]``) into its inputs' state when the store chosen
+    changes (the defaults otherwise); return the fields configured (shared mode: those inputs are locked to them)."""
+    fields = dict(paths.config().store_options.get(name, {})) if name != _TYPED else {}
+    defaults = {"id": "id" if engine.name == "pgvector" else "", "text": "text",
+                "vector": "embedding" if engine.name == "pgvector" else "", "metric": "cosine"}
+    chosen, before = (engine.name, name, bool(fields)), st.session_state.get(f"{key}_prefilled")
+    # a store of its own fields (or leaving one) sets every input; between one-line stores what was typed stays
+    reset = before is None or before[:2] != chosen[:2] and (fields or before[2] or before[0] != engine.name)
+    for suffix, field in _FIELDS.items():
+        value = fields.get(field, defaults.get(suffix, ""))
+        value = "\n".join(value) if field == "filters" else value
+        if reset or f"{key}_{suffix}" not in st.session_state:
+            st.session_state[f"{key}_{suffix}"] = value
+    st.session_state[f"{key}_prefilled"] = chosen
+    if paths.shared():  # the operator's values are the ones used, whatever the session holds
+        for suffix, field in _FIELDS.items():
+            if field in fields:
+                v = fields[field]
+                st.session_state[f"{key}_{suffix}"] = "\n".join(v) if field == "filters" else v
+        return fields
+    return {}
+
+
 def _spec_inputs(key: str):
-    """The chosen engine's spec from the sidebar (pgvector, Chroma or Milvus Lite), or None while incomplete."""
+    """The chosen engine's spec from the sidebar (pgvector, Chroma or Milvus Lite), or None while incomplete.
+
+    Every option of ``health --store`` and ``report --store`` that describes the table has an input here: the
+    table, the id/text/vector columns, the document and offset columns, the model column, the metric and the
+    filters; a configured ``[stores.NAME]`` table pre-fills them (:func:`_prefill`).
+    """
+    from audit.stores.base import METRICS
     from audit.stores.registry import engine_for, make_spec
 
     engine = _engine_choice(key)
@@ -122,6 +171,11 @@ def _spec_inputs(key: str):
         return None
     name = st.selectbox("Store", names, key=f"{key}_name",
                         help="Where the connection string comes from; it is never shown.")
+    locked = _prefill(key, name, engine)
+
+    def field(label: str, suffix: str, help: str, where=st):
+        return where.text_input(label, key=f"{key}_{suffix}", help=help, disabled=_FIELDS[suffix] in locked)
+
     if name == _TYPED:
         if engine.name == "pgvector":
             uri = st.text_input("Connection string", type="password", key=f"{key}_uri",
@@ -139,27 +193,47 @@ def _spec_inputs(key: str):
         if uri is None:
             return None
     noun = "Table" if engine.name == "pgvector" else "Collection"
-    table = st.text_input(noun, key=f"{key}_table", help=f"{noun} holding the chunks")
+    table = field(noun, "table", f"{noun} holding the chunks (--table)")
     cols = {}
     if engine.name != "chroma":
         c1, c2, c3 = st.columns(3)
-        cols["id_column"] = c1.text_input("Id", value="id" if engine.name == "pgvector" else "", key=f"{key}_id",
-                                          help="The chunk id column (Milvus: empty = the primary key)")
-        cols["text_column"] = c2.text_input("Text", value="text", key=f"{key}_text", help="The embedded text column")
-        cols["vector_column"] = c3.text_input("Vector", value="embedding" if engine.name == "pgvector" else "",
-                                              key=f"{key}_vector",
-                                              help="The vector column (Milvus: empty = the only vector field)")
-    cols["doc_column"] = st.text_input("Document column (optional)" if engine.name != "chroma"
-                                       else "Document metadata key (optional)", key=f"{key}_doc")
+        cols["id_column"] = field("Id", "id", "The chunk id column (--id-column; Milvus: empty = the primary key)", c1)
+        cols["text_column"] = field("Text", "text", "The embedded text column (--text-column): empty texts, "
+                                    "duplicate texts, and the needles are looked for in it", c2)
+        cols["vector_column"] = field("Vector", "vector", "The vector column (--vector-column; Milvus: empty = "
+                                      "the only vector field): NULL and non-finite vectors, dims, norms", c3)
+    what = "column" if engine.name != "chroma" else "metadata key"
+    cols["doc_column"] = field(f"Document {what} (optional)", "doc",
+                               f"--doc-column: with the documents below, the rows whose document is gone "
+                               f"(missing_documents)")
+    c1, c2 = st.columns(2)
+    cols["start_column"] = field(f"Start offset {what}", "start",
+                                 "--start-column (with the end and the document): with the documents below, the "
+                                 "rows whose text no longer ends with its slice (text_mismatch); the Citations page "
+                                 "checks quotes against them", c1)
+    cols["end_column"] = field(f"End offset {what}", "end", "--end-column: the character after the content "
+                               "(end exclusive)", c2)
+    cols["model_column"] = field(f"Model {what} (optional)", "model_col",
+                                 "--model-column: each row's model name or stamp; more than one model in the "
+                                 "table fails the models check (mixed models)")
     metric = "cosine"
     if engine.name == "pgvector":
-        metric = st.selectbox("Metric the table is indexed for", ["cosine", "l2", "ip"], key=f"{key}_metric",
+        metric = st.selectbox("Metric the table is indexed for", list(METRICS), key=f"{key}_metric",
+                              disabled="metric" in locked,
                               format_func={"cosine": "cosine (<=>)", "l2": "L2 (<->)",
-                                           "ip": "inner product (<#>)"}.get)
+                                           "ip": "inner product (<#>)"}.get,
+                              help="--metric: the approximate index used is the one built for this distance "
+                                   "(approximate_index)")
+    filters = st.text_area("Filters (optional): COLUMN=VALUE, one a line", key=f"{key}_filters", height=68,
+                           disabled="filters" in locked,
+                           help="--filter: every search keeps to the rows whose column equals the value, as your "
+                                "service's WHERE does (values of one column OR-ed, columns AND-ed); health reads "
+                                "the whole table")
     if not table.strip():
         return None
     try:
         spec = make_spec(uri, table.strip(), metric=metric, name=None if name == _TYPED else name,
+                         filters=tuple(x.strip() for x in filters.splitlines() if x.strip()),
                          **{k: (v.strip() or None) for k, v in cols.items()})
     except StoreError as e:
         st.error(md(e))
@@ -167,6 +241,41 @@ def _spec_inputs(key: str):
     st.session_state[_SPEC] = spec
     st.session_state[f"{_SPEC}_name"] = name
     return spec
+
+
+def _documents(key: str, label: str, help: str):
+    """``(Corpus or None, digest part)``: the documents a source's rows are checked against — none, the built-in
+    corpus, a configured ``[corpora]`` name or, in single-user mode, a folder typed under an allowed root (a
+    refused one is said and nothing is read)."""
+    from audit.ingest import BUILTIN_CORPUS
+
+    from . import cache
+
+    cfg = paths.config()
+    options = [_NO_CORPUS, _BUILTIN, *cfg.corpora] + ([] if cfg.shared else [_FOLDER])
+    choice = st.selectbox(label, options, key=f"{key}_corpus", help=help,
+                          format_func=lambda c: {_NO_CORPUS: "none", _BUILTIN: f"built-in ({BUILTIN_CORPUS})",
+                                                 _FOLDER: "a folder on disk"}.get(c, c))
+    try:
+        if choice == _NO_CORPUS:
+            return None, None
+        if choice == _FOLDER:
+            folder = st.text_input("Documents folder", key=f"{key}_folder",
+                                   help="It must lie under the working directory or a folder the operator allowed "
+                                        "(AUDIT_ROOTS).").strip()
+            if not folder:
+                return None, None
+            real = str(paths.user_path(folder, "documents folder"))
+        else:
+            real = BUILTIN_CORPUS if choice == _BUILTIN else cfg.corpora[choice]
+        if real == BUILTIN_CORPUS:
+            c = cache.builtin_corpus()
+        else:
+            c = cache.folder_corpus(real, cache.folder_signature(real))
+        return c, f"{c.name}:{c.sha256}"
+    except ValueError as e:
+        st.error(md(e))
+        return None, None
 
 
 def _typed_location(engine, where: str) -> str | None:
@@ -186,19 +295,28 @@ def _typed_location(engine, where: str) -> str | None:
 
 
 def _questions(key: str, tmp: Path):
-    """``(needles, ood list, digest part)`` from the configured ground truths or an upload; None when missing."""
-    from audit.groundtruth import GroundTruthError, load_needles, load_out_of_domain
+    """``(needles, ood list, digest part)`` from the chosen questions; None while missing (or refused: said).
+
+    The choices: the configured ground truths (``[ground_truths]``, with their ``[out_of_domain]`` file), the
+    built-in ground truth (the needles and out-of-domain questions the built-in corpus ships with, as the built-in
+    source uses them), and in single-user mode a typed path to a JSONL (and an optional out-of-domain text file)
+    under an allowed root, or an upload where the configuration allows uploads. Shared mode offers only the
+    configured and the built-in ones.
+    """
+    from audit.groundtruth import BUILTIN_DATA, load_needles, load_out_of_domain
 
     cfg = paths.config()
     gts = dict(cfg.ground_truths)
-    src = st.selectbox("Questions (needle ground truth)", [*gts, *([] if paths.shared() else ["upload"])],
-                       key=f"{key}_gt", format_func=lambda n: "upload a JSONL file" if n == "upload" else n)
-    if src is None:
-        st.info("No ground truth is configured ([ground_truths] in audit.toml).")
-        return None
+    offered = [*gts, _GT_BUILTIN] + ([] if cfg.shared else [_GT_PATH] + ([_GT_UPLOAD] if cfg.uploads.enabled else []))
+    src = st.selectbox("Questions (needle ground truth)", offered, key=f"{key}_gt",
+                       format_func=lambda n: {_GT_BUILTIN: "built-in (python-reference's needles)",
+                                              _GT_PATH: "a JSONL file on disk",
+                                              _GT_UPLOAD: "upload a JSONL file"}.get(n, n),
+                       help="The needles whose questions the store is asked; a row is relevant when its text holds "
+                            "the needle.")
     ood_names = dict(cfg.out_of_domain)
     try:
-        if src == "upload":
+        if src == _GT_UPLOAD:
             up = st.file_uploader("Ground truth (JSONL)", type=["jsonl"], key=f"{key}_gt_file")
             oup = st.file_uploader("Out-of-domain questions (optional, one a line)", type=["txt"],
                                    key=f"{key}_ood_file")
@@ -214,14 +332,34 @@ def _questions(key: str, tmp: Path):
                 q = tmp / Path(oup.name).name
                 q.write_bytes(oraw)
                 ood = load_out_of_domain(q)
+            _said(needles, ood)
             return needles, ood, (raw, oraw)
-        needles = load_needles(gts[src])
-        ood_src = ood_names.get(src)
-        ood = load_out_of_domain(ood_src) if ood_src else []
-        return needles, ood, (src, Path(gts[src]).read_bytes(), Path(ood_src).read_bytes() if ood_src else b"")
-    except (GroundTruthError, OSError) as e:
+        if src == _GT_PATH:
+            g = st.text_input("Ground truth (JSONL)", key=f"{key}_gt_path", placeholder="path/to/groundtruth.jsonl")
+            o = st.text_input("Out-of-domain questions (optional, one a line)", key=f"{key}_ood_path",
+                              placeholder="path/to/out_of_domain.txt")
+            if not g.strip():
+                return None
+            gt_path = paths.user_path(g, "ground truth")  # PathRefused (a ValueError): said, nothing read
+            ood_path = paths.user_path(o, "out-of-domain questions") if o.strip() else None
+        elif src == _GT_BUILTIN:
+            gt_path, ood_path = BUILTIN_DATA / "groundtruth.jsonl", BUILTIN_DATA / "out_of_domain.txt"
+        else:
+            gt_path, ood_path = Path(gts[src]), (Path(ood_names[src]) if src in ood_names else None)
+        needles = load_needles(gt_path)
+        ood = load_out_of_domain(ood_path) if ood_path else []
+        _said(needles, ood)
+        return needles, ood, (src, str(gt_path), gt_path.read_bytes(), ood_path.read_bytes() if ood_path else b"")
+    except (ValueError, OSError) as e:  # GroundTruthError and PathRefused are ValueErrors
         st.error(md(e))
         return None
+
+
+def _said(needles, ood) -> None:
+    """One line under the questions' inputs: what was read (so a choice that loaded nothing shows)."""
+    n = len(needles)
+    st.caption(f"{n} needle{'' if n == 1 else 's'} ({sum(len(x.questions) for x in needles)} questions) · "
+               f"{len(ood)} out-of-domain")
 
 
 def _embedding(key: str, tmp: Path):
@@ -274,7 +412,10 @@ def draw_store_inputs(key: str = "store", upgrade: bool = False) -> RunSet | Non
 
     The questions go through the table's approximate index and an exact scan
     (:meth:`audit.stores.protocol.VectorStore.runset`); the result is kept in the session and returned on every
-    rerun while the inputs stay the same, so pages do not query the store again. Errors (connection,
+    rerun while the inputs stay the same (the model column, a health-only field, aside), so pages do not query
+    the store again. The documents, questions and model inputs are drawn on every run, whatever else is missing,
+    so none of them (an upload included) loses its state; the documents and model are kept for
+    :func:`draw_store_health`. Errors (connection,
     table, columns, a file) are shown as one line; the connection string never is.
 
     Parameters
@@ -295,27 +436,32 @@ def draw_store_inputs(key: str = "store", upgrade: bool = False) -> RunSet | Non
     from audit.stores.shared import upgrade_runset
 
     spec = _spec_inputs(key)
-    if spec is None:
-        return None
     after = None
     if upgrade:
         name = st.text_input("Table after the change", key=f"{key}_after",
                              help="Same store and columns: the table rebuilt, re-indexed or upgraded")
-        if not name.strip():
-            return None
-        try:
-            after = dataclasses.replace(spec, table=name.strip())
-        except StoreError as e:
-            st.error(md(e))
-            return None
+        if spec is not None and name.strip():
+            try:
+                after = dataclasses.replace(spec, table=name.strip())
+            except StoreError as e:
+                st.error(md(e))
+    corpus, _ = _documents(key, "Documents (for the rows' documents and offsets)",
+                            "health --store --corpus: rows whose document is gone (missing_documents, with the "
+                            "document column) and texts that no longer end with their slice (text_mismatch, with "
+                            "the offset columns too)")
+    # The questions and the model are drawn on every run, whatever above is missing: a widget a run does not draw
+    # loses its state (an upload would be dropped by ticking "Two tables" or clearing the table)
     with tempfile.TemporaryDirectory(prefix="audit-store-") as d:
         tmp = Path(d)
         q = _questions(key, tmp)
-        if q is None:
-            return None
         e = _embedding(key, tmp)
-        if e is None:
-            return None
+    if e is not None:
+        encoder, vectors, _ = e
+        st.session_state[_HEALTH] = {"corpus": corpus, "encoder": encoder,
+                                     "model_dims": vectors.dims if vectors is not None else None,
+                                     "model_name": vectors.model_name if vectors is not None else None}
+    if spec is None or (upgrade and after is None) or q is None or e is None:
+        return None
     needles, ood, q_digest = q
     encoder, vectors, e_digest = e
     c1, c2, c3 = st.columns(3)
@@ -324,8 +470,15 @@ def draw_store_inputs(key: str = "store", upgrade: bool = False) -> RunSet | Non
                          help="hnsw.ef_search of the approximate search; 0 = the server's (pgvector: 40)")
     probes = c3.number_input("probes", 0, 100000, 0, key=f"{key}_probes",
                              help="ivfflat.probes of the approximate search; 0 = the server's (pgvector: 1)")
-    digest = _digest(st.session_state.get(f"{_SPEC}_name"), spec.to_dict(), after and after.to_dict(), q_digest,
-                     e_digest, k, ef, probes)
+    scan = ""
+    if isinstance(spec, StoreSpec):
+        scan = st.selectbox("iterative_scan", ["", "off", "relaxed_order", "strict_order"], key=f"{key}_scan",
+                            format_func=lambda v: v or "the server's",
+                            help="hnsw.iterative_scan of the approximate search (--iterative-scan; pgvector 0.8+, "
+                                 "said unavailable on older): with filters, keep scanning until k rows pass")
+    # the model column feeds the health checks only: typing it does not ask the store again
+    digest = _digest(st.session_state.get(f"{_SPEC}_name"), _asked(spec), after and _asked(after), q_digest,
+                     e_digest, k, ef, probes, scan)
     held = st.session_state.get(_SYSTEM)
     if held is not None and held[0] == digest:
         return held[1]
@@ -336,7 +489,8 @@ def draw_store_inputs(key: str = "store", upgrade: bool = False) -> RunSet | Non
     try:
         with st.spinner("Asking the store: approximate index and exact scan…"):
             kw = dict(needles=needles, encoder=encoder, query_vectors=vectors, ood_queries=ood, k=int(k),
-                      ef_search=int(ef) or None, probes=int(probes) or None)
+                      ef_search=int(ef) or None, probes=int(probes) or None,
+                      **({"iterative_scan": scan} if scan else {}))
             if after is not None:
                 with open_store(spec) as before_store, open_store(after) as after_store:
                     system = upgrade_runset(before_store, after_store, **kw)
@@ -350,42 +504,55 @@ def draw_store_inputs(key: str = "store", upgrade: bool = False) -> RunSet | Non
     return system
 
 
-def draw_store_health(spec: StoreSpec | None = None, key: str = "store_health", corpus=None,
+def draw_store_health(spec: StoreSpec | None = None, key: str = "store_health", corpus=None, encoder=None,
                       model_dims: int | None = None, model_name: str | None = None) -> HealthReport | None:
     """Draw the health of the store's table: every check as a table (with its CSV) and the findings.
+
+    The same checks as ``python -m audit health --store …`` on the same spec, documents and model
+    (:meth:`audit.stores.protocol.VectorStore.health`): with the sidebar's model column, the mixed-model
+    finding; with its documents, the missing-document and offset checks.
 
     Parameters
     ----------
     spec : StoreSpec, optional
-        Default: the store described by :func:`draw_store_inputs` in this session.
+        Default: the store described by :func:`draw_store_inputs` in this session, checked with that sidebar's
+        documents and model (the arguments below are then ignored).
     key : str
         Key of the table (and, derived, of its download and the recheck button).
     corpus : Corpus, optional
         The documents, for the rows whose document is gone or whose text no longer matches.
+    encoder : Encoder, optional
+        The model the vectors should come from (its dims and name).
     model_dims, model_name : optional
-        The model's dimension, to check every vector has it.
+        Without an encoder: the model's dimension (query vectors from a hosted model), to check every vector has it.
 
     Returns
     -------
     HealthReport or None
         None when there is no store yet or the checks failed (the reason is shown, without credentials).
     """
+    from audit.stores.base import model_of
     from audit.stores.registry import open_store
 
     from .tables import table
 
-    spec = spec or store_spec()
+    if spec is None:
+        spec = store_spec()
+        given = st.session_state.get(_HEALTH, {})
+        corpus, encoder = given.get("corpus"), given.get("encoder")
+        model_dims, model_name = given.get("model_dims"), given.get("model_name")
     if spec is None:
         st.info("Choose a live store (table and columns) to check its health.")
         return None
-    digest = _digest(spec.to_dict(), corpus.name if corpus is not None else None, model_dims)
+    dims, name = model_of(encoder, model_dims, model_name)
+    digest = _digest(spec.to_dict(), f"{corpus.name}:{corpus.sha256}" if corpus is not None else None, dims, name)
     held = st.session_state.get(f"_{key}")
     again = st.button("Check again", key=f"{key}_again", help="Run the checks in the database again")
     if held is None or held[0] != digest or again:
         try:
             with st.spinner("Checking the store…"):
                 with open_store(spec) as store:
-                    health = store.health(corpus=corpus, model_dims=model_dims, model_name=model_name)
+                    health = store.health(corpus=corpus, model_dims=dims, model_name=name)
         except StoreError as e:
             st.error(md(e))
             return None

@@ -333,9 +333,12 @@ def check_no_endpoint_options(a) -> None:
 
 def add_store_options(p: argparse.ArgumentParser) -> None:
     """The options that name a live store's table (shared by ``health``, ``report`` and ``compare``)."""
+    from ..stores.base import METRICS
+
     g = p.add_argument_group("live store (PostgreSQL + pgvector, Chroma, Milvus Lite)")
     g.add_argument("--store", metavar="URI", help="postgresql://… (libpq; default $AUDIT_STORE_URI, never echoed), "
-                   "chroma://HOST:PORT or chroma:FOLDER, milvus-lite:PATH")
+                   "chroma://HOST:PORT or chroma:FOLDER, milvus-lite:PATH, or NAME: a store of audit.toml's [stores] "
+                   "(a [stores.NAME] table also gives the table, columns, metric and filters; an option given here wins)")
     g.add_argument("--table", help="TABLE or SCHEMA.TABLE holding the chunks")
     g.add_argument("--id-column", help="chunk id column")
     g.add_argument("--text-column", help="embedded text column")
@@ -344,7 +347,7 @@ def add_store_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--start-column", help="content start offset column (optional, with --end-column)")
     g.add_argument("--end-column", help="content end offset column (optional)")
     g.add_argument("--model-column", help="model name / stamp column (optional)")
-    g.add_argument("--metric", default="cosine", choices=["cosine", "l2", "ip"],
+    g.add_argument("--metric", default=None, choices=list(METRICS),
                    help="the distance the table is indexed for: <=> cosine (default), <-> l2, <#> inner product")
     g.add_argument("--ef-search", type=int, help="hnsw.ef_search for the approximate search (pgvector default 40)")
     g.add_argument("--probes", type=int, help="ivfflat.probes for the approximate search (pgvector default 1)")
@@ -372,32 +375,67 @@ def uses_store(a) -> bool:
     return used
 
 
+def configured_store(given: str | None) -> tuple[str | None, str | None, dict]:
+    """``(uri, name, fields)`` of ``--store``: a store of audit.toml's ``[stores]`` when ``given`` is a bare name
+    (no ``:``, no ``=``: neither a URI nor a libpq ``key=value`` string), with the fields its ``[stores.NAME]``
+    table gives (:data:`audit.config.STORE_KEYS`); ``(given, None, {})`` otherwise.
+
+    Raises
+    ------
+    InputError
+        A bare name audit.toml does not configure (the names it does are listed), its ``env:`` variable unset,
+        or a malformed audit.toml.
+    """
+    if not given or ":" in given or "=" in given:
+        return given, None, {}
+    from ..config import ConfigError, load_config
+    from ..sources.pgvector.connection import named_store_uri
+    from ..stores.base import StoreError
+
+    try:
+        cfg = load_config()
+    except ConfigError as e:
+        raise InputError(str(e)) from None
+    if given not in cfg.stores:
+        known = ", ".join(cfg.stores) or "none"
+        raise InputError(f"--store {given!r}: not a URI, and audit.toml's [stores] names no such store (names: "
+                         f"{known})")
+    try:
+        return named_store_uri(given, cfg.stores[given]), given, dict(cfg.store_options.get(given, {}))
+    except StoreError as e:
+        raise InputError(str(e)) from None
+
+
 def store_arg(a, table: str | None = None, uri: str | None = None):
     """The live store named by the options, opened read-only (:func:`audit.stores.registry.open_store`;
-    ``table``/``uri`` override ``--table``/``--store``); InputError naming what is missing."""
+    ``table``/``uri`` override ``--table``/``--store``); InputError naming what is missing.
+
+    ``--store NAME`` is a store of audit.toml (:func:`configured_store`): its URI, and its ``[stores.NAME]``
+    fields for every option not given on the command line (an option given wins)."""
     import os
 
     from ..sources.pgvector.connection import ENV_URI
     from ..stores.base import StoreError
     from ..stores.registry import engine_for, make_spec, open_store
 
-    table = table or a.table
-    where = uri or a.store or os.environ.get(ENV_URI, "")
+    given, name, fields = configured_store(uri or a.store)
+    columns = ("id_column", "text_column", "vector_column", "doc_column", "start_column", "end_column",
+               "model_column")
+    opt = {c: getattr(a, c) or fields.get(c) for c in columns}
+    table = table or a.table or fields.get("table")
+    where = given or os.environ.get(ENV_URI, "")
     engine = engine_for(where)
     needed = ("id_column", "text_column", "vector_column") if engine.name == "pgvector" else ()
-    missing = ([] if table else ["--table"]) + [f"--{o.replace('_', '-')}" for o in needed if not getattr(a, o)]
+    missing = ([] if table else ["--table"]) + [f"--{o.replace('_', '-')}" for o in needed if not opt[o]]
     if missing:
         raise InputError(f"a store needs {', '.join(missing)}")
     try:
         engine.store_class()
-        spec = make_spec(uri or a.store, table, id_column=a.id_column, text_column=a.text_column,
-                         vector_column=a.vector_column, doc_column=a.doc_column, start_column=a.start_column,
-                         end_column=a.end_column, model_column=a.model_column, metric=a.metric,
-                         filters=tuple(getattr(a, "filters", None) or ()))
+        spec = make_spec(given, table, **opt, metric=a.metric or fields.get("metric") or "cosine",
+                         filters=tuple(getattr(a, "filters", None) or fields.get("filters") or ()), name=name)
         return open_store(spec)
     except StoreError as e:
         raise InputError(str(e)) from None
-
 
 def store_settings(a) -> dict:
     """The approximate search's settings given on the command line (``ef_search``, ``probes``, ``iterative_scan``)."""

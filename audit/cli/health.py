@@ -71,5 +71,5 @@ def _store(a) -> tuple[list, None]:
         qv = query_vectors_arg(a)
         enc = encoder_arg(a.model) if a.model else None
         corpus = corpus_arg(a.corpus) if a.corpus else None
-        dims, name = (None, None) if enc else (qv.dims, f"behind the query vectors {qv.source}") if qv else (None, None)
+        dims, name = (None, None) if enc else (qv.dims, qv.model_name) if qv else (None, None)
         return [store.health(corpus=corpus, encoder=enc, model_dims=dims, model_name=name)], None

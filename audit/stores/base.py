@@ -18,10 +18,13 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["MODES", "SearchResult", "StoreError", "check_search", "cosine_in_range", "model_of", "noted", "rescore"]
+__all__ = ["METRICS", "MODES", "SearchResult", "StoreError", "check_search", "cosine_in_range", "model_of", "noted", "rescore"]
 
 #: The two ways a store is searched, and the names of its two runs, in this order.
 MODES = ("approximate", "exact")
+
+#: The distances a table may be indexed for (pgvector ``<=>``, ``<->``, ``<#>``; ``--metric``).
+METRICS = ("cosine", "l2", "ip")
 
 
 class StoreError(ValueError):

@@ -53,6 +53,11 @@ class QueryVectors:
     def __len__(self) -> int:
         return len(self.vectors)
 
+    @property
+    def model_name(self) -> str:
+        """What a health check calls the model behind these vectors (it is not known here, only its dims)."""
+        return f"behind the query vectors {self.source}"
+
     def check_dims(self, dims: int | None, what: str) -> None:
         """Raise :class:`InputFileError` when the vectors' dimension is not ``dims`` (the table's)."""
         if dims is not None and dims != self.dims:
