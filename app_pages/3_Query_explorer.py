@@ -8,11 +8,10 @@ from audit.models import ModelUnavailable
 from audit.report.markup import chunk_text_html
 from audit.retrieval import RERANK_DEPTH, bm25_tokens
 from audit.sources import pairs_over_window
-from audit.views.capabilities import CANNOT, can
 from audit.views.query_explorer import first_correct, hits_frame, needle_notes
 from ui import context, footer, stop, table
 from ui.context import focus_run
-from ui.live import live_search, pick_question
+from ui.live import live_search, pick_question, question_mode
 from ui.notices import notices
 from ui.text import md
 
@@ -31,14 +30,7 @@ st.caption((f"Retriever **{md(retriever)}** (change it in the sidebar). Each str
 notices(ctx, "qe")
 
 queries = rs.in_domain
-MODES = {"ground truth": "a judged question", "typed": "type a query"}
-typed_ok = can(rs, "typed")
-if "qe_mode" not in st.session_state or (not typed_ok and st.session_state["qe_mode"] == "typed"):
-    st.session_state["qe_mode"] = "ground truth" if queries or not typed_ok else "typed"
-if typed_ok:
-    st.radio("Query", list(MODES), format_func=MODES.get, key="qe_mode", horizontal=True)
-else:
-    st.caption(md(CANNOT["typed"].capitalize() + "."))
+question_mode(rs, "qe_mode", "Query", {"ground truth": "a judged question", "typed": "type a query"}, bool(queries))
 
 # The choices live under plain keys (qe_chosen, qe_typed, qe_question): Streamlit drops a widget's own key on any run
 # that does not draw the widget (the other mode, another page), and a widget whose state was dropped starts again from

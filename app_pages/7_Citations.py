@@ -8,7 +8,7 @@ from audit.evaluation.threshold import KEEP
 from audit.ingest.media import media_clip
 from audit.models import ModelUnavailable
 from audit.report.markup import quote_in_document_html
-from audit.views.capabilities import CANNOT, can
+from audit.views.capabilities import CANNOT
 from audit.views.citations import (
     BADGES,
     NoAnswer,
@@ -23,7 +23,7 @@ from audit.views.citations import (
 )
 from ui import cache, context, footer, paths, stop, table
 from ui.context import focus_run
-from ui.live import live_search
+from ui.live import live_search, question_mode
 from ui.notices import notices
 from ui.text import md
 from ui.threshold import page_cut
@@ -58,12 +58,8 @@ else:
 
 BADGE_FILTER = ("all", *dict.fromkeys(BADGES.values()))  # all, answered, NO ANSWER, bluff
 queries = [q for q in rs.queries if q.in_domain or q.phrasing == "out-of-domain"]
-MODES = {"ground truth": "a judged or out-of-domain question", "typed": "type a question"}
-typed_ok = can(rs, "typed")
-if "cit_mode" not in st.session_state or (not typed_ok and st.session_state["cit_mode"] == "typed"):
-    st.session_state["cit_mode"] = "ground truth" if queries or not typed_ok else "typed"
-if typed_ok:
-    st.radio("Question", list(MODES), format_func=MODES.get, key="cit_mode", horizontal=True)
+question_mode(rs, "cit_mode", "Question", {"ground truth": "a judged or out-of-domain question",
+                                           "typed": "type a question"}, bool(queries))
 
 query = needle = None
 question = ""

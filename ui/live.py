@@ -13,7 +13,29 @@ import streamlit as st
 from . import cache
 from .context import PageContext
 
-__all__ = ["live_search", "pick_question"]
+__all__ = ["live_search", "pick_question", "question_mode"]
+
+
+def question_mode(rs, key: str, label: str, modes: dict[str, str], have_questions: bool) -> str:
+    """Draw the page's choice between a question of the run set and a typed one; return ``"ground truth"`` or
+    ``"typed"`` (also ``st.session_state[key]``).
+
+    ``modes`` words the two choices (``{"ground truth": "a judged question", "typed": "type a query"}``). A run
+    set that cannot rank a typed question (:func:`audit.views.capabilities.can`) gets no choice, and a caption
+    says why; with no question of its own, a run set that can rank one starts on ``"typed"``.
+    """
+    from audit.views.capabilities import CANNOT, can
+
+    from .text import md
+
+    typed_ok = can(rs, "typed")
+    if key not in st.session_state or (not typed_ok and st.session_state[key] == "typed"):
+        st.session_state[key] = "ground truth" if have_questions or not typed_ok else "typed"
+    if typed_ok:
+        st.radio(label, list(modes), format_func=modes.get, key=key, horizontal=True)
+    else:
+        st.caption(md(CANNOT["typed"].capitalize() + "."))
+    return st.session_state[key]
 
 
 def live_search(ctx: PageContext, run, query: str):
