@@ -8,6 +8,7 @@ a stale vector (docs/definitions.md, *Embedding cache key*). Default file:
 from __future__ import annotations
 
 import hashlib
+import io
 import sqlite3
 import threading
 from pathlib import Path
@@ -40,6 +41,8 @@ class EmbeddingCache:
         self._db = sqlite3.connect(str(self.path) if self.path else ":memory:", check_same_thread=False)
         self._db.execute("PRAGMA journal_mode=WAL") if self.path else None
         self._db.execute("CREATE TABLE IF NOT EXISTS embedding (key BLOB PRIMARY KEY, dims INTEGER, vec BLOB)")
+        # BM25 postings by audit.retrieval.bm25.postings_key (an older cache file gains the table when opened)
+        self._db.execute("CREATE TABLE IF NOT EXISTS postings (key BLOB PRIMARY KEY, arrays BLOB)")
         self._lock = threading.Lock()
 
     @classmethod
@@ -64,6 +67,22 @@ class EmbeddingCache:
         with self._lock, self._db:
             self._db.executemany("INSERT OR REPLACE INTO embedding VALUES (?, ?, ?)",
                                  [(k, int(v.shape[0]), v.tobytes()) for k, v in zip(keys, vectors)])
+
+    def get_postings(self, key: bytes) -> dict[str, np.ndarray] | None:
+        """The BM25 postings stored under ``key`` (:func:`audit.retrieval.bm25.postings_key`), or None."""
+        with self._lock:
+            row = self._db.execute("SELECT arrays FROM postings WHERE key = ?", (key,)).fetchone()
+        if row is None:
+            return None
+        with np.load(io.BytesIO(row[0]), allow_pickle=False) as z:
+            return {name: z[name] for name in z.files}
+
+    def put_postings(self, key: bytes, arrays: dict[str, np.ndarray]) -> None:
+        """Store BM25 postings (:meth:`audit.retrieval.BM25.postings`) under ``key``: numpy arrays, no pickle."""
+        buf = io.BytesIO()
+        np.savez(buf, **arrays)
+        with self._lock, self._db:
+            self._db.execute("INSERT OR REPLACE INTO postings VALUES (?, ?)", (key, buf.getvalue()))
 
     def __len__(self) -> int:
         with self._lock:

@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 from typing import Iterable, Sequence
@@ -16,7 +17,8 @@ from ..scores import canonical_scores
 from .ranking import Ranking, order
 from .scripts import cjk_bigram_tokens, has_unspaced
 
-__all__ = ["BM25", "BM25S_MIN_DOCS", "TOKEN_RULES", "bm25_tokens", "unspaced_misses"]
+__all__ = ["BM25", "BM25S_MIN_DOCS", "POSTINGS_FORMAT", "TOKEN_RULES", "bm25_index", "bm25_tokens", "postings_key",
+           "unspaced_misses"]
 
 
 _ASCII_TOKEN = re.compile(r"[a-z0-9]+")
@@ -125,12 +127,13 @@ class BM25:
         self.k1, self.b = k1, b
         self.n_docs = len(texts)
         if backend == "auto":
-            backend = "bm25s" if self.n_docs >= BM25S_MIN_DOCS and _has_bm25s() else "rank-bm25"
+            backend = "bm25s" if self.n_docs >= BM25S_MIN_DOCS and _bm25s_version() else "rank-bm25"
         self.backend = backend
         tokenized = [bm25_tokens(t, tokens) for t in texts]
         self.vocabulary = frozenset(t for toks in tokenized for t in toks)
         self._empty = self.n_docs == 0 or not any(tokenized)
         self._impl = None
+        self._post = None
         if self._empty:
             return
         if backend == "bm25s":
@@ -139,6 +142,7 @@ class BM25:
             impl = bm25s.BM25(k1=k1, b=b, method="lucene", dtype="float64")
             impl.index(tokenized, show_progress=False)
             self._impl = impl
+            self._post = (impl.vocab_dict, impl.scores["data"], impl.scores["indices"], impl.scores["indptr"])
             return
         from rank_bm25 import BM25Okapi
 
@@ -149,9 +153,42 @@ class BM25:
 
         self._impl = _SpecBM25(tokenized, k1=k1, b=b)
 
+    def postings(self) -> dict[str, np.ndarray] | None:
+        """bm25s' posting lists, to store and restore (:meth:`from_postings`); None on rank-bm25 or no token.
+
+        Returns
+        -------
+        dict or None
+            ``terms`` (uint8: the UTF-8 of every vocabulary term, NUL-separated, in the order of their column;
+            a term never holds NUL), ``data`` (float64, one weight per (term, chunk) posting), ``indices``
+            (the postings' chunk positions) and ``indptr`` (each term's first posting), as bm25s holds them.
+        """
+        if self._post is None:
+            return None
+        vocab, data, indices, indptr = self._post
+        terms = "\0".join(sorted(vocab, key=vocab.get)).encode("utf-8")
+        return {"terms": np.frombuffer(terms, dtype=np.uint8), "data": data, "indices": indices, "indptr": indptr}
+
+    @classmethod
+    def from_postings(cls, n_docs: int, postings: dict[str, np.ndarray], k1: float = 1.2, b: float = 0.75,
+                      tokens: str = "unicode") -> "BM25":
+        """The index :meth:`postings` came from, without bm25s or the chunk texts: the same scores to the bit.
+
+        ``n_docs`` is the number of chunks it was built over; ``k1``, ``b`` and ``tokens`` are the ones it was built
+        with (:func:`postings_key` holds them in the key a cache stores it under).
+        """
+        self = cls.__new__(cls)
+        self.tokens, self.k1, self.b, self.n_docs, self.backend = tokens, k1, b, int(n_docs), "bm25s"
+        terms = bytes(np.asarray(postings["terms"], dtype=np.uint8)).decode("utf-8").split("\0")
+        vocab = {t: j for j, t in enumerate(terms)}
+        self.vocabulary = frozenset(t for t in terms if t)  # bm25s adds an empty term no text has
+        self._empty, self._impl = False, None
+        self._post = (vocab, postings["data"], postings["indices"], postings["indptr"])
+        return self
+
     def scores(self, query: str) -> np.ndarray:
         """BM25 score of every chunk for ``query``, float64, shape ``(n_chunks,)``."""
-        if self._impl is None:
+        if self._impl is None and self._post is None:
             return np.zeros(self.n_docs)
         toks = self.query_tokens(query)
         if not toks:
@@ -167,8 +204,7 @@ class BM25:
     def _bm25s_scores(self, toks: list[str]) -> np.ndarray:
         # bm25s' posting lists (CSC over terms): data = idf * tf / (tf + k1 * (1 - b + b * |d| / avg)).
         # One bincount per query term (a repeated term counts again, as in the specification's loop).
-        m = self._impl
-        vocab, data, indices, indptr = m.vocab_dict, m.scores["data"], m.scores["indices"], m.scores["indptr"]
+        vocab, data, indices, indptr = self._post
         out = np.zeros(self.n_docs)
         for t in toks:
             j = vocab.get(t)
@@ -204,12 +240,65 @@ class BM25:
         return Ranking(ids[o], sub[o], "BM25 score")
 
 
-def _has_bm25s() -> bool:
+def _bm25s_version() -> str | None:
+    """The installed bm25s's version, without importing it (0.24 s of scipy.sparse); None when absent."""
+    from importlib import metadata
+
     try:
-        import bm25s  # noqa: F401
-    except ImportError:
-        return False
-    return True
+        return metadata.version("bm25s")
+    except metadata.PackageNotFoundError:
+        return None
+
+
+#: Bump when what :meth:`BM25.postings` holds, or how it is scored, changes: older stored postings are then unused.
+POSTINGS_FORMAT = 1
+
+
+def postings_key(texts: Sequence[str], tokens: str = "unicode", k1: float = 1.2, b: float = 0.75) -> bytes | None:
+    """32-byte key of the BM25 index of ``texts``: sha256 of (format, bm25s version, token rule, k1, b, the number of
+    texts, each text's sha256 in order). None when bm25s is absent (nothing to store).
+
+    The same texts under another rule, k1, b or engine version never share a key, so a stored index is
+    reused only where building it again would give the same postings (docs/definitions.md, *BM25*).
+    """
+    version = _bm25s_version()
+    if version is None:
+        return None
+    h = hashlib.sha256(f"bm25\0{POSTINGS_FORMAT}\0{version}\0{tokens}\0{k1!r}\0{b!r}\0{len(texts)}\0".encode())
+    for t in texts:
+        h.update(hashlib.sha256(t.encode("utf-8")).digest())
+    return h.digest()
+
+
+def bm25_index(texts: Sequence[str], tokens: str = "unicode", cache=None) -> BM25:
+    """``BM25(texts, tokens=tokens)``, restored from ``cache`` when the same index was built before.
+
+    Parameters
+    ----------
+    texts : sequence of str
+        The chunk texts.
+    tokens : str
+        The token rule (:data:`TOKEN_RULES`).
+    cache : EmbeddingCache or None
+        Where postings are kept (:meth:`audit.index.EmbeddingCache.get_postings`, keyed by
+        :func:`postings_key`). Only a bm25s index (:data:`BM25S_MIN_DOCS` chunks or more) is stored: a
+        smaller one builds in milliseconds.
+
+    Returns
+    -------
+    BM25
+        Scores, rankings and vocabulary equal to the ones a fresh build gives (``tests/test_bm25_postings.py``).
+    """
+    texts = list(texts)
+    key = postings_key(texts, tokens) if cache is not None and len(texts) >= BM25S_MIN_DOCS else None
+    if key is not None:
+        got = cache.get_postings(key)
+        if got is not None:
+            return BM25.from_postings(len(texts), got, tokens=tokens)
+    bm = BM25(texts, tokens=tokens)
+    if key is not None and bm.postings() is not None:
+        cache.put_postings(key, bm.postings())
+    return bm
 
 
 def unspaced_misses(texts: Sequence[str], vocabulary: Iterable[str] | frozenset, rule: str) -> list[int]:

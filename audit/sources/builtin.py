@@ -26,7 +26,8 @@ from ..index import EmbeddingCache, embed, index_corpus
 from ..ingest import Corpus
 from ..models import DEFAULT_RERANKER, Encoder, ModelUnavailable, load_cross_encoder, token_stats
 from ..progress import StageProgress
-from ..retrieval import BM25, RERANK_DEPTH, RETRIEVERS, STORED_DEPTH, TOKEN_RULES, Ranking, rank_query
+from ..retrieval import RERANK_DEPTH, RETRIEVERS, STORED_DEPTH, TOKEN_RULES, Ranking, rank_query
+from ..retrieval import bm25_index
 from ..retrieval import bm25_tokens as tokenize
 from ..runset import Ranked, Run, RunSet, Source, Space, digest
 from ..scores import cosine_distances
@@ -276,7 +277,7 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
                     raise UnhealthyIndex(f"{where}: {problem}; `python -m audit health` lists them: re-index")
                 warnings.append(f"unhealthy {where}: {problem} (reported anyway: --allow-unhealthy)")
         t = time.perf_counter()
-        bm25 = BM25(chunks.texts, tokens=bm25_tokens)
+        bm25 = bm25_index(chunks.texts, bm25_tokens, cache)  # a warm run restores its postings
         bm25_ms = (time.perf_counter() - t) * 1000.0
         vocabulary |= bm25.vocabulary
         toks = token_stats(encoder, chunks.chunks)
