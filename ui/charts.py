@@ -52,7 +52,7 @@ def _histogram_spec(domain: str, extent: tuple[float, float], unit: str) -> alt.
         x=alt.X("bin start:Q", bin="binned", scale=alt.Scale(domain=list(extent)),
                 title=f"gate value ({unit} of the best chunk of the order)", axis=alt.Axis(format=".2f")),
         x2="bin end:Q",
-        y=alt.Y("queries:Q", stack="zero", title=f"{domain} queries"),
+        y=alt.Y("queries:Q", stack="zero", title=f"{domain} queries", axis=alt.Axis(format="d", tickMinStep=1)),
         color=_colour(outcomes, title=domain),
         order=alt.Order("outcome order:Q"),
         tooltip=["outcome:N", alt.Tooltip("queries:Q", title="queries"),
@@ -81,7 +81,7 @@ def _outcome_bar_spec(totals: tuple[int, ...]) -> alt.VConcatChart:
         base = alt.Chart(alt.NamedData(domain), title=alt.TitleParams(f"{domain}: {total} queries", anchor="start",
                                                                      fontSize=12, fontWeight="normal")).encode(
             x=alt.X("queries:Q", stack="zero", title="queries" if last else None,
-                    axis=alt.Axis() if last else alt.Axis(labels=False, ticks=False)),
+                    axis=alt.Axis(format="d", tickMinStep=1) if last else alt.Axis(labels=False, ticks=False)),
             order=alt.Order("rank:Q"))
         bars = base.mark_bar().encode(color=_colour(order),
                                       tooltip=["domain:N", "outcome:N", "queries:Q", "share (%):Q"])
@@ -110,7 +110,8 @@ def _against_cut_spec(lo: float, hi: float, unit: str) -> alt.LayerChart:
     x = alt.X("threshold:Q", title=f"cut ({unit})", scale=alt.Scale(domain=[lo, hi], nice=False),
               axis=alt.Axis(format=".2f"))
     lines = alt.Chart(alt.NamedData("lines")).mark_line(interpolate="step-after", clip=True).encode(
-        x=x, y=alt.Y("queries:Q", title="queries"), color=_colour(SWEEP_LINES, columns=3),
+        x=x, y=alt.Y("queries:Q", title="queries", axis=alt.Axis(format="d", tickMinStep=1)),
+        color=_colour(SWEEP_LINES, columns=3),
         strokeDash=alt.condition("datum.outcome == 'abandoned answerable'", alt.value([4, 3]), alt.value([1, 0])),
         tooltip=[alt.Tooltip("threshold:Q", format=".3f", title="cut"), "outcome:N", "queries:Q"])
     here = alt.Chart(alt.NamedData("here")).encode(x="threshold:Q", y="queries:Q",
