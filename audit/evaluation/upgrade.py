@@ -234,8 +234,11 @@ def diff_runs(before_set, before_run, after_set, after_run, k: int = 8, threshol
                            for key in OUTCOME_ROWS])
     sb = f"strategy {rb.strategy}" if rb.strategy else f"run {rb.name}"
     sa = f"strategy {ra.strategy}" if ra.strategy else f"run {ra.name}"
-    header = (f"before: {_describe(before_set, rb)} · after: {_describe(after_set, ra)} · {sb} → {sa}"
-              + (f" · retriever {rb.retriever}" if rb.retriever else ""))
+    if before_set is after_set and not before_set.model.get("name"):  # two runs of one system: its files once
+        header = f"{before_set.source.name}: run {rb.name} → run {ra.name}"
+    else:
+        header = f"before: {_describe(before_set, rb)} · after: {_describe(after_set, ra)} · {sb} → {sa}"
+    header += f" · retriever {rb.retriever}" if rb.retriever else ""
     lb, la = labels or (rb.name, ra.name)
     return UpgradeDiff(lb, la, header, kind_b.name, pd.DataFrame(rows), tests, dist, samples, threshold,
                        how if threshold is not None else "", at, note, k, kind_a.name)
