@@ -11,15 +11,17 @@ DEVSTAMP:= $(VENV)/.installed-dev
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
 
-# `make run`: the base and the [pgvector] extra, so the store the sidebar offers by default works.
-$(STAMP): requirements.txt requirements-pgvector.txt pyproject.toml | $(BIN)/python
+# `make run`: the base and the extras of every engine the sidebar's "Live vector store" lists (pgvector, Chroma,
+# Milvus Lite), so each one it names works after `make run`.
+LIVE    := requirements-pgvector.txt requirements-chroma.txt requirements-milvus.txt
+$(STAMP): requirements.txt $(LIVE) pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet --upgrade pip
-	$(BIN)/pip install --quiet -r requirements.txt -r requirements-pgvector.txt
+	$(BIN)/pip install --quiet -r requirements.txt $(addprefix -r ,$(LIVE))
 	$(BIN)/pip install --quiet --no-deps -e .
 	touch $@
 
-# `make test`: every extra too (scale: Ray + Lance; chroma; milvus), so every tier runs.
-EXTRAS  := requirements-scale.txt requirements-chroma.txt requirements-milvus.txt
+# `make test`: every extra too (scale: Ray + Lance), so every tier runs.
+EXTRAS  := requirements-scale.txt
 $(DEVSTAMP): requirements-dev.txt $(EXTRAS) $(STAMP)
 	$(BIN)/pip install --quiet -r requirements-dev.txt $(addprefix -r ,$(EXTRAS))
 	touch $@
