@@ -33,3 +33,18 @@ def test_a_link_restores_names_and_drops_what_is_not_offered():
     _run(bad)
     assert any("ignored from the link: presets=Z" in shown(w) for w in bad.sidebar.warning)
     assert "Z" not in bad.multiselect(key="presets").value
+
+
+def test_a_link_names_a_source_as_the_url_carries_it_and_no_notice_follows():
+    # Streamlit writes a bound radio's formatted option to the URL (?source=Live+vector+store): that link
+    # restores the source, with no "not offered" notice (before: every switch to another source warned)
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["source"] = "Your system (files)"
+    _run(at)
+    assert at.radio(key="source").value == "system"
+    assert not any("ignored from the link" in shown(w) for w in at.sidebar.warning)
+    bad = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    bad.query_params["source"] = "somewhere else"
+    _run(bad)
+    assert any("ignored from the link: source=somewhere else" in shown(w) for w in bad.sidebar.warning)
+    assert bad.radio(key="source").value == "builtin"
