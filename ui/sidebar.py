@@ -465,9 +465,11 @@ def _store_source():
 
 
 def _offered(cfg: Config) -> dict[str, list[str]]:
-    """Per linked widget, the values this deployment offers (configured names only in shared mode)."""
-    out = {"source": list(SOURCES), "corpus_source": corpus_sources(cfg), "corpus_name": list(cfg.corpora),
-           "gt_source": gt_sources(cfg), "gt_name": ["", *cfg.ground_truths], "ood_name": ["", *cfg.out_of_domain],
+    """Per linked widget, the values this deployment offers (configured names only in shared mode), as the URL holds
+    them: a widget with a ``format_func`` is bound by its shown label (``?source=Live+vector+store``)."""
+    out = {"source": list(SOURCES.values()), "corpus_source": [CORPUS_SOURCES[s] for s in corpus_sources(cfg)],
+           "corpus_name": list(cfg.corpora), "gt_source": [GT_SOURCES[s] for s in gt_sources(cfg)],
+           "gt_name": ["none", *cfg.ground_truths], "ood_name": ["none", *cfg.out_of_domain],
            "presets": list(PRESETS), "retrievers": list(RETRIEVERS), "bm25_tokens": list(TOKEN_RULES),
            "focus_retriever": list(RETRIEVERS)}
     if cfg.shared:
