@@ -48,3 +48,19 @@ def test_a_link_names_a_source_as_the_url_carries_it_and_no_notice_follows():
     _run(bad)
     assert any("ignored from the link: source=somewhere else" in shown(w) for w in bad.sidebar.warning)
     assert bad.radio(key="source").value == "builtin"
+
+
+def test_a_link_holding_the_shown_labels_of_the_sources_is_not_refused():
+    """The browser writes a radio's shown label into the URL (``?source=Live+vector+store``, not ``store``): a link
+    copied from the address bar is offered here, with no "not offered" notice."""
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["source"] = "Built-in pipelines"
+    at.query_params["corpus_source"] = "folder on disk"
+    at.query_params["gt_source"] = "files on disk"
+    _run(at)
+    assert not [shown(w) for w in at.sidebar.warning if "ignored from the link" in shown(w)]
+    assert at.radio(key="source").value == "builtin" and at.radio(key="corpus_source").value == "folder"
+    bad = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    bad.query_params["source"] = "store"  # the key is not what the browser writes: refused, said
+    _run(bad)
+    assert any("ignored from the link: source=store" in shown(w) for w in bad.sidebar.warning)

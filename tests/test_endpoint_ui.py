@@ -112,3 +112,19 @@ def test_a_url_reaching_a_shared_dashboard_is_refused_and_nothing_is_sent(dashbo
     assert not [b for b in at.button if b.key == "endpoint_go"]
     assert svc.requests == 0
     assert os.environ["UI_EP_KEY"] == SECRET
+
+
+def test_an_endpoint_that_answers_nothing_says_so_on_every_page(dashboard, monkeypatch):
+    """Every request refused (here: a wrong API key, 401): one error on every page, not a "best run" of 0.000."""
+    svc, srv = dashboard
+    monkeypatch.setenv("UI_EP_KEY", "not-the-key")
+    at = _ok(AppTest.from_file(APP, default_timeout=120).run())
+    _ok(at.multiselect(key="endpoint_names").set_value(["blue"]).run())
+    at.number_input(key="endpoint_retries").set_value(0)
+    _ok(at.button(key="endpoint_go").click().run())
+    assert svc.unauthorized == 8
+    for page in ("app_pages/1_Overview.py", "app_pages/2_Strategies.py"):
+        _ok(at.switch_page(page).run())
+        said = [shown(e) for e in at.error]
+        assert any(e.startswith("Endpoint blue answered none of its 8 questions (the first, n1/doc: HTTP error") and
+                   "not-the-key" not in e for e in said), said

@@ -264,3 +264,15 @@ def test_needle_qrels_against_the_example_chunks():
     assert needle_qrels(needles, chunks, {"a": "n3"}).judgments == {"a": {"k3": 1, "l3": 1}}
     with pytest.raises(ValueError, match="unknown needles: 'n9'"):
         needle_qrels(needles, chunks, {"a": "n9"})
+
+
+def test_the_provenance_line_names_a_store_without_an_empty_digest():
+    """A live store (or an endpoint) has no file digest: its provenance line names it without "()"."""
+    from audit.evaluation.judgments import Qrels
+    from audit.sources.imported.system import team_runset
+
+    files = [{"role": "store", "name": "pgvector table t in store s", "sha256": ""},
+             {"role": "run a", "name": "a.trec", "sha256": "ab" * 32}]
+    line = team_runset({"q": "x"}, Qrels({"q": {"c": 1}}), "qrels", [], files=files, kind="store",
+                       name="live store s").source.provenance_line
+    assert "()" not in line and "store pgvector table t in store s · run a a.trec (abababababab)" in line

@@ -38,3 +38,16 @@ def test_no_use_container_width_deprecation_through_the_table_helper(through_tab
     assert any("use_container_width" in m for m in caplog.messages) == warned  # Streamlit's own call warns
     if through_table:
         assert len(at.dataframe) == 2 and len(at.get("download_button")) == 2
+
+
+def test_a_yes_no_column_is_not_drawn_as_the_numbers_0_and_1():
+    """pandas counts bool as numeric: a "correct" column got a NumberColumn and showed 0/1 (Query explorer)."""
+    import pandas as pd
+
+    from ui.tables import _column_config
+
+    config = _column_config(pd.DataFrame({"correct": [True, False], "rank": [1, 2]}), {"correct": "judged relevant", "rank": "r"},
+                            {}, {})
+    assert (config["rank"].get("type_config") or {}).get("type") == "number"
+    assert (config["correct"].get("type_config") or {}).get("type") != "number"
+    assert config["correct"]["help"] == "judged relevant"

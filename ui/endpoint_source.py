@@ -154,6 +154,15 @@ def draw_endpoint_source():
                 "and the settings in the sidebar, then press **Ask the endpoint**. The questions are sent once; "
                 "header values from `env:VAR` are sent, never shown.")
         st.stop()
+    for name, log in (runset.settings.get("requests") or {}).items():  # failed requests only: every figure of
+        if log.outcomes and not log.answered(None):                     # the run is a miss, said on every page
+            from audit.sources.endpoint.log import OUTCOME_LABELS
+
+            o = log.outcomes[0]
+            why = OUTCOME_LABELS.get(o.outcome, o.outcome) + (f": {o.reason}" if o.reason else "")
+            st.error(md(f"Endpoint {name} answered none of its {len(log.outcomes)} questions (the first, "
+                        f"{o.query_id}: {why}); every figure of run {name} counts them as misses "
+                        "(Overview → Requests)."))
     return runset
 
 

@@ -42,7 +42,9 @@ def _column_config(df: pd.DataFrame, help: Mapping[str, str], formats: Mapping[s
     help = {**columns_help(str(c) for c in df.columns), **help}
     for col in dict.fromkeys([*titles, *formats, *help]):
         kw = {"label": titles.get(col), "help": help.get(col)}
-        numeric = col in df.columns and pd.api.types.is_numeric_dtype(df[col])
+        # pandas counts bool as numeric; a NumberColumn would show a yes/no column as 0 and 1
+        numeric = (col in df.columns and pd.api.types.is_numeric_dtype(df[col])
+                   and not pd.api.types.is_bool_dtype(df[col]))
         if col in formats or numeric:
             config[col] = st.column_config.NumberColumn(format=formats.get(col), **kw)
         else:

@@ -109,7 +109,8 @@ def team_runset(queries: Mapping[str, str], qrels: Qrels, judged_by: str, runs: 
     label = name or ("files: " + ", ".join(f["name"] for f in files)) if files else (name or kind)
     prov = {"files": list(files), "corpus": corpus.name if corpus else None,
             "corpus_sha256": corpus.sha256 if corpus else None, "audit_version": __version__}
-    line = (f"{label} — " + " · ".join(f"{f['role']} {f['name']} ({f['sha256'][:12]})" for f in files)
+    line = (f"{label} — " + " · ".join(f"{f['role']} {f['name']}" + (f" ({f['sha256'][:12]})" if f["sha256"] else "")
+                                  for f in files)
             + (f" · corpus {corpus.name} sha256:{corpus.sha256[:12]}" if corpus else "")
             + f" · retrieval-audit {__version__}")
     settings = {"chunks_checked": (sum(1 for c in chunks if c.start is not None)
