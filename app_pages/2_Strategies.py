@@ -126,8 +126,8 @@ st.selectbox("k for 'missed'", list(KS), index=KS.index(20), key="missed_k")
 out = rank_matrix_view(rs, results, phrasing, st.session_state.get("missed_k", 20)
                        if st.session_state.get("missed_only") else None)
 ranks = [c for c in out.columns if c != "question"]
-st.caption(f"{len(out)} questions × {len(ranks)} runs; empty = no relevant chunk in the whole ranking (a destroyed "
-           "needle, or the run returned none).")
+st.caption(f"{len(out)} questions × {len(ranks)} runs; a grey *None* = no relevant chunk in the whole ranking (a "
+           "destroyed needle, or the run returned none); the columns stay numbers so they sort by rank.")
 table(out, "rank_matrix", "rank_matrix.csv", "Download rank matrix (CSV)", index=True,
       formats={c: "%d" for c in ranks})
 footer(ctx)
