@@ -114,7 +114,8 @@ def draw_endpoint_inputs(key: str = "endpoint") -> RunSet | None:
     needles, ood, q_digest = q
     encoder, vectors, e_digest = e
     corpus, c_digest = _corpus(key)
-    c1, c2, c3, c4 = st.columns(4)
+    c1, c2 = st.columns(2)  # two a row: four in the sidebar wrapped "concurrency" letter by letter
+    c3, c4 = st.columns(2)
     k = c1.number_input("k", 1, 1000, 20, key=f"{key}_k", help="Results asked for a question")
     conc = c2.number_input("concurrency", 1, 256, 4, key=f"{key}_concurrency", help="Requests in flight at most")
     deadline = c3.number_input("deadline (s)", 0.1, 600.0, 10.0, key=f"{key}_deadline",

@@ -196,7 +196,7 @@ def _spec_inputs(key: str):
     table = field(noun, "table", f"{noun} holding the chunks (--table)")
     cols = {}
     if engine.name != "chroma":
-        c1, c2, c3 = st.columns(3)
+        c1 = c2 = c3 = st  # one a line: three side by side in the sidebar cut the column names ("embec")
         cols["id_column"] = field("Id", "id", "The chunk id column (--id-column; Milvus: empty = the primary key)", c1)
         cols["text_column"] = field("Text", "text", "The embedded text column (--text-column): empty texts, "
                                     "duplicate texts, and the needles are looked for in it", c2)
@@ -464,7 +464,8 @@ def draw_store_inputs(key: str = "store", upgrade: bool = False) -> RunSet | Non
         return None
     needles, ood, q_digest = q
     encoder, vectors, e_digest = e
-    c1, c2, c3 = st.columns(3)
+    c1, c2 = st.columns(2)  # two a row: three in the sidebar wrapped "ef_search" letter by letter
+    c3 = st
     k = c1.number_input("k", 1, 1000, 20, key=f"{key}_k", help="Rows per question, both ways")
     ef = c2.number_input("ef_search", 0, 10000, 0, key=f"{key}_ef",
                          help="hnsw.ef_search of the approximate search; 0 = the server's (pgvector: 40)")
