@@ -114,3 +114,31 @@ def environment(env: dict):
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
+
+
+def outcome_colours(at) -> dict[str, set[str]]:
+    """Every colour each gate outcome gets across the Vega-Lite charts an AppTest page sent (scale domain → range).
+
+    One outcome, one colour on every chart of every source (issue 24 item 11): a value with two colours is a defect.
+    """
+    import json
+
+    seen: dict[str, set[str]] = {}
+
+    def walk(node):
+        if isinstance(node, dict):
+            scale = node.get("scale")
+            domain, colours = (scale.get("domain"), scale.get("range")) if isinstance(scale, dict) else (None, None)
+            if isinstance(domain, list) and isinstance(colours, list):
+                for name, colour in zip(domain, colours):
+                    if isinstance(name, str) and isinstance(colour, str) and colour.startswith("#"):
+                        seen.setdefault(name, set()).add(colour.upper())
+            for v in node.values():
+                walk(v)
+        elif isinstance(node, list):
+            for v in node:
+                walk(v)
+
+    for chart in at.get("vega_lite_chart"):
+        walk(json.loads(chart.proto.spec))
+    return seen

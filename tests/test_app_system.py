@@ -242,3 +242,15 @@ def test_the_product_owner_saves_a_cut_on_their_own_run_and_citations_apply_it(e
     at.switch_page("app_pages/5_Threshold.py").run()
     at.selectbox(key="focus_run").set_value("before").run()  # cosine distances: the other run keeps its own cut
     assert at.slider(key="threshold_slider:before").value != 0.95
+
+
+def test_each_outcome_has_the_built_in_pages_colour_on_a_teams_threshold_page():
+    # issue 24 item 11: "answered without" was red, the bluff colour of the built-in page
+    from conftest import outcome_colours
+
+    from ui.charts import OUTCOME_COLOURS
+
+    seen = outcome_colours(_app("app_pages/5_Threshold.py"))
+    for outcome in ("answered", "answered without", "abandoned", "refused"):
+        assert seen.get(outcome) == {OUTCOME_COLOURS[outcome].upper()}, outcome
+    assert seen.get("bluff", {"#D55E00"}) == {"#D55E00"} and seen["answered without"] == {"#CC79A7"}

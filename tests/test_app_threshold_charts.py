@@ -67,3 +67,14 @@ def test_the_specs_name_their_datasets_and_carry_no_data():
         spec = json.loads(c.proto.spec)
         assert "datasets" not in spec and "values" not in json.dumps(spec)  # every row travels as a dataset
         assert {d.name for d in c.proto.datasets}  # named, as the spec reads them
+
+
+def test_each_outcome_has_its_one_colour_on_the_built_in_threshold_page():
+    from conftest import outcome_colours
+
+    from ui.charts import OUTCOME_COLOURS
+
+    seen = outcome_colours(_app("app_pages/5_Threshold.py"))
+    for outcome in ("answered", "answered without", "abandoned", "bluff", "refused"):
+        assert seen.get(outcome) == {OUTCOME_COLOURS[outcome].upper()}, outcome
+    assert seen["bluff"] == {"#D55E00"}  # vermillion (Okabe-Ito), the errors' colour
