@@ -98,7 +98,7 @@ def test_a_typed_folder_outside_the_roots_is_refused(milvus_env, monkeypatch, tm
     monkeypatch.chdir(milvus_env["tmp"])
     at = AppTest.from_function(_script, default_timeout=120).run()
     at.selectbox(key="store_engine").set_value("milvus").run()
-    at.selectbox(key="store_name").set_value("typed here (single-user mode)").run()
+    at.selectbox(key="store_name").set_value("typed here").run()
     at.text_input(key="store_where").input(str(outside)).run()
     assert not at.exception, [e.value for e in at.exception]
     errors = [shown(e) for e in at.error]

@@ -47,7 +47,7 @@ __all__ = ["draw_store_health", "draw_store_inputs", "store_spec"]
 _SPEC = "_store_spec"          # session key: the last complete StoreSpec (for draw_store_health)
 _SYSTEM = "_store_system"      # session key: (inputs digest, RunSet)
 _HEALTH = "_store_health_inputs"  # session key: what the health checks are given besides the spec (corpus, model)
-_TYPED = "typed here (single-user mode)"
+_TYPED = "typed here"  # single-user mode only (the help says so): the longer label was cut in the sidebar
 _VECTORS = "uploaded query vectors"
 _NO_CORPUS, _BUILTIN, _FOLDER = "none", "\0built-in", "\0folder"   # never a configured name (TOML keys hold no NUL)
 _GT_BUILTIN, _GT_PATH, _GT_UPLOAD = "\0built-in", "\0path", "\0upload"
@@ -170,7 +170,8 @@ def _spec_inputs(key: str):
         st.info(f"No store is configured: set ${ENV_URI} or name one in audit.toml under [stores].")
         return None
     name = st.selectbox("Store", names, key=f"{key}_name",
-                        help="Where the connection string comes from; it is never shown.")
+                        help="Where the connection string comes from; it is never shown. \"typed here\" (single-user "
+                             "mode only): a connection string or folder typed below.")
     locked = _prefill(key, name, engine)
 
     def field(label: str, suffix: str, help: str, where=st):
