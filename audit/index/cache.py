@@ -2,7 +2,8 @@
 
 A vector is reused only when all four match, so a model upgrade or a window change never serves
 a stale vector (docs/definitions.md, *Embedding cache key*). Default file:
-``$AUDIT_HOME/cache.sqlite``.
+``$AUDIT_HOME/cache.sqlite``. The same file keeps BM25 postings (table ``postings``) by
+:func:`audit.retrieval.bm25.postings_key`, so a warm run restores each strategy's BM25 index.
 """
 
 from __future__ import annotations
