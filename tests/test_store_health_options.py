@@ -102,9 +102,11 @@ def test_index_health_shows_the_mixed_models_once_the_model_column_is_given(env)
     assert any(shown(e) == f"**models**: 2 model stamps: hashing ({n - 2} rows), old-model (2 rows); 2 rows differ "
                            "from the majority — e.g. c1, c4" for e in at.error), [shown(e) for e in at.error]
     # The documents and the offsets: the row of a gone document, and the row edited since.
-    # (the documents alone feed the checks only; the document and offset columns also give the runs' chunks their
-    # documents, for Citations: the store is asked again)
+    # (the documents, the document and the offset columns give the runs' chunks their documents, for Citations:
+    # each asks the store again)
     at.selectbox(key="store_corpus").set_value("golden-docs").run()
+    assert any("ask the store again" in shown(c) for c in at.caption)
+    at.button(key="store_go").click().run()
     assert "missing_documents" not in _findings(at)  # no document column yet: said, not checked
     at.text_input(key="store_doc").input("doc").run()
     assert any("ask the store again" in shown(c) for c in at.caption)
@@ -127,6 +129,12 @@ def test_index_health_shows_the_mixed_models_once_the_model_column_is_given(env)
     page = {k: v for k, v in found.items() if k != "dead_tuples"}  # autovacuum's count may move between reads
     assert page == {k: v for k, v in cli.items() if k != "dead_tuples"}
     assert PASSWORD not in "\n".join(shown(e) for e in (*at.error, *at.caption, *at.markdown))
+    # QA's page: the rows' quotes checked against the documents given in the sidebar (before: "give the documents")
+    at.switch_page("app_pages/7_Citations.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    chunks = chunk_corpus(load_folder(GOLDEN / "docs"), PRESETS["E"]).chunks
+    assert any(shown(w) == f"Chunks whose quote differs: c{chunks[2].chunk_id}, c{chunks[3].chunk_id}"
+               for w in at.warning), [shown(w) for w in at.warning]
 
 
 def test_a_configured_store_table_fills_the_sidebar_and_is_used(env):
@@ -173,3 +181,24 @@ def test_the_cli_takes_a_configured_store_table_and_a_flag_wins(env, tmp_path, c
     assert main(["health", "--store", "nope"]) == 2
     assert capsys.readouterr().err.strip().endswith("--store 'nope': not a URI, and audit.toml's [stores] names no "
                                                     "such store (names: vectors, team)")
+
+
+def test_the_documents_given_reach_the_store_run_set_and_its_rows_are_checked_against_them(env):
+    # before: the documents fed the health checks only; Citations and Chunk map said "give the documents"
+    from audit.groundtruth import load_needles
+    from audit.stores.registry import make_spec, open_store
+
+    spec = make_spec(os.environ["OPT_TEST_STORE"], "opt_mixed", id_column="id", text_column="body",
+                     vector_column="emb", doc_column="doc", start_column="s", end_column="e")
+    corpus = load_folder(GOLDEN / "docs")
+    chunks = chunk_corpus(corpus, PRESETS["E"]).chunks
+    kw = dict(needles=load_needles(GOLDEN / "gt.jsonl"), encoder=load_encoder("hashing"), k=env["n"])
+    with open_store(spec) as store:
+        bare = store.runset(**kw)
+        given = store.runset(**kw, corpus=corpus)
+    assert bare.corpus is None and bare.spaces[""].chunk_errors == ()
+    assert given.corpus is corpus
+    # every row is returned (k = the table's rows): the edited text and the gone document, and no other row
+    assert sorted(e.chunk_id for e in given.spaces[""].chunk_errors) == sorted([f"c{chunks[2].chunk_id}",
+                                                                               f"c{chunks[3].chunk_id}"])
+    assert [r.name for r in given.runs] == [r.name for r in bare.runs]  # the answers themselves do not change

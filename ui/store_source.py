@@ -446,7 +446,7 @@ def draw_store_inputs(key: str = "store", upgrade: bool = False) -> RunSet | Non
                 after = dataclasses.replace(spec, table=name.strip())
             except StoreError as e:
                 st.error(md(e))
-    corpus, _ = _documents(key, "Documents (for the rows' documents and offsets)",
+    corpus, c_digest = _documents(key, "Documents (for the rows' documents and offsets)",
                             "health --store --corpus: rows whose document is gone (missing_documents, with the "
                             "document column) and texts that no longer end with their slice (text_mismatch, with "
                             "the offset columns too)")
@@ -480,7 +480,7 @@ def draw_store_inputs(key: str = "store", upgrade: bool = False) -> RunSet | Non
                                  "said unavailable on older): with filters, keep scanning until k rows pass")
     # the model column feeds the health checks only: typing it does not ask the store again
     digest = _digest(st.session_state.get(f"{_SPEC}_name"), _asked(spec), after and _asked(after), q_digest,
-                     e_digest, k, ef, probes, scan)
+                     e_digest, c_digest, k, ef, probes, scan)
     held = st.session_state.get(_SYSTEM)
     if held is not None and held[0] == digest:
         return held[1]
@@ -490,7 +490,7 @@ def draw_store_inputs(key: str = "store", upgrade: bool = False) -> RunSet | Non
         return None
     try:
         with st.spinner("Asking the store: approximate index and exact scan…"):
-            kw = dict(needles=needles, encoder=encoder, query_vectors=vectors, ood_queries=ood, k=int(k),
+            kw = dict(needles=needles, encoder=encoder, query_vectors=vectors, ood_queries=ood, k=int(k), corpus=corpus,
                       ef_search=int(ef) or None, probes=int(probes) or None,
                       **({"iterative_scan": scan} if scan else {}))
             if after is not None:

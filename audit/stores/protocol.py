@@ -184,7 +184,7 @@ class VectorStore:
 
     # -- written once -------------------------------------------------------------------------------
     def runset(self, *, needles=None, queries=None, qrels=None, encoder=None, query_vectors=None, ood_queries=None,
-               k: int = 20, **settings):
+               k: int = 20, corpus=None, **settings):
         """Ask the store every question approximately and exactly; the answers as one RunSet.
 
         Parameters
@@ -205,6 +205,10 @@ class VectorStore:
             for the threshold's bluffs.
         k : int
             Rows per question (the depth of both runs).
+        corpus : Corpus, optional
+            The documents the rows were cut from: the run set carries them (Chunk map, Citations' documents) and
+            every returned row with a document and offsets is checked against its document's canonical text
+            (``chunk_errors``, as :func:`audit.sources.imported.chunks.check_chunks` checks a team's chunk file).
         **settings
             Passed to :meth:`search` (``ef_search``, ``probes``, ``iterative_scan`` …).
 
@@ -229,7 +233,7 @@ class VectorStore:
             self.spec, dims=self.dims(), engine=self.noun,
             search=lambda Q, k_, m: self.search(Q, k_, m, **settings), rows=self.rows, chunks=self.chunks,
             needles=needles, queries=queries, qrels=qrels, encoder=encoder, query_vectors=query_vectors,
-            ood_queries=ood_queries, k=k)
+            ood_queries=ood_queries, k=k, corpus=corpus)
 
     @staticmethod
     def not_applied(settings: dict, why: str) -> str:

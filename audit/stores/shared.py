@@ -305,9 +305,42 @@ def _vectors(ids, texts, encoder, query_vectors, aliases, dims, what) -> np.ndar
     return np.asarray(encoder.encode(list(texts)), dtype=np.float32)
 
 
+def quotes_of_rows(rows: Sequence, corpus) -> list:
+    """Each row whose text ends with its document's slice ``doc.text[start:end]`` gets that slice as its quote.
+
+    A store's row holds the *embedded* text, which may begin with a header the pipeline put before the content;
+    the store's health calls a row sound when its text ends with the slice (``text_mismatch``), and a row quoted
+    for a citation is that slice. Any other row is left as it is, so
+    :func:`audit.sources.imported.chunks.check_chunks` names what differs.
+
+    Parameters
+    ----------
+    rows : sequence of UserChunk
+    corpus : Corpus
+        Offsets are code points of each document's canonical text, end exclusive.
+
+    Returns
+    -------
+    list of UserChunk
+        In input order.
+    """
+    from dataclasses import replace as _replace
+
+    texts = {d.doc_id: d.text for d in corpus.documents}
+    out = []
+    for c in rows:
+        body = texts.get(c.doc_id)
+        s, e = c.start, c.end
+        if (c.content is None and body is not None and isinstance(s, int) and isinstance(e, int) and 0 <= s < e
+                and e <= len(body) and c.text.endswith(body[s:e])):
+            c = _replace(c, content=body[s:e])
+        out.append(c)
+    return out
+
+
 def system_from_store(spec, *, dims: int | None, search: Callable, rows: Callable, chunks: Callable,
                       engine: str, needles=None, queries=None, qrels=None, encoder=None, query_vectors=None,
-                      ood_queries=None, k: int = 20):
+                      ood_queries=None, k: int = 20, corpus=None):
     """Ask a store every question approximately and exactly; the answers as one RunSet.
 
     The body of :meth:`audit.stores.protocol.VectorStore.runset` (see it for the parameters a user gives),
@@ -388,13 +421,19 @@ def system_from_store(spec, *, dims: int | None, search: Callable, rows: Callabl
     involved = {i for r in (*results.values(), *ood_results.values()) for row in r.ids for i in row}
     involved |= {c_ for q in qrels.query_ids for c_ in qrels.relevant(q)}
     found = chunks(involved)
+    errors = []
+    if corpus is not None:  # the rows' documents and offsets, checked as a team's chunk file is (Citations)
+        from ..sources.imported.chunks import check_chunks
+
+        found = quotes_of_rows(found, corpus)
+        errors = check_chunks([c for c in found if c.start is not None and c.doc_id], corpus)
     files = [{"role": "store", "name": spec.provenance, "sha256": ""}]
     if query_vectors is not None:
         files.append({"role": "query vectors", "name": query_vectors.source, "sha256": ""})
     model = getattr(encoder, "digest", None) if encoder is not None else f"query vectors {query_vectors.source}"
     keys = {r.name: {"source": "store", "store": spec.provenance, "table": spec.table, "run": r.name, "model": model,
                      "score_kind": r.score_kind} for r in runs}
-    rs = team_runset(qs, qrels, judged_by, runs, found, [], None, ood, ood_runs, files, kind="store",
+    rs = team_runset(qs, qrels, judged_by, runs, found, errors, corpus, ood, ood_runs, files, kind="store",
                      name=f"live store {spec.provenance}", cut_keys=keys)
     # what embedded the questions (a comparison's header names it): the model, or the query-vector file
     asked = ({"name": encoder.name, "digest": getattr(encoder, "digest", ""), "dims": encoder.dims,
@@ -448,7 +487,9 @@ def upgrade_runset(before, after, *, mode: str = "approximate", names: tuple[str
     queries = {q.query_id: q.text for q in a.in_domain}
     ood = {q.query_id: q.text for q in a.out_of_domain}
     keys = {n: dict(r.cut_key) for n, r in zip(names, runs)}
-    return replace(team_runset(queries, qrels, judged_by, runs, [chunks[k] for k in sorted(chunks)], [], None, ood,
+    errors = {e.chunk_id: e for e in (*a.spaces[""].chunk_errors, *b.spaces[""].chunk_errors)}
+    return replace(team_runset(queries, qrels, judged_by, runs, [chunks[k] for k in sorted(chunks)],
+                               [errors[k] for k in sorted(errors)], kw.get("corpus"), ood,
                                {}, files, kind="store", name=f"live store, tables {before.table} / {after.table}",
                                cut_keys=keys), model=a.model)
 
