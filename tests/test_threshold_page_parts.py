@@ -12,7 +12,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from audit.evaluation.threshold import GateCounts, QueryDistances
+from test_threshold import qd
+
+from audit.evaluation.threshold import GateCounts
 from audit.views.threshold import (
     gate_distance_frame,
     histogram_bins,
@@ -20,13 +22,6 @@ from audit.views.threshold import (
     sweep_window,
 )
 
-
-def qd(qid, dists, correct=None, in_domain=True):
-    d = np.array(dists, dtype=float)
-    c = np.array(correct if correct is not None else [False] * len(dists))
-    nc = float(d[c].min()) if c.any() else None
-    return QueryDistances(qid, qid, "documentation" if in_domain else "out-of-domain", in_domain,
-                          np.arange(len(d)), d, c, float(d.min()), nc)
 
 
 def test_bins_start_at_the_cut_and_count_each_outcome():

@@ -36,8 +36,9 @@ from ..runset import Run
 from .health import NORM_TOLERANCE, OK, UNHEALTHY, WARNING, Finding, HealthReport, majority, store_report
 from .base import MODES, SearchResult, StoreError, cosine_in_range, rescore
 
-__all__ = ["EXAMPLES", "check_offsets", "described", "exact_topk", "filters_said", "health_from_rows", "opened_or",
-           "relevance_from_rows", "search_result", "system_from_store", "to_cosine", "upgrade_runset"]
+__all__ = ["EXAMPLES", "check_offsets", "described", "ends_with_slice", "exact_topk", "filters_said", "health_from_rows",
+           "opened_or", "quotes_of_rows", "relevance_from_rows", "search_result", "system_from_store", "to_cosine",
+           "upgrade_runset"]
 
 #: Ids listed per finding.
 EXAMPLES = 20
@@ -330,12 +331,19 @@ def quotes_of_rows(rows: Sequence, corpus) -> list:
     out = []
     for c in rows:
         body = texts.get(c.doc_id)
-        s, e = c.start, c.end
-        if (c.content is None and body is not None and isinstance(s, int) and isinstance(e, int) and 0 <= s < e
-                and e <= len(body) and c.text.endswith(body[s:e])):
-            c = _replace(c, content=body[s:e])
+        if c.content is None and body is not None and c.start != c.end and ends_with_slice(c.text, body, c.start,
+                                                                                            c.end):
+            c = _replace(c, content=body[c.start:c.end])
         out.append(c)
     return out
+
+
+def ends_with_slice(text, body: str, start, end) -> bool:
+    """The store's rule for a row and its document (``text_mismatch``): integer offsets with
+    ``0 <= start <= end <= len(body)`` (code points, end exclusive) and ``text`` ending with ``body[start:end]``
+    (the embedded text may begin with a header)."""
+    return (isinstance(start, int) and isinstance(end, int) and 0 <= start <= end <= len(body)
+            and isinstance(text, str) and text.endswith(body[start:end]))
 
 
 def system_from_store(spec, *, dims: int | None, search: Callable, rows: Callable, chunks: Callable,
@@ -681,7 +689,7 @@ def _document_checks(spec, corpus, docs) -> list[Finding]:
             continue
         body = by_id[doc]
         s, e = _int(start), _int(end)
-        if s is None or e is None or s < 0 or e < s or e > len(body) or text is None or not text.endswith(body[s:e]):
+        if not ends_with_slice(text, body, s, e):
             bad.append(rid)
     ms = sorted(miss.items(), key=lambda vc: (-vc[1], vc[0]))
     n_miss = sum(miss.values())
