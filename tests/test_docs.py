@@ -223,3 +223,45 @@ def test_the_cli_page_fails_on_a_flag_the_parser_changed():
 def test_the_cli_page_does_not_depend_on_the_terminal(monkeypatch, columns):
     monkeypatch.setenv("COLUMNS", columns)
     assert render() == (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+
+
+# --- --help reads like the docs -----------------------------------------------------------------------------
+
+def _verb(*path: str) -> argparse.ArgumentParser:
+    parser = build_parser()
+    for name in path:
+        parser = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction)).choices[name]
+    return parser
+
+
+def _groups(parser: argparse.ArgumentParser) -> dict[str, list[str]]:
+    """Group title → the first option string of each of its actions, as ``--help`` lists them."""
+    return {g.title: [a.option_strings[0] if a.option_strings else a.dest for a in g._group_actions]
+            for g in parser._action_groups if g._group_actions}
+
+
+def test_report_help_is_grouped_by_what_each_option_applies_to():
+    groups = _groups(_verb("report"))
+    assert list(groups) == [
+        "options", "the questions, the documents, the model (every source)",
+        "the built-in pipelines (this tool chunks, embeds and retrieves)",
+        "a team's runs (--run: your system's rankings, judged here)",
+        "live store (PostgreSQL + pgvector, Chroma, Milvus Lite)",
+        "live endpoint (a team's retrieval service over HTTP)", "production traffic",
+        "history and the gate (every audit is recorded: python -m audit history list)",
+        "output: the cut, the files written, the gates"]
+    assert groups["options"] == ["-h"]  # nothing left in argparse's catch-all group
+    assert "--run" in groups["a team's runs (--run: your system's rankings, judged here)"]
+    assert "--store" in groups["live store (PostgreSQL + pgvector, Chroma, Milvus Lite)"]
+    assert "--fail-if-worse" in groups["history and the gate (every audit is recorded: python -m audit history list)"]
+
+
+@pytest.mark.parametrize("verb", ["report", "index", "health", "compare", "export"])
+def test_each_verb_with_many_options_is_grouped_and_its_examples_parse(verb):
+    parser = _verb(verb)
+    groups = _groups(parser)
+    assert groups["options"] == ["-h"] and len(groups) >= 3
+    epilog = parser.epilog.replace("\\\n", " ")
+    examples = [shlex.split(line)[3:] for line in epilog.splitlines() if line.strip().startswith("python -m audit")]
+    assert len(examples) >= 2 and all(argv[0] == verb for argv in examples)
+    assert [(argv, parse_error(argv)) for argv in examples if parse_error(argv)] == []
