@@ -265,3 +265,17 @@ def test_each_verb_with_many_options_is_grouped_and_its_examples_parse(verb):
     examples = [shlex.split(line)[3:] for line in epilog.splitlines() if line.strip().startswith("python -m audit")]
     assert len(examples) >= 2 and all(argv[0] == verb for argv in examples)
     assert [(argv, parse_error(argv)) for argv in examples if parse_error(argv)] == []
+
+
+def test_each_user_finds_their_guide_in_the_readme_and_their_pages_one_click_further():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    paths = readme[readme.index("## Who it is for"):readme.index("\n## ", readme.index("## Who it is for") + 1)]
+    # one path a user, each ending in its guide (the product owner, QA, the platform team, in that order)
+    assert re.findall(r"\]\((docs/guide/[a-z]+\.md)\)", paths) == [
+        "docs/guide/threshold.md", "docs/guide/citations.md", "docs/guide/platform.md"]
+    wanted = {"threshold.md": {"definitions.md", "traffic.md", "history.md"},
+              "citations.md": {"groundtruth.md", "formats.md", "readers.md", "definitions.md"},
+              "platform.md": {"stores.md", "endpoint.md", "history.md", "commands.md", "cli.md"}}
+    for guide, reference in wanted.items():
+        text = (ROOT / "docs" / "guide" / guide).read_text(encoding="utf-8")
+        assert reference <= set(re.findall(r"\]\(\.\./([a-z-]+\.md)", text)), guide
