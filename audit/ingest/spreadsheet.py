@@ -181,6 +181,9 @@ def _formulas(raw: bytes) -> dict[tuple[str, int, int], str]:
     try:
         out = {}
         for ws in wb.worksheets:
+            # a read-only sheet believes the extent the file declares (``<dimension ref="A1"/>`` from some
+            # exporters hides every other cell); the real extent is what its rows hold
+            ws.reset_dimensions()
             for row in ws.iter_rows():
                 for c in row:
                     if getattr(c, "data_type", None) == "f" or type(c.value).__name__ in ("ArrayFormula",
@@ -264,6 +267,9 @@ CSV_DELIMITERS = ",;\t|"
 
 
 def _records(text: str) -> Iterable[tuple[int, list[str]]]:
+    # RFC 4180 sets no bound on a field; the csv module's default (128 KiB) refuses a long ticket body. No field
+    # is longer than the text, so the bound is raised to it (never lowered: it is the process's setting)
+    csv.field_size_limit(max(csv.field_size_limit(), min(len(text) + 1, 2 ** 31 - 1)))
     try:
         delimiter = csv.Sniffer().sniff(text[:16384], delimiters=CSV_DELIMITERS).delimiter
     except csv.Error:
@@ -287,7 +293,8 @@ def csv_document(doc_id: str, text: str, fallback_title: str) -> Document:
     One sheet named ``fallback_title`` (the file's stem): canonical text ``# stem``, ``## stem``,
     then the rows as :func:`render_table` writes them (the first record holding a value is the
     header). Records are numbered as RFC 7111 numbers rows: from 1, the header record included, a
-    quoted field holding a newline still one record. The delimiter is the one of ``,`` ``;`` tab
+    quoted field holding a newline still one record. A field may be as long as the file (the
+    standard library's 128 KiB bound is raised to the text's length). The delimiter is the one of ``,`` ``;`` tab
     ``|`` that :class:`csv.Sniffer` finds in the first 16 KiB, else a comma.
 
     Raises
