@@ -91,3 +91,99 @@ def test_a_csv_field_over_128_kib_is_read():
 def test_a_malformed_csv_is_still_refused():
     with pytest.raises(ValueError, match=r"malformed CSV at record 2 \(line 2\)"):
         document_from_bytes("bad.csv", b'a,b\n1,"x"y\n')
+
+
+# --------------------------------------------------------------------------- Word: tracked changes, content controls
+
+def _w(tag: str, *children, **attrs):
+    el = etree.Element(f"{{{W}}}{tag}", {f"{{{W}}}{k}": v for k, v in attrs.items()})
+    el.extend(children)
+    return el
+
+
+def _run(text: str, deleted: bool = False):
+    t = _w("delText" if deleted else "t", **{})
+    t.text = text
+    t.set("{http://www.w3.org/XML/1998/namespace}space", "preserve")
+    return _w("r", t)
+
+
+def _change(tag: str, *runs, n: int):
+    return _w(tag, *runs, id=str(n), author="Reviewer", date="2026-03-01T09:00:00Z")
+
+
+def _onboarding(d) -> None:
+    """A handbook as HR keeps it: nested headings, unaccepted tracked changes, content controls (block and inline)."""
+    d.add_paragraph("Onboarding", style="Title")
+    d.add_heading("Your first week", level=1)
+    d.add_heading("Day one", level=2)
+    d.add_paragraph("Badges are issued at the front desk before nine.")
+    p = d.add_paragraph()  # every <w:del>ninety</w:del><w:ins>thirty</w:ins> days
+    p._p.extend([_run("Passwords expire every "), _change("del", _run("ninety", deleted=True), n=1),
+                 _change("ins", _run("thirty"), n=2), _run(" days.")])
+    p = d.add_paragraph()  # a paragraph inserted whole
+    p._p.append(_change("ins", _run("Lockers are assigned on arrival."), n=3))
+    p = d.add_paragraph()  # a paragraph deleted whole: not in the final view
+    p._p.append(_change("del", _run("Parking is free.", deleted=True), n=4))
+    p = d.add_paragraph("Your manager is ")  # an inline content control (a form field)
+    p._p.extend([_w("sdt", _w("sdtPr", _w("alias", val="Manager")), _w("sdtContent", _run("Dana Whitfield"))),
+                 _run(".")])
+    heading = d.add_heading("Forms", level=1)  # a block content control holding a heading and a paragraph
+    para = d.add_paragraph("Fill in the tax form on the first day.")
+    body = heading._p.getparent()
+    at = body.index(heading._p)
+    sdt = _w("sdt", _w("sdtPr", _w("tag", val="forms")), _w("sdtContent"))
+    sdt[1].extend([heading._p, para._p])  # moves both into the control
+    body.insert(at, sdt)
+
+
+def _docx(build) -> bytes:
+    import docx
+
+    d = docx.Document()
+    build(d)
+    buf = io.BytesIO()
+    d.save(buf)
+    return buf.getvalue()
+
+
+ONBOARDING_TEXT = ("# Onboarding\n\n## Your first week\n\n### Day one\n\n"
+                   "Badges are issued at the front desk before nine.\n\n"
+                   "Passwords expire every thirty days.\n\n"
+                   "Lockers are assigned on arrival.\n\n"
+                   "Your manager is Dana Whitfield.\n\n"
+                   "## Forms\n\n"
+                   "Fill in the tax form on the first day.")
+
+
+def test_word_final_view_content_controls_and_the_note():
+    doc = document_from_bytes("onboarding.docx", _docx(_onboarding))
+    # insertions kept, deletions dropped (Word's final view); the inline control's name in its sentence; the
+    # block control's heading is a heading (a section) and its paragraph follows it
+    assert doc.text == ONBOARDING_TEXT
+    assert [s.title for s in doc.sections] == ["Your first week", "Forms"]
+    assert doc.locators.notes == ("the document holds unaccepted tracked changes (2 insertions, 2 deletions): read as "
+                                  "Word's final view, insertions kept, deletions dropped",)
+
+
+def test_a_nested_heading_is_cited_by_its_path_innermost_last():
+    from audit.chunking import PRESETS, chunk_corpus
+    from audit.evaluation.citations import build_context
+    from audit.ingest import Corpus
+
+    doc = document_from_bytes("onboarding.docx", _docx(_onboarding))
+    s = doc.text.index("Badges are issued")
+    loc = locator(doc, s, s + 20)
+    assert loc.headings == ("Your first week", "Day one")
+    assert loc.fields()["heading"] == "Day one"
+    assert loc.fields()["heading_path"] == "Your first week › Day one"
+    assert doc.section_at(s) == "Your first week"  # `section` stays the ## section (docs/definitions.md)
+    # the paragraph under Forms: Heading 1 closes Day one
+    f = doc.text.index("Fill in the tax form")
+    assert locator(doc, f, f + 5).headings == ("Forms",)
+    corpus = Corpus("t", (doc,))
+    chunks = chunk_corpus(corpus, PRESETS["E"])
+    c = next(c for c in chunks.chunks if c.start <= s < c.end)
+    ctx = build_context("Where are badges issued?", [(c, 0.2)], corpus)
+    assert ctx.citations[0].locator_label == "Day one"
+    assert "[1] Onboarding - Day one\n" in ctx.prompt
