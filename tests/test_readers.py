@@ -187,3 +187,60 @@ def test_a_nested_heading_is_cited_by_its_path_innermost_last():
     ctx = build_context("Where are badges issued?", [(c, 0.2)], corpus)
     assert ctx.citations[0].locator_label == "Day one"
     assert "[1] Onboarding - Day one\n" in ctx.prompt
+
+
+# --------------------------------------------------------------------------- rolling auto-captions
+
+def _clock(ms: int) -> str:
+    h, rest = divmod(ms, 3_600_000)
+    m, rest = divmod(rest, 60_000)
+    return f"{h:02d}:{m:02d}:{rest // 1000:02d}.{rest % 1000:03d}"
+
+
+def youtube_vtt(spoken: list[tuple[int, str]], end_ms: int) -> str:
+    """WebVTT as YouTube writes auto-captions: for each spoken line, a cue showing the previous line and this one
+    with word timings (``<00:00:00.719><c> word</c>``), then a 10 ms cue showing this line alone, still on screen."""
+    out = ["WEBVTT\nKind: captions\nLanguage: en\n"]
+    prev = " "
+    for i, (t0, line) in enumerate(spoken):
+        t1 = spoken[i + 1][0] if i + 1 < len(spoken) else end_ms
+        words = line.split()
+        step = (t1 - 10 - t0) // len(words)
+        timed = words[0] + "".join(f"<{_clock(t0 + step * j)}><c> {w}</c>" for j, w in enumerate(words[1:], 1))
+        out.append(f"{_clock(t0)} --> {_clock(t1 - 10)} align:start position:0%\n{prev}\n{timed}\n")
+        out.append(f"{_clock(t1 - 10)} --> {_clock(t1)} align:start position:0%\n{line}\n \n")
+        prev = line
+    return "\n".join(out)
+
+
+SPOKEN = [(1000, "so the backup job runs at two"), (6500, "every night and takes about an hour"),
+          (12000, "the restore test is on fridays"), (19000, "keep the relay keys for ninety days"),
+          (25600, "that is all for today")]
+
+
+def test_rolling_captions_give_each_spoken_line_once_at_its_first_time():
+    from audit.groundtruth import Needle, validate
+    from audit.ingest import Corpus
+
+    raw = youtube_vtt(SPOKEN, 31000)
+    # each line three times: with word timings, alone in the 10 ms cue, above the next line
+    assert raw.count("keep the relay keys for ninety days") == 2 and "<c> relay</c>" in raw
+    doc = document_from_bytes("sync.vtt", raw.encode())
+    assert doc.text == "# sync\n\n" + "\n\n".join(line for _, line in SPOKEN)
+    # each line at the cue that first shows it (the timed one): 19.000 until the 10 ms cue at 25.590
+    s = doc.text.index("keep the relay keys")
+    assert locator(doc, s, s + 10).fragment == "#t=19,25.59"
+    # 5 lines, each shown again in its 10 ms cue (5) and, but the last, above the next line (4)
+    assert doc.locators.notes == ("rolling captions: 9 repeated caption lines read once, each at the cue that "
+                                  "first shows it",)
+    needle = Needle("n1", "keep the relay keys for ninety days", ("How long are relay keys kept?",))
+    _, where, rejected = validate([needle], Corpus("t", (doc,)))
+    assert rejected == [] and where["n1"].start == s  # found once, not three times
+
+
+def test_captions_that_do_not_roll_keep_a_repeated_line():
+    raw = ("WEBVTT\n\n00:01.000 --> 00:02.000\nNo.\n\n00:02.000 --> 00:03.000\nNo.\n\n"
+           "00:03.000 --> 00:04.000\nFine, yes.\n\n00:04.000 --> 00:05.000\nThen we agree.\n")
+    doc = document_from_bytes("talk.vtt", raw.encode())
+    assert doc.text == "# talk\n\nNo.\n\nNo.\n\nFine, yes.\n\nThen we agree."
+    assert doc.locators.notes == ()
