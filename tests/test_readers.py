@@ -244,3 +244,50 @@ def test_captions_that_do_not_roll_keep_a_repeated_line():
     doc = document_from_bytes("talk.vtt", raw.encode())
     assert doc.text == "# talk\n\nNo.\n\nNo.\n\nFine, yes.\n\nThen we agree."
     assert doc.locators.notes == ()
+
+
+# --------------------------------------------------------------------------- xlsx: a merged title above the header
+
+def _depots() -> bytes:
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Depots"
+    ws["A1"] = "Depot contacts and opening hours, spring 2026"
+    ws.merge_cells("A1:C1")  # the title typed across the table, as report-style workbooks have it
+    ws.append(["Depot", "Phone", "Opens"])
+    ws.append(["Harbour", "0161 555 0100", "07:00"])
+    ws.append(["Mill Lane", "0161 555 0199", "06:30"])
+    buf = io.BytesIO()
+    wb.save(buf)
+    return buf.getvalue()
+
+
+def test_a_merged_title_above_the_header_is_the_sheets_heading():
+    doc = document_from_bytes("depots.xlsx", _depots())
+    assert doc.text == ("# depots\n\n## Depots\n\n### Depot contacts and opening hours, spring 2026\n\n"
+                        "Depot | Phone | Opens\n\n"
+                        "Depot: Harbour | Phone: 0161 555 0100 | Opens: 07:00\n\n"
+                        "Depot: Mill Lane | Phone: 0161 555 0199 | Opens: 06:30")
+    t = doc.text.index("Depot contacts")
+    assert locator(doc, t, t + 5).fragment == "#sheet=Depots&range=A1:C1"  # the title's own merged cells
+    h = doc.text.index("Harbour")
+    assert locator(doc, h, h + 7).fragment == "#sheet=Depots&range=A3"
+
+
+def test_a_merged_cell_that_is_a_header_stays_a_header():
+    import openpyxl
+
+    wb = openpyxl.Workbook()
+    ws = wb.active
+    ws.title = "Stock"
+    ws.append(["Item", "Count"])
+    ws["C1"] = "Where"
+    ws.merge_cells("C1:D1")  # a header over two columns: the row has several values, so it is the header
+    ws.append(["Bolts", 40, "Shelf 2", "left"])
+    ws.append(["Nuts", 12, "Shelf 3", "right"])
+    buf = io.BytesIO()
+    wb.save(buf)
+    doc = document_from_bytes("stock.xlsx", buf.getvalue())
+    assert "Item | Count | Where\n\nItem: Bolts | Count: 40 | Where: Shelf 2 | Where: left" in doc.text

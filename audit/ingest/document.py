@@ -18,9 +18,9 @@ __all__ = ["EXTRACTOR_VERSIONS", "LIGATURES", "STRIP_RUNNING_LINES", "Corpus", "
 #: Bumped whenever the conversion of a format to canonical text changes (pdf 3: the drawing
 #: positions' tables and columns are recorded with the document; html 3: ``<br>`` in ``<pre>``; docx 2: Word's
 #: final view of tracked changes, content controls read, the heading path recorded; webvtt 2 and srt 2: rolling
-#: captions read once).
+#: captions read once; xlsx 2: a merged title above the header row is the sheet's heading).
 EXTRACTOR_VERSIONS = {"markdown": "2", "text": "2", "rst": "2", "pydoc-topics": "2", "pdf": "3", "html": "3",
-                      "beir": "2", "xlsx": "1", "csv": "1", "webvtt": "2", "srt": "2", "docx": "2"}
+                      "beir": "2", "xlsx": "2", "csv": "1", "webvtt": "2", "srt": "2", "docx": "2"}
 
 
 #: Suffix of a PDF's extractor version when its running headers and footers were stripped.

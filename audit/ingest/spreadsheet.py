@@ -195,6 +195,26 @@ def _formulas(raw: bytes) -> dict[tuple[str, int, int], str]:
         wb.close()
 
 
+def _title_rows(rows: Rows) -> tuple[list, list]:
+    """Split a report-style sheet's title rows from its table: ``([(row, title cell)], the table's rows)``.
+
+    A row above the header whose only value is a merged range spanning every column the rows below it
+    use (a title typed across the table, "Depot contacts and opening hours, spring 2026") is a title, not
+    a header: labelling every cell with it would hide the real header row below. Rows stay a table when
+    only one row would be left.
+    """
+    titles, rows = [], list(rows)
+    while len(rows) >= 3 and len(rows[0][1]) == 1:
+        col, text, r2, c2 = rows[0][1][0]
+        below = [c for _, cells in rows[1:] for c in cells]
+        lo, hi = min(c[0] for c in below), max(c[3] for c in below)
+        if not (c2 > col and col <= lo and c2 >= hi):
+            break
+        titles.append((rows[0][0], rows[0][1][0]))
+        rows = rows[1:]
+    return titles, rows
+
+
 def xlsx_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
     """Read an ``.xlsx`` workbook with openpyxl into a :class:`Document` with its cell map.
 
@@ -204,7 +224,9 @@ def xlsx_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
     application that saved the file computed; openpyxl ``data_only=True``); one without a cached
     value gives no text and is listed in ``locators.notes`` as ``formula without a cached value``.
     Hidden and very hidden sheets are skipped and listed; so is a sheet without a value. A merged
-    range's value is written once, at its top-left cell, with the merge as its range. Hidden rows
+    range's value is written once, at its top-left cell, with the merge as its range. A merged title
+    above the header row (:func:`_title_rows`) is written as the sheet's ``### `` heading, and the
+    row below it is the header. Hidden rows
     and columns are read like the others.
 
     Raises
@@ -253,6 +275,10 @@ def xlsx_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
             notes.append(f"sheet {ws.title!r} holds no value: skipped")
             continue
         out.heading(2, ws.title)
+        titles, rows = _title_rows(rows)
+        for row, (col, text, r2, c2) in titles:
+            out.heading(3, " ".join(text.split()))
+            spans.append(CellSpan(out.n - len(" ".join(text.split())), out.n, ws.title, row, col, r2, c2))
         spans += render_table(out, rows, ws.title)
     if not spans:
         raise ValueError("no value in any visible sheet" + (f" ({'; '.join(notes)})" if notes else ""))
