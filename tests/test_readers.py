@@ -291,3 +291,58 @@ def test_a_merged_cell_that_is_a_header_stays_a_header():
     wb.save(buf)
     doc = document_from_bytes("stock.xlsx", buf.getvalue())
     assert "Item | Count | Where\n\nItem: Bolts | Count: 40 | Where: Shelf 2 | Where: left" in doc.text
+
+
+# --------------------------------------------------------------------------- PDF: running heads by parity
+
+STEPS = ["the vault is opened.", "a new key is made.", "the key is signed.", "the old key is retired.",
+         "the log book is updated."]
+
+
+def _two_sided_pdf(pages: int = 5) -> bytes:
+    """A two-sided book as fpdf2 draws it: the chapter title heads odd pages, the book title even pages."""
+    from fpdf import FPDF
+
+    class Book(FPDF):
+        def header(self) -> None:
+            self.set_font("Helvetica", size=9)
+            self.cell(0, 8, "Chapter 2 - Rotation" if self.page_no() % 2 else "The relay handbook")
+            self.ln(12)
+            self.set_font("Helvetica", size=11)
+
+    pdf = Book(format="A4")
+    pdf.set_title("The relay handbook")
+    for n in range(1, pages + 1):
+        pdf.add_page()
+        pdf.multi_cell(0, 6, f"This page says one thing of its own: {STEPS[n - 1]}")
+    return bytes(pdf.output())
+
+
+def test_running_heads_that_alternate_by_parity_are_both_found_and_stripped():
+    from audit.ingest.extraction_audit import audit_document
+
+    doc = document_from_bytes("book.pdf", _two_sided_pdf())
+    found = audit_document(doc.doc_id, doc.text, doc.pages, doc.extraction)
+    (running,) = [f for f in found.findings if f.check == "running_lines"]
+    # odd pages 1, 3, 5 carry the chapter (3 of 5: half the pages, as before); even pages 2, 4 the book title,
+    # 2 of 5 pages but both even pages, alternating with the chapter line
+    assert running.pages == (1, 2, 3, 4, 5)
+    assert running.evidence.startswith("header 'Chapter 2 - Rotation' on pages 1, 3, 5 (")
+    assert "header 'The relay handbook' on pages 2, 4 (" in running.evidence
+    from audit.ingest.pdf import pdf_document
+
+    stripped = pdf_document("book.pdf", _two_sided_pdf(), "book", strip_running_lines=True)
+    assert "Chapter 2 - Rotation" not in stripped.text and "The relay handbook" not in stripped.text[20:]
+    assert stripped.text.count("says one thing of its own") == 5 and all(step in stripped.text for step in STEPS)
+
+
+def test_a_line_on_two_pages_of_one_parity_alone_proves_nothing():
+    from audit.ingest.extraction_audit import find_running_lines
+
+    # 5 pages: pages 2 and 4 open with the same line, the odd pages with lines of their own
+    pages = ["one\nbody", "Draft\nbody", "three\nbody", "Draft\nbody", "five\nbody"]
+    assert [r.pages for r in find_running_lines(pages) if r.where == "header"] == []
+    # 6 pages: 3 odd pages share a line (half of 6 already, as before), the even pages alternate with theirs
+    six = ["Chapter\na", "Book\nb", "Chapter\nc", "Book\nd", "Chapter\ne", "Other\nf"]
+    assert [(r.text, r.pages) for r in find_running_lines(six) if r.where == "header"] == [
+        ("Chapter", (1, 3, 5)), ("Book", (2, 4))]

@@ -8,8 +8,9 @@ bound, in docs/definitions.md (*Extraction audit*):
 - **no text layer**: a page whose text, once its running lines are set aside, has no character
   other than whitespace (a scanned page, or a scan stamped with a digital page number);
 - **running lines**: a page's first or last non-blank line that, digits normalised, opens (or
-  closes) at least half of the pages of a document of three pages or more
-  (:func:`find_running_lines`; :func:`strip_running_lines` removes them at extraction);
+  closes) at least half of the pages of a document of three pages or more, or half of the pages of
+  one parity when the lines alternate (:func:`find_running_lines`; :func:`strip_running_lines`
+  removes them at extraction);
 - **table flattened into lines** and **column interleaving**: from the PDF's drawing positions
   (:func:`layout_evidence`): three or more consecutive extracted lines each joining the same number
   of pieces drawn at the same horizontal positions; two long pieces a line are two columns read
@@ -296,14 +297,31 @@ def _edge_lines(page: str) -> tuple[tuple[int, int] | None, tuple[int, int] | No
     return first, last
 
 
+def _edge_patterns(page_texts: Sequence[str], pick: int, numbers: Iterable[int]) -> dict:
+    """``pattern → [(page, span, line)]`` of the first (``pick`` 0) or last (1) non-blank line of the given pages."""
+    seen: dict[str, list[tuple[int, tuple[int, int], str]]] = {}
+    for p in numbers:
+        t = page_texts[p - 1]
+        span = _edge_lines(t)[pick]
+        if span is None:
+            continue
+        line = " ".join(t[span[0]:span[1]].split())
+        seen.setdefault(normalise_digits(line), []).append((p, span, line))
+    return seen
+
+
 def find_running_lines(page_texts: Sequence[str]) -> list[RunningLine]:
     """The running headers and footers of a document, from its pages' texts.
 
     A page's first and last non-blank lines are compared after :func:`normalise_digits`. A pattern
     is a running header when it opens at least ``ceil(n / 2)`` of the ``n`` pages (blank pages
     count in ``n``), a running footer when it closes that many, and only when ``n`` ≥
-    :data:`RUNNING_MIN_PAGES`. The returned ``ranges`` are relative to each page's own text, in page
-    order (the caller adds each page's offset).
+    :data:`RUNNING_MIN_PAGES`. A two-sided document alternates its lines (the chapter on odd pages,
+    the book on even ones), so each parity is also read alone: a pattern opening (closing) at least
+    half of the ``m`` ≥ 2 pages of one parity, and two at least, is running when ``m`` ≥ :data:`RUNNING_MIN_PAGES`, or
+    when the other parity has a running line of its own at the same edge (the two lines alternate:
+    four pages at least, two of each parity, agree on the layout). The returned ``ranges`` are
+    relative to each page's own text, in page order (the caller adds each page's offset).
 
     Parameters
     ----------
@@ -313,23 +331,34 @@ def find_running_lines(page_texts: Sequence[str]) -> list[RunningLine]:
     Returns
     -------
     list of RunningLine
-        Headers first, then footers, each group in order of first appearance.
+        Headers first, then footers, each group in order of first appearance (lines of every page
+        before the lines of one parity, odd pages first).
     """
     n = len(page_texts)
     if n < RUNNING_MIN_PAGES:
         return []
-    need = math.ceil(n * RUNNING_SHARE)
     out: list[RunningLine] = []
     for where, pick in (("header", 0), ("footer", 1)):
-        seen: dict[str, list[tuple[int, tuple[int, int], str]]] = {}
-        for i, t in enumerate(page_texts):
-            span = _edge_lines(t)[pick]
-            if span is None:
-                continue
-            line = " ".join(t[span[0]:span[1]].split())
-            seen.setdefault(normalise_digits(line), []).append((i + 1, span, line))
-        for pattern, hits in seen.items():
+        need = math.ceil(n * RUNNING_SHARE)
+        found = set()
+        for pattern, hits in _edge_patterns(page_texts, pick, range(1, n + 1)).items():
             if len(hits) >= need:
+                found.add(pattern)
+                out.append(RunningLine(hits[0][2], pattern, where, tuple(h[0] for h in hits),
+                                       tuple(h[1] for h in hits)))
+        by_parity = []
+        for first in (1, 2):
+            numbers = range(first, n + 1, 2)
+            m = len(numbers)
+            lines = [(pattern, hits) for pattern, hits in _edge_patterns(page_texts, pick, numbers).items()
+                     if m >= 2 and len(hits) >= max(2, math.ceil(m * RUNNING_SHARE))]
+            by_parity.append((m, lines))
+        for i, (m, lines) in enumerate(by_parity):
+            other = by_parity[1 - i][1]
+            for pattern, hits in lines:
+                if pattern in found or not (m >= RUNNING_MIN_PAGES or any(o != pattern for o, _ in other)):
+                    continue
+                found.add(pattern)
                 out.append(RunningLine(hits[0][2], pattern, where, tuple(h[0] for h in hits),
                                        tuple(h[1] for h in hits)))
     return out
