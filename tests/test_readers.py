@@ -346,3 +346,71 @@ def test_a_line_on_two_pages_of_one_parity_alone_proves_nothing():
     six = ["Chapter\na", "Book\nb", "Chapter\nc", "Book\nd", "Chapter\ne", "Other\nf"]
     assert [(r.text, r.pages) for r in find_running_lines(six) if r.where == "header"] == [
         ("Chapter", (1, 3, 5)), ("Book", (2, 4))]
+
+
+# --------------------------------------------------------------------------- PDF: tables with empty cells, one cell per line
+
+DEPOTS = [("Depot", "Phone", "Hours", "Notes"), ("Harbour", "555 0100", "07:00-19:00", "gate code at desk"),
+          ("Mill Lane", "555 0199", "06:30-18:00", ""), ("Quayside", "555 0142", "08:00-16:00", ""),
+          ("Station Road", "555 0177", "07:30-17:30", "closed on Sundays")]
+
+
+def _borderless_table_pdf(rows=DEPOTS) -> bytes:
+    """A borderless fpdf2 table (``borders_layout="NONE"``) under a sentence; the Notes column empty in two rows."""
+    from fpdf import FPDF
+
+    pdf = FPDF(format="A4")
+    pdf.set_font("Helvetica", size=11)
+    pdf.add_page()
+    pdf.multi_cell(0, 6, "Depots and their opening hours.")
+    with pdf.table(col_widths=(40, 30, 40, 50), width=160, borders_layout="NONE") as t:
+        for row in rows:
+            r = t.row()
+            for c in row:
+                r.cell(c)
+    return bytes(pdf.output())
+
+
+def _column_at_a_time_pdf() -> bytes:
+    """The same table drawn a column at a time (``FPDF.text`` at each cell's place): pypdf writes one cell a line."""
+    from fpdf import FPDF
+
+    pdf = FPDF(format="A4")
+    pdf.set_font("Helvetica", size=11)
+    pdf.add_page()
+    pdf.text(20, 20, "Depots and their opening hours.")
+    for j, x in enumerate((20, 60, 90, 130)):
+        for i, row in enumerate(DEPOTS):
+            if row[j]:
+                pdf.text(x, 30 + 7 * i, row[j])
+    return bytes(pdf.output())
+
+
+def _tables(raw: bytes):
+    from audit.ingest.extraction_audit import audit_document
+
+    doc = document_from_bytes("depots.pdf", raw)
+    found = audit_document(doc.doc_id, doc.text, doc.pages, doc.extraction)
+    return doc, [f for f in found.findings if f.check == "tables"]
+
+
+def test_a_borderless_table_with_empty_cells_is_found():
+    doc, (table,) = _tables(_borderless_table_pdf())
+    # 5 rows: three of 4 cells, two of 3 (no note): still one table of 4 columns
+    assert table.evidence == ("page 1: 5 rows × 4 cells read as lines of words, first row "
+                              "'Depot | Phone | Hours | Notes'")
+    s, e = table.ranges[0]
+    assert doc.text[s:e].startswith("Depot Phone Hours Notes\n") and doc.text[s:e].endswith("closed on Sundays")
+    # the same table with every cell filled gives the same finding (the rule no longer needs every cell)
+    full = [r[:3] + (r[3] or "none",) for r in DEPOTS]
+    _, (same,) = _tables(_borderless_table_pdf(full))
+    assert same.evidence == table.evidence
+
+
+def test_a_table_read_one_cell_per_line_is_found():
+    doc, (table,) = _tables(_column_at_a_time_pdf())
+    assert "Depot\nHarbour\nMill Lane" in doc.text  # what the extractor made of it: a cell a line
+    assert table.evidence == ("page 1: 5 rows × 4 cells read one cell per line, first row "
+                              "'Depot | Phone | Hours | Notes'")
+    s, e = table.ranges[0]
+    assert doc.text[s:e].startswith("Depot\n") and doc.text[s:e].endswith("closed on Sundays")

@@ -12,9 +12,10 @@ bound, in docs/definitions.md (*Extraction audit*):
   one parity when the lines alternate (:func:`find_running_lines`; :func:`strip_running_lines`
   removes them at extraction);
 - **table flattened into lines** and **column interleaving**: from the PDF's drawing positions
-  (:func:`layout_evidence`): three or more consecutive extracted lines each joining the same number
-  of pieces drawn at the same horizontal positions; two long pieces a line are two columns read
-  across, anything else a table whose cells lost their borders;
+  (:func:`layout_evidence`): three or more consecutive extracted lines each joining pieces drawn in
+  the same columns (a row with an empty cell has a piece fewer); two long pieces a line are two
+  columns read across, anything else a table whose cells lost their borders; and three or more rows
+  of cells the extractor wrote one cell per line (a table drawn a column at a time);
 - **garbled**: the share of characters in Unicode categories Co, Cn, Cc (tab and newline excepted)
   plus U+FFFD, per page, over :data:`GARBLED_BOUND`.
 
@@ -117,7 +118,10 @@ class LayoutBlock:
     x : tuple of float
         Where each piece starts (PDF points from the left edge).
     example : str
-        The block's first extracted line, pieces joined by `` | ``.
+        The block's first row, pieces joined by `` | ``.
+    read : {"lines of words", "one cell per line"}
+        How the extractor wrote the table: each row's cells run together on one line, or each cell on a
+        line of its own (the stream draws the table a column at a time).
     """
 
     kind: str
@@ -128,6 +132,12 @@ class LayoutBlock:
     pieces: int
     x: tuple[float, ...]
     example: str
+    read: str = "lines of words"
+
+    @property
+    def read_as(self) -> str:
+        """``as lines of words`` or ``one cell per line``: how the evidence sentence says it."""
+        return "as lines of words" if self.read == "lines of words" else self.read
 
 
 @dataclass(frozen=True)
@@ -434,21 +444,60 @@ def _lines(fragments: Sequence[Fragment]) -> list[list[Fragment]]:
     return [sorted(line, key=lambda f: f.x) for line in out]
 
 
-def _aligned(xs: Sequence[float], ref: Sequence[float]) -> bool:
-    return len(xs) == len(ref) and all(abs(a - b) <= X_TOLERANCE for a, b in zip(xs, ref))
+def _within(xs: Sequence[float], cols: Sequence[float]) -> bool:
+    """Whether every position of ``xs`` is one of the columns ``cols`` (within :data:`X_TOLERANCE` points)."""
+    return all(any(abs(a - b) <= X_TOLERANCE for b in cols) for a in xs)
 
 
-def _blocks(lines: list[list[Fragment]]) -> list[list[list[Fragment]]]:
-    """Maximal runs of ≥ :data:`GRID_MIN_LINES` consecutive lines of ≥ 2 pieces at the same x positions."""
-    out, cur = [], []
+def _blocks(lines: list[list[Fragment]]) -> list[tuple[list[list[Fragment]], list[float]]]:
+    """Maximal runs of ≥ :data:`GRID_MIN_LINES` consecutive lines of ≥ 2 pieces drawn in the same columns,
+    with the columns' x positions.
+
+    A line belongs to the run when each of its pieces starts at one of the run's columns (a row with an
+    empty cell has fewer pieces), or when the run's columns are all among its own (the run's first line
+    had the empty cell: its columns become the line's).
+    """
+    out, cur, cols = [], [], []
     for line in lines + [[]]:
         xs = [round(f.x, 1) for f in line]
-        if len(line) >= 2 and cur and _aligned(xs, [round(f.x, 1) for f in cur[0]]):
-            cur.append(line)
-            continue
+        if len(line) >= 2 and cur:
+            if _within(xs, cols):
+                cur.append(line)
+                continue
+            if _within(cols, xs):
+                cur.append(line)
+                cols = xs
+                continue
         if len(cur) >= GRID_MIN_LINES:
-            out.append(cur)
-        cur = [line] if len(line) >= 2 else []
+            out.append((cur, cols))
+        cur, cols = ([line], xs) if len(line) >= 2 else ([], [])
+    return out
+
+
+def _cell_grids(lines: list[list[Fragment]]) -> list[tuple[list[list[Fragment]], list[float]]]:
+    """Tables the extractor wrote one cell per line: in a run of consecutive one-piece lines, the pieces drawn
+    on one baseline at two or more columns are a row; ≥ :data:`GRID_MIN_LINES` such rows are a table.
+
+    Rows are returned top first, each sorted by x, with the columns' x positions (left to right).
+    """
+    out, run = [], []
+    for line in lines + [[]]:
+        if len(line) == 1:
+            run.append(line[0])
+            continue
+        rows: dict[float, list[Fragment]] = {}
+        for f in run:
+            key = next((y for y in rows if abs(y - f.y) <= Y_TOLERANCE), f.y)
+            rows.setdefault(key, []).append(f)
+        grid = [sorted(r, key=lambda f: f.x) for _, r in sorted(rows.items(), key=lambda kv: -kv[0])
+                if len({round(f.x) for f in r}) >= 2]
+        if len(grid) >= GRID_MIN_LINES:
+            cols: list[float] = []
+            for f in sorted((f for r in grid for f in r), key=lambda f: f.x):
+                if not cols or f.x - cols[-1] > X_TOLERANCE:
+                    cols.append(round(f.x, 1))
+            out.append((grid, cols))
+        run = []
     return out
 
 
@@ -456,11 +505,13 @@ def layout_evidence(fragments: Sequence[Fragment], page_text: str, offset: int, 
     """Tables and column blocks of one PDF page, placed in the canonical text.
 
     A **block** is a run of at least :data:`GRID_MIN_LINES` consecutive extracted lines (see
-    ``_lines``) that each join the same number (≥ 2) of pieces starting at the same x positions
-    (within :data:`X_TOLERANCE` points of the block's first line). A block of two pieces a line
-    whose pieces' median length is at least :data:`COLUMN_MIN_CHARACTERS` characters is **columns**
-    (two columns of prose read across, line by line); any other block is a **table** whose cells
-    became words on a line.
+    ``_lines``) that each join two pieces or more, each starting at one of the block's columns
+    (within :data:`X_TOLERANCE` points; ``_blocks``: a row with an empty cell stays in its table). A
+    block of two columns whose pieces' median length is at least :data:`COLUMN_MIN_CHARACTERS`
+    characters is **columns** (two columns of prose read across, line by line); any other block is a
+    **table** whose cells became words on a line. A table drawn a column at a time comes out one cell
+    per line (``_cell_grids``): a **table** read ``one cell per line``; two columns of prose drawn so
+    are read right and give nothing.
 
     Parameters
     ----------
@@ -494,19 +545,24 @@ def layout_evidence(fragments: Sequence[Fragment], page_text: str, offset: int, 
         place[id(f)] = (at, at + len(needle))
         cursor = at + len(needle)
     out = []
-    for block in _blocks(lines):
+    found = [(block, cols, "lines of words") for block, cols in _blocks(lines)]
+    found += [(grid, cols, "one cell per line") for grid, cols in _cell_grids(lines)]
+    for block, cols, read in found:
         spans = [place[id(f)] for line in block for f in line if id(f) in place]
         if not spans:
             continue
-        pieces = len(block[0])
+        pieces = len(cols)
         lengths = sorted(len(f.text.strip()) for line in block for f in line)
         median = lengths[len(lengths) // 2] if len(lengths) % 2 else (lengths[len(lengths) // 2 - 1]
                                                                        + lengths[len(lengths) // 2]) / 2
-        kind = "columns" if pieces == 2 and median >= COLUMN_MIN_CHARACTERS else "table"
+        prose = pieces == 2 and median >= COLUMN_MIN_CHARACTERS
+        if prose and read == "one cell per line":
+            continue  # two columns of prose drawn a column at a time: read in the right order
+        kind = "columns" if prose else "table"
         example = " | ".join(" ".join(f.text.split()) for f in block[0])
         out.append(LayoutBlock(kind, page, offset + min(s for s, _ in spans), offset + max(e for _, e in spans),
-                               len(block), pieces, tuple(round(f.x, 1) for f in block[0]), example))
-    return out
+                               len(block), pieces, tuple(cols), example, read))
+    return sorted(out, key=lambda b: b.start)
 
 
 # --------------------------------------------------------------------------- the audit
@@ -615,7 +671,7 @@ def audit_document(doc_id: str, text: str, pages: Sequence[int], notes: Extracti
         if not blocks:
             continue
         if kind == "table":
-            ev = "; ".join(f"page {b.page}: {b.lines} rows × {b.pieces} cells read as lines of words, first row "
+            ev = "; ".join(f"page {b.page}: {b.lines} rows × {b.pieces} cells read {b.read_as}, first row "
                            f"{b.example!r}" for b in blocks)
         else:
             ev = "; ".join(f"page {b.page}: {b.lines} lines join a left and a right column (x = {b.x[0]:g} and "
