@@ -414,3 +414,63 @@ def test_a_table_read_one_cell_per_line_is_found():
                               "'Depot | Phone | Hours | Notes'")
     s, e = table.ranges[0]
     assert doc.text[s:e].startswith("Depot\n") and doc.text[s:e].endswith("closed on Sundays")
+
+
+# --------------------------------------------------------------------------- a quote's own locator
+
+SYNC = """WEBVTT
+
+00:00:01.000 --> 00:00:06.500
+The backup job runs at two every night.
+
+00:00:06.500 --> 00:00:12.000
+It takes about an hour and writes to cold storage.
+
+00:00:12.000 --> 00:00:19.000
+The restore test is on Fridays.
+
+00:00:19.000 --> 00:00:25.600
+Keep the relay keys for ninety days,
+then retire them.
+
+00:00:25.600 --> 00:00:31.000
+That is all for today.
+"""
+
+
+def test_a_quotes_locator_is_the_quotes_and_its_chunks_is_beside_it():
+    from audit.chunking import PRESETS, chunk_corpus
+    from audit.evaluation.citations import build_context
+    from audit.ingest import Corpus
+    from audit.ingest.locators import quote_locator
+    from audit.views.citations import citations_frame, with_needle_checks
+
+    doc = document_from_bytes("sync.vtt", SYNC.encode())
+    corpus = Corpus("t", (doc,))
+    (chunk,) = chunk_corpus(corpus, PRESETS["E"]).chunks  # one chunk: every cue
+    needle = "Keep the relay keys for ninety days, then retire them."
+    # the words were spoken in the fourth cue, 0:19.0-0:25.6 (read off the file); the chunk spans 1 s to 31 s
+    loc = quote_locator(doc, chunk.start, chunk.end, needle)
+    assert (loc.fragment, loc.where) == ("#t=19,25.6", "0:19–0:25.6")
+    assert locator(doc, chunk.start, chunk.end).fragment == "#t=1,31"
+    ctx = build_context("How long are relay keys kept?", [(chunk, 0.2)], corpus)
+    cf = with_needle_checks(citations_frame(ctx, corpus), ctx, needle, frozenset({chunk.chunk_id}), corpus)
+    s = doc.text.index("Keep the relay")
+    assert cf["needle at"].tolist() == [f"#char={s},{s + len(needle)} #t=19,25.6 (0:19–0:25.6)"]
+    assert cf["locator"].tolist() == [f"#char={chunk.start},{chunk.end} #t=1,31"]
+    assert quote_locator(doc, chunk.start, chunk.end, "not said") is None
+
+
+def test_a_quotes_cell_range_and_page_are_its_own():
+    from pdfmaker import make_pdf
+
+    from audit.ingest.locators import quote_locator
+
+    sheet = document_from_bytes("depots.xlsx", _depots())
+    s, end = sheet.text.index("Harbour"), len(sheet.text)
+    assert locator(sheet, s, end).fragment == "#sheet=Depots&range=A3:C4"  # the two data rows
+    assert quote_locator(sheet, s, end, "0161 555 0199").fragment == "#sheet=Depots&range=B4"  # one cell
+    pdf = document_from_bytes("two.pdf", make_pdf(["Keys rotate every thirty days.",
+                                                   "Backups are kept for ninety days."]))
+    assert locator(pdf, 0, len(pdf.text)).where == "pages 1–2"
+    assert quote_locator(pdf, 0, len(pdf.text), "kept for ninety days").fragment == "#page=2"

@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .document import Document
 
 __all__ = ["MAPPED_EXTRACTORS", "CellSpan", "CueSpan", "Locator", "LocatorMap", "a1", "a1_range",
-           "check_locator", "column_letters", "format_seconds", "locator", "locator_columns"]
+           "check_locator", "column_letters", "format_seconds", "locator", "locator_columns", "quote_locator"]
 
 
 #: Extractors whose locator needs a per-document map (without one, only ``#char=`` is known).
@@ -414,6 +414,23 @@ def locator(doc: "Document", start: int, end: int) -> Locator:
     if m.kind == "csv":
         return Locator(start, end, sheet=sheet, range=a1_range(r1, c1, r2, c2), row=r1, row_end=r2, note=note)
     return Locator(start, end, sheet=sheet, range=a1_range(r1, c1, r2, c2), note=note)
+
+
+def quote_locator(doc: "Document", start: int, end: int, quote: str) -> Locator | None:
+    """The locator of the words ``quote`` inside the range ``[start, end)`` of ``doc`` (a chunk's), or None.
+
+    A quote is found in the matching view (:func:`audit.matching.find_view`: whitespace runs as one
+    space), first occurrence; its locator is :func:`locator` of its own range: the cues that hold it
+    (``#t=19,25.6`` where its chunk spans ``#t=1,31``), its cell range, its page, its heading path.
+    The chunk's locator is :func:`locator` of ``[start, end)``; a citation shows both. None when the
+    quote is not inside the range (or is empty).
+    """
+    from ..matching import find_view
+
+    hit = find_view(doc.text[start:end], quote)
+    if hit is None:
+        return None
+    return locator(doc, start + hit[0], start + hit[1])
 
 
 def check_locator(doc: "Document", loc: Locator) -> str:
