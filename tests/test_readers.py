@@ -474,3 +474,31 @@ def test_a_quotes_cell_range_and_page_are_its_own():
                                                    "Backups are kept for ninety days."]))
     assert locator(pdf, 0, len(pdf.text)).where == "pages 1–2"
     assert quote_locator(pdf, 0, len(pdf.text), "kept for ninety days").fragment == "#page=2"
+
+
+# --------------------------------------------------------------------------- every note reaches the extraction findings
+
+def test_reader_notes_are_findings_of_index_health_its_json_and_its_text(tmp_path):
+    from audit.chunking import PRESETS
+    from audit.index import IndexStore, index_corpus
+    from audit.index.health import check_index
+    from audit.ingest import load_folder
+    from audit.models import HashingEncoder
+
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "onboarding.docx").write_bytes(_docx(_onboarding))
+    (folder / "calc.xlsx").write_bytes(_declare_dimension(_calc_workbook(), "A1"))
+    (folder / "notes.md").write_text("# Notes\n\nNothing left out.\n", encoding="utf-8")
+    store = IndexStore(tmp_path / "i.sqlite")
+    index_corpus(store, load_folder(folder), PRESETS["E"], HashingEncoder(dims=32))
+    rep = check_index(store, "E")
+    (f,) = [f for f in rep.findings if f.check == "reader_notes"]
+    assert f.severity == "warning"
+    why = {d["doc_id"]: d["why"] for d in f.documents}
+    assert sorted(why) == ["calc.xlsx", "onboarding.docx"]  # notes.md: nothing to say
+    assert why["onboarding.docx"].startswith("the document holds unaccepted tracked changes (2 insertions")
+    assert "Calc!B3: formula without a cached value (=A3*2)" in why["calc.xlsx"]
+    js = rep.to_json()
+    assert any(c["check"] == "reader_notes" for c in js["findings"])
+    assert "nothing left out by a reader without a word" in rep.render()  # what `health` prints

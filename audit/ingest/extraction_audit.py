@@ -17,7 +17,9 @@ bound, in docs/definitions.md (*Extraction audit*):
   columns read across, anything else a table whose cells lost their borders; and three or more rows
   of cells the extractor wrote one cell per line (a table drawn a column at a time);
 - **garbled**: the share of characters in Unicode categories Co, Cn, Cc (tab and newline excepted)
-  plus U+FFFD, per page, over :data:`GARBLED_BOUND`.
+  plus U+FFFD, per page, over :data:`GARBLED_BOUND`;
+- **reader notes**: what a format's reader left out or changed and said so (a hidden sheet, a
+  formula without a cached value, unaccepted tracked changes, repeated caption lines).
 
 :func:`audit_document` gives a document's :class:`DocumentExtraction`; :func:`chunks_reaching` counts
 the chunks a finding's places reach. Everything here is pure (no index, no Streamlit).
@@ -226,7 +228,7 @@ class ExtractionFinding:
 
     Attributes
     ----------
-    check : {"no_text_layer", "running_lines", "tables", "columns", "garbled"}
+    check : {"no_text_layer", "running_lines", "tables", "columns", "garbled", "reader_notes"}
     pages : tuple of int
         1-based pages it concerns (empty for a document without pages).
     ranges : tuple of (int, int)
@@ -608,7 +610,8 @@ def format_pages(pages: Sequence[int]) -> str:
 
 
 def audit_document(doc_id: str, text: str, pages: Sequence[int], notes: ExtractionNotes | None = None,
-                   chunk_spans: Sequence[tuple[int, int]] = ()) -> DocumentExtraction:
+                   chunk_spans: Sequence[tuple[int, int]] = (), reader_notes: Sequence[str] = ()
+                   ) -> DocumentExtraction:
     """The extraction audit of one document (docs/definitions.md, *Extraction audit*).
 
     Parameters
@@ -624,12 +627,16 @@ def audit_document(doc_id: str, text: str, pages: Sequence[int], notes: Extracti
         and column checks are not made, ``layout_checked`` is False).
     chunk_spans : sequence of (int, int)
         The document's chunks' ``[start, end)`` content ranges, to count what each finding reaches.
+    reader_notes : sequence of str
+        What the format's reader left out or changed, one note each (``Document.locators.notes``: a
+        hidden sheet, unaccepted tracked changes, repeated caption lines); they become one
+        ``reader_notes`` finding, so no loss is silent.
 
     Returns
     -------
     DocumentExtraction
-        Findings in the order no_text_layer, running_lines, tables, columns, garbled; only those
-        that found something.
+        Findings in the order no_text_layer, running_lines, tables, columns, garbled, reader_notes;
+        only those that found something.
     """
     ranges = page_ranges(text, pages)
     texts = [text[s:e] for s, e in ranges]
@@ -684,6 +691,8 @@ def audit_document(doc_id: str, text: str, pages: Sequence[int], notes: Extracti
         add("garbled", [p.page for p in garbled if p.page], [(p.start, p.end) for p in garbled],
             f"{where}: over {GARBLED_BOUND:.0%} private-use, unassigned, control or U+FFFD characters "
             f"(worst {worst.garbled_share:.1%}: {worst.bad} of {worst.characters})")
+    if reader_notes:
+        add("reader_notes", (), (), "; ".join(reader_notes))
     searchable = any(p.has_text and not p.garbled for p in stats)
     return DocumentExtraction(doc_id, tuple(stats), tuple(findings), searchable,
                               notes is not None and notes.layout_checked, tuple(stripped))
