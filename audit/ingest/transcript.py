@@ -79,15 +79,17 @@ def _display_lines(payload: str, entities: bool) -> list[str]:
 
 def _rolling(cues: Sequence[tuple[int, int, str]], entities: bool) -> bool:
     """Whether the captions roll (YouTube's auto-captions): word timings inside the payloads, or at least
-    :data:`ROLLING_SHARE` of the cues after the first open with the line the previous cue ended on."""
+    :data:`ROLLING_SHARE` of the cues after the first open with the line the previous cue ended on, one of
+    them at least with a new line below it."""
     if any(_INNER_TIME.search(p) for _, _, p in cues):
         return True
     lines = [_display_lines(p, entities) for _, _, p in cues]
     lines = [x for x in lines if x]
     if len(lines) < 3:
         return False
-    repeats = sum(1 for a, b in zip(lines, lines[1:]) if a[-1] == b[0])
-    return repeats >= ROLLING_SHARE * (len(lines) - 1)
+    repeats = [b for a, b in zip(lines, lines[1:]) if a[-1] == b[0]]
+    # a line said again in a cue of its own is speech ("No." "No."); rolling shows it above a new line
+    return len(repeats) >= ROLLING_SHARE * (len(lines) - 1) and any(len(b) > 1 for b in repeats)
 
 
 def _unrolled(cues: Sequence[tuple[int, int, str]], entities: bool) -> tuple[list[tuple[int, int, list[str]]], int]:
