@@ -487,12 +487,13 @@ def _cell_grids(lines: list[list[Fragment]]) -> list[tuple[list[list[Fragment]],
         if len(line) == 1:
             run.append(line[0])
             continue
-        rows: dict[float, list[Fragment]] = {}
-        for f in run:
-            key = next((y for y in rows if abs(y - f.y) <= Y_TOLERANCE), f.y)
-            rows.setdefault(key, []).append(f)
-        grid = [sorted(r, key=lambda f: f.x) for _, r in sorted(rows.items(), key=lambda kv: -kv[0])
-                if len({round(f.x) for f in r}) >= 2]
+        rows: list[list[Fragment]] = []
+        for f in sorted(run, key=lambda f: -f.y):  # top first; one sort, not a search per piece
+            if rows and abs(rows[-1][0].y - f.y) <= Y_TOLERANCE:
+                rows[-1].append(f)
+            else:
+                rows.append([f])
+        grid = [sorted(r, key=lambda f: f.x) for r in rows if len({round(f.x) for f in r}) >= 2]
         if len(grid) >= GRID_MIN_LINES:
             cols: list[float] = []
             for f in sorted((f for r in grid for f in r), key=lambda f: f.x):
