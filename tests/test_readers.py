@@ -502,3 +502,9 @@ def test_reader_notes_are_findings_of_index_health_its_json_and_its_text(tmp_pat
     js = rep.to_json()
     assert any(c["check"] == "reader_notes" for c in js["findings"])
     assert "nothing left out by a reader without a word" in rep.render()  # what `health` prints
+    from audit.index.health import snapshot
+    from audit.views.index_health import extraction_view
+
+    view = extraction_view(snapshot(store, "E")).findings  # the Index health page's table
+    rows = view[view["finding"] == "left out or changed by the reader (said)"]
+    assert sorted(rows["document"]) == ["calc.xlsx", "onboarding.docx"]
