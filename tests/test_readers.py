@@ -508,3 +508,26 @@ def test_reader_notes_are_findings_of_index_health_its_json_and_its_text(tmp_pat
     view = extraction_view(snapshot(store, "E")).findings  # the Index health page's table
     rows = view[view["finding"] == "left out or changed by the reader (said)"]
     assert sorted(rows["document"]) == ["calc.xlsx", "onboarding.docx"]
+
+
+def test_rows_and_cells_inside_content_controls_are_read():
+    def build(d):
+        d.add_paragraph("Forms", style="Title")
+        t = d.add_table(rows=3, cols=2)
+        for r, row in enumerate([["Item", "Owner"], ["Badge", "Front desk"], ["Laptop", "IT"]]):
+            for c, v in enumerate(row):
+                t.cell(r, c).text = v
+        tbl = t._tbl
+        trs = tbl.findall(f"{{{W}}}tr")
+        # a repeating section: rows 2 and 3 inside one content control
+        sdt = _w("sdt", _w("sdtPr", _w("tag", val="items")), _w("sdtContent"))
+        tbl.insert(tbl.index(trs[1]), sdt)
+        sdt[1].extend(trs[1:])
+        # a cell-level control around the header's second cell
+        tc = trs[0].findall(f"{{{W}}}tc")[1]
+        cell_sdt = _w("sdt", _w("sdtPr"), _w("sdtContent"))
+        trs[0].insert(trs[0].index(tc), cell_sdt)
+        cell_sdt[1].append(tc)
+
+    doc = document_from_bytes("forms.docx", _docx(build))
+    assert doc.text == "# Forms\n\nItem | Owner\n\nItem: Badge | Owner: Front desk\n\nItem: Laptop | Owner: IT"

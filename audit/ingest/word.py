@@ -133,6 +133,8 @@ class _Numbering:
 _W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
 #: What Word's final view leaves out of a paragraph: deletions, the source of a move, text boxes (not read).
 _NOT_FINAL = {_W + "del", _W + "moveFrom", _W + "txbxContent"}
+#: The second copy of an alternate content (markup compatibility): its first choice is read.
+_FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
 #: Block containers read through in document order: content controls, custom XML, block-level insertions.
 _THROUGH = {_W + "sdt", _W + "sdtContent", _W + "customXml", _W + "ins", _W + "moveTo", _W + "smartTag"}
 
@@ -148,7 +150,7 @@ def _runs(element) -> list:
     def walk(el) -> None:
         for child in el:
             tag = child.tag
-            if not isinstance(tag, str) or tag in _NOT_FINAL:
+            if not isinstance(tag, str) or tag in _NOT_FINAL or tag == _FALLBACK:
                 continue
             if tag == _W + "r":
                 out.append(child)
@@ -187,12 +189,28 @@ def _cell_text(tc) -> str:
                      if not any(a.tag == _W + "txbxContent" for a in p.iterancestors()))
 
 
+def _unwrap_controls(tbl) -> None:
+    """Lift the rows and cells a content control or custom XML holds (a form's repeating section) into their
+    table, in place, in this in-memory copy of the document: python-docx reads a table's own rows and cells only."""
+    for el in list(tbl.iter(_W + "sdt", _W + "customXml")):
+        parent = el.getparent()
+        content = el.find(_W + "sdtContent") if el.tag == _W + "sdt" else el
+        if parent is None or content is None or parent.tag not in (_W + "tbl", _W + "tr"):
+            continue
+        at = parent.index(el)
+        for child in [c for c in content if isinstance(c.tag, str) and c.tag != _W + "customXmlPr"]:
+            parent.insert(at, child)
+            at += 1
+        parent.remove(el)
+
+
 def _table_rows(table) -> list:
     """The table's non-empty cells as :func:`~audit.ingest.spreadsheet.render_table` reads them.
 
     A merged cell (python-docx repeats it in each grid cell it covers) is given once, at its
     top-left cell, with its last row and column. A cell's text is :func:`_cell_text`.
     """
+    _unwrap_controls(table._tbl)
     grid = [[c._tc for c in row.cells] for row in table.rows]
     seen: set = set()
     rows = []
