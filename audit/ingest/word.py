@@ -3,8 +3,10 @@
 The body is read in order: the Title style gives the title, Heading styles give the headings
 (Heading 1 → ``## `` section, Heading 2–9 → ``### ``), list paragraphs are kept as list lines,
 tables are written as spreadsheets are (the header row once, then ``header: value`` rows).
-Headers, footers, footnotes, comments and text boxes are not read (docs/definitions.md,
-*Canonical text*).
+The body is Word's final view (tracked insertions kept, deletions dropped) read through content
+controls, and every heading is kept in the document's outline (its heading path). Headers,
+footers, footnotes, comments and text boxes are not read; unaccepted changes and text boxes are
+named in the document's notes (docs/definitions.md, *Canonical text*; docs/readers.md).
 """
 
 from __future__ import annotations
@@ -262,7 +264,11 @@ def docx_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
     ``- item`` for a bullet, ``N. item`` for a numbered list (numbers recounted in decimal per list
     and level), indented two spaces a level; a table as :func:`~audit.ingest.spreadsheet.render_table`
     writes it (its first row the header, the labels of columns without one ``column N``). Empty
-    paragraphs are dropped. Locator: ``#char=`` in this text.
+    paragraphs are dropped. Runs are read in Word's final view (:func:`_runs`: insertions kept,
+    deletions and move sources dropped) and through content controls, block, row, cell and inline.
+    Locator: ``#char=`` in this text; ``locators`` (kind ``text``) holds the outline, every heading
+    with its level, which gives a range its heading path, and the notes (unaccepted tracked
+    changes, text boxes not read).
 
     Raises
     ------
