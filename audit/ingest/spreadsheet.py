@@ -4,9 +4,10 @@ Each visible sheet is a section (a CSV is one sheet named after its file); its f
 value is the header row, written once as its cells joined by `` | ``; every later row is one
 paragraph of ``header: value`` pairs joined by `` | ``, so a chunk reads alone. Every character
 that comes from a cell is recorded (:class:`audit.ingest.locators.CellSpan`), which gives each
-chunk its sheet and A1 range (``#sheet=NAME&range=A2:D9``; a CSV: RFC 7111's ``#row=2-9``). Hidden
-sheets and formulas without a cached value are left out and listed (docs/definitions.md,
-*Canonical text*).
+chunk its sheet and A1 range (``#sheet=NAME&range=A2:D9``; a CSV: RFC 7111's ``#row=2-9``). A merged
+title above a sheet's header row is the sheet's ``###`` heading; a sheet is read to its real extent
+whatever dimension it declares; a CSV field may be as long as the file. Hidden sheets and formulas
+without a cached value are left out and listed (docs/definitions.md, *Canonical text*; docs/readers.md).
 """
 
 from __future__ import annotations
