@@ -29,7 +29,7 @@ store_health   beside the run set: the source's own checks of its vectors where 
 
 from __future__ import annotations
 
-__all__ = ["CANNOT", "can", "capabilities", "missing"]
+__all__ = ["CANNOT", "can", "capabilities", "missing", "sentence"]
 
 #: Capability → what a page says when the run set lacks it.
 CANNOT = {
@@ -114,6 +114,13 @@ def can(runset, what: str, run=None, *, index_file=None, store_health=None) -> b
 def capabilities(runset, *, index_file=None, store_health=None) -> frozenset[str]:
     """Every capability of :data:`CANNOT` the run set (and what is beside it) holds."""
     return frozenset(w for w in CANNOT if can(runset, w, index_file=index_file, store_health=store_health))
+
+
+def sentence(what: str) -> str:
+    """What a page says when ``what`` cannot be shown: the :data:`CANNOT` text as a sentence (first letter up,
+    a full stop), the rest kept as written."""
+    text = CANNOT[what]
+    return text[:1].upper() + text[1:] + "."
 
 
 def missing(runset, *what: str) -> list[str]:
