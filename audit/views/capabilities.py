@@ -12,7 +12,7 @@ The capabilities (the first column of :data:`CANNOT`):
 judgments      a judged question (needles or qrels) in some space
 needles        a ground truth of needles (its locations in the documents)
 out_of_domain  a run that ranked an out-of-domain question (``run``: that run)
-chunks         the chunks' text of some space
+chunks         the chunks' text of some space (``run``: of that run's space)
 offsets        chunks and the documents, so a ``#char=`` locator can be checked
 corpus         the documents (canonical text)
 strategies     chunks cut here by the built-in strategies (chunk cuts, needle diagnoses)
@@ -68,7 +68,7 @@ def can(runset, what: str, run=None, *, index_file=None, store_health=None) -> b
     what : str
         A key of :data:`CANNOT`.
     run : Run or str, optional
-        For ``out_of_domain``: that run only (default: any available run).
+        For ``out_of_domain`` and ``chunks``: that run (its space) only (default: any run, any space).
     index_file : path or None
         Beside the run set: the SQLite index it was read through (``index_file`` only).
     store_health : callable or None
@@ -87,6 +87,8 @@ def can(runset, what: str, run=None, *, index_file=None, store_health=None) -> b
         runs = [runset.run(run) if isinstance(run, str) else run] if run is not None else runset.runs
         return any(r is not None and r.available and runset.has_out_of_domain(r) for r in runs)
     if what == "chunks":
+        if run is not None:
+            return runset.space(run).chunks is not None
         return any(sp.chunks is not None for sp in runset.spaces.values())
     if what == "offsets":
         return runset.corpus is not None and can(runset, "chunks")
