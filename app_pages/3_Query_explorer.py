@@ -55,7 +55,8 @@ if not set(kept) <= set(names):  # the sidebar's strategies changed: keep those 
 if not set(st.session_state.get("qe_strategies", ())) <= set(names):
     del st.session_state["qe_strategies"]  # a value outside the options: start from the kept choice
 c1, c2 = st.columns([3, 1])
-c1.multiselect("Strategies side by side" if by_strategy else "Runs side by side", names, default=kept, key="qe_strategies")
+c1.multiselect("Strategies side by side" if by_strategy else "Runs side by side", names, default=kept,
+               key="qe_strategies")
 c2.number_input("Chunks per run", min_value=1, max_value=20, value=st.session_state.get("qe_top_kept", 4), key="qe_top")
 chosen = st.session_state["qe_chosen"] = list(st.session_state["qe_strategies"])
 top = st.session_state["qe_top_kept"] = int(st.session_state.get("qe_top", 4))

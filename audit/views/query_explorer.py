@@ -23,9 +23,9 @@ from ..scores import cosine_distances
 from ..sources.builtin import pairs_over_window
 from .capabilities import CANNOT, can
 
-__all__ = ["HIT_COLUMNS", "ModelUnavailable", "can_rank_typed", "chunk_text_html", "destroyed_here", "embedded_cut", "first_correct",
-           "hits_frame", "judged_line", "needle_notes", "needle_text", "no_bm25_token_note", "pairs_over_window_of",
-           "ranked_from_search", "run_title", "shown_runs", "typed_ranking"]
+__all__ = ["HIT_COLUMNS", "ModelUnavailable", "can_rank_typed", "chunk_text_html", "destroyed_here", "embedded_cut",
+           "first_correct", "hits_frame", "judged_line", "needle_notes", "needle_text", "no_bm25_token_note",
+           "pairs_over_window_of", "ranked_from_search", "run_title", "shown_runs", "typed_ranking"]
 
 HIT_COLUMNS = ["run", "rank", "chunk_id", "doc_id", "section", "score", "score kind", "cosine distance", "correct",
                "locator", "content (chars)"]
