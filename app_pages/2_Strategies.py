@@ -82,7 +82,7 @@ st.subheader("Paired sign tests")
 available = [r.name for r in results if r.available]
 st.caption("Exact two-sided sign test on the questions where exactly one run hits (discordant). Wins = a hits and b "
            "misses. Holm adjustment over every pair shown. Choose fewer runs for a less conservative adjustment.")
-if len(available) < 2:
+if not can(rs, "two_runs"):
     st.info(CANNOT["two_runs"].capitalize() + ".")
 else:
     if "pair_columns" not in st.session_state or not set(st.session_state["pair_columns"]) <= set(available):
