@@ -5,6 +5,7 @@ health functions or run retrieval themselves), checked against the CLI's own rou
 
 from __future__ import annotations
 
+import pytest
 from test_health import by_check, check_file, compare_files, indexed  # noqa: F401 (indexed: a fixture)
 from test_store import N_DOCS, write_docs
 
@@ -48,3 +49,9 @@ def test_two_index_files_compare_as_compare_does(tmp_path):
     assert page.per_query[["rank before", "rank after"]].equals(cli.per_query[["rank before", "rank after"]])
     assert [(t.k, t.wins, t.losses) for t in page.tests] == [(t.k, t.wins, t.losses) for t in cli.tests]
     assert page.at_threshold.equals(cli.at_threshold) and (page.threshold, page.how) == (0.6, "given")
+
+
+def test_an_index_the_file_does_not_hold_is_named(indexed):  # noqa: F811
+    store, docs, enc = indexed
+    with pytest.raises(KeyError, match="no index 'B' in .*i.sqlite; indexes: E"):
+        index_health(store, "B", enc)

@@ -48,8 +48,17 @@ class IndexHealth:
 def index_health(store, name: str, encoder, strip_running_lines: bool = False) -> IndexHealth:
     """Index ``name`` of an opened (read-only) index file, checked against the current configuration: its own
     generation's stamp with ``encoder``'s model (stale is computed, never stored), read once for the checks and
-    the extraction audit, and its manifest."""
-    current = Stamp.from_generation(store.generation(name)).with_model(encoder)
+    the extraction audit, and its manifest.
+
+    Raises
+    ------
+    KeyError
+        The file holds no index ``name`` (the message names the file and the indexes it holds).
+    """
+    gen = store.generation(name)
+    if gen is None:
+        raise KeyError(f"no index {name!r} in {store.path}; indexes: {', '.join(store.indexes()) or 'none'}")
+    current = Stamp.from_generation(gen).with_model(encoder)
     snap = snapshot(store, name, current, encoder, strip_running_lines=strip_running_lines)
     return IndexHealth(snap, check_snapshot(snap), manifest(store, name))
 

@@ -103,7 +103,13 @@ def needle_notes(runset, run, query) -> list[tuple[str, str]]:
 
 def shown_runs(runset, names: Sequence[str] | None = None, retriever: str | None = None):
     """What the page puts side by side: with ``names`` None, the names it offers (the built-in strategies, else the
-    run set's available runs); with ``names``, those runs (a strategy's column of ``retriever``, else the run)."""
+    run set's available runs); with ``names``, those runs (a strategy's column of ``retriever``, else the run).
+
+    Raises
+    ------
+    KeyError
+        A name is not a strategy (or run) of the run set, or the strategy has no ``retriever`` column (the
+        message names what was run)."""
     by_strategy = can(runset, "strategies")
     if names is None:
         return list(runset.strategies) if by_strategy else [r.name for r in runset.runs if r.available]

@@ -32,7 +32,13 @@ def chunk_lengths_line(runset) -> str | None:
 
 
 def special_tokens(runset) -> int:
-    """How many special tokens the encoder adds to every chunk (counted on the first strategy's chunks)."""
+    """How many special tokens the encoder adds to every chunk (counted on the first strategy's chunks).
+
+    Raises
+    ------
+    IndexError
+        The run set holds no built-in strategy (``can(runset, "tokens")`` is false: the page says so first).
+    """
     return runset.spaces[runset.strategies[0]].tokens.n_special
 
 

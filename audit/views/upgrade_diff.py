@@ -119,7 +119,14 @@ def index_pair(old, new, name: str, retriever: str, ground_truth, encoder_of):
 def files_diff(pair, name: str, retriever: str, k: int, given: float | None = None,
                threshold_path: str | Path | None = None) -> UpgradeDiff:
     """The run sets of :func:`index_pair` compared at ``k`` on their one column, at the cut the one rule
-    chooses for the before side (cosine distance)."""
+    chooses for the before side (cosine distance).
+
+    Raises
+    ------
+    KeyError
+        ``pair`` holds no run of ``name`` and ``retriever``.
+    ValueError
+        The two sides cannot be compared (the message says why)."""
     before, after = pair
     col = column_name(name, retriever)
     choice = choose(before.run(col).cut_key, given, path=threshold_path)
