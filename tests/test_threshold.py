@@ -260,3 +260,18 @@ def test_a_saved_cut_keeps_its_note_and_author_and_says_them_where_applied(tmp_p
     assert (o.note, o.author, o.saved_at) == ("", "", "2026-01-01T00:00:00+00:00")
     assert o.describe() == "0.5 (C/dense: strategy C, dense, model weights 53aa51, corpus c0ffee, cosine-distance)"
     assert SavedCut(0.5, None, note="why").signed() == "saved: “why”"
+
+
+def test_each_outcome_at_a_cut_has_the_wilson_interval_of_its_domain():
+    from scipy.stats import binomtest
+
+    c = GateCounts(0.6, answered=7, answered_without=2, abandoned=1, bluff=3, refused=1, abandoned_answerable=1,
+                   in_domain=10, out_of_domain=4)
+    iv = c.intervals()
+    for name, k, n in (("answered", 7, 10), ("answered without", 2, 10), ("abandoned", 1, 10), ("bluff", 3, 4),
+                       ("refused", 1, 4)):
+        ci = binomtest(k, n).proportion_ci(method="wilson")  # the reference: scipy's Wilson score interval
+        assert (iv[name].successes, iv[name].n, iv[name].estimate) == (k, n, k / n)
+        assert (iv[name].low, iv[name].high) == pytest.approx((ci.low, ci.high), abs=1e-12)
+    empty = GateCounts(0.6, answered=0, in_domain=0).intervals()["answered"]
+    assert empty.n == 0 and math.isnan(empty.low)
