@@ -133,8 +133,12 @@ def cmd_report_endpoint(a) -> int:
         bar.close()
     report = build_report(system, a.threshold)
     print(report.render_text())
+    data = report.to_json()
     if a.json:
-        write_json(a.json, report.to_json())
+        write_json(a.json, data)
+    from .record import write_record
+
+    write_record(a, report, data)
     for name, log in (system.settings.get("requests") or {}).items():
         failed = [o for o in log.outcomes if o.failed]
         if failed:

@@ -54,6 +54,11 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--reranker", default="cross-encoder/ms-marco-MiniLM-L-6-v2", help="name, path or none")
     r.add_argument("--threshold", type=float, default=None, help="cosine distance cut for the bluff list")
     r.add_argument("--json", help="also write the report as JSON to this file")
+    r.add_argument("--html", metavar="FILE", help="also write the decision record: one self-contained HTML file "
+                                                  "(provenance, the saved cut and what it does, the comparison) to "
+                                                  "forward; opens offline")
+    r.add_argument("--pdf", metavar="FILE", help="also print the decision record to PDF (headless Chromium through "
+                                                 "Playwright; without them, the HTML beside it and how to print it)")
     r.add_argument("--fail-under", action="append", metavar="METRIC=VALUE",
                    help="exit 1 when any column is below, e.g. recall@8=0.7 (repeatable)")
     r.add_argument("--db", help="index database (default .audit/index-<corpus>.sqlite)")

@@ -6,6 +6,9 @@
 - ``--run NAME=FILE …``: a team's run files (:mod:`.runs`);
 - ``--endpoint …``: a team's retrieval service (:mod:`.endpoint`);
 - ``--traffic FILE …``: production traffic, alone or after ``--run`` (:mod:`.traffic`), a section of the report.
+
+Every path ends the same way: ``--json`` writes the report's JSON, ``--html`` / ``--pdf`` the decision record
+rendered from it (:func:`.record.write_record`).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from .common import (
     write_json,
 )
 from .history import after_report
+from .record import write_record
 
 __all__ = ["cmd_report"]
 
@@ -94,8 +98,10 @@ def _report_builtin(a) -> int:
         bar.close()
     report = build_report(run, a.threshold)
     print(report.render_text())
+    data = report.to_json()
     if a.json:
-        write_json(a.json, report.to_json())
+        write_json(a.json, data)
+    write_record(a, report, data)
     return after_report(a, report, gates_failed(gates, report.results, skip_unavailable=True))
 
 
@@ -139,6 +145,7 @@ def _report_dataset(a) -> int:
         data["ann"] = ann.to_dict()
     if a.json:
         write_json(a.json, data)
+    write_record(a, report, data)
     return after_report(a, report, EXIT_OK)
 
 
