@@ -21,6 +21,7 @@ from ui.charts import distance_histogram, outcomes_against_cut, sweep_chart
 from ui.context import focus_run
 from ui.layout import cells
 from ui.notices import notices
+from ui.record import download_record
 from ui.text import md
 from ui.threshold import cut_slider, note_inputs, outcome_metrics, page_cut, set_chosen, threshold_file
 from ui.vega import draw
@@ -82,6 +83,7 @@ else:
     b2.caption("No threshold saved for this run yet.")
 for other in pc.choice.offered:
     st.caption(md(f"A threshold saved elsewhere, not applied here: {other.describe()}"))
+download_record(ctx, "threshold_record")
 
 st.subheader("Where the gate decides")
 step = histogram_step(view.extent, kind)

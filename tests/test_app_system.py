@@ -258,3 +258,18 @@ def test_each_outcome_has_the_built_in_pages_colour_on_a_teams_threshold_page():
     for outcome in ("answered", "answered without", "abandoned", "refused"):
         assert seen.get(outcome) == {OUTCOME_COLOURS[outcome].upper()}, outcome
     assert seen.get("bluff", {"#D55E00"}) == {"#D55E00"} and seen["answered without"] == {"#CC79A7"}
+
+
+def test_download_this_audit_is_built_when_pressed_never_on_a_rerun(monkeypatch):
+    import audit.views.record as record
+
+    calls = []
+    real = record.record_html
+    monkeypatch.setattr(record, "record_html", lambda *a, **k: calls.append(1) or real(*a, **k))
+    for page in ("app_pages/1_Overview.py", "app_pages/5_Threshold.py"):
+        at = _app(page)
+        assert not at.exception, [e.value for e in at.exception]
+        labels = [b.proto.label for b in at.get("download_button")]
+        assert "Download this audit (HTML)" in labels
+        at.run()  # a rerun: the file is still not built
+    assert calls == []  # AppTest never presses a download button: nothing was rendered on any run

@@ -164,3 +164,50 @@ def test_the_pdf_has_the_same_figures(audits, kind):
         p = c["p (Holm)"]
         assert ("<0.0001" if p < 0.0001 else f"{p:.4f}") in text
     assert not math.isnan(t["cut"])
+
+
+def test_download_this_audit_from_the_threshold_page(tmp_path):
+    """The dashboard's button (Threshold page, a team's runs of data/example) hands over the same record: the saved
+    cut with its note and author, opened offline."""
+    need_chromium()
+    pytest.importorskip("playwright.sync_api", reason="pip install playwright (requirements-dev.txt)")
+    from playwright.sync_api import sync_playwright
+
+    from audit.evaluation.saved_cut import save_cut
+    from streamlit_harness import app_env, serve_app
+    from test_browser import _no_exception, _settle
+
+    home = tmp_path / "home"
+    home.mkdir()
+    save_cut(0.37, _saved_key("example"), "run before", home / "threshold.json", note=NOTE, author="Ana Lima")
+    ex = "data/example/"
+    env = app_env(AUDIT_HOME=str(home), AUDIT_HISTORY="off", AUDIT_MODEL="hashing", AUDIT_RERANKER="none",
+                  AUDIT_SOURCE="system", AUDIT_SYS_QUERIES=ex + "queries.tsv", AUDIT_SYS_QRELS=ex + "qrels.trec",
+                  AUDIT_SYS_CHUNKS=ex + "chunks.jsonl", AUDIT_SYS_OOD_QUERIES=ex + "ood-queries.tsv",
+                  AUDIT_SYS_RUNS=f"before={ex}before.trec", AUDIT_SYS_SCORES="before=cosine-distance",
+                  AUDIT_SYS_OOD_RUNS=f"before={ex}ood-before.trec")
+    with serve_app(env, tmp_path / "server.log") as app, sync_playwright() as p:
+        browser = launch_chromium(p)
+        try:
+            pg = browser.new_page(accept_downloads=True)
+            pg.set_default_timeout(60_000)
+            pg.goto(app.url + "threshold")
+            _settle(pg)
+            _no_exception(pg, "threshold")
+            with pg.expect_download() as dl:
+                pg.get_by_role("button", name="Download this audit (HTML)").click()
+            path = tmp_path / dl.value.suggested_filename
+            dl.value.save_as(path)
+            assert path.suffix == ".html"
+            view = browser.new_page()
+            made, failed = _open(view, path)
+            assert made == [path.as_uri()] and failed == []
+            cut = view.locator('[data-figure="cut"][data-run="before"]')
+            assert float(cut.get_attribute("data-value")) == 0.37
+            assert view.locator('[data-figure="note"][data-run="before"]').inner_text() == NOTE
+            assert view.locator('[data-figure="author"][data-run="before"]').inner_text() == "Ana Lima"
+            # data/example's README: at 0.37 before answers 5 of 9 and refuses all 4 out-of-domain questions
+            assert view.locator('[data-figure="count:answered"][data-run="before"]').inner_text() == "5"
+            assert view.locator('[data-figure="count:refused"][data-run="before"]').inner_text() == "4"
+        finally:
+            browser.close()

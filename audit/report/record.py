@@ -43,7 +43,7 @@ from typing import Any, Iterable, Mapping, Sequence
 from ..evaluation.saved_cut import describe_key
 from .tables import format_p
 
-__all__ = ["OUTCOMES", "RecordError", "find_chromium", "render_html", "to_pdf", "PDF_HOWTO"]
+__all__ = ["OUTCOMES", "PDF_HOWTO", "RecordError", "find_chromium", "pdf_available", "render_html", "to_pdf"]
 
 #: The five outcomes at a cut, in reading order: (JSON key, label, domain).
 OUTCOMES = (("answered", "answered with the answer", "in-domain"),
@@ -435,10 +435,20 @@ def find_chromium() -> str | None:
     return None
 
 
-def to_pdf(page_html: str, path: str | Path, chromium: str | None = None) -> Path:
-    """Print ``page_html`` to a PDF at ``path`` with headless Chromium (Playwright's ``page.pdf``, A4, backgrounds).
+def to_pdf(page_html: str, path: str | Path | None = None, chromium: str | None = None) -> bytes:
+    """Print ``page_html`` to PDF with headless Chromium (Playwright's ``page.pdf``, A4, backgrounds printed).
 
     Every request the page would make is aborted (it makes none), so the PDF holds what the HTML file shows.
+
+    Parameters
+    ----------
+    path : path, optional
+        Also write the PDF there.
+
+    Returns
+    -------
+    bytes
+        The PDF.
 
     Raises
     ------
@@ -452,7 +462,6 @@ def to_pdf(page_html: str, path: str | Path, chromium: str | None = None) -> Pat
         from playwright.sync_api import sync_playwright
     except ImportError:
         raise RecordError(PDF_HOWTO) from None
-    path = Path(path)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=exe, args=["--headless", "--no-sandbox", "--disable-gpu",
                                                                "--disable-background-networking"])
@@ -461,8 +470,17 @@ def to_pdf(page_html: str, path: str | Path, chromium: str | None = None) -> Pat
             page.route("**/*", lambda route: route.abort())
             page.set_content(page_html, wait_until="load")
             page.emulate_media(media="print")
-            page.pdf(path=str(path), format="A4", print_background=True,
-                     margin={"top": "12mm", "bottom": "12mm", "left": "10mm", "right": "10mm"})
+            pdf = page.pdf(format="A4", print_background=True,
+                           margin={"top": "12mm", "bottom": "12mm", "left": "10mm", "right": "10mm"})
         finally:
             browser.close()
-    return path
+    if path is not None:
+        Path(path).write_bytes(pdf)
+    return pdf
+
+
+def pdf_available() -> bool:
+    """Whether :func:`to_pdf` can print here (Chromium found and Playwright importable)."""
+    import importlib.util
+
+    return find_chromium() is not None and importlib.util.find_spec("playwright") is not None

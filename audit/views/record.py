@@ -52,12 +52,12 @@ def history_frames(store, report, series: str | None = None, session=None) -> tu
     return trend, health
 
 
-def record_filename(report) -> str:
-    """A file name for people: ``audit-<source>.html`` (letters, digits, ``-`` and ``.`` only)."""
+def record_filename(source_name: str, suffix: str = ".html") -> str:
+    """A file name for people: ``audit-<source name>.html`` (letters, digits, ``-`` and ``.`` only)."""
     import re
 
-    name = re.sub(r"[^A-Za-z0-9.-]+", "-", report.runset.source.name).strip("-.")[:60] or "audit"
-    return f"audit-{name}.html"
+    name = re.sub(r"[^A-Za-z0-9.-]+", "-", source_name).strip("-.")[:60] or "audit"
+    return f"audit-{name}{suffix}"
 
 
 def record_html(report=None, *, runset=None, results=None, saved_path: str | Path | None = None, data=None,
