@@ -69,7 +69,8 @@ def _record(a, record) -> int | None:
         return None
     rid = save(record, team_uris=_team_uris(a))
     if rid is not None:
-        print(f"(recorded in the history as #{rid}: python -m audit history show {rid})", file=sys.stderr)
+        print(f"(recorded in the history as #{rid}: python -m audit history show {rid}; on the dashboard, "
+              f"history?record={rid})", file=sys.stderr)
     return rid
 
 
