@@ -61,7 +61,8 @@ def runs_diff(ctx):
         return None
     choice = choose(rs.run(before).cut_key, given, path=threshold_file(ctx))
     try:
-        return diff_runs(rs, before, rs, after, k, choice.cut, choice.how), ""
+        return diff_runs(rs, before, rs, after, k, choice.cut, choice.how,
+                         signed=choice.saved.signed() if choice.saved else ""), ""
     except ValueError as e:
         st.error(md(str(e)))
         return None
@@ -150,7 +151,8 @@ def files_diff(ctx):
     before, after = pair
     col = column_name(name, retriever)
     choice = choose(before.run(col).cut_key, given, path=threshold_file(ctx))
-    return diff_runs(before, col, after, col, k, choice.cut, choice.how, labels=("before", "after")), \
+    return diff_runs(before, col, after, col, k, choice.cut, choice.how, labels=("before", "after"),
+                     signed=choice.saved.signed() if choice.saved else ""), \
         "each index file's own chunks and model"
 
 

@@ -99,3 +99,19 @@ def test_the_sweep_is_inline_svg():
     page = render_html(build_report(rs), charts=True)
     assert page.count("<svg") == 2  # one sweep per run with out-of-domain rankings, drawn in the file
     assert not re.search(r"<(img|script|link|iframe)\b", page, re.I)
+
+
+def test_the_upgrade_diff_says_who_saved_its_cut_and_why(tmp_path):
+    from audit.evaluation.saved_cut import choose
+    from audit.evaluation.upgrade import diff_runs
+    from audit.views.upgrade_diff import cut_caption
+
+    rs = _system()
+    path = tmp_path / "threshold.json"
+    saved = save_cut(0.37, rs.run("before").cut_key, "run before", path, note="fewer bluffs", author="Ana")
+    choice = choose(rs.run("before").cut_key, path=path)
+    diff = diff_runs(rs, "before", rs, "before", 8, choice.cut, choice.how, signed=choice.saved.signed())  # one kind
+    assert cut_caption(diff) == ("Outcomes at the cut 0.37 cosine distance (the threshold saved for before; the same "
+                                 f"cut on both sides), saved by Ana on {saved.saved_at}: “fewer bluffs”")
+    typed = diff_runs(rs, "before", rs, "before", 8, 0.37, "given", signed="ignored: not a saved cut")
+    assert typed.signed == ""

@@ -180,7 +180,8 @@ def records_diff(before, after, series: str, k: int = 8, given: float | None = N
                          "questions and judgments")
     sb, sa = runset_of(before), runset_of(after)
     choice = choose(rb.cut_key, given, cuts=cuts)
-    return diff_runs(sb, rb.name, sa, ra.name, k, choice.cut, choice.how, labels=(before.label(), after.label()))
+    return diff_runs(sb, rb.name, sa, ra.name, k, choice.cut, choice.how, labels=(before.label(), after.label()),
+                     signed=choice.saved.signed() if choice.saved else "")
 
 
 def record_id(value) -> int:

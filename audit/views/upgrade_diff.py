@@ -62,4 +62,4 @@ def cut_caption(diff: UpgradeDiff, side: str = "") -> str:
            "balanced": f"{diff.before}'s balanced cut, none saved for it"}.get(diff.how, diff.how)
     unit = diff.score_kind.replace("-", " ")
     return (f"Outcomes at the cut {diff.threshold:.4g} {unit} ({how}; the same cut on both sides"
-            + (f"; {side}" if side else "") + ")")
+            + (f"; {side}" if side else "") + ")" + (f", {diff.signed}" if diff.signed else ""))
