@@ -115,3 +115,20 @@ def test_the_upgrade_diff_says_who_saved_its_cut_and_why(tmp_path):
                                  f"cut on both sides), saved by Ana on {saved.saved_at}: “fewer bluffs”")
     typed = diff_runs(rs, "before", rs, "before", 8, 0.37, "given", signed="ignored: not a saved cut")
     assert typed.signed == ""
+
+
+def test_the_record_carries_the_trend_of_its_series_from_the_history(tmp_path, monkeypatch):
+    monkeypatch.setenv("AUDIT_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("AUDIT_HISTORY", "on")
+    args = ["report", "--queries", str(EX / "queries.tsv"), "--qrels", str(EX / "qrels.trec"), "--series", "relay"]
+    first = tmp_path / "first.json"
+    assert main([*args, "--run", f"sys={EX / 'before.trec'}", "--score", "sys=cosine-distance", "--json",
+                 str(first)]) == 0  # record 1
+    assert main([*args, "--run", f"sys={EX / 'after.trec'}", "--html", str(tmp_path / "r.html")]) == 0  # record 2
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    trend = page[page.index("<h2>Trend</h2>"):]
+    rows = re.findall(r"<tr><td>relay</td><td>(\d+)</td><td>[^<]*</td><td>([0-9.]+)</td>", trend)
+    # the record is written before this audit is recorded: the trend holds the earlier audit, with the Success@8
+    # its own report gave
+    want = json.loads(first.read_text(encoding="utf-8"))["results"][0]["Success@8"]
+    assert rows == [("1", f"{want:.3f}")]
