@@ -1,7 +1,8 @@
 """"Download this audit" (Overview, Threshold): the decision record of the page's run set, built when pressed.
 
 The file is :func:`audit.views.record.record_html` of the run set and its results under this session's saved cuts
-(the decision: the saved cut of each run, with its note and author), with the history's trend and health. It is
+(the decision: the saved cut of each run, with its note and author), with the history's trend and health and, when
+the sidebar reads production traffic, its NO ANSWER share at the page's cut. It is
 built by a callable given to ``st.download_button(data=…)``: Streamlit runs it when the button is pressed, never
 on a rerun. A PDF button sits beside it where Chromium and Playwright are installed; elsewhere one line says how to
 print the HTML.
@@ -27,6 +28,7 @@ def _builder(ctx: PageContext, pdf: bool):
 
     runset, results, saved = ctx.runset, ctx.results, threshold_file(ctx)
     config, session = paths.config(), visible_session()  # read here: the callable runs outside the script
+    traffic = _traffic(ctx)
 
     def build() -> bytes:
         store = None
@@ -36,7 +38,8 @@ def _builder(ctx: PageContext, pdf: bool):
             except HistoryError:
                 store = None
         try:
-            page = record_html(runset=runset, results=results, saved_path=saved, store=store, session=session)
+            page = record_html(runset=runset, results=results, saved_path=saved, store=store, session=session,
+                               traffic=traffic.to_json() if traffic is not None else None)
         finally:
             if store is not None:
                 store.close()
@@ -47,6 +50,19 @@ def _builder(ctx: PageContext, pdf: bool):
         return to_pdf(page)
 
     return build
+
+
+def _traffic(ctx: PageContext):
+    """The sidebar's traffic at the page's cut (:func:`ui.traffic.page_traffic_report`), or None."""
+    from .threshold import page_cut
+    from .traffic import page_traffic_report, traffic_input
+
+    if traffic_input() is None:
+        return None
+    pc = page_cut(ctx)
+    if pc is None:
+        return None
+    return page_traffic_report(pc.labelled(), pc.cut, pc.source, f"{ctx.digest}:{pc.run.name}")
 
 
 def download_record(ctx: PageContext, key: str) -> None:

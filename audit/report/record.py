@@ -110,7 +110,7 @@ def _provenance(report, data: Mapping, generated_at: str) -> str:
     items: list[tuple[str, str]] = [("source", src.name if src.name.startswith(src.kind) else f"{src.kind}: {src.name}")]
     if rs.corpus is not None:
         items.append(("corpus", f"{rs.corpus.name} (sha256 {rs.corpus.sha256})"))
-    if rs.model:
+    if rs.model and "model" not in (data.get("provenance") or {}):  # the built-in provenance names it already
         items.append(("model", ", ".join(f"{k} {v}" for k, v in rs.model.items() if v not in (None, ""))))
     items.append(("ground truth", f"{data.get('judged_by') or ''}; digest {ground_truth_hash(rs)}"))
     if src.identity:
@@ -160,19 +160,20 @@ def _sweep_svg(entry: Mapping, run: str) -> str:
         return ""
     cut = entry.get("cut")
     unit = entry.get("score_kind") or "cosine-distance"
+    step = "step-after" if entry.get("keep") == "above" else "step-before"
     spec = {
         "$schema": "https://vega.github.io/schema/vega-lite/v5.json", "width": 640, "height": 220,
         "title": f"Run {run}: what each cut costs", "background": "white",
         "layer": [
-            {"data": {"values": rows}, "mark": {"type": "line", "interpolate": "step-after"},
+            # a count at a swept cut holds up to it from the previous cut when the gate keeps scores strictly below
+            # the cut (distances), and from it up to the next when it keeps those strictly above (similarities)
+            {"data": {"values": rows}, "mark": {"type": "line", "interpolate": step},
              "encoding": {"x": {"field": "cut", "type": "quantitative", "title": f"cut ({unit})"},
                           "y": {"field": "queries", "type": "quantitative", "title": "queries"},
-                          "color": {"field": "outcome", "type": "nominal",
+                          "color": {"field": "outcome", "type": "nominal", "title": None,
+                                    "legend": {"orient": "top"},
                                     "scale": {"domain": ["bluffs", "abandoned", "abandoned answerable"],
-                                              "range": ["#cf222e", "#0969da", "#8c959f"]}},
-                          "strokeDash": {"field": "outcome", "type": "nominal", "legend": None,
-                                         "scale": {"domain": ["bluffs", "abandoned", "abandoned answerable"],
-                                                   "range": [[1, 0], [1, 0], [4, 3]]}}}},
+                                              "range": ["#cf222e", "#0969da", "#8c959f"]}}}},
             *([{"data": {"values": [{"cut": cut}]}, "mark": {"type": "rule", "color": "black"},
                 "encoding": {"x": {"field": "cut", "type": "quantitative"}}}] if cut is not None else []),
         ],
