@@ -124,11 +124,14 @@ def test_the_record_carries_the_trend_of_its_series_from_the_history(tmp_path, m
     first = tmp_path / "first.json"
     assert main([*args, "--run", f"sys={EX / 'before.trec'}", "--score", "sys=cosine-distance", "--json",
                  str(first)]) == 0  # record 1
-    assert main([*args, "--run", f"sys={EX / 'after.trec'}", "--html", str(tmp_path / "r.html")]) == 0  # record 2
+    second = tmp_path / "second.json"
+    assert main([*args, "--run", f"sys={EX / 'after.trec'}", "--json", str(second), "--html",
+                 str(tmp_path / "r.html")]) == 0  # record 2
     page = (tmp_path / "r.html").read_text(encoding="utf-8")
     trend = page[page.index("<h2>Trend</h2>"):]
     rows = re.findall(r"<tr><td>relay</td><td>(\d+)</td><td>[^<]*</td><td>([0-9.]+)</td>", trend)
-    # the record is written before this audit is recorded: the trend holds the earlier audit, with the Success@8
-    # its own report gave
-    want = json.loads(first.read_text(encoding="utf-8"))["results"][0]["Success@8"]
-    assert rows == [("1", f"{want:.3f}")]
+    # the record is written once the audit is recorded: the trend holds both audits, each with the Success@8 its
+    # own report gave, and the file names its record with the link that opens it
+    want = [json.loads(f.read_text(encoding="utf-8"))["results"][0]["Success@8"] for f in (first, second)]
+    assert rows == [("1", f"{want[0]:.3f}"), ("2", f"{want[1]:.3f}")]
+    assert "#2: python -m audit history show 2; on the dashboard, history?record=2" in page

@@ -9,7 +9,8 @@ __all__ = ["write_record"]
 def write_record(a, report, data: dict | None = None, traffic: dict | None = None) -> None:
     """``--html FILE`` / ``--pdf FILE``: the decision record of ``report`` (figures from ``data``, its JSON).
 
-    The history (when recording is on) adds the trend of the report's series and the latest health findings. A PDF
+    Called after the audit is recorded: the history (when recording is on) adds the record's id and link, the trend
+    of the report's series (this audit included) and the latest health findings. A PDF
     where Chromium or Playwright is missing: the HTML is written beside it (``FILE.html``) and one line on stderr
     says how to print it; the exit code is unchanged.
     """
@@ -31,7 +32,8 @@ def write_record(a, report, data: dict | None = None, traffic: dict | None = Non
         except HistoryError as e:
             print(f"warning: the decision record has no trend: {e}", file=sys.stderr)
     try:
-        page = record_html(report, data=data, traffic=traffic, store=store, series=getattr(a, "series", None))
+        page = record_html(report, data=data, traffic=traffic, store=store, series=getattr(a, "series", None),
+                           record_id=getattr(a, "history_record", None))
     finally:
         if store is not None:
             store.close()

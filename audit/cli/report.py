@@ -101,8 +101,9 @@ def _report_builtin(a) -> int:
     data = report.to_json()
     if a.json:
         write_json(a.json, data)
+    code = after_report(a, report, gates_failed(gates, report.results, skip_unavailable=True))
     write_record(a, report, data)
-    return after_report(a, report, gates_failed(gates, report.results, skip_unavailable=True))
+    return code
 
 
 def _report_dataset(a) -> int:
@@ -145,8 +146,9 @@ def _report_dataset(a) -> int:
         data["ann"] = ann.to_dict()
     if a.json:
         write_json(a.json, data)
+    code = after_report(a, report, EXIT_OK)
     write_record(a, report, data)
-    return after_report(a, report, EXIT_OK)
+    return code
 
 
 def _report_store(a) -> int:

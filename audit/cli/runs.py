@@ -48,6 +48,7 @@ def cmd_report_runs(a, extend=None) -> int:
     from .history import after_report
     from .record import write_record
 
-    write_record(a, report, data, extra_json)
 
-    return after_report(a, report, gates_failed(gates, report.results))
+    code = after_report(a, report, gates_failed(gates, report.results))
+    write_record(a, report, data, extra_json)
+    return code

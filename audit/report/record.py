@@ -102,7 +102,7 @@ dt{color:#57606a}dd{margin:0;word-break:break-all}svg{max-width:100%;height:auto
 
 # --------------------------------------------------------------------------- sections
 
-def _provenance(report, data: Mapping, generated_at: str) -> str:
+def _provenance(report, data: Mapping, generated_at: str, record_id: int | None = None) -> str:
     from ..history.record import ground_truth_hash
 
     rs = report.runset
@@ -121,6 +121,9 @@ def _provenance(report, data: Mapping, generated_at: str) -> str:
         items.append((k.replace("_", " "), json.dumps(v, ensure_ascii=False, sort_keys=True)
                       if isinstance(v, (dict, list)) else str(v)))
     items.append(("written", generated_at))
+    if record_id is not None:
+        items.append(("history record", f"#{record_id}: python -m audit history show {record_id}; on the dashboard, "
+                                        f"history?record={record_id}"))
     dl = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in items)
     files = list(src.files) or list((data.get("provenance") or {}).get("files") or [])
     out = f"<h2>What was audited</h2><dl>{dl}</dl>"
@@ -372,7 +375,7 @@ def _trend(trend) -> str:
 
 
 def render_html(report, data: Mapping | None = None, *, traffic: Mapping | None = None, health=None, trend=None,
-                generated_at: str | None = None, charts: bool = True) -> str:
+                generated_at: str | None = None, charts: bool = True, record_id: int | None = None) -> str:
     """The decision record of ``report`` as one self-contained HTML page.
 
     Parameters
@@ -389,6 +392,8 @@ def render_html(report, data: Mapping | None = None, *, traffic: Mapping | None 
         ISO 8601 UTC (default: now).
     charts : bool
         Draw the sweep as SVG (vl-convert-python); False leaves it out.
+    record_id : int, optional
+        This audit's history record: named with its stable link (``history?record=N`` on the dashboard).
 
     Returns
     -------
@@ -407,7 +412,7 @@ def render_html(report, data: Mapping | None = None, *, traffic: Mapping | None 
     body = "".join([
         f"<h1>{_e(title)}</h1><p class='muted'>A decision record of the retrieval audit, written {_e(when)}. "
         "Every figure comes from the audit's report (the same as its JSON).</p>",
-        _provenance(report, data, when),
+        _provenance(report, data, when, record_id),
         _decision(report, data, traffic, charts),
         _comparison(report, data),
         _citations(report, data),
