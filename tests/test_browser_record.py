@@ -10,7 +10,6 @@ become an element) and an author.
 from __future__ import annotations
 
 import json
-import math
 import os
 import unicodedata
 from pathlib import Path
@@ -58,7 +57,7 @@ CUTS = {"builtin": ("E/dense", 0.6125), "example": ("before", 0.37)}
 def audits(tmp_path_factory):
     need_chromium()
     pytest.importorskip("playwright.sync_api", reason="pip install playwright (requirements-dev.txt)")
-    pytest.importorskip("vl_convert", reason="pip install vl-convert-python (requirements.txt)")
+    import vl_convert  # noqa: F401  (requirements.txt: a missing chart renderer fails here, never skips)
     from audit.cli import main
     from audit.evaluation.saved_cut import save_cut
 
@@ -163,7 +162,6 @@ def test_the_pdf_has_the_same_figures(audits, kind):
     for c in data["comparisons"]:
         p = c["p (Holm)"]
         assert ("<0.0001" if p < 0.0001 else f"{p:.4f}") in text
-    assert not math.isnan(t["cut"])
 
 
 def test_download_this_audit_from_the_threshold_page(tmp_path):
