@@ -47,7 +47,8 @@ with store:
     health_records = read_records(store, [s for s in summaries if s.command == "health"])
     if (linked := linked_record(store, summaries)) is not None:  # ?record=N: a stable link to one record
         st.subheader(f"Record {linked.label()}")
-        st.caption(md(f"{linked.source.get('name', '')} · ground truth {linked.ground_truth[:12]} · link: ?record={linked.id}"))
+        st.caption(md(f"{linked.source.get('name', '')} · ground truth {linked.ground_truth[:12]} · "
+                      f"link: ?record={linked.id}"))
         table(record_frame(linked), "hist_linked", f"history_record_{linked.id}.csv")
     if series.empty and not health_records:
         st.info(EMPTY)

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
 from ..evaluation.saved_cut import describe_key
+from ..evaluation.threshold import KEEP
 from .tables import format_p
 
 __all__ = ["OUTCOMES", "PDF_HOWTO", "RecordError", "find_chromium", "pdf_available", "render_html", "to_pdf"]
@@ -107,7 +108,8 @@ def _provenance(report, data: Mapping, generated_at: str, record_id: int | None 
 
     rs = report.runset
     src = rs.source
-    items: list[tuple[str, str]] = [("source", src.name if src.name.startswith(src.kind) else f"{src.kind}: {src.name}")]
+    source = src.name if src.name.startswith(src.kind) else f"{src.kind}: {src.name}"
+    items: list[tuple[str, str]] = [("source", source)]
     if rs.corpus is not None:
         items.append(("corpus", f"{rs.corpus.name} (sha256 {rs.corpus.sha256})"))
     if rs.model and "model" not in (data.get("provenance") or {}):  # the built-in provenance names it already
@@ -198,12 +200,13 @@ def _decision(report, data: Mapping, traffic: Mapping | None, charts: bool) -> s
         keep = "below" if report.columns else t.get("keep")  # the built-in columns' "keep" is the 4 chunks kept
         cut = t.get("cut")
         head = (f"<h3>{_e(label)}</h3><p>Cut {_fig('cut', cut, _num(cut, '.4g'), run)} ({_e(kind)}; the gate keeps "
-                f"at most 4 chunks scoring strictly {_e(keep)} it) — {_fig('how', how, run=run)}</p>")
+                f"at most {KEEP} chunks scoring strictly {_e(keep)} it) — {_fig('how', how, run=run)}</p>")
         block = [head]
         if saved:
+            note, author = saved.get("note") or "", saved.get("author") or ""
             block.append("<dl>"
-                         f"<dt>why</dt><dd>{_fig('note', saved.get('note') or '', saved.get('note') or '(no note)', run, 'span')}</dd>"
-                         f"<dt>saved by</dt><dd>{_fig('author', saved.get('author') or '', saved.get('author') or '(not recorded)', run)}</dd>"
+                         f"<dt>why</dt><dd>{_fig('note', note, note or '(no note)', run)}</dd>"
+                         f"<dt>saved by</dt><dd>{_fig('author', author, author or '(not recorded)', run)}</dd>"
                          f"<dt>saved at</dt><dd>{_fig('saved_at', saved.get('saved_at') or '', run=run)}</dd>"
                          f"<dt>chosen on</dt><dd>{_e(saved.get('label'))}{': ' if saved.get('label') else ''}"
                          f"{_e(describe_key(saved.get('key')))}</dd></dl>")
@@ -222,8 +225,9 @@ def _decision(report, data: Mapping, traffic: Mapping | None, charts: bool) -> s
                          _fig(f"low:{key}", iv.get("low"), _num(iv.get("low")), run),
                          _fig(f"high:{key}", iv.get("high"), _num(iv.get("high")), run)])
         block.append(_table(["domain", "outcome", "queries", "of", "share", "Wilson 95% low", "high"], rows))
-        block.append(f'<p class="muted">Of the abandoned, {_fig("count:abandoned answerable", at.get("abandoned answerable"), run=run)} '
-                     "were answerable (with no threshold the top 4 held the answer).</p>")
+        answerable = _fig("count:abandoned answerable", at.get("abandoned answerable"), run=run)
+        block.append(f'<p class="muted">Of the abandoned, {answerable} were answerable (with no threshold the top '
+                     f"{KEEP} held the answer).</p>")
         sep = t.get("separation") or {}
         if sep:
             block.append(f"<p>Worst in-domain score of the answer {_e(_num(sep.get('worst_in_domain'), '.4g'))}; best "
@@ -241,10 +245,12 @@ def _decision(report, data: Mapping, traffic: Mapping | None, charts: bool) -> s
         na = traffic.get("no_answer") or {}
         c = traffic.get("cut") or {}
         share = na.get("share")
+        shown = _num(share, ".1%") if share is not None else "n/a"
         out.append("<h3>Production traffic</h3>"
                    f"<p>At the cut {_e(_num(c.get('value'), '.4g'))} ({_e(c.get('source'))}): "
-                   f"{_fig('traffic:no_answer', na.get('questions'))} of {_fig('traffic:questions', traffic.get('questions'))} "
-                   f"real questions get NO ANSWER ({_fig('traffic:no_answer_share', share, _num(share, '.1%') if share is not None else 'n/a')}).</p>")
+                   f"{_fig('traffic:no_answer', na.get('questions'))} of "
+                   f"{_fig('traffic:questions', traffic.get('questions'))} real questions get NO ANSWER "
+                   f"({_fig('traffic:no_answer_share', share, shown)}).</p>")
     return "".join(out)
 
 
