@@ -131,3 +131,10 @@ def test_the_record_carries_the_trend_of_its_series_from_the_history(tmp_path, m
     want = [json.loads(f.read_text(encoding="utf-8"))["results"][0]["Success@8"] for f in (first, second)]
     assert rows == [("1", f"{want[0]:.3f}"), ("2", f"{want[1]:.3f}")]
     assert "#2: python -m audit history show 2; on the dashboard, history?record=2" in page
+
+
+def test_html_is_refused_not_ignored_for_a_stores_index_comparison(tmp_path, capsys):
+    code = main(["report", "--store", "postgresql://nobody@127.0.0.1:1/none", "--table", "chunks", "--html",
+                 str(tmp_path / "r.html")])
+    assert code == 2 and not (tmp_path / "r.html").exists()
+    assert "--html/--pdf: a store's approximate index against its exact scan has no decision" in capsys.readouterr().err

@@ -153,6 +153,9 @@ def _report_dataset(a) -> int:
 
 def _report_store(a) -> int:
     """Needle recall through the store's approximate index and through an exact scan, per k."""
+    if getattr(a, "html", None) or getattr(a, "pdf", None):  # before the store is opened: refused, never ignored
+        raise InputError("--html/--pdf: a store's approximate index against its exact scan has no decision to "
+                         "record (no threshold, no paired test); write it with --json")
     from ..jsontext import InputFileError
     from ..report.tables import SPEC_KS as KS
     from ..sources.pgvector.search import compare_retrieval, relevant_from_needles
