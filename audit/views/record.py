@@ -34,7 +34,13 @@ def history_frames(store, report, series: str | None = None, session=None) -> tu
     """The trend (``series``, ``record``, ``when``, ``value``, ``low``, ``high``, ``n``: :data:`TREND_MEASURE` over
     the records of the report's threshold runs' series, oldest first) and the health findings of the latest
     :data:`HEALTH_RECORDS` health checks (:func:`audit.views.history.health_frame`), from ``store``
-    (:class:`audit.history.store.HistoryStore`). ``session``: what the store may list (default every record)."""
+    (:class:`audit.history.store.HistoryStore`). ``session``: what the store may list (default every record).
+
+    Raises
+    ------
+    HistoryError
+        A record cannot be read (:meth:`audit.history.store.HistoryStore.get`).
+    """
     from ..history.store import ALL_SESSIONS
     from .history import health_frame, trend_frame
 
