@@ -10,6 +10,7 @@ from audit.views.overview import FORMATS_NOTE, formats_frame, not_read_frame, ov
 from ui import context, footer, table
 from ui.layout import cells
 from ui.notices import notices
+from ui.record import download_record
 from ui.text import md
 from ui.threshold import page_cut
 from ui.traffic import draw_traffic_summary, traffic_input
@@ -20,6 +21,7 @@ rs, view = ctx.runset, overview(ctx.runset, ctx.results)
 st.title(md(view.title))
 st.caption(md(view.caption))
 notices(ctx, "overview")
+download_record(ctx, "overview_record")
 
 c = cells(len(view.facts))
 for cell, f in zip(c, view.facts):

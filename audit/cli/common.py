@@ -245,6 +245,8 @@ def compare_cut(runset, run, threshold: float | None):
         print(f"(saved threshold not applied, it was chosen elsewhere: {c.describe()})")
     if choice.how == "balanced":
         return None, "balanced"
+    if choice.saved is not None and (choice.saved.note or choice.saved.author):
+        print(f"(saved threshold {choice.cut:.4g} applied, {choice.saved.signed()})")
     return choice.cut, choice.how
 
 

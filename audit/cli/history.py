@@ -70,12 +70,16 @@ def _record(a, record) -> int | None:
         return None
     rid = save(record, team_uris=_team_uris(a))
     if rid is not None:
-        print(f"(recorded in the history as #{rid}: python -m audit history show {rid})", file=sys.stderr)
+        print(f"(recorded in the history as #{rid}: python -m audit history show {rid}; on the dashboard, "
+              f"history?record={rid})", file=sys.stderr)
     return rid
 
 
 def after_report(a, report, code: int) -> int:
-    """Record ``report`` (a :class:`audit.report.report.Report`) and run the gate when ``--baseline`` is given."""
+    """Record ``report`` (a :class:`audit.report.report.Report`) and run the gate when ``--baseline`` is given.
+
+    The record's id is left on ``a.history_record`` (None when nothing was recorded) for the decision record
+    (:func:`audit.cli.record.write_record`), which names it."""
     from ..evaluation.saved_cut import load_cuts
     from ..history.record import record_of_report
     from ..history.recording import enabled
@@ -83,7 +87,7 @@ def after_report(a, report, code: int) -> int:
     if not enabled(getattr(a, "no_history", False)) and not getattr(a, "baseline", None):
         return code  # nothing to record, nothing to compare: no record built
     record = record_of_report(report, "report", getattr(a, "series", None), saved_cuts=load_cuts())
-    rid = _record(a, record)
+    rid = a.history_record = _record(a, record)
     if not getattr(a, "baseline", None):
         return code
     from ..history.gate import BaselineRefused, compare_to_baselines, resolve_baselines

@@ -6,6 +6,9 @@
 - ``--run NAME=FILE …``: a team's run files (:mod:`.runs`);
 - ``--endpoint …``: a team's retrieval service (:mod:`.endpoint`);
 - ``--traffic FILE …``: production traffic, alone or after ``--run`` (:mod:`.traffic`), a section of the report.
+
+Every path ends the same way: ``--json`` writes the report's JSON, ``--html`` / ``--pdf`` the decision record
+rendered from it (:func:`.record.write_record`).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from .common import (
     write_json,
 )
 from .history import after_report
+from .record import write_record
 
 __all__ = ["cmd_report"]
 
@@ -94,9 +98,12 @@ def _report_builtin(a) -> int:
         bar.close()
     report = build_report(run, a.threshold)
     print(report.render_text())
+    data = report.to_json()
     if a.json:
-        write_json(a.json, report.to_json())
-    return after_report(a, report, gates_failed(gates, report.results, skip_unavailable=True))
+        write_json(a.json, data)
+    code = after_report(a, report, gates_failed(gates, report.results, skip_unavailable=True))
+    write_record(a, report, data)
+    return code
 
 
 def _report_dataset(a) -> int:
@@ -139,11 +146,16 @@ def _report_dataset(a) -> int:
         data["ann"] = ann.to_dict()
     if a.json:
         write_json(a.json, data)
-    return after_report(a, report, EXIT_OK)
+    code = after_report(a, report, EXIT_OK)
+    write_record(a, report, data)
+    return code
 
 
 def _report_store(a) -> int:
     """Needle recall through the store's approximate index and through an exact scan, per k."""
+    if getattr(a, "html", None) or getattr(a, "pdf", None):  # before the store is opened: refused, never ignored
+        raise InputError("--html/--pdf: a store's approximate index against its exact scan has no decision to "
+                         "record (no threshold, no paired test); write it with --json")
     from ..jsontext import InputFileError
     from ..report.tables import SPEC_KS as KS
     from ..sources.pgvector.search import compare_retrieval, relevant_from_needles

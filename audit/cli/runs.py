@@ -42,8 +42,13 @@ def cmd_report_runs(a, extend=None) -> int:
     except ValueError as e:
         raise InputError(str(e)) from None
     print(report.render_text() + extra_text)
+    data = report.to_json()
     if a.json:
-        write_json(a.json, report.to_json() | ({"traffic": extra_json} if extra_json is not None else {}))
+        write_json(a.json, data | ({"traffic": extra_json} if extra_json is not None else {}))
     from .history import after_report
+    from .record import write_record
 
-    return after_report(a, report, gates_failed(gates, report.results))
+
+    code = after_report(a, report, gates_failed(gates, report.results))
+    write_record(a, report, data, extra_json)
+    return code

@@ -79,7 +79,8 @@ class Report:
 
         Built-in columns: ``results`` (rows with ``strategy``, ``retriever``, ``recall@k`` and its
         ``_low``/``_high``, ``mrr``, every ir_measures name, ``destroyed`` …), ``phrasing``, ``chunks``,
-        ``latency``, ``comparisons``, ``threshold`` (the base strategy's dense column), ``rejected``,
+        ``latency``, ``comparisons``, ``threshold`` (the base strategy's dense column; with ``at_cut_wilson`` and
+        ``saved``, :meth:`_decision`), ``rejected``,
         ``judged_by``, ``rerank_unavailable``, ``rerank_window``, ``bm25_no_token``, ``warnings``,
         ``provenance``, ``wall_seconds``, ``query_embedding_ms``. A team's runs: ``results`` (one row per
         run under ir_measures names), ``comparisons``, ``chunk_errors``, ``chunks_checked``,
@@ -100,7 +101,7 @@ class Report:
                    "at_cut": t.at_cut.to_dict(), "separation": t.separation.to_dict(),
                    "sweep": [c.to_dict() for c in t.sweep],
                    "bluffs": _with_locators(rs, [b.to_dict() for b in bluffs(qs, t.cut, rs.space(run))], rs.space(run)),
-                   "offered": [c.to_dict() for c in self.choices[t.run].offered]}
+                   "offered": [c.to_dict() for c in self.choices[t.run].offered], **self._decision(t)}
         st = rs.settings
         q_ms = st.get("query_embed_ms", math.nan)
         return {
@@ -130,8 +131,8 @@ class Report:
             "comparisons": records(tests_frame(self.tests)),
             "chunk_errors": [e.to_dict() for e in (sp.chunk_errors if sp is not None else ())],
             "chunks_checked": rs.settings.get("chunks_checked"),
-            "threshold": {t.run: {**t.to_dict(), "offered": [c.to_dict() for c in self.choices[t.run].offered]}
-                          for t in self.thresholds},
+            "threshold": {t.run: {**t.to_dict(), "offered": [c.to_dict() for c in self.choices[t.run].offered],
+                                  **self._decision(t)} for t in self.thresholds},
             "judged_by": rs.judged_by,
             "rejected": [{"id": r.id, "reason": r.reason, "line": r.line} for r in rs.rejected],
             "warnings": [w.to_dict() if hasattr(w, "to_dict") else str(w) for w in rs.warnings],
@@ -142,6 +143,16 @@ class Report:
 
             out.update(requests_json(self))
         return out
+
+    def _decision(self, t) -> dict:
+        """A threshold's decision keys: ``at_cut_wilson`` (each outcome's share of its domain with a Wilson 95%
+        interval: ``estimate``, ``low``, ``high``, ``successes``, ``n``) and ``saved`` (the saved cut applied, with
+        its ``note``, ``author`` and ``saved_at``; None when the cut is given or balanced)."""
+        saved = self.choices[t.run].saved
+        return {"at_cut_wilson": {k: {"estimate": iv.estimate, "low": iv.low, "high": iv.high,
+                                      "successes": iv.successes, "n": iv.n}
+                                  for k, iv in t.at_cut.intervals().items()},
+                "saved": saved.to_dict() if saved is not None else None}
 
     def provenance(self) -> dict:
         """The files read (name and sha256), the corpus when given, the package version."""

@@ -79,7 +79,7 @@ def cut_caption(diff: UpgradeDiff, side: str = "") -> str:
            "balanced": f"{diff.before}'s balanced cut, none saved for it"}.get(diff.how, diff.how)
     unit = diff.score_kind.replace("-", " ")
     return (f"Outcomes at the cut {diff.threshold:.4g} {unit} ({how}; the same cut on both sides"
-            + (f"; {side}" if side else "") + ")")
+            + (f"; {side}" if side else "") + ")" + (f", {diff.signed}" if diff.signed else ""))
 
 
 def runs_diff(runset, before: str, after: str, k: int, given: float | None = None,
@@ -93,7 +93,8 @@ def runs_diff(runset, before: str, after: str, k: int, given: float | None = Non
         The two runs do not share their questions, or a run cannot be compared (the message says why).
     """
     choice = choose(runset.run(before).cut_key, given, path=threshold_path)
-    return diff_runs(runset, before, runset, after, k, choice.cut, choice.how)
+    return diff_runs(runset, before, runset, after, k, choice.cut, choice.how,
+                     signed=choice.saved.signed() if choice.saved else "")
 
 
 def common_indexes(old, new) -> list[str]:
@@ -130,7 +131,8 @@ def files_diff(pair, name: str, retriever: str, k: int, given: float | None = No
     before, after = pair
     col = column_name(name, retriever)
     choice = choose(before.run(col).cut_key, given, path=threshold_path)
-    return diff_runs(before, col, after, col, k, choice.cut, choice.how, labels=("before", "after"))
+    return diff_runs(before, col, after, col, k, choice.cut, choice.how, labels=("before", "after"),
+                     signed=choice.saved.signed() if choice.saved else "")
 
 
 def copy_commands(index_file) -> str:
