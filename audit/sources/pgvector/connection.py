@@ -9,8 +9,8 @@ import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
-from urllib.parse import quote
 
+from ...secrets import redact, redact_uri  # noqa: F401 - the one redaction rule, re-exported
 from ...stores.filters import check_filters, check_name
 from ...stores.shared import check_offsets, described, filters_said
 from ...stores.base import StoreError
@@ -29,55 +29,6 @@ OPCLASS_METRIC = {"vector_cosine_ops": "cosine", "vector_l2_ops": "l2", "vector_
 APPROXIMATE_METHODS = ("hnsw", "ivfflat")
 
 
-
-
-_URL_PASSWORD = re.compile(r"(://[^:@/?#\s]*):([^@/\s]*)@")
-
-
-_KW_PASSWORD = re.compile(r"(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^&\s]+)")
-
-
-def _password_of(uri: str | None) -> str:
-    if not uri:
-        return ""
-    try:
-        from psycopg.conninfo import conninfo_to_dict
-
-        return str(conninfo_to_dict(uri).get("password") or "")
-    except Exception:  # noqa: BLE001 - a malformed URI has no parseable password; the regexes still apply
-        return ""
-
-
-def redact(text: str, uri: str | None = None) -> str:
-    """``text`` with every credential replaced by ``***``.
-
-    Removes the password of URL forms (``postgresql://user:***@host/db``),
-    ``password=…`` in query strings and keyword/value connection strings,
-    and every literal occurrence (plain or percent-encoded) of the password
-    parsed from ``uri``.
-
-    Parameters
-    ----------
-    text : str
-        A message or connection string.
-    uri : str, optional
-        The connection string whose password must not appear.
-
-    Returns
-    -------
-    str
-    """
-    out = _URL_PASSWORD.sub(r"\1:***@", text)
-    out = _KW_PASSWORD.sub(r"\1***", out)
-    pw = _password_of(uri) or _password_of(text if "://" in text or "=" in text else None)
-    for form in {pw, quote(pw, safe="")} - {""}:
-        out = out.replace(form, "***")
-    return out
-
-
-def redact_uri(uri: str) -> str:
-    """The connection string with its password replaced by ``***`` (``postgresql://user:***@host/db``)."""
-    return redact(uri, uri)
 
 
 _KW_PAIR = re.compile(r"(\w+)\s*=\s*('(?:[^'\\]|\\.)*'|\S+)")
