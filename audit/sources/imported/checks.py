@@ -15,6 +15,8 @@ say, once, what they did with what is odd in them (docs/definitions.md, *A team'
   (trec_eval ``-c``, ir_measures' default); all their ids are listed.
 - ``unjudged-chunks``: a run none of whose returned chunk ids is judged for the query it answers (chunk
   ids against document-level qrels: the warning says when every returned id starts with a judged id).
+- ``id-spelling``: judged ids that are UUIDs the runs return in another spelling (hyphenated against 32 hex
+  digits): matched as the same ids (:func:`respell_judgments`); ids are shown as each file or service gives them.
 - ``rejected-query``: judged queries without a text in the queries file, dropped from the evaluation
   (listed as :class:`~audit.groundtruth.Rejected` with the reason, as rejected needles are).
 
@@ -24,6 +26,7 @@ Every warning is an :class:`InputWarning`; the text report prints ``warning: <me
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Mapping, Sequence
@@ -32,7 +35,7 @@ from ...evaluation.judgments import Qrels
 from ...runset import Run, score_kind as _kind
 
 __all__ = ["InputWarning", "SHOWN_IDS", "drop_textless", "ood_run_warnings", "rank_order_warning",
-           "rejected_warning", "run_warnings", "system_warnings"]
+           "rejected_warning", "respell_judgments", "run_warnings", "system_warnings", "unjudged_warning", "uuid_key"]
 
 #: How many ids a warning's message names (its ``ids`` holds them all).
 SHOWN_IDS = 10
@@ -49,7 +52,7 @@ class InputWarning:
     Attributes
     ----------
     kind : str
-        ``extra-fields``, ``rank-order``, ``unknown-queries``, ``unanswered``, ``unjudged-chunks`` or
+        ``extra-fields``, ``rank-order``, ``unknown-queries``, ``unanswered``, ``unjudged-chunks``, ``id-spelling`` or
         ``rejected-query`` (module docstring).
     subject : str
         What it is about: ``run NAME`` or a file name (never a full path).
@@ -211,18 +214,83 @@ def run_warnings(run: Run, qrels: Qrels, queries: Mapping[str, str]) -> list[Inp
             f"{where}: {len(unanswered)} of {len(judged)} judged queries have no ranking in the run "
             f"({_examples(unanswered)}); each counts as a miss, 0 on every measure (as trec_eval -c)",
             tuple(unanswered)))
+    w = unjudged_warning(run, qrels)
+    if w is not None:
+        out.append(w)
+    return out
+
+
+def unjudged_warning(run: Run, qrels: Qrels) -> InputWarning | None:
+    """``unjudged-chunks``: none of the chunk ids ``run`` returns for the judged queries it answers is judged for
+    that query (every measure is 0), or None. Every source's runs get it (a run file, a store, an endpoint)."""
+    where = f"run {run.name!r}" + (f" ({_name(run.source)})" if run.source else "")
     answered = [q for q in qrels.query_ids if q in run.rankings]
     returned = list(dict.fromkeys(c for q in answered for c in run.rankings[q].ids))
-    if answered and returned and not any(c in qrels.judgments[q] for q in answered for c in run.rankings[q].ids):
-        all_judged = {c for js in qrels.judgments.values() for c in js}
-        msg = (f"{where}: none of the {len(returned)} chunk ids it returns for the {len(answered)} judged queries it "
-               f"answers is judged for that query ({_examples(returned, 3)}; the judgments name ids like "
-               f"{_examples(sorted(all_judged), 3)}): every measure is 0")
-        if _document_level(returned, all_judged):
-            msg += (". Every returned id starts with a judged id: the judgments look document-level; judge the "
-                    "chunks, or give --chunks with doc_id and needles (--ground-truth) instead")
-        out.append(InputWarning("unjudged-chunks", subject, msg, tuple(returned[:SHOWN_IDS])))
-    return out
+    if not (answered and returned) or any(c in qrels.judgments[q] for q in answered for c in run.rankings[q].ids):
+        return None
+    all_judged = {c for js in qrels.judgments.values() for c in js}
+    msg = (f"{where}: none of the {len(returned)} chunk ids it returns for the {len(answered)} judged queries it "
+           f"answers is judged for that query ({_examples(returned, 3)}; the judgments name ids like "
+           f"{_examples(sorted(all_judged), 3)}): every measure is 0")
+    if _document_level(returned, all_judged):
+        msg += (". Every returned id starts with a judged id: the judgments look document-level; judge the "
+                "chunks, or give --chunks with doc_id and needles (--ground-truth) instead")
+    return InputWarning("unjudged-chunks", f"run {run.name}", msg, tuple(returned[:SHOWN_IDS]))
+
+
+_UUID = re.compile(r"(?i)^(?:urn:uuid:)?\{?([0-9a-f]{8})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{12})\}?$")
+
+
+def uuid_key(chunk_id: str) -> str | None:
+    """The UUID ``chunk_id`` spells, as 32 lower-case hex digits, or None when it is no UUID.
+
+    One UUID has several spellings (RFC 9562 §4: 8-4-4-4-12 hyphenated; 32 hex digits as Qdrant and Milvus
+    accept them; upper case; ``{…}``; ``urn:uuid:…``): a service may answer in another spelling than the one its
+    points were written with. Used for matching only: every id is printed as given.
+    """
+    m = _UUID.match(chunk_id.strip()) if isinstance(chunk_id, str) else None
+    return "".join(m.groups()).lower() if m else None
+
+
+def respell_judgments(qrels: Qrels, runs: Sequence[Run]) -> tuple[Qrels, InputWarning | None]:
+    """The judgments with each judged UUID spelt as the runs return it, when they spell it otherwise; a warning.
+
+    A judged id that some run returns verbatim is kept. One that no run returns verbatim but that some run
+    returns in another spelling of the same UUID (:func:`uuid_key`) is keyed by the first such spelling (runs
+    in order, then ranking order), so the measures match it; the runs' ids stay as the service gave them.
+
+    Returns
+    -------
+    (Qrels, InputWarning or None)
+        The judgments (the same object when nothing is respelt) and an ``id-spelling`` warning naming how many
+        judged ids were matched in another spelling, with examples (``judged → returned``).
+    """
+    returned: dict[str, str] = {}
+    verbatim: set[str] = set()
+    for r in runs:
+        for ranking in r.rankings.values():
+            for c in ranking.ids:
+                verbatim.add(c)
+                k = uuid_key(c)
+                if k is not None:
+                    returned.setdefault(k, c)
+    pairs: dict[str, str] = {}
+    for js in qrels.judgments.values():
+        for c in js:
+            if c in verbatim or c in pairs:
+                continue
+            k = uuid_key(c)
+            if k is not None and k in returned:
+                pairs[c] = returned[k]
+    if not pairs:
+        return qrels, None
+    judgments = {q: {pairs.get(c, c): g for c, g in js.items()} for q, js in qrels.judgments.items()}
+    shown = ", ".join(f"{a!r} → {b!r}" for a, b in list(pairs.items())[:3])
+    name = _name(qrels.source) if qrels.source else "the judgments"
+    w = InputWarning("id-spelling", name,
+                     f"{name}: {len(pairs)} judged ids are UUIDs the answers spell otherwise ({shown}); matched as the "
+                     "same ids (ids are shown as each source gives them)", tuple(list(pairs)[:SHOWN_IDS]))
+    return Qrels(judgments, qrels.source, qrels.note), w
 
 
 def ood_run_warnings(run: Run, ood_queries: Mapping[str, str]) -> list[InputWarning]:
