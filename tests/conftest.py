@@ -82,12 +82,21 @@ def builtin_gt(builtin_corpus):
     return load_ground_truth(builtin_corpus)
 
 
-try:  # property-based tests (tests/test_properties.py): no deadline, the machine is shared and slow at times
+try:  # property-based tests (hypothesis): no deadline, the machine is shared and slow at times
     from hypothesis import HealthCheck, settings
 
+    # audit: the default for a developer's run (random examples, 100 a test unless the test says otherwise);
+    # ci: the same examples on every run (derandomize: examples drawn from a seed fixed by each test, no example
+    #     database), so `make test` and CI cannot go red by chance; loaded under CI=true and by the Makefile;
+    # wide: searches widely (random, 2,000 examples a test unless the test sets its own count) — select it with
+    #     HYPOTHESIS_PROFILE=wide (docs/testing.md).
     settings.register_profile("audit", deadline=None, max_examples=100,
                               suppress_health_check=[HealthCheck.too_slow])
-    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "audit"))
+    settings.register_profile("ci", settings.get_profile("audit"), derandomize=True, database=None,
+                              print_blob=True)
+    settings.register_profile("wide", settings.get_profile("audit"), max_examples=2000, derandomize=False)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE")
+                          or ("ci" if os.environ.get("CI", "").lower() == "true" else "audit"))
 except ImportError:  # hypothesis is a test dependency (requirements-dev.txt)
     pass
 
