@@ -15,6 +15,10 @@ say, once, what they did with what is odd in them (docs/definitions.md, *A team'
   (trec_eval ``-c``, ir_measures' default); all their ids are listed.
 - ``unjudged-chunks``: a run none of whose returned chunk ids is judged for the query it answers (chunk
   ids against document-level qrels: the warning says when every returned id starts with a judged id).
+- ``repeated-judgments``: a qrels file that repeats a judgment with the same grade (as some public collections
+  ship): read once (ir_measures and trec_eval read them); two grades for one chunk and query stay refused.
+- ``rr-ties``: queries whose ``RR@k`` differs from ir_measures' because a score tie surrounds the first relevant
+  chunk (ties by chunk id descending here, as trec_eval; ascending in ir_measures' ``RR@k``), named.
 - ``id-spelling``: judged ids that are UUIDs the runs return in another spelling (hyphenated against 32 hex
   digits): matched as the same ids (:func:`respell_judgments`); ids are shown as each file or service gives them.
 - ``rejected-query``: judged queries without a text in the queries file, dropped from the evaluation
@@ -27,7 +31,7 @@ Every warning is an :class:`InputWarning`; the text report prints ``warning: <me
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -35,7 +39,7 @@ from ...evaluation.judgments import Qrels
 from ...runset import Run, score_kind as _kind
 
 __all__ = ["InputWarning", "SHOWN_IDS", "drop_textless", "ood_run_warnings", "rank_order_warning",
-           "rejected_warning", "respell_judgments", "run_warnings", "system_warnings", "unjudged_warning", "uuid_key"]
+           "rejected_warning", "repeats_warning", "respell_judgments", "rr_ties_warning", "run_warnings", "system_warnings", "unjudged_warning", "uuid_key"]
 
 #: How many ids a warning's message names (its ``ids`` holds them all).
 SHOWN_IDS = 10
@@ -52,7 +56,7 @@ class InputWarning:
     Attributes
     ----------
     kind : str
-        ``extra-fields``, ``rank-order``, ``unknown-queries``, ``unanswered``, ``unjudged-chunks``, ``id-spelling`` or
+        ``extra-fields``, ``rank-order``, ``unknown-queries``, ``unanswered``, ``unjudged-chunks``, ``id-spelling``, ``repeated-judgments``, ``rr-ties`` or
         ``rejected-query`` (module docstring).
     subject : str
         What it is about: ``run NAME`` or a file name (never a full path).
@@ -167,7 +171,7 @@ def drop_textless(qrels: Qrels, queries: Mapping[str, str], queries_file: str = 
                          f"{_examples(list(queries), 5) or 'none'} (do the two files name queries the same way?)")
     rejected = [Rejected(q, f"judged in {qrels_name}, but {queries_file} has no text for it: left out", 0)
                 for q in missing]
-    return Qrels(kept, source=qrels.source, note=qrels.note), rejected
+    return replace(qrels, judgments=kept), rejected
 
 
 def _document_level(returned: Sequence[str], judged: set[str]) -> bool:
@@ -252,6 +256,36 @@ def uuid_key(chunk_id: str) -> str | None:
     return "".join(m.groups()).lower() if m else None
 
 
+def rr_ties_warning(run: Run, qrels: Qrels) -> InputWarning | None:
+    """``rr-ties``: the queries of ``run`` whose ``RR@k`` differs from ir_measures' because of a score tie around
+    the first relevant chunk (:func:`audit.evaluation.measures.rr_tie_differences`), or None."""
+    from ...evaluation.measures import rr_tie_differences
+
+    qs = rr_tie_differences(run.rankings, qrels)
+    if not qs:
+        return None
+    where = f"run {run.name!r}" + (f" ({_name(run.source)})" if run.source else "")
+    return InputWarning("rr-ties", f"run {run.name}",
+                        f"{where}: RR@k may differ from ir_measures' on {len(qs)} queries ({_examples(list(qs))}): "
+                        "the first relevant chunk ties in score with one that is not relevant, and ties are ordered "
+                        "by chunk id descending here (trec_eval's order, every measure) but ascending by "
+                        "ir_measures' RR@k (by the scores' last bits when they differ there); the other measures "
+                        "agree", qs)
+
+
+def repeats_warning(qrels: Qrels) -> InputWarning | None:
+    """``repeated-judgments``: the judgments file repeats some judgments with the same grade (read once, as
+    ir_measures and trec_eval read them), or None. The ids are the queries concerned."""
+    if not qrels.repeated:
+        return None
+    name = _name(qrels.source) if qrels.source else "the judgments"
+    shown = ", ".join(f"line {a} repeats line {b}" for a, b in qrels.repeated[:3])
+    return InputWarning("repeated-judgments", name,
+                        f"{name}: {len(qrels.repeated)} judgments repeated with the same grade ({shown}"
+                        f"{', …' if len(qrels.repeated) > 3 else ''}); each is counted once, as ir_measures and "
+                        "trec_eval read them", ())
+
+
 def respell_judgments(qrels: Qrels, runs: Sequence[Run]) -> tuple[Qrels, InputWarning | None]:
     """The judgments with each judged UUID spelt as the runs return it, when they spell it otherwise; a warning.
 
@@ -290,7 +324,7 @@ def respell_judgments(qrels: Qrels, runs: Sequence[Run]) -> tuple[Qrels, InputWa
     w = InputWarning("id-spelling", name,
                      f"{name}: {len(pairs)} judged ids are UUIDs the answers spell otherwise ({shown}); matched as the "
                      "same ids (ids are shown as each source gives them)", tuple(list(pairs)[:SHOWN_IDS]))
-    return Qrels(judgments, qrels.source, qrels.note), w
+    return replace(qrels, judgments=judgments), w
 
 
 def ood_run_warnings(run: Run, ood_queries: Mapping[str, str]) -> list[InputWarning]:

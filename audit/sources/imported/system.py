@@ -19,7 +19,8 @@ from ... import __version__
 from ...evaluation.judgments import Qrels
 from ...groundtruth import load_needles
 from ...ingest import Corpus
-from .checks import drop_textless, respell_judgments, system_warnings, unjudged_warning
+from .checks import (drop_textless, repeats_warning, respell_judgments, rr_ties_warning, system_warnings,
+                     unjudged_warning)
 from .chunks import check_chunks, needle_qrels, read_chunks
 from .readers import read_qrels, read_queries, read_run
 from ...runset import Query, Run, RunSet, Source, Space, digest
@@ -94,9 +95,15 @@ def team_runset(queries: Mapping[str, str], qrels: Qrels, judged_by: str, runs: 
     qrels, spelt = respell_judgments(qrels, [*runs, *ood_runs.values()])
     warnings = list(warnings) + ([spelt] if spelt is not None else [])
     said = {(w.kind, w.subject) for w in warnings}
+    repeats = repeats_warning(qrels)
+    if repeats is not None and (repeats.kind, repeats.subject) not in said:
+        warnings.insert(0, repeats)
     for r in runs:
         w = unjudged_warning(r, qrels) if ("unjudged-chunks", f"run {r.name}") not in said else None
         if w is not None and any(qrels.judgments.values()):
+            warnings.append(w)
+        w = rr_ties_warning(r, qrels)  # wherever a team's run is evaluated: files, a store, an endpoint
+        if w is not None:
             warnings.append(w)
     clash = [q for q in ood_queries if q in qrels.judgments]
     if clash:
