@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 
+from ...stores.shared import missing_documents
 from ...stores.health import NORM_TOLERANCE, OK, UNHEALTHY, WARNING, Finding, HealthReport, majority, store_report
 from .connection import (
     StoreSpec,
@@ -215,15 +216,11 @@ def _document_checks(c, spec: StoreSpec, corpus, n_rows: int) -> list[Finding]:
             "bodies": [d.text.replace("\x00", "") for d in corpus.documents]}
     audit_docs = sql.SQL("WITH audit_docs (doc_id, body) AS (SELECT * FROM unnest(%(ids)s::text[], %(bodies)s::text[])) ")
     with c.transaction(force_rollback=True):
+        # a null document stays None (rows that name no document are counted apart, never an example)
         miss = c.execute(audit_docs + sql.SQL(
-            "SELECT coalesce(t.{d}::text, '(null)'), count(*) FROM {t} t LEFT JOIN audit_docs a "
+            "SELECT t.{d}::text, count(*) FROM {t} t LEFT JOIN audit_docs a "
             "ON a.doc_id = t.{d}::text WHERE a.doc_id IS NULL GROUP BY 1").format(d=D, t=T), docs).fetchall()
-        miss = sorted(miss, key=lambda vc: (-vc[1], vc[0]))
-        n_miss = sum(n for _, n in miss)
-        out.append(Finding.of_rows("missing_documents", UNHEALTHY if n_miss else OK, n_miss,
-                                   f"{n_miss} rows belong to {len(miss)} documents not in corpus {corpus.name!r}"
-                                   if n_miss else f"every row's document is in corpus {corpus.name!r}",
-                                   tuple(miss[:_EXAMPLES]), tuple(m for m, _ in miss[:_EXAMPLES])))
+        out.append(missing_documents(miss, corpus.name, _EXAMPLES))
         if spec.start_column:
             S, E = spec._c("start"), spec._c("end")
             # CASE first: substr() raises on a negative length, so bad offsets never reach it.
