@@ -31,7 +31,7 @@ run: $(STAMP)
 		--server.fileWatcherType none
 
 # Property tests draw the same examples on every run here (tests/conftest.py's "ci" profile), so a run cannot
-# go red by chance; `make test HYPOTHESIS_PROFILE=wide` searches widely instead (docs/testing.md).
+# go red by chance; `make test HYPOTHESIS_PROFILE=wide` searches widely instead (docs/install.md).
 HYPOTHESIS_PROFILE ?= ci
 export HYPOTHESIS_PROFILE
 

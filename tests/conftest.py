@@ -89,7 +89,7 @@ try:  # property-based tests (hypothesis): no deadline, the machine is shared an
     # ci: the same examples on every run (derandomize: examples drawn from a seed fixed by each test, no example
     #     database), so `make test` and CI cannot go red by chance; loaded under CI=true and by the Makefile;
     # wide: searches widely (random, 2,000 examples a test unless the test sets its own count) — select it with
-    #     HYPOTHESIS_PROFILE=wide (docs/testing.md).
+    #     HYPOTHESIS_PROFILE=wide (docs/install.md).
     settings.register_profile("audit", deadline=None, max_examples=100,
                               suppress_health_check=[HealthCheck.too_slow])
     settings.register_profile("ci", settings.get_profile("audit"), derandomize=True, database=None,
