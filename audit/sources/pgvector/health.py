@@ -188,12 +188,16 @@ def check_health(spec: StoreSpec, corpus=None, model_dims: int | None = None, mo
         if corpus is not None and spec.doc_column and not spec.start_column:
             not_checked.append("text_mismatch: no offset columns given")
 
-        idx = _index_for(indexes, spec.metric)
+        idx = _index_for(indexes, spec.metric, spec.filters)
         opts = f", {idx.options}" if idx and idx.options else ""
         on = f" on {idx.expression}" if idx and idx.expression else ""
+        where = (f" WHERE {idx.predicate}" if idx and idx.predicate else "") + (
+            f" of base table {idx.via} (through view {spec.table})" if idx and idx.via else "")
+        from .connection import view_base
+
         checks.append(Finding.of_rows("approximate_index", OK, 0,
-                                      f"{idx.method} index {idx.name}{on} ({idx.opclass}{opts})" if idx
-                                      else _no_index_note(indexes, spec.metric)))
+                                      f"{idx.method} index {idx.name}{on} ({idx.opclass}{opts}){where}" if idx
+                                      else _no_index_note(indexes, spec.metric, view_base(c, spec)[1])))
         from .production import dead_tuples_check, extension_check, extension_version
 
         checks.append(extension_check(extension_version(c)))
