@@ -277,6 +277,8 @@ def draw_traffic_section(labelled: Labelled | None, cut: float | None, cut_sourc
                   + (f", {ti.table.n_problems:,} lines or spans not read (listed below)" if ti.table.n_problems else "")
                   + (f"; compared with {labelled.system}" if labelled is not None else "")
                   + (f". Cut {t_cut:.4g} ({cut_source})." if t_cut is not None else ".")))
+    for note in rep.reading_notes():  # files of a folder not read, spans exported twice
+        st.info(md(note))
     if labelled is not None and rep.refused:
         st.warning(md(f"No comparison with {labelled.system}: {rep.refused}."))
     st.altair_chart(overlay_chart(rep, t_cut), width="stretch", key=f"{key}_overlay")

@@ -360,8 +360,11 @@ def add_store_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--query-ids", metavar="FILE",
                    help="with an .npy --query-vectors: one query id a line, row i = line i")
     g.add_argument("--filter", action="append", metavar="COLUMN=VALUE", dest="filters",
-                   help="search only the rows whose COLUMN (as text) equals VALUE, as your service's WHERE does "
-                        "(repeatable: values of one column OR-ed, columns AND-ed; the value is a bound parameter)")
+                   help="search only the rows whose COLUMN equals VALUE, as your service's WHERE does "
+                        "(repeatable: values of one column OR-ed, columns AND-ed; the value is a bound parameter). "
+                        "pgvector: typed as the column for uuid, text, integer, numeric, boolean and date "
+                        "columns (so a partial index WHERE col = '...' is used), compared as text for other "
+                        "types; Milvus: converted to the field's type, a dynamic field's compared as a string")
     g.add_argument("--iterative-scan", choices=["off", "relaxed_order", "strict_order"],
                    help="hnsw.iterative_scan for the approximate search (pgvector 0.8+; said unavailable on older)")
 

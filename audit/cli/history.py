@@ -142,7 +142,9 @@ def add_history_parser(sub) -> None:
     hs = h.add_subparsers(dest="history_command", required=True)
     ls = hs.add_parser("list", help="the records, oldest first", allow_abbrev=False)
     ls.add_argument("--series", help="only the records of this series")
-    ls.add_argument("--json", action="store_true", help="JSON lines instead of a table")
+    form = ls.add_mutually_exclusive_group()
+    form.add_argument("--json", action="store_true", help="one JSON array of the records instead of a table")
+    form.add_argument("--jsonl", action="store_true", help="JSON Lines: one record a line (for streaming tools)")
     ls.set_defaults(func=cmd_history_list)
     sh = hs.add_parser("show", help="one record", allow_abbrev=False)
     sh.add_argument("id", type=int)
@@ -191,9 +193,12 @@ def cmd_history_list(a) -> int:
     marks = {}
     for n, i in names.items():
         marks.setdefault(i, []).append(n)
-    if a.json:
-        for r in rows:
-            print(json.dumps({**r.to_dict(), "baselines": marks.get(r.id, [])}, ensure_ascii=False))
+    if a.json or a.jsonl:
+        items = [{**r.to_dict(), "baselines": marks.get(r.id, [])} for r in rows]
+        if a.json:  # one document (RFC 8259), an empty list when nothing is recorded
+            print(json.dumps(items, ensure_ascii=False, indent=1))
+        for item in items if a.jsonl else ():
+            print(json.dumps(item, ensure_ascii=False))
         return EXIT_OK
     if not rows:
         print("no record yet: run `python -m audit report` (every report, health and compare is recorded)")

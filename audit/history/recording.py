@@ -108,9 +108,10 @@ def open_configured(config=None, team_uris: Iterable[str] = ()) -> HistoryStore:
 
 def secrets(config=None, env: Mapping[str, str] | None = None) -> list[str]:
     """Every connection string and password the configuration and the environment give for stores and the history,
-    and every endpoint's header values (:meth:`audit.sources.endpoint.spec.EndpointSpec.secrets`)."""
+    and every endpoint's header values (:meth:`audit.sources.endpoint.spec.EndpointSpec.secrets`), each in every
+    shape it may come back in (:func:`audit.secrets.forms`), the longest first."""
     from ..config import ConfigError, load_config
-    from ..sources.pgvector.connection import _password_of
+    from ..secrets import forms, password_of
 
     env = os.environ if env is None else env
     try:
@@ -128,13 +129,14 @@ def secrets(config=None, env: Mapping[str, str] | None = None) -> list[str]:
         except HistoryError:
             continue
         if is_postgres_uri(uri) or "://" in uri:
-            out += [uri, _password_of(uri)]
+            out += [uri, password_of(uri)]
     for spec in config.endpoints.values():  # an endpoint's header values (tokens)
         try:
             out += list(spec.secrets(env))
         except Exception:  # noqa: BLE001 - a header whose variable is unset holds no secret here
             continue
-    return sorted({s for s in out if s and len(s) >= 4}, key=len, reverse=True)
+    # every shape a secret can come back in (audit.secrets.forms: the bare credential of a "Bearer …" header too)
+    return sorted({f for s in out if s for f in forms(s)}, key=lambda f: (-len(f), f))
 
 
 def scrub(record: Record, hidden: Iterable[str]) -> Record:

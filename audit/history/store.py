@@ -333,7 +333,8 @@ class PostgresHistory(HistoryStore):
     _blob = "BYTEA"
 
     def __init__(self, uri: str, timeout_s: int = 10) -> None:
-        from ..sources.pgvector.connection import redact, store_label
+        from ..secrets import redact
+        from ..sources.pgvector.connection import store_label
 
         self.where = f"PostgreSQL {store_label(uri)}"
         self._uri = uri
@@ -358,7 +359,7 @@ class PostgresHistory(HistoryStore):
         return sql.replace("?", "%s")
 
     def _run(self, fn):
-        from ..sources.pgvector.connection import redact
+        from ..secrets import redact
 
         try:
             with self.conn.transaction():
@@ -368,7 +369,7 @@ class PostgresHistory(HistoryStore):
             raise HistoryError(f"{self.where}: {redact(' '.join(str(e).split()), self._uri)}") from None
 
     def _read(self, sql, args=()):
-        from ..sources.pgvector.connection import redact
+        from ..secrets import redact
 
         try:
             with self.conn.transaction():

@@ -37,7 +37,7 @@ from .health import NORM_TOLERANCE, OK, UNHEALTHY, WARNING, Finding, HealthRepor
 from .base import MODES, SearchResult, StoreError, cosine_in_range, rescore
 
 __all__ = ["EXAMPLES", "check_offsets", "described", "ends_with_slice", "exact_topk", "filters_said", "health_from_rows",
-           "opened_or", "quotes_of_rows", "relevance_from_rows", "search_result", "system_from_store", "to_cosine",
+           "missing_documents", "opened_or", "quotes_of_rows", "relevance_from_rows", "search_result", "system_from_store", "to_cosine",
            "upgrade_runset"]
 
 #: Ids listed per finding.
@@ -675,15 +675,47 @@ def health_from_rows(spec, batches: Iterable[dict], *, kind: str, index_detail: 
     return store_report(engine, target, n_rows, vector_type, checks, (), not_checked, time.perf_counter() - t0)
 
 
+def missing_documents(counts: Iterable[tuple[str | None, int]], corpus_name: str, examples: int = EXAMPLES) -> Finding:
+    """``missing_documents``: rows whose document is not in the corpus, and rows that name no document.
+
+    Parameters
+    ----------
+    counts : iterable of (doc id or None, rows)
+        Rows per document id not found in the corpus; None for the rows whose document column is null.
+    corpus_name : str
+    examples : int
+        Document ids named at most (never a stand-in for "no document": those rows are counted apart).
+
+    Returns
+    -------
+    Finding
+        Unhealthy when any row is counted; ``breakdown`` the documents by rows, then ``(no document)``;
+        ``examples`` real document ids only.
+    """
+    counts = list(counts)
+    by_doc = sorted(((d, int(n)) for d, n in counts if d is not None), key=lambda vc: (-vc[1], vc[0]))
+    n_null = sum(int(n) for d, n in counts if d is None)
+    n_miss = sum(n for _, n in by_doc)
+    parts = []
+    if n_miss:
+        parts.append(f"{n_miss} rows belong to {len(by_doc)} documents not in corpus {corpus_name!r}")
+    if n_null:
+        parts.append(f"{n_null} rows name no document (the document column is null)")
+    total = n_miss + n_null
+    return Finding.of_rows("missing_documents", UNHEALTHY if total else OK, total,
+                           "; ".join(parts) if parts else f"every row's document is in corpus {corpus_name!r}",
+                           tuple(by_doc[:examples]) + ((("(no document)", n_null),) if n_null else ()),
+                           tuple(d for d, _ in by_doc[:examples]))
+
+
 def _document_checks(spec, corpus, docs) -> list[Finding]:
     """``missing_documents`` and ``text_mismatch`` as pgvector computes them (see its ``_document_checks``)."""
     by_id = {d.doc_id: d.text.replace("\x00", "") for d in corpus.documents}
     miss: Counter = Counter()
     bad: list[str] = []
     for rid, doc, start, end, text in docs:
-        key = "(null)" if doc is None else doc
         if doc is None or doc not in by_id:
-            miss[key] += 1
+            miss[doc] += 1  # None: the row names no document (counted apart, never an example)
             continue
         if not getattr(spec, "start_column", None):
             continue
@@ -691,12 +723,7 @@ def _document_checks(spec, corpus, docs) -> list[Finding]:
         s, e = _int(start), _int(end)
         if not ends_with_slice(text, body, s, e):
             bad.append(rid)
-    ms = sorted(miss.items(), key=lambda vc: (-vc[1], vc[0]))
-    n_miss = sum(miss.values())
-    out = [_rows("missing_documents", UNHEALTHY if n_miss else OK, n_miss,
-                 f"{n_miss} rows belong to {len(ms)} documents not in corpus {corpus.name!r}"
-                 if n_miss else f"every row's document is in corpus {corpus.name!r}",
-                 tuple(ms[:EXAMPLES]), tuple(m for m, _ in ms[:EXAMPLES]))]
+    out = [missing_documents(list(miss.items()), corpus.name)]
     if getattr(spec, "start_column", None):
         out.append(_rows("text_mismatch", UNHEALTHY if bad else OK, len(bad),
                          f"{len(bad)} rows' text no longer ends with doc.text[start:end] (or the offsets "

@@ -57,7 +57,9 @@ class MilvusSpec:
     filters : tuple of (str, str)
         ``(field, value)`` pairs every search keeps to (Milvus ``filter``): the value is converted to the
         field's type (VARCHAR, INT*, FLOAT/DOUBLE, BOOL) and written as a literal (Milvus Lite has no bound
-        parameters): a string literal is JSON-quoted, and a value holding a control character is refused.
+        parameters): a string literal is JSON-quoted, and a value holding a control character is refused. A
+        dynamic field (a key of the rows outside the schema, in a collection with ``enable_dynamic_field``)
+        is compared as a string.
 
     Raises
     ------
@@ -188,14 +190,20 @@ def open_collection(spec: MilvusSpec) -> Iterator[_Opened]:
         desc = client.describe_collection(spec.table)
         fields = {f["name"]: f for f in desc["fields"]}
         types = {n: getattr(f["type"], "name", str(f["type"])) for n, f in fields.items()}
-        listed = ", ".join(fields)
+        # a collection with dynamic fields (MilvusClient.create_collection(name, dimension=…), the quickstart's)
+        # keeps every other key of a row in its $meta JSON and returns it by name: a named field not in the
+        # schema is one of those (its rows may lack it: their text is then empty, as the health says)
+        dynamic = bool(desc.get("enable_dynamic_field"))
+        listed = ", ".join(fields) + (" (and dynamic fields, by name)" if dynamic else "")
         for role, name in spec.columns.items():
-            if name not in fields:
+            if name not in fields and not dynamic:
                 raise StoreError(f"collection {spec.table!r} has no field {name!r} (for {role}); its fields: {listed}")
+            types.setdefault(name, "DYNAMIC")
         for name, _ in spec.filters:
-            if name not in fields:
+            if name not in fields and not dynamic:
                 raise StoreError(f"--filter {name}=…: collection {spec.table!r} has no field {name!r}; its fields: "
                                  f"{listed}")
+            types.setdefault(name, "DYNAMIC")
         pk = spec.id_column or next((n for n, f in fields.items() if f.get("is_primary")), None)
         vectors = [n for n, t in types.items() if t == "FLOAT_VECTOR"]
         vf = spec.vector_column or (vectors[0] if len(vectors) == 1 else None)
@@ -226,7 +234,7 @@ def _use(spec: MilvusSpec, conn):
 
 
 def _literal(value: str, dtype: str, name: str) -> str:
-    if dtype in ("VARCHAR", "STRING"):
+    if dtype in ("VARCHAR", "STRING", "DYNAMIC"):  # a dynamic field has no declared type: compared as a string
         return json.dumps(value)
     if dtype.startswith("INT"):
         try:

@@ -21,6 +21,7 @@ from .connection import (
     _session,
     _vec_expr,
     find_indexes,
+    view_base,
 )
 
 
@@ -107,10 +108,12 @@ def search(spec: StoreSpec, queries: np.ndarray, k: int, mode: str = "approximat
         if dims is not None and dims != q.shape[1]:
             raise StoreError(f"query vectors have {q.shape[1]} dimensions, column {spec.vector_column!r} of "
                              f"{spec.table!r} has {dims}: embed the queries with the table's model")
-        from .production import ITERATIVE_SCAN, extension_version, filter_sql, unavailable
+        from .production import ITERATIVE_SCAN, extension_version, filter_sql, filter_types, unavailable
 
         indexes = find_indexes(spec, c)
-        idx = _index_for(indexes, spec.metric)
+        _, untraced = view_base(c, spec)
+        idx = _index_for(indexes, spec.metric, spec.filters)
+        ftypes = filter_types(c, spec)
         if idx is not None and idx.cast is None and table.vector_type != "vector":
             idx = None  # an index on a real[] column itself cannot serve <=> (only an expression cast can)
         version = extension_version(c)
@@ -122,7 +125,7 @@ def search(spec: StoreSpec, queries: np.ndarray, k: int, mode: str = "approximat
         if mode == "exact" or idx is None:
             switches = {"enable_indexscan": "off", "enable_bitmapscan": "off", "enable_indexonlyscan": "off"}
             if mode == "approximate":
-                notes.append(_no_index_note(indexes, spec.metric) if table.vector_type == "vector" or indexes
+                notes.append(_no_index_note(indexes, spec.metric, untraced) if table.vector_type == "vector" or indexes
                              else "real[] column: no index on it can serve the distance: approximate equals exact")
         else:
             switches = {"enable_seqscan": "off"}
@@ -154,7 +157,7 @@ def search(spec: StoreSpec, queries: np.ndarray, k: int, mode: str = "approximat
             where += sql.SQL(" AND NOT EXISTS (SELECT 1 FROM unnest({v}) x WHERE x IS NULL OR x::float8 IN "
                              "('NaN', 'Infinity', '-Infinity'))").format(v=spec._c("vector"))
             notes.append("real[] column: rows holding NaN, ±Inf or NULL elements are left out")
-        fsql, fparams = filter_sql(spec.filters)
+        fsql, fparams = filter_sql(spec.filters, types=ftypes)
         where += fsql
         if spec.filters and approx_index:
             notes.append(f"filtered: {idx.method.upper()} applies the WHERE after its scan"
