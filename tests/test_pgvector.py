@@ -1,4 +1,4 @@
-"""audit.sources.pgvector against a real PostgreSQL 16 + pgvector server (``pgserver``).
+"""audit.stores.pgvector against a real PostgreSQL 16 + pgvector server (``pgserver``).
 
 Every figure is checked against the same data worked out independently in
 Python with numpy (exact top-k, counts, norms). The server tests are marked
@@ -15,9 +15,10 @@ import numpy as np
 import pytest
 from pgfixture import pg_server  # noqa: F401 - the session fixture
 
+from audit.conninfo import redact, redact_uri, store_label
 from audit.ingest import Corpus, markdown_document
 from audit.stores.base import SearchResult
-from audit.sources.pgvector import (
+from audit.stores.pgvector import (
     KComparison,
     StoreError,
     StoreSpec,
@@ -25,11 +26,8 @@ from audit.sources.pgvector import (
     compare_retrieval,
     connect,
     find_indexes,
-    redact,
-    redact_uri,
     relevant_from_needles,
     search,
-    store_label,
 )
 
 DIMS = 384
@@ -157,7 +155,7 @@ def test_health_figures_match_python(store):
     assert "hnsw index chunks_emb_hnsw" in h.finding("approximate_index").detail
     assert h.finding("norms").detail.endswith("(norms 1 … 2): L2 and inner-product distances are not cosine distances "
                                             "for them")  # the range includes the norm-2 row
-    d = h.to_json()  # the one JSON form of every engine's health (audit.stores.health)
+    d = h.to_json()  # the one JSON form of every engine's health (audit.health)
     assert d["healthy"] is False and d["engine"] == "pgvector" and d["rows"] == N
     assert d["findings"][0] == {"check": "rows", "severity": "ok", "title": "rows", "detail": f"{N} rows",
                                 "concerns": "rows", "count": N, "documents": [], "examples": [], "breakdown": []}

@@ -33,14 +33,14 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from audit.sources.pgvector import ENV_URI, StoreError, StoreSpec, named_store_uri
+from audit.stores.pgvector import ENV_URI, StoreError, StoreSpec, named_store_uri
 
 from . import paths
 from .text import md
 
 if TYPE_CHECKING:
     from audit.runset import RunSet
-    from audit.stores.health import HealthReport
+    from audit.health import HealthReport
 
 __all__ = ["draw_store_health", "draw_store_inputs", "store_spec"]
 
@@ -367,7 +367,7 @@ def _embedding(key: str, tmp: Path):
     """``(encoder or None, QueryVectors or None, digest part)``; None when incomplete."""
     from audit.models import ModelUnavailable
     from audit.sources.imported import InputFileError
-    from audit.sources.pgvector import read_query_vectors
+    from audit.stores.query_vectors import read_query_vectors
 
     from . import cache
 

@@ -389,7 +389,7 @@ def configured_store(given: str | None) -> tuple[str | None, str | None, dict]:
     if not given or ":" in given or "=" in given:
         return given, None, {}
     from ..config import ConfigError, load_config
-    from ..sources.pgvector.connection import named_store_uri
+    from ..stores.pgvector.connection import named_store_uri
     from ..stores.base import StoreError
 
     try:
@@ -414,7 +414,7 @@ def store_arg(a, table: str | None = None, uri: str | None = None):
     fields for every option not given on the command line (an option given wins)."""
     import os
 
-    from ..sources.pgvector.connection import ENV_URI
+    from ..stores.pgvector.connection import ENV_URI
     from ..stores.base import StoreError
     from ..stores.registry import engine_for, make_spec, open_store
 
@@ -448,7 +448,7 @@ def query_vectors_arg(a):
     ``--model`` and ``--query-vectors`` exclude each other: the vectors come from the team's model.
     """
     from ..jsontext import InputFileError
-    from ..sources.pgvector.vectors import read_query_vectors
+    from ..stores.query_vectors import read_query_vectors
 
     if not getattr(a, "query_vectors", None):
         if getattr(a, "query_ids", None):

@@ -146,7 +146,7 @@ def _report_store(a) -> int:
     """Needle recall through the store's approximate index and through an exact scan, per k."""
     from ..jsontext import InputFileError
     from ..report.tables import SPEC_KS as KS
-    from ..sources.pgvector.search import compare_retrieval, relevant_from_needles
+    from ..stores.pgvector.search import compare_retrieval, relevant_from_needles
     from ..stores.base import StoreError
 
     with store_arg(a) as store:  # nothing is asked of the store until a search

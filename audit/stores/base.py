@@ -162,7 +162,7 @@ def rescore(query: np.ndarray, ids: Sequence, engine_cosine: Sequence[float],
         else the engine's value rounded half-even to 9 decimals (:func:`audit.scores.canonical_scores`).
     """
     from ..scores import canonical_scores, cosine_distances
-    from .health import NORM_TOLERANCE
+    from ..health import NORM_TOLERANCE
 
     q = np.asarray(query, dtype=np.float32)
     q_unit = abs(float(np.linalg.norm(q.astype(np.float64))) - 1.0) <= NORM_TOLERANCE

@@ -12,8 +12,8 @@ each back end behind one provider interface with ``is_available`` and ``install_
 - ``store.search(queries, k, mode)`` → :class:`SearchResult`: the top ``k`` rows of each query vector
   through the store's approximate index (``mode="approximate"``) or an exact scan (``"exact"``), as cosine
   distances in [0, 2] ordered by the rule below.
-- ``store.health(corpus=…, encoder=…)`` → :class:`audit.stores.health.HealthReport` with
-  :class:`audit.stores.health.Finding` (one type, one JSON form, whatever the engine).
+- ``store.health(corpus=…, encoder=…)`` → :class:`audit.health.HealthReport` with
+  :class:`audit.health.Finding` (one type, one JSON form, whatever the engine).
 - ``store.runset(needles=… | queries=…, qrels=…, encoder=… | query_vectors=…)`` →
   :class:`audit.runset.RunSet`: the questions asked both ways, runs ``approximate`` and ``exact``
   (:func:`audit.stores.shared.system_from_store`, written once for every engine).
@@ -130,7 +130,7 @@ class VectorStore:
 
     def health(self, *, corpus=None, encoder=None, model_dims: int | None = None,
                model_name: str | None = None):
-        """Every health check of the store, as one :class:`audit.stores.health.HealthReport`.
+        """Every health check of the store, as one :class:`audit.health.HealthReport`.
 
         Parameters
         ----------
@@ -198,7 +198,7 @@ class VectorStore:
         encoder : Encoder, optional
             Embeds the questions (``encode(list of str) -> (n, dims)``); or
         query_vectors : QueryVectors, optional
-            The questions' vectors from a hosted model (:func:`audit.sources.pgvector.read_query_vectors`): by
+            The questions' vectors from a hosted model (:func:`audit.stores.query_vectors.read_query_vectors`): by
             query id, or by needle id for both of a needle's questions. Exactly one of the two.
         ood_queries : mapping id → text or sequence of str, optional
             Out-of-domain questions (a list gets the ids ``ood-1``, ``ood-2`` …); they get runs of their own

@@ -13,7 +13,10 @@ URIs (:func:`engine_for`): ``postgresql://…`` (or a libpq ``key=value`` string
 
 from __future__ import annotations
 
-from . import chroma, lance, milvus, pgvector, sqlite
+from . import lance, sqlite
+from .chroma import engine as chroma
+from .milvus import engine as milvus
+from .pgvector import engine as pgvector
 from .base import StoreError
 from .protocol import Engine, VectorStore
 
@@ -64,11 +67,11 @@ def make_spec(uri: str | None, table: str | None = None, *, id_column=None, text
         if given:
             raise StoreError(f"a Chroma collection has its own ids, documents and embeddings: drop the "
                              f"{', '.join(given)} column option(s)")
-        from ..sources.chroma.store import ChromaSpec
+        from .chroma.store import ChromaSpec
 
         return ChromaSpec(uri, table, doc_column, start_column, end_column, model_column, tuple(filters))
     if engine.name == "milvus":
-        from ..sources.milvus.store import MilvusSpec
+        from .milvus.store import MilvusSpec
 
         return MilvusSpec(uri, table, id_column, text_column or "text", vector_column, doc_column, start_column,
                           end_column, model_column, tuple(filters))
@@ -76,7 +79,7 @@ def make_spec(uri: str | None, table: str | None = None, *, id_column=None, text
         return sqlite.SqliteSpec(uri[len("sqlite:"):], table or None)
     if engine.name == "lance":
         return lance.LanceSpec(uri[len("lance:"):])
-    from ..sources.pgvector.connection import StoreSpec
+    from .pgvector.connection import StoreSpec
 
     return StoreSpec(uri, table, id_column, text_column, vector_column, doc_column, start_column, end_column,
                      model_column, metric, filters=tuple(filters), name=name)

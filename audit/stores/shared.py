@@ -10,7 +10,7 @@ live stores; :mod:`audit.stores.sqlite`, :mod:`audit.stores.lance` over the audi
 - :func:`relevance_from_rows`: needle id → the rows whose text holds the needle (the matching view).
 - :func:`exact_topk`: the exact scan over streamed vectors, for an engine with no exact mode of its own.
 - :func:`health_from_rows`: the health checks over streamed rows, with the names, severities and
-  examples of pgvector's SQL aggregates (:func:`audit.sources.pgvector.check_health`), so the same fault
+  examples of pgvector's SQL aggregates (:func:`audit.stores.pgvector.check_health`), so the same fault
   gives the same finding in every engine.
 - :func:`search_result`: an engine's raw distances as a :class:`~audit.stores.base.SearchResult`, the
   rows scored and ordered by the one rule (:func:`audit.stores.base.rescore`).
@@ -33,7 +33,7 @@ import numpy as np
 from ..evaluation.judgments import Qrels
 from ..matching import collapse
 from ..runset import Run
-from .health import NORM_TOLERANCE, OK, UNHEALTHY, WARNING, Finding, HealthReport, majority, store_report
+from ..health import NORM_TOLERANCE, OK, UNHEALTHY, WARNING, Finding, HealthReport, majority, store_report
 from .base import MODES, SearchResult, StoreError, cosine_in_range, rescore
 
 __all__ = ["EXAMPLES", "check_offsets", "described", "ends_with_slice", "exact_topk", "filters_said", "health_from_rows",
@@ -516,7 +516,7 @@ def health_from_rows(spec, batches: Iterable[dict], *, kind: str, index_detail: 
     """The store's health from its rows streamed in batches (engines without SQL aggregates).
 
     The checks, their names, severities, row counts and examples are those of
-    :func:`audit.sources.pgvector.check_health` (read its Returns for the rules): the same fault gives
+    :func:`audit.stores.pgvector.check_health` (read its Returns for the rules): the same fault gives
     the same finding in every engine.
 
     Parameters

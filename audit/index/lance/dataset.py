@@ -11,7 +11,7 @@ import numpy as np
 from ...chunking import Chunk, ChunkSet, Strategy
 from ...ingest import Corpus, LoadFailure
 from ...scores import canonical_scores, cosine_distances
-from ...stores.health import NORM_TOLERANCE, HealthReport
+from ...health import NORM_TOLERANCE, HealthReport
 from .results import (
     _MODEL_KEY,
     AnnComparison,

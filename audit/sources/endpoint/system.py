@@ -154,7 +154,7 @@ def endpoint_system(endpoints: Sequence[EndpointSpec], *, needles: Sequence | No
         Results asked for (an endpoint's own ``k`` wins).
     encoder, query_vectors : optional
         For templates holding ``{vector}``: a model embedding the questions (``encode(list) -> (n, dims)``) or
-        the team's vectors (:class:`~audit.sources.pgvector.vectors.QueryVectors`), not both.
+        the team's vectors (:class:`~audit.stores.query_vectors.QueryVectors`), not both.
     corpus : Corpus, optional
         The documents, for the team's citations (see the module docstring).
     concurrency, deadline, retries, total_time, shared, env, transport

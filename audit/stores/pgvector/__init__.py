@@ -6,7 +6,7 @@ table into Python:
 - **Health** (:func:`check_health`): row count, NULL vectors, non-finite
   values (``real[]`` columns only: pgvector refuses NaN and ±Inf on insert),
   dimensions (``vector_dims``), norms (``vector_norm``) against unit length
-  (``|norm − 1| > 1e-4``, :data:`audit.stores.health.NORM_TOLERANCE`), empty texts,
+  (``|norm − 1| > 1e-4``, :data:`audit.health.NORM_TOLERANCE`), empty texts,
   duplicate ids and texts, rows per model stamp, and, given the corpus, rows
   whose document no longer exists or whose text no longer ends with
   ``doc.text[start:end]``. All computed with SQL aggregates; only counts and
@@ -16,7 +16,7 @@ table into Python:
   ``ivfflat.probes``) and through an exact scan (index scans disabled in the
   transaction), with the distance operator of the metric (``<=>`` cosine,
   ``<->`` L2, ``<#>`` negative inner product) converted to cosine distance.
-- **The store as a source** (through the store protocol, :class:`audit.stores.pgvector.PgvectorStore`):
+- **The store as a source** (through the store protocol, :class:`audit.stores.pgvector.engine.PgvectorStore`):
   both searches as the runs ``approximate`` and ``exact`` of one :class:`~audit.runset.RunSet`
   (:meth:`~audit.stores.protocol.VectorStore.runset`; two tables as runs ``before`` and ``after``:
   :func:`audit.stores.shared.upgrade_runset`); :func:`table_dims`, :func:`stream_rows` and :func:`chunks`
@@ -52,16 +52,10 @@ from .connection import (
            connect,
            find_indexes,
            named_store_uri,
-           redact,
-           redact_uri,
-           store_label,
 )
 from .health import check_health
 from .search import KComparison, RetrievalComparison, compare_retrieval, relevant_from_needles, search
 from .system import chunks, stream_rows, table_dims
-from .vectors import QueryVectors, read_query_vectors
 
-__all__ = ["ENV_URI", "OPERATORS", "IndexInfo", "KComparison", "QueryVectors", "RetrievalComparison", "StoreError",
-           "StoreSpec", "check_health", "chunks", "compare_retrieval", "connect", "find_indexes", "named_store_uri",
-           "read_query_vectors", "redact", "redact_uri", "relevant_from_needles", "search", "store_label",
-           "stream_rows", "table_dims"]
+__all__ = ["ENV_URI", "OPERATORS", "IndexInfo", "KComparison", "RetrievalComparison", "StoreError", "StoreSpec", "check_health", "chunks", "compare_retrieval", "connect",
+           "find_indexes", "named_store_uri", "relevant_from_needles", "search", "stream_rows", "table_dims"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from ...stores.health import NORM_TOLERANCE, OK, UNHEALTHY, WARNING, Finding, HealthReport, majority, store_report
+from ...health import NORM_TOLERANCE, OK, UNHEALTHY, WARNING, Finding, HealthReport, majority, store_report
 from .connection import (
     StoreSpec,
     _describe,

@@ -10,8 +10,8 @@ from typing import Collection, Sequence
 
 import numpy as np
 
-from ...stores.health import NORM_TOLERANCE
-from ...stores.base import SearchResult, check_search, cosine_in_range, rescore
+from ...health import NORM_TOLERANCE
+from ..base import SearchResult, check_search, cosine_in_range, rescore
 from .connection import (
     StoreError,
     StoreSpec,

@@ -14,11 +14,11 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from ...stores.filters import check_filters
-from ..imported.chunks import UserChunk
-from ...stores.health import HealthReport
-from ...stores.base import SearchResult, StoreError, check_search
-from ...stores.shared import (
+from ..filters import check_filters
+from ...sources.imported.chunks import UserChunk
+from ...health import HealthReport
+from ..base import SearchResult, StoreError, check_search
+from ..shared import (
     check_offsets,
     described,
     exact_topk,
@@ -276,7 +276,7 @@ def check_health(spec: ChromaSpec, corpus=None, model_dims: int | None = None, m
 
     ``null_vectors``, ``non_finite`` and ``duplicate_ids`` are ``ok`` with the reason: Chroma stores one
     vector a row, refuses NaN and ±Inf, and keeps ids unique. See
-    :func:`audit.stores.shared.health_from_rows` and :func:`audit.sources.pgvector.check_health`.
+    :func:`audit.stores.shared.health_from_rows` and :func:`audit.stores.pgvector.check_health`.
 
     Raises
     ------

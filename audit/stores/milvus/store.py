@@ -14,11 +14,11 @@ from typing import Iterator
 
 import numpy as np
 
-from ...stores.filters import check_filters
-from ..imported.chunks import UserChunk
-from ...stores.health import HealthReport
-from ...stores.base import SearchResult, StoreError, check_search
-from ...stores.shared import (
+from ..filters import check_filters
+from ...sources.imported.chunks import UserChunk
+from ...health import HealthReport
+from ..base import SearchResult, StoreError, check_search
+from ..shared import (
     check_offsets,
     described,
     exact_topk,
@@ -286,7 +286,7 @@ def check_health(spec: MilvusSpec, corpus=None, model_dims: int | None = None, m
 
     ``duplicate_ids`` is checked for real: Milvus does not enforce unique primary keys (Milvus Lite 3
     replaces a row inserted twice, a Milvus server keeps both). See
-    :func:`audit.stores.shared.health_from_rows` and :func:`audit.sources.pgvector.check_health`.
+    :func:`audit.stores.shared.health_from_rows` and :func:`audit.stores.pgvector.check_health`.
 
     Raises
     ------

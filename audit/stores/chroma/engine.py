@@ -1,6 +1,6 @@
 """Chroma 1.x behind the store protocol: a server (``chroma://HOST:PORT``) or a persistent folder read as a copy.
 
-The engine's work is :mod:`audit.sources.chroma` (the collection opened without telemetry or an embedding
+The engine's work is :mod:`audit.stores.chroma` (the collection opened without telemetry or an embedding
 function, its HNSW through ``query``, the exact scan over the vectors streamed with ``get``, health over
 the streamed rows); :class:`ChromaStore` keeps the collection open (a folder's temporary copy included)
 until :meth:`close`.
@@ -8,15 +8,15 @@ until :meth:`close`.
 
 from __future__ import annotations
 
-from .protocol import ClientStore, Engine
+from ..protocol import ClientStore, Engine
 
 __all__ = ["ENGINE", "STORE", "ChromaStore"]
 
-ENGINE = Engine("chroma", "Chroma", "chroma", ("chromadb",), "audit.stores.chroma", "chroma://127.0.0.1:8000")
+ENGINE = Engine("chroma", "Chroma", "chroma", ("chromadb",), "audit.stores.chroma.engine", "chroma://127.0.0.1:8000")
 
 
 class ChromaStore(ClientStore):
-    """A Chroma collection (:class:`audit.sources.chroma.ChromaSpec`), opened (a folder: copied) at the first call."""
+    """A Chroma collection (:class:`audit.stores.chroma.ChromaSpec`), opened (a folder: copied) at the first call."""
 
     engine = "chroma"
     noun = "Chroma collection"
@@ -24,7 +24,7 @@ class ChromaStore(ClientStore):
 
     @staticmethod
     def code():
-        from ..sources import chroma
+        from .. import chroma
 
         return chroma
 
