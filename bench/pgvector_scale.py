@@ -186,12 +186,8 @@ def main(argv=None) -> int:
 
     import psycopg
 
-    from audit.stores.pgvector import (
-        StoreSpec,
-        check_health,
-        compare_retrieval,
-        search,
-    )
+    from audit.evaluation.approximate import compare_retrieval
+    from audit.stores.pgvector import StoreSpec, check_health, search
 
     srv, tmp, server_pid = None, None, None
     if a.uri:

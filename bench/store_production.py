@@ -40,7 +40,8 @@ def load() -> str:
 
 
 def measure(spec, qs, needles, k, ef):
-    from audit.stores.pgvector import compare_retrieval, search
+    from audit.evaluation.approximate import compare_retrieval
+    from audit.stores.pgvector import search
 
     t0 = time.perf_counter()
     ap = search(spec, qs, k, "approximate", ef_search=ef)

@@ -16,17 +16,15 @@ import pytest
 from pgfixture import pg_server  # noqa: F401 - the session fixture
 
 from audit.conninfo import redact, redact_uri, store_label
+from audit.evaluation.approximate import KComparison, compare_retrieval, relevant_from_needles
 from audit.ingest import Corpus, markdown_document
 from audit.stores.base import SearchResult
 from audit.stores.pgvector import (
-    KComparison,
     StoreError,
     StoreSpec,
     check_health,
-    compare_retrieval,
     connect,
     find_indexes,
-    relevant_from_needles,
     search,
 )
 
@@ -428,7 +426,7 @@ def test_compare_retrieval_by_hand():
     assert c.rows[0] == KComparison(1, 3, 1 / 3, 1 / 3, 1.0, (), ())
     assert c.rows[1] == KComparison(4, 3, 1 / 3, 2 / 3, (2 / 4 + 1 + 1) / 3, ("q0",), ())
     assert c.to_dict()["rows"][1]["lost"] == ["q0"]
-    with pytest.raises(StoreError, match="larger than"):
+    with pytest.raises(ValueError, match="larger than"):
         compare_retrieval(ap, ex, rel, ks=(8,))
     assert math.isclose(c.to_frame()["overlap"].iloc[1], 5 / 6)
 

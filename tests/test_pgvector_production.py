@@ -21,7 +21,8 @@ import pytest
 from pgfixture import pg_server  # noqa: F401 - the session fixture
 
 from audit.cli import main
-from audit.stores.pgvector import StoreError, StoreSpec, check_health, compare_retrieval, find_indexes, search
+from audit.evaluation.approximate import compare_retrieval
+from audit.stores.pgvector import StoreError, StoreSpec, check_health, find_indexes, search
 from audit.stores.pgvector.connection import key_cast
 from audit.stores.pgvector.production import extension_version, unavailable
 from audit.stores.filters import check_filters, parse_filter

@@ -362,7 +362,7 @@ def test_cosine_kept_in_range_on_the_server(sys_store):
 
 def test_named_store_from_the_configuration(tmp_path):
     from audit.config import ConfigError, load_config
-    from audit.stores.pgvector import named_store_uri
+    from audit.stores.base import named_store_uri
 
     (tmp_path / "audit.toml").write_text('[stores]\nprod = "env:PROD_URI"\nlocal = "postgresql://h/db"\n')
     cfg = load_config(env={}, cwd=tmp_path)

@@ -104,8 +104,8 @@ def _report_dataset(a) -> int:
     from ..groundtruth import GroundTruthError, load_ground_truth
     from ..index.lance import LanceIndexError
     from ..models import ModelUnavailable
+    from ..evaluation.measures import SPEC_KS
     from ..report import build_report
-    from ..report.tables import SPEC_KS
     from ..sources.builtin import run_audit
     from .common import dataset_arg
 
@@ -144,10 +144,9 @@ def _report_dataset(a) -> int:
 
 def _report_store(a) -> int:
     """Needle recall through the store's approximate index and through an exact scan, per k."""
+    from ..evaluation.approximate import compare_retrieval, relevant_from_needles
+    from ..evaluation.measures import SPEC_KS as KS
     from ..jsontext import InputFileError
-    from ..report.tables import SPEC_KS as KS
-    from ..stores.pgvector.search import compare_retrieval, relevant_from_needles
-    from ..stores.base import StoreError
 
     with store_arg(a) as store:  # nothing is asked of the store until a search
         if not a.ground_truth:
@@ -172,7 +171,7 @@ def _report_store(a) -> int:
             exact = store.search(vectors, k, "exact")
             comparison = compare_retrieval(approximate, exact, relevant_from_needles(keys, approximate, exact), KS,
                                            labels)
-        except (StoreError, InputFileError) as e:
+        except (ValueError, InputFileError) as e:  # StoreError is a ValueError
             raise InputError(str(e)) from None
     print(f"Store {spec.provenance} · model {enc.name} · {len(questions)} questions from {len(needles)} needles")
     print(f"Approximate index: {comparison.index or 'none'} {comparison.settings}" + (

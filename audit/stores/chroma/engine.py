@@ -8,18 +8,46 @@ until :meth:`close`.
 
 from __future__ import annotations
 
-from ..protocol import ClientStore, Engine
+from ..base import StoreError
+from ..protocol import ClientStore, Engine, Locator
 
 __all__ = ["ENGINE", "STORE", "ChromaStore"]
 
-ENGINE = Engine("chroma", "Chroma", "chroma", ("chromadb",), "audit.stores.chroma.engine", "chroma://127.0.0.1:8000")
+#: The options a Chroma collection takes: metadata keys (its ids, documents and embeddings are its own).
+_KEYS = ("doc_column", "start_column", "end_column", "model_column")
+
+
+def _spec(uri, table, *, filters=(), id_column=None, text_column=None, vector_column=None, **keys):
+    """A collection's :class:`audit.stores.chroma.ChromaSpec` (the metric is read from the collection).
+
+    Raises
+    ------
+    StoreError
+        An id, text or vector column given: a Chroma collection has its own.
+    """
+    given = [n for n, v in (("id", id_column), ("text", text_column), ("vector", vector_column)) if v]
+    if given:
+        raise StoreError(f"a Chroma collection has its own ids, documents and embeddings: drop the "
+                         f"{', '.join(given)} column option(s)")
+    from .store import ChromaSpec
+
+    return ChromaSpec(uri, table, *(keys.get(c) for c in _KEYS), tuple(filters))
+
+
+ENGINE = Engine("chroma", "Chroma", "chroma", ("chromadb",), "audit.stores.chroma.engine", "chroma://127.0.0.1:8000",
+                noun="Chroma collection", table="Collection", prefixes=("chroma:", "chromas:"), columns=_KEYS,
+                column_word="metadata key",
+                locator=Locator("Chroma server (HOST:PORT) or folder", "A folder is read as a copy (the audit never "
+                                "writes it) and must lie under an allowed root.", folder="chroma:",
+                                server="chroma://"),
+                spec=_spec)
 
 
 class ChromaStore(ClientStore):
     """A Chroma collection (:class:`audit.stores.chroma.ChromaSpec`), opened (a folder: copied) at the first call."""
 
-    engine = "chroma"
-    noun = "Chroma collection"
+    engine = ENGINE.name
+    noun = ENGINE.noun
     not_a_setting = "not a Chroma setting"
 
     @staticmethod

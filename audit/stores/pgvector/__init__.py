@@ -20,12 +20,10 @@ table into Python:
   both searches as the runs ``approximate`` and ``exact`` of one :class:`~audit.runset.RunSet`
   (:meth:`~audit.stores.protocol.VectorStore.runset`; two tables as runs ``before`` and ``after``:
   :func:`audit.stores.shared.upgrade_runset`); :func:`table_dims`, :func:`stream_rows` and :func:`chunks`
-  are what it reads beside the searches.
-- **Query vectors from a hosted model** (:func:`read_query_vectors`): JSONL
-  or ``.npy`` + ids, instead of a model name.
-- **Approximate against exact** (:func:`compare_retrieval`): per k, needle
-  recall both ways, the overlap of the two top-k lists and the queries whose
-  needle the approximate index loses.
+  are what it reads beside the searches. The questions' vectors may come from a hosted model
+  (:mod:`audit.stores.query_vectors`).
+- **Approximate against exact**: the two searches compared per k by
+  :func:`audit.evaluation.approximate.compare_retrieval`, as every engine's are.
 
 - **As deployed** (:mod:`.production`): an HNSW/IVFFlat index on a cast of the column
   (``(emb::vector(384))``) found and queried through, ``--filter COLUMN=VALUE`` under the same
@@ -35,8 +33,8 @@ table into Python:
 Every session is ``READ ONLY`` (:func:`connect`): the audit never writes, temporary tables included.
 Identifiers given by the user are always quoted with
 ``psycopg.sql.Identifier``; values are always bound parameters. Connection
-strings are never echoed: every message goes through :func:`redact`, and
-reports name the store by :func:`store_label` (its configured name, else
+strings are never echoed: every message goes through :func:`audit.conninfo.redact`, and
+reports name the store by :func:`audit.conninfo.store_label` (its configured name, else
 ``host/database``; never the user).
 
 Operators and functions: pgvector README (``<->``, ``<#>``, ``<=>``,
@@ -44,18 +42,16 @@ Operators and functions: pgvector README (``<->``, ``<#>``, ``<=>``,
 """
 
 from .connection import (
-           ENV_URI,
            OPERATORS,
            IndexInfo,
            StoreError,
            StoreSpec,
            connect,
            find_indexes,
-           named_store_uri,
 )
 from .health import check_health
-from .search import KComparison, RetrievalComparison, compare_retrieval, relevant_from_needles, search
+from .search import search
 from .system import chunks, stream_rows, table_dims
 
-__all__ = ["ENV_URI", "OPERATORS", "IndexInfo", "KComparison", "RetrievalComparison", "StoreError", "StoreSpec", "check_health", "chunks", "compare_retrieval", "connect",
-           "find_indexes", "named_store_uri", "relevant_from_needles", "search", "stream_rows", "table_dims"]
+__all__ = ["OPERATORS", "IndexInfo", "StoreError", "StoreSpec", "check_health", "chunks", "connect", "find_indexes",
+           "search", "stream_rows", "table_dims"]

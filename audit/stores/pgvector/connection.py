@@ -11,11 +11,10 @@ from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
 from ...conninfo import redact, redact_uri, store_label
-from ..base import StoreError
+from ..base import ENV_URI, StoreError
 from ..filters import check_filters, check_name
 from ..shared import check_offsets, described, filters_said
 
-ENV_URI = "AUDIT_STORE_URI"
 
 
 OPERATORS = {"cosine": "<=>", "l2": "<->", "ip": "<#>"}
@@ -29,29 +28,6 @@ OPCLASS_METRIC = {"vector_cosine_ops": "cosine", "vector_l2_ops": "l2", "vector_
 APPROXIMATE_METHODS = ("hnsw", "ivfflat")
 
 
-
-
-def named_store_uri(name: str, value: str, env=None) -> str:
-    """The connection string of a store named in the configuration (``[stores] name = value``).
-
-    ``value`` is ``"env:VARIABLE"`` (the URI is read from that environment variable, so the password
-    stays out of the file) or the connection string itself.
-
-    Raises
-    ------
-    StoreError
-        ``env:VARIABLE`` with the variable unset or empty (the message names the store and the variable,
-        never a value).
-    """
-    env = os.environ if env is None else env
-    if value.startswith("env:"):
-        var = value[4:].strip()
-        uri = env.get(var, "")
-        if not uri.strip():
-            raise StoreError(f"store {name!r}: the environment variable ${var} that holds its connection string "
-                             "is not set")
-        return uri
-    return value
 
 
 def _one_line(text: str) -> str:

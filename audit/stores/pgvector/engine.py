@@ -9,12 +9,28 @@ from __future__ import annotations
 
 from contextlib import closing
 
-from ..protocol import ClientStore, Engine
+from ..base import METRICS
+from ..protocol import COLUMNS, ClientStore, Engine, Locator
 
 __all__ = ["ENGINE", "STORE", "PgvectorStore"]
 
+
+def _spec(uri, table, *, metric: str = "cosine", filters=(), name: str | None = None, **columns):
+    """A table's :class:`audit.stores.pgvector.StoreSpec` (``uri`` None: ``$AUDIT_STORE_URI``); ``name`` is the
+    store's configured name, what its provenance shows instead of its host."""
+    from .connection import StoreSpec
+
+    return StoreSpec(uri, table, *(columns.get(c) for c in COLUMNS), metric, filters=tuple(filters), name=name)
+
+
 ENGINE = Engine("pgvector", "PostgreSQL + pgvector", "pgvector", ("psycopg",), "audit.stores.pgvector.engine",
-                "postgresql://auditor@db:5432/rag")
+                "postgresql://auditor@db:5432/rag", noun="pgvector table", table="Table", columns=COLUMNS,
+                required=("id_column", "text_column", "vector_column"),
+                defaults=(("id_column", "id"), ("text_column", "text"), ("vector_column", "embedding")),
+                metrics=METRICS, settings=("ef_search", "probes", "iterative_scan"),
+                locator=Locator("Connection string", "libpq URI, e.g. postgresql://user:password@host:5432/db; "
+                                "never shown again.", secret=True),
+                spec=_spec)
 
 
 class PgvectorStore(ClientStore):
@@ -24,8 +40,8 @@ class PgvectorStore(ClientStore):
     by :meth:`close`; the connection string is never echoed.
     """
 
-    engine = "pgvector"
-    noun = "pgvector table"
+    engine = ENGINE.name
+    noun = ENGINE.noun
     not_a_setting = "pgvector's are ef_search, probes and iterative_scan"
 
     @staticmethod
