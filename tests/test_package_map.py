@@ -153,7 +153,7 @@ def test_every_import_is_seen():
     g = import_graph()
     # a top-level import, a function-level one and a relative one, each as an edge
     assert "audit.jsontext" in g["audit.groundtruth"]
-    assert "audit.stores.shared" in g["audit.stores.protocol"]  # inside VectorStore.runset
+    assert "audit.stores.runsets" in g["audit.stores.protocol"]  # inside VectorStore.runset
     assert "audit.stores.base" in g["audit.stores.filters"]
 
 

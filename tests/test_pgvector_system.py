@@ -25,7 +25,7 @@ from audit.stores.pgvector import StoreError, StoreSpec, search
 from audit.stores.query_vectors import QueryVectors, read_query_vectors
 from audit.stores.base import cosine_in_range
 from audit.stores.registry import open_store
-from audit.stores.shared import relevance_from_rows, upgrade_runset
+from audit.stores.runsets import relevance_from_rows, upgrade_runset
 
 
 def store_system(spec, **kw):

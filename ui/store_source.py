@@ -415,7 +415,7 @@ def draw_store_inputs(key: str = "store", upgrade: bool = False) -> RunSet | Non
     upgrade : bool
         For the Upgrade diff: also ask for the table *after* the change (same store and columns) and
         return runs ``before`` and ``after`` through each table's approximate index
-        (:func:`audit.stores.shared.upgrade_runset`) instead of ``approximate``/``exact``.
+        (:func:`audit.stores.runsets.upgrade_runset`) instead of ``approximate``/``exact``.
 
     Returns
     -------
@@ -423,7 +423,7 @@ def draw_store_inputs(key: str = "store", upgrade: bool = False) -> RunSet | Non
     """
     from audit.sources.imported import InputFileError
     from audit.stores.registry import engine_for, open_store
-    from audit.stores.shared import upgrade_runset
+    from audit.stores.runsets import upgrade_runset
 
     spec = _spec_inputs(key)
     after = None

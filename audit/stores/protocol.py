@@ -16,7 +16,7 @@ each back end behind one provider interface with ``is_available`` and ``install_
   :class:`audit.health.Finding` (one type, one JSON form, whatever the engine).
 - ``store.runset(needles=… | queries=…, qrels=…, encoder=… | query_vectors=…)`` →
   :class:`audit.runset.RunSet`: the questions asked both ways, runs ``approximate`` and ``exact``
-  (:func:`audit.stores.shared.system_from_store`, written once for every engine).
+  (:func:`audit.stores.runsets.system_from_store`, written once for every engine).
 - ``store.load()`` — chunks and vectors in memory (``corpus``, ``chunks``, ``vectors``, ``stamp``), where the
   engine can give them whole (SQLite, Lance: the built-in pipelines then run over them); a live store says it
   is audited where it lives (:class:`StoreError`).
@@ -300,7 +300,7 @@ class VectorStore:
             own ``l2``/``ip`` values where some returned row is not unit length), each with its out-of-domain
             rankings and its ``source`` naming the store, the index and the settings; the rows returned or
             judged relevant, with their texts (and document/offsets where the store has them)
-            (:func:`audit.stores.shared.system_from_store`).
+            (:func:`audit.stores.runsets.system_from_store`).
 
         Raises
         ------
@@ -308,7 +308,7 @@ class VectorStore:
             Neither or both of needles and queries+qrels, of encoder and query_vectors; query vectors of
             another dimension than the store's; the store unreachable.
         """
-        from .shared import system_from_store
+        from .runsets import system_from_store
 
         return system_from_store(
             self.spec, dims=self.dims(), engine=self.noun,
@@ -393,5 +393,5 @@ class ClientStore(VectorStore):
         self._opened = None
 
 
-#: ``search`` as a function of ``(vectors, k, mode)``, what :func:`audit.stores.shared.system_from_store` calls.
+#: ``search`` as a function of ``(vectors, k, mode)``, what :func:`audit.stores.runsets.system_from_store` calls.
 Searcher = Callable[[np.ndarray, int, str], SearchResult]

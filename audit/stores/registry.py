@@ -17,7 +17,6 @@ from . import lance, sqlite
 from .chroma import engine as chroma
 from .milvus import engine as milvus
 from .pgvector import engine as pgvector
-from .base import StoreError
 from .protocol import Engine, VectorStore
 
 __all__ = ["ENGINES", "LIVE_ENGINES", "available_engines", "engine_for", "make_spec", "open_store"]

@@ -18,7 +18,7 @@ must occur in the document, verbatim (:func:`check_quotes_in_documents`).
 
 **One chunk id, two endpoints.** Blue and green may return the same chunk id; the system keeps the first
 text seen for the pages, and with needles a chunk id is relevant when its text holds the needle in any
-endpoint's answer (the union rule of two pgvector tables, :func:`~audit.stores.shared.upgrade_runset`).
+endpoint's answer (the union rule of two pgvector tables, :func:`~audit.stores.runsets.upgrade_runset`).
 """
 
 from __future__ import annotations

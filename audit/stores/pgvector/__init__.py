@@ -19,7 +19,7 @@ table into Python:
 - **The store as a source** (through the store protocol, :class:`audit.stores.pgvector.engine.PgvectorStore`):
   both searches as the runs ``approximate`` and ``exact`` of one :class:`~audit.runset.RunSet`
   (:meth:`~audit.stores.protocol.VectorStore.runset`; two tables as runs ``before`` and ``after``:
-  :func:`audit.stores.shared.upgrade_runset`); :func:`table_dims`, :func:`stream_rows` and :func:`chunks`
+  :func:`audit.stores.runsets.upgrade_runset`); :func:`table_dims`, :func:`stream_rows` and :func:`chunks`
   are what it reads beside the searches. The questions' vectors may come from a hosted model
   (:mod:`audit.stores.query_vectors`).
 - **Approximate against exact**: the two searches compared per k by

@@ -13,7 +13,7 @@ from typing import Iterator, Sequence
 from ...conninfo import redact, redact_uri, store_label
 from ..base import ENV_URI, StoreError
 from ..filters import check_filters, check_name
-from ..shared import check_offsets, described, filters_said
+from ..spec import check_offsets, described, filters_said
 
 
 

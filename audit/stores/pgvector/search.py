@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import math
 import time
-from typing import Sequence
 
 import numpy as np
 
