@@ -16,6 +16,7 @@ Where things come from, one concept a module:
 - :mod:`audit.qrels` qrels files (TREC, BEIR) read into judgments
 - :mod:`audit.matching` the matching view (normalised text, offsets back to the canonical text)
 - :mod:`audit.scores` the one door every score goes through (canonical values: no figure decided by last bits)
+- :mod:`audit.secrets` the one redaction rule: every shape of every configured secret out of every output
 
 What every source returns, and where sources live:
 
@@ -25,7 +26,7 @@ What every source returns, and where sources live:
 - :mod:`audit.stores` every place vectors live behind one protocol, one registry of engines: each live engine
   in its own package (pgvector, Chroma, Milvus Lite), the audit's own SQLite index files and Lance datasets;
   search, the store asked as a run set; :mod:`audit.health` the one health report every store gives;
-  :mod:`audit.conninfo` connection strings (their fields; passwords never echoed)
+  :mod:`audit.conninfo` connection strings (their fields, the name a store is shown by)
 - :mod:`audit.index` the audit's own indexes: the SQLite index file (stamps, generations, the indexer, health
   checks, the embedding cache) and Lance datasets (:mod:`audit.index.lance`, one machine or a Ray job)
 - :mod:`audit.traffic` production traffic read and put through the gate (estimates, drift, review)

@@ -1,67 +1,15 @@
-"""Connection strings (libpq's URL and ``key=value`` forms): their fields, their passwords never echoed.
-
-Every engine's messages, the history's and the provenance of a report go through :func:`redact`; a store is
-named by :func:`store_label` (its configured name, else ``host/database``; never the user or the port).
-:func:`is_postgres_uri` tells a PostgreSQL connection string from a file path (the history's ``uri``).
+"""Connection strings (libpq's URL and ``key=value`` forms) as the audit reads them, for every engine and the
+history: their fields (:func:`fields`), the name a store is shown by (:func:`store_label`: its configured name,
+else ``host/database``; never the user, the password or the port), and whether a string is a PostgreSQL
+connection string rather than a file path (:func:`is_postgres_uri`, the history's ``uri``). Their passwords
+are kept out of every output by :mod:`audit.secrets`.
 """
 
 from __future__ import annotations
 
 import re
-from urllib.parse import quote
 
-__all__ = ["fields", "is_postgres_uri", "password_of", "redact", "redact_uri", "store_label"]
-
-
-_URL_PASSWORD = re.compile(r"(://[^:@/?#\s]*):([^@/\s]*)@")
-
-
-_KW_PASSWORD = re.compile(r"(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^&\s]+)")
-
-
-def password_of(uri: str | None) -> str:
-    """The password a connection string carries (psycopg's parser; ``""`` when none, psycopg absent or the string
-    malformed)."""
-    if not uri:
-        return ""
-    try:
-        from psycopg.conninfo import conninfo_to_dict
-
-        return str(conninfo_to_dict(uri).get("password") or "")
-    except Exception:  # noqa: BLE001 - a malformed URI has no parseable password; the regexes still apply
-        return ""
-
-
-def redact(text: str, uri: str | None = None) -> str:
-    """``text`` with every credential replaced by ``***``.
-
-    Removes the password of URL forms (``postgresql://user:***@host/db``),
-    ``password=…`` in query strings and keyword/value connection strings,
-    and every literal occurrence (plain or percent-encoded) of the password
-    parsed from ``uri``.
-
-    Parameters
-    ----------
-    text : str
-        A message or connection string.
-    uri : str, optional
-        The connection string whose password must not appear.
-
-    Returns
-    -------
-    str
-    """
-    out = _URL_PASSWORD.sub(r"\1:***@", text)
-    out = _KW_PASSWORD.sub(r"\1***", out)
-    pw = password_of(uri) or password_of(text if "://" in text or "=" in text else None)
-    for form in {pw, quote(pw, safe="")} - {""}:
-        out = out.replace(form, "***")
-    return out
-
-
-def redact_uri(uri: str) -> str:
-    """The connection string with its password replaced by ``***`` (``postgresql://user:***@host/db``)."""
-    return redact(uri, uri)
+__all__ = ["fields", "is_postgres_uri", "store_label"]
 
 
 _KW_PAIR = re.compile(r"(\w+)\s*=\s*('(?:[^'\\]|\\.)*'|\S+)")

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 from pgfixture import pg_server  # noqa: F401 - the session fixture
 
-from audit.conninfo import redact, redact_uri, store_label
+from audit.conninfo import store_label
+from audit.secrets import redact, redact_uri
 from audit.evaluation.approximate import KComparison, compare_retrieval, relevant_from_needles
 from audit.ingest import Corpus, markdown_document
 from audit.stores.base import SearchResult

@@ -111,7 +111,7 @@ def secrets(config=None, env: Mapping[str, str] | None = None) -> list[str]:
     """Every connection string and password the configuration and the environment give for stores and the history,
     and every endpoint's header values (:meth:`audit.sources.endpoint.spec.EndpointSpec.secrets`)."""
     from ..config import ConfigError, load_config
-    from ..conninfo import password_of
+    from ..secrets import password_of
 
     env = os.environ if env is None else env
     try:

@@ -328,7 +328,8 @@ class PostgresHistory(HistoryStore):
     _blob = "BYTEA"
 
     def __init__(self, uri: str, timeout_s: int = 10) -> None:
-        from ..conninfo import redact, store_label
+        from ..conninfo import store_label
+        from ..secrets import redact
 
         self.where = f"PostgreSQL {store_label(uri)}"
         self._uri = uri
@@ -353,7 +354,7 @@ class PostgresHistory(HistoryStore):
         return sql.replace("?", "%s")
 
     def _run(self, fn):
-        from ..conninfo import redact
+        from ..secrets import redact
 
         try:
             with self.conn.transaction():
@@ -363,7 +364,7 @@ class PostgresHistory(HistoryStore):
             raise HistoryError(f"{self.where}: {redact(' '.join(str(e).split()), self._uri)}") from None
 
     def _read(self, sql, args=()):
-        from ..conninfo import redact
+        from ..secrets import redact
 
         try:
             with self.conn.transaction():

@@ -33,7 +33,7 @@ table into Python:
 Every session is ``READ ONLY`` (:func:`connect`): the audit never writes, temporary tables included.
 Identifiers given by the user are always quoted with
 ``psycopg.sql.Identifier``; values are always bound parameters. Connection
-strings are never echoed: every message goes through :func:`audit.conninfo.redact`, and
+strings are never echoed: every message goes through :func:`audit.secrets.redact`, and
 reports name the store by :func:`audit.conninfo.store_label` (its configured name, else
 ``host/database``; never the user).
 

@@ -10,7 +10,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
-from ...conninfo import redact, redact_uri, store_label
+from ...conninfo import store_label
+from ...secrets import redact, redact_uri
 from ..base import ENV_URI, StoreError
 from ..filters import check_filters, check_name
 from ..spec import check_offsets, described, filters_said
