@@ -6,7 +6,7 @@ PORT    ?= 8501
 STAMP   := $(VENV)/.installed
 DEVSTAMP:= $(VENV)/.installed-dev
 
-.PHONY: run test test-fast report clean bench
+.PHONY: run test test-fast report clean bench docs
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -41,6 +41,10 @@ test-fast: $(DEVSTAMP)
 
 report: $(STAMP)
 	$(BIN)/python -m audit report
+
+# The command-line reference, written from the parser (tests/test_docs.py fails when it differs).
+docs: $(STAMP)
+	$(BIN)/python -m audit.cli.docs > docs/cli.md
 
 clean:
 	rm -rf $(VENV) .audit .pytest_cache

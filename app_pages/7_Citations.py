@@ -132,7 +132,7 @@ else:
     else:
         cf = citations_frame(res, corpus, kind.label)
         if needle:
-            cf = with_needle_checks(cf, res, needle, rs.qrels(run).relevant(query.query_id))
+            cf = with_needle_checks(cf, res, needle, rs.qrels(run).relevant(query.query_id), corpus)
         st.metric("Sources kept", len(res.citations))
         st.markdown("**Citation table** (attached by the server; the model never sees it)")
         # Fewer columns on screen (the CSV keeps them all): the title names the document, and "check" only

@@ -318,7 +318,7 @@ def _systems(data: dict, where: str, base: Path) -> dict[str, dict]:
     """``[systems.NAME]`` tables: a team's files for the dashboard's "Your system" (paths resolved against ``base``)."""
     raw = data.get("systems", {})
     if not isinstance(raw, dict) or not all(isinstance(v, dict) for v in raw.values()):
-        raise ConfigError(f"{where}: [systems.NAME] must be tables of queries, qrels, runs, … (see README)")
+        raise ConfigError(f"{where}: [systems.NAME] must be tables of queries, qrels, runs, … (docs/your-system.md)")
     out = {}
     for name, spec in raw.items():
         unknown = sorted(set(spec) - set(SYSTEM_FILES) - set(SYSTEM_TABLES))

@@ -1,7 +1,7 @@
 """AppTest of every page with the source "Your system (files)" on data/example (no browser, no model).
 
 The files are given through the environment (``AUDIT_SOURCE=system``, ``AUDIT_SYS_*``: the sidebar's
-path fields), exactly the files of the CLI example in README.md; figures are those of
+path fields), exactly the files of the CLI example in docs/your-system.md; figures are those of
 data/example/README.md and of ``python -m audit report --run …`` on the same files.
 """
 

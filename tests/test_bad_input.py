@@ -1,4 +1,4 @@
-"""Every input in the README's bad-input table, and what it gets. One test a row."""
+"""Every input in the bad-input table (docs/bad-input.md), and what it gets. One test a row."""
 
 from __future__ import annotations
 

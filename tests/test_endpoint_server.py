@@ -258,7 +258,7 @@ def svc_untouched(srv) -> bool:
 
 @pytest.fixture()
 def open_served():
-    """A service without faults or API key (the README's example)."""
+    """A service without faults or API key (the example of docs/endpoint.md)."""
     need_uvicorn()
     svc = Service(DEADLINE)
     srv = LoopbackServer(svc).start()
@@ -267,7 +267,7 @@ def open_served():
 
 
 def test_the_example_command_of_the_readme_runs(open_served, tmp_path, capsys, monkeypatch):
-    """The README's example: a bare URL with the plain mapping, needles looked for in the returned text."""
+    """The example of docs/endpoint.md: a bare URL with the plain mapping, needles looked for in the returned text."""
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
     svc, srv = open_served
     gt = tmp_path / "needles.jsonl"

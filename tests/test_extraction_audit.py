@@ -249,7 +249,7 @@ def test_index_strip_option_is_stamped_and_health_judges_it_against_the_current_
     capsys.readouterr()
     # judged without the option, the stripped extraction is stale: exit 1 naming both versions
     assert main(["health", "--db", db, "--model", "hashing"]) == 1
-    assert "extractor pdf 3+strip-running-lines → 3" in capsys.readouterr().out
+    assert "extractor pdf 4+strip-running-lines → 4" in capsys.readouterr().out
     out_json = tmp_path / "h.json"
     assert main(["health", "--db", db, "--model", "hashing", "--strip-running-lines", "--json", str(out_json)]) == 0
     text = capsys.readouterr().out

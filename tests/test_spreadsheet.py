@@ -60,7 +60,7 @@ def test_workbook_canonical_text_sections_and_notes():
     # header row once, then one "header: value" paragraph a row; the formula's cached 42; the merge once;
     # the hidden sheet left out
     assert doc.text == PRICES_TEXT
-    assert doc.extractor == "xlsx" and doc.extractor_version == "1" and doc.title == "prices"
+    assert doc.extractor == "xlsx" and doc.extractor_version == "2" and doc.title == "prices"
     assert [s.title for s in doc.sections] == ["Q1 prices", "Notes"]
     assert "secret draft" not in doc.text
     assert doc.locators.notes == ("sheet 'Draft' is hidden: skipped",)

@@ -57,11 +57,13 @@ RUNBOOK_TEXT = ("# Relay runbook\n\n"
 def test_docx_canonical_text_headings_lists_tables():
     doc = document_from_bytes("runbook.docx", _docx(_runbook))
     assert doc.text == RUNBOOK_TEXT
-    assert doc.title == "Relay runbook" and doc.extractor == "docx" and doc.extractor_version == "1"
+    assert doc.title == "Relay runbook" and doc.extractor == "docx" and doc.extractor_version == "2"
     assert [s.title for s in doc.sections] == ["Keys", "Contacts"]
     # the headings are the lines the conversion wrote, never a paragraph that looks like one
     assert [doc.text[s:e] for s, e in doc.headings] == ["# Relay runbook", "## Keys", "## Contacts", "### Notes"]
-    assert doc.locators is None  # located by #char= alone
+    # located by #char=, with the heading path the styles give (Notes is a Heading 2 under Contacts)
+    assert doc.locators.outline == ((40, 1, "Keys"), (160, 1, "Contacts"), (264, 2, "Notes"))
+    assert doc.locators.notes == ()
 
 
 def test_needle_in_a_word_file_is_cited_by_its_offsets():

@@ -3,7 +3,7 @@
 With ``[access] require_login = true`` in audit.toml, nothing of the dashboard runs for a
 signed-out visitor: :func:`gate` shows a sign-in button and stops the script. The provider is set
 up in ``.streamlit/secrets.toml`` (``[auth]``: ``redirect_uri``, ``cookie_secret``, ``client_id``,
-``client_secret``, ``server_metadata_url``; README "Running it for a team"). A signed-in user whose
+``client_secret``, ``server_metadata_url``; docs/security.md, *Sign-in*). A signed-in user whose
 e-mail is not on the optional ``allowed`` list (addresses or ``@domain``) is refused.
 """
 

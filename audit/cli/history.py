@@ -21,7 +21,8 @@ __all__ = ["add_history_options", "add_history_parser", "after_compare", "after_
 
 def add_history_options(p: argparse.ArgumentParser, gate: bool = False) -> None:
     """``--no-history`` and ``--series NAME`` on a recording command; with ``gate``, the regression gate's options."""
-    g = p.add_argument_group("history (every audit is recorded: python -m audit history list)")
+    g = p.add_argument_group("history and the gate (every audit is recorded: python -m audit history list)" if gate else
+                             "history (every audit is recorded: python -m audit history list)")
     g.add_argument("--no-history", action="store_true",
                    help="do not record this audit (also AUDIT_HISTORY=off)")
     g.add_argument("--series", metavar="NAME",

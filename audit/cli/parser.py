@@ -21,7 +21,55 @@ from .report import cmd_report
 from .traffic import add_traffic_options
 
 
-def _add_strip_option(p: argparse.ArgumentParser) -> None:
+#: Each verb's help keeps its description's and epilog's line breaks (the examples are one command a line).
+_Examples = argparse.RawDescriptionHelpFormatter
+
+REPORT_USAGE = ("%(prog)s [--corpus DOCS] [--ground-truth F] [--run NAME=FILE … | --index DATASET |\n" + " " * 30
+                + "--store URI --table T … | --endpoint NAME|URL …] [--traffic FILE …] [options]")
+
+REPORT_DESCRIPTION = """\
+Audit one source: the built-in pipelines (the default), a team's runs (--run), a Lance dataset
+(--index), a live store (--store), a live endpoint (--endpoint), or production traffic (--traffic,
+alone or beside --run). The options are grouped by what they apply to."""
+
+REPORT_EXAMPLES = """\
+examples:
+  python -m audit report --strategies E --retrievers dense --threshold 0.53 --json out.json
+  python -m audit report --queries q.tsv --qrels qrels.trec --run after=after.trec --score after=cosine-distance \\
+      --ood-queries ood.tsv --ood-run after=ood-after.trec --baseline latest --fail-if-worse
+  python -m audit report --store "$AUDIT_STORE_URI" --table chunks --id-column id --text-column body \\
+      --vector-column emb --ground-truth needles.jsonl --filter tenant=acme
+  python -m audit report --endpoint blue=https://blue.rag.internal/search --ground-truth needles.jsonl \\
+      --out-of-domain ood.txt --concurrency 8 --deadline 2 --fail-under Success@8=0.7
+
+Every option, and what each command prints: docs/cli.md and docs/commands.md."""
+
+INDEX_EXAMPLES = """\
+examples:
+  python -m audit index docs/ --strategy E
+  python -m audit index docs/ --retry-failed
+  python -m audit index docs/ --strategy E --out dataset.lance --engine ray --actors 4"""
+
+HEALTH_EXAMPLES = """\
+examples:
+  python -m audit health --json health.json
+  python -m audit health --index dataset.lance
+  python -m audit health --store "$AUDIT_STORE_URI" --table chunks --id-column id --text-column body \\
+      --vector-column emb --doc-column doc_id --corpus docs/"""
+
+COMPARE_EXAMPLES = """\
+examples:
+  python -m audit compare before.sqlite after.sqlite --strategy E --threshold 0.53
+  python -m audit compare pg:chunks_v1 pg:chunks_v2 --store "$AUDIT_STORE_URI" --id-column id \\
+      --text-column body --vector-column emb --ground-truth needles.jsonl --exact"""
+
+EXPORT_EXAMPLES = """\
+examples:
+  python -m audit export --format trec --out runs/ --strategies E --retrievers dense,bm25
+  python -m audit export --format beir --out beir/ --corpus docs/ --ground-truth needles.jsonl"""
+
+
+def _add_strip_option(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     p.add_argument("--strip-running-lines", action=argparse.BooleanOptionalAction, default=None,
                    help="remove PDFs' running headers and footers at extraction (default: [ingest] "
                         "strip_running_lines in audit.toml, else off); the extractor version records it")
@@ -33,44 +81,50 @@ def build_parser() -> argparse.ArgumentParser:
                                 allow_abbrev=False)
     sub = p.add_subparsers(dest="command", required=True)
 
-    r = sub.add_parser("report", help="recall, paired tests, tokens, latency and threshold sweep", allow_abbrev=False)
-    r.add_argument("--corpus", default=None, help="python-reference (built in, the default) or a folder; with --run: "
+    r = sub.add_parser("report", help="recall, paired tests, tokens, latency and threshold sweep", allow_abbrev=False,
+                       usage=REPORT_USAGE, description=REPORT_DESCRIPTION, epilog=REPORT_EXAMPLES,
+                       formatter_class=_Examples)
+    q = r.add_argument_group("the questions, the documents, the model (every source)")
+    q.add_argument("--corpus", default=None, help="python-reference (built in, the default) or a folder; with --run: "
                                                   "your documents, to check your chunks' offsets")
-    r.add_argument("--ground-truth", help="JSONL of {id, needle, questions: [doc, ticket]}")
-    r.add_argument("--out-of-domain", help="one query a line; # comments")
-    r.add_argument("--strategies", default=None, help="comma-separated presets (default A-F)")
-    r.add_argument("--retrievers", default=None, help="dense,bm25,hybrid,rerank (default all)")
-    r.add_argument("--run", action="append", metavar="NAME=FILE",
-                   help="your system's ranking, TREC run or JSONL (repeatable): audit your runs instead of ours")
-    r.add_argument("--score", action="append", metavar="NAME=KIND",
-                   help="what a run's score is: similarity (default, higher is better), cosine-distance, l2, ip")
-    r.add_argument("--queries", help="with --run: id<TAB>text lines or BEIR queries.jsonl")
-    r.add_argument("--qrels", help="with --run: TREC qrels or BEIR qrels/*.tsv (or --ground-truth with --chunks)")
-    r.add_argument("--chunks", help="with --run: your chunks (JSONL: chunk_id, doc_id, text[, content, start, end])")
-    r.add_argument("--ood-queries", help="with --run: out-of-domain queries (id<TAB>text)")
-    r.add_argument("--ood-run", action="append", metavar="NAME=FILE",
-                   help="with --run: the run NAME over the out-of-domain queries (threshold sweep)")
-    r.add_argument("--model", default=None, help="sentence-transformers name or path (default all-MiniLM-L6-v2)")
-    r.add_argument("--reranker", default="cross-encoder/ms-marco-MiniLM-L-6-v2", help="name, path or none")
-    r.add_argument("--threshold", type=float, default=None, help="cosine distance cut for the bluff list")
-    r.add_argument("--json", help="also write the report as JSON to this file")
-    r.add_argument("--fail-under", action="append", metavar="METRIC=VALUE",
-                   help="exit 1 when any column is below, e.g. recall@8=0.7 (repeatable)")
-    r.add_argument("--db", help="index database (default .audit/index-<corpus>.sqlite)")
-    r.add_argument("--index", metavar="DATASET", help="audit this Lance dataset as it is (no --corpus needed)")
-    r.add_argument("--no-cache", action="store_true", help="no index database and no embedding cache: all in memory")
-    r.add_argument("--quiet", action="store_true", help="no progress bar")
-    r.add_argument("--bm25-tokens", choices=list(TOKEN_RULES), default="unicode",
+    q.add_argument("--ground-truth", help="JSONL of {id, needle, questions: [doc, ticket]}")
+    q.add_argument("--out-of-domain", help="one query a line; # comments")
+    q.add_argument("--model", default=None, help="sentence-transformers name or path (default all-MiniLM-L6-v2)")
+    b = r.add_argument_group("the built-in pipelines (this tool chunks, embeds and retrieves)")
+    b.add_argument("--strategies", default=None, help="comma-separated presets (default A-F)")
+    b.add_argument("--retrievers", default=None, help="dense,bm25,hybrid,rerank (default all)")
+    b.add_argument("--reranker", default="cross-encoder/ms-marco-MiniLM-L-6-v2", help="name, path or none")
+    b.add_argument("--bm25-tokens", choices=list(TOKEN_RULES), default="unicode",
                    help="BM25 tokens: unicode (default: letter/digit runs of any script, casefolded), ascii "
                         "(the specification's [a-z0-9]+, lower-cased) or cjk-bigrams (unicode, with runs of Han, "
                         "Kana, Hangul and Thai letters cut into character pairs)")
-    r.add_argument("--allow-unhealthy", action="store_true",
+    b.add_argument("--db", help="index database (default .audit/index-<corpus>.sqlite)")
+    b.add_argument("--index", metavar="DATASET", help="audit this Lance dataset as it is (no --corpus needed)")
+    b.add_argument("--no-cache", action="store_true", help="no index database and no embedding cache: all in memory")
+    b.add_argument("--allow-unhealthy", action="store_true",
                    help="report over an index with non-finite or non-unit vectors (refused otherwise), with a warning")
-    _add_strip_option(r)
+    _add_strip_option(b)
+    s = r.add_argument_group("a team's runs (--run: your system's rankings, judged here)")
+    s.add_argument("--run", action="append", metavar="NAME=FILE",
+                   help="your system's ranking, TREC run or JSONL (repeatable): audit your runs instead of ours")
+    s.add_argument("--score", action="append", metavar="NAME=KIND",
+                   help="what a run's score is: similarity (default, higher is better), cosine-distance, l2, ip")
+    s.add_argument("--queries", help="with --run: id<TAB>text lines or BEIR queries.jsonl")
+    s.add_argument("--qrels", help="with --run: TREC qrels or BEIR qrels/*.tsv (or --ground-truth with --chunks)")
+    s.add_argument("--chunks", help="with --run: your chunks (JSONL: chunk_id, doc_id, text[, content, start, end])")
+    s.add_argument("--ood-queries", help="with --run: out-of-domain queries (id<TAB>text)")
+    s.add_argument("--ood-run", action="append", metavar="NAME=FILE",
+                   help="with --run: the run NAME over the out-of-domain queries (threshold sweep)")
     add_store_options(r)
     add_endpoint_options(r)
     add_traffic_options(r)
     add_history_options(r, gate=True)
+    o = r.add_argument_group("output: the cut, the files written, the gates")
+    o.add_argument("--threshold", type=float, default=None, help="cosine distance cut for the bluff list")
+    o.add_argument("--json", help="also write the report as JSON to this file")
+    o.add_argument("--fail-under", action="append", metavar="METRIC=VALUE",
+                   help="exit 1 when any column is below, e.g. recall@8=0.7 (repeatable)")
+    o.add_argument("--quiet", action="store_true", help="no progress bar")
     r.set_defaults(func=cmd_report)
 
     c = sub.add_parser("chunks", help="write one strategy's chunks as JSONL", allow_abbrev=False)
@@ -80,64 +134,77 @@ def build_parser() -> argparse.ArgumentParser:
     _add_strip_option(c)
     c.set_defaults(func=cmd_chunks)
 
-    i = sub.add_parser("index", help="index a corpus into the persisted index (incremental)", allow_abbrev=False)
+    i = sub.add_parser("index", help="index a corpus into the persisted index (incremental)", allow_abbrev=False,
+                       epilog=INDEX_EXAMPLES, formatter_class=_Examples)
     i.add_argument("path", help="python-reference or a folder")
-    i.add_argument("--db", help="index database (default .audit/index-<corpus>.sqlite)")
-    i.add_argument("--model", default=None, help="sentence-transformers name or path (default all-MiniLM-L6-v2)")
-    i.add_argument("--strategy", default="E", help="preset A-F (default E)")
-    i.add_argument("--retry-failed", action="store_true",
+    f = i.add_argument_group("the index file (SQLite, incremental)")
+    f.add_argument("--db", help="index database (default .audit/index-<corpus>.sqlite)")
+    f.add_argument("--model", default=None, help="sentence-transformers name or path (default all-MiniLM-L6-v2)")
+    f.add_argument("--strategy", default="E", help="preset A-F (default E)")
+    f.add_argument("--retry-failed", action="store_true",
                    help="re-run only the documents that failed, with the model the index is stamped with")
-    i.add_argument("--quiet", action="store_true", help="no progress bar")
-    i.add_argument("--out", metavar="DATASET", help="write a Lance dataset (a folder or an object-store URI) instead of "
+    _add_strip_option(f)
+    d = i.add_argument_group("a Lance dataset (--out), in this process or as a Ray Data job")
+    d.add_argument("--out", metavar="DATASET", help="write a Lance dataset (a folder or an object-store URI) instead of "
                                                     "the SQLite index")
-    i.add_argument("--engine", choices=["local", "ray"], default=None,
+    d.add_argument("--engine", choices=["local", "ray"], default=None,
                    help="with --out: this process (local, default) or a Ray Data job (ray)")
-    i.add_argument("--ray-address", help="with --engine ray: an existing Ray cluster (default: Ray started locally)")
-    i.add_argument("--actors", type=int, default=2, help="with --engine ray: embedding actors (default 2)")
-    i.add_argument("--batch-size", type=int, default=256, help="with --out: chunks per embedding batch (default 256)")
-    i.add_argument("--num-gpus", type=float, default=0, help="with --engine ray: GPUs per actor (default 0)")
-    _add_strip_option(i)
+    d.add_argument("--ray-address", help="with --engine ray: an existing Ray cluster (default: Ray started locally)")
+    d.add_argument("--actors", type=int, default=2, help="with --engine ray: embedding actors (default 2)")
+    d.add_argument("--batch-size", type=int, default=256, help="with --out: chunks per embedding batch (default 256)")
+    d.add_argument("--num-gpus", type=float, default=0, help="with --engine ray: GPUs per actor (default 0)")
+    o = i.add_argument_group("output")
+    o.add_argument("--quiet", action="store_true", help="no progress bar")
     i.set_defaults(func=cmd_index)
 
-    h = sub.add_parser("health", help="check an index after an upgrade (exit 1 when unhealthy)", allow_abbrev=False)
-    h.add_argument("--db", help="index database (default: the only one in .audit/)")
-    h.add_argument("--index", metavar="DATASET", help="a Lance dataset index (checked streamed, in batches)")
-    h.add_argument("--model", default=None, help="the current model, to judge staleness (default all-MiniLM-L6-v2)")
-    h.add_argument("--json", help="also write the findings as JSON")
-    h.add_argument("--corpus", default=None, help="with --store: the documents, to find rows whose source is gone")
-    _add_strip_option(h)
+    h = sub.add_parser("health", help="check an index after an upgrade (exit 1 when unhealthy)", allow_abbrev=False,
+                       epilog=HEALTH_EXAMPLES, formatter_class=_Examples)
+    f = h.add_argument_group("what is checked: an index file or a Lance dataset (a live store: below)")
+    f.add_argument("--db", help="index database (default: the only one in .audit/)")
+    f.add_argument("--index", metavar="DATASET", help="a Lance dataset index (checked streamed, in batches)")
+    f.add_argument("--model", default=None, help="the current model, to judge staleness (default all-MiniLM-L6-v2)")
+    f.add_argument("--corpus", default=None, help="with --store: the documents, to find rows whose source is gone")
+    _add_strip_option(f)
     add_store_options(h)
     add_history_options(h)
+    o = h.add_argument_group("output")
+    o.add_argument("--json", help="also write the findings as JSON")
     h.set_defaults(func=cmd_health)
 
-    m = sub.add_parser("compare", help="the same questions against two indexes (before/after an upgrade)", allow_abbrev=False)
+    m = sub.add_parser("compare", help="the same questions against two indexes (before/after an upgrade)",
+                       allow_abbrev=False, epilog=COMPARE_EXAMPLES, formatter_class=_Examples)
     m.add_argument("old", help="index before: a SQLite index file or a Lance dataset")
     m.add_argument("new", help="index after: a SQLite index file or a Lance dataset")
-    m.add_argument("--ground-truth", help="JSONL (default: built in, for python-reference)")
-    m.add_argument("--out-of-domain", help="one query a line")
-    m.add_argument("--threshold", type=float, default=None, help="cosine distance cut (default: the saved one)")
-    m.add_argument("--strategy", default=None, help="index name in both databases (default: the first)")
-    m.add_argument("--retriever", default="dense", choices=["dense", "bm25", "hybrid"])
-    m.add_argument("--k", type=int, default=8, help="k for lost/gained needles (default 8)")
-    m.add_argument("--model", default=None, help="with pg:TABLE sides: the model that embeds the questions")
-    m.add_argument("--new-store", metavar="URI", help="with pg:TABLE sides: the database of NEW when it is not --store's")
-    m.add_argument("--exact", action="store_true", help="with pg:TABLE sides: exact scans instead of the tables' indexes")
+    q = m.add_argument_group("the questions and the cut")
+    q.add_argument("--ground-truth", help="JSONL (default: built in, for python-reference)")
+    q.add_argument("--out-of-domain", help="one query a line")
+    q.add_argument("--threshold", type=float, default=None, help="cosine distance cut (default: the saved one)")
+    q.add_argument("--k", type=int, default=8, help="k for lost/gained needles (default 8)")
+    f = m.add_argument_group("two index files or Lance datasets")
+    f.add_argument("--strategy", default=None, help="index name in both databases (default: the first)")
+    f.add_argument("--retriever", default="dense", choices=["dense", "bm25", "hybrid"])
+    s = m.add_argument_group("two live tables (pg:OLD pg:NEW, or store:OLD store:NEW on any engine)")
+    s.add_argument("--model", default=None, help="with pg:TABLE sides: the model that embeds the questions")
+    s.add_argument("--new-store", metavar="URI", help="with pg:TABLE sides: the database of NEW when it is not --store's")
+    s.add_argument("--exact", action="store_true", help="with pg:TABLE sides: exact scans instead of the tables' indexes")
     add_store_options(m)
     add_history_options(m)
     m.set_defaults(func=cmd_compare)
 
     x = sub.add_parser("export", help="the built-in strategies' rankings and judgments as TREC or BEIR files",
-                       allow_abbrev=False)
-    x.add_argument("--format", required=True, choices=["trec", "beir"])
-    x.add_argument("--out", required=True, help="output folder")
-    x.add_argument("--corpus", default="python-reference", help="python-reference (built in) or a folder")
-    x.add_argument("--ground-truth", help="JSONL of {id, needle, questions: [doc, ticket]}")
-    x.add_argument("--out-of-domain", help="one query a line; # comments")
-    x.add_argument("--strategies", default="A,B,C,D,E,F", help="comma-separated presets (default A-F)")
-    x.add_argument("--retrievers", default="dense,bm25,hybrid", help="dense,bm25,hybrid,rerank")
-    x.add_argument("--model", default=None, help="sentence-transformers name or path (default all-MiniLM-L6-v2)")
-    x.add_argument("--reranker", default="cross-encoder/ms-marco-MiniLM-L-6-v2", help="name, path or none")
-    x.add_argument("--quiet", action="store_true", help="no progress bar")
+                       allow_abbrev=False, epilog=EXPORT_EXAMPLES, formatter_class=_Examples)
+    o = x.add_argument_group("what is written")
+    o.add_argument("--format", required=True, choices=["trec", "beir"])
+    o.add_argument("--out", required=True, help="output folder")
+    o.add_argument("--quiet", action="store_true", help="no progress bar")
+    b = x.add_argument_group("the built-in pipelines whose rankings are exported")
+    b.add_argument("--corpus", default="python-reference", help="python-reference (built in) or a folder")
+    b.add_argument("--ground-truth", help="JSONL of {id, needle, questions: [doc, ticket]}")
+    b.add_argument("--out-of-domain", help="one query a line; # comments")
+    b.add_argument("--strategies", default="A,B,C,D,E,F", help="comma-separated presets (default A-F)")
+    b.add_argument("--retrievers", default="dense,bm25,hybrid", help="dense,bm25,hybrid,rerank")
+    b.add_argument("--model", default=None, help="sentence-transformers name or path (default all-MiniLM-L6-v2)")
+    b.add_argument("--reranker", default="cross-encoder/ms-marco-MiniLM-L-6-v2", help="name, path or none")
     x.set_defaults(func=cmd_export)
 
     d = sub.add_parser("corpus", help="write the canonical documents as JSONL", allow_abbrev=False)

@@ -192,11 +192,13 @@ def build_context(question: str, hits: Sequence[tuple[Chunk, float]], corpus: Co
         When given, each citation gets its format's locators (``where``; PDF
         chunks also ``page`` = ``#page=N``).
 
-    The locator label is the chunk's section; a chunk before the first
-    section has none, and its source line shows the document name alone.
+    The locator label is the chunk's section (a Word chunk: the innermost heading of its start,
+    :attr:`audit.ingest.locators.Locator.headings`); a chunk before the first section has none,
+    and its source line shows the document name alone.
     """
     wheres = [_where(corpus, c) for c, _ in hits]
-    cites = tuple(Citation(index=i, doc_id=c.doc_id, document_name=_title(c, corpus), locator_label=c.section or "",
+    cites = tuple(Citation(index=i, doc_id=c.doc_id, document_name=_title(c, corpus),
+                           locator_label=w.headings[-1] if w is not None and w.headings else c.section or "",
                            fragment=c.locator, quote=_quote(c), cosine_distance=float(d),
                            chunk_id=c.chunk_id, start=c.start, end=c.end,
                            page=f"#page={w.page}" if w is not None and w.page is not None else "", where=w)

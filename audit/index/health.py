@@ -113,6 +113,11 @@ class IndexSnapshot:
         for r in self.rows:
             spans.setdefault(r.doc_id, []).append((r.start, r.end))
         kinds = {d.doc_id: d.extractor for d in self.documents}
+        from ..ingest.locators import LocatorMap
+        from .store import _document_column
+
+        maps = {k: LocatorMap.from_json(v) for k, v in
+                _document_column(self.store._db, "locators", int(self.generation["id"])).items()}
         out = []
         for doc_id, (text, pages, _, raw) in sorted(self.store.document_texts(int(self.generation["id"])).items()):
             try:
@@ -121,7 +126,8 @@ class IndexSnapshot:
                 notes = None
             if notes is None and kinds.get(doc_id) != "pdf":
                 notes = ExtractionNotes(layout_checked=False)  # no layout to record: nothing is missing
-            out.append(audit_document(doc_id, text, pages, notes, spans.get(doc_id, ())))
+            said = maps.get(doc_id).notes if maps.get(doc_id) is not None else ()
+            out.append(audit_document(doc_id, text, pages, notes, spans.get(doc_id, ()), said))
         return out
 
     @cached_property
@@ -370,11 +376,17 @@ def check_garbled(s: IndexSnapshot) -> Finding:
                                "have pages of private-use, unassigned, control or U+FFFD characters", can_fail=True)
 
 
+def check_reader_notes(s: IndexSnapshot) -> Finding:
+    return _extraction_finding(s, "reader_notes", "nothing left out by a reader without a word", "none",
+                               "had text left out or changed by their reader, said in its notes")
+
+
 #: Every check, in report order (failed, stale, missing, mixed, count, vectors, empty, over_window,
-#: duplicates, oversize, then the extraction audit: no_text_layer, running_lines, tables, columns, garbled).
+#: duplicates, oversize, then the extraction audit: no_text_layer, running_lines, tables, columns, garbled,
+#: reader_notes).
 CHECKS = (check_failed, check_stale, check_missing, check_mixed, check_count, check_vectors, check_empty,
           check_over_window, check_duplicates, check_oversize, check_no_text_layer, check_running_lines,
-          check_tables, check_columns, check_garbled)
+          check_tables, check_columns, check_garbled, check_reader_notes)
 
 
 def snapshot(store: IndexStore, name: str, current: Stamp | None = None, encoder=None, sample: int = 200,

@@ -16,9 +16,12 @@ __all__ = ["EXTRACTOR_VERSIONS", "LIGATURES", "STRIP_RUNNING_LINES", "Corpus", "
 
 
 #: Bumped whenever the conversion of a format to canonical text changes (pdf 3: the drawing
-#: positions' tables and columns are recorded with the document; html 3: ``<br>`` in ``<pre>``).
-EXTRACTOR_VERSIONS = {"markdown": "2", "text": "2", "rst": "2", "pydoc-topics": "2", "pdf": "3", "html": "3",
-                      "beir": "2", "xlsx": "1", "csv": "1", "webvtt": "1", "srt": "1", "docx": "1"}
+#: positions' tables and columns are recorded with the document; html 3: ``<br>`` in ``<pre>``; docx 2: Word's
+#: final view of tracked changes, content controls read, the heading path recorded; webvtt 2 and srt 2: rolling
+#: captions read once; xlsx 2: a merged title above the header row is the sheet's heading; pdf 4: running lines
+#: per parity, tables with empty cells and tables read one cell per line recorded).
+EXTRACTOR_VERSIONS = {"markdown": "2", "text": "2", "rst": "2", "pydoc-topics": "2", "pdf": "4", "html": "3",
+                      "beir": "2", "xlsx": "2", "csv": "1", "webvtt": "2", "srt": "2", "docx": "2"}
 
 
 #: Suffix of a PDF's extractor version when its running headers and footers were stripped.
@@ -28,7 +31,7 @@ STRIP_RUNNING_LINES = "+strip-running-lines"
 def extractor_version(extractor: str, strip_running_lines: bool = False) -> str | None:
     """The extractor version this code writes for ``extractor`` (None for an unknown extractor).
 
-    With ``strip_running_lines`` a PDF's version is ``3+strip-running-lines``: the option changes the
+    With ``strip_running_lines`` a PDF's version is ``4+strip-running-lines``: the option changes the
     canonical text, so the stamp records it and an index built without it is stale under it (and the
     reverse). Other formats have no pages, so the option does not change them.
     """

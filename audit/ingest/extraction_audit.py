@@ -8,14 +8,18 @@ bound, in docs/definitions.md (*Extraction audit*):
 - **no text layer**: a page whose text, once its running lines are set aside, has no character
   other than whitespace (a scanned page, or a scan stamped with a digital page number);
 - **running lines**: a page's first or last non-blank line that, digits normalised, opens (or
-  closes) at least half of the pages of a document of three pages or more
-  (:func:`find_running_lines`; :func:`strip_running_lines` removes them at extraction);
+  closes) at least half of the pages of a document of three pages or more, or half of the pages of
+  one parity when the lines alternate (:func:`find_running_lines`; :func:`strip_running_lines`
+  removes them at extraction);
 - **table flattened into lines** and **column interleaving**: from the PDF's drawing positions
-  (:func:`layout_evidence`): three or more consecutive extracted lines each joining the same number
-  of pieces drawn at the same horizontal positions; two long pieces a line are two columns read
-  across, anything else a table whose cells lost their borders;
+  (:func:`layout_evidence`): three or more consecutive extracted lines each joining pieces drawn in
+  the same columns (a row with an empty cell has a piece fewer); two long pieces a line are two
+  columns read across, anything else a table whose cells lost their borders; and three or more rows
+  of cells the extractor wrote one cell per line (a table drawn a column at a time);
 - **garbled**: the share of characters in Unicode categories Co, Cn, Cc (tab and newline excepted)
-  plus U+FFFD, per page, over :data:`GARBLED_BOUND`.
+  plus U+FFFD, per page, over :data:`GARBLED_BOUND`;
+- **reader notes**: what a format's reader left out or changed and said so (a hidden sheet, a
+  formula without a cached value, unaccepted tracked changes, repeated caption lines).
 
 :func:`audit_document` gives a document's :class:`DocumentExtraction`; :func:`chunks_reaching` counts
 the chunks a finding's places reach. Everything here is pure (no index, no Streamlit).
@@ -116,7 +120,10 @@ class LayoutBlock:
     x : tuple of float
         Where each piece starts (PDF points from the left edge).
     example : str
-        The block's first extracted line, pieces joined by `` | ``.
+        The block's first row, pieces joined by `` | ``.
+    read : {"lines of words", "one cell per line"}
+        How the extractor wrote the table: each row's cells run together on one line, or each cell on a
+        line of its own (the stream draws the table a column at a time).
     """
 
     kind: str
@@ -127,6 +134,12 @@ class LayoutBlock:
     pieces: int
     x: tuple[float, ...]
     example: str
+    read: str = "lines of words"
+
+    @property
+    def read_as(self) -> str:
+        """``as lines of words`` or ``one cell per line``: how the evidence sentence says it."""
+        return "as lines of words" if self.read == "lines of words" else self.read
 
 
 @dataclass(frozen=True)
@@ -215,7 +228,7 @@ class ExtractionFinding:
 
     Attributes
     ----------
-    check : {"no_text_layer", "running_lines", "tables", "columns", "garbled"}
+    check : {"no_text_layer", "running_lines", "tables", "columns", "garbled", "reader_notes"}
     pages : tuple of int
         1-based pages it concerns (empty for a document without pages).
     ranges : tuple of (int, int)
@@ -296,14 +309,31 @@ def _edge_lines(page: str) -> tuple[tuple[int, int] | None, tuple[int, int] | No
     return first, last
 
 
+def _edge_patterns(page_texts: Sequence[str], pick: int, numbers: Iterable[int]) -> dict:
+    """``pattern → [(page, span, line)]`` of the first (``pick`` 0) or last (1) non-blank line of the given pages."""
+    seen: dict[str, list[tuple[int, tuple[int, int], str]]] = {}
+    for p in numbers:
+        t = page_texts[p - 1]
+        span = _edge_lines(t)[pick]
+        if span is None:
+            continue
+        line = " ".join(t[span[0]:span[1]].split())
+        seen.setdefault(normalise_digits(line), []).append((p, span, line))
+    return seen
+
+
 def find_running_lines(page_texts: Sequence[str]) -> list[RunningLine]:
     """The running headers and footers of a document, from its pages' texts.
 
     A page's first and last non-blank lines are compared after :func:`normalise_digits`. A pattern
     is a running header when it opens at least ``ceil(n / 2)`` of the ``n`` pages (blank pages
     count in ``n``), a running footer when it closes that many, and only when ``n`` ≥
-    :data:`RUNNING_MIN_PAGES`. The returned ``ranges`` are relative to each page's own text, in page
-    order (the caller adds each page's offset).
+    :data:`RUNNING_MIN_PAGES`. A two-sided document alternates its lines (the chapter on odd pages,
+    the book on even ones), so each parity is also read alone: a pattern opening (closing) at least
+    half of the ``m`` ≥ 2 pages of one parity, and two at least, is running when ``m`` ≥ :data:`RUNNING_MIN_PAGES`, or
+    when the other parity has a running line of its own at the same edge (the two lines alternate:
+    four pages at least, two of each parity, agree on the layout). The returned ``ranges`` are
+    relative to each page's own text, in page order (the caller adds each page's offset).
 
     Parameters
     ----------
@@ -313,23 +343,34 @@ def find_running_lines(page_texts: Sequence[str]) -> list[RunningLine]:
     Returns
     -------
     list of RunningLine
-        Headers first, then footers, each group in order of first appearance.
+        Headers first, then footers, each group in order of first appearance (lines of every page
+        before the lines of one parity, odd pages first).
     """
     n = len(page_texts)
     if n < RUNNING_MIN_PAGES:
         return []
-    need = math.ceil(n * RUNNING_SHARE)
     out: list[RunningLine] = []
     for where, pick in (("header", 0), ("footer", 1)):
-        seen: dict[str, list[tuple[int, tuple[int, int], str]]] = {}
-        for i, t in enumerate(page_texts):
-            span = _edge_lines(t)[pick]
-            if span is None:
-                continue
-            line = " ".join(t[span[0]:span[1]].split())
-            seen.setdefault(normalise_digits(line), []).append((i + 1, span, line))
-        for pattern, hits in seen.items():
+        need = math.ceil(n * RUNNING_SHARE)
+        found = set()
+        for pattern, hits in _edge_patterns(page_texts, pick, range(1, n + 1)).items():
             if len(hits) >= need:
+                found.add(pattern)
+                out.append(RunningLine(hits[0][2], pattern, where, tuple(h[0] for h in hits),
+                                       tuple(h[1] for h in hits)))
+        by_parity = []
+        for first in (1, 2):
+            numbers = range(first, n + 1, 2)
+            m = len(numbers)
+            lines = [(pattern, hits) for pattern, hits in _edge_patterns(page_texts, pick, numbers).items()
+                     if m >= 2 and len(hits) >= max(2, math.ceil(m * RUNNING_SHARE))]
+            by_parity.append((m, lines))
+        for i, (m, lines) in enumerate(by_parity):
+            other = by_parity[1 - i][1]
+            for pattern, hits in lines:
+                if pattern in found or not (m >= RUNNING_MIN_PAGES or any(o != pattern for o, _ in other)):
+                    continue
+                found.add(pattern)
                 out.append(RunningLine(hits[0][2], pattern, where, tuple(h[0] for h in hits),
                                        tuple(h[1] for h in hits)))
     return out
@@ -405,21 +446,61 @@ def _lines(fragments: Sequence[Fragment]) -> list[list[Fragment]]:
     return [sorted(line, key=lambda f: f.x) for line in out]
 
 
-def _aligned(xs: Sequence[float], ref: Sequence[float]) -> bool:
-    return len(xs) == len(ref) and all(abs(a - b) <= X_TOLERANCE for a, b in zip(xs, ref))
+def _within(xs: Sequence[float], cols: Sequence[float]) -> bool:
+    """Whether every position of ``xs`` is one of the columns ``cols`` (within :data:`X_TOLERANCE` points)."""
+    return all(any(abs(a - b) <= X_TOLERANCE for b in cols) for a in xs)
 
 
-def _blocks(lines: list[list[Fragment]]) -> list[list[list[Fragment]]]:
-    """Maximal runs of ≥ :data:`GRID_MIN_LINES` consecutive lines of ≥ 2 pieces at the same x positions."""
-    out, cur = [], []
+def _blocks(lines: list[list[Fragment]]) -> list[tuple[list[list[Fragment]], list[float]]]:
+    """Maximal runs of ≥ :data:`GRID_MIN_LINES` consecutive lines of ≥ 2 pieces drawn in the same columns,
+    with the columns' x positions.
+
+    A line belongs to the run when each of its pieces starts at one of the run's columns (a row with an
+    empty cell has fewer pieces), or when the run's columns are all among its own (the run's first line
+    had the empty cell: its columns become the line's).
+    """
+    out, cur, cols = [], [], []
     for line in lines + [[]]:
         xs = [round(f.x, 1) for f in line]
-        if len(line) >= 2 and cur and _aligned(xs, [round(f.x, 1) for f in cur[0]]):
-            cur.append(line)
-            continue
+        if len(line) >= 2 and cur:
+            if _within(xs, cols):
+                cur.append(line)
+                continue
+            if _within(cols, xs):
+                cur.append(line)
+                cols = xs
+                continue
         if len(cur) >= GRID_MIN_LINES:
-            out.append(cur)
-        cur = [line] if len(line) >= 2 else []
+            out.append((cur, cols))
+        cur, cols = ([line], xs) if len(line) >= 2 else ([], [])
+    return out
+
+
+def _cell_grids(lines: list[list[Fragment]]) -> list[tuple[list[list[Fragment]], list[float]]]:
+    """Tables the extractor wrote one cell per line: in a run of consecutive one-piece lines, the pieces drawn
+    on one baseline at two or more columns are a row; ≥ :data:`GRID_MIN_LINES` such rows are a table.
+
+    Rows are returned top first, each sorted by x, with the columns' x positions (left to right).
+    """
+    out, run = [], []
+    for line in lines + [[]]:
+        if len(line) == 1:
+            run.append(line[0])
+            continue
+        rows: list[list[Fragment]] = []
+        for f in sorted(run, key=lambda f: -f.y):  # top first; one sort, not a search per piece
+            if rows and abs(rows[-1][0].y - f.y) <= Y_TOLERANCE:
+                rows[-1].append(f)
+            else:
+                rows.append([f])
+        grid = [sorted(r, key=lambda f: f.x) for r in rows if len({round(f.x) for f in r}) >= 2]
+        if len(grid) >= GRID_MIN_LINES:
+            cols: list[float] = []
+            for f in sorted((f for r in grid for f in r), key=lambda f: f.x):
+                if not cols or f.x - cols[-1] > X_TOLERANCE:
+                    cols.append(round(f.x, 1))
+            out.append((grid, cols))
+        run = []
     return out
 
 
@@ -427,11 +508,13 @@ def layout_evidence(fragments: Sequence[Fragment], page_text: str, offset: int, 
     """Tables and column blocks of one PDF page, placed in the canonical text.
 
     A **block** is a run of at least :data:`GRID_MIN_LINES` consecutive extracted lines (see
-    ``_lines``) that each join the same number (≥ 2) of pieces starting at the same x positions
-    (within :data:`X_TOLERANCE` points of the block's first line). A block of two pieces a line
-    whose pieces' median length is at least :data:`COLUMN_MIN_CHARACTERS` characters is **columns**
-    (two columns of prose read across, line by line); any other block is a **table** whose cells
-    became words on a line.
+    ``_lines``) that each join two pieces or more, each starting at one of the block's columns
+    (within :data:`X_TOLERANCE` points; ``_blocks``: a row with an empty cell stays in its table). A
+    block of two columns whose pieces' median length is at least :data:`COLUMN_MIN_CHARACTERS`
+    characters is **columns** (two columns of prose read across, line by line); any other block is a
+    **table** whose cells became words on a line. A table drawn a column at a time comes out one cell
+    per line (``_cell_grids``): a **table** read ``one cell per line``; two columns of prose drawn so
+    are read right and give nothing.
 
     Parameters
     ----------
@@ -465,19 +548,24 @@ def layout_evidence(fragments: Sequence[Fragment], page_text: str, offset: int, 
         place[id(f)] = (at, at + len(needle))
         cursor = at + len(needle)
     out = []
-    for block in _blocks(lines):
+    found = [(block, cols, "lines of words") for block, cols in _blocks(lines)]
+    found += [(grid, cols, "one cell per line") for grid, cols in _cell_grids(lines)]
+    for block, cols, read in found:
         spans = [place[id(f)] for line in block for f in line if id(f) in place]
         if not spans:
             continue
-        pieces = len(block[0])
+        pieces = len(cols)
         lengths = sorted(len(f.text.strip()) for line in block for f in line)
         median = lengths[len(lengths) // 2] if len(lengths) % 2 else (lengths[len(lengths) // 2 - 1]
                                                                        + lengths[len(lengths) // 2]) / 2
-        kind = "columns" if pieces == 2 and median >= COLUMN_MIN_CHARACTERS else "table"
+        prose = pieces == 2 and median >= COLUMN_MIN_CHARACTERS
+        if prose and read == "one cell per line":
+            continue  # two columns of prose drawn a column at a time: read in the right order
+        kind = "columns" if prose else "table"
         example = " | ".join(" ".join(f.text.split()) for f in block[0])
         out.append(LayoutBlock(kind, page, offset + min(s for s, _ in spans), offset + max(e for _, e in spans),
-                               len(block), pieces, tuple(round(f.x, 1) for f in block[0]), example))
-    return out
+                               len(block), pieces, tuple(cols), example, read))
+    return sorted(out, key=lambda b: b.start)
 
 
 # --------------------------------------------------------------------------- the audit
@@ -523,7 +611,8 @@ def format_pages(pages: Sequence[int]) -> str:
 
 
 def audit_document(doc_id: str, text: str, pages: Sequence[int], notes: ExtractionNotes | None = None,
-                   chunk_spans: Sequence[tuple[int, int]] = ()) -> DocumentExtraction:
+                   chunk_spans: Sequence[tuple[int, int]] = (), reader_notes: Sequence[str] = ()
+                   ) -> DocumentExtraction:
     """The extraction audit of one document (docs/definitions.md, *Extraction audit*).
 
     Parameters
@@ -539,12 +628,16 @@ def audit_document(doc_id: str, text: str, pages: Sequence[int], notes: Extracti
         and column checks are not made, ``layout_checked`` is False).
     chunk_spans : sequence of (int, int)
         The document's chunks' ``[start, end)`` content ranges, to count what each finding reaches.
+    reader_notes : sequence of str
+        What the format's reader left out or changed, one note each (``Document.locators.notes``: a
+        hidden sheet, unaccepted tracked changes, repeated caption lines); they become one
+        ``reader_notes`` finding, so no loss is silent.
 
     Returns
     -------
     DocumentExtraction
-        Findings in the order no_text_layer, running_lines, tables, columns, garbled; only those
-        that found something.
+        Findings in the order no_text_layer, running_lines, tables, columns, garbled, reader_notes;
+        only those that found something.
     """
     ranges = page_ranges(text, pages)
     texts = [text[s:e] for s, e in ranges]
@@ -586,7 +679,7 @@ def audit_document(doc_id: str, text: str, pages: Sequence[int], notes: Extracti
         if not blocks:
             continue
         if kind == "table":
-            ev = "; ".join(f"page {b.page}: {b.lines} rows × {b.pieces} cells read as lines of words, first row "
+            ev = "; ".join(f"page {b.page}: {b.lines} rows × {b.pieces} cells read {b.read_as}, first row "
                            f"{b.example!r}" for b in blocks)
         else:
             ev = "; ".join(f"page {b.page}: {b.lines} lines join a left and a right column (x = {b.x[0]:g} and "
@@ -599,6 +692,8 @@ def audit_document(doc_id: str, text: str, pages: Sequence[int], notes: Extracti
         add("garbled", [p.page for p in garbled if p.page], [(p.start, p.end) for p in garbled],
             f"{where}: over {GARBLED_BOUND:.0%} private-use, unassigned, control or U+FFFD characters "
             f"(worst {worst.garbled_share:.1%}: {worst.bad} of {worst.characters})")
+    if reader_notes:
+        add("reader_notes", (), (), "; ".join(reader_notes))
     searchable = any(p.has_text and not p.garbled for p in stats)
     return DocumentExtraction(doc_id, tuple(stats), tuple(findings), searchable,
                               notes is not None and notes.layout_checked, tuple(stripped))

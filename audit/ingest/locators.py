@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .document import Document
 
 __all__ = ["MAPPED_EXTRACTORS", "CellSpan", "CueSpan", "Locator", "LocatorMap", "a1", "a1_range",
-           "check_locator", "column_letters", "format_seconds", "locator", "locator_columns"]
+           "check_locator", "column_letters", "format_seconds", "locator", "locator_columns", "quote_locator"]
 
 
 #: Extractors whose locator needs a per-document map (without one, only ``#char=`` is known).
@@ -150,8 +150,8 @@ class LocatorMap:
     Attributes
     ----------
     kind : str
-        ``sheet`` (a workbook), ``csv`` (one sheet, rows as RFC 7111 counts them) or ``cues``
-        (a transcript).
+        ``sheet`` (a workbook), ``csv`` (one sheet, rows as RFC 7111 counts them), ``cues``
+        (a transcript) or ``text`` (a Word file: only its outline and notes).
     cells : tuple of CellSpan
         Spreadsheets: every cell written, in text order (disjoint ranges).
     cues : tuple of CueSpan
@@ -161,6 +161,9 @@ class LocatorMap:
         listed by the CLI (``warning:``) and the Overview page.
     media : str
         Transcripts: the corpus-relative path of a media file with the same stem beside it, or "".
+    outline : tuple of (int, int, str)
+        Word: every heading as ``(offset of its line in canonical text, level as the author styled it
+        — Heading 1 is 1 —, text)``, in text order; what gives a range its heading path.
     """
 
     kind: str
@@ -168,6 +171,22 @@ class LocatorMap:
     cues: tuple[CueSpan, ...] = ()
     notes: tuple[str, ...] = ()
     media: str = ""
+    outline: tuple[tuple[int, int, str], ...] = ()
+
+    def heading_path(self, offset: int) -> tuple[str, ...]:
+        """The headings that hold character ``offset``, outermost first, innermost last (from :attr:`outline`).
+
+        A heading holds what follows it up to the next heading of its level or a shallower one, so
+        ``Day one`` (level 2) under ``Your first week`` (level 1) gives ``("Your first week", "Day one")``.
+        """
+        path: list[tuple[int, str]] = []
+        for at, level, title in self.outline:
+            if at > offset:
+                break
+            while path and path[-1][0] >= level:
+                path.pop()
+            path.append((level, title))
+        return tuple(t for _, t in path)
 
     @cached_property
     def _ends(self) -> list[int]:
@@ -192,7 +211,8 @@ class LocatorMap:
                            "cells": [[c.start, c.end, ix[c.sheet], c.row, c.col, c.row_end, c.col_end]
                                      for c in self.cells],
                            "cues": [[c.start, c.end, c.t_start_ms, c.t_end_ms] for c in self.cues],
-                           "notes": list(self.notes), "media": self.media},
+                           "notes": list(self.notes), "media": self.media,
+                           "outline": [list(h) for h in self.outline]},
                           ensure_ascii=False, separators=(",", ":"))
 
     @classmethod
@@ -206,7 +226,8 @@ class LocatorMap:
                    cells=tuple(CellSpan(int(a), int(b), sheets[int(s)], int(r), int(c), int(r2), int(c2))
                                for a, b, s, r, c, r2, c2 in d.get("cells", [])),
                    cues=tuple(CueSpan(int(a), int(b), int(t0), int(t1)) for a, b, t0, t1 in d.get("cues", [])),
-                   notes=tuple(d.get("notes", [])), media=str(d.get("media", "")))
+                   notes=tuple(d.get("notes", [])), media=str(d.get("media", "")),
+                   outline=tuple((int(a), int(lv), str(t)) for a, lv, t in d.get("outline", [])))
 
 
 @dataclass(frozen=True)
@@ -227,6 +248,9 @@ class Locator:
     t_start, t_end : float or None
         Transcripts: seconds from the media's start of the first cue's start and the last cue's
         end (exact decimals of whole milliseconds).
+    headings : tuple of str
+        Word: the heading path of the range's start, outermost first, innermost last
+        (:meth:`LocatorMap.heading_path`); a citation names the innermost.
     note : str
         Why a format's locator is missing or partial ("" when it is complete).
     """
@@ -242,6 +266,7 @@ class Locator:
     t_start_ms: int | None = None
     t_end_ms: int | None = None
     note: str = ""
+    headings: tuple[str, ...] = ()
 
     @property
     def char(self) -> str:
@@ -285,6 +310,8 @@ class Locator:
             return f"sheet {self.sheet}, {self.range}"
         if self.t_start_ms is not None:
             return f"{_clock(self.t_start_ms)}–{_clock(self.t_end_ms)}"
+        if self.headings:
+            return "§ " + " › ".join(self.headings)
         return ""
 
     @property
@@ -301,8 +328,9 @@ class Locator:
         """The documented record fields of this range's format (none for plain text).
 
         PDF: ``page``, ``page_end``; spreadsheet: ``sheet``, ``range``; CSV: ``sheet``, ``range``,
-        ``row``, ``row_end``; transcript: ``t_start``, ``t_end`` (seconds); plus ``fragment`` (the
-        format's fragment) and ``locator_note`` when the locator is partial.
+        ``row``, ``row_end``; transcript: ``t_start``, ``t_end`` (seconds); Word: ``heading`` (the
+        innermost heading) and ``heading_path`` (outermost first, joined by `` › ``); plus ``fragment``
+        (the format's fragment) and ``locator_note`` when the locator is partial.
         """
         out: dict = {}
         if self.page is not None:
@@ -313,6 +341,8 @@ class Locator:
             out.update(row=self.row, row_end=self.row_end)
         if self.t_start_ms is not None:
             out.update(t_start=self.t_start, t_end=self.t_end)
+        if self.headings:
+            out.update(heading=self.headings[-1], heading_path=" › ".join(self.headings))
         if self.fragment:
             out["fragment"] = self.fragment
         if self.note:
@@ -321,7 +351,8 @@ class Locator:
 
 
 #: Every field :meth:`Locator.fields` may write, in the order tables show them.
-FIELDS = ("page", "page_end", "sheet", "range", "row", "row_end", "t_start", "t_end", "fragment", "locator_note")
+FIELDS = ("page", "page_end", "sheet", "range", "row", "row_end", "t_start", "t_end", "heading", "heading_path",
+          "fragment", "locator_note")
 
 
 def locator_columns(locators: Iterable[Locator]) -> dict[str, list]:
@@ -350,8 +381,9 @@ def locator(doc: "Document", start: int, end: int) -> Locator:
         ``page``/``page_end`` from :meth:`Document.page_span`; ``sheet``/``range`` from the cells
         of the map that hold any character of the range (the sheet of the first such cell, the
         bounding A1 rectangle of that sheet's cells, a merged cell counting with its whole merge);
-        CSV rows likewise; ``t_start``/``t_end`` from the first and last cue the range touches. A
-        range touching no cell or cue (a title line) has only ``#char=``. A document of a mapped
+        CSV rows likewise; ``t_start``/``t_end`` from the first and last cue the range touches;
+        Word: ``headings``, the heading path of ``start``. A range touching no cell or cue (a title
+        line) has only ``#char=``. A document of a mapped
         format without its map (a Lance dataset, an index written before maps were stored) gets
         ``#char=`` and a ``note`` saying so.
     """
@@ -365,6 +397,8 @@ def locator(doc: "Document", start: int, end: int) -> Locator:
             what = "cell ranges" if MAPPED_EXTRACTORS[doc.extractor] != "cues" else "cue times"
             return Locator(start, end, note=f"no {what} stored with this document's index: #char= only")
         return loc
+    if m.kind == "text":
+        return Locator(start, end, headings=m.heading_path(start))
     spans = m.spans_in(start, end)
     if not spans:
         return loc
@@ -380,6 +414,23 @@ def locator(doc: "Document", start: int, end: int) -> Locator:
     if m.kind == "csv":
         return Locator(start, end, sheet=sheet, range=a1_range(r1, c1, r2, c2), row=r1, row_end=r2, note=note)
     return Locator(start, end, sheet=sheet, range=a1_range(r1, c1, r2, c2), note=note)
+
+
+def quote_locator(doc: "Document", start: int, end: int, quote: str) -> Locator | None:
+    """The locator of the words ``quote`` inside the range ``[start, end)`` of ``doc`` (a chunk's), or None.
+
+    A quote is found in the matching view (:func:`audit.matching.find_view`: whitespace runs as one
+    space), first occurrence; its locator is :func:`locator` of its own range: the cues that hold it
+    (``#t=19,25.6`` where its chunk spans ``#t=1,31``), its cell range, its page, its heading path.
+    The chunk's locator is :func:`locator` of ``[start, end)``; a citation shows both. None when the
+    quote is not inside the range (or is empty).
+    """
+    from ..matching import find_view
+
+    hit = find_view(doc.text[start:end], quote)
+    if hit is None:
+        return None
+    return locator(doc, start + hit[0], start + hit[1])
 
 
 def check_locator(doc: "Document", loc: Locator) -> str:

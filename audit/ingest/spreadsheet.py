@@ -4,9 +4,10 @@ Each visible sheet is a section (a CSV is one sheet named after its file); its f
 value is the header row, written once as its cells joined by `` | ``; every later row is one
 paragraph of ``header: value`` pairs joined by `` | ``, so a chunk reads alone. Every character
 that comes from a cell is recorded (:class:`audit.ingest.locators.CellSpan`), which gives each
-chunk its sheet and A1 range (``#sheet=NAME&range=A2:D9``; a CSV: RFC 7111's ``#row=2-9``). Hidden
-sheets and formulas without a cached value are left out and listed (docs/definitions.md,
-*Canonical text*).
+chunk its sheet and A1 range (``#sheet=NAME&range=A2:D9``; a CSV: RFC 7111's ``#row=2-9``). A merged
+title above a sheet's header row is the sheet's ``###`` heading; a sheet is read to its real extent
+whatever dimension it declares; a CSV field may be as long as the file. Hidden sheets and formulas
+without a cached value are left out and listed (docs/definitions.md, *Canonical text*; docs/readers.md).
 """
 
 from __future__ import annotations
@@ -181,6 +182,9 @@ def _formulas(raw: bytes) -> dict[tuple[str, int, int], str]:
     try:
         out = {}
         for ws in wb.worksheets:
+            # a read-only sheet believes the extent the file declares (``<dimension ref="A1"/>`` from some
+            # exporters hides every other cell); the real extent is what its rows hold
+            ws.reset_dimensions()
             for row in ws.iter_rows():
                 for c in row:
                     if getattr(c, "data_type", None) == "f" or type(c.value).__name__ in ("ArrayFormula",
@@ -192,6 +196,26 @@ def _formulas(raw: bytes) -> dict[tuple[str, int, int], str]:
         wb.close()
 
 
+def _title_rows(rows: Rows) -> tuple[list, list]:
+    """Split a report-style sheet's title rows from its table: ``([(row, title cell)], the table's rows)``.
+
+    A row above the header whose only value is a merged range spanning every column the rows below it
+    use (a title typed across the table, "Depot contacts and opening hours, spring 2026") is a title, not
+    a header: labelling every cell with it would hide the real header row below. Rows stay a table when
+    only one row would be left.
+    """
+    titles, rows = [], list(rows)
+    while len(rows) >= 3 and len(rows[0][1]) == 1:
+        col, text, r2, c2 = rows[0][1][0]
+        below = [c for _, cells in rows[1:] for c in cells]
+        lo, hi = min(c[0] for c in below), max(c[3] for c in below)
+        if not (c2 > col and col <= lo and c2 >= hi):
+            break
+        titles.append((rows[0][0], rows[0][1][0]))
+        rows = rows[1:]
+    return titles, rows
+
+
 def xlsx_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
     """Read an ``.xlsx`` workbook with openpyxl into a :class:`Document` with its cell map.
 
@@ -201,7 +225,9 @@ def xlsx_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
     application that saved the file computed; openpyxl ``data_only=True``); one without a cached
     value gives no text and is listed in ``locators.notes`` as ``formula without a cached value``.
     Hidden and very hidden sheets are skipped and listed; so is a sheet without a value. A merged
-    range's value is written once, at its top-left cell, with the merge as its range. Hidden rows
+    range's value is written once, at its top-left cell, with the merge as its range. A merged title
+    above the header row (:func:`_title_rows`) is written as the sheet's ``### `` heading, and the
+    row below it is the header. Hidden rows
     and columns are read like the others.
 
     Raises
@@ -250,6 +276,10 @@ def xlsx_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
             notes.append(f"sheet {ws.title!r} holds no value: skipped")
             continue
         out.heading(2, ws.title)
+        titles, rows = _title_rows(rows)
+        for row, (col, text, r2, c2) in titles:
+            out.heading(3, " ".join(text.split()))
+            spans.append(CellSpan(out.n - len(" ".join(text.split())), out.n, ws.title, row, col, r2, c2))
         spans += render_table(out, rows, ws.title)
     if not spans:
         raise ValueError("no value in any visible sheet" + (f" ({'; '.join(notes)})" if notes else ""))
@@ -264,6 +294,9 @@ CSV_DELIMITERS = ",;\t|"
 
 
 def _records(text: str) -> Iterable[tuple[int, list[str]]]:
+    # RFC 4180 sets no bound on a field; the csv module's default (128 KiB) refuses a long ticket body. No field
+    # is longer than the text, so the bound is raised to it (never lowered: it is the process's setting)
+    csv.field_size_limit(max(csv.field_size_limit(), min(len(text) + 1, 2 ** 31 - 1)))
     try:
         delimiter = csv.Sniffer().sniff(text[:16384], delimiters=CSV_DELIMITERS).delimiter
     except csv.Error:
@@ -287,7 +320,8 @@ def csv_document(doc_id: str, text: str, fallback_title: str) -> Document:
     One sheet named ``fallback_title`` (the file's stem): canonical text ``# stem``, ``## stem``,
     then the rows as :func:`render_table` writes them (the first record holding a value is the
     header). Records are numbered as RFC 7111 numbers rows: from 1, the header record included, a
-    quoted field holding a newline still one record. The delimiter is the one of ``,`` ``;`` tab
+    quoted field holding a newline still one record. A field may be as long as the file (the
+    standard library's 128 KiB bound is raised to the text's length). The delimiter is the one of ``,`` ``;`` tab
     ``|`` that :class:`csv.Sniffer` finds in the first 16 KiB, else a comma.
 
     Raises

@@ -2,7 +2,7 @@
 
 Each cue's text is one paragraph of the canonical text; a speaker from a ``<v Name>`` voice tag is
 kept as a ``Name: `` prefix. Cue identifiers, cue settings, ``NOTE``, ``STYLE`` and ``REGION``
-blocks are not text. Every cue's characters are recorded with its start and end
+blocks are not text. Rolling auto-captions give each spoken line once. Every cue's characters are recorded with its start and end
 (:class:`audit.ingest.locators.CueSpan`, integer milliseconds), which gives each chunk its
 ``#t=start,end`` (W3C Media Fragments, seconds). A media file of the same stem beside the
 transcript is found by the folder walk (:func:`attach_media`) so the Citations page can play it.
@@ -65,15 +65,67 @@ def cue_lines(payload: str, entities: bool = True) -> list[str]:
     return out
 
 
+#: A timestamp inside a cue's payload (``<00:00:00.719>``): the word timings of rolling auto-captions.
+_INNER_TIME = re.compile(r"<(?:\d+:)?\d{2}:\d{2}\.\d{3}>")
+
+#: Share of cues (after the first) opening with the previous cue's last line from which captions roll.
+ROLLING_SHARE = 0.5
+
+
+def _display_lines(payload: str, entities: bool) -> list[str]:
+    """A cue's text one display line at a time (tags removed, as :func:`cue_lines` reads each line)."""
+    return [" ".join(cue_lines(line, entities)) for line in payload.split("\n") if cue_lines(line, entities)]
+
+
+def _rolling(cues: Sequence[tuple[int, int, str]], entities: bool) -> bool:
+    """Whether the captions roll (YouTube's auto-captions): word timings inside the payloads, or at least
+    :data:`ROLLING_SHARE` of the cues after the first open with the line the previous cue ended on, one of
+    them at least with a new line below it."""
+    if any(_INNER_TIME.search(p) for _, _, p in cues):
+        return True
+    lines = [_display_lines(p, entities) for _, _, p in cues]
+    lines = [x for x in lines if x]
+    if len(lines) < 3:
+        return False
+    repeats = [b for a, b in zip(lines, lines[1:]) if a[-1] == b[0]]
+    # a line said again in a cue of its own is speech ("No." "No."); rolling shows it above a new line
+    return len(repeats) >= ROLLING_SHARE * (len(lines) - 1) and any(len(b) > 1 for b in repeats)
+
+
+def _unrolled(cues: Sequence[tuple[int, int, str]], entities: bool) -> tuple[list[tuple[int, int, list[str]]], int]:
+    """Each spoken line of rolling captions once, with the times of the cue that first shows it.
+
+    A cue's leading display lines that repeat the previous cue's trailing lines (the longest such overlap)
+    were spoken before; the lines after them are new. Returns ``([(t0, t1, new lines)], repeated lines)``.
+    """
+    out, prev, repeated = [], [], 0
+    for t0, t1, payload in cues:
+        lines = _display_lines(payload, entities)
+        k = max((k for k in range(min(len(lines), len(prev)), 0, -1) if lines[:k] == prev[-k:]), default=0)
+        repeated += k
+        if lines[k:]:
+            out.append((t0, t1, lines[k:]))
+        prev = lines or prev
+    return out, repeated
+
+
 def _document(doc_id: str, title: str, cues: Iterable[tuple[int, int, str]], extractor: str,
               entities: bool, notes: Sequence[str]) -> Document:
     from .markdown import markdown_document
 
+    cues = list(cues)
+    notes = list(notes)
+    if _rolling(cues, entities):
+        read, repeated = _unrolled(cues, entities)
+        if repeated:
+            notes.append(f"rolling captions: {repeated} repeated caption line{'s' * (repeated != 1)} read once, each "
+                         "at the cue that first shows it")
+    else:
+        read = [(t0, t1, cue_lines(payload, entities)) for t0, t1, payload in cues]
     out = TextBuilder()
     out.heading(1, title)
     spans = []
-    for t0, t1, payload in cues:
-        lines = cue_lines(payload, entities)
+    for t0, t1, lines in read:
         if not lines:
             continue
         out.block()
@@ -92,7 +144,9 @@ def vtt_document(doc_id: str, text: str, fallback_title: str) -> Document:
     Canonical text: ``# title`` (``fallback_title``, the file's stem), then each cue with text as
     a paragraph (:func:`cue_lines`), in file order. Timestamps with and without hours are read;
     identifiers, cue settings and ``NOTE``/``STYLE``/``REGION`` blocks are not text. A malformed
-    cue block is skipped and listed in ``locators.notes``; the other cues load.
+    cue block is skipped and listed in ``locators.notes``; the other cues load. Rolling captions
+    (YouTube's auto-captions: word timings in the payload, each line repeated in the next cues) give
+    each spoken line once, at the cue that first shows it, and a note counting the repeats.
 
     Raises
     ------

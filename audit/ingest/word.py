@@ -3,8 +3,10 @@
 The body is read in order: the Title style gives the title, Heading styles give the headings
 (Heading 1 → ``## `` section, Heading 2–9 → ``### ``), list paragraphs are kept as list lines,
 tables are written as spreadsheets are (the header row once, then ``header: value`` rows).
-Headers, footers, footnotes, comments and text boxes are not read (docs/definitions.md,
-*Canonical text*).
+The body is Word's final view (tracked insertions kept, deletions dropped) read through content
+controls, and every heading is kept in the document's outline (its heading path). Headers,
+footers, footnotes, comments and text boxes are not read; unaccepted changes and text boxes are
+named in the document's notes (docs/definitions.md, *Canonical text*; docs/readers.md).
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ import re
 from dataclasses import replace
 
 from .document import Document
+from .locators import LocatorMap
 from .spreadsheet import OLE_MAGIC, TextBuilder, _ole_reason, cell_text, render_table
 
 __all__ = ["docx_document"]
@@ -129,14 +132,88 @@ class _Numbering:
         return f"{n}. ", ilvl
 
 
+_W = "{http://schemas.openxmlformats.org/wordprocessingml/2006/main}"
+#: What Word's final view leaves out of a paragraph: deletions, the source of a move, text boxes (not read).
+_NOT_FINAL = {_W + "del", _W + "moveFrom", _W + "txbxContent"}
+#: The second copy of an alternate content (markup compatibility): its first choice is read.
+_FALLBACK = "{http://schemas.openxmlformats.org/markup-compatibility/2006}Fallback"
+#: Block containers read through in document order: content controls, custom XML, block-level insertions.
+_THROUGH = {_W + "sdt", _W + "sdtContent", _W + "customXml", _W + "ins", _W + "moveTo", _W + "smartTag"}
+
+
+def _runs(element) -> list:
+    """The runs (``w:r``) of ``element`` in Word's final view, in document order.
+
+    Runs inside insertions, content controls, hyperlinks, fields and smart tags are kept; runs inside
+    deletions (``w:del``), a move's source (``w:moveFrom``) and text boxes (``w:txbxContent``) are not.
+    """
+    out = []
+
+    def walk(el) -> None:
+        for child in el:
+            tag = child.tag
+            if not isinstance(tag, str) or tag in _NOT_FINAL or tag == _FALLBACK:
+                continue
+            if tag == _W + "r":
+                out.append(child)
+            elif tag not in (_W + "pPr", _W + "rPr"):
+                walk(child)
+
+    walk(element)
+    return out
+
+
+def _paragraph_text(p) -> str:
+    """A paragraph's text in Word's final view: python-docx's run text (``w:t``, tabs, line breaks) of every
+    run :func:`_runs` keeps."""
+    return "".join(r.text for r in _runs(p))
+
+
+def _blocks(container) -> list:
+    """The paragraphs (``w:p``) and tables (``w:tbl``) of a body, in document order, read through content
+    controls (``w:sdt``), custom XML and block-level insertions; a block-level deletion or move source is dropped."""
+    out = []
+    for child in container:
+        tag = child.tag
+        if not isinstance(tag, str):
+            continue
+        if tag in (_W + "p", _W + "tbl"):
+            out.append(child)
+        elif tag in _THROUGH:
+            out += _blocks(child)
+    return out
+
+
+def _cell_text(tc) -> str:
+    """A table cell's text: its paragraphs in Word's final view (those of a nested table and of content
+    controls included), one line each."""
+    return "\n".join(_paragraph_text(p) for p in tc.iter(_W + "p")
+                     if not any(a.tag == _W + "txbxContent" for a in p.iterancestors()))
+
+
+def _unwrap_controls(tbl) -> None:
+    """Lift the rows and cells a content control or custom XML holds (a form's repeating section) into their
+    table, in place, in this in-memory copy of the document: python-docx reads a table's own rows and cells only."""
+    for el in list(tbl.iter(_W + "sdt", _W + "customXml")):
+        parent = el.getparent()
+        content = el.find(_W + "sdtContent") if el.tag == _W + "sdt" else el
+        if parent is None or content is None or parent.tag not in (_W + "tbl", _W + "tr"):
+            continue
+        at = parent.index(el)
+        for child in [c for c in content if isinstance(c.tag, str) and c.tag != _W + "customXmlPr"]:
+            parent.insert(at, child)
+            at += 1
+        parent.remove(el)
+
+
 def _table_rows(table) -> list:
     """The table's non-empty cells as :func:`~audit.ingest.spreadsheet.render_table` reads them.
 
     A merged cell (python-docx repeats it in each grid cell it covers) is given once, at its
-    top-left cell, with its last row and column.
+    top-left cell, with its last row and column. A cell's text is :func:`_cell_text`.
     """
+    _unwrap_controls(table._tbl)
     grid = [[c._tc for c in row.cells] for row in table.rows]
-    texts = [[c.text for c in row.cells] for row in table.rows]
     seen: set = set()
     rows = []
     for r, row in enumerate(grid):
@@ -151,12 +228,29 @@ def _table_rows(table) -> list:
             r2 = r
             while r2 + 1 < len(grid) and c < len(grid[r2 + 1]) and grid[r2 + 1][c] is tc:
                 r2 += 1
-            text = cell_text(texts[r][c])
+            text = cell_text(_cell_text(tc))
             if text:
                 cells.append((c + 1, text, r2 + 1, c2 + 1))
         if cells:
             rows.append((r + 1, cells))
     return rows
+
+
+def _reader_notes(body) -> list[str]:
+    """What the body holds that Word's final view or this reader leaves out, one note each (never a silent drop)."""
+    notes = []
+    ins = len(body.findall(f".//{_W}ins")) + len(body.findall(f".//{_W}moveTo"))
+    dels = len(body.findall(f".//{_W}del")) + len(body.findall(f".//{_W}moveFrom"))
+    if ins or dels:
+        notes.append(f"the document holds unaccepted tracked changes ({ins} insertion{'s' * (ins != 1)}, "
+                     f"{dels} deletion{'s' * (dels != 1)}): read as Word's final view, insertions kept, "
+                     "deletions dropped")
+    boxes = [b for b in body.iter(_W + "txbxContent")
+             if not any(a.tag.endswith("}Fallback") for a in b.iterancestors() if isinstance(a.tag, str))]
+    words = sum(len(_paragraph_text(p)) for b in boxes for p in b.iter(_W + "p"))
+    if boxes:
+        notes.append(f"{len(boxes)} text box{'es' * (len(boxes) != 1)} not read ({words} characters)")
+    return notes
 
 
 def docx_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
@@ -170,7 +264,11 @@ def docx_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
     ``- item`` for a bullet, ``N. item`` for a numbered list (numbers recounted in decimal per list
     and level), indented two spaces a level; a table as :func:`~audit.ingest.spreadsheet.render_table`
     writes it (its first row the header, the labels of columns without one ``column N``). Empty
-    paragraphs are dropped. Locator: ``#char=`` in this text.
+    paragraphs are dropped. Runs are read in Word's final view (:func:`_runs`: insertions kept,
+    deletions and move sources dropped) and through content controls, block, row, cell and inline.
+    Locator: ``#char=`` in this text; ``locators`` (kind ``text``) holds the outline, every heading
+    with its level, which gives a range its heading path, and the notes (unaccepted tracked
+    changes, text boxes not read).
 
     Raises
     ------
@@ -185,9 +283,12 @@ def docx_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
     try:
         import docx
         from docx.table import Table
+        from docx.text.paragraph import Paragraph
 
         document = docx.Document(io.BytesIO(raw))
-        items = list(document.iter_inner_content())
+        body_el = document.element.body
+        items = [Table(b, document) if b.tag == _W + "tbl" else Paragraph(b, document)
+                 for b in _blocks(body_el)]
         core_title = document.core_properties.title or ""
     except Exception as e:  # python-docx and zipfile raise many types for damaged files
         first = str(e).splitlines()[0] if str(e) else "unreadable"
@@ -196,6 +297,7 @@ def docx_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
     styles = _Styles(document)
     title = None
     body = TextBuilder()
+    outline: list[tuple[int, int, str]] = []  # (offset in body, level as styled, text)
     in_list = False
     for item in items:
         if isinstance(item, Table):
@@ -204,7 +306,7 @@ def docx_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
                 render_table(body, rows, "", label=lambda c: f"column {c}")
                 in_list = False
             continue
-        text = item.text.replace("\r\n", "\n").replace("\r", "\n").strip()
+        text = _paragraph_text(item._p).replace("\r\n", "\n").replace("\r", "\n").strip()
         if not text:
             continue
         style = styles.of(item)
@@ -213,7 +315,9 @@ def docx_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
             title = " ".join(text.split())
             continue
         if kind:
-            body.heading(2 if kind == "title" or level == 1 else 3, " ".join(text.split()))
+            words = " ".join(text.split())
+            outline.append((body.n + (2 if body.n else 0), 1 if kind == "title" else level, words))
+            body.heading(2 if kind == "title" or level == 1 else 3, words)
             in_list = False
             continue
         mark = numbering.marker(item, style)
@@ -241,4 +345,6 @@ def docx_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
 
     doc = markdown_document(doc_id, out.text, source=doc_id, extractor="docx", fallback_title=title,
                             headings=headings)
-    return replace(doc, title=title)
+    lmap = LocatorMap("text", notes=tuple(_reader_notes(body_el)),
+                      outline=tuple((offset + at, lv, t) for at, lv, t in outline))
+    return replace(doc, title=title, locators=lmap)

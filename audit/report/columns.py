@@ -98,6 +98,10 @@ COLUMN_HELP: dict[str, str] = {
     "quote holds the needle": "the chunk's own content (what the reader sees) contains the whole answer",
     "embedded text holds it": "the embedded text (header and overlap tail included) contains the whole answer: "
                               "yes here and no in the quote means the answer sits only in the overlap tail",
+    "needle at": "where the answer's own words are: #char= and the cues, cell range or page that hold them "
+                 "(the chunk's locator, beside it, spans the whole chunk)",
+    "heading": "Word: the innermost heading the quote starts under (what the citation names)",
+    "heading_path": "Word: every heading the quote starts under, outermost first, innermost last",
     "[n]": "the number the model writes to cite this source",
     "doc_id": "the document's id: its path in the corpus folder, or the topic name of the built-in corpus",
     "document": "the document's title",

@@ -95,15 +95,30 @@ def citations_frame(ctx: PromptContext, corpus, kind_label: str = "cosine distan
     return df
 
 
-def with_needle_checks(citations: pd.DataFrame, ctx: PromptContext, needle: str, correct: frozenset) -> pd.DataFrame:
+def with_needle_checks(citations: pd.DataFrame, ctx: PromptContext, needle: str, correct: frozenset,
+                       corpus=None) -> pd.DataFrame:
     """:func:`citations_frame` plus where the answer sits: ``quote holds the needle`` (the quote shown to the reader
-    holds it, whitespace collapsed) and ``embedded text holds it`` (the chunk is judged relevant)."""
+    holds it, whitespace collapsed), ``embedded text holds it`` (the chunk is judged relevant) and, with the
+    documents, ``needle at``: the locator of the needle's own words (the cues, cell range or page that hold
+    them: ``#char=… #t=19,25.6 (0:19–0:25.6)``; :func:`audit.ingest.locators.quote_locator`), beside the chunk's
+    ``locator``; "" where the quote does not hold it."""
+    from ..ingest.locators import quote_locator
     from ..matching import find_collapsed
 
-    return citations.assign(**{
+    out = citations.assign(**{
         "quote holds the needle": ["yes" if find_collapsed(c.quote, needle) is not None else "no"
                                    for c in ctx.citations],
         "embedded text holds it": ["yes" if c.chunk_id in correct else "no" for c in ctx.citations]})
+    if corpus is not None:
+        at = []
+        for c in ctx.citations:
+            try:
+                loc = quote_locator(corpus.get(c.doc_id), c.start, c.end, needle) if c.start is not None else None
+            except KeyError:
+                loc = None
+            at.append(loc.display if loc is not None else "")
+        out["needle at"] = at
+    return out
 
 
 def answer_only_in_tail(citations: pd.DataFrame) -> bool:

@@ -69,7 +69,7 @@ def chunk_checks_frame(runset) -> pd.DataFrame | None:
 #: What each extraction finding is called on the page.
 CHECK_LABELS = {"no_text_layer": "page without a text layer", "running_lines": "running header or footer",
                 "tables": "table flattened into lines", "columns": "column interleaving",
-                "garbled": "garbled characters"}
+                "garbled": "garbled characters", "reader_notes": "left out or changed by the reader (said)"}
 
 
 #: Said for a source whose documents the product did not extract (a team's store, a Lance dataset).

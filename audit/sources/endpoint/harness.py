@@ -99,7 +99,7 @@ def _retry_after(headers) -> float | None:
 async def _ask(spec: EndpointSpec, questions: Sequence[Question], parts: list, headers: dict, *, k: int,
                concurrency: int, deadline: float, retries: int, total_time: float, backoff: float,
                shared: bool, need_text: bool, redact, progress, transport) -> Asked:
-    import httpx2 as httpx  # the maintained continuation of httpx (same API), see README
+    import httpx2 as httpx  # the maintained continuation of httpx (same API), see docs/endpoint.md
 
     sem = asyncio.Semaphore(concurrency)
     state = {"in_flight": 0, "max": 0, "done": 0}
