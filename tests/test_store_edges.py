@@ -8,7 +8,7 @@ import pytest
 from pgfixture import pg_server  # noqa: F401 - the session fixture
 from secret_scan import secret
 
-from audit.stores.shared import missing_documents
+from audit.health.rows import missing_documents
 
 
 def test_rows_naming_no_document_are_counted_apart_never_an_example():
@@ -156,7 +156,7 @@ def _exact(rows, q, k, keep=lambda r: True):
 
 @pytest.mark.store
 def test_a_partial_index_per_collection_is_used_with_the_matching_filter(langchain):
-    from audit.sources.pgvector import StoreSpec, check_health, search
+    from audit.stores.pgvector import StoreSpec, check_health, search
 
     u = COLLECTIONS["docs"]
     spec = StoreSpec(langchain["uri"], "langchain_pg_embedding", "id", "document", "embedding",
@@ -180,7 +180,7 @@ def test_a_partial_index_per_collection_is_used_with_the_matching_filter(langcha
 
 @pytest.mark.store
 def test_a_filter_value_the_column_type_refuses_is_one_clear_error(langchain):
-    from audit.sources.pgvector import StoreSpec, search
+    from audit.stores.pgvector import StoreSpec, search
     from audit.stores.base import StoreError
 
     spec = StoreSpec(langchain["uri"], "langchain_pg_embedding", "id", "document", "embedding",
@@ -192,7 +192,7 @@ def test_a_filter_value_the_column_type_refuses_is_one_clear_error(langchain):
 
 @pytest.mark.store
 def test_a_view_granted_to_the_auditor_is_searched_through_its_base_tables_index(langchain):
-    from audit.sources.pgvector import StoreSpec, check_health, search
+    from audit.stores.pgvector import StoreSpec, check_health, search
 
     spec = StoreSpec(langchain["auditor"], "auditor_chunks", "id", "body", "emb")
     ap = search(spec, langchain["qs"], 5, "approximate")

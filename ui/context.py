@@ -40,7 +40,8 @@ class PageContext:
     index_file : pathlib.Path or None
         The SQLite index a built-in run set was read through (Index health's manifest, retry, preview).
     health : callable or None
-        Draws the source's own health checks (a live store's SQL checks); None when the source has none.
+        Draws the source's own health checks (a vector store's, :meth:`audit.stores.protocol.VectorStore.health`);
+        None when the source has none.
     """
 
     runset: object

@@ -108,7 +108,7 @@ def after_report(a, report, code: int) -> int:
 
 
 def after_health(a, source_kind: str, source_name: str, reports, code: int, model=None) -> int:
-    """Record a health check: its reports' JSON form (:meth:`audit.stores.health.HealthReport.to_json`)."""
+    """Record a health check: its reports' JSON form (:meth:`audit.health.HealthReport.to_json`)."""
     from ..history.record import health_record
 
     _record(a, health_record(source_kind, source_name, list(reports), model, getattr(a, "series", None)))

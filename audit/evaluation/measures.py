@@ -46,12 +46,15 @@ import numpy as np
 from .judgments import MIN_REL
 from .stats import Interval, wilson
 
-__all__ = ["KS", "MEASURES", "MRR_DEPTH", "Measure", "QueryMeasures", "RunResult", "SPEC_NAMES", "evaluate",
+__all__ = ["KS", "MEASURES", "MRR_DEPTH", "Measure", "QueryMeasures", "RunResult", "SPEC_KS", "SPEC_NAMES", "evaluate",
            "evaluate_run", "measure_label", "measure_names", "parse_measure", "query_measures", "results_frame",
            "rr_tie_differences"]
 
 #: The cut-offs reported everywhere (every page, the CLI grammar, the JSON keys).
 KS = (1, 4, 8, 10, 20)
+#: The specification's cut-offs, a subset of :data:`KS`: its recall@k columns (the built-in table and JSON keys)
+#: and every approximate-against-exact comparison (:mod:`audit.evaluation.approximate`).
+SPEC_KS = tuple(k for k in KS if k in (1, 4, 8, 20))
 #: The specification's MRR is RR@20.
 MRR_DEPTH = 20
 

@@ -20,7 +20,8 @@ import sys
 from typing import Iterable, Mapping
 
 from .record import Record
-from .store import HistoryError, HistoryStore, is_postgres_uri, open_history
+from ..conninfo import is_postgres_uri
+from .store import HistoryError, HistoryStore, open_history
 
 __all__ = ["OFF_VALUES", "enabled", "history_uri", "open_configured", "save", "scrub", "secrets"]
 
@@ -46,9 +47,9 @@ def _resolve(value: str, what: str, env: Mapping[str, str]) -> str:
 
 def _database(uri: str) -> tuple[str, str, str]:
     """(host, port, database) of a PostgreSQL connection string, as libpq would default them."""
-    from ..sources.pgvector.connection import _conninfo
+    from ..conninfo import fields
 
-    info = _conninfo(uri)
+    info = fields(uri)
     host = info.get("host") or info.get("hostaddr") or "localhost"
     return host, str(info.get("port") or "5432"), info.get("dbname") or info.get("user") or ""
 
@@ -89,7 +90,7 @@ def history_uri(config=None, team_uris: Iterable[str] = (), env: Mapping[str, st
     others += [("the store this command audits", u) for u in team_uris if u]
     for label, other in others:
         if is_postgres_uri(other) and _database(other) == mine:
-            from ..sources.pgvector.connection import store_label
+            from ..conninfo import store_label
 
             raise HistoryError(f"[history] uri names the same database as {label} ({store_label(other)}): an audit "
                                "never writes to a team's database; give the history a database of its own")

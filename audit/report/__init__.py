@@ -13,7 +13,6 @@ from .report import Report, build_report
 from .serialize import records, strict
 from .tables import (
                      chunks_frame,
-                     format_p,
                      key_comparisons,
                      latency_frame,
                      needed_label,
@@ -22,5 +21,5 @@ from .tables import (
                      results_frame,
 )
 
-__all__ = ["Report", "build_report", "chunks_frame", "format_p", "key_comparisons", "latency_frame",
+__all__ = ["Report", "build_report", "chunks_frame", "key_comparisons", "latency_frame",
            "needed_label", "phrasing_frame", "rank_matrix", "records", "results_frame", "strict"]

@@ -42,7 +42,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 from ..evaluation.saved_cut import describe_key
 from ..evaluation.threshold import KEEP
-from .tables import format_p
+from ..words import format_p
 
 __all__ = ["OUTCOMES", "PDF_HOWTO", "RecordError", "find_chromium", "pdf_available", "render_html", "to_pdf"]
 

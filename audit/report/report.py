@@ -18,16 +18,14 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
-from ..evaluation.measures import KS, RunResult, evaluate
+from ..evaluation.measures import KS, SPEC_KS, RunResult, evaluate
 from ..evaluation.paired import paired_tests
 from ..evaluation.saved_cut import CutChoice, choose, load_cuts
 from ..evaluation.threshold import KEEP, bluffs, gate_queries, run_threshold
-from ..words import duration, plural
+from ..words import duration, format_p, plural
 from .serialize import records, strict
 from .tables import (
-    SPEC_KS,
     chunks_frame,
-    format_p,
     key_comparisons,
     latency_frame,
     phrasing_frame,

@@ -3,7 +3,7 @@ the extraction section (where content died, per document), and one index read fo
 (:func:`index_health`) with its upgrade preview (:func:`upgrade_preview`).
 
 Every place vectors live has its health checks (a SQLite index: :mod:`audit.index.health`; a live
-store: :func:`audit.sources.pgvector.check_health`; a Lance dataset: its streamed checks); a report's
+store: :func:`audit.stores.pgvector.check_health`; a Lance dataset: its streamed checks); a report's
 ``findings`` each carry a name, a severity, a title, a result and what they concern.
 """
 

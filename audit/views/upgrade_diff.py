@@ -20,7 +20,7 @@ from ..evaluation.upgrade import UpgradeDiff, diff_runs
 from ..home import default_home
 from ..index import IndexUnusable
 from ..models import ModelUnavailable
-from ..report.tables import format_p
+from ..words import format_p
 from ..report.upgrade import diff_tests_frame
 from ..retrieval import RETRIEVERS
 from ..sources.builtin import column_name, index_runsets

@@ -1,6 +1,6 @@
 """pgvector as teams deploy it: expression indexes, filtered search, the extension's version, dead tuples.
 
-- **Expression indexes** (:func:`audit.sources.pgvector.connection.key_cast`): ``CREATE INDEX … USING hnsw ((emb::vector(384))
+- **Expression indexes** (:func:`audit.stores.pgvector.connection.key_cast`): ``CREATE INDEX … USING hnsw ((emb::vector(384))
   vector_cosine_ops)`` is the usual index of an untyped ``vector`` or a ``real[]`` column, and
   ``(emb::halfvec(384)) halfvec_cosine_ops`` (pgvector ≥ 0.7) halves its memory. The planner uses
   such an index only for the same expression, so the search casts the column and the query the same
@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-from ...stores.health import OK, WARNING, Finding
+from ...health import OK, WARNING, Finding
 
 __all__ = ["ITERATIVE_SCAN", "NEEDS", "TYPED_FILTERS", "dead_tuples_check", "extension_check", "extension_version",
            "filter_sql", "filter_types", "unavailable"]

@@ -10,12 +10,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
 
-from ...secrets import redact, redact_uri  # noqa: F401 - the one redaction rule, re-exported
-from ...stores.filters import check_filters, check_name
-from ...stores.shared import check_offsets, described, filters_said
-from ...stores.base import StoreError
+from ...conninfo import store_label
+from ...secrets import redact, redact_uri
+from ..base import ENV_URI, StoreError
+from ..filters import check_filters, check_name
+from ..spec import check_offsets, described, filters_said
 
-ENV_URI = "AUDIT_STORE_URI"
 
 
 OPERATORS = {"cosine": "<=>", "l2": "<->", "ip": "<#>"}
@@ -29,82 +29,6 @@ OPCLASS_METRIC = {"vector_cosine_ops": "cosine", "vector_l2_ops": "l2", "vector_
 APPROXIMATE_METHODS = ("hnsw", "ivfflat")
 
 
-
-
-_KW_PAIR = re.compile(r"(\w+)\s*=\s*('(?:[^'\\]|\\.)*'|\S+)")
-
-
-def _conninfo(uri: str) -> dict[str, str]:
-    """The connection string's fields (``host``, ``dbname`` …): psycopg's parser, else a plain one."""
-    try:
-        from psycopg.conninfo import conninfo_to_dict
-
-        return {k: str(v) for k, v in conninfo_to_dict(uri).items() if v is not None}
-    except Exception:  # noqa: BLE001 - psycopg absent (an optional extra) or a string it refuses
-        pass
-    if "://" in uri:
-        from urllib.parse import unquote, urlsplit
-
-        try:
-            u = urlsplit(uri)
-            host = u.netloc.rsplit("@", 1)[-1]
-            host = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-            return {"host": unquote(host), "dbname": unquote(u.path.lstrip("/"))}
-        except ValueError:
-            return {}
-    return {k: v.strip("'") for k, v in _KW_PAIR.findall(uri)}
-
-
-def store_label(uri: str | None, name: str | None = None) -> str:
-    """The store as reports and pages name it: ``store NAME`` when configured, else ``host/database``.
-
-    Never the user, the password or the port: a shared dashboard shows the name its operator
-    gave the store (``[stores] NAME`` in audit.toml, or ``$AUDIT_STORE_URI``); a connection string
-    typed in single-user mode or given to the CLI shows where it points, ``db.example/rag``. A host
-    that is a socket folder reads ``local socket``; no database in the string (libpq then uses the
-    user's name), the host alone.
-
-    Parameters
-    ----------
-    uri : str or None
-        A libpq connection string (URL or ``key=value`` form).
-    name : str, optional
-        The configured name of the store.
-
-    Returns
-    -------
-    str
-    """
-    if name:
-        return f"store {name}"
-    info = _conninfo(uri or "")
-    host = info.get("host") or info.get("hostaddr") or "localhost"
-    host = "local socket" if host.startswith("/") else host
-    db = info.get("dbname", "")
-    return f"{host}/{db}" if db else host
-
-
-def named_store_uri(name: str, value: str, env=None) -> str:
-    """The connection string of a store named in the configuration (``[stores] name = value``).
-
-    ``value`` is ``"env:VARIABLE"`` (the URI is read from that environment variable, so the password
-    stays out of the file) or the connection string itself.
-
-    Raises
-    ------
-    StoreError
-        ``env:VARIABLE`` with the variable unset or empty (the message names the store and the variable,
-        never a value).
-    """
-    env = os.environ if env is None else env
-    if value.startswith("env:"):
-        var = value[4:].strip()
-        uri = env.get(var, "")
-        if not uri.strip():
-            raise StoreError(f"store {name!r}: the environment variable ${var} that holds its connection string "
-                             "is not set")
-        return uri
-    return value
 
 
 def _one_line(text: str) -> str:

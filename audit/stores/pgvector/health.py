@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import time
 
-from ...stores.shared import missing_documents
-from ...stores.health import NORM_TOLERANCE, OK, UNHEALTHY, WARNING, Finding, HealthReport, majority, store_report
+from ...health import NORM_TOLERANCE, OK, UNHEALTHY, WARNING, Finding, HealthReport, majority, store_report
+from ...health.rows import missing_documents
 from .connection import (
     StoreSpec,
     _describe,

@@ -14,23 +14,17 @@ from typing import Iterator
 
 import numpy as np
 
-from ...stores.filters import check_filters
-from ..imported.chunks import UserChunk
-from ...stores.health import HealthReport
-from ...stores.base import SearchResult, StoreError, check_search
-from ...stores.shared import (
-    check_offsets,
-    described,
-    exact_topk,
-    filters_said,
-    opened_or,
-    health_from_rows,
-    search_result,
-)
+from ..filters import check_filters
+from ...sources.imported.chunks import UserChunk
+from ...health import HealthReport
+from ..base import SearchResult, StoreError, check_search
+from ...health.rows import health_from_rows
+from ..scan import exact_topk, search_result
+from ..spec import check_offsets, described, filters_said, opened_or
 
 __all__ = ["MilvusSpec", "check_health", "chunks", "open_collection", "search", "stream_rows", "table_dims"]
 
-#: Milvus metric types → the raw kind of :func:`audit.stores.shared.to_cosine` and the store metric.
+#: Milvus metric types → the raw kind of :func:`audit.stores.scan.to_cosine` and the store metric.
 METRICS = {"COSINE": ("cosine_similarity", "cosine"), "L2": ("l2sq", "l2"), "IP": ("ip", "ip")}
 
 _BATCH = 1000
@@ -294,7 +288,7 @@ def check_health(spec: MilvusSpec, corpus=None, model_dims: int | None = None, m
 
     ``duplicate_ids`` is checked for real: Milvus does not enforce unique primary keys (Milvus Lite 3
     replaces a row inserted twice, a Milvus server keeps both). See
-    :func:`audit.stores.shared.health_from_rows` and :func:`audit.sources.pgvector.check_health`.
+    :func:`audit.health.rows.health_from_rows` and :func:`audit.stores.pgvector.check_health`.
 
     Raises
     ------
@@ -341,7 +335,7 @@ def search(spec: MilvusSpec, queries: np.ndarray, k: int, mode: str = "approxima
         ``approximate``: ``client.search`` one query at a time, in the index's metric, with ``ef``
         (HNSW) = ``ef_search`` and ``nprobe`` (IVF) = ``probes`` when given. ``exact``: every vector
         streamed with ``query_iterator`` and ranked in the same metric
-        (:func:`audit.stores.shared.exact_topk`), ties by id.
+        (:func:`audit.stores.scan.exact_topk`), ties by id.
     iterative_scan
         A pgvector setting: not applied (the note says so).
 
