@@ -78,6 +78,27 @@ def test_with_the_labelled_runs_the_estimate_is_given(tmp_path, capsys):
     assert e["share_out_of_domain"]["low"] <= truth <= e["share_out_of_domain"]["high"]
     # the content check finds the example's two wrong chunks in the traffic
     assert {x["chunk_id"] for x in t["content"]["errors"]} == {"b2", "k4"}
+
+
+def test_a_saved_cut_is_applied_to_the_traffic_and_labelled_as_saved(tmp_path, monkeypatch, capsys):
+    """Without --threshold the traffic takes the labelled run's applied cut under the one rule (typed, else
+    saved, else balanced): a cut saved for run ``before`` is the traffic's cut, and says so."""
+    from test_browser_record import _saved_key
+
+    from audit.evaluation.saved_cut import save_cut
+
+    monkeypatch.setenv("AUDIT_HOME", str(tmp_path / "home"))
+    save_cut(0.325, _saved_key("files"), "before", tmp_path / "home" / "threshold.json")
+    out = tmp_path / "r.json"
+    assert main(example_args("--traffic", str(TRAFFIC), "--traffic-score", "cosine-distance", "--traffic-run",
+                             "before", "--json", str(out), "--bootstrap", "100")) == 0
+    text = capsys.readouterr().out
+    js = json.loads(out.read_text())
+    assert js["threshold"]["before"]["how"] == "saved"
+    assert js["traffic"]["cut"] == {"value": 0.325, "source": "the saved threshold of run before"}
+    k = _no_answer(_log(), 0.325)  # by hand, from the file
+    assert f"At the cut 0.325 (the saved threshold of run before): {k} of 200 real questions" in text
+    assert "balanced cut of run before" not in text
     assert js["results"]  # the runs report is still all there
 
 

@@ -108,6 +108,13 @@ def _check_cut(kind: str, cut: float) -> float:
     return cut
 
 
+def _cut_source(choice, run: str) -> str:
+    """Where the traffic's cut comes from when ``--threshold`` is not given: the labelled run's applied cut
+    under the one rule (:func:`audit.evaluation.saved_cut.choose`), named as its ``how`` says."""
+    return {"saved": f"the saved threshold of run {run}", "balanced": f"the balanced cut of run {run}",
+            "given": "given"}[choice.how]
+
+
 def cmd_report_traffic(a) -> int:
     """``report --traffic FILE… [--run …]``: the traffic section, alone or after the runs report."""
     from ..report.traffic import build_traffic_report
@@ -132,7 +139,7 @@ def cmd_report_traffic(a) -> int:
                 cut = _check_cut(table.score_kind, a.threshold)
             elif labelled is not None and labelled.score_kind == table.score_kind:
                 t = next((t for t in report.thresholds if t.run == name), None)
-                cut, source = (t.cut, f"the balanced cut of run {name}") if t is not None else (None, "")
+                cut, source = (t.cut, _cut_source(report.choices[name], name)) if t is not None else (None, "")
             rep = build_traffic_report(table, cut, source, labelled, window, baseline, show, **opts)
             return rep.render_text(), rep.to_json()
 
