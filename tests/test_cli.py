@@ -63,6 +63,12 @@ def test_fail_under_gate_exits_1(folder, capsys):
                  "recall@1=0.99", "--quiet"])
     err = capsys.readouterr().err
     assert code == 1 and "gate failed: C/bm25 recall@1 = 0.500 < 0.99" in err
+    # the ir_measures name the docs show is the same gate (the specification's recall@1 is Success@1)
+    code = main(["report", "--corpus", str(docs), "--ground-truth", str(gt), "--out-of-domain", str(ood),
+                 "--model", "hashing", "--strategies", "C", "--retrievers", "bm25", "--fail-under",
+                 "Success@1=0.99", "--quiet"])
+    err = capsys.readouterr().err
+    assert code == 1 and "gate failed: C/bm25 Success@1 = 0.500 < 0.99" in err
 
 
 @pytest.mark.parametrize("args, message", [
