@@ -10,8 +10,9 @@ from .common import InputError, corpus_arg, fail_under_arg, gates_failed, strip_
 def cmd_report_runs(a, extend=None) -> int:
     """``report --run NAME=FILE …``: audit a team's own runs (issue: the system a team actually runs).
 
-    ``extend(runset, report) -> (text, json)``, when given, adds a section after the report's text and under
-    the key ``traffic`` of its JSON (``report --traffic``, :mod:`audit.cli.traffic`); its ValueError is bad input.
+    ``extend(runset, report) -> (text, keys)``, when given, adds a section after the report's text and its
+    keys (a dict: ``traffic``, ``stages``) to the JSON (``report --traffic``, :mod:`audit.cli.traffic`); its
+    ValueError is bad input.
     """
     from ..report import build_report
     from ..runset import FILE_SCORE_KINDS
@@ -43,7 +44,7 @@ def cmd_report_runs(a, extend=None) -> int:
         raise InputError(str(e)) from None
     print(report.render_text() + extra_text)
     if a.json:
-        write_json(a.json, report.to_json() | ({"traffic": extra_json} if extra_json is not None else {}))
+        write_json(a.json, report.to_json() | (extra_json or {}))
     from .history import after_report
 
     return after_report(a, report, gates_failed(gates, report.results))
