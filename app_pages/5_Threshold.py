@@ -24,7 +24,7 @@ from ui.notices import notices
 from ui.text import md
 from ui.threshold import cut_slider, outcome_metrics, page_cut, set_chosen, threshold_file
 from ui.vega import draw
-from ui.traffic import draw_traffic_section, traffic_input
+from ui.traffic import draw_traffic_section, draw_traffic_stages, traffic_input
 
 ctx = context()
 rs = ctx.runset
@@ -137,4 +137,5 @@ with st.expander("Every query's outcome at this cut"):
 
 draw_traffic_section(pc.labelled() if traffic_input() is not None else None, cut, "the Threshold page's cut" if cut != pc.cut else pc.source,
                      f"{ctx.digest}:{run.name}")
+draw_traffic_stages(rs, run.name, ctx.digest)
 footer(ctx)
