@@ -112,12 +112,13 @@ class StagesReport:
         for name, c in s.counts.items():
             lines.append(f"{name:<22}{c.share.successes:>10,}  {c.share}")
         if len(s.by_version) > 1 or (s.by_version and next(iter(s.by_version)) != "(none)"):
-            lines += ["", "per service.version:", f"{'version':<16}{'judged':>8}"
-                      + "".join(f"{x:>22}" for x in s.counts)]
+            width = {x: max(len(x), 9) + 2 for x in s.counts}
+            lines += ["", "per service.version (questions, share of the version's judged):",
+                      f"{'version':<16}{'judged':>8}" + "".join(f"{x:>{width[x]}}" for x in s.counts)]
             for v, c in s.by_version.items():
-                lines.append(f"{v:<16}{c.n:>8,}" + "".join(
-                    f"{(str(c.counts[x].share.successes) + ' ' + _pct(c.counts[x].share.estimate)) if x in c.counts else '0':>22}"
-                    for x in s.counts))
+                cells = [(f"{c.counts[x].share.successes} {_pct(c.counts[x].share.estimate)}" if x in c.counts
+                          else "0") for x in s.counts]
+                lines.append(f"{v:<16}{c.n:>8,}" + "".join(f"{t:>{width[x]}}" for t, x in zip(cells, s.counts)))
         if self.n_problems:
             lines += ["", f"{self.n_problems:,} spans or attributes not read:"]
             lines += [f"  {p}" for p in self.problems[:SHOWN_PROBLEMS]]
@@ -127,7 +128,7 @@ class StagesReport:
 
 
 def _pct(x: float) -> str:
-    return "n/a" if x != x else f"({100 * x:.1f}%)"
+    return "" if x != x else f"({100 * x:.0f}%)"
 
 
 def build_stages_report(reader: TraceReader, judgments: Judgments,
