@@ -238,3 +238,22 @@ def test_stage_of_is_pure(report):
     (trace,) = assemble(records)
     j = Judgments.from_qrels(QUESTIONS, QRELS).find(trace.question)
     assert stage_of(trace, j) == stage_of(trace, j)
+
+
+def test_a_reranker_without_output_is_named_and_skipped(tmp_path):
+    # the RERANKER span records its input only: its stage cannot be followed; r4 is retrieved and in the prompt
+    t = Turn(Retrieval(QUESTIONS["q4"], [doc("r4")], T0), [], prompt=ctx(TEXT["r4"]))
+    path = write_export(tmp_path / "t.jsonl", [trace_spans([t], version="1.0")])
+    rep = build_stages_report(TraceReader([path]), Judgments.from_qrels(QUESTIONS, QRELS))
+    assert [v.stage for v in rep.stages.verdicts] == ["reached_prompt"]
+    assert [p.reason for p in rep.problems] == [
+        "no reranker.output_documents: the reranker's stage is not followed for this trace"]
+
+
+def test_a_query_log_beside_the_export_is_named(export, tmp_path):
+    from conftest import ROOT
+
+    rep = build_stages_report(TraceReader([export, ROOT / "data" / "example" / "traffic.jsonl"]),
+                              Judgments.from_qrels(QUESTIONS, QRELS))
+    assert rep.n_traces == 11 and rep.not_otlp == (str(ROOT / "data" / "example" / "traffic.jsonl"),)
+    assert "not OTLP exports (no trace to follow), skipped" in rep.render_text()

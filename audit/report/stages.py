@@ -57,6 +57,8 @@ class StagesReport:
         Where the judgments came from.
     deeper : str
         The deeper run that tells ``cut_by_k`` apart ("" without one).
+    not_otlp : tuple of str
+        Files that are not OTLP exports (query logs: no trace to follow), skipped.
     """
 
     stages: StageCounts
@@ -69,6 +71,7 @@ class StagesReport:
     n_problems: int = 0
     judgments: str = ""
     deeper: str = ""
+    not_otlp: tuple = ()
 
     def to_frame(self, version: str | None = None):
         """``pandas.DataFrame``: one row a stage (``stage``, ``meaning``, ``questions``, ``share``, ``low``,
@@ -96,7 +99,8 @@ class StagesReport:
         out |= {"traces": self.n_traces, "unjudged": self.unjudged, "no_retriever": self.no_retriever,
                 "judgments": self.judgments, "deeper_run": self.deeper or None, "span_kinds": self.kinds,
                 "rerankers": self.rerankers, "verdicts": [v.to_dict() for v in self.stages.verdicts],
-                "n_problems": self.n_problems, "problems": [p.to_dict() for p in self.problems]}
+                "n_problems": self.n_problems, "problems": [p.to_dict() for p in self.problems],
+                "not_otlp": list(self.not_otlp)}
         return out
 
     def render_text(self) -> str:
@@ -108,6 +112,8 @@ class StagesReport:
                  + (f"; {self.no_retriever:,} without a RETRIEVER span" if self.no_retriever else "")]
         if self.deeper:
             lines.append(f"cut_by_k told apart by the deeper run {self.deeper}")
+        if self.not_otlp:
+            lines.append(f"not OTLP exports (no trace to follow), skipped: {', '.join(self.not_otlp)}")
         lines += ["", f"{'stage':<22}{'questions':>10}  share [95% Wilson]"]
         for name, c in s.counts.items():
             lines.append(f"{name:<22}{c.share.successes:>10,}  {c.share}")
@@ -170,5 +176,6 @@ def build_stages_report(reader: TraceReader, judgments: Judgments,
         raise ValueError(f"no trace read from the traffic{first}"
                          + (f" ({', '.join(reader.not_otlp)}: not OTLP exports)" if reader.not_otlp else ""))
     return StagesReport(count_stages(verdicts), n, unjudged, no_retriever, dict(reader.kinds), dict(rerankers),
-                        tuple(reader.problems), reader.n_problems, judgments.source, deeper_name)
+                        tuple(reader.problems), reader.n_problems, judgments.source, deeper_name,
+                        tuple(reader.not_otlp))
 

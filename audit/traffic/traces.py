@@ -200,6 +200,8 @@ def _reranker(attrs: dict, problems: list) -> Reranker:
     if top_k is not None and (isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 0):
         problems.append(f"{RERANKER_TOP_K} must be an integer >= 0, got {json.dumps(top_k)}")
         top_k = None
+    if not docs["output"]:
+        problems.append(f"no {RERANKER_OUTPUT}: the reranker's stage is not followed for this trace")
     return Reranker(_documents(docs["input"], RERANKER_INPUT, problems),
                     _documents(docs["output"], RERANKER_OUTPUT, problems), model, top_k)
 
