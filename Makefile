@@ -30,6 +30,11 @@ run: $(STAMP)
 	$(BIN)/streamlit run app.py --server.headless true --server.port $(PORT) --browser.gatherUsageStats false \
 		--server.fileWatcherType none
 
+# Property tests draw the same examples on every run here (tests/conftest.py's "ci" profile), so a run cannot
+# go red by chance; `make test HYPOTHESIS_PROFILE=wide` searches widely instead (docs/install.md).
+HYPOTHESIS_PROFILE ?= ci
+export HYPOTHESIS_PROFILE
+
 # Every tier: model weights, Chromium, database server, Ray (pytest markers in pyproject.toml).
 test: $(DEVSTAMP)
 	$(BIN)/pytest -q

@@ -7,16 +7,18 @@ Thin over :mod:`audit.views.history`; the records come from the configured histo
 
 import streamlit as st
 
-from audit.evaluation.measures import KS, measure_label
-from audit.evaluation.saved_cut import load_cuts
-from audit.history.recording import open_configured
-from audit.history.store import HistoryError
 from audit.views.history import (
     DEFAULT_MEASURE,
     EMPTY,
+    KS,
+    HistoryError,
     changes_frame,
     health_frame,
+    load_cuts,
+    measure_label,
     measures_offered,
+    open_configured,
+    record_frame,
     outcomes_frame,
     records_diff,
     series_frame,
@@ -25,7 +27,7 @@ from audit.views.history import (
 from ui import context, footer, paths, table
 from ui.charts import outcomes_over_time, trend_chart
 from ui.diff import draw_diff
-from ui.history import read_records, visible_session
+from ui.history import linked_record, read_records, visible_session
 from ui.text import md
 
 ctx = context()
@@ -44,6 +46,11 @@ with store:
     summaries = store.list(session=visible)
     series = series_frame([s for s in summaries if s.command != "health"])
     health_records = read_records(store, [s for s in summaries if s.command == "health"])
+    if (linked := linked_record(store, summaries)) is not None:  # ?record=N: a stable link to one record
+        st.subheader(f"Record {linked.label()}")
+        st.caption(md(f"{linked.source.get('name', '')} · ground truth {linked.ground_truth[:12]} · "
+                      f"link: ?record={linked.id}"))
+        table(record_frame(linked), "hist_linked", f"history_record_{linked.id}.csv")
     if series.empty and not health_records:
         st.info(EMPTY)
         footer(ctx)

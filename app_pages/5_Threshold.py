@@ -11,18 +11,24 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
-from audit.evaluation.saved_cut import save_cut
-from audit.evaluation.threshold import KEEP
 from audit.views.capabilities import CANNOT
-from audit.views.threshold import histogram_bins, histogram_step, sweep_window, threshold_view
-from audit.words import plural
+from audit.views.threshold import (
+    KEEP,
+    histogram_bins,
+    histogram_step,
+    plural,
+    save_cut,
+    sweep_window,
+    threshold_view,
+)
 from ui import cache, context, download, footer, stop, table
 from ui.charts import distance_histogram, outcomes_against_cut, sweep_chart
 from ui.context import focus_run
 from ui.layout import cells
 from ui.notices import notices
+from ui.record import download_record
 from ui.text import md
-from ui.threshold import cut_slider, outcome_metrics, page_cut, set_chosen, threshold_file
+from ui.threshold import cut_slider, note_inputs, outcome_metrics, page_cut, set_chosen, threshold_file
 from ui.vega import draw
 from ui.traffic import draw_traffic_section, draw_traffic_stages, traffic_input
 
@@ -64,13 +70,14 @@ with st.expander("What each outcome means"):
 
 label = (f"{run.strategy}/{run.retriever} on {rs.corpus.name}" if run.strategy else
          f"run {run.name}" + (f" ({Path(run.source).name})" if run.source else ""))
+note, author = note_inputs()
 b1, b2 = cells(2, fit="content")  # a content-width cell: the label is never cut to "Save this th…"
 if b1.button(f"Save this threshold ({cut:.4g})", key="threshold_save", type="primary",
              help="Saved with the configuration it was chosen on (for a built-in run: corpus, model weights, "
                   "strategy, retriever; for your run: its files; for a store: its table, run and model). Every page "
                   "and command applies it to that configuration only."):
     try:
-        saved = save_cut(cut, run.cut_key, label, threshold_file(ctx))
+        saved = save_cut(cut, run.cut_key, label, threshold_file(ctx), note, author)
         set_chosen(ctx, run.name, None)  # saved: every page now applies the saved cut, not a session's choice
         b2.success(md(f"Saved {saved.describe()}; Citations, Upgrade diff, report and compare apply it to this run."))
     except ValueError as e:
@@ -81,6 +88,7 @@ else:
     b2.caption("No threshold saved for this run yet.")
 for other in pc.choice.offered:
     st.caption(md(f"A threshold saved elsewhere, not applied here: {other.describe()}"))
+download_record(ctx, "threshold_record")
 
 st.subheader("Where the gate decides")
 step = histogram_step(view.extent, kind)

@@ -16,14 +16,17 @@ Where things come from, one concept a module:
 - :mod:`audit.qrels` qrels files (TREC, BEIR) read into judgments
 - :mod:`audit.matching` the matching view (normalised text, offsets back to the canonical text)
 - :mod:`audit.scores` the one door every score goes through (canonical values: no figure decided by last bits)
+- :mod:`audit.secrets` the one redaction rule: every shape of every configured secret out of every output
 
 What every source returns, and where sources live:
 
 - :mod:`audit.runset` the one shape: queries, judgments, named runs with their score kind, chunks, provenance
-- :mod:`audit.sources` the sources: the built-in pipelines, a team's files, a team's endpoint, a live store's
-  engine code (pgvector, Chroma, Milvus Lite)
-- :mod:`audit.stores` every place vectors live behind one protocol (SQLite index files, Lance datasets,
-  pgvector, Chroma, Milvus Lite): search, one health report, the store asked as a run set
+- :mod:`audit.sources` the sources that are not a vector store: the built-in pipelines, a team's system (its
+  files), a team's endpoint
+- :mod:`audit.stores` every place vectors live behind one protocol, one registry of engines: each live engine
+  in its own package (pgvector, Chroma, Milvus Lite), the audit's own SQLite index files and Lance datasets;
+  search, the store asked as a run set; :mod:`audit.health` the one health report every store gives;
+  :mod:`audit.conninfo` connection strings (their fields, the name a store is shown by)
 - :mod:`audit.index` the audit's own indexes: the SQLite index file (stamps, generations, the indexer, health
   checks, the embedding cache) and Lance datasets (:mod:`audit.index.lance`, one machine or a Ray job)
 - :mod:`audit.traffic` production traffic read and put through the gate (estimates, drift, review)

@@ -448,7 +448,7 @@ def _history(data: dict, where: str, base: Path) -> str | None:
     if not isinstance(v, str) or not v.strip() or v.strip() == "env:":
         raise ConfigError(f"{where}: [history] uri must be \"env:VARIABLE\", a PostgreSQL URI or a file path")
     v = v.strip()
-    from .history.store import is_postgres_uri
+    from .conninfo import is_postgres_uri
 
     if v.startswith("env:") or is_postgres_uri(v):
         return v

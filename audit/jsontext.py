@@ -153,20 +153,27 @@ def json_records(path: str | Path, what: str, error: ErrorFactory = InputFileErr
         yield no, obj
 
 
-def stream_lines(path: str | Path) -> Iterator[tuple[int, int, bytes]]:
+def stream_lines(path: str | Path, opener=None) -> Iterator[tuple[int, int, bytes]]:
     """``(line number, byte offset, raw line)`` of a file read a line at a time (memory: one line).
 
     The rule of :func:`lines` on bytes: split on ``\\n`` only, a trailing ``\\r`` removed, a UTF-8 BOM removed
     from the first line (its offset then points past it). Nothing is decoded: the caller says what a line
     that is not UTF-8 or not JSON is (traffic counts it as a problem of its line and reads on).
 
+    Parameters
+    ----------
+    path : path
+    opener : callable ``path -> binary file``, optional
+        How the bytes are read (default ``open(path, "rb")``; traffic passes one that decompresses gzip, and
+        the offsets are then positions in the decompressed bytes).
+
     Raises
     ------
     OSError
-        The file cannot be opened.
+        The file cannot be opened (or, through ``opener``, decompressed).
     """
     offset = 0
-    with open(path, "rb") as f:
+    with (open(path, "rb") if opener is None else opener(path)) as f:
         for no, raw in enumerate(f, start=1):
             start, offset = offset, offset + len(raw)
             line = raw[:-1] if raw.endswith(b"\n") else raw

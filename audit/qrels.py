@@ -4,6 +4,10 @@
   relevant; negative grades allowed, gain 0); a line starting with ``#`` is a comment.
 - **BEIR qrels** (``qrels/test.tsv``): header ``query-id<TAB>corpus-id<TAB>score`` then ``q1<TAB>doc7<TAB>1``.
 
+A judgment repeated with the same grade (as some public collections ship) is read once and noted in
+:attr:`~audit.evaluation.judgments.Qrels.repeated` (the warning says it); the same chunk judged twice for a query
+with two grades is refused (ir_measures and pytrec_eval would keep the last one silently).
+
 Lines are read by :mod:`audit.jsontext` (UTF-8, split on ``\\n`` only); every problem raises
 :class:`~audit.jsontext.InputFileError` with ``FILE:LINE: reason``. A team's runs and queries are read by
 :mod:`audit.sources.imported.readers`; a BEIR folder's judgments by :func:`audit.groundtruth.beir_judged`.
@@ -22,11 +26,21 @@ __all__ = ["BEIR_QRELS_HEADER", "read_beir_qrels", "read_qrels", "read_trec_qrel
 BEIR_QRELS_HEADER = ("query-id", "corpus-id", "score")
 
 
-def _add_judgment(path, no: int, judgments: dict, where: dict, qid: str, cid: str, grade: int) -> None:
+def _add_judgment(path, no: int, judgments: dict, where: dict, qid: str, cid: str, grade: int,
+                  repeated: list) -> None:
+    """Record one judgment; a repeat of the same grade is noted in ``repeated`` as ``(line, first line)`` (some
+    public collections ship them, and ir_measures and trec_eval read them); another grade is refused."""
     first = where.setdefault((qid, cid), no)
-    if first != no:
-        raise InputFileError(path, no, f"chunk {cid!r} judged twice for query {qid!r} (first on line {first})")
-    judgments.setdefault(qid, {})[cid] = grade
+    if first == no:
+        judgments.setdefault(qid, {})[cid] = grade
+        return
+    before = judgments[qid][cid]
+    if before == grade:
+        repeated.append((no, first))
+        return
+    # ir_measures (and pytrec_eval) keep the last grade silently: which one the team meant is theirs to say
+    raise InputFileError(path, no, f"chunk {cid!r} judged twice for query {qid!r} (first on line {first}) with "
+                                   f"another grade ({before} there, {grade} here): keep the one that holds")
 
 
 def read_trec_qrels(path: str | Path) -> Qrels:
@@ -38,20 +52,22 @@ def read_trec_qrels(path: str | Path) -> Qrels:
     ------
     InputFileError
         Missing file, not UTF-8, a line without 4 fields, a relevance that is
-        not an integer, a chunk judged twice for a query, no line at all.
+        not an integer, a chunk judged twice for a query with two grades, no line at all. A judgment repeated
+        with the same grade is read once and noted (:attr:`Qrels.repeated`).
     """
     judgments: dict = {}
     where: dict = {}
+    repeated: list = []
     for no, line in text_lines(path, "qrels file"):
         if line.lstrip().startswith("#"):  # a comment, as trec_eval reads qrels
             continue
         f = line.split()
         if len(f) != 4:
             raise InputFileError(path, no, f"expected 4 fields 'qid 0 docid relevance', got {len(f)}")
-        _add_judgment(path, no, judgments, where, f[0], f[2], int_field(path, no, f[3], "relevance"))
+        _add_judgment(path, no, judgments, where, f[0], f[2], int_field(path, no, f[3], "relevance"), repeated)
     if not judgments:
         raise InputFileError(path, 0, "empty qrels: no judgment line")
-    return Qrels(judgments, source=str(path))
+    return Qrels(judgments, source=str(path), repeated=tuple(repeated))
 
 
 def read_beir_qrels(path: str | Path, note: str = "") -> Qrels:
@@ -64,6 +80,7 @@ def read_beir_qrels(path: str | Path, note: str = "") -> Qrels:
     """
     judgments: dict = {}
     where: dict = {}
+    repeated: list = []
     header = None
     for no, line in text_lines(path, "qrels file"):
         f = line.split("\t")
@@ -77,10 +94,10 @@ def read_beir_qrels(path: str | Path, note: str = "") -> Qrels:
         qid, cid = f[0].strip(), f[1].strip()
         if not qid or not cid:
             raise InputFileError(path, no, "empty query-id or corpus-id")
-        _add_judgment(path, no, judgments, where, qid, cid, int_field(path, no, f[2].strip(), "score"))
+        _add_judgment(path, no, judgments, where, qid, cid, int_field(path, no, f[2].strip(), "score"), repeated)
     if not judgments:
         raise InputFileError(path, 0, "empty qrels: no judgment line")
-    return Qrels(judgments, source=str(path), note=note)
+    return Qrels(judgments, source=str(path), note=note, repeated=tuple(repeated))
 
 
 def read_qrels(path: str | Path) -> Qrels:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-__all__ = ["duration", "plural"]
+__all__ = ["duration", "format_p", "plural"]
 
 #: Nouns whose plural is not the singular + "s" (the project's own words).
 IRREGULAR = {"query": "queries", "entry": "entries", "index": "indexes", "match": "matches", "batch": "batches"}
@@ -64,3 +64,8 @@ def duration(seconds: float) -> str:
         return f"{m} min {s:02d} s"
     h, m = divmod(m, 60)
     return f"{h} h {m:02d} min"
+
+
+def format_p(p: float) -> str:
+    """A p-value for display: 4 decimals, or ``<0.0001`` (every table, page and gate message prints p this way)."""
+    return "<0.0001" if p < 0.0001 else f"{p:.4f}"

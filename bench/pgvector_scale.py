@@ -15,7 +15,7 @@ where it creates and drops the table ``audit_bench_scale``):
 2. builds an HNSW index (``vector_cosine_ops``) with the stated ``m``,
    ``ef_construction``, ``maintenance_work_mem`` and
    ``max_parallel_maintenance_workers``;
-3. health two ways: :func:`audit.sources.pgvector.check_health` (SQL aggregates; no
+3. health two ways: :func:`audit.stores.pgvector.check_health` (SQL aggregates; no
    vector leaves the server) against fetching every vector into numpy (binary
    ``real[]``, server-side cursor) and computing the same figures there
    (dims, NULLs, norms off unit, duplicate texts): wall time and peak RSS of
@@ -186,12 +186,8 @@ def main(argv=None) -> int:
 
     import psycopg
 
-    from audit.sources.pgvector import (
-        StoreSpec,
-        check_health,
-        compare_retrieval,
-        search,
-    )
+    from audit.evaluation.approximate import compare_retrieval
+    from audit.stores.pgvector import StoreSpec, check_health, search
 
     srv, tmp, server_pid = None, None, None
     if a.uri:

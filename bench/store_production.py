@@ -12,7 +12,7 @@ the dead tuples stay until the bench vacuums):
    index (``vector_cosine_ops``, m 16, ef_construction 64);
 2. ``--queries`` questions: a ``small`` row plus noise (σ 0.05 a dimension, renormalised), whose needle is that
    row;
-3. with ``--filter tenant=small`` (the audit's own :func:`audit.sources.pgvector.search`): exact and approximate
+3. with ``--filter tenant=small`` (the audit's own :func:`audit.stores.pgvector.search`): exact and approximate
    recall@10 of the needle, the short lists, at ``hnsw.ef_search`` 40 and 400; and the same without the filter;
 4. ``DELETE`` of 90% of the ``big`` rows (never a needle): dead tuples from ``check_health``, recall@10 and short
    lists through the index; then ``VACUUM`` and the same again.
@@ -40,7 +40,8 @@ def load() -> str:
 
 
 def measure(spec, qs, needles, k, ef):
-    from audit.sources.pgvector import compare_retrieval, search
+    from audit.evaluation.approximate import compare_retrieval
+    from audit.stores.pgvector import search
 
     t0 = time.perf_counter()
     ap = search(spec, qs, k, "approximate", ef_search=ef)
@@ -64,7 +65,7 @@ def main(argv=None) -> int:
     import pgserver
     import psycopg
 
-    from audit.sources.pgvector import StoreSpec, check_health
+    from audit.stores.pgvector import StoreSpec, check_health
 
     print(f"load (1/5/15 min) at start: {load()}; {os.cpu_count()} cores")
     rng = np.random.default_rng(0)

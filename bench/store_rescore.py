@@ -54,7 +54,7 @@ def main(argv=None) -> int:
     import pgserver
     import psycopg
 
-    from audit.sources.pgvector import StoreSpec
+    from audit.stores.pgvector import StoreSpec
     from audit.stores.base import rescore
     from audit.stores.registry import open_store
 

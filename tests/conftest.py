@@ -12,9 +12,60 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+# pytester: tests/test_secret_scan.py runs a suite of its own through this conftest
+pytest_plugins = ["pytester"]
 # No test writes an audit's record into the checkout's .audit/: the history's own tests turn it on
 # (tests/test_history*.py set AUDIT_HISTORY=on with a temporary AUDIT_HOME).
 os.environ.setdefault("AUDIT_HISTORY", "off")
+
+
+# --------------------------------------------------------------------------- no test secret in any output
+# (tests/secret_scan.py): a test registers its secrets with secret_scan.secret; what it reads from capsys/capfd,
+# what pytest captured, and every file under its tmp_path and the session's temporary folders are scanned.
+from secret_scan import leaks_in_text, leaks_in_tree  # noqa: E402
+
+
+def _scanned_readouterr(original):
+    def readouterr(self):
+        got = original(self)
+        leaks = leaks_in_text(f"{got.out}\n{got.err}")
+        if leaks:
+            raise AssertionError(f"a test secret reached the captured output: {leaks}")
+        return got
+
+    return readouterr
+
+
+from _pytest.capture import CaptureFixture  # noqa: E402
+
+CaptureFixture.readouterr = _scanned_readouterr(CaptureFixture.readouterr)
+_SCANNED: set[str] = set()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    report = outcome.get_result()
+    leaks = [f"{title}: {f!r}" for title, content in report.sections if title.endswith(f" {report.when}")
+             for f in leaks_in_text(content)]  # each phase's own captured output (a report holds the earlier too)
+    if report.when == "teardown":
+        tmp = item.funcargs.get("tmp_path") if hasattr(item, "funcargs") else None
+        if tmp is not None:
+            leaks += leaks_in_tree(Path(tmp), seen=_SCANNED)
+    if leaks and report.outcome != "failed":
+        report.outcome = "failed"
+        report.longrepr = "a test secret reached an output: " + "; ".join(leaks)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def no_secret_in_any_output(tmp_path_factory):
+    """At the session's end, every file under the session's temporary folders (module fixtures' too) holds no
+    registered secret (tests/secret_scan.py)."""
+    yield
+    leaks = leaks_in_tree(tmp_path_factory.getbasetemp(), seen=_SCANNED)
+    if leaks:
+        pytest.fail("a test secret reached an output file: " + "; ".join(leaks[:20]), pytrace=False)
 
 
 @pytest.fixture(scope="session")
@@ -31,12 +82,21 @@ def builtin_gt(builtin_corpus):
     return load_ground_truth(builtin_corpus)
 
 
-try:  # property-based tests (tests/test_properties.py): no deadline, the machine is shared and slow at times
+try:  # property-based tests (hypothesis): no deadline, the machine is shared and slow at times
     from hypothesis import HealthCheck, settings
 
+    # audit: the default for a developer's run (random examples, 100 a test unless the test says otherwise);
+    # ci: the same examples on every run (derandomize: examples drawn from a seed fixed by each test, no example
+    #     database), so `make test` and CI cannot go red by chance; loaded under CI=true and by the Makefile;
+    # wide: searches widely (random, 2,000 examples a test unless the test sets its own count) — select it with
+    #     HYPOTHESIS_PROFILE=wide (docs/install.md).
     settings.register_profile("audit", deadline=None, max_examples=100,
                               suppress_health_check=[HealthCheck.too_slow])
-    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "audit"))
+    settings.register_profile("ci", settings.get_profile("audit"), derandomize=True, database=None,
+                              print_blob=True)
+    settings.register_profile("wide", settings.get_profile("audit"), max_examples=2000, derandomize=False)
+    settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE")
+                          or ("ci" if os.environ.get("CI", "").lower() == "true" else "audit"))
 except ImportError:  # hypothesis is a test dependency (requirements-dev.txt)
     pass
 

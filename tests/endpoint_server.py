@@ -18,12 +18,22 @@ A vector question is recognised by its vector (the server embeds the test's ques
 encoder), so every fault applies to every API. Faults by question text: ``slow`` (answered ten times later
 than the deadline, or when the client goes away), ``500`` (the body echoes the API key it was sent),
 ``malformed`` (a 200 that is not JSON), ``empty`` (no result), ``503-once`` / ``429-once`` (that status on the
-first request for the question, then an answer). The first ``slow_start`` requests are delayed by 0.3 ×
+first request for the question, then an answer), ``429-date-once`` (a 429 whose ``Retry-After`` is an HTTP date
+3 s ahead of the server's clock, then an answer). Faults that send the caller's credential back, bare (the
+``Authorization`` value without its scheme, or the API key): ``401-token`` (a 401 whose body says
+``token … has expired``), ``403-echo`` (a 403 with the credential in a ``WWW-Authenticate`` header and the whole
+``Authorization`` header in the body), ``redirect-token`` (a 307 to ``/login?token=…``, percent-encoded). The first ``slow_start`` requests are delayed by 0.3 ×
 the deadline (a cold start, still within it). ``GET /moved`` answers 307 to ``/search``.
 
-The server counts the requests, the most in flight at once and the requests without the expected API key.
+With ``uuid_ids`` the plain API names each chunk by a hyphenated UUID (:func:`chunk_uuid`), as Qdrant answers
+point ids upserted as 32 hex digits. The server counts the requests, the most in flight at once and the requests without the expected API key.
 It listens on 127.0.0.1 only, on a port the system picks, and stops within seconds (``stop``), dropping
 handlers still asleep.
+
+:class:`ClosingServer` is a bare HTTP/1.1 server (asyncio streams, no framework) that answers the plain API's
+``POST /search`` and keeps the connection alive; a question's first request that arrives on a connection already
+used is read and the connection closed without an answer, as by a service whose keep-alive timeout fired: the
+client sees ``RemoteProtocolError: Server disconnected``. A question is dropped so at most once.
 """
 
 from __future__ import annotations
@@ -40,11 +50,18 @@ ROOT = Path(__file__).resolve().parent.parent
 EXAMPLE = ROOT / "data" / "example"
 
 
+def chunk_uuid(chunk_id: str):
+    """The UUID a service keys chunk ``chunk_id`` by (UUID 5 of the id; printed hyphenated, ``.hex`` 32 digits)."""
+    import uuid
+
+    return uuid.uuid5(uuid.NAMESPACE_URL, f"chunk:{chunk_id}")
+
+
 class Service:
     """The ASGI app and what it saw (see the module docstring)."""
 
     def __init__(self, deadline: float, faults: dict[str, str] | None = None, questions=(), api_key: str | None = None,
-                 slow_start: int = 0):
+                 slow_start: int = 0, bearer: str | None = None, uuid_ids: bool = False):
         from audit.models import load_encoder
         from audit.sources.imported import read_chunks
 
@@ -59,6 +76,9 @@ class Service:
         self.max_in_flight = 0
         self.unauthorized = 0
         self.seen: dict[str, int] = {}
+        self.bearer = bearer  # the whole Authorization value expected ("Bearer tok-…"), when given
+        self.uuid_ids = uuid_ids  # the plain API answers chunk_uuid(id), hyphenated, as Qdrant spells point ids
+        self.retry_at = self.retried_at = 0.0  # 429-date-once: the date it gave, when the retry came (epoch s)
 
     # ------------------------------------------------------------------ retrieval (the reference)
     def rank(self, vector: np.ndarray, k: int) -> list[tuple[int, float]]:
@@ -113,6 +133,9 @@ class Service:
         if self.api_key is not None and headers.get("x-api-key") != self.api_key:
             self.unauthorized += 1
             return await self._send(send, 401, b'{"error": "bad api key"}')
+        if self.bearer is not None and headers.get("authorization") != self.bearer:
+            self.unauthorized += 1
+            return await self._send(send, 401, b'{"error": "no credential"}')
         if path == "/moved":
             return await self._send(send, 307, b"", [(b"location", b"/search")])
         if method == "GET" and path == "/search":
@@ -142,6 +165,25 @@ class Service:
         if fault == "500":
             return await self._send(send, 500, json.dumps({"error": f"index shard down (key {headers.get('x-api-key')})"})
                                     .encode())
+        if fault in ("401-token", "403-echo", "redirect-token"):
+            auth = headers.get("authorization", "")
+            bare = auth.split(" ", 1)[1] if " " in auth else headers.get("x-api-key", "")
+            if fault == "401-token":
+                return await self._send(send, 401, json.dumps({"error": f"token {bare} has expired"}).encode())
+            if fault == "403-echo":
+                return await self._send(send, 403, json.dumps({"detail": "forbidden", "you_sent": auth}).encode(),
+                                        [(b"www-authenticate", f'Bearer error="invalid_token", token="{bare}"'.encode())])
+            from urllib.parse import quote
+
+            return await self._send(send, 307, b"", [(b"location", f"/login?token={quote(bare, safe='')}".encode())])
+        if fault == "429-date-once" and self.seen[text] == 1:
+            from email.utils import formatdate
+
+            self.retry_at = time.time() + 3.0
+            return await self._send(send, 429, b'{"error": "slow down"}',
+                                    [(b"retry-after", formatdate(self.retry_at, usegmt=True).encode())])
+        if fault == "429-date-once":
+            self.retried_at = time.time()
         if fault in ("503-once", "429-once") and self.seen[text] == 1:
             status = int(fault[:3])
             return await self._send(send, status, b'{"error": "busy"}', [(b"retry-after", b"0")] if status == 429 else [])
@@ -153,7 +195,7 @@ class Service:
     def answer(self, api: str, top: list[tuple[int, float]]) -> dict:
         cs = [self.chunks[i] for i, _ in top]
         if api == "plain":
-            return {"results": [{"id": c.chunk_id, "score": 1.0 - d, "text": c.content, "doc_id": c.doc_id,
+            return {"results": [{"id": str(chunk_uuid(c.chunk_id)) if self.uuid_ids else c.chunk_id, "score": 1.0 - d, "text": c.content, "doc_id": c.doc_id,
                                  "start": c.start, "end": c.end} for c, (_, d) in zip(cs, top)]}
         if api == "qdrant":
             return {"result": {"points": [{"id": i + 1, "version": 3, "score": 1.0 - d,
@@ -209,3 +251,60 @@ def need_uvicorn():
         if os.environ.get("CI", "").lower() == "true":
             pytest.fail(msg)
         pytest.skip(msg)
+
+
+class ClosingServer:
+    """The plain API on 127.0.0.1, one answer per connection, then the connection closed on its next request
+    without an answer (see the module docstring); ``url`` once started, ``stop`` within seconds."""
+
+    def __init__(self, service: Service):
+        self.service = service
+        self.requests = 0
+        self.dropped_questions: set[str] = set()
+        self.connections = 0
+        self.url = ""
+        self._loop = asyncio.new_event_loop()
+        self._server = None
+        self._thread = threading.Thread(target=self._loop.run_forever, name="closing-test-server", daemon=True)
+
+    async def _connection(self, reader, writer) -> None:
+        import re
+
+        self.connections += 1
+        served = 0
+        try:
+            while True:
+                head = await reader.readuntil(b"\r\n\r\n")
+                m = re.search(rb"(?i)\r\ncontent-length:\s*(\d+)", head)
+                body = await reader.readexactly(int(m.group(1))) if m else b""
+                self.requests += 1
+                q = json.loads(body)
+                if served and q["query"] not in self.dropped_questions:
+                    # the keep-alive timeout fired while the request was on its way (once per question)
+                    self.dropped_questions.add(q["query"])
+                    return
+                out = json.dumps(self.service.answer("plain", self.service.rank_text(q["query"], int(q["k"])))).encode()
+                writer.write(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: keep-alive\r\n"
+                             b"content-length: %d\r\n\r\n" % len(out) + out)
+                await writer.drain()
+                served += 1
+        except (asyncio.IncompleteReadError, ConnectionError, asyncio.LimitOverrunError):
+            return
+        finally:
+            writer.close()
+
+    def start(self) -> "ClosingServer":
+        self._thread.start()
+        fut = asyncio.run_coroutine_threadsafe(asyncio.start_server(self._connection, "127.0.0.1", 0), self._loop)
+        self._server = fut.result(10)
+        self.url = f"http://127.0.0.1:{self._server.sockets[0].getsockname()[1]}"
+        return self
+
+    def stop(self) -> None:
+        async def close():
+            self._server.close()
+
+        asyncio.run_coroutine_threadsafe(close(), self._loop).result(5)
+        self._loop.call_soon_threadsafe(self._loop.stop)
+        self._thread.join(10)
+        self._loop.close()

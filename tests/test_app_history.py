@@ -148,3 +148,30 @@ def test_shared_mode_hides_another_sessions_uploads(env, monkeypatch, tmp_path):
     at.switch_page("app_pages/11_History.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.selectbox(key="hist_series").options == ["relay"]
+
+
+def test_a_link_to_a_record_opens_the_history_on_it(env, monkeypatch, tmp_path):
+    from conftest import shown
+
+    monkeypatch.setenv("AUDIT_HISTORY", "on")
+    out = tmp_path / "first.json"
+    _audit(str(EX / "before.trec"), EX / "chunks.jsonl", "--score", "sys=cosine-distance", "--json", str(out))
+    assert main(["report", "--queries", str(EX / "queries.tsv"), "--qrels", str(EX / "qrels.trec"), "--run",
+                 f"sys={EX / 'after.trec'}", "--series", "later"]) == 0  # record 2, the newest: the page's default
+    monkeypatch.setenv("AUDIT_HISTORY", "off")
+    want = json.loads(out.read_text(encoding="utf-8"))["results"][0]["Success@8"]  # as record 1's own report gave it
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.query_params["record"] = "1"
+    at.run()
+    at.switch_page("app_pages/11_History.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert at.selectbox(key="hist_series").value == "relay"  # the record's series, not the newest one
+    assert any(s.value.startswith("Record #1 ") for s in at.subheader)
+    linked = next(d.value for d in at.dataframe if "Success@8" in d.value.columns and "how" in d.value.columns)
+    assert linked["series"].tolist() == ["relay"] and linked["Success@8"].tolist() == [want]
+    for bad, said in (("x", "is not a history record number"), ("99", "History record 99 (from the link)")):
+        at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+        at.query_params["record"] = bad
+        at.run()
+        at.switch_page("app_pages/11_History.py").run()
+        assert not at.exception and any(said in shown(w) for w in at.warning), [shown(w) for w in at.warning]

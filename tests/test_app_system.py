@@ -228,14 +228,18 @@ def test_the_product_owner_saves_a_cut_on_their_own_run_and_citations_apply_it(e
     at = _app("app_pages/5_Threshold.py")
     at.selectbox(key="focus_run").set_value("after").run()  # similarities: the gate keeps scores above the cut
     at.slider(key="threshold_slider:after").set_value(0.95).run()  # no chunk of after.trec scores above 0.95 (0.91 tops)
+    at.text_input(key="threshold_note").input("refuse all: <b>no bluff</b> at any price").run()
+    at.text_input(key="threshold_author").input("Ana").run()  # single-user mode: a typed name
     at.button(key="threshold_save").click().run()
     assert not at.exception, [e.value for e in at.exception]
     (saved,) = load_cuts(Path(os.environ["AUDIT_HOME"]) / "threshold.json")
     assert saved.cut == 0.95 and saved.key["score_kind"] == "similarity" and saved.key["source"] == "files"
+    assert (saved.note, saved.author) == ("refuse all: <b>no bluff</b> at any price", "Ana")  # kept as typed
     assert len(saved.key["run_file"]) == 64  # the sha256 of after.trec: a cut chosen on another file never applies
     at.switch_page("app_pages/7_Citations.py").run()
     assert not at.exception, [e.value for e in at.exception]
     assert any("similarity > 0.95 (saved threshold 0.95" in shown(i) for i in at.info), [shown(i) for i in at.info]
+    assert any("saved by Ana on " in shown(i) and "no bluff" in shown(i) for i in at.info)  # who and why, applied
     assert all(label.startswith("[NO ANSWER]") for label in at.selectbox(key="cit_query").options)
     assert any(shown(e).startswith("NO ANSWER: nothing above similarity 0.950") for e in at.error)
     assert any("refused" in shown(m) for m in at.markdown)  # the nearest chunks the gate refused, listed
@@ -254,3 +258,18 @@ def test_each_outcome_has_the_built_in_pages_colour_on_a_teams_threshold_page():
     for outcome in ("answered", "answered without", "abandoned", "refused"):
         assert seen.get(outcome) == {OUTCOME_COLOURS[outcome].upper()}, outcome
     assert seen.get("bluff", {"#D55E00"}) == {"#D55E00"} and seen["answered without"] == {"#CC79A7"}
+
+
+def test_download_this_audit_is_built_when_pressed_never_on_a_rerun(monkeypatch):
+    import audit.views.record as record
+
+    calls = []
+    real = record.record_html
+    monkeypatch.setattr(record, "record_html", lambda *a, **k: calls.append(1) or real(*a, **k))
+    for page in ("app_pages/1_Overview.py", "app_pages/5_Threshold.py"):
+        at = _app(page)
+        assert not at.exception, [e.value for e in at.exception]
+        labels = [b.proto.label for b in at.get("download_button")]
+        assert "Download this audit (HTML)" in labels
+        at.run()  # a rerun: the file is still not built
+    assert calls == []  # AppTest never presses a download button: nothing was rendered on any run

@@ -148,3 +148,27 @@ def test_built_in_pipelines_show_the_exact_figures_and_say_why_no_estimate(tmp_p
     assert m["Real questions"] == "200" and m["NO ANSWER at the cut"] == f"{100 * no_answer / 200:.1f}%"
     assert m["Out of domain (estimate)"] == "—"
     assert any("which served none of this traffic" in shown(w) for w in at.warning)
+
+
+def test_the_downloaded_record_carries_the_traffics_no_answer_share(env, monkeypatch):
+    # AppTest cannot press a download button: the callable given to it is taken from the element call and run,
+    # as Streamlit runs it when the button is pressed
+    from streamlit.delta_generator import DeltaGenerator
+
+    given = {}
+    real = DeltaGenerator.download_button
+
+    def keep(self, label, data, *a, **k):
+        given[k.get("key")] = data
+        return real(self, label, data, *a, **k)
+
+    monkeypatch.setattr(DeltaGenerator, "download_button", keep)
+    at = _app("app_pages/1_Overview.py")
+    assert not at.exception, [e.value for e in at.exception]
+    page = given["overview_record"]().decode("utf-8")
+    cut = _balanced_before()
+    # computed here from the file, as the test above: NO ANSWER when no returned chunk is strictly under the cut
+    rows = _rows()
+    n, k = len(rows), sum(1 for r in rows if not any(x["score"] < cut for x in r["results"]))
+    assert f'data-figure="traffic:no_answer" data-value="{k}"' in page
+    assert f'data-figure="traffic:questions" data-value="{n}"' in page

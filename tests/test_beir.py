@@ -51,7 +51,11 @@ def test_report_counts_every_chunk_of_a_relevant_document_as_correct(beir, tmp_p
     out = tmp_path / "r.json"
     assert main(["report", "--corpus", str(beir), "--model", "hashing", "--reranker", "none", "--strategies", "C",
                  "--retrievers", "dense", "--json", str(out), "--quiet"]) == 0
-    assert "judged by document (a chunk is relevant when its document is)" in capsys.readouterr().out
+    text = capsys.readouterr().out
+    assert "judged by document (a chunk is relevant when its document is)" in text
+    # one wording a question: no phrasing table of NaN (issue 41), a sentence instead
+    assert "NaN" not in text and "nan" not in text.lower().split()
+    assert "By phrasing: every question is asked in one wording only" in text
     js = json.loads(out.read_text())
     assert js["judged_by"].startswith("document")
     (row,) = js["results"]

@@ -310,3 +310,62 @@ def test_scores_equal_at_trec_eval_precision_give_ir_measures_figures(tmp_path):
                 assert theirs == (0.0 if n == "RR@1" else 0.5) and mine[q][n] == 1.0, n
             else:
                 assert mine[q][n] == pytest.approx(theirs, abs=1e-12), (q, n)
+
+
+def test_rr_at_k_on_a_tie_at_the_first_relevant_chunk_is_said_naming_the_queries(tmp_path):
+    """Issue 41: an exact tie around the first relevant chunk; trec_eval (ours) puts the larger chunk id first,
+    ir_measures' RR@k the smaller: the report names the query, and only it."""
+    ir_measures = pytest.importorskip("ir_measures")
+    qrels_path = write(tmp_path, "qrels.trec", "q1 0 a 1\nq2 0 d 1\nq3 0 f 1\n")
+    # q1: a (relevant) and b tie at 0.5: ours b, a → RR@1 = 0, RR@4 = 1/2; ir_measures a first → 1.
+    # q2: a tie, but of two non-relevant chunks above d: both orders put d at rank 3 (a control).
+    # q3: a tie after the relevant chunk (a control).
+    text = ("q1 Q0 a 1 0.5 t\nq1 Q0 b 2 0.5 t\nq2 Q0 b 1 0.9 t\nq2 Q0 c 2 0.9 t\nq2 Q0 d 3 0.1 t\n"
+            "q3 Q0 f 1 0.9 t\nq3 Q0 g 2 0.2 t\nq3 Q0 h 3 0.2 t\n")
+    run_path = write(tmp_path, "tie.trec", text)
+    queries = write(tmp_path, "queries.tsv", "q1\tfirst\nq2\tsecond\nq3\tthird\n")
+    system = load_system(queries, {"tie": run_path}, qrels=qrels_path)
+    (w,) = [w for w in system.warnings if w.kind == "rr-ties"]
+    assert w.ids == ("q1",) and "RR@k may differ from ir_measures' on 1 queries (q1)" in w.message
+    (ours,) = evaluate(system)
+    qrels = {q: dict(js) for q, js in read_qrels(qrels_path).judgments.items()}
+    run: dict = {}
+    for line in text.splitlines():
+        f = line.split()
+        run.setdefault(f[0], {})[f[2]] = float(f[4])
+    per = {(m.query_id, str(m.measure)): m.value for m in ir_measures.iter_calc(
+        [ir_measures.parse_measure(n) for n in ("RR@1", "RR@4", "RR")], qrels, run)}
+    mine = {q.query_id: q.values for q in ours.per_query}
+    assert (mine["q1"]["RR@1"], mine["q1"]["RR@4"], mine["q1"]["RR"]) == (0.0, 0.5, 0.5)
+    assert (per[("q1", "RR@1")], per[("q1", "RR@4")], per[("q1", "RR")]) == (1.0, 1.0, 0.5)  # RR: trec_eval's
+    for q in ("q2", "q3"):
+        assert all(mine[q][n] == pytest.approx(per[(q, n)], abs=1e-12) for n in ("RR@1", "RR@4", "RR")), q
+    assert "warning: run 'tie' (tie.trec): RR@k may differ" in "\n".join(f"warning: {x}" for x in system.warnings)
+
+
+def test_qrels_repeating_a_judgment_identically_are_read_once_with_one_warning(tmp_path):
+    """Issue 41: some public collections repeat judgment lines; ir_measures and trec_eval read them. Accepted with
+    one warning and the figures ir_measures gives; two grades for one judgment stay refused."""
+    ir_measures = pytest.importorskip("ir_measures")
+    qrels_path = write(tmp_path, "qrels.trec", "q1 0 a 1\nq1 0 a 1\nq2 0 c 2\nq2 0 d 1\nq2 0 c 2\n")
+    text = "q1 Q0 b 1 0.9 t\nq1 Q0 a 2 0.5 t\nq2 Q0 d 1 0.9 t\nq2 Q0 c 2 0.8 t\n"
+    run_path = write(tmp_path, "r.trec", text)
+    queries = write(tmp_path, "queries.tsv", "q1\tfirst\nq2\tsecond\n")
+    assert read_qrels(qrels_path).repeated == ((2, 1), (5, 3))
+    system = load_system(queries, {"r": run_path}, qrels=qrels_path)
+    (w,) = [w for w in system.warnings if w.kind == "repeated-judgments"]
+    assert w.message == ("qrels.trec: 2 judgments repeated with the same grade (line 2 repeats line 1, line 5 repeats "
+                         "line 3); each is counted once, as ir_measures and trec_eval read them")
+    (ours,) = evaluate(system)
+    run: dict = {}
+    for line in text.splitlines():
+        f = line.split()
+        run.setdefault(f[0], {})[f[2]] = float(f[4])
+    names = ("nDCG@10", "RR", "R@1", "P@4")
+    agg = ir_measures.calc_aggregate([ir_measures.parse_measure(n) for n in names],
+                                     ir_measures.read_trec_qrels(str(qrels_path)), run)
+    for n in names:
+        assert ours.mean(n) == pytest.approx(agg[ir_measures.parse_measure(n)], abs=1e-12), n
+    bad = write(tmp_path, "bad.qrels", "q1 0 a 1\nq1 0 a 2\n")
+    with pytest.raises(InputFileError, match="judged twice for query 'q1' .* with another grade"):
+        read_qrels(bad)

@@ -67,10 +67,15 @@ def test_stages_with_a_deeper_run(files, capsys):
             "q6": ["r6"], "q7": ["x1"]}
     run.write_text("".join(f"{q} Q0 {c} {i + 1} {1 - i / 10} deep\n" for q, cs in rows.items()
                            for i, c in enumerate(cs)), encoding="utf-8")
-    out = tmp / "out.json"
+    out, html = tmp / "out.json", tmp / "record.html"
     assert main(["report", "--traffic", str(export), "--run", f"deep={run}", "--queries", str(queries), "--qrels",
-                 str(qrels), "--stages", "--json", str(out)]) == 0
+                 str(qrels), "--stages", "--json", str(out), "--html", str(html)]) == 0
     js = json.loads(out.read_text())
     assert js["stages"]["deeper_run"] == "deep"
     assert js["stages"]["counts"]["cut_by_k"]["questions"] == ["q2"]
     assert js["stages"]["counts"]["not_retrieved"]["n"] == 2 and "results" in js
+    # the decision record carries the same figures as the JSON
+    page = html.read_text(encoding="utf-8")
+    for stage, c in js["stages"]["counts"].items():
+        assert f'data-figure="stages:{stage}" data-value="{c["n"]}"' in page
+    assert 'data-figure="stages:2.0:cut_by_k" data-run="2.0" data-value="1"' in page

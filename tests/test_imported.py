@@ -127,7 +127,8 @@ def test_trec_and_beir_qrels_good(tmp_path):
 @pytest.mark.parametrize("text, line, reason", [
     ("q1 0 c1 1\nq1 0 c2\n", 2, "expected 4 fields 'qid 0 docid relevance', got 3"),
     ("q1 0 c1 1.5\n", 1, "relevance '1.5' is not an integer"),
-    ("q1 0 c1 1\nq1 0 c1 2\n", 2, "chunk 'c1' judged twice for query 'q1' (first on line 1)"),
+    ("q1 0 c1 1\nq1 0 c1 2\n", 2, "chunk 'c1' judged twice for query 'q1' (first on line 1) with another grade "
+                                   "(1 there, 2 here): keep the one that holds"),
 ])
 def test_trec_qrels_bad_lines(tmp_path, text, line, reason):
     p = write(tmp_path, "bad.qrels", text)

@@ -153,7 +153,7 @@ def test_every_import_is_seen():
     g = import_graph()
     # a top-level import, a function-level one and a relative one, each as an edge
     assert "audit.jsontext" in g["audit.groundtruth"]
-    assert "audit.stores.shared" in g["audit.stores.protocol"]  # inside VectorStore.runset
+    assert "audit.stores.runsets" in g["audit.stores.protocol"]  # inside VectorStore.runset
     assert "audit.stores.base" in g["audit.stores.filters"]
 
 
@@ -259,3 +259,82 @@ def test_the_package_docstring_is_a_map_of_every_top_level_module():
     top = {m for m in MODULES if m.count(".") == 1 and not m.split(".")[1].startswith("_")}
     assert top - named == set(), f"modules the map leaves out: {sorted(top - named)}"
     assert named - set(MODULES) == set(), f"modules the map names that do not exist: {sorted(named - set(MODULES))}"
+
+
+# --------------------------------------------------------------------------- folders, and the engines' one door
+
+
+def _unit(module: str) -> str:
+    """The top-level part of ``audit`` a module belongs to: its folder (``audit.stores``) or itself
+    (``audit.config``)."""
+    return ".".join(module.split(".")[:2])
+
+
+def folder_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
+    """Top-level part → the top-level parts its modules import (function-level imports counted, as in
+    :func:`import_graph`); ``audit/__init__.py`` itself is left out (it imports nothing)."""
+    out: dict[str, set[str]] = {}
+    for a, targets in graph.items():
+        if a == "audit":
+            continue
+        ua = _unit(a)
+        out.setdefault(ua, set())
+        out[ua] |= {_unit(b) for b in targets if b != "audit" and _unit(b) != ua}
+    return out
+
+
+#: Where each engine's code lives: a live engine's package, or the front of the audit's own index.
+ENGINE_CODE = ("audit.stores.pgvector", "audit.stores.chroma", "audit.stores.milvus", "audit.stores.sqlite",
+               "audit.stores.lance")
+REGISTRY = "audit.stores.registry"
+
+
+def engine_imports(graph: dict[str, set[str]]) -> list[str]:
+    """``importer → engine module`` for every import of engine code from outside that engine, the registry aside."""
+    def engine_of(m):
+        return next((e for e in ENGINE_CODE if m == e or m.startswith(e + ".")), None)
+
+    return sorted(f"{a} → {b}" for a, targets in graph.items() for b in targets
+                  if engine_of(b) and engine_of(a) != engine_of(b) and a != REGISTRY)
+
+
+def _ui_graph() -> dict[str, set[str]]:
+    """The dashboard's modules (``ui/``, ``app_pages/``, ``app.py``) → the ``audit`` modules they import."""
+    out = {}
+    files = sorted((ROOT / "ui").rglob("*.py")) + sorted((ROOT / "app_pages").glob("*.py")) + [ROOT / "app.py"]
+    for p in files:
+        name = str(p.relative_to(ROOT))
+        found = set()
+        for node in ast.walk(ast.parse(p.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and not node.level and (node.module or "").startswith("audit"):
+                names = [node.module] + [f"{node.module}.{a.name}" for a in node.names]
+                found |= {m for m in names if m in MODULES}
+            elif isinstance(node, ast.Import):
+                found |= {a.name for a in node.names if a.name in MODULES}
+        out[name] = found
+    return out
+
+
+def test_the_folder_rule_finds_two_folders_through_a_function_level_import():
+    # a.x imports b.y at the top; b.z imports a.w inside a function: the two folders import each other
+    g = {"audit.a.x": {"audit.b.y"}, "audit.b.z": {"audit.a.w"}, "audit.a.w": set(), "audit.b.y": set(),
+         "audit.c": {"audit.a.x"}}
+    assert cycles(folder_graph(g)) == [["audit.a", "audit.b", "audit.a"]]
+    # engine code reached from outside its package is named; the registry and the engine itself are not
+    g = {"audit.cli.x": {"audit.stores.pgvector.search"}, REGISTRY: {"audit.stores.chroma.engine"},
+         "audit.stores.pgvector.search": {"audit.stores.pgvector.connection"}}
+    assert engine_imports(g) == ["audit.cli.x → audit.stores.pgvector.search"]
+
+
+def test_no_two_folders_of_audit_import_each_other():
+    found = cycles(folder_graph(import_graph()))
+    assert not found, "folders that import each other: " + "; ".join(" → ".join(c) for c in found)
+
+
+def test_engine_code_is_reached_only_through_the_registry():
+    g = import_graph()
+    outside = engine_imports(g) + engine_imports(_ui_graph())
+    assert not outside, "engine code imported around the registry:\n" + "\n".join(outside)
+    # the rule sees the registry's own imports of every engine, so it would see any other
+    assert {"audit.stores.pgvector.engine", "audit.stores.chroma.engine", "audit.stores.milvus.engine",
+            "audit.stores.sqlite", "audit.stores.lance"} <= g[REGISTRY]

@@ -1,4 +1,4 @@
-"""audit.sources.pgvector against a real PostgreSQL 16 + pgvector server (``pgserver``).
+"""audit.stores.pgvector against a real PostgreSQL 16 + pgvector server (``pgserver``).
 
 Every figure is checked against the same data worked out independently in
 Python with numpy (exact top-k, counts, norms). The server tests are marked
@@ -15,21 +15,18 @@ import numpy as np
 import pytest
 from pgfixture import pg_server  # noqa: F401 - the session fixture
 
+from audit.conninfo import store_label
+from audit.secrets import redact, redact_uri
+from audit.evaluation.approximate import KComparison, compare_retrieval, relevant_from_needles
 from audit.ingest import Corpus, markdown_document
 from audit.stores.base import SearchResult
-from audit.sources.pgvector import (
-    KComparison,
+from audit.stores.pgvector import (
     StoreError,
     StoreSpec,
     check_health,
-    compare_retrieval,
     connect,
     find_indexes,
-    redact,
-    redact_uri,
-    relevant_from_needles,
     search,
-    store_label,
 )
 
 DIMS = 384
@@ -157,7 +154,7 @@ def test_health_figures_match_python(store):
     assert "hnsw index chunks_emb_hnsw" in h.finding("approximate_index").detail
     assert h.finding("norms").detail.endswith("(norms 1 … 2): L2 and inner-product distances are not cosine distances "
                                             "for them")  # the range includes the norm-2 row
-    d = h.to_json()  # the one JSON form of every engine's health (audit.stores.health)
+    d = h.to_json()  # the one JSON form of every engine's health (audit.health)
     assert d["healthy"] is False and d["engine"] == "pgvector" and d["rows"] == N
     assert d["findings"][0] == {"check": "rows", "severity": "ok", "title": "rows", "detail": f"{N} rows",
                                 "concerns": "rows", "count": N, "documents": [], "examples": [], "breakdown": []}
@@ -430,7 +427,7 @@ def test_compare_retrieval_by_hand():
     assert c.rows[0] == KComparison(1, 3, 1 / 3, 1 / 3, 1.0, (), ())
     assert c.rows[1] == KComparison(4, 3, 1 / 3, 2 / 3, (2 / 4 + 1 + 1) / 3, ("q0",), ())
     assert c.to_dict()["rows"][1]["lost"] == ["q0"]
-    with pytest.raises(StoreError, match="larger than"):
+    with pytest.raises(ValueError, match="larger than"):
         compare_retrieval(ap, ex, rel, ks=(8,))
     assert math.isclose(c.to_frame()["overlap"].iloc[1], 5 / 6)
 

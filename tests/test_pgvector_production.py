@@ -21,9 +21,10 @@ import pytest
 from pgfixture import pg_server  # noqa: F401 - the session fixture
 
 from audit.cli import main
-from audit.sources.pgvector import StoreError, StoreSpec, check_health, compare_retrieval, find_indexes, search
-from audit.sources.pgvector.connection import key_cast
-from audit.sources.pgvector.production import extension_version, unavailable
+from audit.evaluation.approximate import compare_retrieval
+from audit.stores.pgvector import StoreError, StoreSpec, check_health, find_indexes, search
+from audit.stores.pgvector.connection import key_cast
+from audit.stores.pgvector.production import extension_version, unavailable
 from audit.stores.filters import check_filters, parse_filter
 
 DIMS = 16
@@ -291,7 +292,7 @@ def test_extension_finding_names_what_this_version_lacks(prod):
 
 @pytest.mark.store
 def test_the_audit_session_is_read_only(prod):
-    from audit.sources.pgvector import connect
+    from audit.stores.pgvector import connect
 
     with connect(_spec(prod, "tenants")) as c:  # even a superuser's audit session cannot write
         assert c.execute("SHOW transaction_read_only").fetchone()[0] == "on"

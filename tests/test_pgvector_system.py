@@ -21,10 +21,11 @@ from audit.evaluation.measures import evaluate_run
 from audit.evaluation.threshold import gate_queries
 from audit.groundtruth import Needle
 from audit.sources.imported import InputFileError, UserChunk, needle_qrels
-from audit.sources.pgvector import QueryVectors, StoreError, StoreSpec, read_query_vectors, search
+from audit.stores.pgvector import StoreError, StoreSpec, search
+from audit.stores.query_vectors import QueryVectors, read_query_vectors
 from audit.stores.base import cosine_in_range
 from audit.stores.registry import open_store
-from audit.stores.shared import relevance_from_rows, upgrade_runset
+from audit.stores.runsets import relevance_from_rows, upgrade_runset
 
 
 def store_system(spec, **kw):
@@ -36,7 +37,7 @@ def store_system(spec, **kw):
 def needle_relevance(spec, needles, batch=5000):
     """Needle id → the rows whose text holds it, over the table's rows streamed ``batch`` at a time (the rows the
     protocol's ``rows`` streams)."""
-    from audit.sources.pgvector.system import stream_rows
+    from audit.stores.pgvector.system import stream_rows
 
     with open_store(spec) as store:
         return relevance_from_rows(needles, stream_rows(spec, store.opened, batch), spec.doc_column is not None)
@@ -361,7 +362,7 @@ def test_cosine_kept_in_range_on_the_server(sys_store):
 
 def test_named_store_from_the_configuration(tmp_path):
     from audit.config import ConfigError, load_config
-    from audit.sources.pgvector import named_store_uri
+    from audit.stores.base import named_store_uri
 
     (tmp_path / "audit.toml").write_text('[stores]\nprod = "env:PROD_URI"\nlocal = "postgresql://h/db"\n')
     cfg = load_config(env={}, cwd=tmp_path)

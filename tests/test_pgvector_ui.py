@@ -12,6 +12,7 @@ import os
 
 import numpy as np
 import pytest
+from secret_scan import secret
 from conftest import ROOT, shown
 from conftest import every_page
 from pgfixture import pg_server  # noqa: F401 - the session fixture
@@ -24,7 +25,7 @@ from audit.models import load_encoder
 
 pytestmark = pytest.mark.store
 GOLDEN = ROOT / "tests" / "golden"
-PASSWORD = "Ui-s3cret-pw9"
+PASSWORD = secret("Ui-s3cret-pw9")  # tests/secret_scan.py: scanned for in every output
 
 
 def _script():

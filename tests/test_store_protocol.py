@@ -35,7 +35,7 @@ from pgfixture import need, pg_server  # noqa: F401 - the session fixture
 from audit.cli import main
 from audit.groundtruth import load_needles
 from audit.ingest import Corpus, markdown_document
-from audit.sources.pgvector import read_query_vectors
+from audit.stores.query_vectors import read_query_vectors
 from audit.stores.registry import ENGINES, engine_for, make_spec, open_store
 
 DIMS = 8
@@ -619,14 +619,14 @@ def test_engine_for_and_make_spec():
 def test_chroma_is_opened_without_telemetry_or_an_embedding_function(tmp_path, monkeypatch):
     if not ENGINES["chroma"].is_available():
         pytest.skip(ENGINES["chroma"].install)
-    from audit.sources.chroma.store import _chromadb
+    from audit.stores.chroma.store import _chromadb
 
     monkeypatch.delenv("ANONYMIZED_TELEMETRY", raising=False)
     _, settings = _chromadb()
     assert os.environ["ANONYMIZED_TELEMETRY"] == "False" and settings.anonymized_telemetry is False
     rows = _rows(_corpus())
     _chroma_folder(tmp_path / "db", rows)
-    from audit.sources.chroma import open_collection
+    from audit.stores.chroma import open_collection
 
     with open_collection(make_spec(f"chroma:{tmp_path / 'db'}", TABLE)) as o:
         assert o.space == "cosine"

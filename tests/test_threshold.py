@@ -241,3 +241,37 @@ def test_a_threshold_saved_before_configurations_loads_as_unknown(tmp_path):
     assert load_cuts(p) == []  # out of range: as if nothing was saved
     p.write_text(json.dumps({"threshold": 3.0}), encoding="utf-8")
     assert load_cuts(p) == []  # an old file's cut is a cosine distance: 3 is none
+
+
+def test_a_saved_cut_keeps_its_note_and_author_and_says_them_where_applied(tmp_path):
+    p = tmp_path / "t.json"
+    saved = save_cut(0.6, builtin_key(), "E/dense", p, note="  a bluff costs a ticket  ", author="Ana")
+    [back] = load_cuts(p)
+    assert back == saved and (back.note, back.author) == ("a bluff costs a ticket", "Ana")  # stripped, kept
+    assert saved.signed() == f"saved by Ana on {saved.saved_at}: “a bluff costs a ticket”"
+    assert saved.describe().endswith(f"cosine-distance), saved by Ana on {saved.saved_at}: “a bluff costs a ticket”")
+    c = choose(builtin_key(), balanced=0.55, path=p)  # applied: the sentence every page shows carries who and why
+    assert c.sentence() == f"saved threshold 0.6 ({saved.signed()})"
+    # a file written before notes were kept (round 3's entries have no note/author keys) loads with both empty
+    old = {"version": 2, "cuts": [{"cut": 0.5, "key": builtin_key(strategy="C"), "label": "C/dense",
+                                   "saved_at": "2026-01-01T00:00:00+00:00"}]}
+    p.write_text(json.dumps(old), encoding="utf-8")
+    [o] = load_cuts(p)
+    assert (o.note, o.author, o.saved_at) == ("", "", "2026-01-01T00:00:00+00:00")
+    assert o.describe() == "0.5 (C/dense: strategy C, dense, model weights 53aa51, corpus c0ffee, cosine-distance)"
+    assert SavedCut(0.5, None, note="why").signed() == "saved: “why”"
+
+
+def test_each_outcome_at_a_cut_has_the_wilson_interval_of_its_domain():
+    from scipy.stats import binomtest
+
+    c = GateCounts(0.6, answered=7, answered_without=2, abandoned=1, bluff=3, refused=1, abandoned_answerable=1,
+                   in_domain=10, out_of_domain=4)
+    iv = c.intervals()
+    for name, k, n in (("answered", 7, 10), ("answered without", 2, 10), ("abandoned", 1, 10), ("bluff", 3, 4),
+                       ("refused", 1, 4)):
+        ci = binomtest(k, n).proportion_ci(method="wilson")  # the reference: scipy's Wilson score interval
+        assert (iv[name].successes, iv[name].n, iv[name].estimate) == (k, n, k / n)
+        assert (iv[name].low, iv[name].high) == pytest.approx((ci.low, ci.high), abs=1e-12)
+    empty = GateCounts(0.6, answered=0, in_domain=0).intervals()["answered"]
+    assert empty.n == 0 and math.isnan(empty.low)

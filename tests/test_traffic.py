@@ -104,6 +104,7 @@ def test_malformed_lines_and_spans_are_listed_and_the_rest_is_read(tmp_path, fin
                                        for a in s["attributes"])]
     retrievers[0]["attributes"] = [a for a in retrievers[0]["attributes"] if not a["key"].endswith("0.document.score")]
     retrievers[1]["spanId"] = "xyz"
+    retrievers[2]["spanId"] = "00000000000000ff"  # a span of its own (the same id as line 1's would be a copy)
     path = tmp_path / "mixed.json"
     path.write_bytes(json.dumps(good).encode() + b"\n" + b"{not json\n" + b"\n" + b"\xff\xfe garbage\n"
                      + json.dumps(broken).encode() + b"\r\n" + b'{"resourceSpans": 3}\n')

@@ -1,5 +1,6 @@
-"""audit.stores.shared and audit.stores.base: the parts every engine shares, without any engine, and the one
-distance rule (issue 21's rule for stores: the engine chooses the rows, the rule scores and orders them)."""
+"""audit.stores.scan, audit.stores.runsets and audit.stores.base: the parts every engine shares, without any
+engine, and the one distance rule (issue 21's rule for stores: the engine chooses the rows, the rule scores and
+orders them)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from hypothesis import strategies as st
 
 from audit.scores import cosine_distances
 from audit.stores.base import StoreError, check_search, rescore
-from audit.stores.shared import exact_topk, search_result, to_cosine
+from audit.stores.scan import exact_topk, search_result, to_cosine
 
 
 def test_to_cosine_by_hand():

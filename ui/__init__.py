@@ -9,7 +9,8 @@
   and production traffic beside any of them, :mod:`ui.traffic`;
 - :mod:`ui.cache` — every ``st.cache_*`` wrapper (models, corpora, ground truth, the built run set,
   results and per-page derived tables keyed on the run set's digest) and :class:`~ui.cache.RunKey`;
-- :mod:`ui.threshold` — the cut every page applies under the one saved-threshold rule, its slider;
+- :mod:`ui.threshold` — the cut every page applies under the one saved-threshold rule, its slider, the saved
+  cut's note; :mod:`ui.record` — "Download this audit", the decision record built when pressed;
   :mod:`ui.charts` — every chart, one palette (Okabe–Ito); :mod:`ui.notices` — the run set's warnings;
   :mod:`ui.health` — Index health's retry and preview model; :mod:`ui.diff` — the one drawing of an
   Upgrade diff (Upgrade diff and History pages); :mod:`ui.history` — each audit recorded once per session

@@ -15,7 +15,7 @@ from audit.config import Config
 
 from .text import md
 
-__all__ = ["gate"]
+__all__ = ["gate", "signed_in_user"]
 
 
 def gate(cfg: Config) -> None:
@@ -37,3 +37,10 @@ def gate(cfg: Config) -> None:
     with st.sidebar:
         st.caption(md(f"Signed in as {email}"))
         st.button("Sign out", key="access_logout", on_click=st.logout)
+
+
+def signed_in_user(cfg: Config) -> str | None:
+    """The signed-in user's e-mail in shared mode (``require_login``), else None (single-user: a typed name)."""
+    if not cfg.require_login or not st.user.is_logged_in:
+        return None
+    return st.user.get("email") or st.user.get("name") or None

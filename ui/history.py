@@ -17,7 +17,8 @@ from audit.runset import digest
 
 from . import paths, session
 
-__all__ = ["RECORDED_KEY", "configuration_digest", "is_private", "read_records", "record_once", "visible_session"]
+__all__ = ["RECORDED_KEY", "configuration_digest", "is_private", "linked_record", "read_records", "record_once",
+           "visible_session"]
 
 #: Session-state key: the (identity, configuration) pairs this session recorded.
 RECORDED_KEY = "_history_recorded"
@@ -96,3 +97,35 @@ def record_once(ctx) -> int | None:
     if rid is None:
         st.sidebar.warning(err.getvalue().strip().removeprefix("warning: ") or "History not written.")
     return rid
+
+
+_LINK_APPLIED = "_history_record_link"  # session: the record ids whose link already chose the series
+
+
+def linked_record(store, summaries):
+    """The record a link names (``?record=N``, :func:`audit.views.history.record_id`) among ``summaries`` (what this
+    session may see), or None; a warning when the link names no such record. The first time a link is opened its
+    record's series becomes the page's series (the user may change it after)."""
+    from audit.views.history import record_id
+
+    from .text import md
+
+    raw = st.query_params.get("record")
+    if raw is None or raw == "":
+        return None
+    try:
+        rid = record_id(raw)
+    except ValueError as e:
+        st.warning(md(str(e)))
+        return None
+    match = [s for s in summaries if s.id == rid]
+    if not match:
+        st.warning(md(f"History record {rid} (from the link) is not in this history, or not this session's to see."))
+        return None
+    rec = read_records(store, match)[0]
+    applied = st.session_state.setdefault(_LINK_APPLIED, set())
+    if rid not in applied:
+        applied.add(rid)
+        if rec.runs and rec.series:
+            st.session_state["hist_series"] = rec.series[0]
+    return rec

@@ -8,7 +8,8 @@ whole session (``persist_state="session"``), and :data:`LINKED` also writes it t
 A link carries **names only** — the source, the corpus source and a configured corpus's name, the
 ground-truth source and configured names, the presets, the retrievers, the BM25 token rule, the detail
 pages' strategy and retriever, and (shared mode) the configured model and reranker names; the page is
-the URL's path. Never a typed path, an upload, a store address, an endpoint or a question: those widgets
+the URL's path. ``history?record=N`` opens the History page on record N (:func:`ui.history.linked_record`: a
+record this session may see, its series chosen once). Never a typed path, an upload, a store address, an endpoint or a question: those widgets
 are :data:`KEPT` only. A value the link names that this dashboard does not offer (an unknown preset, a
 corpus not in audit.toml, a typed model in shared mode) is dropped by Streamlit, and :func:`link_notice`
 says which, once.

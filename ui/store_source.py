@@ -33,18 +33,18 @@ from typing import TYPE_CHECKING
 
 import streamlit as st
 
-from audit.sources.pgvector import ENV_URI, StoreError, StoreSpec, named_store_uri
+from audit.stores.base import ENV_URI, StoreError, named_store_uri
 
 from . import paths
 from .text import md
 
 if TYPE_CHECKING:
     from audit.runset import RunSet
-    from audit.stores.health import HealthReport
+    from audit.health import HealthReport
 
 __all__ = ["draw_store_health", "draw_store_inputs", "store_spec"]
 
-_SPEC = "_store_spec"          # session key: the last complete StoreSpec (for draw_store_health)
+_SPEC = "_store_spec"          # session key: the last complete store spec (for draw_store_health)
 _SYSTEM = "_store_system"      # session key: (inputs digest, RunSet)
 _HEALTH = "_store_health_inputs"  # session key: what the health checks are given besides the spec (corpus, model)
 _TYPED = "typed here"  # single-user mode only (the help says so): the longer label was cut in the sidebar
@@ -62,8 +62,8 @@ def _stores() -> dict[str, str]:
     return out
 
 
-def store_spec() -> StoreSpec | None:
-    """The store last described by :func:`draw_store_inputs` in this session (None before)."""
+def store_spec():
+    """The store last described by :func:`draw_store_inputs` in this session, as its engine's spec (None before)."""
     return st.session_state.get(_SPEC)
 
 
@@ -127,8 +127,8 @@ def _prefill(key: str, name: str, engine) -> dict:
     """Put the configured fields of store ``name`` (``[stores.NAME]``) into its inputs' state when the store chosen
     changes (the defaults otherwise); return the fields configured (shared mode: those inputs are locked to them)."""
     fields = dict(paths.config().store_options.get(name, {})) if name != _TYPED else {}
-    defaults = {"id": "id" if engine.name == "pgvector" else "", "text": "text",
-                "vector": "embedding" if engine.name == "pgvector" else "", "metric": "cosine"}
+    declared = dict(engine.defaults)
+    defaults = {suffix: declared.get(f, "") for suffix, f in _FIELDS.items() if f in declared} | {"metric": "cosine"}
     chosen, before = (engine.name, name, bool(fields)), st.session_state.get(f"{key}_prefilled")
     # a store of its own fields (or leaving one) sets every input; between one-line stores what was typed stays
     reset = before is None or before[:2] != chosen[:2] and (fields or before[2] or before[0] != engine.name)
@@ -154,7 +154,6 @@ def _spec_inputs(key: str):
     table, the id/text/vector columns, the document and offset columns, the model column, the metric and the
     filters; a configured ``[stores.NAME]`` table pre-fills them (:func:`_prefill`).
     """
-    from audit.stores.base import METRICS
     from audit.stores.registry import engine_for, make_spec
 
     engine = _engine_choice(key)
@@ -178,32 +177,28 @@ def _spec_inputs(key: str):
         return where.text_input(label, key=f"{key}_{suffix}", help=help, disabled=_FIELDS[suffix] in locked)
 
     if name == _TYPED:
-        if engine.name == "pgvector":
-            uri = st.text_input("Connection string", type="password", key=f"{key}_uri",
-                                help="libpq URI, e.g. postgresql://user:password@host:5432/db; never shown again.")
+        loc = engine.locator
+        if loc.secret:
+            uri = st.text_input(loc.label, type="password", key=f"{key}_uri", help=loc.help)
         else:
-            where = st.text_input("Chroma server (HOST:PORT) or folder" if engine.name == "chroma" else
-                                  "Milvus Lite data folder", key=f"{key}_where",
-                                  help="A folder is read as a copy (the audit never writes it) and must lie under "
-                                       "an allowed root.")
-            uri = _typed_location(engine, where)
+            uri = _typed_location(loc, st.text_input(loc.label, key=f"{key}_where", help=loc.help))
         if not uri or not uri.strip():
             return None
     else:
         uri = _store_uri(name, stores[name])
         if uri is None:
             return None
-    noun = "Table" if engine.name == "pgvector" else "Collection"
+    noun = engine.table
     table = field(noun, "table", f"{noun} holding the chunks (--table)")
     cols = {}
-    if engine.name != "chroma":
+    if "id_column" in engine.columns:
         c1 = c2 = c3 = st  # one a line: three side by side in the sidebar cut the column names ("embec")
         cols["id_column"] = field("Id", "id", "The chunk id column (--id-column; Milvus: empty = the primary key)", c1)
         cols["text_column"] = field("Text", "text", "The embedded text column (--text-column): empty texts, "
                                     "duplicate texts, and the needles are looked for in it", c2)
         cols["vector_column"] = field("Vector", "vector", "The vector column (--vector-column; Milvus: empty = "
                                       "the only vector field): NULL and non-finite vectors, dims, norms", c3)
-    what = "column" if engine.name != "chroma" else "metadata key"
+    what = engine.column_word
     cols["doc_column"] = field(f"Document {what} (optional)", "doc",
                                f"--doc-column: with the documents below, the rows whose document is gone "
                                f"(missing_documents)")
@@ -218,8 +213,8 @@ def _spec_inputs(key: str):
                                  "--model-column: each row's model name or stamp; more than one model in the "
                                  "table fails the models check (mixed models)")
     metric = "cosine"
-    if engine.name == "pgvector":
-        metric = st.selectbox("Metric the table is indexed for", list(METRICS), key=f"{key}_metric",
+    if engine.metrics:
+        metric = st.selectbox("Metric the table is indexed for", list(engine.metrics), key=f"{key}_metric",
                               disabled="metric" in locked,
                               format_func={"cosine": "cosine (<=>)", "l2": "L2 (<->)",
                                            "ip": "inner product (<#>)"}.get,
@@ -279,20 +274,14 @@ def _documents(key: str, label: str, help: str):
         return None, None
 
 
-def _typed_location(engine, where: str) -> str | None:
-    """A typed Chroma ``HOST:PORT`` or folder, or a Milvus Lite folder, as a store URI; folders must lie under
-    an allowed root (ui/paths), else the refusal is shown and nothing is read."""
-    where = where.strip()
-    if not where:
-        return None
-    if engine.name == "chroma" and ":" in where and "/" not in where:
-        return f"chroma://{where}"
+def _typed_location(locator, where: str) -> str | None:
+    """A typed server (``HOST:PORT``) or folder as a store URI, as the engine's locator names it; folders must lie
+    under an allowed root (ui/paths), else the refusal is shown and nothing is read."""
     try:
-        folder = paths.user_path(where, "store folder")
+        return locator.uri(where, lambda f: str(paths.user_path(f, "store folder")))
     except ValueError as e:
         st.error(md(e))
         return None
-    return f"chroma:{folder}" if engine.name == "chroma" else f"milvus-lite:{folder}"
 
 
 def _questions(key: str, tmp: Path):
@@ -367,7 +356,7 @@ def _embedding(key: str, tmp: Path):
     """``(encoder or None, QueryVectors or None, digest part)``; None when incomplete."""
     from audit.models import ModelUnavailable
     from audit.sources.imported import InputFileError
-    from audit.sources.pgvector import read_query_vectors
+    from audit.stores.query_vectors import read_query_vectors
 
     from . import cache
 
@@ -426,15 +415,15 @@ def draw_store_inputs(key: str = "store", upgrade: bool = False) -> RunSet | Non
     upgrade : bool
         For the Upgrade diff: also ask for the table *after* the change (same store and columns) and
         return runs ``before`` and ``after`` through each table's approximate index
-        (:func:`audit.stores.shared.upgrade_runset`) instead of ``approximate``/``exact``.
+        (:func:`audit.stores.runsets.upgrade_runset`) instead of ``approximate``/``exact``.
 
     Returns
     -------
     RunSet or None
     """
     from audit.sources.imported import InputFileError
-    from audit.stores.registry import open_store
-    from audit.stores.shared import upgrade_runset
+    from audit.stores.registry import engine_for, open_store
+    from audit.stores.runsets import upgrade_runset
 
     spec = _spec_inputs(key)
     after = None
@@ -473,7 +462,7 @@ def draw_store_inputs(key: str = "store", upgrade: bool = False) -> RunSet | Non
     probes = c3.number_input("probes", 0, 100000, 0, key=f"{key}_probes",
                              help="ivfflat.probes of the approximate search; 0 = the server's (pgvector: 1)")
     scan = ""
-    if isinstance(spec, StoreSpec):
+    if "iterative_scan" in engine_for(spec.uri).settings:
         scan = st.selectbox("iterative_scan", ["", "off", "relaxed_order", "strict_order"], key=f"{key}_scan",
                             format_func=lambda v: v or "the server's",
                             help="hnsw.iterative_scan of the approximate search (--iterative-scan; pgvector 0.8+, "
@@ -506,7 +495,7 @@ def draw_store_inputs(key: str = "store", upgrade: bool = False) -> RunSet | Non
     return system
 
 
-def draw_store_health(spec: StoreSpec | None = None, key: str = "store_health", corpus=None, encoder=None,
+def draw_store_health(spec=None, key: str = "store_health", corpus=None, encoder=None,
                       model_dims: int | None = None, model_name: str | None = None) -> HealthReport | None:
     """Draw the health of the store's table: every check as a table (with its CSV) and the findings.
 
@@ -516,7 +505,7 @@ def draw_store_health(spec: StoreSpec | None = None, key: str = "store_health", 
 
     Parameters
     ----------
-    spec : StoreSpec, optional
+    spec : engine's spec, optional
         Default: the store described by :func:`draw_store_inputs` in this session, checked with that sidebar's
         documents and model (the arguments below are then ignored).
     key : str

@@ -23,7 +23,7 @@ from .charts import outcome_bar
 from .context import PageContext, focus_run
 from .layout import cells
 
-__all__ = ["PageCut", "cut_slider", "outcome_metrics", "page_cut", "set_chosen"]
+__all__ = ["PageCut", "cut_slider", "note_inputs", "outcome_metrics", "page_cut", "set_chosen"]
 
 _CHOSEN = "threshold_chosen"  # session: {(run set digest, run name): cut moved to on the Threshold page}
 
@@ -99,6 +99,25 @@ def set_chosen(ctx: PageContext, run_name: str, cut: float | None) -> None:
         chosen.pop((ctx.digest, run_name), None)
     else:
         chosen[(ctx.digest, run_name)] = float(cut)
+
+
+def note_inputs() -> tuple[str, str]:
+    """Draw the saved cut's note (why) and, in single-user mode, the author's name; return ``(note, author)``.
+
+    Shared mode (sign-in on): the author is the signed-in user, not typed. The typed name is kept for the session.
+    """
+    from . import paths
+    from .access import signed_in_user
+    from .links import KEPT
+
+    note = st.text_input("Why this cut (saved with it, shown wherever it is applied)", key="threshold_note",
+                         placeholder="e.g. a bluff costs a support ticket; an abandoned answer costs a search")
+    user = signed_in_user(paths.config())
+    if user is None:
+        user = st.text_input("Your name", key="threshold_author", placeholder="who decides", **KEPT)
+    else:
+        st.caption(f"Saved as {user} (signed in).")
+    return note, user
 
 
 def _snap(x: float, step: float) -> float:

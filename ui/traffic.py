@@ -177,6 +177,16 @@ def _report(ti: TrafficInput, labelled: Labelled | None, cut: float | None, cut_
     return held[key]
 
 
+def page_traffic_report(labelled: Labelled | None, cut: float | None, cut_source: str,
+                        labelled_key: str) -> TrafficReport | None:
+    """The sidebar's traffic read at the page's cut (None without traffic): what the Overview's lines and the
+    decision record's NO ANSWER share show (kept in the session as :func:`draw_traffic_summary`'s)."""
+    ti = traffic_input()
+    if ti is None:
+        return None
+    return _report(ti, labelled, _cut_for_traffic(ti, labelled, cut), cut_source, labelled_key)
+
+
 def _cut_for_traffic(ti: TrafficInput, labelled: Labelled | None, cut: float | None) -> float | None:
     """The page's cut applies to the traffic only in the same units (score kind)."""
     if cut is None or labelled is None or labelled.score_kind == ti.table.score_kind:
@@ -269,6 +279,8 @@ def draw_traffic_section(labelled: Labelled | None, cut: float | None, cut_sourc
                   + (f", {ti.table.n_problems:,} lines or spans not read (listed below)" if ti.table.n_problems else "")
                   + (f"; compared with {labelled.system}" if labelled is not None else "")
                   + (f". Cut {t_cut:.4g} ({cut_source})." if t_cut is not None else ".")))
+    for note in rep.reading_notes():  # files of a folder not read, spans exported twice
+        st.info(md(note))
     if labelled is not None and rep.refused:
         st.warning(md(f"No comparison with {labelled.system}: {rep.refused}."))
     st.altair_chart(overlay_chart(rep, t_cut), width="stretch", key=f"{key}_overlay")

@@ -7,7 +7,7 @@ Exit codes: 0 success; 1 a gate failed (an unhealthy index, a ``--fail-under`` t
 One module per verb: :mod:`.report`, :mod:`.index`, :mod:`.health`, :mod:`.compare`, :mod:`.export`,
 :mod:`.chunks`, :mod:`.corpus`, :mod:`.groundtruth` (``groundtruth check|locate``); ``report``'s sections for
 a team's own runs (:mod:`.runs`), a team's endpoint (:mod:`.endpoint`) and production traffic
-(:mod:`.traffic`); :mod:`.parser` (every option, and ``main``); :mod:`.common` (what every verb shares: the
+(:mod:`.traffic`), and its decision record (:mod:`.record`: ``--html``, ``--pdf``); :mod:`.parser` (every option, and ``main``); :mod:`.common` (what every verb shares: the
 error type and exit codes, the argument loaders, the live store's options, and :func:`.common.pick_source`,
 the one place that picks what a command audits).
 """

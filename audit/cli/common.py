@@ -245,6 +245,8 @@ def compare_cut(runset, run, threshold: float | None):
         print(f"(saved threshold not applied, it was chosen elsewhere: {c.describe()})")
     if choice.how == "balanced":
         return None, "balanced"
+    if choice.saved is not None and (choice.saved.note or choice.saved.author):
+        print(f"(saved threshold {choice.cut:.4g} applied, {choice.saved.signed()})")
     return choice.cut, choice.how
 
 
@@ -358,8 +360,11 @@ def add_store_options(p: argparse.ArgumentParser) -> None:
     g.add_argument("--query-ids", metavar="FILE",
                    help="with an .npy --query-vectors: one query id a line, row i = line i")
     g.add_argument("--filter", action="append", metavar="COLUMN=VALUE", dest="filters",
-                   help="search only the rows whose COLUMN (as text) equals VALUE, as your service's WHERE does "
-                        "(repeatable: values of one column OR-ed, columns AND-ed; the value is a bound parameter)")
+                   help="search only the rows whose COLUMN equals VALUE, as your service's WHERE does "
+                        "(repeatable: values of one column OR-ed, columns AND-ed; the value is a bound parameter). "
+                        "pgvector: typed as the column for uuid, text, integer, numeric, boolean and date "
+                        "columns (so a partial index WHERE col = '...' is used), compared as text for other "
+                        "types; Milvus: converted to the field's type, a dynamic field's compared as a string")
     g.add_argument("--iterative-scan", choices=["off", "relaxed_order", "strict_order"],
                    help="hnsw.iterative_scan for the approximate search (pgvector 0.8+; said unavailable on older)")
 
@@ -389,8 +394,7 @@ def configured_store(given: str | None) -> tuple[str | None, str | None, dict]:
     if not given or ":" in given or "=" in given:
         return given, None, {}
     from ..config import ConfigError, load_config
-    from ..sources.pgvector.connection import named_store_uri
-    from ..stores.base import StoreError
+    from ..stores.base import StoreError, named_store_uri
 
     try:
         cfg = load_config()
@@ -414,19 +418,16 @@ def store_arg(a, table: str | None = None, uri: str | None = None):
     fields for every option not given on the command line (an option given wins)."""
     import os
 
-    from ..sources.pgvector.connection import ENV_URI
-    from ..stores.base import StoreError
+    from ..stores.base import ENV_URI, StoreError
+    from ..stores.protocol import COLUMNS
     from ..stores.registry import engine_for, make_spec, open_store
 
     given, name, fields = configured_store(uri or a.store)
-    columns = ("id_column", "text_column", "vector_column", "doc_column", "start_column", "end_column",
-               "model_column")
-    opt = {c: getattr(a, c) or fields.get(c) for c in columns}
+    opt = {c: getattr(a, c) or fields.get(c) for c in COLUMNS}
     table = table or a.table or fields.get("table")
     where = given or os.environ.get(ENV_URI, "")
     engine = engine_for(where)
-    needed = ("id_column", "text_column", "vector_column") if engine.name == "pgvector" else ()
-    missing = ([] if table else ["--table"]) + [f"--{o.replace('_', '-')}" for o in needed if not opt[o]]
+    missing = ([] if table else ["--table"]) + [f"--{o.replace('_', '-')}" for o in engine.required if not opt[o]]
     if missing:
         raise InputError(f"a store needs {', '.join(missing)}")
     try:
@@ -448,7 +449,7 @@ def query_vectors_arg(a):
     ``--model`` and ``--query-vectors`` exclude each other: the vectors come from the team's model.
     """
     from ..jsontext import InputFileError
-    from ..sources.pgvector.vectors import read_query_vectors
+    from ..stores.query_vectors import read_query_vectors
 
     if not getattr(a, "query_vectors", None):
         if getattr(a, "query_ids", None):
@@ -475,12 +476,13 @@ class VectorsFile:
 
 
 def dataset_arg(uri: str):
-    """The Lance dataset at ``uri`` opened (:class:`audit.stores.lance.LanceStore`); InputError naming it."""
+    """The Lance dataset at ``uri`` opened (:func:`audit.stores.registry.open_store` of ``lance:URI``); InputError
+    naming it."""
     from ..stores.base import StoreError
-    from ..stores.lance import LanceSpec, LanceStore
+    from ..stores.registry import open_store
 
     try:
-        return LanceStore(LanceSpec(uri))
+        return open_store(f"lance:{uri}")
     except StoreError as e:
         raise InputError(f"{uri}: not a Lance dataset index ({e})") from None
 

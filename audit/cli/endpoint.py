@@ -133,8 +133,9 @@ def cmd_report_endpoint(a) -> int:
         bar.close()
     report = build_report(system, a.threshold)
     print(report.render_text())
+    data = report.to_json()
     if a.json:
-        write_json(a.json, report.to_json())
+        write_json(a.json, data)
     for name, log in (system.settings.get("requests") or {}).items():
         failed = [o for o in log.outcomes if o.failed]
         if failed:
@@ -143,5 +144,8 @@ def cmd_report_endpoint(a) -> int:
                   f"({c['timed_out']} timed out, {c['http_error']} HTTP errors, {c['malformed']} malformed); "
                   "the measures over all questions count them as misses", file=sys.stderr)
     from .history import after_report
+    from .record import write_record
 
-    return after_report(a, report, gates_failed(gates, report.results, where=" (over all questions)"))
+    code = after_report(a, report, gates_failed(gates, report.results, where=" (over all questions)"))
+    write_record(a, report, data)
+    return code

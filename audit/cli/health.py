@@ -49,7 +49,7 @@ def cmd_health(a) -> int:
 
 def _index_file(a) -> tuple[list, dict]:
     """Every index of the file, judged against the model given (its name is what the history records)."""
-    from ..stores.sqlite import SqliteSpec, SqliteStore
+    from ..stores.registry import make_spec, open_store
 
     index_file = existing_index_file(a.db)
     encoder = encoder_arg(a.model)
@@ -57,8 +57,8 @@ def _index_file(a) -> tuple[list, dict]:
     if not names:
         raise InputError(f"{index_file.path}: holds no index")
     strip = strip_arg(a)
-    return [SqliteStore(SqliteSpec(str(index_file.path), name, strip), index_file).health(encoder=encoder)
-            for name in names], {"name": encoder.name}
+    return [open_store(make_spec(f"sqlite:{index_file.path}", name, strip_running_lines=strip), store=index_file)
+            .health(encoder=encoder) for name in names], {"name": encoder.name}
 
 
 def _dataset(a) -> tuple[list, None]:

@@ -70,12 +70,16 @@ def _record(a, record) -> int | None:
         return None
     rid = save(record, team_uris=_team_uris(a))
     if rid is not None:
-        print(f"(recorded in the history as #{rid}: python -m audit history show {rid})", file=sys.stderr)
+        print(f"(recorded in the history as #{rid}: python -m audit history show {rid}; on the dashboard, "
+              f"history?record={rid})", file=sys.stderr)
     return rid
 
 
 def after_report(a, report, code: int) -> int:
-    """Record ``report`` (a :class:`audit.report.report.Report`) and run the gate when ``--baseline`` is given."""
+    """Record ``report`` (a :class:`audit.report.report.Report`) and run the gate when ``--baseline`` is given.
+
+    The record's id is left on ``a.history_record`` (None when nothing was recorded) for the decision record
+    (:func:`audit.cli.record.write_record`), which names it."""
     from ..evaluation.saved_cut import load_cuts
     from ..history.record import record_of_report
     from ..history.recording import enabled
@@ -83,7 +87,7 @@ def after_report(a, report, code: int) -> int:
     if not enabled(getattr(a, "no_history", False)) and not getattr(a, "baseline", None):
         return code  # nothing to record, nothing to compare: no record built
     record = record_of_report(report, "report", getattr(a, "series", None), saved_cuts=load_cuts())
-    rid = _record(a, record)
+    rid = a.history_record = _record(a, record)
     if not getattr(a, "baseline", None):
         return code
     from ..history.gate import BaselineRefused, compare_to_baselines, resolve_baselines
@@ -104,7 +108,7 @@ def after_report(a, report, code: int) -> int:
 
 
 def after_health(a, source_kind: str, source_name: str, reports, code: int, model=None) -> int:
-    """Record a health check: its reports' JSON form (:meth:`audit.stores.health.HealthReport.to_json`)."""
+    """Record a health check: its reports' JSON form (:meth:`audit.health.HealthReport.to_json`)."""
     from ..history.record import health_record
 
     _record(a, health_record(source_kind, source_name, list(reports), model, getattr(a, "series", None)))
@@ -138,7 +142,9 @@ def add_history_parser(sub) -> None:
     hs = h.add_subparsers(dest="history_command", required=True)
     ls = hs.add_parser("list", help="the records, oldest first", allow_abbrev=False)
     ls.add_argument("--series", help="only the records of this series")
-    ls.add_argument("--json", action="store_true", help="JSON lines instead of a table")
+    form = ls.add_mutually_exclusive_group()
+    form.add_argument("--json", action="store_true", help="one JSON array of the records instead of a table")
+    form.add_argument("--jsonl", action="store_true", help="JSON Lines: one record a line (for streaming tools)")
     ls.set_defaults(func=cmd_history_list)
     sh = hs.add_parser("show", help="one record", allow_abbrev=False)
     sh.add_argument("id", type=int)
@@ -187,9 +193,12 @@ def cmd_history_list(a) -> int:
     marks = {}
     for n, i in names.items():
         marks.setdefault(i, []).append(n)
-    if a.json:
-        for r in rows:
-            print(json.dumps({**r.to_dict(), "baselines": marks.get(r.id, [])}, ensure_ascii=False))
+    if a.json or a.jsonl:
+        items = [{**r.to_dict(), "baselines": marks.get(r.id, [])} for r in rows]
+        if a.json:  # one document (RFC 8259), an empty list when nothing is recorded
+            print(json.dumps(items, ensure_ascii=False, indent=1))
+        for item in items if a.jsonl else ():
+            print(json.dumps(item, ensure_ascii=False))
         return EXIT_OK
     if not rows:
         print("no record yet: run `python -m audit report` (every report, health and compare is recorded)")

@@ -124,6 +124,11 @@ def build_parser() -> argparse.ArgumentParser:
     o = r.add_argument_group("output: the cut, the files written, the gates")
     o.add_argument("--threshold", type=float, default=None, help="cosine distance cut for the bluff list")
     o.add_argument("--json", help="also write the report as JSON to this file")
+    o.add_argument("--html", metavar="FILE", help="also write the decision record: one self-contained HTML file "
+                                                  "(provenance, the saved cut and what it does, the comparison) to "
+                                                  "forward; opens offline")
+    o.add_argument("--pdf", metavar="FILE", help="also print the decision record to PDF (headless Chromium through "
+                                                 "Playwright; without them, the HTML beside it and how to print it)")
     o.add_argument("--fail-under", action="append", metavar="METRIC=VALUE",
                    help="exit 1 when any column is below, e.g. recall@8=0.7 (repeatable)")
     o.add_argument("--quiet", action="store_true", help="no progress bar")

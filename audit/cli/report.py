@@ -6,6 +6,9 @@
 - ``--run NAME=FILE …``: a team's run files (:mod:`.runs`);
 - ``--endpoint …``: a team's retrieval service (:mod:`.endpoint`);
 - ``--traffic FILE …``: production traffic, alone or after ``--run`` (:mod:`.traffic`), a section of the report.
+
+Every path ends the same way: ``--json`` writes the report's JSON, ``--html`` / ``--pdf`` the decision record
+rendered from it (:func:`.record.write_record`).
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from .common import (
     write_json,
 )
 from .history import after_report
+from .record import write_record
 
 __all__ = ["cmd_report"]
 
@@ -94,9 +98,12 @@ def _report_builtin(a) -> int:
         bar.close()
     report = build_report(run, a.threshold)
     print(report.render_text())
+    data = report.to_json()
     if a.json:
-        write_json(a.json, report.to_json())
-    return after_report(a, report, gates_failed(gates, report.results, skip_unavailable=True))
+        write_json(a.json, data)
+    code = after_report(a, report, gates_failed(gates, report.results, skip_unavailable=True))
+    write_record(a, report, data)
+    return code
 
 
 def _report_dataset(a) -> int:
@@ -104,8 +111,8 @@ def _report_dataset(a) -> int:
     from ..groundtruth import GroundTruthError, load_ground_truth
     from ..index.lance import LanceIndexError
     from ..models import ModelUnavailable
+    from ..evaluation.measures import SPEC_KS
     from ..report import build_report
-    from ..report.tables import SPEC_KS
     from ..sources.builtin import run_audit
     from .common import dataset_arg
 
@@ -139,15 +146,22 @@ def _report_dataset(a) -> int:
         data["ann"] = ann.to_dict()
     if a.json:
         write_json(a.json, data)
-    return after_report(a, report, EXIT_OK)
+    code = after_report(a, report, EXIT_OK)
+    write_record(a, report, data)
+    return code
 
 
 def _report_store(a) -> int:
-    """Needle recall through the store's approximate index and through an exact scan, per k."""
+    """The store's questions as a run set (runs ``approximate`` and ``exact``: the one report every source has,
+    under ``results``), and beside it needle recall through the approximate index and through an exact scan
+    per k, with the overlap of the two top-k lists (``comparison``, :mod:`audit.evaluation.approximate`)."""
+    if getattr(a, "html", None) or getattr(a, "pdf", None):  # before the store is opened: refused, never ignored
+        raise InputError("--html/--pdf: a store's approximate index against its exact scan has no decision to "
+                         "record (no threshold, no paired test); write it with --json")
+    from ..evaluation.approximate import compare_retrieval, relevant_from_needles
+    from ..evaluation.measures import SPEC_KS
     from ..jsontext import InputFileError
-    from ..report.tables import SPEC_KS as KS
-    from ..sources.pgvector.search import compare_retrieval, relevant_from_needles
-    from ..stores.base import StoreError
+    from ..report import build_report
 
     with store_arg(a) as store:  # nothing is asked of the store until a search
         if not a.ground_truth:
@@ -160,7 +174,7 @@ def _report_store(a) -> int:
         questions = [q for n in needles for q in n.questions]
         keys = [n.needle for n in needles for _ in n.questions]
         aliases = {f"{n.id}/{p}": n.id for n in needles for p, _ in zip(("doc", "ticket"), n.questions)}
-        k = max(KS)
+        k = max(SPEC_KS)
         spec = store.spec
         try:
             if qv is None:
@@ -170,9 +184,13 @@ def _report_store(a) -> int:
                 vectors = qv.for_ids(labels, aliases)
             approximate = store.search(vectors, k, "approximate", **store_settings(a))
             exact = store.search(vectors, k, "exact")
-            comparison = compare_retrieval(approximate, exact, relevant_from_needles(keys, approximate, exact), KS,
-                                           labels)
-        except (StoreError, InputFileError) as e:
+            comparison = compare_retrieval(approximate, exact, relevant_from_needles(keys, approximate, exact),
+                                           SPEC_KS, labels)
+            # the run set asks the store the same questions again: its runs are ordered as every run is
+            runset = store.runset(needles=needles, encoder=None if qv else enc, query_vectors=qv, k=k,
+                                  **store_settings(a))
+            report = build_report(runset, a.threshold)
+        except (ValueError, InputFileError) as e:  # StoreError is a ValueError
             raise InputError(str(e)) from None
     print(f"Store {spec.provenance} · model {enc.name} · {len(questions)} questions from {len(needles)} needles")
     print(f"Approximate index: {comparison.index or 'none'} {comparison.settings}" + (
@@ -187,6 +205,7 @@ def _report_store(a) -> int:
             print(f"short lists at k={row.k} (the approximate index returned fewer rows than the exact scan): "
                   f"{len(row.short)} of {row.n_queries} questions, e.g. {', '.join(row.short[:5])}")
     if a.json:
-        write_json(a.json, {"store": spec.to_dict(), "model": enc.name, "comparison": comparison.to_dict(),
-                            "approximate_ms": list(approximate.ms), "exact_ms": list(exact.ms)})
+        write_json(a.json, report.to_json() | {"store": spec.to_dict(), "model": enc.name,
+                                                "comparison": comparison.to_dict(),
+                                                "approximate_ms": list(approximate.ms), "exact_ms": list(exact.ms)})
     return EXIT_OK

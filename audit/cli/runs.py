@@ -43,8 +43,13 @@ def cmd_report_runs(a, extend=None) -> int:
     except ValueError as e:
         raise InputError(str(e)) from None
     print(report.render_text() + extra_text)
+    data = report.to_json()
     if a.json:
-        write_json(a.json, report.to_json() | (extra_json or {}))
+        write_json(a.json, data | (extra_json or {}))
     from .history import after_report
+    from .record import write_record
 
-    return after_report(a, report, gates_failed(gates, report.results))
+
+    code = after_report(a, report, gates_failed(gates, report.results))
+    write_record(a, report, data, (extra_json or {}).get("traffic"), (extra_json or {}).get("stages"))
+    return code

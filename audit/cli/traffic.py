@@ -158,6 +158,9 @@ def cmd_report_traffic(a) -> int:
         raise InputError(f"{', '.join(given)}: the built-in pipelines serve no traffic; --traffic is read alone, or "
                          "with --run NAME=FILE … (the labelled runs of the system that served it)"
                          + ("" if a.stages else "; judgments for traced questions go with --stages"))
+    if getattr(a, "html", None) or getattr(a, "pdf", None):
+        raise InputError("--html/--pdf: the decision record is of an audit of runs; give --run NAME=FILE … with "
+                         "--traffic (the labelled runs of the system that served it)")
     stages = _stages_alone(a) if a.stages else None
     corpus = corpus_arg(a.corpus) if a.corpus else None
     table = _table(a, corpus)

@@ -29,11 +29,14 @@ class Qrels:
         File the judgments came from, or how they were made.
     note : str
         What a judgment means when it is not plain (e.g. BEIR judges documents).
+    repeated : tuple of (int, int)
+        ``(line, first line)`` of each judgment the file repeats with the same grade (read once).
     """
 
     judgments: Mapping[str, Mapping]
     source: str = ""
     note: str = ""
+    repeated: tuple = ()
 
     @property
     def query_ids(self) -> tuple[str, ...]:

@@ -41,14 +41,20 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping, Sequence
 
+import numpy as np
+
 from .judgments import MIN_REL
 from .stats import Interval, wilson
 
-__all__ = ["KS", "MEASURES", "MRR_DEPTH", "Measure", "QueryMeasures", "RunResult", "SPEC_NAMES", "evaluate",
-           "evaluate_run", "measure_label", "measure_names", "parse_measure", "query_measures", "results_frame"]
+__all__ = ["KS", "MEASURES", "MRR_DEPTH", "Measure", "QueryMeasures", "RunResult", "SPEC_KS", "SPEC_NAMES", "evaluate",
+           "evaluate_run", "measure_label", "measure_names", "parse_measure", "query_measures", "results_frame",
+           "rr_tie_differences"]
 
 #: The cut-offs reported everywhere (every page, the CLI grammar, the JSON keys).
 KS = (1, 4, 8, 10, 20)
+#: The specification's cut-offs, a subset of :data:`KS`: its recall@k columns (the built-in table and JSON keys)
+#: and every approximate-against-exact comparison (:mod:`audit.evaluation.approximate`).
+SPEC_KS = tuple(k for k in KS if k in (1, 4, 8, 20))
 #: The specification's MRR is RR@20.
 MRR_DEPTH = 20
 
@@ -366,6 +372,52 @@ def evaluate_run(run, qrels, ks: Sequence[int] = KS, query_ids: Iterable[str] | 
     n_unjudged = sum(1 for q in run.rankings if q not in counted and phr.get(q, "in-domain") != "out-of-domain"
                      and phr.get(q, "in-domain") != "traffic")
     return RunResult(run.name, run.score_kind, ks, tuple(per_query), n_unjudged, run.strategy, run.retriever)
+
+
+def rr_tie_differences(ranked: Mapping, qrels, ks: Sequence[int] = KS) -> tuple[str, ...]:
+    """The queries whose ``RR@k`` (for some ``k`` of ``ks``) ir_measures would give otherwise.
+
+    ir_measures 0.4.3 computes ``RR@k`` with its MS MARCO provider, which orders chunks of equal score by
+    chunk id ascending; a team's run is evaluated in trec_eval's order (ties by chunk id descending; module
+    docstring). The two ranks of the first relevant chunk differ only when the chunks tied with it include one
+    that is not relevant; ``RR@k`` then differs when either rank is within ``k`` (a tie straddling the cut
+    included). ``RR`` without a cut-off goes through trec_eval in ir_measures too: it agrees.
+
+    Parameters
+    ----------
+    ranked : mapping query id → Ranked
+        A run's rankings (evaluated order; equal canonical scores are ties).
+    qrels : Qrels
+    ks : sequence of int
+
+    Returns
+    -------
+    tuple of str
+        Query ids, judgments order.
+    """
+    out = []
+    for q in qrels.query_ids:
+        r = ranked.get(q)
+        rel = qrels.relevant(q)
+        if r is None or not rel or r.beyond:
+            continue
+        ids, scores = list(r.ids), np.asarray(r.scores)
+        ours = r.first_rank(rel)
+        if ours is None:
+            continue
+        i = ours - 1
+        lo, hi = i, i + 1  # the tie group around the first relevant chunk
+        while lo > 0 and scores[lo - 1] == scores[i]:
+            lo -= 1
+        while hi < len(ids) and scores[hi] == scores[i]:
+            hi += 1
+        group = sorted(ids[lo:hi], key=str)
+        theirs = lo + 1 + next(j for j, c in enumerate(group) if c in rel)
+        if theirs == ours:
+            continue
+        if any(min(ours, theirs) <= k for k in ks):  # both beyond k: 0 both ways
+            out.append(q)
+    return tuple(out)
 
 
 def evaluate(runset, ks: Sequence[int] = KS) -> list[RunResult]:

@@ -11,6 +11,12 @@ everywhere else it is **offered**, with what it was chosen on. A file written be
 recorded (``{"threshold": x}``, or round 2's ``model``/``strategy``/``retriever`` form) loads as a cut
 "chosen on an unknown configuration": offered, never applied.
 
+A cut is a decision, so it keeps **why** and **who**: an optional note (the reason, free text) and its
+author (the signed-in user of a shared dashboard, a typed name in single-user mode, ``$USER`` nowhere: the
+caller names the author or leaves it empty). Both are shown wherever the cut is applied
+(:meth:`SavedCut.describe`, :meth:`CutChoice.sentence`) and in the decision record
+(:mod:`audit.report.record`). A file written before notes were kept loads with both empty.
+
 The file is ``$AUDIT_HOME/threshold.json`` (``{"version": 2, "cuts": [...]}``); a session of shared
 uploads has its own (``ui.session.threshold_path``).
 """
@@ -76,12 +82,18 @@ class SavedCut:
         Where it was chosen, for people (e.g. ``E/dense on python-reference``).
     saved_at : str
         ISO 8601, UTC.
+    note : str
+        Why this cut was chosen (free text, as typed; empty when none was given).
+    author : str
+        Who saved it (a signed-in user's e-mail, or a typed name; empty when unknown).
     """
 
     cut: float
     key: Mapping[str, Any] | None
     label: str = ""
     saved_at: str = ""
+    note: str = ""
+    author: str = ""
 
     @property
     def known(self) -> bool:
@@ -91,13 +103,25 @@ class SavedCut:
         """Whether it was chosen on exactly ``key`` (an unknown configuration never applies)."""
         return self.key is not None and key is not None and _norm(self.key) == _norm(key)
 
+    def signed(self) -> str:
+        """Who and why, for people: ``by ana@example.org on 2026-12-01T22:30:00+00:00: “fewer bluffs …”``; empty
+        when the cut has no note, author nor date."""
+        who = " ".join(p for p in (f"by {self.author}" if self.author else "",
+                                   f"on {self.saved_at}" if self.saved_at else "") if p)
+        if not (who or self.note):
+            return ""
+        return ("saved " + who if who else "saved") + (f": “{self.note}”" if self.note else "")
+
     def describe(self) -> str:
-        """``0.560 (E/dense on python-reference: strategy E, dense, model weights 53aa5117…)``."""
+        """``0.560 (E/dense on python-reference: strategy E, dense, model weights 53aa5117…)``, then
+        :meth:`signed` when there is a note or an author."""
         where = describe_key(self.key)
-        return f"{self.cut:.4g} ({self.label + ': ' if self.label else ''}{where})"
+        signed = self.signed() if (self.note or self.author) else ""
+        return f"{self.cut:.4g} ({self.label + ': ' if self.label else ''}{where})" + (f", {signed}" if signed else "")
 
     def to_dict(self) -> dict:
-        return {"cut": self.cut, "key": _norm(self.key), "label": self.label, "saved_at": self.saved_at}
+        return {"cut": self.cut, "key": _norm(self.key), "label": self.label, "saved_at": self.saved_at,
+                "note": self.note, "author": self.author}
 
 
 def threshold_file(path: str | Path | None = None) -> Path:
@@ -144,12 +168,21 @@ def load_cuts(path: str | Path | None = None) -> list[SavedCut]:
             continue
         if isinstance(key, dict) and key.get("score_kind") == "cosine-distance" and not 0.0 <= cut <= 2.0:
             continue
-        out.append(SavedCut(cut, key, str(e.get("label") or ""), str(e.get("saved_at") or "")))
+        out.append(SavedCut(cut, key, str(e.get("label") or ""), str(e.get("saved_at") or ""),
+                            str(e.get("note") or ""), str(e.get("author") or "")))
     return out
 
 
-def save_cut(cut: float, key: Mapping[str, Any], label: str = "", path: str | Path | None = None) -> SavedCut:
+def save_cut(cut: float, key: Mapping[str, Any], label: str = "", path: str | Path | None = None, note: str = "",
+             author: str = "") -> SavedCut:
     """Save ``cut`` for the configuration ``key``, replacing the cut saved for the same key; others stay.
+
+    Parameters
+    ----------
+    note : str
+        Why it was chosen (kept as typed, surrounding whitespace removed).
+    author : str
+        Who saves it: the signed-in user in shared mode, a typed name in single-user mode.
 
     Raises
     ------
@@ -165,7 +198,7 @@ def save_cut(cut: float, key: Mapping[str, Any], label: str = "", path: str | Pa
     elif not math.isfinite(float(cut)):
         raise ValueError(f"threshold must be a finite number in the run's own units, got {cut!r}")
     now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    entry = SavedCut(float(cut), dict(key), label, now)
+    entry = SavedCut(float(cut), dict(key), label, now, (note or "").strip(), (author or "").strip())
     kept = [c for c in load_cuts(path) if not c.applies_to(key)]
     p = threshold_file(path)
     p.parent.mkdir(parents=True, exist_ok=True)
@@ -201,6 +234,8 @@ class CutChoice:
         ``given`` says where a given cut comes from (the Threshold page's slider, ``--threshold``)."""
         head = {"given": given, "saved": f"saved threshold {self.cut:.4g}" if self.cut is not None
                 else "saved threshold", "balanced": "the balanced cut; no threshold saved for this run"}[self.how]
+        if self.how == "saved" and self.saved is not None and (self.saved.note or self.saved.author):
+            head += f" ({self.saved.signed()})"
         if self.offered:
             head += "; saved for other configurations: " + "; ".join(c.describe() for c in self.offered[:3])
         return head

@@ -168,6 +168,23 @@ class GateCounts:
                 "abandoned answerable": self.abandoned_answerable, "in-domain": self.in_domain,
                 "out-of-domain": self.out_of_domain}
 
+    def intervals(self, level: float = 0.95) -> dict:
+        """Each outcome's share of its domain with a Wilson interval (:func:`audit.evaluation.stats.wilson`).
+
+        Returns
+        -------
+        dict
+            ``answered``, ``answered without``, ``abandoned`` (of the in-domain queries), ``bluff``, ``refused``
+            (of the out-of-domain ones) → :class:`~audit.evaluation.stats.Interval`; NaN bounds for an empty
+            domain. The report's ``at_cut_wilson`` (:mod:`audit.report.report`).
+        """
+        from .stats import wilson
+
+        ind = {"answered": self.answered, "answered without": self.answered_without, "abandoned": self.abandoned}
+        ood = {"bluff": self.bluff, "refused": self.refused}
+        return {**{k: wilson(v, self.in_domain, level) for k, v in ind.items()},
+                **{k: wilson(v, self.out_of_domain, level) for k, v in ood.items()}}
+
 
 def gate_counts(table: GateTable, cuts) -> list:
     """:func:`counts_at_cuts` as one :class:`GateCounts` per cut, in ``cuts`` order

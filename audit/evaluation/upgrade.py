@@ -62,6 +62,8 @@ class UpgradeDiff:
         ``outcome``, ``before``, ``after``, ``change`` at ``threshold``.
     note : str
         Why the outcomes are not shown, when they are not.
+    signed : str
+        Who saved the cut applied and why (:meth:`audit.evaluation.saved_cut.SavedCut.signed`), when it is saved.
     k : int
     """
 
@@ -79,6 +81,7 @@ class UpgradeDiff:
     note: str = ""
     k: int = 8
     after_score_kind: str = ""
+    signed: str = ""
 
     @property
     def same_units(self) -> bool:
@@ -168,7 +171,7 @@ def _describe(runset, run) -> str:
 
 
 def diff_runs(before_set, before_run, after_set, after_run, k: int = 8, threshold: float | None = None,
-              how: str = "given", labels: tuple[str, str] | None = None) -> UpgradeDiff:
+              how: str = "given", labels: tuple[str, str] | None = None, signed: str = "") -> UpgradeDiff:
     """Compare ``after_run`` of ``after_set`` with ``before_run`` of ``before_set`` over the same judged queries.
 
     Parameters
@@ -185,6 +188,8 @@ def diff_runs(before_set, before_run, after_set, after_run, k: int = 8, threshol
         Where a given ``threshold`` comes from (``given`` or ``saved``).
     labels : (str, str), optional
         What to call the two sides (default: the runs' names).
+    signed : str
+        Who saved ``threshold`` and why, when ``how`` is ``saved`` (shown with the cut).
 
     Raises
     ------
@@ -241,4 +246,5 @@ def diff_runs(before_set, before_run, after_set, after_run, k: int = 8, threshol
     header += f" · retriever {rb.retriever}" if rb.retriever else ""
     lb, la = labels or (rb.name, ra.name)
     return UpgradeDiff(lb, la, header, kind_b.name, pd.DataFrame(rows), tests, dist, samples, threshold,
-                       how if threshold is not None else "", at, note, k, kind_a.name)
+                       how if threshold is not None else "", at, note, k, kind_a.name,
+                       signed if threshold is not None and how == "saved" else "")

@@ -81,7 +81,7 @@ class GateResult:
 
     def render(self) -> str:
         """The lines the CLI prints."""
-        from ..report.tables import format_p
+        from ..words import format_p
 
         L = [f"Regression gate: {self.measure} against baseline {self.baseline}, paired sign test over the questions "
              f"both hold, Holm over {sum(1 for v in self.verdicts if v.test)} series; worse = losses > wins and "

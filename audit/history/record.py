@@ -430,13 +430,13 @@ def health_record(source_kind: str, source_name: str, reports: Sequence[Mapping]
                   series: str | None = None, created_at: str | None = None) -> Record:
     """The record of a health check (``python -m audit health``): its findings, no run, no question.
 
-    Each report (:meth:`audit.stores.health.HealthReport.to_json`, whatever the engine) gets ``_series``: the
+    Each report (:meth:`audit.health.HealthReport.to_json`, whatever the engine) gets ``_series``: the
     series of the index it checked (``<source> · index <name>``, or ``--series``).
     """
     rows = []
     for h in reports:
         h = _jsonable(dict(h))
-        # the one JSON form of every engine's health (audit.stores.health) names what it checked in ``target``;
+        # the one JSON form of every engine's health (audit.health) names what it checked in ``target``;
         # the record keeps those keys at its top too, as records written before it did (index, generation, table…)
         target = h.get("target") or {}
         h = {**{k: v for k, v in target.items() if k not in h}, **h}

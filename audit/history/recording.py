@@ -20,7 +20,8 @@ import sys
 from typing import Iterable, Mapping
 
 from .record import Record
-from .store import HistoryError, HistoryStore, is_postgres_uri, open_history
+from ..conninfo import is_postgres_uri
+from .store import HistoryError, HistoryStore, open_history
 
 __all__ = ["OFF_VALUES", "enabled", "history_uri", "open_configured", "save", "scrub", "secrets"]
 
@@ -46,9 +47,9 @@ def _resolve(value: str, what: str, env: Mapping[str, str]) -> str:
 
 def _database(uri: str) -> tuple[str, str, str]:
     """(host, port, database) of a PostgreSQL connection string, as libpq would default them."""
-    from ..sources.pgvector.connection import _conninfo
+    from ..conninfo import fields
 
-    info = _conninfo(uri)
+    info = fields(uri)
     host = info.get("host") or info.get("hostaddr") or "localhost"
     return host, str(info.get("port") or "5432"), info.get("dbname") or info.get("user") or ""
 
@@ -89,7 +90,7 @@ def history_uri(config=None, team_uris: Iterable[str] = (), env: Mapping[str, st
     others += [("the store this command audits", u) for u in team_uris if u]
     for label, other in others:
         if is_postgres_uri(other) and _database(other) == mine:
-            from ..sources.pgvector.connection import store_label
+            from ..conninfo import store_label
 
             raise HistoryError(f"[history] uri names the same database as {label} ({store_label(other)}): an audit "
                                "never writes to a team's database; give the history a database of its own")
@@ -108,9 +109,10 @@ def open_configured(config=None, team_uris: Iterable[str] = ()) -> HistoryStore:
 
 def secrets(config=None, env: Mapping[str, str] | None = None) -> list[str]:
     """Every connection string and password the configuration and the environment give for stores and the history,
-    and every endpoint's header values (:meth:`audit.sources.endpoint.spec.EndpointSpec.secrets`)."""
+    and every endpoint's header values (:meth:`audit.sources.endpoint.spec.EndpointSpec.secrets`), each in every
+    shape it may come back in (:func:`audit.secrets.forms`), the longest first."""
     from ..config import ConfigError, load_config
-    from ..sources.pgvector.connection import _password_of
+    from ..secrets import forms, password_of
 
     env = os.environ if env is None else env
     try:
@@ -128,13 +130,14 @@ def secrets(config=None, env: Mapping[str, str] | None = None) -> list[str]:
         except HistoryError:
             continue
         if is_postgres_uri(uri) or "://" in uri:
-            out += [uri, _password_of(uri)]
+            out += [uri, password_of(uri)]
     for spec in config.endpoints.values():  # an endpoint's header values (tokens)
         try:
             out += list(spec.secrets(env))
         except Exception:  # noqa: BLE001 - a header whose variable is unset holds no secret here
             continue
-    return sorted({s for s in out if s and len(s) >= 4}, key=len, reverse=True)
+    # every shape a secret can come back in (audit.secrets.forms: the bare credential of a "Bearer …" header too)
+    return sorted({f for s in out if s for f in forms(s)}, key=lambda f: (-len(f), f))
 
 
 def scrub(record: Record, hidden: Iterable[str]) -> Record:

@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable, Sequence
 
+from ..conninfo import is_postgres_uri
 from .record import Record
 
 __all__ = ["ALL_SESSIONS", "HistoryError", "HistoryStore", "PostgresHistory", "RecordSummary", "SqliteHistory",
-           "is_postgres_uri", "open_history"]
+           "open_history"]
 
 #: ``list(session=ALL_SESSIONS)``: every record, whoever's uploads (the CLI; single-user dashboards).
 ALL_SESSIONS = object()
@@ -320,12 +321,6 @@ class SqliteHistory(HistoryStore):
         self.conn.close()
 
 
-def is_postgres_uri(uri: str) -> bool:
-    """Whether ``uri`` is a PostgreSQL connection string (URL or ``key=value`` form) rather than a file path."""
-    u = uri.strip()
-    return u.startswith(("postgresql://", "postgres://")) or ("=" in u and ("host=" in u or "dbname=" in u))
-
-
 class PostgresHistory(HistoryStore):
     """The history in a PostgreSQL database of the tool's own (psycopg 3)."""
 
@@ -333,7 +328,8 @@ class PostgresHistory(HistoryStore):
     _blob = "BYTEA"
 
     def __init__(self, uri: str, timeout_s: int = 10) -> None:
-        from ..sources.pgvector.connection import redact, store_label
+        from ..conninfo import store_label
+        from ..secrets import redact
 
         self.where = f"PostgreSQL {store_label(uri)}"
         self._uri = uri
@@ -358,7 +354,7 @@ class PostgresHistory(HistoryStore):
         return sql.replace("?", "%s")
 
     def _run(self, fn):
-        from ..sources.pgvector.connection import redact
+        from ..secrets import redact
 
         try:
             with self.conn.transaction():
@@ -368,7 +364,7 @@ class PostgresHistory(HistoryStore):
             raise HistoryError(f"{self.where}: {redact(' '.join(str(e).split()), self._uri)}") from None
 
     def _read(self, sql, args=()):
-        from ..sources.pgvector.connection import redact
+        from ..secrets import redact
 
         try:
             with self.conn.transaction():

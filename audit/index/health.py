@@ -18,8 +18,8 @@ The identity ``L2² / 2 = 1 − cos`` is checked on a sample of vector pairs and
 its maximum deviation reported (the specification measured 8.3e-07).
 
 Every check is a function ``(IndexSnapshot) -> Finding`` in :data:`CHECKS`, in report order; each finding
-concerns documents (:class:`audit.stores.health.Finding`, listed with why), and :func:`check_index` returns
-the one :class:`audit.stores.health.HealthReport` every place vectors live returns.
+concerns documents (:class:`audit.health.Finding`, listed with why), and :func:`check_index` returns
+the one :class:`audit.health.HealthReport` every place vectors live returns.
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from ..ingest import BUILTIN_CORPUS, beir, file_sha256
 from ..ingest.document import extractor_version
 from ..ingest.extraction_audit import DocumentExtraction, ExtractionNotes, audit_document
 from ..models import n_special
-from ..stores.health import NORM_TOLERANCE, OK, UNHEALTHY, WARNING, Finding, HealthReport
+from ..health import NORM_TOLERANCE, OK, UNHEALTHY, WARNING, Finding, HealthReport
 from ..words import plural
 from .stamp import DocumentRecord, Stamp
 from .store import IndexStore, vectors_of

@@ -4,7 +4,9 @@
 (the DataFrames pages and the report share), :mod:`.serialize` (strict JSON), :mod:`.markup`
 (document text as escaped HTML), :mod:`.columns` (column definitions), :mod:`.upgrade` (before/after
 rendering), :mod:`.export` (TREC/BEIR files), :mod:`.endpoint` (a live endpoint's requests), :mod:`.traffic`
-(the traffic section), :mod:`.stages` (where traced questions lost their answer), :mod:`.notices` (warnings as lines), :mod:`.formats` (number formats). A module here
+(the traffic section), :mod:`.stages` (where traced questions lost their answer), :mod:`.notices` (warnings as
+lines), :mod:`.formats` (number formats), :mod:`.record` (the decision record: one self-contained HTML file and
+its PDF). A module here
 renders what it is given and never re-runs retrieval.
 """
 
@@ -12,7 +14,6 @@ from .report import Report, build_report
 from .serialize import records, strict
 from .tables import (
                      chunks_frame,
-                     format_p,
                      key_comparisons,
                      latency_frame,
                      needed_label,
@@ -21,5 +22,5 @@ from .tables import (
                      results_frame,
 )
 
-__all__ = ["Report", "build_report", "chunks_frame", "format_p", "key_comparisons", "latency_frame",
+__all__ = ["Report", "build_report", "chunks_frame", "key_comparisons", "latency_frame",
            "needed_label", "phrasing_frame", "rank_matrix", "records", "results_frame", "strict"]

@@ -18,16 +18,14 @@ import numpy as np
 import pandas as pd
 
 from .. import __version__
-from ..evaluation.measures import KS, RunResult, evaluate
+from ..evaluation.measures import KS, SPEC_KS, RunResult, evaluate
 from ..evaluation.paired import paired_tests
 from ..evaluation.saved_cut import CutChoice, choose, load_cuts
 from ..evaluation.threshold import KEEP, bluffs, gate_queries, run_threshold
-from ..words import duration, plural
+from ..words import duration, format_p, plural
 from .serialize import records, strict
 from .tables import (
-    SPEC_KS,
     chunks_frame,
-    format_p,
     key_comparisons,
     latency_frame,
     phrasing_frame,
@@ -79,7 +77,8 @@ class Report:
 
         Built-in columns: ``results`` (rows with ``strategy``, ``retriever``, ``recall@k`` and its
         ``_low``/``_high``, ``mrr``, every ir_measures name, ``destroyed`` …), ``phrasing``, ``chunks``,
-        ``latency``, ``comparisons``, ``threshold`` (the base strategy's dense column), ``rejected``,
+        ``latency``, ``comparisons``, ``threshold`` (the base strategy's dense column; with ``at_cut_wilson`` and
+        ``saved``, :meth:`_decision`), ``rejected``,
         ``judged_by``, ``rerank_unavailable``, ``rerank_window``, ``bm25_no_token``, ``warnings``,
         ``provenance``, ``wall_seconds``, ``query_embedding_ms``. A team's runs: ``results`` (one row per
         run under ir_measures names), ``comparisons``, ``chunk_errors``, ``chunks_checked``,
@@ -100,7 +99,7 @@ class Report:
                    "at_cut": t.at_cut.to_dict(), "separation": t.separation.to_dict(),
                    "sweep": [c.to_dict() for c in t.sweep],
                    "bluffs": _with_locators(rs, [b.to_dict() for b in bluffs(qs, t.cut, rs.space(run))], rs.space(run)),
-                   "offered": [c.to_dict() for c in self.choices[t.run].offered]}
+                   "offered": [c.to_dict() for c in self.choices[t.run].offered], **self._decision(t)}
         st = rs.settings
         q_ms = st.get("query_embed_ms", math.nan)
         return {
@@ -130,8 +129,8 @@ class Report:
             "comparisons": records(tests_frame(self.tests)),
             "chunk_errors": [e.to_dict() for e in (sp.chunk_errors if sp is not None else ())],
             "chunks_checked": rs.settings.get("chunks_checked"),
-            "threshold": {t.run: {**t.to_dict(), "offered": [c.to_dict() for c in self.choices[t.run].offered]}
-                          for t in self.thresholds},
+            "threshold": {t.run: {**t.to_dict(), "offered": [c.to_dict() for c in self.choices[t.run].offered],
+                                  **self._decision(t)} for t in self.thresholds},
             "judged_by": rs.judged_by,
             "rejected": [{"id": r.id, "reason": r.reason, "line": r.line} for r in rs.rejected],
             "warnings": [w.to_dict() if hasattr(w, "to_dict") else str(w) for w in rs.warnings],
@@ -142,6 +141,16 @@ class Report:
 
             out.update(requests_json(self))
         return out
+
+    def _decision(self, t) -> dict:
+        """A threshold's decision keys: ``at_cut_wilson`` (each outcome's share of its domain with a Wilson 95%
+        interval: ``estimate``, ``low``, ``high``, ``successes``, ``n``) and ``saved`` (the saved cut applied, with
+        its ``note``, ``author`` and ``saved_at``; None when the cut is given or balanced)."""
+        saved = self.choices[t.run].saved
+        return {"at_cut_wilson": {k: {"estimate": iv.estimate, "low": iv.low, "high": iv.high,
+                                      "successes": iv.successes, "n": iv.n}
+                                  for k, iv in t.at_cut.intervals().items()},
+                "saved": saved.to_dict() if saved is not None else None}
 
     def provenance(self) -> dict:
         """The files read (name and sha256), the corpus when given, the package version."""
@@ -196,11 +205,16 @@ class Report:
             L.append(f"rerank pairs over the cross-encoder window ({st['rerank_window']} tokens; cut before "
                      f"scoring, their last words never count): {over}")
         L.append("")
-        L.append("By phrasing (documentation vs ticket): recall@8 and MRR@20")
-        ph = phrasing_frame(rs, self.results)
-        ph = ph[ph["retriever"].isin([r.retriever for r in self.results if r.available])]
-        L.append(ph[["strategy", "retriever", "documentation recall@8", "ticket recall@8", "documentation mrr",
-                     "ticket mrr"]].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+        asked = [p for p in ("documentation", "ticket") if any(q.phrasing == p for q in rs.queries)]
+        if len(asked) == 2:
+            L.append("By phrasing (documentation vs ticket): recall@8 and MRR@20")
+            ph = phrasing_frame(rs, self.results)
+            ph = ph[ph["retriever"].isin([r.retriever for r in self.results if r.available])]
+            L.append(ph[["strategy", "retriever", "documentation recall@8", "ticket recall@8", "documentation mrr",
+                         "ticket mrr"]].to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+        else:  # a BEIR folder's queries: one wording each, nothing to set side by side (never a column of NaN)
+            L.append("By phrasing: every question is asked in one wording only "
+                     f"({asked[0] if asked else 'the judgments’ own'}), so there is no documentation-vs-ticket table")
         L.append("")
         L.append("Chunks and tokens (tokens: the embedding model's word-pieces, special tokens excluded)")
         ch = chunks_frame(rs)

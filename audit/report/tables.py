@@ -13,15 +13,13 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
-from ..evaluation.measures import KS, RunResult, measure_names
+from ..evaluation.measures import KS, SPEC_KS, RunResult, measure_names
 from ..evaluation.paired import PairedTest, holm_adjusted, paired_test
 from ..evaluation.stats import wilson
 
-__all__ = ["SPEC_KS", "chunks_frame", "format_p", "key_comparisons", "latency_frame", "needed_label",
+__all__ = ["chunks_frame", "key_comparisons", "latency_frame", "needed_label",
            "phrasing_frame", "rank_matrix", "rerank_window_frame", "result", "results_frame", "runs_frame"]
 
-#: The cut-offs the specification's recall@k columns use (the built-in table and JSON keys).
-SPEC_KS = (1, 4, 8, 20)
 
 
 def result(results: Sequence[RunResult], name: str) -> RunResult:
@@ -38,7 +36,7 @@ def results_frame(runset, results: Sequence[RunResult], phrasing: str | None = N
     Columns: ``name``, ``score_kind``, ``n_queries``, ``n_missing``, ``n_unjudged``, ``available``,
     ``reason``, then every :func:`~audit.evaluation.measures.measure_names` under its ir_measures name
     with ``Success@K_low``/``_high``. A built-in column also has ``strategy``, ``retriever``,
-    ``recall@K`` / ``_low`` / ``_high`` (K in :data:`SPEC_KS`; the specification's name of
+    ``recall@K`` / ``_low`` / ``_high`` (K in :data:`~audit.evaluation.measures.SPEC_KS`; the specification's name of
     ``Success@K``), ``mrr`` (MRR@20 = ``RR@20``), ``destroyed``, ``overlap_only``, ``past_window``
     (needles of its strategy) and ``rerank_pairs_over_window`` (rerank rows). Measures of an
     unavailable run are NaN.
@@ -206,11 +204,6 @@ def needed_label(t) -> str:
     if t.p < 0.05:
         return "—"
     return str(t.queries_needed) if t.queries_needed else "never"
-
-
-def format_p(p: float) -> str:
-    """A p-value for display: 4 decimals, or '<0.0001'."""
-    return "<0.0001" if p < 0.0001 else f"{p:.4f}"
 
 
 def rank_matrix(results: Sequence[RunResult]) -> pd.DataFrame:

@@ -267,6 +267,16 @@ class TrafficReport:
                        "read the estimate as a rough guide only, and label questions from this traffic.")
         return out
 
+    def reading_notes(self) -> list[str]:
+        """What the reading left out, one sentence each: every file of a folder not read (with the reason), and
+        the retrieval spans exported more than once (counted once)."""
+        t = self.table
+        out = [f"not read: {Path(f.path).name}: {f.reason}" for f in t.skipped_files]
+        if t.duplicates:
+            out.append(f"{t.duplicates:,} retrieval spans were exported more than once (the same traceId and spanId, "
+                       f"e.g. {', '.join(t.duplicate_examples)}): each counted once")
+        return out
+
     # ------------------------------------------------------------------ renderings
 
     def to_json(self) -> dict:
@@ -274,7 +284,10 @@ class TrafficReport:
         t = self.table
         k, n = self.no_answer()
         return strict({
-            "files": [{"name": Path(f).name, "format": t.formats.get(str(f))} for f in t.files],
+            "files": [{"name": Path(f).name, "format": t.formats.get(str(f)),
+                       "compression": "gzip" if str(f) in t.compressed else None} for f in t.files],
+            "skipped_files": [f.to_dict() for f in t.skipped_files],
+            "duplicate_spans": {"count": t.duplicates, "first": list(t.duplicate_examples)},
             "score_kind": t.score_kind, "read": len(t), "window": _window_dict(self.window), "questions": n,
             "problems": {"count": t.n_problems, "first": [p.to_dict() for p in t.problems]},
             "skipped_spans": dict(sorted(t.skipped.items())),
@@ -299,7 +312,9 @@ class TrafficReport:
     def render_text(self) -> str:
         """The plain-text section of the report (no question text unless ``show_questions``)."""
         t = self.table
-        L = ["", "Traffic: " + ", ".join(f"{Path(f).name} ({t.formats.get(str(f), '?')})" for f in t.files),
+        L = ["", "Traffic: " + ", ".join(f"{Path(f).name} ({t.formats.get(str(f), '?')}"
+                                         + (", gzip" if str(f) in t.compressed else "") + ")" for f in t.files),
+             *(f"  {s}" for s in self.reading_notes()),
              f"{len(t):,} questions read (scores: {t.score_kind})"
              + (f"; {sum(t.skipped.values()):,} spans of other kinds skipped ("
                 + ", ".join(f"{k} {v:,}" for k, v in sorted(t.skipped.items())) + ")" if t.skipped else "")

@@ -7,7 +7,8 @@ import pandas as pd
 
 from ..evaluation.threshold import KEEP
 from ..evaluation.upgrade import UpgradeDiff
-from .tables import format_p, needed_label
+from ..words import format_p
+from .tables import needed_label
 
 __all__ = ["diff_tests_frame", "render_diff"]
 

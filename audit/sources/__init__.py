@@ -1,9 +1,9 @@
 """Where run sets come from: every source returns a :class:`~audit.runset.RunSet` and nothing else.
 
-:mod:`.builtin` (the built-in pipelines: chunk, embed, retrieve), :mod:`.imported` (a team's runs,
-judgments, queries and chunks from files), :mod:`.endpoint` (a team's HTTP retrieval service) and the engine
-code of the live vector stores, :mod:`.pgvector`, :mod:`.chroma` and :mod:`.milvus`, which the store protocol
-(:mod:`audit.stores`) puts behind one front with the audit's own indexes.
+:mod:`.builtin` (the built-in pipelines: chunk, embed, retrieve), :mod:`.imported` (a team's system: its runs,
+judgments, queries and chunks from files) and :mod:`.endpoint` (a team's HTTP retrieval service). A vector
+store is asked its questions through the store protocol (:meth:`audit.stores.protocol.VectorStore.runset`),
+each engine in its own package of :mod:`audit.stores`.
 """
 
 from .builtin import (

@@ -13,12 +13,14 @@ engine's SIMD kernel.
 from __future__ import annotations
 
 import math
+import os
 from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
 
-__all__ = ["METRICS", "MODES", "SearchResult", "StoreError", "check_search", "cosine_in_range", "model_of", "noted", "rescore"]
+__all__ = ["ENV_URI", "METRICS", "MODES", "SearchResult", "StoreError", "check_search", "cosine_in_range", "model_of",
+           "named_store_uri", "noted", "rescore"]
 
 #: The two ways a store is searched, and the names of its two runs, in this order.
 MODES = ("approximate", "exact")
@@ -27,8 +29,35 @@ MODES = ("approximate", "exact")
 METRICS = ("cosine", "l2", "ip")
 
 
+#: The environment variable holding the default store's URI (``--store`` not given; the dashboard's first store).
+ENV_URI = "AUDIT_STORE_URI"
+
+
 class StoreError(ValueError):
     """The store cannot be used: bad option, failed connection or query. One line, never a password."""
+
+
+def named_store_uri(name: str, value: str, env=None) -> str:
+    """The connection string of a store named in the configuration (``[stores] name = value``).
+
+    ``value`` is ``"env:VARIABLE"`` (the URI is read from that environment variable, so the password
+    stays out of the file) or the connection string itself.
+
+    Raises
+    ------
+    StoreError
+        ``env:VARIABLE`` with the variable unset or empty (the message names the store and the variable,
+        never a value).
+    """
+    env = os.environ if env is None else env
+    if value.startswith("env:"):
+        var = value[4:].strip()
+        uri = env.get(var, "")
+        if not uri.strip():
+            raise StoreError(f"store {name!r}: the environment variable ${var} that holds its connection string "
+                             "is not set")
+        return uri
+    return value
 
 
 @dataclass(frozen=True)
@@ -162,7 +191,7 @@ def rescore(query: np.ndarray, ids: Sequence, engine_cosine: Sequence[float],
         else the engine's value rounded half-even to 9 decimals (:func:`audit.scores.canonical_scores`).
     """
     from ..scores import canonical_scores, cosine_distances
-    from .health import NORM_TOLERANCE
+    from ..health import NORM_TOLERANCE
 
     q = np.asarray(query, dtype=np.float32)
     q_unit = abs(float(np.linalg.norm(q.astype(np.float64))) - 1.0) <= NORM_TOLERANCE

@@ -18,8 +18,16 @@ from .protocol import Engine, VectorStore
 
 __all__ = ["ENGINE", "STORE", "LanceSpec", "LanceStore"]
 
+
+
+def _spec(uri: str, table: str | None = None, **_):
+    """``lance:URI`` as a :class:`LanceSpec` (a dataset is asked whole: no table, no column options)."""
+    return LanceSpec(uri[len("lance:"):])
+
+
 ENGINE = Engine("lance", "Lance dataset (the audit's own)", "scale", ("lance",), "audit.stores.lance",
-                "lance:./index.lance")
+                "lance:./index.lance", noun="Lance dataset", table="Dataset", prefixes=("lance:",),
+                settings=("nprobes", "refine_factor"), spec=_spec)
 
 
 @dataclass(frozen=True)
@@ -54,8 +62,8 @@ class LanceStore(VectorStore):
         No Lance dataset at the path, or one without the audit's fixed-size ``vector`` column.
     """
 
-    engine = "lance"
-    noun = "Lance dataset"
+    engine = ENGINE.name
+    noun = ENGINE.noun
 
     def __init__(self, spec: LanceSpec) -> None:
         from ..index.lance import LanceIndexError, open_index

@@ -12,11 +12,11 @@ each back end behind one provider interface with ``is_available`` and ``install_
 - ``store.search(queries, k, mode)`` → :class:`SearchResult`: the top ``k`` rows of each query vector
   through the store's approximate index (``mode="approximate"``) or an exact scan (``"exact"``), as cosine
   distances in [0, 2] ordered by the rule below.
-- ``store.health(corpus=…, encoder=…)`` → :class:`audit.stores.health.HealthReport` with
-  :class:`audit.stores.health.Finding` (one type, one JSON form, whatever the engine).
+- ``store.health(corpus=…, encoder=…)`` → :class:`audit.health.HealthReport` with
+  :class:`audit.health.Finding` (one type, one JSON form, whatever the engine).
 - ``store.runset(needles=… | queries=…, qrels=…, encoder=… | query_vectors=…)`` →
   :class:`audit.runset.RunSet`: the questions asked both ways, runs ``approximate`` and ``exact``
-  (:func:`audit.stores.shared.system_from_store`, written once for every engine).
+  (:func:`audit.stores.runsets.system_from_store`, written once for every engine).
 - ``store.load()`` — chunks and vectors in memory (``corpus``, ``chunks``, ``vectors``, ``stamp``), where the
   engine can give them whole (SQLite, Lance: the built-in pipelines then run over them); a live store says it
   is audited where it lives (:class:`StoreError`).
@@ -39,12 +39,59 @@ import numpy as np
 
 from .base import MODES, SearchResult, StoreError, model_of, noted
 
-__all__ = ["ClientStore", "Engine", "Searcher", "VectorStore"]
+__all__ = ["COLUMNS", "ClientStore", "Engine", "Locator", "Searcher", "VectorStore"]
+
+
+#: Every option that describes a store's rows beside its table (``--id-column`` … ``--model-column``).
+COLUMNS = ("id_column", "text_column", "vector_column", "doc_column", "start_column", "end_column", "model_column")
+
+
+@dataclass(frozen=True)
+class Locator:
+    """How a store of an engine is named where a person types it (the sidebar's *typed here*).
+
+    Attributes
+    ----------
+    label, help : str
+        The input's label and help.
+    secret : bool
+        The text typed is a connection string that may carry a password (typed as a password, never shown).
+    folder : str
+        The URI prefix of a folder (``chroma:``, ``milvus-lite:``); empty: the text typed is the URI itself.
+    server : str
+        The URI prefix of a server typed as ``HOST:PORT`` (``chroma://``); empty: the engine has no server form.
+    """
+
+    label: str
+    help: str
+    secret: bool = False
+    folder: str = ""
+    server: str = ""
+
+    def uri(self, typed: str, folder_of: Callable[[str], str]) -> str | None:
+        """The store URI of the text typed (None when empty); ``folder_of`` checks a folder and gives its path.
+
+        Raises
+        ------
+        ValueError
+            What ``folder_of`` refuses (a folder outside the allowed roots).
+        """
+        typed = typed.strip()
+        if not typed:
+            return None
+        if not self.folder:
+            return typed
+        if self.server and ":" in typed and "/" not in typed:
+            return f"{self.server}{typed}"
+        return f"{self.folder}{folder_of(typed)}"
 
 
 @dataclass(frozen=True)
 class Engine:
-    """One place vectors live: its name, its extra, the modules it needs, how to open it, one example.
+    """One place vectors live, as it declares itself: its name, its extra, how it is named and what it supports.
+
+    The registry (:mod:`audit.stores.registry`) holds one per engine; the sidebar's store form and the CLI's
+    checks are drawn from these fields, never from the engine's name.
 
     Attributes
     ----------
@@ -57,9 +104,32 @@ class Engine:
     requires : tuple of str
         Top-level modules that must be importable.
     module : str
-        The engine's module in :mod:`audit.stores`.
+        The module holding the engine's ``STORE`` class.
     example : str
         A URI (or path) of this engine.
+    noun : str
+        What a run's source calls the store (``pgvector table``, ``Chroma collection`` …).
+    table : str
+        What the engine calls the set of rows asked (``Table``, ``Collection``, ``Index``, ``Dataset``).
+    prefixes : tuple of str
+        The URI prefixes that name this engine (none: the default engine, a libpq connection string).
+    columns : tuple of str
+        The options of :data:`COLUMNS` the engine takes (the others it has of its own).
+    column_word : str
+        What those options name in the engine (``column``, ``metadata key``, ``field``).
+    required : tuple of str
+        The options of ``columns`` that must be given.
+    defaults : tuple of (str, str)
+        The sidebar's first values of some of ``columns``, as ``(option, value)`` pairs.
+    metrics : tuple of str
+        The distances a store may be indexed for, to be chosen (empty: the engine reads it from the store).
+    settings : tuple of str
+        The approximate search's settings the engine applies (others are named in the note, not applied).
+    locator : Locator or None
+        How a typed store is named (None: not offered to be typed).
+    spec : callable or None
+        ``spec(uri, table, **options)`` → the engine's own description of the store (its checks raise
+        :class:`StoreError`).
     """
 
     name: str
@@ -68,6 +138,17 @@ class Engine:
     requires: tuple[str, ...]
     module: str
     example: str
+    noun: str = "store"
+    table: str = "Table"
+    prefixes: tuple[str, ...] = ()
+    columns: tuple[str, ...] = ()
+    column_word: str = "column"
+    required: tuple[str, ...] = ()
+    defaults: tuple[tuple[str, str], ...] = ()
+    metrics: tuple[str, ...] = ()
+    settings: tuple[str, ...] = ()
+    locator: Locator | None = None
+    spec: Callable | None = None
 
     def is_available(self) -> bool:
         """Whether every required module is importable (nothing is imported)."""
@@ -130,7 +211,7 @@ class VectorStore:
 
     def health(self, *, corpus=None, encoder=None, model_dims: int | None = None,
                model_name: str | None = None):
-        """Every health check of the store, as one :class:`audit.stores.health.HealthReport`.
+        """Every health check of the store, as one :class:`audit.health.HealthReport`.
 
         Parameters
         ----------
@@ -198,7 +279,7 @@ class VectorStore:
         encoder : Encoder, optional
             Embeds the questions (``encode(list of str) -> (n, dims)``); or
         query_vectors : QueryVectors, optional
-            The questions' vectors from a hosted model (:func:`audit.sources.pgvector.read_query_vectors`): by
+            The questions' vectors from a hosted model (:func:`audit.stores.query_vectors.read_query_vectors`): by
             query id, or by needle id for both of a needle's questions. Exactly one of the two.
         ood_queries : mapping id → text or sequence of str, optional
             Out-of-domain questions (a list gets the ids ``ood-1``, ``ood-2`` …); they get runs of their own
@@ -219,7 +300,7 @@ class VectorStore:
             own ``l2``/``ip`` values where some returned row is not unit length), each with its out-of-domain
             rankings and its ``source`` naming the store, the index and the settings; the rows returned or
             judged relevant, with their texts (and document/offsets where the store has them)
-            (:func:`audit.stores.shared.system_from_store`).
+            (:func:`audit.stores.runsets.system_from_store`).
 
         Raises
         ------
@@ -227,7 +308,7 @@ class VectorStore:
             Neither or both of needles and queries+qrels, of encoder and query_vectors; query vectors of
             another dimension than the store's; the store unreachable.
         """
-        from .shared import system_from_store
+        from .runsets import system_from_store
 
         return system_from_store(
             self.spec, dims=self.dims(), engine=self.noun,
@@ -312,5 +393,5 @@ class ClientStore(VectorStore):
         self._opened = None
 
 
-#: ``search`` as a function of ``(vectors, k, mode)``, what :func:`audit.stores.shared.system_from_store` calls.
+#: ``search`` as a function of ``(vectors, k, mode)``, what :func:`audit.stores.runsets.system_from_store` calls.
 Searcher = Callable[[np.ndarray, int, str], SearchResult]

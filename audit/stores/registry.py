@@ -13,8 +13,10 @@ URIs (:func:`engine_for`): ``postgresql://…`` (or a libpq ``key=value`` string
 
 from __future__ import annotations
 
-from . import chroma, lance, milvus, pgvector, sqlite
-from .base import StoreError
+from . import lance, sqlite
+from .chroma import engine as chroma
+from .milvus import engine as milvus
+from .pgvector import engine as pgvector
 from .protocol import Engine, VectorStore
 
 __all__ = ["ENGINES", "LIVE_ENGINES", "available_engines", "engine_for", "make_spec", "open_store"]
@@ -32,54 +34,41 @@ def available_engines(engines=None) -> list[Engine]:
 
 
 def engine_for(uri: str | None) -> Engine:
-    """The engine of a store URI (pgvector for anything that is not ``chroma…:``, ``milvus-lite:``, ``sqlite:``
-    or ``lance:``)."""
+    """The engine of a store URI: the one whose declared prefix it starts with (``chroma:``, ``milvus-lite:``,
+    ``sqlite:``, ``lance:`` …), else the engine that declares none (pgvector: a libpq connection string)."""
     u = (uri or "").strip()
-    for prefix, name in (("chroma:", "chroma"), ("chromas:", "chroma"), ("milvus-lite:", "milvus"),
-                         ("sqlite:", "sqlite"), ("lance:", "lance")):
-        if u.startswith(prefix):
-            return ENGINES[name]
-    return ENGINES["pgvector"]
+    for engine in ENGINES.values():
+        if any(u.startswith(p) for p in engine.prefixes):
+            return engine
+    return next(e for e in ENGINES.values() if not e.prefixes)
 
 
-def make_spec(uri: str | None, table: str | None = None, *, id_column=None, text_column=None, vector_column=None,
-              doc_column=None, start_column=None, end_column=None, model_column=None, metric: str = "cosine",
-              filters=(), name: str | None = None):
-    """The spec of the store at ``uri`` for its engine.
+def make_spec(uri: str | None, table: str | None = None, *, metric: str = "cosine", filters=(),
+              name: str | None = None, **options):
+    """The spec of the store at ``uri``, made by its engine's declared ``spec``.
 
-    pgvector needs the id, text and vector columns and the metric (``uri`` None → ``$AUDIT_STORE_URI``), and
-    keeps ``name`` (the store's configured name: what its provenance shows instead of its host);
-    Chroma has its own ids, texts and vectors (the other names are metadata keys) and reads its metric from
-    the collection; Milvus Lite defaults to the primary key, the only vector field and a ``text`` field; a
-    SQLite index file takes the index (strategy) name as ``table``; a Lance dataset takes nothing more.
+    Parameters
+    ----------
+    uri : str or None
+        The store's URI (None → ``$AUDIT_STORE_URI``, a pgvector table).
+    table : str, optional
+        The table or collection; a SQLite index file's index (strategy) name; nothing for a Lance dataset.
+    metric : str
+        The distance a pgvector table is indexed for (the other engines read it from the store).
+    filters : sequence of (str, str)
+        ``--filter COLUMN=VALUE`` pairs.
+    name : str, optional
+        The store's configured name (what a pgvector table's provenance shows instead of its host).
+    **options
+        The column options of :data:`audit.stores.protocol.COLUMNS` (None: not given), and an engine's own
+        (a SQLite index's ``strip_running_lines``).
 
     Raises
     ------
     StoreError
-        What the engine's spec refuses; an id/text/vector column given to Chroma.
+        What the engine's spec refuses (a Chroma collection given an id/text/vector column; a bad table name).
     """
-    engine = engine_for(uri)
-    if engine.name == "chroma":
-        given = [n for n, v in (("id", id_column), ("text", text_column), ("vector", vector_column)) if v]
-        if given:
-            raise StoreError(f"a Chroma collection has its own ids, documents and embeddings: drop the "
-                             f"{', '.join(given)} column option(s)")
-        from ..sources.chroma.store import ChromaSpec
-
-        return ChromaSpec(uri, table, doc_column, start_column, end_column, model_column, tuple(filters))
-    if engine.name == "milvus":
-        from ..sources.milvus.store import MilvusSpec
-
-        return MilvusSpec(uri, table, id_column, text_column or "text", vector_column, doc_column, start_column,
-                          end_column, model_column, tuple(filters))
-    if engine.name == "sqlite":
-        return sqlite.SqliteSpec(uri[len("sqlite:"):], table or None)
-    if engine.name == "lance":
-        return lance.LanceSpec(uri[len("lance:"):])
-    from ..sources.pgvector.connection import StoreSpec
-
-    return StoreSpec(uri, table, id_column, text_column, vector_column, doc_column, start_column, end_column,
-                     model_column, metric, filters=tuple(filters), name=name)
+    return engine_for(uri).spec(uri, table, metric=metric, filters=tuple(filters), name=name, **options)
 
 
 def open_store(spec, **options) -> VectorStore:

@@ -19,8 +19,17 @@ from .protocol import Engine, VectorStore
 
 __all__ = ["ENGINE", "STORE", "SqliteSpec", "SqliteStore"]
 
+
+
+def _spec(uri: str, table: str | None = None, *, strip_running_lines: bool = False, **_):
+    """``sqlite:PATH`` and the index (strategy) name as a :class:`SqliteSpec` (the column options do not apply:
+    an index file has its own)."""
+    return SqliteSpec(uri[len("sqlite:"):], table or None, strip_running_lines)
+
+
 ENGINE = Engine("sqlite", "SQLite index (the audit's own)", None, ("sqlite3",), "audit.stores.sqlite",
-                "sqlite:.audit/index-docs.sqlite")
+                "sqlite:.audit/index-docs.sqlite", noun="SQLite index", table="Index", prefixes=("sqlite:",),
+                spec=_spec)
 
 
 @dataclass(frozen=True)
@@ -73,8 +82,8 @@ class SqliteStore(VectorStore):
         No such file or not an index file; no index in it, or not the one named.
     """
 
-    engine = "sqlite"
-    noun = "SQLite index"
+    engine = ENGINE.name
+    noun = ENGINE.noun
 
     def __init__(self, spec: SqliteSpec, store=None) -> None:
         from ..index import IndexStore, IndexUnusable

@@ -1,7 +1,9 @@
 """Traffic files read streamed: OTLP JSON exports and query logs, a file or a folder of them.
 
 Each file is read a line at a time (:func:`audit.jsontext.stream_lines`: records split on ``\\n`` only, a
-trailing ``\\r`` removed, a UTF-8 BOM removed), so memory holds one line, never the file. The format is
+trailing ``\\r`` removed, a UTF-8 BOM removed), so memory holds one line, never the file; a gzip file (as
+logrotate compresses ``queries.jsonl.2.gz``) is read decompressed (:func:`open_traffic`). A folder names every
+file it holds that is not read, with the reason (:func:`list_traffic`). The format is
 chosen per file from its first record: an object with ``resourceSpans`` (or ``resource_spans``) is an OTLP export
 (:mod:`audit.traffic.otlp`), anything else a query log (:mod:`audit.traffic.querylog`). A line that
 cannot be read is one :class:`~audit.traffic.records.TrafficProblem` naming the file and line; the
@@ -12,6 +14,8 @@ be read again later (:func:`fetch`) without holding every question in memory.
 from __future__ import annotations
 
 import json
+import re
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,18 +26,28 @@ from .otlp import parse_request
 from .querylog import parse_record
 from .records import TrafficProblem, TrafficQuery
 
-__all__ = ["FOLDER_SUFFIXES", "Locator", "TrafficReader", "fetch", "traffic_files"]
+__all__ = ["COMPRESSED_SKIPPED", "FOLDER_SUFFIXES", "Locator", "SkippedFile", "TrafficReader", "fetch",
+           "list_traffic", "open_traffic", "traffic_files"]
 
-#: Files a folder of traffic contributes (read recursively, hidden paths skipped, in path order).
+#: Files a folder of traffic contributes (read recursively, hidden paths skipped, in path order), also as
+#: logrotate leaves them: rotated (``queries.jsonl.1``, ``queries.jsonl-20240501``) and gzip-compressed
+#: (``queries.jsonl.2.gz``).
 FOLDER_SUFFIXES = (".json", ".jsonl", ".ndjson")
+#: Compressions a folder may hold that are not read (named, with the reason, never silently left out).
+COMPRESSED_SKIPPED = (".bz2", ".xz", ".zst", ".lz4", ".zip", ".7z")
 #: Problems kept with their text (the rest are counted): a broken export must not fill the memory.
 MAX_PROBLEMS = 1000
+
+_GZIP_MAGIC = b"\x1f\x8b"
+#: logrotate's rotation suffixes: ``.N`` (rotate) and ``-YYYYMMDD[HH]`` / ``-N`` (dateext).
+_ROTATION = re.compile(r"(?:\.\d+|-\d{6,12}|-\d+)$")
 
 
 @dataclass(frozen=True)
 class Locator:
-    """Where one record sits: file index (into :attr:`TrafficReader.files`), byte offset of its line, its
-    position among the retrieval records of that line (always 0 in a query log), and the line's number."""
+    """Where one record sits: file index (into :attr:`TrafficReader.files`), byte offset of its line (in the
+    decompressed bytes of a gzip file), its position among the retrieval records of that line (always 0 in a
+    query log), and the line's number."""
 
     file: int
     offset: int
@@ -41,27 +55,99 @@ class Locator:
     line: int = 0
 
 
-def traffic_files(paths: Sequence[str | Path]) -> list[Path]:
-    """Each given file, and every ``.json``/``.jsonl``/``.ndjson`` file under each given folder (sorted).
+@dataclass(frozen=True)
+class SkippedFile:
+    """A file of a traffic folder that is not read, and why (said in the report, never silently left out)."""
+
+    path: str
+    reason: str
+
+    def __str__(self) -> str:
+        return f"{self.path}: {self.reason}"
+
+    def to_dict(self) -> dict:
+        return {"name": Path(self.path).name, "reason": self.reason}
+
+
+def _traffic_name(name: str) -> str | None:
+    """Why a file of a folder is not traffic (None when it is): its name, rotation and gzip suffix removed, must
+    end in one of :data:`FOLDER_SUFFIXES`."""
+    low = name.lower()
+    if low.endswith(COMPRESSED_SKIPPED):
+        return (f"compressed as {Path(low).suffix}: only gzip (.gz) is read; decompress it, or give the file "
+                "itself once decompressed")
+    base = low[:-3] if low.endswith(".gz") else low
+    base = _ROTATION.sub("", base)
+    if Path(base).suffix in FOLDER_SUFFIXES:
+        return None
+    return f"not a traffic file name (read: {', '.join(FOLDER_SUFFIXES)}, rotated .N or -DATE, and .gz)"
+
+
+def list_traffic(paths: Sequence[str | Path]) -> tuple[list[Path], list[SkippedFile]]:
+    """The files to read and the files of the given folders left out, each with its reason.
+
+    Each given file is read (whatever its name: it was named on purpose); a folder contributes every file under
+    it whose name is traffic's (:data:`FOLDER_SUFFIXES`, also rotated and gzip-compressed, as logrotate leaves
+    them), in path order, hidden paths (``.name``) left out; every other file under it is listed as skipped with
+    its reason (hidden paths are not listed).
 
     Raises
     ------
     ValueError
-        A path that does not exist, or a folder holding no such file; the message names it.
+        A path that does not exist, or a folder holding no traffic file (the message names the files skipped).
     """
     out: list[Path] = []
+    skipped: list[SkippedFile] = []
     for p in map(Path, paths):
         if p.is_dir():
-            found = sorted(f for f in p.rglob("*") if f.is_file() and f.suffix.lower() in FOLDER_SUFFIXES
-                           and not any(part.startswith(".") for part in f.relative_to(p).parts))
+            found, left = [], []
+            for f in sorted(x for x in p.rglob("*") if x.is_file()):
+                if any(part.startswith(".") for part in f.relative_to(p).parts):
+                    continue
+                why = _traffic_name(f.name)
+                (found.append(f) if why is None else left.append(SkippedFile(str(f), why)))
             if not found:
-                raise ValueError(f"{p}: no traffic file in this folder ({', '.join(FOLDER_SUFFIXES)})")
+                said = "; ".join(f"{Path(x.path).name}: {x.reason}" for x in left[:3])
+                raise ValueError(f"{p}: no traffic file in this folder ({', '.join(FOLDER_SUFFIXES)}, also rotated "
+                                 f"and .gz)" + (f"; skipped {said}" if said else ""))
             out += found
+            skipped += left
         elif p.is_file():
             out.append(p)
         else:
             raise ValueError(f"{p}: traffic file not found")
-    return out
+    return out, skipped
+
+
+def traffic_files(paths: Sequence[str | Path]) -> list[Path]:
+    """The files :func:`list_traffic` reads.
+
+    Raises
+    ------
+    ValueError
+        A path that does not exist, or a folder holding no traffic file; the message names it.
+    """
+    return list_traffic(paths)[0]
+
+
+def is_gzip(path: str | Path) -> bool:
+    """Whether the file starts with gzip's magic bytes (RFC 1952), whatever its name."""
+    with open(path, "rb") as f:
+        return f.read(2) == _GZIP_MAGIC
+
+
+def open_traffic(path: str | Path):
+    """A traffic file's bytes, decompressed when it is gzip (by its magic bytes, RFC 1952; concatenated members,
+    as ``gzip`` appends them, read in turn): every read of a traffic file goes through here.
+
+    Raises
+    ------
+    OSError
+        The file cannot be opened.
+    """
+    import gzip
+
+    return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")
 
 
 def _decode(path: Path, no: int, raw: bytes):
@@ -88,7 +174,19 @@ class TrafficReader:
 
     Iterating yields ``(Locator, TrafficQuery)`` in file order; meanwhile :attr:`problems` (at most
     :data:`MAX_PROBLEMS` kept, :attr:`n_problems` counts them all), :attr:`skipped` (spans of other
-    OpenInference kinds, by kind) and :attr:`formats` (file → ``otlp`` or ``query log``) fill up.
+    OpenInference kinds, by kind), :attr:`duplicates` and :attr:`formats` (file → ``otlp`` or ``query log``)
+    fill up. :attr:`skipped_files` names the files of the given folders that are not read, with the reason;
+    :attr:`compressed` the files read decompressed (gzip).
+
+    **One question per retrieval span.** A question is a ``RETRIEVER`` span, counted once per ``(traceId,
+    spanId)`` across every file read: an exporter that retries a batch writes its spans twice, and the copies
+    after the first are not questions; :attr:`duplicates` counts them and :attr:`duplicate_examples` names the
+    first few (file, line, span id). The spans around a retrieval (the ``CHAIN`` over it, a ``RERANKER``, the
+    ``LLM``) are its context: counted in :attr:`skipped` by kind (as exported), never questions.
+
+    **Compressed files.** A gzip file (by its magic bytes) is read decompressed (:func:`open_traffic`); a file
+    whose gzip stream is damaged or ends early (a rotation caught mid-write) keeps the lines read before the
+    damage, and the damage is one problem naming the file and the last line read.
 
     Parameters
     ----------
@@ -107,9 +205,24 @@ class TrafficReader:
     n_problems: int = field(init=False, default=0)
     skipped: Counter = field(init=False, default_factory=Counter)
     formats: dict = field(init=False, default_factory=dict)
+    skipped_files: list = field(init=False, default_factory=list)
+    duplicates: int = field(init=False, default=0)
+    duplicate_examples: list = field(init=False, default_factory=list)
+    compressed: set = field(init=False, default_factory=set)
 
     def __post_init__(self) -> None:
-        self.files = traffic_files(self.paths)
+        self.files, self.skipped_files = list_traffic(self.paths)
+
+    def _first_time(self, seen: set, q: TrafficQuery) -> bool:
+        """Whether ``q`` (an OTLP retrieval span) is the first of its ``(traceId, spanId)``; a copy is counted."""
+        key = int((q.trace_id or "") + q.query_id, 16)  # 24 bytes as one int: exact, no digest to collide
+        if key not in seen:
+            seen.add(key)
+            return True
+        self.duplicates += 1
+        if len(self.duplicate_examples) < 3:
+            self.duplicate_examples.append(f"{Path(q.file).name}:{q.line} span {q.query_id}")
+        return False
 
     def _problem(self, p: TrafficProblem) -> None:
         self.n_problems += 1
@@ -118,10 +231,15 @@ class TrafficReader:
 
     def __iter__(self) -> Iterator[tuple[Locator, TrafficQuery]]:
         self.problems, self.n_problems, self.skipped, self.formats = [], 0, Counter(), {}
+        self.duplicates, self.duplicate_examples = 0, []
+        seen: set[int] = set()
         for fi, path in enumerate(self.files):
             kind = None
+            no = 0
             try:
-                lines = stream_lines(path)
+                if is_gzip(path):
+                    self.compressed.add(str(path))
+                lines = stream_lines(path, opener=open_traffic)
                 for no, offset, raw in lines:
                     if not raw.strip():
                         continue
@@ -138,15 +256,22 @@ class TrafficReader:
                             self._problem(p)
                         self.skipped.update(skipped)
                         for item, q in enumerate(queries):
-                            yield Locator(fi, offset, item, no), q
+                            if self._first_time(seen, q):
+                                yield Locator(fi, offset, item, no), q
                     else:
                         got = parse_record(obj, str(path), no)
                         if isinstance(got, TrafficProblem):
                             self._problem(got)
                         else:
                             yield Locator(fi, offset, 0, no), got
-            except OSError as e:
-                self._problem(TrafficProblem(str(path), 0, f"cannot read the file ({e.strerror or e})"))
+            except (EOFError, zlib.error) as e:  # gzip: the stream ends early or is damaged
+                what = "ends early" if isinstance(e, EOFError) else "is damaged"
+                self._problem(TrafficProblem(str(path), no, f"the gzip stream {what} after line {no} ({e}); the "
+                                                            "lines before are read"))
+            except OSError as e:  # gzip.BadGzipFile is one: damaged past the header
+                what = "the gzip stream is damaged" if no else "cannot read the file"
+                self._problem(TrafficProblem(str(path), no, f"{what} ({e.strerror or e})"
+                                             + (f" after line {no}; the lines before are read" if no else "")))
             if kind is None:
                 self.formats.setdefault(str(path), "empty")
                 self._problem(TrafficProblem(str(path), 0, "no record in the file"))
@@ -161,7 +286,7 @@ def fetch(files: Sequence[Path], locators: Sequence[Locator]) -> list[TrafficQue
     for loc in locators:
         path = Path(files[loc.file])
         try:
-            with open(path, "rb") as f:
+            with open_traffic(path) as f:
                 f.seek(loc.offset)
                 raw = f.readline().rstrip(b"\n").rstrip(b"\r")
         except OSError:

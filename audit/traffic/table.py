@@ -85,6 +85,13 @@ class TrafficTable:
         Spans of other OpenInference kinds, by kind.
     formats : dict
         File → ``otlp``, ``query log`` or ``empty``.
+    skipped_files : list of SkippedFile
+        Files of the given folders not read, each with its reason (:func:`audit.traffic.read.list_traffic`).
+    duplicates : int
+        Retrieval spans exported more than once (the same ``traceId`` and ``spanId``): the copies, not counted
+        as questions; ``duplicate_examples`` names the first few.
+    compressed : set of str
+        The files read decompressed (gzip).
     systems : collections.Counter
         Who served the questions, as the records say (``service.name``, the log's ``system``); None when unsaid.
     content : ContentCheck or None
@@ -106,6 +113,10 @@ class TrafficTable:
     n_problems: int = 0
     skipped: Counter = field(default_factory=Counter)
     formats: dict = field(default_factory=dict)
+    skipped_files: list = field(default_factory=list)
+    duplicates: int = 0
+    duplicate_examples: list = field(default_factory=list)
+    compressed: set = field(default_factory=set)
     systems: Counter = field(default_factory=Counter)
     content: ContentCheck | None = None
 
@@ -223,4 +234,5 @@ def read_traffic(paths: Sequence[str | Path], score_kind: str, corpus=None) -> T
         item=np.frombuffer(it, dtype=np.int32).copy() if n else np.zeros(0, np.int32),
         line=np.frombuffer(ln, dtype=np.int32).copy() if n else np.zeros(0, np.int32),
         problems=reader.problems, n_problems=reader.n_problems, skipped=reader.skipped, formats=reader.formats,
-        systems=systems, content=checker.summary() if checker is not None else None)
+        skipped_files=list(reader.skipped_files), duplicates=reader.duplicates,
+        duplicate_examples=list(reader.duplicate_examples), compressed=set(reader.compressed), systems=systems, content=checker.summary() if checker is not None else None)

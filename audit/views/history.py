@@ -14,10 +14,14 @@ from typing import Sequence
 
 import pandas as pd
 
-from ..evaluation.measures import measure_names, parse_measure
+from ..evaluation.measures import KS, measure_label, measure_names, parse_measure
+from ..evaluation.saved_cut import load_cuts
 from ..evaluation.threshold import OUTCOMES
+from ..history.recording import open_configured
+from ..history.store import HistoryError
 
-__all__ = ["CHANGE_KINDS", "DEFAULT_MEASURE", "EMPTY", "changes_frame", "health_frame", "outcomes_frame",
+__all__ = ["CHANGE_KINDS", "DEFAULT_MEASURE", "EMPTY", "KS", "HistoryError", "load_cuts", "measure_label",
+           "open_configured", "changes_frame", "health_frame", "outcomes_frame", "record_frame", "record_id",
            "records_diff", "series_frame", "trend_frame"]
 
 #: What a change marker names, in this order.
@@ -180,4 +184,39 @@ def records_diff(before, after, series: str, k: int = 8, given: float | None = N
                          "questions and judgments")
     sb, sa = runset_of(before), runset_of(after)
     choice = choose(rb.cut_key, given, cuts=cuts)
-    return diff_runs(sb, rb.name, sa, ra.name, k, choice.cut, choice.how, labels=(before.label(), after.label()))
+    return diff_runs(sb, rb.name, sa, ra.name, k, choice.cut, choice.how, labels=(before.label(), after.label()),
+                     signed=choice.saved.signed() if choice.saved else "")
+
+
+def record_id(value) -> int:
+    """A link's ``?record=N`` as a record id.
+
+    Raises
+    ------
+    ValueError
+        ``value`` is not a positive whole number (the message names it).
+    """
+    text = str(value).strip().lstrip("#")
+    if not text.isdigit() or int(text) < 1:
+        raise ValueError(f"record={value!r} in the link is not a history record number (a whole number from 1)")
+    return int(text)
+
+
+def record_frame(record, measure: str = DEFAULT_MEASURE) -> pd.DataFrame:
+    """One row per run of ``record``: ``series``, ``run``, ``score kind``, ``measure`` (its value, and for Success@k
+    its Wilson 95% ``low`` and ``high`` as recorded), ``cut``, ``how`` (the cut the audit applied), and the
+    outcomes at it (``answered``, ``answered without``, ``abandoned``, ``bluff``, ``refused``; NaN without one)."""
+    measure = parse_measure(measure)
+    rows = []
+    for r in record.runs:
+        iv = r.intervals.get(measure) if measure.startswith("Success@") else None
+        o = r.outcomes or {}
+        counts = o.get("counts") or {}
+        rows.append({"series": r.series, "run": r.name, "score kind": r.score_kind,
+                     measure: r.measures.get(measure, math.nan) if r.available else math.nan,
+                     "low": iv[1] if iv else math.nan, "high": iv[2] if iv else math.nan,
+                     "cut": o.get("cut", math.nan), "how": o.get("how", ""),
+                     **{k: counts.get(k, math.nan) for k in ("answered", "answered without", "abandoned", "bluff",
+                                                              "refused")}})
+    return pd.DataFrame(rows, columns=["series", "run", "score kind", measure, "low", "high", "cut", "how",
+                                       "answered", "answered without", "abandoned", "bluff", "refused"])

@@ -9,9 +9,10 @@ from typing import Sequence
 import numpy as np
 
 from ...chunking import Chunk, ChunkSet, Strategy
+from ...evaluation.measures import SPEC_KS
 from ...ingest import Corpus, LoadFailure
 from ...scores import canonical_scores, cosine_distances
-from ...stores.health import NORM_TOLERANCE, HealthReport
+from ...health import NORM_TOLERANCE, HealthReport
 from .results import (
     _MODEL_KEY,
     AnnComparison,
@@ -247,10 +248,11 @@ class LanceIndex:
             ids[i, :len(o)], dist[i, :len(o)], exact[i, :len(o)] = c[o], d[o], true[o]
         return TopK(ids, dist, method, exact)
 
-    def compare_ann(self, queries, ks: Sequence[int] = (1, 4, 8, 20), relevant: Sequence | None = None,
+    def compare_ann(self, queries, ks: Sequence[int] = SPEC_KS, relevant: Sequence | None = None,
                     nprobes: int | None = None, refine_factor: int | None = None,
                     batch_rows: int = 65_536, tie_tolerance: float = 0.0) -> AnnComparison:
-        """Approximate against exact top-k for each k in ``ks``.
+        """Approximate against exact top-k for each k in ``ks`` (the measures:
+        :func:`audit.evaluation.approximate.ann_rows`).
 
         Both searches are run once at ``max(ks)``; the top-k of each is the
         first k of that list (how a RAG system asks for its top 20 and reads the
@@ -283,33 +285,13 @@ class LanceIndex:
         q = self._queries(queries)
         if relevant is not None and len(relevant) != q.shape[0]:
             raise LanceIndexError(f"relevant has {len(relevant)} sets for {q.shape[0]} queries: give one per query")
+        from ...evaluation.approximate import ann_rows
+
         K = ks[-1]
         ex = self.exact_topk(q, K, batch_rows=batch_rows)
         ap = self.ann_topk(q, K, nprobes=nprobes, refine_factor=refine_factor)
-        rows, lost = [], {}
-        for k in ks:
-            kk = min(k, self.n_rows) or 1
-            ov = np.array([len(set(ex.chunk_ids[i, :k][ex.chunk_ids[i, :k] >= 0])
-                               & set(ap.chunk_ids[i, :k][ap.chunk_ids[i, :k] >= 0])) / kk
-                           for i in range(q.shape[0])])
-            # ann-benchmarks' k-NN recall: an approximate result counts when its true distance is within
-            # the exact k-th distance (+ tol), so ties at the k-th place do not count as misses
-            last = min(k, self.n_rows)
-            kth = ex.distances[:, last - 1:last] if last else np.zeros((q.shape[0], 1))
-            rec = (ap.exact_distances[:, :k] <= kth + tie_tolerance).sum(axis=1) / kk
-            row = {"k": k, "n_queries": int(q.shape[0]), "recall": float(rec.mean()) if rec.size else math.nan,
-                   "overlap": float(ov.mean()) if ov.size else math.nan,
-                   "min_overlap": float(ov.min()) if ov.size else math.nan}
-            if relevant is not None:
-                use = [i for i, r in enumerate(relevant) if r]
-                he = {i for i in use if set(ex.chunk_ids[i, :k]) & set(relevant[i])}
-                ha = {i for i in use if set(ap.chunk_ids[i, :k]) & set(relevant[i])}
-                row.update(needle_queries=len(use),
-                           needle_recall_exact=len(he) / len(use) if use else math.nan,
-                           needle_recall_ann=len(ha) / len(use) if use else math.nan,
-                           lost=len(he - ha), gained=len(ha - he))
-                lost[k] = tuple(sorted(he - ha))
-            rows.append(row)
+        rows, lost = ann_rows(ex.chunk_ids, ex.distances, ap.chunk_ids, ap.exact_distances, ks, self.n_rows, relevant,
+                              tie_tolerance)
         params = {"nprobes": nprobes, "refine_factor": refine_factor}
         return AnnComparison(ap.method, params, tuple(rows), lost)
 

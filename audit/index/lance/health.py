@@ -6,7 +6,7 @@ from collections import Counter
 
 import numpy as np
 
-from ...stores.health import NORM_TOLERANCE, OK, UNHEALTHY, WARNING, Finding, HealthReport
+from ...health import NORM_TOLERANCE, OK, UNHEALTHY, WARNING, Finding, HealthReport
 from ..stamp import Stamp
 from .results import _h64, _vectors
 from .schema import documents_uri

@@ -5,15 +5,18 @@ and a bounded total time, each question counted as one outcome (:mod:`.log`).
   connections of one ``httpx.AsyncClient``); the harness counts the most it saw in flight at once.
 - **Deadline**: each request gets ``deadline`` seconds for everything (connect, send, wait, read the body);
   past it the request is abandoned and counts as timed out.
-- **Retries**: only after a timeout, a 5xx or a 429, at most ``retries`` more requests, after
-  ``backoff · 2^(attempt − 1)`` seconds (capped at 10 s; a 429's numeric ``Retry-After`` is honoured up to the
-  cap). No jitter: the waits are the same on every run. Anything else is final: a 2xx is answered or
-  malformed, a 4xx or an unfollowed 3xx an HTTP error, a refused or reset connection an HTTP error without
-  status.
+- **Retries**: only after a timeout, a 5xx, a 429 or a kept-alive connection the service had closed
+  (``RemoteProtocolError``: the service went away before answering; the retry goes out on a fresh connection),
+  at most ``retries`` more requests, after ``backoff · 2^(attempt − 1)`` seconds (capped at 10 s; a 429's
+  ``Retry-After``, seconds or an HTTP date, is honoured up to the cap and the run's total time). A search
+  request changes nothing on the service, so it is safe to resend. No jitter: the waits are the same on every
+  run. Anything else is final: a 2xx is answered or malformed, a 4xx or an unfollowed 3xx an HTTP error, a
+  refused or reset connection an HTTP error without status.
 - **Total time**: the whole run is bounded by ``total_time`` seconds; a question not answered by then is
   timed out with that reason. Nothing of one question's failure stops the others.
-- **Secrets**: header values are sent and never shown; every reason is redacted (each header value, any
-  password in a URL) before it is kept.
+- **Secrets**: header values are sent and never shown; every reason is redacted before it is kept: each header
+  value in each shape it may come back in (the bare credential of ``Bearer …``, percent-encoded …:
+  :func:`audit.secrets.forms`) and any password in a URL.
 
 Only GET and POST are ever sent (:data:`~.spec.METHODS`); redirects are followed only when the endpoint
 says so and never in shared mode.
@@ -28,10 +31,11 @@ import time
 from dataclasses import dataclass
 from typing import Callable, Mapping, Sequence
 
+from ...secrets import Redactor
 from .log import Outcome, RequestLog
 from .request import Question, build_request
 from .response import Hit, Malformed, parse_answer
-from .spec import EndpointError, EndpointSpec, redact_url
+from .spec import EndpointError, EndpointSpec
 
 __all__ = ["Asked", "ask_endpoint", "check_settings"]
 
@@ -70,17 +74,8 @@ def check_settings(k: int, concurrency: int, deadline: float, retries: int, tota
 
 
 def _redactor(secrets: Sequence[str]) -> Callable[[str], str]:
-    # a value under 4 characters is no secret, and replacing it everywhere would make the messages unreadable
-    forms = sorted({s for s in secrets if len(s) >= 4}, key=len, reverse=True)
-
-    def redact(text: str) -> str:
-        out = redact_url(text)
-        for s in forms:
-            while s in out:  # terminates: each pass shortens the text (a secret has 4 characters or more)
-                out = out.replace(s, "***")
-        return out
-
-    return redact
+    """The redaction of every reason: each secret in each of its shapes (:class:`audit.secrets.Redactor`)."""
+    return Redactor(secrets)
 
 
 def _snippet(body: bytes) -> str:
@@ -88,12 +83,30 @@ def _snippet(body: bytes) -> str:
     return text if len(text) <= 100 else text[:97] + "..."
 
 
-def _retry_after(headers) -> float | None:
+def _retry_after(headers, now: float | None = None) -> float | None:
+    """A 429's ``Retry-After`` in seconds from now: delay-seconds or an HTTP date (RFC 9110 §10.2.3), or None.
+
+    An HTTP date (``Wed, 21 Oct 2026 07:28:00 GMT``, or the obsolete RFC 850 and asctime forms) is read against
+    this machine's clock (``now``, seconds since the epoch; default ``time.time()``); a date in the past is 0.
+    The caller bounds the wait (:data:`MAX_BACKOFF_S`, the run's total time).
+    """
     v = headers.get("retry-after")
+    if v is None:
+        return None
+    v = v.strip()
+    if v.isdigit():
+        return float(v)
+    from email.utils import parsedate_to_datetime
+
     try:
-        return float(v) if v is not None else None
-    except ValueError:
-        return None  # an HTTP date: the harness's own backoff applies
+        when = parsedate_to_datetime(v)
+    except (TypeError, ValueError, IndexError):
+        return None  # neither form: the harness's own backoff applies
+    if when.tzinfo is None:  # RFC 9110: an HTTP date is always GMT
+        from datetime import timezone
+
+        when = when.replace(tzinfo=timezone.utc)
+    return max(0.0, when.timestamp() - (time.time() if now is None else now))
 
 
 async def _ask(spec: EndpointSpec, questions: Sequence[Question], parts: list, headers: dict, *, k: int,
@@ -123,6 +136,8 @@ async def _ask(spec: EndpointSpec, questions: Sequence[Question], parts: list, h
                         response = await client.request(req.method, req.url, params=req.params, json=req.json)
                 except (TimeoutError, httpx.TimeoutException):
                     error = "timeout"
+                except httpx.RemoteProtocolError as e:  # a kept-alive connection the service had closed
+                    error = f"disconnected ({type(e).__name__}: {e})"
                 except httpx.HTTPError as e:
                     error = f"no response ({type(e).__name__}: {e})"
                 finally:
@@ -135,6 +150,8 @@ async def _ask(spec: EndpointSpec, questions: Sequence[Question], parts: list, h
                 retryable = True
             elif error is not None:
                 out = Outcome(q.query_id, q.in_domain, "http_error", None, redact(error)[:300], ms, attempts[i])
+                # the pool drops a connection that failed, so the retry goes out on a fresh one
+                retryable = error.startswith("disconnected")
             elif 200 <= response.status_code < 300:
                 try:
                     got = parse_answer(response.content, spec.response, need_text)
@@ -219,7 +236,7 @@ def ask_endpoint(spec: EndpointSpec, questions: Sequence[Question], *, k: int = 
     deadline : float
         Seconds per request, everything included.
     retries : int
-        Extra requests after a timeout, a 5xx or a 429.
+        Extra requests after a timeout, a 5xx, a 429 or a closed kept-alive connection.
     total_time : float
         Seconds for the whole run.
     backoff : float

@@ -168,7 +168,7 @@ MAPPINGS: dict[str, tuple[_Request, ResponseMapping, str]] = {
 
 def redact_url(url: str) -> str:
     """``url`` with any password in it replaced by ``***`` (``https://user:***@host/…``, ``password=***``)."""
-    from ..pgvector.connection import redact
+    from ...secrets import redact
 
     return redact(url, url)
 

@@ -18,7 +18,7 @@ must occur in the document, verbatim (:func:`check_quotes_in_documents`).
 
 **One chunk id, two endpoints.** Blue and green may return the same chunk id; the system keeps the first
 text seen for the pages, and with needles a chunk id is relevant when its text holds the needle in any
-endpoint's answer (the union rule of two pgvector tables, :func:`~audit.stores.shared.upgrade_runset`).
+endpoint's answer (the union rule of two pgvector tables, :func:`~audit.stores.runsets.upgrade_runset`).
 """
 
 from __future__ import annotations
@@ -154,7 +154,7 @@ def endpoint_system(endpoints: Sequence[EndpointSpec], *, needles: Sequence | No
         Results asked for (an endpoint's own ``k`` wins).
     encoder, query_vectors : optional
         For templates holding ``{vector}``: a model embedding the questions (``encode(list) -> (n, dims)``) or
-        the team's vectors (:class:`~audit.sources.pgvector.vectors.QueryVectors`), not both.
+        the team's vectors (:class:`~audit.stores.query_vectors.QueryVectors`), not both.
     corpus : Corpus, optional
         The documents, for the team's citations (see the module docstring).
     concurrency, deadline, retries, total_time, shared, env, transport

@@ -15,6 +15,12 @@ say, once, what they did with what is odd in them (docs/definitions.md, *A team'
   (trec_eval ``-c``, ir_measures' default); all their ids are listed.
 - ``unjudged-chunks``: a run none of whose returned chunk ids is judged for the query it answers (chunk
   ids against document-level qrels: the warning says when every returned id starts with a judged id).
+- ``repeated-judgments``: a qrels file that repeats a judgment with the same grade (as some public collections
+  ship): read once (ir_measures and trec_eval read them); two grades for one chunk and query stay refused.
+- ``rr-ties``: queries whose ``RR@k`` differs from ir_measures' because a score tie surrounds the first relevant
+  chunk (ties by chunk id descending here, as trec_eval; ascending in ir_measures' ``RR@k``), named.
+- ``id-spelling``: judged ids that are UUIDs the runs return in another spelling (hyphenated against 32 hex
+  digits): matched as the same ids (:func:`respell_judgments`); ids are shown as each file or service gives them.
 - ``rejected-query``: judged queries without a text in the queries file, dropped from the evaluation
   (listed as :class:`~audit.groundtruth.Rejected` with the reason, as rejected needles are).
 
@@ -24,7 +30,8 @@ Every warning is an :class:`InputWarning`; the text report prints ``warning: <me
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import re
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -32,7 +39,7 @@ from ...evaluation.judgments import Qrels
 from ...runset import Run, score_kind as _kind
 
 __all__ = ["InputWarning", "SHOWN_IDS", "drop_textless", "ood_run_warnings", "rank_order_warning",
-           "rejected_warning", "run_warnings", "system_warnings"]
+           "rejected_warning", "repeats_warning", "respell_judgments", "rr_ties_warning", "run_warnings", "system_warnings", "unjudged_warning", "uuid_key"]
 
 #: How many ids a warning's message names (its ``ids`` holds them all).
 SHOWN_IDS = 10
@@ -49,7 +56,7 @@ class InputWarning:
     Attributes
     ----------
     kind : str
-        ``extra-fields``, ``rank-order``, ``unknown-queries``, ``unanswered``, ``unjudged-chunks`` or
+        ``extra-fields``, ``rank-order``, ``unknown-queries``, ``unanswered``, ``unjudged-chunks``, ``id-spelling``, ``repeated-judgments``, ``rr-ties`` or
         ``rejected-query`` (module docstring).
     subject : str
         What it is about: ``run NAME`` or a file name (never a full path).
@@ -164,7 +171,7 @@ def drop_textless(qrels: Qrels, queries: Mapping[str, str], queries_file: str = 
                          f"{_examples(list(queries), 5) or 'none'} (do the two files name queries the same way?)")
     rejected = [Rejected(q, f"judged in {qrels_name}, but {queries_file} has no text for it: left out", 0)
                 for q in missing]
-    return Qrels(kept, source=qrels.source, note=qrels.note), rejected
+    return replace(qrels, judgments=kept), rejected
 
 
 def _document_level(returned: Sequence[str], judged: set[str]) -> bool:
@@ -211,18 +218,113 @@ def run_warnings(run: Run, qrels: Qrels, queries: Mapping[str, str]) -> list[Inp
             f"{where}: {len(unanswered)} of {len(judged)} judged queries have no ranking in the run "
             f"({_examples(unanswered)}); each counts as a miss, 0 on every measure (as trec_eval -c)",
             tuple(unanswered)))
+    w = unjudged_warning(run, qrels)
+    if w is not None:
+        out.append(w)
+    return out
+
+
+def unjudged_warning(run: Run, qrels: Qrels) -> InputWarning | None:
+    """``unjudged-chunks``: none of the chunk ids ``run`` returns for the judged queries it answers is judged for
+    that query (every measure is 0), or None. Every source's runs get it (a run file, a store, an endpoint)."""
+    where = f"run {run.name!r}" + (f" ({_name(run.source)})" if run.source else "")
     answered = [q for q in qrels.query_ids if q in run.rankings]
     returned = list(dict.fromkeys(c for q in answered for c in run.rankings[q].ids))
-    if answered and returned and not any(c in qrels.judgments[q] for q in answered for c in run.rankings[q].ids):
-        all_judged = {c for js in qrels.judgments.values() for c in js}
-        msg = (f"{where}: none of the {len(returned)} chunk ids it returns for the {len(answered)} judged queries it "
-               f"answers is judged for that query ({_examples(returned, 3)}; the judgments name ids like "
-               f"{_examples(sorted(all_judged), 3)}): every measure is 0")
-        if _document_level(returned, all_judged):
-            msg += (". Every returned id starts with a judged id: the judgments look document-level; judge the "
-                    "chunks, or give --chunks with doc_id and needles (--ground-truth) instead")
-        out.append(InputWarning("unjudged-chunks", subject, msg, tuple(returned[:SHOWN_IDS])))
-    return out
+    if not (answered and returned) or any(c in qrels.judgments[q] for q in answered for c in run.rankings[q].ids):
+        return None
+    all_judged = {c for js in qrels.judgments.values() for c in js}
+    msg = (f"{where}: none of the {len(returned)} chunk ids it returns for the {len(answered)} judged queries it "
+           f"answers is judged for that query ({_examples(returned, 3)}; the judgments name ids like "
+           f"{_examples(sorted(all_judged), 3)}): every measure is 0")
+    if _document_level(returned, all_judged):
+        msg += (". Every returned id starts with a judged id: the judgments look document-level; judge the "
+                "chunks, or give --chunks with doc_id and needles (--ground-truth) instead")
+    return InputWarning("unjudged-chunks", f"run {run.name}", msg, tuple(returned[:SHOWN_IDS]))
+
+
+_UUID = re.compile(r"(?i)^(?:urn:uuid:)?\{?([0-9a-f]{8})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{4})-?([0-9a-f]{12})\}?$")
+
+
+def uuid_key(chunk_id: str) -> str | None:
+    """The UUID ``chunk_id`` spells, as 32 lower-case hex digits, or None when it is no UUID.
+
+    One UUID has several spellings (RFC 9562 §4: 8-4-4-4-12 hyphenated; 32 hex digits as Qdrant and Milvus
+    accept them; upper case; ``{…}``; ``urn:uuid:…``): a service may answer in another spelling than the one its
+    points were written with. Used for matching only: every id is printed as given.
+    """
+    m = _UUID.match(chunk_id.strip()) if isinstance(chunk_id, str) else None
+    return "".join(m.groups()).lower() if m else None
+
+
+def rr_ties_warning(run: Run, qrels: Qrels) -> InputWarning | None:
+    """``rr-ties``: the queries of ``run`` whose ``RR@k`` differs from ir_measures' because of a score tie around
+    the first relevant chunk (:func:`audit.evaluation.measures.rr_tie_differences`), or None."""
+    from ...evaluation.measures import rr_tie_differences
+
+    qs = rr_tie_differences(run.rankings, qrels)
+    if not qs:
+        return None
+    where = f"run {run.name!r}" + (f" ({_name(run.source)})" if run.source else "")
+    return InputWarning("rr-ties", f"run {run.name}",
+                        f"{where}: RR@k may differ from ir_measures' on {len(qs)} queries ({_examples(list(qs))}): "
+                        "the first relevant chunk ties in score with one that is not relevant, and ties are ordered "
+                        "by chunk id descending here (trec_eval's order, every measure) but ascending by "
+                        "ir_measures' RR@k (by the scores' last bits when they differ there); the other measures "
+                        "agree", qs)
+
+
+def repeats_warning(qrels: Qrels) -> InputWarning | None:
+    """``repeated-judgments``: the judgments file repeats some judgments with the same grade (read once, as
+    ir_measures and trec_eval read them), or None. The ids are the queries concerned."""
+    if not qrels.repeated:
+        return None
+    name = _name(qrels.source) if qrels.source else "the judgments"
+    shown = ", ".join(f"line {a} repeats line {b}" for a, b in qrels.repeated[:3])
+    return InputWarning("repeated-judgments", name,
+                        f"{name}: {len(qrels.repeated)} judgments repeated with the same grade ({shown}"
+                        f"{', …' if len(qrels.repeated) > 3 else ''}); each is counted once, as ir_measures and "
+                        "trec_eval read them", ())
+
+
+def respell_judgments(qrels: Qrels, runs: Sequence[Run]) -> tuple[Qrels, InputWarning | None]:
+    """The judgments with each judged UUID spelt as the runs return it, when they spell it otherwise; a warning.
+
+    A judged id that some run returns verbatim is kept. One that no run returns verbatim but that some run
+    returns in another spelling of the same UUID (:func:`uuid_key`) is keyed by the first such spelling (runs
+    in order, then ranking order), so the measures match it; the runs' ids stay as the service gave them.
+
+    Returns
+    -------
+    (Qrels, InputWarning or None)
+        The judgments (the same object when nothing is respelt) and an ``id-spelling`` warning naming how many
+        judged ids were matched in another spelling, with examples (``judged → returned``).
+    """
+    returned: dict[str, str] = {}
+    verbatim: set[str] = set()
+    for r in runs:
+        for ranking in r.rankings.values():
+            for c in ranking.ids:
+                verbatim.add(c)
+                k = uuid_key(c)
+                if k is not None:
+                    returned.setdefault(k, c)
+    pairs: dict[str, str] = {}
+    for js in qrels.judgments.values():
+        for c in js:
+            if c in verbatim or c in pairs:
+                continue
+            k = uuid_key(c)
+            if k is not None and k in returned:
+                pairs[c] = returned[k]
+    if not pairs:
+        return qrels, None
+    judgments = {q: {pairs.get(c, c): g for c, g in js.items()} for q, js in qrels.judgments.items()}
+    shown = ", ".join(f"{a!r} → {b!r}" for a, b in list(pairs.items())[:3])
+    name = _name(qrels.source) if qrels.source else "the judgments"
+    w = InputWarning("id-spelling", name,
+                     f"{name}: {len(pairs)} judged ids are UUIDs the answers spell otherwise ({shown}); matched as the "
+                     "same ids (ids are shown as each source gives them)", tuple(list(pairs)[:SHOWN_IDS]))
+    return replace(qrels, judgments=judgments), w
 
 
 def ood_run_warnings(run: Run, ood_queries: Mapping[str, str]) -> list[InputWarning]:

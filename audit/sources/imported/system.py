@@ -19,7 +19,8 @@ from ... import __version__
 from ...evaluation.judgments import Qrels
 from ...groundtruth import load_needles
 from ...ingest import Corpus
-from .checks import drop_textless, system_warnings
+from .checks import (drop_textless, repeats_warning, respell_judgments, rr_ties_warning, system_warnings,
+                     unjudged_warning)
 from .chunks import check_chunks, needle_qrels, read_chunks
 from .readers import read_qrels, read_queries, read_run
 from ...runset import Query, Run, RunSet, Source, Space, digest
@@ -89,6 +90,21 @@ def team_runset(queries: Mapping[str, str], qrels: Qrels, judged_by: str, runs: 
     """
     ood_queries = dict(ood_queries or {})
     ood_runs = dict(ood_runs or {})
+    # every source's runs are checked alike: judged UUIDs matched whatever their spelling, and a run none of whose
+    # returned ids is judged said (a run file's system_warnings already holds its own)
+    qrels, spelt = respell_judgments(qrels, [*runs, *ood_runs.values()])
+    warnings = list(warnings) + ([spelt] if spelt is not None else [])
+    said = {(w.kind, w.subject) for w in warnings}
+    repeats = repeats_warning(qrels)
+    if repeats is not None and (repeats.kind, repeats.subject) not in said:
+        warnings.insert(0, repeats)
+    for r in runs:
+        w = unjudged_warning(r, qrels) if ("unjudged-chunks", f"run {r.name}") not in said else None
+        if w is not None and any(qrels.judgments.values()):
+            warnings.append(w)
+        w = rr_ties_warning(r, qrels)  # wherever a team's run is evaluated: files, a store, an endpoint
+        if w is not None:
+            warnings.append(w)
     clash = [q for q in ood_queries if q in qrels.judgments]
     if clash:
         raise ValueError(f"out-of-domain query {clash[0]!r} is also a judged query: give the two sets distinct ids")
@@ -201,7 +217,8 @@ def load_system(queries: str | Path, runs: Mapping[str, str], scores: Mapping[st
         ood[name] = read_run(path, name, scores.get(name, "similarity"))
         note(f"out-of-domain run {name}", path)
     errors = check_chunks(user_chunks, corpus) if user_chunks is not None and corpus is not None else []
-    warnings = system_warnings(loaded, judgments, q, rejected, ood, ood_q)
+    judgments, spelt = respell_judgments(judgments, [*loaded, *ood.values()])
+    warnings = system_warnings(loaded, judgments, q, rejected, ood, ood_q) + ([spelt] if spelt is not None else [])
     return team_runset(q, judgments, judged_by, loaded, user_chunks, errors, corpus, ood_q, ood, files,
                        warnings=warnings, rejected=rejected)
 

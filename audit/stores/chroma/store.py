@@ -14,23 +14,17 @@ from urllib.parse import urlsplit
 
 import numpy as np
 
-from ...stores.filters import check_filters
-from ..imported.chunks import UserChunk
-from ...stores.health import HealthReport
-from ...stores.base import SearchResult, StoreError, check_search
-from ...stores.shared import (
-    check_offsets,
-    described,
-    exact_topk,
-    filters_said,
-    opened_or,
-    health_from_rows,
-    search_result,
-)
+from ..filters import check_filters
+from ...sources.imported.chunks import UserChunk
+from ...health import HealthReport
+from ..base import SearchResult, StoreError, check_search
+from ...health.rows import health_from_rows
+from ..scan import exact_topk, search_result
+from ..spec import check_offsets, described, filters_said, opened_or
 
 __all__ = ["ChromaSpec", "check_health", "chunks", "open_collection", "search", "stream_rows", "table_dims"]
 
-#: Chroma's distance spaces → the raw kind of :func:`audit.stores.shared.to_cosine` and the store metric.
+#: Chroma's distance spaces → the raw kind of :func:`audit.stores.scan.to_cosine` and the store metric.
 SPACES = {"cosine": ("cosine", "cosine"), "l2": ("l2sq", "l2"), "ip": ("ip_distance", "ip")}
 
 _PAGE = 1000
@@ -276,7 +270,7 @@ def check_health(spec: ChromaSpec, corpus=None, model_dims: int | None = None, m
 
     ``null_vectors``, ``non_finite`` and ``duplicate_ids`` are ``ok`` with the reason: Chroma stores one
     vector a row, refuses NaN and ±Inf, and keeps ids unique. See
-    :func:`audit.stores.shared.health_from_rows` and :func:`audit.sources.pgvector.check_health`.
+    :func:`audit.health.rows.health_from_rows` and :func:`audit.stores.pgvector.check_health`.
 
     Raises
     ------
@@ -321,7 +315,7 @@ def search(spec: ChromaSpec, queries: np.ndarray, k: int, mode: str = "approxima
     mode : {"approximate", "exact"}
         ``approximate``: ``collection.query(query_embeddings=…, n_results=k)`` one query at a time (its
         wall time in ``ms``). ``exact``: every vector streamed with ``get`` and ranked in the collection's
-        space (:func:`audit.stores.shared.exact_topk`), ties by id.
+        space (:func:`audit.stores.scan.exact_topk`), ties by id.
     ef_search, probes, iterative_scan
         Not applied: Chroma's ``ef_search`` is a setting of the collection (changing it would write);
         the note says so.

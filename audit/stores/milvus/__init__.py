@@ -1,7 +1,7 @@
 """A Milvus Lite collection audited where it lives (a local data folder, ``MilvusClient("./rag.db")``).
 
-The engine code behind the store protocol (:class:`audit.stores.milvus.MilvusStore`), as
-:mod:`audit.sources.pgvector` is for pgvector: :func:`check_health` (the same findings, computed over the rows
+The engine code behind the store protocol (:class:`audit.stores.milvus.engine.MilvusStore`), as
+:mod:`audit.stores.pgvector` is for pgvector: :func:`check_health` (the same findings, computed over the rows
 streamed with ``query_iterator``), :func:`search` (through the collection's index with ``search``, or an exact
 scan over the streamed vectors; cosine distances in [0, 2]), :func:`table_dims`, :func:`stream_rows` and
 :func:`chunks`. :class:`MilvusSpec` names the store: ``milvus-lite:PATH``.
@@ -17,4 +17,5 @@ its last inserts. Only ``load_collection`` (into this process's memory, on the c
 
 from .store import MilvusSpec, check_health, chunks, open_collection, search, stream_rows, table_dims
 
-__all__ = ["MilvusSpec", "check_health", "chunks", "open_collection", "search", "stream_rows", "table_dims"]
+__all__ = ["MilvusSpec", "check_health", "chunks", "open_collection", "search",
+           "stream_rows", "table_dims"]

@@ -1,13 +1,15 @@
 """pgvector as teams deploy it: expression indexes, filtered search, the extension's version, dead tuples.
 
-- **Expression indexes** (:func:`audit.sources.pgvector.connection.key_cast`): ``CREATE INDEX … USING hnsw ((emb::vector(384))
+- **Expression indexes** (:func:`audit.stores.pgvector.connection.key_cast`): ``CREATE INDEX … USING hnsw ((emb::vector(384))
   vector_cosine_ops)`` is the usual index of an untyped ``vector`` or a ``real[]`` column, and
   ``(emb::halfvec(384)) halfvec_cosine_ops`` (pgvector ≥ 0.7) halves its memory. The planner uses
   such an index only for the same expression, so the search casts the column and the query the same
   way. Any other expression is named with the reason the audit cannot rebuild it.
 - **Filtered search** (:func:`audit.stores.filters.check_filters`, :func:`filter_sql`): ``--filter COLUMN=VALUE`` keeps each
-  search to the rows whose column, in its text form, equals the value (``col::text = ANY(%s)``: values
-  of one column OR-ed, columns AND-ed). Values are always bound parameters and columns quoted
+  search to the rows whose column equals the value, typed as the column for uuid, text, integer, numeric,
+  boolean and date columns (``col = %s::uuid``, as a service binds it: a partial index ``… WHERE collection_id =
+  '…'`` is then used), in its text form for any other type (``col::text = ANY(%s)``); values of one column
+  OR-ed, columns AND-ed. Values are always bound parameters and columns quoted
   identifiers checked against the table's columns. pgvector's HNSW applies a ``WHERE`` after the index
   scan, so at most ``hnsw.ef_search`` rows reach the filter (pgvector README, "Filtering"); from 0.8,
   ``hnsw.iterative_scan`` scans further.
@@ -25,10 +27,10 @@ from __future__ import annotations
 
 import re
 
-from ...stores.health import OK, WARNING, Finding
+from ...health import OK, WARNING, Finding
 
-__all__ = ["ITERATIVE_SCAN", "NEEDS", "dead_tuples_check", "extension_check", "extension_version", "filter_sql",
-           "unavailable"]
+__all__ = ["ITERATIVE_SCAN", "NEEDS", "TYPED_FILTERS", "dead_tuples_check", "extension_check", "extension_version",
+           "filter_sql", "filter_types", "unavailable"]
 
 #: What a feature needs: the first pgvector version that has it (pgvector CHANGELOG).
 NEEDS = {"hnsw.iterative_scan": (0, 8, 0), "halfvec": (0, 7, 0)}
@@ -36,21 +38,76 @@ NEEDS = {"hnsw.iterative_scan": (0, 8, 0), "halfvec": (0, 7, 0)}
 #: The values of ``hnsw.iterative_scan`` (pgvector 0.8 README, "Iterative Index Scans").
 ITERATIVE_SCAN = ("off", "relaxed_order", "strict_order")
 
-def filter_sql(filters, alias: str | None = None):
-    """``(SQL, params)``: `` AND col::text = ANY(%(f0)s) …`` for the filters (empty SQL without any).
+#: Column types a ``--filter`` value is typed as (the parameter cast to the column's own type, as a service's
+#: query binds it): equality on them is the column's own, and a partial index's predicate (``collection_id =
+#: '…'::uuid``) is then implied by the query's ``WHERE``, so the planner may use that index. Any other type
+#: compares in its text form.
+TYPED_FILTERS = ("uuid", "text", "character varying", "character", "name", "smallint", "integer", "bigint",
+                 "numeric", "boolean", "date")
 
-    Columns are :class:`psycopg.sql.Identifier`; the values travel as one bound text array per column.
+
+def filter_types(conn, spec) -> dict[str, str]:
+    """The type each filtered column's value is bound as (:data:`TYPED_FILTERS`), or none for text comparison.
+
+    Every value is cast once, read-only, so a value the type refuses is one clear error before any search.
+
+    Raises
+    ------
+    StoreError
+        A value the column's type refuses (``--filter collection_id=abc: collection_id is uuid, and PostgreSQL
+        refuses 'abc' as one (…)``).
+    """
+    from ...stores.base import StoreError
+
+    cols = sorted({col for col, _ in spec.filters})
+    if not cols:
+        return {}
+    rows = conn.execute("SELECT attname, format_type(atttypid, NULL) FROM pg_attribute WHERE attrelid = to_regclass(%s) "
+                        "AND attname = ANY(%s) AND attnum > 0 AND NOT attisdropped",
+                        (spec._t().as_string(conn), cols)).fetchall()
+    types = {n: t for n, t in rows if t in TYPED_FILTERS}
+    for col, value in spec.filters:
+        t = types.get(col)
+        if t is None:
+            continue
+        try:
+            with conn.transaction(force_rollback=True):
+                conn.execute(f"SELECT %s::{t}", (value,))  # t is one of TYPED_FILTERS: no user text
+        except Exception as e:  # noqa: BLE001 - psycopg's DataError and kin: one line
+            msg = " ".join(str(e).split()).split(" LINE ")[0]
+            raise StoreError(f"--filter {col}={value}: {col} is {t}, and PostgreSQL refuses {value!r} as one "
+                             f"({msg})") from None
+    return types
+
+
+def filter_sql(filters, alias: str | None = None, types=None):
+    """``(SQL, params)``: `` AND col = %(f0)s::type …`` for the filters (empty SQL without any).
+
+    A column of :data:`TYPED_FILTERS` (``types``: column → type, :func:`filter_types`) is compared as the
+    service compares it, the parameter typed as the column: `` AND col = %(f0)s::uuid`` for one value, ``= ANY(
+    %(f0)s::uuid[])`` for several (OR-ed), which a partial index's predicate is implied by. Another column
+    compares in its text form, `` AND col::text = ANY(%(f0)s)``. Columns are :class:`psycopg.sql.Identifier`;
+    the values travel as bound parameters.
     """
     from psycopg import sql
 
+    types = types or {}
     by_col: dict[str, list[str]] = {}
     for col, value in filters:
         by_col.setdefault(col, []).append(value)
     parts, params = [], {}
     for i, (col, values) in enumerate(by_col.items()):
         ident = sql.Identifier(alias, col) if alias else sql.Identifier(col)
-        parts.append(sql.SQL(" AND {}::text = ANY({})").format(ident, sql.Placeholder(f"f{i}")))
-        params[f"f{i}"] = values
+        t = types.get(col)
+        if t is None:
+            parts.append(sql.SQL(" AND {}::text = ANY({})").format(ident, sql.Placeholder(f"f{i}")))
+            params[f"f{i}"] = values
+        elif len(values) == 1:
+            parts.append(sql.SQL(" AND {} = {}::" + t).format(ident, sql.Placeholder(f"f{i}")))
+            params[f"f{i}"] = values[0]
+        else:
+            parts.append(sql.SQL(" AND {} = ANY({}::" + t + "[])").format(ident, sql.Placeholder(f"f{i}")))
+            params[f"f{i}"] = values
     return sql.Composed(parts), params
 
 

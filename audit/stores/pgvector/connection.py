@@ -9,13 +9,13 @@ import re
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Iterator, Sequence
-from urllib.parse import quote
 
-from ...stores.filters import check_filters, check_name
-from ...stores.shared import check_offsets, described, filters_said
-from ...stores.base import StoreError
+from ...conninfo import store_label
+from ...secrets import redact, redact_uri
+from ..base import ENV_URI, StoreError
+from ..filters import check_filters, check_name
+from ..spec import check_offsets, described, filters_said
 
-ENV_URI = "AUDIT_STORE_URI"
 
 
 OPERATORS = {"cosine": "<=>", "l2": "<->", "ip": "<#>"}
@@ -29,131 +29,6 @@ OPCLASS_METRIC = {"vector_cosine_ops": "cosine", "vector_l2_ops": "l2", "vector_
 APPROXIMATE_METHODS = ("hnsw", "ivfflat")
 
 
-
-
-_URL_PASSWORD = re.compile(r"(://[^:@/?#\s]*):([^@/\s]*)@")
-
-
-_KW_PASSWORD = re.compile(r"(?i)(\bpassword\s*=\s*)('(?:[^'\\]|\\.)*'|[^&\s]+)")
-
-
-def _password_of(uri: str | None) -> str:
-    if not uri:
-        return ""
-    try:
-        from psycopg.conninfo import conninfo_to_dict
-
-        return str(conninfo_to_dict(uri).get("password") or "")
-    except Exception:  # noqa: BLE001 - a malformed URI has no parseable password; the regexes still apply
-        return ""
-
-
-def redact(text: str, uri: str | None = None) -> str:
-    """``text`` with every credential replaced by ``***``.
-
-    Removes the password of URL forms (``postgresql://user:***@host/db``),
-    ``password=…`` in query strings and keyword/value connection strings,
-    and every literal occurrence (plain or percent-encoded) of the password
-    parsed from ``uri``.
-
-    Parameters
-    ----------
-    text : str
-        A message or connection string.
-    uri : str, optional
-        The connection string whose password must not appear.
-
-    Returns
-    -------
-    str
-    """
-    out = _URL_PASSWORD.sub(r"\1:***@", text)
-    out = _KW_PASSWORD.sub(r"\1***", out)
-    pw = _password_of(uri) or _password_of(text if "://" in text or "=" in text else None)
-    for form in {pw, quote(pw, safe="")} - {""}:
-        out = out.replace(form, "***")
-    return out
-
-
-def redact_uri(uri: str) -> str:
-    """The connection string with its password replaced by ``***`` (``postgresql://user:***@host/db``)."""
-    return redact(uri, uri)
-
-
-_KW_PAIR = re.compile(r"(\w+)\s*=\s*('(?:[^'\\]|\\.)*'|\S+)")
-
-
-def _conninfo(uri: str) -> dict[str, str]:
-    """The connection string's fields (``host``, ``dbname`` …): psycopg's parser, else a plain one."""
-    try:
-        from psycopg.conninfo import conninfo_to_dict
-
-        return {k: str(v) for k, v in conninfo_to_dict(uri).items() if v is not None}
-    except Exception:  # noqa: BLE001 - psycopg absent (an optional extra) or a string it refuses
-        pass
-    if "://" in uri:
-        from urllib.parse import unquote, urlsplit
-
-        try:
-            u = urlsplit(uri)
-            host = u.netloc.rsplit("@", 1)[-1]
-            host = host.rsplit(":", 1)[0] if not host.endswith("]") else host
-            return {"host": unquote(host), "dbname": unquote(u.path.lstrip("/"))}
-        except ValueError:
-            return {}
-    return {k: v.strip("'") for k, v in _KW_PAIR.findall(uri)}
-
-
-def store_label(uri: str | None, name: str | None = None) -> str:
-    """The store as reports and pages name it: ``store NAME`` when configured, else ``host/database``.
-
-    Never the user, the password or the port: a shared dashboard shows the name its operator
-    gave the store (``[stores] NAME`` in audit.toml, or ``$AUDIT_STORE_URI``); a connection string
-    typed in single-user mode or given to the CLI shows where it points, ``db.example/rag``. A host
-    that is a socket folder reads ``local socket``; no database in the string (libpq then uses the
-    user's name), the host alone.
-
-    Parameters
-    ----------
-    uri : str or None
-        A libpq connection string (URL or ``key=value`` form).
-    name : str, optional
-        The configured name of the store.
-
-    Returns
-    -------
-    str
-    """
-    if name:
-        return f"store {name}"
-    info = _conninfo(uri or "")
-    host = info.get("host") or info.get("hostaddr") or "localhost"
-    host = "local socket" if host.startswith("/") else host
-    db = info.get("dbname", "")
-    return f"{host}/{db}" if db else host
-
-
-def named_store_uri(name: str, value: str, env=None) -> str:
-    """The connection string of a store named in the configuration (``[stores] name = value``).
-
-    ``value`` is ``"env:VARIABLE"`` (the URI is read from that environment variable, so the password
-    stays out of the file) or the connection string itself.
-
-    Raises
-    ------
-    StoreError
-        ``env:VARIABLE`` with the variable unset or empty (the message names the store and the variable,
-        never a value).
-    """
-    env = os.environ if env is None else env
-    if value.startswith("env:"):
-        var = value[4:].strip()
-        uri = env.get(var, "")
-        if not uri.strip():
-            raise StoreError(f"store {name!r}: the environment variable ${var} that holds its connection string "
-                             "is not set")
-        return uri
-    return value
 
 
 def _one_line(text: str) -> str:
@@ -186,8 +61,9 @@ class StoreSpec:
         The distance the table is indexed for: ``<=>``, ``<->`` or ``<#>``.
     filters : tuple of (str, str)
         ``(column, value)`` pairs every search keeps to (``--filter COLUMN=VALUE``), as a team's
-        ``WHERE tenant = …`` does: the column's text form equals the value, bound as a parameter; values of
-        one column are OR-ed, columns AND-ed (:mod:`.production`). Health reads the whole table.
+        ``WHERE tenant = …`` does: the value bound as a parameter typed as the column (uuid, text, integers,
+        numeric, boolean, date; another type compares in its text form); values of one column are OR-ed,
+        columns AND-ed (:mod:`.production`). Health reads the whole table.
     name : str, optional
         The store's configured name (audit.toml ``[stores] NAME``): what :attr:`where` shows.
 
@@ -410,6 +286,12 @@ class IndexInfo:
         planner matches the index (:func:`key_cast`).
     unusable : str
         Why the audit cannot query through this index ("" when it can): an expression other than a cast.
+    predicate : str
+        A partial index's ``WHERE`` (``pg_get_expr(indpred)``, e.g. ``(collection_id =
+        '2f0c…'::uuid)``), "" for a whole-table index: the planner uses it only for a query whose ``WHERE``
+        implies it (the matching ``--filter``).
+    via : str
+        The base table the index is on when the audited relation is a view of it ("" otherwise).
     """
 
     name: str
@@ -421,6 +303,8 @@ class IndexInfo:
     expression: str | None = None
     cast: tuple | None = None
     unusable: str = ""
+    predicate: str = ""
+    via: str = ""
 
 
 _IDENT = r'(?:"(?:[^"]|"")+"|[A-Za-z_][A-Za-z0-9_$]*)'
@@ -475,13 +359,48 @@ def key_cast(expression: str | None, column: str) -> tuple[tuple[str, int] | Non
     return None, ""
 
 
+def view_base(c, spec: StoreSpec) -> tuple[str | None, str]:
+    """When the audited relation is a view: ``(its base table, "")``, or ``(None, why it cannot be traced)``;
+    ``(None, "")`` for a table.
+
+    A view granted to the auditor instead of its table (``CREATE VIEW chunks AS SELECT … FROM
+    langchain_pg_embedding WHERE …``) has no index of its own; the planner inlines it and uses the base
+    table's. The base is read from the view's rewrite rule (``pg_rewrite`` → ``pg_depend``: catalogs every role
+    may read, no privilege on the base table needed); it is traced when the view reads exactly one table that
+    has a column of the vector column's name.
+    """
+    row = c.execute("SELECT c.oid, c.relkind FROM pg_class c WHERE c.oid = to_regclass(%s)",
+                    (spec._t().as_string(c),)).fetchone()
+    if row is None or row[1] != "v":
+        return None, ""
+    bases = c.execute(
+        "SELECT DISTINCT d.refobjid::regclass::text, b.relkind FROM pg_rewrite r "
+        "JOIN pg_depend d ON d.classid = 'pg_rewrite'::regclass AND d.objid = r.oid "
+        "AND d.refclassid = 'pg_class'::regclass AND d.refobjid <> r.ev_class "
+        "JOIN pg_class b ON b.oid = d.refobjid WHERE r.ev_class = %s AND b.relkind IN ('r', 'p', 'm', 'v') "
+        "ORDER BY 1", (row[0],)).fetchall()
+    if len(bases) != 1:
+        return None, (f"view {spec.table!r} reads {len(bases)} relations ({', '.join(b for b, _ in bases) or 'none'}): "
+                      "its vector column cannot be traced to one table's index")
+    base, kind = bases[0]
+    if kind == "v":
+        return None, f"view {spec.table!r} reads another view ({base}): only a view of a table is traced"
+    has = c.execute("SELECT 1 FROM pg_attribute WHERE attrelid = to_regclass(%s) AND attname = %s AND attnum > 0 "
+                    "AND NOT attisdropped", (base, spec.vector_column)).fetchone()
+    if has is None:
+        return None, (f"view {spec.table!r}: its base table {base} has no column {spec.vector_column!r} (renamed in "
+                      "the view?): its index cannot be traced")
+    return base, ""
+
+
 def find_indexes(spec: StoreSpec, conn=None) -> tuple[IndexInfo, ...]:
     """Approximate (HNSW / IVFFlat) indexes whose first key is the vector column or an expression of it.
 
     Read from the catalogs (``pg_index``, ``pg_am``, ``pg_opclass``; an expression key from
-    ``pg_get_indexdef(index, 1, true)``), sorted by name. An expression index
-    (``USING hnsw ((emb::vector(384)) vector_cosine_ops)``) is kept when its key mentions the vector
-    column; when it is not a plain cast of it, :attr:`IndexInfo.unusable` says why.
+    ``pg_get_indexdef(index, 1, true)``, a partial index's predicate from ``pg_get_expr(indpred, indrelid)``),
+    sorted by name. An expression index (``USING hnsw ((emb::vector(384)) vector_cosine_ops)``) is kept when its
+    key mentions the vector column; when it is not a plain cast of it, :attr:`IndexInfo.unusable` says why. For
+    a view, the indexes of its base table (:func:`view_base`, :attr:`IndexInfo.via`).
 
     Raises
     ------
@@ -490,33 +409,50 @@ def find_indexes(spec: StoreSpec, conn=None) -> tuple[IndexInfo, ...]:
     """
     with _session(spec, conn) as c:
         _describe(c, spec)
+        base, _ = view_base(c, spec)
         rows = c.execute(
             "SELECT i.relname, am.amname, opc.opcname, coalesce(array_to_string(i.reloptions, ','), ''), "
-            "pg_get_indexdef(i.oid), a.attname, pg_get_indexdef(i.oid, 1, true) "
+            "pg_get_indexdef(i.oid), a.attname, pg_get_indexdef(i.oid, 1, true), "
+            "coalesce(pg_get_expr(x.indpred, x.indrelid, true), '') "
             "FROM pg_index x JOIN pg_class i ON i.oid = x.indexrelid JOIN pg_am am ON am.oid = i.relam "
             "JOIN pg_opclass opc ON opc.oid = x.indclass[0] "
             "LEFT JOIN pg_attribute a ON a.attrelid = x.indrelid AND a.attnum = x.indkey[0] AND x.indkey[0] <> 0 "
             "WHERE x.indrelid = to_regclass(%s) AND am.amname = ANY(%s) ORDER BY i.relname",
-            (spec._t().as_string(c), list(APPROXIMATE_METHODS))).fetchall()
+            (base or spec._t().as_string(c), list(APPROXIMATE_METHODS))).fetchall()
     out = []
-    for n, m, o, opt, d, col, key in rows:
+    via = base or ""
+    for n, m, o, opt, d, col, key, pred in rows:
         if col is not None:
             if col == spec.vector_column:
-                out.append(IndexInfo(n, m, OPCLASS_METRIC.get(o), o, opt, d))
+                out.append(IndexInfo(n, m, OPCLASS_METRIC.get(o), o, opt, d, predicate=pred, via=via))
             continue
         cast, why = key_cast(key, spec.vector_column)
         if cast is None and not why:
             continue  # an expression of another column
-        out.append(IndexInfo(n, m, OPCLASS_METRIC.get(o), o, opt, d, key, cast, why))
+        out.append(IndexInfo(n, m, OPCLASS_METRIC.get(o), o, opt, d, key, cast, why, pred, via))
     return tuple(out)
 
 
-def _index_for(indexes: Sequence[IndexInfo], metric: str) -> IndexInfo | None:
+def _index_for(indexes: Sequence[IndexInfo], metric: str, filters: Sequence = ()) -> IndexInfo | None:
+    """The index a search of ``metric`` goes through: with ``filters``, the partial index whose predicate names
+    every filtered column and value (LangChain's one index per collection); else a whole-table one; else None
+    (a partial index the filters do not match is not one the planner may use)."""
     usable = [i for i in indexes if i.metric == metric and not i.unusable]
-    return usable[0] if usable else None
+    for i in usable:  # the planner confirms the choice (search: "the planner did not use index …" otherwise)
+        if i.predicate and filters and all(col in i.predicate and value in i.predicate for col, value in filters):
+            return i
+    whole = [i for i in usable if not i.predicate]
+    return whole[0] if whole else None
 
 
-def _no_index_note(indexes: Sequence[IndexInfo], metric: str) -> str:
+def _no_index_note(indexes: Sequence[IndexInfo], metric: str, untraced: str = "") -> str:
+    if untraced:
+        return f"{untraced}: approximate equals exact"
+    partial = [i for i in indexes if i.metric == metric and i.predicate and not i.unusable]
+    if partial:
+        shown = "; ".join(f"{i.name} WHERE {i.predicate}" for i in partial[:3])
+        return (f"only partial indexes for metric {metric} ({shown}): give the --filter its predicate holds, so "
+                "the search keeps to the rows the index covers: approximate equals exact")
     if not indexes:
         return "no approximate index: approximate equals exact"
     unusable = [i for i in indexes if i.metric == metric and i.unusable]

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import time
 
-from ...stores.health import NORM_TOLERANCE, OK, UNHEALTHY, WARNING, Finding, HealthReport, majority, store_report
+from ...health import NORM_TOLERANCE, OK, UNHEALTHY, WARNING, Finding, HealthReport, majority, store_report
+from ...health.rows import missing_documents
 from .connection import (
     StoreSpec,
     _describe,
@@ -187,12 +188,16 @@ def check_health(spec: StoreSpec, corpus=None, model_dims: int | None = None, mo
         if corpus is not None and spec.doc_column and not spec.start_column:
             not_checked.append("text_mismatch: no offset columns given")
 
-        idx = _index_for(indexes, spec.metric)
+        idx = _index_for(indexes, spec.metric, spec.filters)
         opts = f", {idx.options}" if idx and idx.options else ""
         on = f" on {idx.expression}" if idx and idx.expression else ""
+        where = (f" WHERE {idx.predicate}" if idx and idx.predicate else "") + (
+            f" of base table {idx.via} (through view {spec.table})" if idx and idx.via else "")
+        from .connection import view_base
+
         checks.append(Finding.of_rows("approximate_index", OK, 0,
-                                      f"{idx.method} index {idx.name}{on} ({idx.opclass}{opts})" if idx
-                                      else _no_index_note(indexes, spec.metric)))
+                                      f"{idx.method} index {idx.name}{on} ({idx.opclass}{opts}){where}" if idx
+                                      else _no_index_note(indexes, spec.metric, view_base(c, spec)[1])))
         from .production import dead_tuples_check, extension_check, extension_version
 
         checks.append(extension_check(extension_version(c)))
@@ -215,15 +220,11 @@ def _document_checks(c, spec: StoreSpec, corpus, n_rows: int) -> list[Finding]:
             "bodies": [d.text.replace("\x00", "") for d in corpus.documents]}
     audit_docs = sql.SQL("WITH audit_docs (doc_id, body) AS (SELECT * FROM unnest(%(ids)s::text[], %(bodies)s::text[])) ")
     with c.transaction(force_rollback=True):
+        # a null document stays None (rows that name no document are counted apart, never an example)
         miss = c.execute(audit_docs + sql.SQL(
-            "SELECT coalesce(t.{d}::text, '(null)'), count(*) FROM {t} t LEFT JOIN audit_docs a "
+            "SELECT t.{d}::text, count(*) FROM {t} t LEFT JOIN audit_docs a "
             "ON a.doc_id = t.{d}::text WHERE a.doc_id IS NULL GROUP BY 1").format(d=D, t=T), docs).fetchall()
-        miss = sorted(miss, key=lambda vc: (-vc[1], vc[0]))
-        n_miss = sum(n for _, n in miss)
-        out.append(Finding.of_rows("missing_documents", UNHEALTHY if n_miss else OK, n_miss,
-                                   f"{n_miss} rows belong to {len(miss)} documents not in corpus {corpus.name!r}"
-                                   if n_miss else f"every row's document is in corpus {corpus.name!r}",
-                                   tuple(miss[:_EXAMPLES]), tuple(m for m, _ in miss[:_EXAMPLES])))
+        out.append(missing_documents(miss, corpus.name, _EXAMPLES))
         if spec.start_column:
             S, E = spec._c("start"), spec._c("end")
             # CASE first: substr() raises on a negative length, so bad offsets never reach it.

@@ -1,6 +1,6 @@
 """A live pgvector table read for the store protocol: its dimension, its rows streamed, the rows asked for.
 
-:class:`audit.stores.pgvector.PgvectorStore` asks the table its questions through :func:`.search.search`
+:class:`audit.stores.pgvector.engine.PgvectorStore` asks the table its questions through :func:`.search.search`
 (approximate and exact) and reads them as one :class:`~audit.runset.RunSet`
 (:meth:`audit.stores.protocol.VectorStore.runset`); what it needs from the table beyond the searches is
 here: :func:`table_dims`, :func:`stream_rows` (the texts the needles are resolved on, through a server-side
@@ -10,7 +10,7 @@ document and offsets).
 
 from __future__ import annotations
 
-from ..imported.chunks import UserChunk
+from ...sources.imported.chunks import UserChunk
 from .connection import StoreSpec, _describe, _session
 
 __all__ = ["chunks", "stream_rows", "table_dims"]

@@ -1,8 +1,8 @@
 """One health report for every place vectors live, with one finding type and one JSON form.
 
 A SQLite index (:mod:`audit.index.health`), a Lance dataset (:mod:`audit.index.lance.health`) and a live
-store (:func:`audit.sources.pgvector.check_health`, and Chroma and Milvus Lite through
-:func:`audit.stores.shared.health_from_rows`) each run their own checks, and each returns a
+store (:func:`audit.stores.pgvector.check_health`, and Chroma and Milvus Lite through
+:func:`audit.health.rows.health_from_rows`) each run their own checks, and each returns a
 :class:`HealthReport` of :class:`Finding`: what every report, page and exit code reads.
 
 - A **finding** names its check (a stable id), its severity (``unhealthy``, ``warning`` or ``ok``), a

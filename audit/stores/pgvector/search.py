@@ -1,17 +1,16 @@
-"""Top-k through the table's own approximate index and through an exact scan, and the two compared per k."""
+"""Top-k through the table's own approximate index and through an exact scan (compared per k by
+:mod:`audit.evaluation.approximate`)."""
 
 from __future__ import annotations
 
 import json
 import math
 import time
-from dataclasses import dataclass, field
-from typing import Collection, Sequence
 
 import numpy as np
 
-from ...stores.health import NORM_TOLERANCE
-from ...stores.base import SearchResult, check_search, cosine_in_range, rescore
+from ...health import NORM_TOLERANCE
+from ..base import SearchResult, check_search, cosine_in_range, rescore
 from .connection import (
     StoreError,
     StoreSpec,
@@ -21,6 +20,7 @@ from .connection import (
     _session,
     _vec_expr,
     find_indexes,
+    view_base,
 )
 
 
@@ -107,10 +107,12 @@ def search(spec: StoreSpec, queries: np.ndarray, k: int, mode: str = "approximat
         if dims is not None and dims != q.shape[1]:
             raise StoreError(f"query vectors have {q.shape[1]} dimensions, column {spec.vector_column!r} of "
                              f"{spec.table!r} has {dims}: embed the queries with the table's model")
-        from .production import ITERATIVE_SCAN, extension_version, filter_sql, unavailable
+        from .production import ITERATIVE_SCAN, extension_version, filter_sql, filter_types, unavailable
 
         indexes = find_indexes(spec, c)
-        idx = _index_for(indexes, spec.metric)
+        _, untraced = view_base(c, spec)
+        idx = _index_for(indexes, spec.metric, spec.filters)
+        ftypes = filter_types(c, spec)
         if idx is not None and idx.cast is None and table.vector_type != "vector":
             idx = None  # an index on a real[] column itself cannot serve <=> (only an expression cast can)
         version = extension_version(c)
@@ -122,7 +124,7 @@ def search(spec: StoreSpec, queries: np.ndarray, k: int, mode: str = "approximat
         if mode == "exact" or idx is None:
             switches = {"enable_indexscan": "off", "enable_bitmapscan": "off", "enable_indexonlyscan": "off"}
             if mode == "approximate":
-                notes.append(_no_index_note(indexes, spec.metric) if table.vector_type == "vector" or indexes
+                notes.append(_no_index_note(indexes, spec.metric, untraced) if table.vector_type == "vector" or indexes
                              else "real[] column: no index on it can serve the distance: approximate equals exact")
         else:
             switches = {"enable_seqscan": "off"}
@@ -154,7 +156,7 @@ def search(spec: StoreSpec, queries: np.ndarray, k: int, mode: str = "approximat
             where += sql.SQL(" AND NOT EXISTS (SELECT 1 FROM unnest({v}) x WHERE x IS NULL OR x::float8 IN "
                              "('NaN', 'Infinity', '-Infinity'))").format(v=spec._c("vector"))
             notes.append("real[] column: rows holding NaN, ±Inf or NULL elements are left out")
-        fsql, fparams = filter_sql(spec.filters)
+        fsql, fparams = filter_sql(spec.filters, types=ftypes)
         where += fsql
         if spec.filters and approx_index:
             notes.append(f"filtered: {idx.method.upper()} applies the WHERE after its scan"
@@ -220,132 +222,3 @@ def search(spec: StoreSpec, queries: np.ndarray, k: int, mode: str = "approximat
                         else ""))
     return SearchResult(mode, int(k), spec.metric, used if approx_index else None,
                         tuple(ids), tuple(ds), tuple(cs), tuple(texts), tuple(ms), settings, "; ".join(notes))
-
-
-def relevant_from_needles(needles: Sequence[str], *results: SearchResult) -> list[set[str]]:
-    """Per query, the returned ids whose text contains the needle (whitespace collapsed, as everywhere).
-
-    Relevance is decided on the rows the searches returned, which is all
-    recall at k needs. ``needles[i]`` belongs to query ``i``.
-
-    Raises
-    ------
-    StoreError
-        ``needles`` and the results do not have the same number of queries.
-    """
-    from ...matching import collapse
-
-    out = []
-    for r in results:
-        if len(r.ids) != len(needles):
-            raise StoreError(f"{len(needles)} needles for {len(r.ids)} queries")
-    for qi, needle in enumerate(needles):
-        key = collapse(needle)
-        out.append({i for r in results for i, x in zip(r.ids[qi], r.texts[qi]) if x is not None and key in collapse(x)})
-    return out
-
-
-@dataclass(frozen=True)
-class KComparison:
-    """Approximate against exact at one k.
-
-    Attributes
-    ----------
-    k : int
-    n_queries : int
-    recall_approximate, recall_exact : float
-        Share of queries with a relevant id in the top k (needle recall).
-    overlap : float
-        Mean over queries of ``|A_k ∩ E_k| / |E_k|`` (``|E_k| = k`` unless the
-        table has fewer rows with a vector).
-    lost : tuple of str
-        Queries whose needle the exact top k finds and the approximate top k misses.
-    gained : tuple of str
-        The reverse (possible when the exact top k is cut at a tie).
-    short : tuple of str
-        Queries whose approximate list holds fewer rows than the exact one at k (``min(k, len)``): the
-        index stopped early, as HNSW does under a filter or over deleted rows.
-    """
-
-    k: int
-    n_queries: int
-    recall_approximate: float
-    recall_exact: float
-    overlap: float
-    lost: tuple[str, ...]
-    gained: tuple[str, ...]
-    short: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class RetrievalComparison:
-    """Per-k comparison of the approximate index with the exact scan."""
-
-    rows: tuple[KComparison, ...]
-    index: str | None
-    settings: dict = field(default_factory=dict)
-    note: str = ""
-
-    def to_frame(self):
-        """One row per k: ``k``, ``n_queries``, ``recall_approximate``, ``recall_exact``, ``overlap``,
-        ``lost`` and ``gained`` (counts)."""
-        import pandas as pd
-
-        return pd.DataFrame([{"k": r.k, "n_queries": r.n_queries, "recall_approximate": r.recall_approximate,
-                              "recall_exact": r.recall_exact, "overlap": r.overlap, "lost": len(r.lost),
-                              "gained": len(r.gained), "short": len(r.short)} for r in self.rows],
-                            columns=["k", "n_queries", "recall_approximate", "recall_exact", "overlap", "lost",
-                                     "gained", "short"])
-
-    def to_dict(self) -> dict:
-        return {"index": self.index, "settings": dict(self.settings), "note": self.note,
-                "rows": [{**r.__dict__, "lost": list(r.lost), "gained": list(r.gained), "short": list(r.short)}
-                         for r in self.rows]}
-
-
-def compare_retrieval(approximate: SearchResult, exact: SearchResult, relevant: Sequence[Collection],
-                      ks: Sequence[int] = (1, 4, 8, 20), labels: Sequence[str] | None = None) -> RetrievalComparison:
-    """Compare the approximate top-k with the exact top-k, per k.
-
-    Parameters
-    ----------
-    approximate, exact : SearchResult
-        The same queries through :func:`search` in both modes, ``k ≥ max(ks)``.
-    relevant : sequence of collections
-        Per query, the relevant chunk ids (compared as text), e.g. from
-        :func:`relevant_from_needles`. An empty set counts as a miss.
-    ks : sequence of int
-    labels : sequence of str, optional
-        Query names for ``lost``/``gained``; default the query's position.
-
-    Returns
-    -------
-    RetrievalComparison
-
-    Raises
-    ------
-    StoreError
-        Different numbers of queries, or a k larger than a search's k.
-    """
-    n = len(exact.ids)
-    if len(approximate.ids) != n or len(relevant) != n:
-        raise StoreError(f"approximate has {len(approximate.ids)} queries, exact {n}, relevant {len(relevant)}")
-    if labels is not None and len(labels) != n:
-        raise StoreError(f"{len(labels)} labels for {n} queries")
-    names = [str(x) for x in labels] if labels is not None else [str(i) for i in range(n)]
-    rel = [{str(x) for x in r} for r in relevant]
-    rows = []
-    for k in sorted(set(int(k) for k in ks)):
-        if k > approximate.k or k > exact.k:
-            raise StoreError(f"k={k} is larger than the searches' k ({approximate.k}, {exact.k})")
-        ha = [bool(set(approximate.ids[i][:k]) & rel[i]) for i in range(n)]
-        he = [bool(set(exact.ids[i][:k]) & rel[i]) for i in range(n)]
-        ov = [len(set(approximate.ids[i][:k]) & set(exact.ids[i][:k])) / max(1, len(exact.ids[i][:k]))
-              for i in range(n)]
-        rows.append(KComparison(k, n, sum(ha) / n if n else math.nan, sum(he) / n if n else math.nan,
-                                float(np.mean(ov)) if n else math.nan,
-                                tuple(names[i] for i in range(n) if he[i] and not ha[i]),
-                                tuple(names[i] for i in range(n) if ha[i] and not he[i]),
-                                tuple(names[i] for i in range(n)
-                                      if len(approximate.ids[i][:k]) < len(exact.ids[i][:k]))))
-    return RetrievalComparison(tuple(rows), approximate.index, dict(approximate.settings), approximate.note)

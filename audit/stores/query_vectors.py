@@ -24,8 +24,8 @@ from typing import Mapping, Sequence
 
 import numpy as np
 
-from ...jsontext import InputFileError, json_records, lines, read_text
-from ..imported.readers import _json_id
+from ..jsontext import InputFileError, json_records, lines, read_text
+from ..sources.imported.readers import _json_id
 
 __all__ = ["QueryVectors", "read_query_vectors"]
 

@@ -14,23 +14,17 @@ from typing import Iterator
 
 import numpy as np
 
-from ...stores.filters import check_filters
-from ..imported.chunks import UserChunk
-from ...stores.health import HealthReport
-from ...stores.base import SearchResult, StoreError, check_search
-from ...stores.shared import (
-    check_offsets,
-    described,
-    exact_topk,
-    filters_said,
-    opened_or,
-    health_from_rows,
-    search_result,
-)
+from ..filters import check_filters
+from ...sources.imported.chunks import UserChunk
+from ...health import HealthReport
+from ..base import SearchResult, StoreError, check_search
+from ...health.rows import health_from_rows
+from ..scan import exact_topk, search_result
+from ..spec import check_offsets, described, filters_said, opened_or
 
 __all__ = ["MilvusSpec", "check_health", "chunks", "open_collection", "search", "stream_rows", "table_dims"]
 
-#: Milvus metric types → the raw kind of :func:`audit.stores.shared.to_cosine` and the store metric.
+#: Milvus metric types → the raw kind of :func:`audit.stores.scan.to_cosine` and the store metric.
 METRICS = {"COSINE": ("cosine_similarity", "cosine"), "L2": ("l2sq", "l2"), "IP": ("ip", "ip")}
 
 _BATCH = 1000
@@ -57,7 +51,9 @@ class MilvusSpec:
     filters : tuple of (str, str)
         ``(field, value)`` pairs every search keeps to (Milvus ``filter``): the value is converted to the
         field's type (VARCHAR, INT*, FLOAT/DOUBLE, BOOL) and written as a literal (Milvus Lite has no bound
-        parameters): a string literal is JSON-quoted, and a value holding a control character is refused.
+        parameters): a string literal is JSON-quoted, and a value holding a control character is refused. A
+        dynamic field (a key of the rows outside the schema, in a collection with ``enable_dynamic_field``)
+        is compared as a string.
 
     Raises
     ------
@@ -188,14 +184,20 @@ def open_collection(spec: MilvusSpec) -> Iterator[_Opened]:
         desc = client.describe_collection(spec.table)
         fields = {f["name"]: f for f in desc["fields"]}
         types = {n: getattr(f["type"], "name", str(f["type"])) for n, f in fields.items()}
-        listed = ", ".join(fields)
+        # a collection with dynamic fields (MilvusClient.create_collection(name, dimension=…), the quickstart's)
+        # keeps every other key of a row in its $meta JSON and returns it by name: a named field not in the
+        # schema is one of those (its rows may lack it: their text is then empty, as the health says)
+        dynamic = bool(desc.get("enable_dynamic_field"))
+        listed = ", ".join(fields) + (" (and dynamic fields, by name)" if dynamic else "")
         for role, name in spec.columns.items():
-            if name not in fields:
+            if name not in fields and not dynamic:
                 raise StoreError(f"collection {spec.table!r} has no field {name!r} (for {role}); its fields: {listed}")
+            types.setdefault(name, "DYNAMIC")
         for name, _ in spec.filters:
-            if name not in fields:
+            if name not in fields and not dynamic:
                 raise StoreError(f"--filter {name}=…: collection {spec.table!r} has no field {name!r}; its fields: "
                                  f"{listed}")
+            types.setdefault(name, "DYNAMIC")
         pk = spec.id_column or next((n for n, f in fields.items() if f.get("is_primary")), None)
         vectors = [n for n, t in types.items() if t == "FLOAT_VECTOR"]
         vf = spec.vector_column or (vectors[0] if len(vectors) == 1 else None)
@@ -226,7 +228,7 @@ def _use(spec: MilvusSpec, conn):
 
 
 def _literal(value: str, dtype: str, name: str) -> str:
-    if dtype in ("VARCHAR", "STRING"):
+    if dtype in ("VARCHAR", "STRING", "DYNAMIC"):  # a dynamic field has no declared type: compared as a string
         return json.dumps(value)
     if dtype.startswith("INT"):
         try:
@@ -286,7 +288,7 @@ def check_health(spec: MilvusSpec, corpus=None, model_dims: int | None = None, m
 
     ``duplicate_ids`` is checked for real: Milvus does not enforce unique primary keys (Milvus Lite 3
     replaces a row inserted twice, a Milvus server keeps both). See
-    :func:`audit.stores.shared.health_from_rows` and :func:`audit.sources.pgvector.check_health`.
+    :func:`audit.health.rows.health_from_rows` and :func:`audit.stores.pgvector.check_health`.
 
     Raises
     ------
@@ -333,7 +335,7 @@ def search(spec: MilvusSpec, queries: np.ndarray, k: int, mode: str = "approxima
         ``approximate``: ``client.search`` one query at a time, in the index's metric, with ``ef``
         (HNSW) = ``ef_search`` and ``nprobe`` (IVF) = ``probes`` when given. ``exact``: every vector
         streamed with ``query_iterator`` and ranked in the same metric
-        (:func:`audit.stores.shared.exact_topk`), ties by id.
+        (:func:`audit.stores.scan.exact_topk`), ties by id.
     iterative_scan
         A pgvector setting: not applied (the note says so).
 

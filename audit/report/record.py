@@ -1,0 +1,526 @@
+"""The decision record: one self-contained HTML file (and its PDF) that a product owner can forward.
+
+:func:`render_html` renders a :class:`~audit.report.report.Report` and the JSON built from it
+(:meth:`~audit.report.report.Report.to_json`, the very dict ``--json`` writes) in the order a reader needs:
+
+1. what was audited (source, corpus, model, stamps, ground-truth digest, files with their sha256, the date);
+2. the decision: the cut of each reported run, where it comes from (saved, with its note, author and date, and
+   the configuration it was chosen on; given; balanced), and what it does — in-domain answered / answered
+   without / abandoned, out-of-domain bluffs / refused, each with its Wilson 95% interval — with the sweep
+   drawn, and the traffic's NO ANSWER share when traffic was given;
+3. the comparison: Success@k with Wilson intervals, the paired sign tests with Holm-adjusted p, the questions
+   lost and gained;
+4. the citations audit (returned contents against their documents; needles only an overlap tail holds);
+5. the health findings recorded in the history, when there are any;
+6. a live endpoint's outcomes and latency;
+7. a trend from the history, when there is one.
+
+No figure is computed here: every number is read from the report's JSON (or, for the lists of questions lost
+and gained, from the same :class:`~audit.evaluation.paired.PairedTest` objects the JSON's ``comparisons`` are
+built from). Every figure a reader may quote is marked with ``data-figure`` (what it is), ``data-run`` (the run
+or column) and ``data-value`` (the JSON value, ``repr`` of the float), so a test reads the page against the JSON.
+
+**Self-contained.** No script, stylesheet, font or image is fetched: the style is inline and the charts are SVG
+rendered in-process from Vega-Lite specs by ``vl-convert-python`` (the Vega-Lite compiler and the Vega renderer
+in one wheel, no browser and no network: the charts match the dashboard's, which are Vega-Lite too). Without
+that package the charts are left out and the file says so; the figures stay. **Escaped.** Text that comes from
+documents, questions, file names, notes and run names is data: every piece goes through :func:`html.escape`.
+
+:func:`to_pdf` prints the HTML with Chromium through Playwright (``page.pdf``) with every request blocked.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import html
+import json
+import math
+import os
+import shutil
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+from ..evaluation.saved_cut import describe_key
+from ..evaluation.threshold import KEEP
+from ..words import format_p
+
+__all__ = ["OUTCOMES", "PDF_HOWTO", "RecordError", "find_chromium", "pdf_available", "render_html", "to_pdf"]
+
+#: The five outcomes at a cut, in reading order: (JSON key, label, domain).
+OUTCOMES = (("answered", "answered with the answer", "in-domain"),
+            ("answered without", "answered without it", "in-domain"),
+            ("abandoned", "abandoned", "in-domain"),
+            ("bluff", "bluffs", "out-of-domain"),
+            ("refused", "refused", "out-of-domain"))
+
+#: One line for a machine without Chromium.
+PDF_HOWTO = ("no Chromium here to print the PDF: open the HTML file in any browser and print it to PDF "
+             "(or install Chromium and Playwright: apt-get install chromium; pip install playwright)")
+
+
+class RecordError(RuntimeError):
+    """The PDF cannot be printed here (no Chromium, no Playwright): the message says how to get it."""
+
+
+def _e(v: Any) -> str:
+    return html.escape("" if v is None else str(v), quote=True)
+
+
+def _num(v: Any, fmt: str = ".3f") -> str:
+    if v is None or (isinstance(v, float) and not math.isfinite(v)):
+        return "n/a"
+    return format(v, fmt) if isinstance(v, (int, float)) and not isinstance(v, bool) else str(v)
+
+
+def _fig(name: str, value: Any, shown: str | None = None, run: str | None = None, tag: str = "span") -> str:
+    """One figure: ``<span data-figure=… data-run=… data-value=…>shown</span>`` (``shown`` escaped)."""
+    raw = "" if value is None else (repr(value) if isinstance(value, float) else str(value))
+    attrs = f' data-figure="{_e(name)}"' + (f' data-run="{_e(run)}"' if run is not None else "")
+    return f'<{tag}{attrs} data-value="{_e(raw)}">{_e(shown if shown is not None else raw)}</{tag}>'
+
+
+def _table(head: Sequence[str], rows: Iterable[Sequence[str]], cls: str = "") -> str:
+    """A table whose cells are already HTML (each built with :func:`_e` or :func:`_fig`)."""
+    h = "".join(f"<th>{_e(c)}</th>" for c in head)
+    body = "".join("<tr>" + "".join(f"<td>{c}</td>" for c in r) + "</tr>" for r in rows)
+    return f'<table class="{cls}"><thead><tr>{h}</tr></thead><tbody>{body}</tbody></table>'
+
+
+_STYLE = """
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,Helvetica,Arial,sans-serif;color:#1b1f24;
+max-width:1000px;margin:24px auto;padding:0 16px}
+h1{font-size:24px;margin:0 0 4px}h2{font-size:18px;margin:28px 0 8px;border-bottom:1px solid #d0d7de;
+padding-bottom:4px}h3{font-size:15px;margin:18px 0 6px}
+table{border-collapse:collapse;margin:6px 0 12px;font-size:13px}th,td{border:1px solid #d0d7de;padding:3px 8px;
+text-align:left;vertical-align:top}th{background:#f6f8fa}td{font-variant-numeric:tabular-nums}
+.decision{border:2px solid #0969da;border-radius:6px;padding:8px 14px;margin:10px 0;break-inside:avoid}
+.note{background:#fff8c5;padding:4px 8px;border-radius:4px;white-space:pre-wrap}
+.muted{color:#57606a}dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:6px 0}
+dt{color:#57606a}dd{margin:0;word-break:break-all}svg{max-width:100%;height:auto}
+@media print{body{margin:0;max-width:none}h2{break-after:avoid}table{break-inside:avoid}}
+"""
+
+
+# --------------------------------------------------------------------------- sections
+
+def _provenance(report, data: Mapping, generated_at: str, record_id: int | None = None) -> str:
+    from ..history.record import ground_truth_hash
+
+    rs = report.runset
+    src = rs.source
+    source = src.name if src.name.startswith(src.kind) else f"{src.kind}: {src.name}"
+    items: list[tuple[str, str]] = [("source", source)]
+    if rs.corpus is not None:
+        items.append(("corpus", f"{rs.corpus.name} (sha256 {rs.corpus.sha256})"))
+    if rs.model and "model" not in (data.get("provenance") or {}):  # the built-in provenance names it already
+        items.append(("model", ", ".join(f"{k} {v}" for k, v in rs.model.items() if v not in (None, ""))))
+    items.append(("ground truth", f"{data.get('judged_by') or ''}; digest {ground_truth_hash(rs)}"))
+    if src.identity:
+        items.append(("run set digest", src.identity))
+    for k, v in (data.get("provenance") or {}).items():
+        if k == "files" or v in (None, "", [], {}) or (rs.corpus is not None and k in ("corpus", "corpus_sha256")):
+            continue
+        items.append((k.replace("_", " "), json.dumps(v, ensure_ascii=False, sort_keys=True)
+                      if isinstance(v, (dict, list)) else str(v)))
+    items.append(("written", generated_at))
+    if record_id is not None:
+        items.append(("history record", f"#{record_id}: python -m audit history show {record_id}; on the dashboard, "
+                                        f"history?record={record_id}"))
+    dl = "".join(f"<dt>{_e(k)}</dt><dd>{_e(v)}</dd>" for k, v in items)
+    files = list(src.files) or list((data.get("provenance") or {}).get("files") or [])
+    out = f"<h2>What was audited</h2><dl>{dl}</dl>"
+    if files:
+        out += _table(["role", "file", "sha256"], ([_e(f.get("role")), _e(f.get("name")), _e(f.get("sha256"))]
+                                                 for f in files))
+    return out
+
+
+def _thresholds(report, data: Mapping) -> list[tuple[str, str, Mapping]]:
+    """(run name, label for people, JSON entry) of each reported threshold, the report's order."""
+    thr = data.get("threshold") or {}
+    if report.columns:
+        if not thr:
+            return []
+        name = report.thresholds[0].run if report.thresholds else f"{thr.get('strategy')}/{thr.get('retriever')}"
+        return [(name, f"strategy {thr.get('strategy')}, retriever {thr.get('retriever')}", thr)]
+    return [(name, f"run {name}", entry) for name, entry in thr.items()]
+
+
+def _sweep_svg(entry: Mapping, run: str) -> str:
+    """The sweep as SVG (bluffs and abandoned against the cut, a rule at the cut); '' without vl-convert."""
+    try:
+        import vl_convert as vlc
+    except ImportError:
+        return ('<p class="muted">Chart left out: pip install vl-convert-python to draw the sweep '
+                '(the figures above are complete).</p>')
+    rows = []
+    for c in entry.get("sweep") or []:
+        t = c.get("threshold")
+        if t is None or not math.isfinite(t):
+            continue
+        for key, label in (("bluff", "bluffs"), ("abandoned", "abandoned"),
+                           ("abandoned answerable", "abandoned answerable")):
+            rows.append({"cut": t, "outcome": label, "queries": c.get(key)})
+    if not rows:
+        return ""
+    cut = entry.get("cut")
+    unit = entry.get("score_kind") or "cosine-distance"
+    step = "step-after" if entry.get("keep") == "above" else "step-before"
+    spec = {
+        "$schema": "https://vega.github.io/schema/vega-lite/v5.json", "width": 640, "height": 220,
+        "title": f"Run {run}: what each cut costs", "background": "white",
+        "layer": [
+            # a count at a swept cut holds up to it from the previous cut when the gate keeps scores strictly below
+            # the cut (distances), and from it up to the next when it keeps those strictly above (similarities)
+            {"data": {"values": rows}, "mark": {"type": "line", "interpolate": step},
+             "encoding": {"x": {"field": "cut", "type": "quantitative", "title": f"cut ({unit})"},
+                          "y": {"field": "queries", "type": "quantitative", "title": "queries"},
+                          "color": {"field": "outcome", "type": "nominal", "title": None,
+                                    "legend": {"orient": "top"},
+                                    "scale": {"domain": ["bluffs", "abandoned", "abandoned answerable"],
+                                              "range": ["#cf222e", "#0969da", "#8c959f"]}}}},
+            *([{"data": {"values": [{"cut": cut}]}, "mark": {"type": "rule", "color": "black"},
+                "encoding": {"x": {"field": "cut", "type": "quantitative"}}}] if cut is not None else []),
+        ],
+    }
+    svg = vlc.vegalite_to_svg(spec)
+    return f'<figure aria-label="sweep of run {_e(run)}">{svg}</figure>'
+
+
+def _stages(stages: Mapping | None) -> str:
+    """Where the traced questions lost their answer (``stages`` of the JSON, :mod:`audit.report.stages`)."""
+    if not stages:
+        return ""
+    rows = [[_e(name), _fig(f"stages:{name}", c.get("n")), _fig(f"stages:share:{name}", c.get("share"),
+                                                                 _num(c.get("share"))),
+             _fig(f"stages:low:{name}", c.get("low"), _num(c.get("low"))),
+             _fig(f"stages:high:{name}", c.get("high"), _num(c.get("high")))]
+            for name, c in (stages.get("counts") or {}).items()]
+    out = ["<h3>Where the answer was lost (traced questions)</h3>",
+           f"<p>{_fig('stages:n', stages.get('n'))} of {_fig('stages:traces', stages.get('traces'))} traces have a "
+           f"judgment ({_e(stages.get('judgments'))}); each is counted at the last stage its relevant chunk "
+           "reached.</p>", _table(["stage", "questions", "share", "Wilson 95% low", "high"], rows)]
+    versions = stages.get("by_version") or {}
+    if len(versions) > 1:
+        names = list((stages.get("counts") or {}))
+        out.append(_table(["service.version", "judged", *names],
+                          [[_e(v), _fig(f"stages:{v}:n", c.get("n"), run=v),
+                            *(_fig(f"stages:{v}:{s}", (c.get("counts") or {}).get(s, {}).get("n", 0), run=v)
+                              for s in names)] for v, c in versions.items()]))
+    return "".join(out)
+
+
+def _decision(report, data: Mapping, traffic: Mapping | None, charts: bool) -> str:
+    out = ["<h2>The decision</h2>"]
+    ths = _thresholds(report, data)
+    if not ths:
+        out.append('<p class="muted">No threshold: the audit had no out-of-domain questions (give them to see '
+                   "what a cut buys).</p>")
+    for run, label, t in ths:
+        how = t.get("how")
+        saved = t.get("saved")
+        kind = t.get("score_kind") or "cosine-distance"
+        keep = "below" if report.columns else t.get("keep")  # the built-in columns' "keep" is the 4 chunks kept
+        cut = t.get("cut")
+        head = (f"<h3>{_e(label)}</h3><p>Cut {_fig('cut', cut, _num(cut, '.4g'), run)} ({_e(kind)}; the gate keeps "
+                f"at most {KEEP} chunks scoring strictly {_e(keep)} it) — {_fig('how', how, run=run)}</p>")
+        block = [head]
+        if saved:
+            note, author = saved.get("note") or "", saved.get("author") or ""
+            block.append("<dl>"
+                         f"<dt>why</dt><dd>{_fig('note', note, note or '(no note)', run)}</dd>"
+                         f"<dt>saved by</dt><dd>{_fig('author', author, author or '(not recorded)', run)}</dd>"
+                         f"<dt>saved at</dt><dd>{_fig('saved_at', saved.get('saved_at') or '', run=run)}</dd>"
+                         f"<dt>chosen on</dt><dd>{_e(saved.get('label'))}{': ' if saved.get('label') else ''}"
+                         f"{_e(describe_key(saved.get('key')))}</dd></dl>")
+        elif how == "given":
+            block.append('<p class="muted">A cut given for this audit (not saved): no note, no author.</p>')
+        else:
+            block.append('<p class="muted">No threshold saved for this configuration: this is the balanced cut '
+                         "(fewest bluffs + abandoned answerable), a computed default, not a decision.</p>")
+        at, wil = t.get("at_cut") or {}, t.get("at_cut_wilson") or {}
+        rows = []
+        for key, name, domain in OUTCOMES:
+            iv = wil.get(key) or {}
+            rows.append([_e(domain), _e(name), _fig(f"count:{key}", at.get(key), run=run),
+                         _fig(f"n:{key}", iv.get("n"), run=run),
+                         _fig(f"share:{key}", iv.get("estimate"), _num(iv.get("estimate")), run),
+                         _fig(f"low:{key}", iv.get("low"), _num(iv.get("low")), run),
+                         _fig(f"high:{key}", iv.get("high"), _num(iv.get("high")), run)])
+        block.append(_table(["domain", "outcome", "queries", "of", "share", "Wilson 95% low", "high"], rows))
+        answerable = _fig("count:abandoned answerable", at.get("abandoned answerable"), run=run)
+        block.append(f'<p class="muted">Of the abandoned, {answerable} were answerable (with no threshold the top '
+                     f"{KEEP} held the answer).</p>")
+        sep = t.get("separation") or {}
+        if sep:
+            block.append(f"<p>Worst in-domain score of the answer {_e(_num(sep.get('worst_in_domain'), '.4g'))}; best "
+                         f"out-of-domain {_e(_num(sep.get('best_out_of_domain'), '.4g'))} → "
+                         + ("no cut is right for both: a product decision." if sep.get("overlap")
+                            else "a cut separates them.") + "</p>")
+        for o in t.get("offered") or []:
+            block.append(f'<p class="muted">Saved for another configuration, not applied here: '
+                         f"{_e(_num(o.get('cut'), '.4g'))} ({_e(o.get('label'))}{': ' if o.get('label') else ''}"
+                         f"{_e(describe_key(o.get('key')))})</p>")
+        if charts:
+            block.append(_sweep_svg(t, run))
+        out.append('<div class="decision">' + "".join(block) + "</div>")
+    if traffic:
+        na = traffic.get("no_answer") or {}
+        c = traffic.get("cut") or {}
+        share = na.get("share")
+        shown = _num(share, ".1%") if share is not None else "n/a"
+        out.append("<h3>Production traffic</h3>"
+                   f"<p>At the cut {_e(_num(c.get('value'), '.4g'))} ({_e(c.get('source'))}): "
+                   f"{_fig('traffic:no_answer', na.get('questions'))} of "
+                   f"{_fig('traffic:questions', traffic.get('questions'))} real questions get NO ANSWER "
+                   f"({_fig('traffic:no_answer_share', share, shown)}).</p>")
+    return "".join(out)
+
+
+def _success_ks(rows: Sequence[Mapping]) -> list[str]:
+    if not rows:
+        return []
+    keys = rows[0].keys()
+    pref = "recall@" if any(k.startswith("recall@") and k[7:].isdigit() for k in keys) else "Success@"
+    return [k for k in keys if k.startswith(pref) and k[len(pref):].isdigit()]
+
+
+def _comparison(report, data: Mapping) -> str:
+    out = ["<h2>The comparison</h2>"]
+    rows = data.get("results") or []
+    ks = _success_ks(rows)
+    if rows and ks:
+        head = (["strategy", "retriever"] if report.columns else ["run"]) + [
+            k.replace("recall@", "Success@") + " [Wilson 95%]" for k in ks]
+        body = []
+        for r in rows:
+            name = f"{r.get('strategy')}/{r.get('retriever')}" if report.columns else r.get("name")
+            cells = [_e(r.get("strategy")), _e(r.get("retriever"))] if report.columns else [_e(name)]
+            for k in ks:
+                label = k.replace("recall@", "Success@")
+                est, lo, hi = r.get(k), r.get(f"{k}_low"), r.get(f"{k}_high")
+                cells.append(f"{_fig(label, est, _num(est), name)} [{_fig(label + ':low', lo, _num(lo), name)}, "
+                             f"{_fig(label + ':high', hi, _num(hi), name)}]")
+            body.append(cells)
+        out.append("<p>Success@k (the specification's recall@k): share of questions with a relevant chunk in the "
+                   "top k, with its Wilson 95% interval.</p>" + _table(head, body))
+    comps = data.get("comparisons") or []
+    if comps:
+        body = []
+        for c in comps:
+            pair = f"{c['a']}|{c['b']}|{c['k']}"
+            body.append([_e(c["a"]), _e(c["b"]), _e(c["k"]), _fig("wins", c.get("wins"), run=pair),
+                         _fig("losses", c.get("losses"), run=pair),
+                         _fig("p", c.get("p"), format_p(c["p"]) if c.get("p") is not None else "n/a", pair),
+                         _fig("p_holm", c.get("p (Holm)"),
+                              format_p(c["p (Holm)"]) if c.get("p (Holm)") is not None else "n/a", pair),
+                         _e(c.get("queries needed"))])
+        out.append("<p>Paired sign tests on Success@k (wins: questions <i>a</i> finds in the top k and <i>b</i> "
+                   "misses; exact two-sided binomial test on the discordant questions), p Holm-adjusted "
+                   + ("over this table" if report.columns else "per k") + ".</p>"
+                   + _table(["a", "b", "k", "wins", "losses", "p", "p (Holm)", "queries needed"], body))
+    lost = [t for t in report.tests if t.win_ids or t.loss_ids]
+    if lost:
+        body = [[_e(t.a), _e(t.b), _e(t.k), _e(", ".join(t.win_ids) or "—"), _e(", ".join(t.loss_ids) or "—")]
+                for t in lost]
+        out.append("<h3>Questions lost and gained</h3>"
+                   + _table(["a", "b", "k", "a finds, b misses", "b finds, a misses"], body))
+    return "".join(out)
+
+
+def _citations(report, data: Mapping) -> str:
+    out = ["<h2>Citations</h2>"]
+    if report.columns:
+        rows = data.get("chunks") or []
+        cols = [c for c in ("strategy", "chunks", "destroyed", "overlap-only", "past window") if rows and c in rows[0]]
+        if cols:
+            out.append("<p>A citation quotes a chunk's own content at its locator. Needles no chunk holds whole "
+                       "(destroyed) cannot be cited; needles only an overlap tail holds cannot be shown in a "
+                       "quote; needles only past the encoder window were never embedded (needles per strategy)."
+                       "</p>" + _table(cols, ([_fig(c, r.get(c), run=r.get("strategy")) if c != "strategy"
+                                               else _e(r.get(c)) for c in cols] for r in rows)))
+        else:
+            out.append('<p class="muted">Not part of this audit.</p>')
+        return "".join(out)
+    errors, checked = data.get("chunk_errors") or [], data.get("chunks_checked")
+    if checked is None and not errors:
+        out.append('<p class="muted">Returned contents were not checked against documents (give the corpus and '
+                   "the chunks).</p>")
+        return "".join(out)
+    out.append(f"<p>{_fig('chunk_errors', len(errors))} of {_fig('chunks_checked', checked)} chunks quote text "
+               "that differs from their document at their offsets.</p>")
+    if errors:
+        out.append(_table(["chunk", "reason"], ([_e(e.get("chunk_id")), _e(e.get("reason"))] for e in errors[:50])))
+    return "".join(out)
+
+
+def _frame_table(df, limit: int = 60) -> str:
+    cols = [str(c) for c in df.columns]
+    rows = ([_e(_num(v, ".3f") if isinstance(v, float) else v) for v in row] for row in
+            df.head(limit).itertuples(index=False))
+    return _table(cols, rows)
+
+
+def _health(health) -> str:
+    out = ["<h2>Index health</h2>"]
+    if health is None or not len(health):
+        out.append('<p class="muted">No health check recorded with this audit: <code>python -m audit health</code> '
+                   "checks an index and records its findings.</p>")
+    else:
+        out.append(_frame_table(health))
+    return "".join(out)
+
+
+def _endpoint(data: Mapping) -> str:
+    req = data.get("requests")
+    if not req:
+        return ""
+    out = ["<h2>The endpoint</h2>"]
+    for name, log in req.items():
+        counts = log.get("counts") or {}
+        every = counts.get("all") or {}
+        out.append(f"<h3>{_e(name)}</h3><p>{_e(log.get('k'))} chunks asked per question, concurrency "
+                   f"{_e(log.get('concurrency'))}, deadline {_e(log.get('deadline_s'))} s, {_e(log.get('retries'))} "
+                   f"retries; {_e(_num(log.get('seconds'), '.2f'))} s in all.</p>")
+        if every:
+            parts = ("all", "in_domain", "out_of_domain")
+            out.append(_table(["outcome", "all questions", "in domain", "out of domain"],
+                              ([_e(o)] + [_fig(f"requests:{o}:{part}", (counts.get(part) or {}).get(o), run=name)
+                                          for part in parts] for o in every)))
+        lat = log.get("latency") or {}
+        stats = sorted({k for v in lat.values() if isinstance(v, Mapping) for k in v})
+        if stats:
+            out.append("<p>Latency per outcome, milliseconds (the attempt that decided it; wall clock):</p>"
+                       + _table(["outcome", *stats], ([_e(o)] + [_e(_num((v or {}).get(k), ".1f")) for k in stats]
+                                                      for o, v in lat.items())))
+    return "".join(out)
+
+
+def _trend(trend) -> str:
+    if trend is None or not len(trend):
+        return ""
+    return "<h2>Trend</h2><p>Earlier audits of the same series recorded in the history (Wilson 95% band).</p>" + \
+        _frame_table(trend)
+
+
+def render_html(report, data: Mapping | None = None, *, traffic: Mapping | None = None, health=None, trend=None,
+                generated_at: str | None = None, charts: bool = True, record_id: int | None = None,
+                stages: Mapping | None = None) -> str:
+    """The decision record of ``report`` as one self-contained HTML page.
+
+    Parameters
+    ----------
+    report : Report
+        :func:`audit.report.build_report`'s result.
+    data : mapping, optional
+        ``report.to_json()`` when already built (the figures are read from it; default: built here, once).
+    traffic : mapping, optional
+        The traffic section's JSON (:meth:`audit.report.traffic.TrafficReport.to_json`): its NO ANSWER share.
+    stages : mapping, optional
+        ``--stages``' JSON (:meth:`audit.report.stages.StagesReport.to_json`): the counts per stage with their
+        Wilson intervals, and per ``service.version``.
+    health, trend : DataFrame, optional
+        From the history: :func:`audit.views.history.health_frame` and :func:`audit.views.history.trend_frame`.
+    generated_at : str, optional
+        ISO 8601 UTC (default: now).
+    charts : bool
+        Draw the sweep as SVG (vl-convert-python); False leaves it out.
+    record_id : int, optional
+        This audit's history record: named with its stable link (``history?record=N`` on the dashboard).
+
+    Returns
+    -------
+    str
+        The HTML document (UTF-8 text); it requests nothing from any host.
+    """
+    data = report.to_json() if data is None else data
+    when = generated_at or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    rs = report.runset
+    title = f"Retrieval audit: {rs.source.name}"
+    warnings = data.get("warnings") or []
+    warn = ""
+    if warnings:
+        warn = "<h3>Warnings</h3><ul>" + "".join(
+            f"<li>{_e(w.get('message') if isinstance(w, Mapping) else w)}</li>" for w in warnings[:30]) + "</ul>"
+    body = "".join([
+        f"<h1>{_e(title)}</h1><p class='muted'>A decision record of the retrieval audit, written {_e(when)}. "
+        "Every figure comes from the audit's report (the same as its JSON).</p>",
+        _provenance(report, data, when, record_id),
+        _decision(report, data, traffic, charts),
+        _stages(stages),
+        _comparison(report, data),
+        _citations(report, data),
+        _health(health),
+        _endpoint(data),
+        _trend(trend),
+        warn,
+    ])
+    return ("<!DOCTYPE html>\n<html lang='en'><head><meta charset='utf-8'>"
+            "<meta name='viewport' content='width=device-width, initial-scale=1'>"
+            "<meta http-equiv='Content-Security-Policy' content=\"default-src 'none'; style-src 'unsafe-inline'; "
+            "img-src data:\">"
+            f"<title>{_e(title)}</title><style>{_STYLE}</style></head><body>{body}</body></html>\n")
+
+
+def find_chromium() -> str | None:
+    """Chromium's executable: ``$AUDIT_CHROMIUM``, else ``chromium`` / ``chromium-browser`` / ``google-chrome`` on
+    the PATH, else None."""
+    given = os.environ.get("AUDIT_CHROMIUM")
+    if given:
+        return given if Path(given).exists() else None
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def to_pdf(page_html: str, path: str | Path | None = None, chromium: str | None = None) -> bytes:
+    """Print ``page_html`` to PDF with headless Chromium (Playwright's ``page.pdf``, A4, backgrounds printed).
+
+    Every request the page would make is aborted (it makes none), so the PDF holds what the HTML file shows.
+
+    Parameters
+    ----------
+    path : path, optional
+        Also write the PDF there.
+
+    Returns
+    -------
+    bytes
+        The PDF.
+
+    Raises
+    ------
+    RecordError
+        No Chromium (:func:`find_chromium`) or no Playwright here; the message says how to get the PDF.
+    """
+    exe = chromium or find_chromium()
+    if exe is None:
+        raise RecordError(PDF_HOWTO)
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        raise RecordError(PDF_HOWTO) from None
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=exe, args=["--headless", "--no-sandbox", "--disable-gpu",
+                                                               "--disable-background-networking"])
+        try:
+            page = browser.new_page()
+            page.route("**/*", lambda route: route.abort())
+            page.set_content(page_html, wait_until="load")
+            page.emulate_media(media="print")
+            pdf = page.pdf(format="A4", print_background=True,
+                           margin={"top": "12mm", "bottom": "12mm", "left": "10mm", "right": "10mm"})
+        finally:
+            browser.close()
+    if path is not None:
+        Path(path).write_bytes(pdf)
+    return pdf
+
+
+def pdf_available() -> bool:
+    """Whether :func:`to_pdf` can print here (Chromium found and Playwright importable)."""
+    import importlib.util
+
+    return find_chromium() is not None and importlib.util.find_spec("playwright") is not None
