@@ -257,3 +257,21 @@ def test_a_query_log_beside_the_export_is_named(export, tmp_path):
                               Judgments.from_qrels(QUESTIONS, QRELS))
     assert rep.n_traces == 11 and rep.not_otlp == (str(ROOT / "data" / "example" / "traffic.jsonl"),)
     assert "not OTLP exports (no trace to follow), skipped" in rep.render_text()
+
+
+def test_a_batch_written_twice_and_gzip_give_the_same_counts(tmp_path):
+    import gzip
+
+    # an exporter that retries writes the same request again: each span is counted once, the copies reported
+    finished = trace_spans(v1_turns(), version="1.0")
+    line = json.dumps(request_dict(finished)) + "\n"
+    path = tmp_path / "twice.jsonl.gz"
+    with gzip.open(path, "wt", encoding="utf-8") as f:  # and gzip-compressed, as logrotate leaves it
+        f.write(line)
+        f.write(line)
+    rep = build_stages_report(TraceReader([path]), Judgments.from_qrels(QUESTIONS, QRELS))
+    # 6 traces on the first line: 6 CHAIN roots, 6 RETRIEVERs, 5 RERANKERs (q7 has none), 6 LLM spans = 23; the
+    # second line is their copies, every one left out
+    assert rep.n_traces == 6 and rep.duplicates == len(finished) == 23
+    assert {k: c.share.successes for k, c in rep.stages.counts.items()} == {
+        "not_retrieved": 1, "dropped_by_reranker": 1, "not_in_prompt": 1, "truncated": 1, "reached_prompt": 1}

@@ -59,6 +59,8 @@ class StagesReport:
         The deeper run that tells ``cut_by_k`` apart ("" without one).
     not_otlp : tuple of str
         Files that are not OTLP exports (query logs: no trace to follow), skipped.
+    duplicates : int
+        Copies of a span already in its trace (the same traceId and spanId), left out.
     """
 
     stages: StageCounts
@@ -72,6 +74,7 @@ class StagesReport:
     judgments: str = ""
     deeper: str = ""
     not_otlp: tuple = ()
+    duplicates: int = 0
 
     def to_frame(self, version: str | None = None):
         """``pandas.DataFrame``: one row a stage (``stage``, ``meaning``, ``questions``, ``share``, ``low``,
@@ -100,7 +103,7 @@ class StagesReport:
                 "judgments": self.judgments, "deeper_run": self.deeper or None, "span_kinds": self.kinds,
                 "rerankers": self.rerankers, "verdicts": [v.to_dict() for v in self.stages.verdicts],
                 "n_problems": self.n_problems, "problems": [p.to_dict() for p in self.problems],
-                "not_otlp": list(self.not_otlp)}
+                "not_otlp": list(self.not_otlp), "duplicates": self.duplicates}
         return out
 
     def render_text(self) -> str:
@@ -112,6 +115,8 @@ class StagesReport:
                  + (f"; {self.no_retriever:,} without a RETRIEVER span" if self.no_retriever else "")]
         if self.deeper:
             lines.append(f"cut_by_k told apart by the deeper run {self.deeper}")
+        if self.duplicates:
+            lines.append(f"{self.duplicates:,} spans read twice (same traceId and spanId): each counted once")
         if self.not_otlp:
             lines.append(f"not OTLP exports (no trace to follow), skipped: {', '.join(self.not_otlp)}")
         lines += ["", f"{'stage':<22}{'questions':>10}  share [95% Wilson]"]
@@ -177,5 +182,5 @@ def build_stages_report(reader: TraceReader, judgments: Judgments,
                          + (f" ({', '.join(reader.not_otlp)}: not OTLP exports)" if reader.not_otlp else ""))
     return StagesReport(count_stages(verdicts), n, unjudged, no_retriever, dict(reader.kinds), dict(rerankers),
                         tuple(reader.problems), reader.n_problems, judgments.source, deeper_name,
-                        tuple(reader.not_otlp))
+                        tuple(reader.not_otlp), reader.duplicates)
 

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import re
+import zlib
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,7 +39,7 @@ from typing import Iterable, Iterator, Sequence
 
 from ..jsontext import stream_lines
 from .otlp import KIND_ATTRIBUTE, RETRIEVER, _attributes, _get, _span, span_id
-from .read import MAX_PROBLEMS, _decode, _is_otlp, traffic_files
+from .read import MAX_PROBLEMS, _decode, _is_otlp, open_traffic, traffic_files
 from .records import TrafficProblem, TrafficResult
 
 __all__ = ["GRACE", "LLM", "RERANKER", "Reranker", "SpanRecord", "Trace", "TraceReader", "assemble", "span_records"]
@@ -308,7 +309,8 @@ def span_records(obj, file: str, line: int) -> tuple[list[SpanRecord], list[Traf
     return records, problems
 
 
-def assemble(records: Iterable[SpanRecord], problems: list | None = None, grace: int = GRACE) -> Iterator[Trace]:
+def assemble(records: Iterable[SpanRecord], problems: list | None = None, grace: int = GRACE,
+             copies: Counter | None = None) -> Iterator[Trace]:
     """Traces from span records, each handed on when its root is read and more than ``grace`` traces are closed.
 
     Parameters
@@ -319,6 +321,9 @@ def assemble(records: Iterable[SpanRecord], problems: list | None = None, grace:
         Receives a TrafficProblem for each span read after its trace was handed on (it is not merged).
     grace : int
         Closed traces (their root read) held back at most, for spans that come late (:data:`GRACE`).
+    copies : collections.Counter, optional
+        ``copies["spans"]`` counts the spans left out as copies of one already in their trace (the same
+        ``(traceId, spanId)``: an exporter that retries a batch writes its spans twice).
 
     Yields
     ------
@@ -334,12 +339,19 @@ def assemble(records: Iterable[SpanRecord], problems: list | None = None, grace:
             if problems is not None:
                 problems.append(TrafficProblem(r.file, r.line, f"span of trace {r.trace_id} read after its trace "
                                                f"was handed on (its root and {grace:,} later roots were read before): "
-                                               "not merged", r.span_id))
+                                               "not merged (a copy written twice, or a span exported late)",
+                                               r.span_id))
             continue
+        spans = closing.get(r.trace_id)
+        if spans is None:
+            spans = open_.setdefault(r.trace_id, [])
+        if any(x.span_id == r.span_id for x in spans):
+            if copies is not None:
+                copies["spans"] += 1
+            continue
+        spans.append(r)
         if r.trace_id in closing:
-            closing[r.trace_id].append(r)
             continue
-        open_.setdefault(r.trace_id, []).append(r)
         if r.parent_id is None:
             closing[r.trace_id] = open_.pop(r.trace_id)
             if len(closing) > grace:
@@ -355,7 +367,10 @@ class TraceReader:
     """Every trace of some OTLP exports, streamed once per iteration (query logs hold no trace and are skipped).
 
     Meanwhile :attr:`problems` (at most :data:`~audit.traffic.read.MAX_PROBLEMS` kept, :attr:`n_problems` all),
-    :attr:`kinds` (spans read, by OpenInference kind) and :attr:`not_otlp` (files that are not exports) fill up.
+    :attr:`kinds` (spans read, by OpenInference kind), :attr:`duplicates` (copies of a span already in its trace,
+    left out) and :attr:`not_otlp` (files that are not exports) fill up. Files are read as the traffic reader
+    reads them (:func:`audit.traffic.read.open_traffic`: gzip by its magic bytes; a damaged or cut stream keeps
+    the lines before it, named).
 
     Parameters
     ----------
@@ -373,6 +388,7 @@ class TraceReader:
     problems: list = field(init=False, default_factory=list)
     n_problems: int = field(init=False, default=0)
     kinds: Counter = field(init=False, default_factory=Counter)
+    duplicates: int = field(init=False, default=0)
     not_otlp: list = field(init=False, default_factory=list)
 
     def __post_init__(self) -> None:
@@ -386,9 +402,9 @@ class TraceReader:
     def spans(self) -> Iterator[SpanRecord]:
         """Every span record, file order."""
         for path in self.files:
-            first = True
+            first, no = True, 0
             try:
-                for no, _offset, raw in stream_lines(path):
+                for no, _offset, raw in stream_lines(path, opener=open_traffic):
                     if not raw.strip():
                         continue
                     obj = _decode(path, no, raw)
@@ -405,16 +421,25 @@ class TraceReader:
                     for r in records:
                         self.kinds[r.kind] += 1
                         yield r
-            except OSError as e:
-                self._problem(TrafficProblem(str(path), 0, f"cannot read the file ({e.strerror or e})"))
+            except (EOFError, zlib.error) as e:  # gzip: the stream ends early or is damaged
+                what = "ends early" if isinstance(e, EOFError) else "is damaged"
+                self._problem(TrafficProblem(str(path), no, f"the gzip stream {what} after line {no} ({e}); the "
+                                                            "lines before are read"))
+            except OSError as e:  # gzip.BadGzipFile is one: damaged past the header
+                what = "the gzip stream is damaged" if no else "cannot read the file"
+                self._problem(TrafficProblem(str(path), no, f"{what} ({e.strerror or e})"
+                                             + (f" after line {no}; the lines before are read" if no else "")))
 
     def __iter__(self) -> Iterator[Trace]:
         self.problems, self.n_problems, self.kinds, self.not_otlp = [], 0, Counter(), []
         late: list[TrafficProblem] = []
-        for trace in assemble(self.spans(), late):
+        copies: Counter = Counter()
+        for trace in assemble(self.spans(), late, copies=copies):
             for p in late:
                 self._problem(p)
             late.clear()
+            self.duplicates = copies["spans"]
             yield trace
         for p in late:
             self._problem(p)
+        self.duplicates = copies["spans"]
