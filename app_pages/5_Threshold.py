@@ -30,7 +30,7 @@ from ui.record import download_record
 from ui.text import md
 from ui.threshold import cut_slider, note_inputs, outcome_metrics, page_cut, set_chosen, threshold_file
 from ui.vega import draw
-from ui.traffic import draw_traffic_section, traffic_input
+from ui.traffic import draw_traffic_section, draw_traffic_stages, traffic_input
 
 ctx = context()
 rs = ctx.runset
@@ -145,4 +145,5 @@ with st.expander("Every query's outcome at this cut"):
 
 draw_traffic_section(pc.labelled() if traffic_input() is not None else None, cut, "the Threshold page's cut" if cut != pc.cut else pc.source,
                      f"{ctx.digest}:{run.name}")
+draw_traffic_stages(rs, run.name, ctx.digest)
 footer(ctx)

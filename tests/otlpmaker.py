@@ -37,14 +37,15 @@ class Retrieval:
     extra: dict = field(default_factory=dict)
 
 
-def _tracer(service: str):
+def _tracer(service: str, version: str | None = None):
     from opentelemetry.sdk.resources import Resource
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import SimpleSpanProcessor
     from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
     exporter = InMemorySpanExporter()
-    provider = TracerProvider(resource=Resource.create({"service.name": service}))
+    resource = {"service.name": service} | ({"service.version": version} if version is not None else {})
+    provider = TracerProvider(resource=Resource.create(resource))
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     return provider.get_tracer("retrieval-audit-tests"), exporter
 
@@ -89,6 +90,72 @@ def spans(retrievals: Iterable[Retrieval], service: str = "rag", other_kinds: Se
     for kind in other_kinds:
         with tracer.start_as_current_span(kind.lower(), attributes={S.OPENINFERENCE_SPAN_KIND: kind}):
             pass
+    return list(exporter.get_finished_spans())
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One traced question: a CHAIN root over a RETRIEVER, an optional RERANKER and an optional LLM span.
+
+    ``reranked`` is the reranker's output (its input is ``retrieval.docs``); ``prompt`` the LLM's prompt
+    template variables (a dict, written as JSON) or input messages (a list of strings).
+    """
+
+    retrieval: Retrieval
+    reranked: Sequence[Doc] | None = None
+    reranker_model: str = "cross-encoder/ms-marco-MiniLM-L-6-v2"
+    top_k: int | None = None
+    prompt: dict | list | None = None
+    extra: dict = field(default_factory=dict)
+
+
+def _documents(prefix: str, docs: Sequence[Doc]) -> dict:
+    from openinference.semconv.trace import DocumentAttributes as D
+
+    attrs = {}
+    for i, d in enumerate(docs):
+        p = f"{prefix}.{i}."
+        for name, v in ((D.DOCUMENT_ID, d.id), (D.DOCUMENT_SCORE, d.score), (D.DOCUMENT_CONTENT, d.content)):
+            if v is not None:
+                attrs[p + name] = v
+    return attrs
+
+
+def trace_spans(turns: Iterable[Turn], service: str = "rag", version: str | None = None) -> list:
+    """Finished SDK spans of whole traces (``service.version`` on the resource when given), ended inner first."""
+    from openinference.semconv.trace import (MessageAttributes as M, OpenInferenceSpanKindValues as K,
+                                             RerankerAttributes as R, SpanAttributes as S)
+
+    tracer, exporter = _tracer(service, version)
+    for t in turns:
+        r = t.retrieval
+        root = {S.OPENINFERENCE_SPAN_KIND: K.CHAIN.value}
+        if r.question is not None:
+            root[S.INPUT_VALUE] = r.question
+        with tracer.start_as_current_span("query", attributes=root, start_time=r.time_ns):
+            with tracer.start_as_current_span("retrieve", attributes=retrieval_attributes(r), start_time=r.time_ns):
+                pass
+            if t.reranked is not None:
+                attrs = {S.OPENINFERENCE_SPAN_KIND: K.RERANKER.value, R.RERANKER_MODEL_NAME: t.reranker_model}
+                if r.question is not None:
+                    attrs[R.RERANKER_QUERY] = r.question
+                if t.top_k is not None:
+                    attrs[R.RERANKER_TOP_K] = t.top_k
+                attrs |= _documents(R.RERANKER_INPUT_DOCUMENTS, r.docs)
+                attrs |= _documents(R.RERANKER_OUTPUT_DOCUMENTS, t.reranked)
+                with tracer.start_as_current_span("rerank", attributes=attrs, start_time=r.time_ns):
+                    pass
+            if t.prompt is not None:
+                attrs = {S.OPENINFERENCE_SPAN_KIND: K.LLM.value}
+                if isinstance(t.prompt, dict):
+                    attrs[S.LLM_PROMPT_TEMPLATE_VARIABLES] = json.dumps(t.prompt)
+                else:
+                    for i, text in enumerate(t.prompt):
+                        attrs[f"{S.LLM_INPUT_MESSAGES}.{i}.{M.MESSAGE_ROLE}"] = "user"
+                        attrs[f"{S.LLM_INPUT_MESSAGES}.{i}.{M.MESSAGE_CONTENT}"] = text
+                attrs |= t.extra
+                with tracer.start_as_current_span("generate", attributes=attrs, start_time=r.time_ns):
+                    pass
     return list(exporter.get_finished_spans())
 
 

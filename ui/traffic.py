@@ -30,11 +30,13 @@ from .charts import CUT_RED
 from .tables import table
 from .text import md
 
-__all__ = ["TrafficInput", "draw_traffic_inputs", "draw_traffic_section", "draw_traffic_summary", "traffic_input"]
+__all__ = ["TrafficInput", "draw_traffic_inputs", "draw_traffic_section", "draw_traffic_stages", "draw_traffic_summary",
+           "traffic_input"]
 
 _KEY = "_traffic_input"
 _HELD = "_traffic_table"
 _REPORTS = "_traffic_reports"
+_STAGES = "_traffic_stages"
 #: The Traffic radio's choices; labels unlike the other sidebar radios' (a page test finds options by their text).
 HOW = {"none": "no traffic", "named": "configured traffic", "upload": "traffic from this browser",
        "path": "traffic files on disk"}
@@ -319,6 +321,45 @@ def draw_traffic_section(labelled: Labelled | None, cut: float | None, cut_sourc
         with st.expander(f"{ti.table.n_problems:,} lines or spans not read"):
             table(rep.problems_frame(), f"{key}_problems_table", "traffic_problems.csv", "Download (CSV)")
     return rep
+
+
+def draw_traffic_stages(runset, run: str, version: str, key: str = "traffic") -> None:
+    """Where each traced question lost its relevant chunk (:mod:`audit.views.stages`), under the traffic section.
+
+    ``version`` identifies ``runset`` for the session's cache (the run set's digest); nothing is drawn without
+    traffic, and only a caption when the traffic holds no judged trace.
+    """
+    from audit.report.stages import LABELS
+    from audit.views.stages import stages_view
+
+    ti = traffic_input()
+    if ti is None:
+        return
+    held = st.session_state.setdefault(_STAGES, {})
+    k = (id(ti.table), version, run)
+    if k not in held:
+        held.clear()
+        held[k] = stages_view(ti.table.files, runset, run)
+    view = held[k]
+    st.subheader("Where the answer was lost")
+    if view.report is None or not view.report.stages.n:
+        st.caption(md(f"No stages: {view.reason}."))
+        return
+    rep = view.report
+    st.caption(md(f"{rep.stages.n:,} traced questions with a judgment ({rep.judgments}) of {rep.n_traces:,} traces"
+                  + (f"; the run {rep.deeper} tells a chunk cut by the retriever's k apart" if rep.deeper else "")
+                  + ". Each question is counted at the last stage its relevant chunk reached; shares with their "
+                    "95% Wilson interval."))
+    table(view.table, f"{key}_stages_table", "traffic_stages.csv", "Download stages (CSV)",
+          formats={"share": "%.3f", "low": "%.3f", "high": "%.3f"},
+          help={"stage": "; ".join(f"{s}: {m}" for s, m in LABELS.items() if s in set(view.table["stage"]))})
+    if len(rep.stages.by_version) > 1:
+        st.markdown("**Per service.version** (the resource attribute of the traces): where an upgrade lost it.")
+        table(view.versions, f"{key}_stages_versions", "traffic_stages_versions.csv", "Download (CSV)")
+    with st.expander("Every judged traced question's stage"):
+        table(view.verdicts, f"{key}_stages_verdicts", "traffic_stages_questions.csv", "Download (CSV)",
+              help={"rank_before": "in the reranker's input (the retriever's rank without a reranker; the deeper "
+                                   "run's for cut_by_k)", "rank_after": "in the reranker's output"})
 
 
 def draw_traffic_summary(labelled: Labelled | None, cut: float | None, cut_source: str, labelled_key: str) -> None:

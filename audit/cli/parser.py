@@ -109,8 +109,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="your system's ranking, TREC run or JSONL (repeatable): audit your runs instead of ours")
     s.add_argument("--score", action="append", metavar="NAME=KIND",
                    help="what a run's score is: similarity (default, higher is better), cosine-distance, l2, ip")
-    s.add_argument("--queries", help="with --run: id<TAB>text lines or BEIR queries.jsonl")
-    s.add_argument("--qrels", help="with --run: TREC qrels or BEIR qrels/*.tsv (or --ground-truth with --chunks)")
+    s.add_argument("--queries", help="with --run (or --traffic … --stages): id<TAB>text lines or BEIR "
+                                    "queries.jsonl")
+    s.add_argument("--qrels", help="with --run (or --traffic … --stages): TREC qrels or BEIR qrels/*.tsv (or "
+                                  "--ground-truth with --chunks)")
     s.add_argument("--chunks", help="with --run: your chunks (JSONL: chunk_id, doc_id, text[, content, start, end])")
     s.add_argument("--ood-queries", help="with --run: out-of-domain queries (id<TAB>text)")
     s.add_argument("--ood-run", action="append", metavar="NAME=FILE",

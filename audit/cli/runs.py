@@ -10,8 +10,9 @@ from .common import InputError, corpus_arg, fail_under_arg, gates_failed, strip_
 def cmd_report_runs(a, extend=None) -> int:
     """``report --run NAME=FILE …``: audit a team's own runs (issue: the system a team actually runs).
 
-    ``extend(runset, report) -> (text, json)``, when given, adds a section after the report's text and under
-    the key ``traffic`` of its JSON (``report --traffic``, :mod:`audit.cli.traffic`); its ValueError is bad input.
+    ``extend(runset, report) -> (text, keys)``, when given, adds a section after the report's text and its
+    keys (a dict: ``traffic``, ``stages``) to the JSON (``report --traffic``, :mod:`audit.cli.traffic`); its
+    ValueError is bad input.
     """
     from ..report import build_report
     from ..runset import FILE_SCORE_KINDS
@@ -44,11 +45,11 @@ def cmd_report_runs(a, extend=None) -> int:
     print(report.render_text() + extra_text)
     data = report.to_json()
     if a.json:
-        write_json(a.json, data | ({"traffic": extra_json} if extra_json is not None else {}))
+        write_json(a.json, data | (extra_json or {}))
     from .history import after_report
     from .record import write_record
 
 
     code = after_report(a, report, gates_failed(gates, report.results))
-    write_record(a, report, data, extra_json)
+    write_record(a, report, data, (extra_json or {}).get("traffic"), (extra_json or {}).get("stages"))
     return code

@@ -7,6 +7,12 @@ estimate of how much of it is out of domain and the expected errors per thousand
 when the score kinds differ. The built-in pipelines serve no traffic, so ``--traffic`` is never read
 against them here. Question text follows ``[traffic] show_questions`` of audit.toml (``--hide-questions``
 hides it whatever the file says).
+
+With ``--stages`` the traces of the exports are followed too (:mod:`audit.report.stages`): for each traced
+question with a judgment, the stage where its relevant chunk was lost. The judgments are ``--queries Q --qrels
+R`` or ``--ground-truth FILE`` when the traffic is read alone, or the judgments of ``--run``'s queries; then the
+traffic's run (``--traffic-run``, or the only run) is the deeper run that tells a chunk cut by the retriever's k
+apart.
 """
 
 from __future__ import annotations
@@ -41,6 +47,9 @@ def add_traffic_options(r: argparse.ArgumentParser) -> None:
                    help="questions nearest the cut on each side, for review (default 10)")
     g.add_argument("--hide-questions", action="store_true",
                    help="no question text in the output, whatever [traffic] show_questions says")
+    g.add_argument("--stages", action="store_true",
+                   help="follow each traced question's spans (retriever, reranker, LLM prompt) and say where its "
+                        "relevant chunk was lost; judgments from --queries and --qrels, --ground-truth, or --run")
     g.add_argument("--bootstrap", type=int, default=None, metavar="B", help="bootstrap resamplings (default 1000)")
     g.add_argument("--seed", type=int, default=None, help="bootstrap seed (default 0)")
 
@@ -141,18 +150,25 @@ def cmd_report_traffic(a) -> int:
                 t = next((t for t in report.thresholds if t.run == name), None)
                 cut, source = (t.cut, _cut_source(report.choices[name], name)) if t is not None else (None, "")
             rep = build_traffic_report(table, cut, source, labelled, window, baseline, show, **opts)
-            return rep.render_text(), rep.to_json()
+            text, out = rep.render_text(), {"traffic": rep.to_json()}
+            if a.stages:
+                stages = _stages_of_runs(a, system)
+                text, out = text + "\n" + stages.render_text(), out | {"stages": stages.to_json()}
+            return text, out
 
         return cmd_report_runs(a, extend=extend)
-    given = [f"--{o.replace('_', '-')}" for o in _BUILTIN_ONLY if getattr(a, o, None)]
+    judged = ("queries", "qrels", "ground_truth") if a.stages else ()
+    given = [f"--{o.replace('_', '-')}" for o in _BUILTIN_ONLY if getattr(a, o, None) and o not in judged]
     given += [f"--{o.replace('_', '-')}" for o in ("traffic_run", "model", "queries", "qrels", "chunks", "score",
-                                                   "ood_queries", "ood_run") if getattr(a, o, None)]
+                                                   "ood_queries", "ood_run") if getattr(a, o, None) and o not in judged]
     if given:
         raise InputError(f"{', '.join(given)}: the built-in pipelines serve no traffic; --traffic is read alone, or "
-                         "with --run NAME=FILE … (the labelled runs of the system that served it)")
+                         "with --run NAME=FILE … (the labelled runs of the system that served it)"
+                         + ("" if a.stages else "; judgments for traced questions go with --stages"))
     if getattr(a, "html", None) or getattr(a, "pdf", None):
         raise InputError("--html/--pdf: the decision record is of an audit of runs; give --run NAME=FILE … with "
                          "--traffic (the labelled runs of the system that served it)")
+    stages = _stages_alone(a) if a.stages else None
     corpus = corpus_arg(a.corpus) if a.corpus else None
     table = _table(a, corpus)
     try:
@@ -160,10 +176,59 @@ def cmd_report_traffic(a) -> int:
     except ValueError as e:
         raise InputError(str(e)) from None
     rep = build_traffic_report(table, cut, "given", None, window, baseline, show, **opts)
-    print(rep.render_text().lstrip("\n"))
+    print(rep.render_text().lstrip("\n") + ("\n" + stages.render_text() if stages is not None else ""))
     if a.json:
-        write_json(a.json, {"traffic": rep.to_json()})
+        write_json(a.json, {"traffic": rep.to_json()} | ({"stages": stages.to_json()} if stages is not None else {}))
     return EXIT_OK
+
+
+def _stages(a, judgments, deeper=None, deeper_name: str = ""):
+    from ..report.stages import build_stages_report
+    from ..traffic.traces import TraceReader
+
+    try:
+        return build_stages_report(TraceReader(a.traffic), judgments, deeper, deeper_name)
+    except ValueError as e:
+        raise InputError(str(e)) from None
+
+
+def _stages_alone(a):
+    """``--stages`` with the traffic alone: the judgments of ``--queries``/``--qrels`` or ``--ground-truth``."""
+    from ..evaluation.stages import Judgments
+
+    if a.ground_truth and (a.qrels or a.queries):
+        raise InputError("--stages takes one kind of judgment: --queries and --qrels, or --ground-truth")
+    try:
+        if a.ground_truth:
+            from ..groundtruth import load_needles
+
+            judgments = Judgments.from_needles(load_needles(a.ground_truth), str(a.ground_truth))
+        elif a.qrels and a.queries:
+            from ..qrels import read_qrels
+            from ..sources.imported.readers import read_queries
+
+            judgments = Judgments.from_qrels(read_queries(a.queries), read_qrels(a.qrels))
+        else:
+            raise InputError("--stages needs judgments: --queries FILE --qrels FILE, --ground-truth FILE, or "
+                             "--run NAME=FILE with its --queries and --qrels")
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    return _stages(a, judgments)
+
+
+def _stages_of_runs(a, system):
+    """``--stages`` with ``--run``: the judgments of the runs' queries; the traffic's run is the deeper run."""
+    from ..evaluation.stages import Judgments
+
+    names = system.run_names
+    name = a.traffic_run or (names[0] if len(names) == 1 else _only_ood_run(system))
+    if name is None:
+        raise ValueError(f"give --traffic-run NAME: which run is the traffic's system, run deeper? (runs: "
+                         f"{', '.join(names)})")
+    run = system.run(name)
+    queries = {q.query_id: q.text for q in system.queries}
+    deeper = {qid: run.ids(qid) for qid in run.rankings}
+    return _stages(a, Judgments.from_qrels(queries, system.qrels(run)), deeper, name)
 
 
 def _only_ood_run(system) -> str | None:

@@ -5,7 +5,7 @@ Modules: :mod:`.stats` (Wilson, sign test, Holm, queries needed), :mod:`.judgmen
 set of k), :mod:`.paired` (paired sign tests), :mod:`.needles` (which chunks hold each needle;
 destroyed / overlap-only / past-the-window), :mod:`.threshold` (the gate, sweep, balanced cut,
 bluffs), :mod:`.saved_cut` (the one rule for a saved threshold), :mod:`.citations` (context,
-NO ANSWER, quote checks).
+NO ANSWER, quote checks), :mod:`.stages` (the stage of a traced question where its relevant chunk was lost).
 """
 
 from .measures import KS, MRR_DEPTH, RunResult, evaluate, measure_names

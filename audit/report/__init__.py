@@ -4,8 +4,9 @@
 (the DataFrames pages and the report share), :mod:`.serialize` (strict JSON), :mod:`.markup`
 (document text as escaped HTML), :mod:`.columns` (column definitions), :mod:`.upgrade` (before/after
 rendering), :mod:`.export` (TREC/BEIR files), :mod:`.endpoint` (a live endpoint's requests), :mod:`.traffic`
-(the traffic section), :mod:`.notices` (warnings as lines), :mod:`.formats` (number formats), :mod:`.record`
-(the decision record: one self-contained HTML file and its PDF). A module here
+(the traffic section), :mod:`.stages` (where traced questions lost their answer), :mod:`.notices` (warnings as
+lines), :mod:`.formats` (number formats), :mod:`.record` (the decision record: one self-contained HTML file and
+its PDF). A module here
 renders what it is given and never re-runs retrieval.
 """
 

@@ -187,6 +187,29 @@ def _sweep_svg(entry: Mapping, run: str) -> str:
     return f'<figure aria-label="sweep of run {_e(run)}">{svg}</figure>'
 
 
+def _stages(stages: Mapping | None) -> str:
+    """Where the traced questions lost their answer (``stages`` of the JSON, :mod:`audit.report.stages`)."""
+    if not stages:
+        return ""
+    rows = [[_e(name), _fig(f"stages:{name}", c.get("n")), _fig(f"stages:share:{name}", c.get("share"),
+                                                                 _num(c.get("share"))),
+             _fig(f"stages:low:{name}", c.get("low"), _num(c.get("low"))),
+             _fig(f"stages:high:{name}", c.get("high"), _num(c.get("high")))]
+            for name, c in (stages.get("counts") or {}).items()]
+    out = ["<h3>Where the answer was lost (traced questions)</h3>",
+           f"<p>{_fig('stages:n', stages.get('n'))} of {_fig('stages:traces', stages.get('traces'))} traces have a "
+           f"judgment ({_e(stages.get('judgments'))}); each is counted at the last stage its relevant chunk "
+           "reached.</p>", _table(["stage", "questions", "share", "Wilson 95% low", "high"], rows)]
+    versions = stages.get("by_version") or {}
+    if len(versions) > 1:
+        names = list((stages.get("counts") or {}))
+        out.append(_table(["service.version", "judged", *names],
+                          [[_e(v), _fig(f"stages:{v}:n", c.get("n"), run=v),
+                            *(_fig(f"stages:{v}:{s}", (c.get("counts") or {}).get(s, {}).get("n", 0), run=v)
+                              for s in names)] for v, c in versions.items()]))
+    return "".join(out)
+
+
 def _decision(report, data: Mapping, traffic: Mapping | None, charts: bool) -> str:
     out = ["<h2>The decision</h2>"]
     ths = _thresholds(report, data)
@@ -381,7 +404,8 @@ def _trend(trend) -> str:
 
 
 def render_html(report, data: Mapping | None = None, *, traffic: Mapping | None = None, health=None, trend=None,
-                generated_at: str | None = None, charts: bool = True, record_id: int | None = None) -> str:
+                generated_at: str | None = None, charts: bool = True, record_id: int | None = None,
+                stages: Mapping | None = None) -> str:
     """The decision record of ``report`` as one self-contained HTML page.
 
     Parameters
@@ -392,6 +416,9 @@ def render_html(report, data: Mapping | None = None, *, traffic: Mapping | None 
         ``report.to_json()`` when already built (the figures are read from it; default: built here, once).
     traffic : mapping, optional
         The traffic section's JSON (:meth:`audit.report.traffic.TrafficReport.to_json`): its NO ANSWER share.
+    stages : mapping, optional
+        ``--stages``' JSON (:meth:`audit.report.stages.StagesReport.to_json`): the counts per stage with their
+        Wilson intervals, and per ``service.version``.
     health, trend : DataFrame, optional
         From the history: :func:`audit.views.history.health_frame` and :func:`audit.views.history.trend_frame`.
     generated_at : str, optional
@@ -420,6 +447,7 @@ def render_html(report, data: Mapping | None = None, *, traffic: Mapping | None 
         "Every figure comes from the audit's report (the same as its JSON).</p>",
         _provenance(report, data, when, record_id),
         _decision(report, data, traffic, charts),
+        _stages(stages),
         _comparison(report, data),
         _citations(report, data),
         _health(health),

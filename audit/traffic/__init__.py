@@ -4,6 +4,7 @@ Modules, one concept each:
 
 - :mod:`audit.traffic.records` one real question, its results, its time; a line that could not be read
 - :mod:`audit.traffic.otlp` OpenInference retrieval spans in an OTLP JSON export (one request a line)
+- :mod:`audit.traffic.traces` whole traces of the same exports: retriever, reranker, LLM prompt, linked by ids
 - :mod:`audit.traffic.querylog` the plain JSONL query log
 - :mod:`audit.traffic.read` files and folders read streamed, each record's place to read it again
 - :mod:`audit.traffic.table` the traffic as numbers (gate values, times), the one gate applied to it

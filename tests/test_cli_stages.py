@@ -1,0 +1,81 @@
+"""``report --traffic TRACES --stages``: the generated trace set of test_stages through the CLI, with the
+judgments of --queries/--qrels, of --ground-truth, and of --run (whose run is then the deeper run)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from test_stages import QRELS, QUESTIONS, v1_turns, v2_turns
+
+from audit.cli import main
+from tests.otlpmaker import trace_spans, write_export
+
+
+@pytest.fixture()
+def files(tmp_path):
+    export = write_export(tmp_path / "traces.jsonl",
+                          [trace_spans(v1_turns(), version="1.0"), trace_spans(v2_turns(), version="2.0")])
+    queries = tmp_path / "queries.tsv"
+    queries.write_text("".join(f"{q}\t{t}\n" for q, t in QUESTIONS.items()), encoding="utf-8")
+    qrels = tmp_path / "qrels.txt"
+    qrels.write_text("".join(f"{q} 0 {c} {g}\n" for q, j in QRELS.judgments.items() for c, g in j.items()),
+                     encoding="utf-8")
+    return tmp_path, export, queries, qrels
+
+
+def test_stages_with_queries_and_qrels(files, capsys):
+    tmp, export, queries, qrels = files
+    out = tmp / "out.json"
+    assert main(["report", "--traffic", str(export), "--queries", str(queries), "--qrels", str(qrels), "--stages",
+                 "--json", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert "Where the answer was lost" in text and "10 with a judgment" in text
+    js = json.loads(out.read_text())
+    # the same hand-placed losses as test_stages.test_counts_per_stage_and_version
+    assert {k: v["n"] for k, v in js["stages"]["counts"].items()} == {
+        "not_retrieved": 3, "dropped_by_reranker": 2, "not_in_prompt": 1, "truncated": 1, "kept": 1,
+        "reached_prompt": 2}
+    assert js["stages"]["by_version"]["1.0"]["counts"]["truncated"]["questions"] == ["q5"]
+    assert js["traffic"]["read"] == 11  # the traffic section is still there
+
+
+def test_stages_with_ground_truth(files, capsys):
+    tmp, export, *_ = files
+    gt = tmp / "gt.jsonl"
+    gt.write_text(json.dumps({"id": "n4", "needle": "the r4 procedure is described here in full",
+                              "questions": [QUESTIONS["q4"]]}) + "\n", encoding="utf-8")
+    out = tmp / "out.json"
+    assert main(["report", "--traffic", str(export), "--ground-truth", str(gt), "--stages", "--json", str(out)]) == 0
+    counts = json.loads(out.read_text())["stages"]["counts"]
+    assert counts["reached_prompt"]["questions"] == ["n4"] and counts["dropped_by_reranker"]["questions"] == ["n4"]
+
+
+def test_stages_need_judgments(files, capsys):
+    _, export, queries, _ = files
+    assert main(["report", "--traffic", str(export), "--stages"]) == 2
+    assert "--stages needs judgments" in capsys.readouterr().err
+    assert main(["report", "--traffic", str(export), "--queries", str(queries)]) == 2
+    assert "judgments for traced questions go with --stages" in capsys.readouterr().err
+
+
+def test_stages_with_a_deeper_run(files, capsys):
+    tmp, export, queries, qrels = files
+    # a run of the same questions, 4 deep: q2's r2 at rank 4, below the one document v2.0 traced for q2
+    run = tmp / "deep.run"
+    rows = {"q1": ["r1", "x1"], "q2": ["x1", "x2", "x3", "r2"], "q3": ["x2"], "q4": ["r4"], "q5": ["r5"],
+            "q6": ["r6"], "q7": ["x1"]}
+    run.write_text("".join(f"{q} Q0 {c} {i + 1} {1 - i / 10} deep\n" for q, cs in rows.items()
+                           for i, c in enumerate(cs)), encoding="utf-8")
+    out, html = tmp / "out.json", tmp / "record.html"
+    assert main(["report", "--traffic", str(export), "--run", f"deep={run}", "--queries", str(queries), "--qrels",
+                 str(qrels), "--stages", "--json", str(out), "--html", str(html)]) == 0
+    js = json.loads(out.read_text())
+    assert js["stages"]["deeper_run"] == "deep"
+    assert js["stages"]["counts"]["cut_by_k"]["questions"] == ["q2"]
+    assert js["stages"]["counts"]["not_retrieved"]["n"] == 2 and "results" in js
+    # the decision record carries the same figures as the JSON
+    page = html.read_text(encoding="utf-8")
+    for stage, c in js["stages"]["counts"].items():
+        assert f'data-figure="stages:{stage}" data-value="{c["n"]}"' in page
+    assert 'data-figure="stages:2.0:cut_by_k" data-run="2.0" data-value="1"' in page
