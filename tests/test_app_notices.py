@@ -62,9 +62,12 @@ def cli_warnings(d: Path, qrels: Path) -> list[str]:
 @pytest.mark.parametrize("page", PAGES)
 def test_every_page_shows_every_warning_once(files, page):
     want = cli_warnings(*files)
-    # rejected q42; the seventh field; the distances' rank order; q3 and q9 missing from the legacy run
+    # rejected q42; the seventh field; the distances' rank order; q3 and q9 missing from the legacy run; and
+    # each run's score tie at its first relevant chunk (after's q6, legacy's q4: the rr-ties note)
     assert [w.split(":")[0] for w in want] == ["qrels.trec", "legacy.trec", "run 'legacy' (legacy.trec)",
+                                               "run 'legacy' (legacy.trec)", "run 'after' (after.trec)",
                                                "run 'legacy' (legacy.trec)"]
+    assert "on 1 query (q6)" in want[4] and "on 1 query (q4)" in want[5]
     assert "--score legacy=cosine-distance" in want[2] and "(q3, q9)" in want[3]
     at = AppTest.from_file(APP, default_timeout=120)
     at.run()

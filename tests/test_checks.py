@@ -326,7 +326,7 @@ def test_rr_at_k_on_a_tie_at_the_first_relevant_chunk_is_said_naming_the_queries
     queries = write(tmp_path, "queries.tsv", "q1\tfirst\nq2\tsecond\nq3\tthird\n")
     system = load_system(queries, {"tie": run_path}, qrels=qrels_path)
     (w,) = [w for w in system.warnings if w.kind == "rr-ties"]
-    assert w.ids == ("q1",) and "RR@k may differ from ir_measures' on 1 queries (q1)" in w.message
+    assert w.ids == ("q1",) and "RR@k may differ from ir_measures' on 1 query (q1)" in w.message
     (ours,) = evaluate(system)
     qrels = {q: dict(js) for q, js in read_qrels(qrels_path).judgments.items()}
     run: dict = {}

@@ -37,6 +37,7 @@ from typing import Mapping, Sequence
 
 from ...evaluation.judgments import Qrels
 from ...runset import Run, score_kind as _kind
+from ...words import plural
 
 __all__ = ["InputWarning", "SHOWN_IDS", "drop_textless", "ood_run_warnings", "rank_order_warning",
            "rejected_warning", "repeats_warning", "respell_judgments", "rr_ties_warning", "run_warnings", "system_warnings", "unjudged_warning", "uuid_key"]
@@ -266,7 +267,7 @@ def rr_ties_warning(run: Run, qrels: Qrels) -> InputWarning | None:
         return None
     where = f"run {run.name!r}" + (f" ({_name(run.source)})" if run.source else "")
     return InputWarning("rr-ties", f"run {run.name}",
-                        f"{where}: RR@k may differ from ir_measures' on {len(qs)} queries ({_examples(list(qs))}): "
+                        f"{where}: RR@k may differ from ir_measures' on {plural(len(qs), 'query')} ({_examples(list(qs))}): "
                         "the first relevant chunk ties in score with one that is not relevant, and ties are ordered "
                         "by chunk id descending here (trec_eval's order, every measure) but ascending by "
                         "ir_measures' RR@k (by the scores' last bits when they differ there); the other measures "
