@@ -37,6 +37,7 @@ from audit.groundtruth import GroundTruth, load_ground_truth
 from audit.index import EmbeddingCache, IndexStore
 from audit.ingest import Corpus, load_builtin, load_folder
 from audit.models import Encoder, ModelUnavailable, load_cross_encoder, load_encoder
+from audit.models.cross import unavailable_reason
 from audit.retrieval import BM25
 from audit.runset import RunSet
 from audit.sources import run_audit
@@ -97,7 +98,7 @@ def cross_encoder(name: str) -> tuple[object | None, str | None]:
     try:
         fetch.ensure_local(name, "cross-encoder")
     except ModelUnavailable as e:
-        return None, str(e)
+        return None, unavailable_reason(e)
     return _cross_encoder(name)
 
 
