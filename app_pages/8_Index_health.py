@@ -29,7 +29,7 @@ from audit.views.index_health import (
 )
 from ui import cache, context, footer, paths, session, stop, table
 from ui.notices import notices
-from ui.health import preview_model, retry_failed
+from ui.health import index_name, preview_model, retry_failed, sources_now
 from ui.layout import cells
 from ui.text import md
 
@@ -37,14 +37,14 @@ _DONE = "_health_retry_done"  # the last retry's outcome, shown once after the r
 
 
 def status_section(rep, man: pd.DataFrame) -> None:
-    c = cells(5)  # wraps onto a second row at narrow widths instead of cutting "UNHEALTHY"
-    c[0].metric("Status", status_label(rep.healthy),
-                help="`python -m audit health` exits 1 when unhealthy, 0 otherwise")
-    c[1].metric("Documents", rep.n_documents)
-    c[2].metric("Failed documents", int((man["status"] == "failed").sum()),
+    # the status on its own line: in a cell of five it read "UNHEAL…" at 1400 px
+    st.metric("Status", status_label(rep.healthy), help="`python -m audit health` exits 1 when unhealthy, 0 otherwise")
+    c = cells(4)
+    c[0].metric("Documents", rep.n_documents)
+    c[1].metric("Failed documents", int((man["status"] == "failed").sum()),
                 help="documents the indexer could not read; the rest of the index stays searchable")
-    c[3].metric("Chunks", rep.n_rows)
-    c[4].metric("L2/cos identity", "n/a" if rep.figures["identity_max_deviation"] != rep.figures["identity_max_deviation"]
+    c[2].metric("Chunks", rep.n_rows)
+    c[3].metric("L2/cos identity", "n/a" if rep.figures["identity_max_deviation"] != rep.figures["identity_max_deviation"]
                 else f"{rep.figures['identity_max_deviation']:.1e}", help="max |L2²/2 − (1 − cos)|, checked on a sample of "
                                                                 "unit vectors; exact up to float noise only when "
                                                                 "vectors are unit")
@@ -199,7 +199,7 @@ db_path = paths.pick_index("Index database", "health_db", own_db)
 if db_path is None:
     stop(ctx)
 if not db_path.is_file():
-    st.info(md(f"No index database at {db_path} yet.") + " The dashboard writes it when it builds the audit of a "
+    st.info(md(f"No index database at {index_name(db_path, own_db)} yet.") + " The dashboard writes it when it builds the audit of a "
             "corpus; from a shell: `python -m audit index FOLDER --db FILE` (add `--model NAME` for another model).")
     stop(ctx)
 
@@ -211,7 +211,7 @@ if ro_store is None:
 with closing(ro_store) as store:
     names = store.indexes()
     if not names:
-        st.info(md(f"{db_path} holds no index yet") + ": run `python -m audit index FOLDER --db FILE`.")
+        st.info(md(f"{index_name(db_path, own_db)} holds no index yet") + ": run `python -m audit index FOLDER --db FILE`.")
         stop(ctx)
     focus = st.session_state.get("focus_strategy")
     name = st.selectbox("Index (strategy)", names, key="health_index",
@@ -220,7 +220,8 @@ with closing(ro_store) as store:
     enc = ctx.encoder
     strip = bool(st.session_state.get("strip_running_lines", False))
     current = Stamp.from_generation(gen).with_model(enc)
-    snap = snapshot(store, name, current, enc, strip_running_lines=strip)  # read once: the checks and the audit
+    snap = snapshot(store, name, current, enc, strip_running_lines=strip,  # read once: the checks and the audit
+                    sources=sources_now(ctx, db_path, own_db))
     rep = check_snapshot(snap)
     man = manifest(store, name)
 

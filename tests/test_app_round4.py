@@ -69,3 +69,44 @@ def test_item1_default_reranker_on_an_unreachable_hub_costs_one_2s_question_per_
         assert reruns < 15, reruns  # before: 23 s of retries on each of these four runs
     finally:
         hub.close()
+
+
+# --------------------------------------------------------------------------- item 2 (and item 8's index field)
+
+
+def _texts(at) -> str:
+    """Everything a reader sees as text on the page and in the sidebar (values of inputs included)."""
+    parts = [shown(e) for kind in ("markdown", "caption", "info", "warning", "error", "success", "title",
+                                   "subheader") for e in getattr(at, kind)]
+    parts += [str(m.value) + " " + str(m.label) for m in at.metric]
+    parts += [str(t.value) + " " + str(t.placeholder or "") for t in at.text_input]
+    return "\n".join(parts)
+
+
+def test_item2_index_health_of_an_upload_is_healthy_and_follows_the_corpus_back(small_corpus):
+    """Two documents uploaded: their own index is healthy (the sources are the uploads, not files it cannot
+    find), the status is on a line of its own (not a fifth of a row: "UNHEAL…"), and the index field shows
+    neither the server's folder nor the session id. Back on the folder corpus, the page shows that corpus's
+    index (3 documents), not the upload's (2)."""
+    (small_corpus / "docs" / "gamma.md").write_text("# Gamma\n\n## Disks\n\nDisks are checked every hour.\n")
+    at = _app()
+    at.radio(key="corpus_source").set_value("upload").run()
+    at.file_uploader(key="corpus_files").set_value([
+        ("one.md", b"# One\n\n## Part\n\nThe first uploaded document speaks of queues.\n", "text/markdown"),
+        ("two.md", b"# Two\n\n## Part\n\nThe second uploaded document speaks of disks.\n", "text/markdown")])
+    at.run()
+    at.radio(key="gt_source").set_value("none").run()
+    at.switch_page("app_pages/8_Index_health.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    metrics = {m.label: m.value for m in at.metric}
+    assert metrics["Status"] == "healthy" and metrics["Documents"] == "2", metrics
+    assert not [c for c in at.columns if any(m.label == "Status" for m in c.metric)]  # not in a row of cells
+    from ui.session import session_id
+
+    seen = _texts(at)
+    assert "missing source files" not in seen and "sessions/" not in seen and "test session id" not in seen
+    assert str(small_corpus / "home") not in seen  # the dashboard's folder on the server
+    assert at.text_input(key="health_db").value == ""  # empty = this corpus's own index
+    at.radio(key="corpus_source").set_value("folder").run()
+    assert not at.exception
+    assert {m.label: m.value for m in at.metric}["Documents"] == "3"

@@ -90,6 +90,9 @@ class IndexSnapshot:
     strip_running_lines : bool
         Whether the current configuration strips PDFs' running lines (it changes
         the extractor version a PDF is judged against).
+    given_sources : dict of str to str, or None
+        doc_id → sha256 of the source as it is now, when the sources are not files the index names
+        (a session's uploads live in memory: the dashboard gives their sha256); None reads the files.
     """
 
     store: IndexStore
@@ -104,6 +107,7 @@ class IndexSnapshot:
     sample: int = 200
     seed: int = 0
     strip_running_lines: bool = False
+    given_sources: dict | None = None
 
     @cached_property
     def extraction(self) -> list[DocumentExtraction]:
@@ -150,6 +154,8 @@ class IndexSnapshot:
     @cached_property
     def source_now(self) -> dict:
         """doc_id → sha256 of its source as it is now (None when the source is missing)."""
+        if self.given_sources is not None:
+            return {d.doc_id: self.given_sources.get(d.doc_id) for d in self.documents}
         spec = self.store.corpus_spec()
         return {d.doc_id: _current_source_sha(spec, d.source) for d in self.documents}
 
@@ -378,8 +384,11 @@ CHECKS = (check_failed, check_stale, check_missing, check_mixed, check_count, ch
 
 
 def snapshot(store: IndexStore, name: str, current: Stamp | None = None, encoder=None, sample: int = 200,
-             seed: int = 0, strip_running_lines: bool = False) -> IndexSnapshot:
+             seed: int = 0, strip_running_lines: bool = False, sources: dict | None = None) -> IndexSnapshot:
     """Read index ``name`` for the checks (see :func:`check_index` for the parameters).
+
+    ``sources`` (doc_id → sha256 of the source now) stands for the files when they are not on disk: a session's
+    uploads (see :attr:`IndexSnapshot.given_sources`); a document it lacks is a missing source.
 
     Raises
     ------
@@ -394,7 +403,8 @@ def snapshot(store: IndexStore, name: str, current: Stamp | None = None, encoder
         current = Stamp(stamp.model, stamp.model_digest, stamp.dims, stamp.window, PIPELINE_VERSION, stamp.strategy)
     gid = int(gen["id"])
     return IndexSnapshot(store, name, gen, stamp, current, store.documents(name, gid), store.chunk_rows(gid),
-                         store.row_counts(gid), encoder, sample, seed, strip_running_lines)
+                         store.row_counts(gid), encoder, sample, seed, strip_running_lines,
+                         dict(sources) if sources is not None else None)
 
 
 def check_index(store: IndexStore, name: str, current: Stamp | None = None, encoder=None,
