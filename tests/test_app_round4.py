@@ -110,3 +110,65 @@ def test_item2_index_health_of_an_upload_is_healthy_and_follows_the_corpus_back(
     at.radio(key="corpus_source").set_value("folder").run()
     assert not at.exception
     assert {m.label: m.value for m in at.metric}["Documents"] == "3"
+
+
+# --------------------------------------------------------------------------- item 4
+
+
+def _threshold_caption(at) -> str:
+    return next(shown(c) for c in at.main.caption if shown(c).startswith("At "))
+
+
+def test_item4_threshold_page_follows_the_ground_truth_and_the_save(small_corpus):
+    """No ground truth: no "Save this threshold (0)" over empty charts, the page says what to give. A ground truth
+    loaded: the slider starts at that run set's balanced cut (the cut Citations applies), not at a stale value.
+    Save: the caption on the very next run says "the saved threshold", not "chosen here, not saved"."""
+    (small_corpus / "home").mkdir(exist_ok=True)
+    gt = small_corpus / "home" / "gt.jsonl"  # under $AUDIT_HOME: a folder the dashboard may read
+    gt.write_text('{"id": "n1", "needle": "The retry budget resets after forty seconds.", "questions": '
+                  '["When does the retry budget reset?", "retries stuck, cooldown?"]}\n'
+                  '{"id": "n2", "needle": "Log files rotate every night at two.", "questions": '
+                  '["When do log files rotate?", "where did my log go"]}\n')
+    ood = small_corpus / "home" / "ood.txt"
+    ood.write_text("what is the capital of France\nbest sourdough recipe\n")
+    at = _app()
+    at.radio(key="gt_source").set_value("none").run()
+    at.switch_page("app_pages/5_Threshold.py").run()
+    assert not at.exception
+    assert not [b for b in at.button if b.key == "threshold_save"]
+    assert any("No question to put to the gate" in shown(i) for i in at.info)
+    at.radio(key="gt_source").set_value("file").run()
+    at.text_input(key="gt_path").input(str(gt)).run()
+    at.text_input(key="ood_path").input(str(ood)).run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [shown(e) for e in at.error] + [shown(i) for i in at.info]
+    cap = _threshold_caption(at)
+    assert "(the balanced cut)" in cap, cap
+    balanced = float(cap.split("Balanced cut: ")[1].split(" ")[0])
+    assert abs(at.slider(key="threshold_slider:E/dense").value - balanced) <= 0.0125  # the slider's 0.025 grid
+    at.slider(key="threshold_slider:E/dense").set_value(0.5).run()
+    assert "(chosen here, not saved)" in _threshold_caption(at)
+    at.button(key="threshold_save").click().run()
+    assert not at.exception
+    assert "(the saved threshold)" in _threshold_caption(at)
+    assert any(shown(s).startswith("Saved ") for s in at.success)
+
+
+def test_item4_a_team_run_without_out_of_domain_questions_gets_its_in_domain_side(monkeypatch, tmp_path):
+    """A team's runs and qrels with no out-of-domain run: the Threshold page shows answered / abandoned against the
+    cut (before: only "no out-of-domain question ranked by the run")."""
+    ex = ROOT / "data" / "example"
+    for k, v in {"AUDIT_SOURCE": "system", "AUDIT_SYS_QUERIES": str(ex / "queries.tsv"),
+                 "AUDIT_SYS_QRELS": str(ex / "qrels.trec"), "AUDIT_SYS_CHUNKS": "", "AUDIT_SYS_CORPUS": "",
+                 "AUDIT_SYS_OOD_QUERIES": "", "AUDIT_SYS_OOD_RUNS": "",
+                 "AUDIT_SYS_RUNS": f"before={ex / 'before.trec'}", "AUDIT_SYS_SCORES": "before=cosine-distance",
+                 "AUDIT_MODEL": "hashing", "AUDIT_RERANKER": "none", "AUDIT_HOME": str(tmp_path / "home")}.items():
+        monkeypatch.setenv(k, v)
+    at = _app()
+    at.switch_page("app_pages/5_Threshold.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    metrics = {m.label: m.value for m in at.metric}
+    n = sum(1 for line in (ex / "queries.tsv").read_text().splitlines() if line.strip())
+    assert int(metrics["Answered"]) + int(metrics["Answered without"]) + int(metrics["Abandoned"]) == n
+    assert metrics["Bluffs"] == "0"
+    assert any("ranked no out-of-domain question" in shown(i) for i in at.info)

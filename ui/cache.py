@@ -337,13 +337,13 @@ def paired_table(digest: str, names: tuple, k: int, phrasing: str, _results: lis
 
 
 @st.cache_resource(show_spinner="Sweeping the threshold…", max_entries=64, ttl=3600)
-def threshold_base(digest: str, run: str, _runset):
+def threshold_base(digest: str, run: str, _runset, in_domain_only: bool = False):
     """:func:`audit.views.threshold.threshold_base` of one run (None when the run has no threshold to show): the gate's
     queries, the sweep and the balanced cut, the counts' table — what every move of the slider reuses. A resource
     (shared, never copied: the pages only read it), keyed like every derived table."""
     from audit.views.threshold import threshold_base as base
 
-    return base(_runset, _runset.run(run))
+    return base(_runset, _runset.run(run), in_domain_only=in_domain_only)
 
 
 @st.cache_data(show_spinner="Checking every quote…", max_entries=32, ttl=3600)
