@@ -14,14 +14,12 @@ import streamlit as st
 
 from audit import PIPELINE_VERSION
 from audit.index import Stamp
-from audit.index.health import check_snapshot, snapshot
-from audit.index.manifest import manifest, upgrade_preview
+from audit.index.manifest import upgrade_preview
 from audit.models import ModelUnavailable
 from audit.views.index_health import (
     NOT_AUDITED,
     SEVERITY_LABEL,
     chunk_checks_frame,
-    extraction_view,
     finding_documents_frame,
     findings_frame,
     severity_css,
@@ -65,7 +63,7 @@ def findings_section(rep) -> None:
                       f"health_{f.check}.csv", width="stretch")
 
 
-def extraction_section(snap) -> None:
+def extraction_section(view) -> None:
     """Where content died: the extraction audit's findings with their pages and chunks, and each page's figures."""
     st.subheader("Extraction")
     st.caption("What the extractor did to each document: PDF pages without a text layer, running headers and "
@@ -73,7 +71,6 @@ def extraction_section(snap) -> None:
                "of words, two columns read across, and garbled characters (over 1% of a page in Unicode Co, Cn, "
                "Cc or U+FFFD). Warnings, unless nothing in a document is searchable. Rules: docs/definitions.md, "
                "Extraction audit.")
-    view = extraction_view(snap)
     if view.findings.empty:
         st.success(f"No extraction finding in the {view.documents} documents.")
     else:
@@ -220,14 +217,13 @@ with closing(ro_store) as store:
     enc = ctx.encoder
     strip = bool(st.session_state.get("strip_running_lines", False))
     current = Stamp.from_generation(gen).with_model(enc)
-    snap = snapshot(store, name, current, enc, strip_running_lines=strip,  # read once: the checks and the audit
-                    sources=sources_now(ctx, db_path, own_db))
-    rep = check_snapshot(snap)
-    man = manifest(store, name)
+    # read once per state of the index (ui.cache.index_health): the checks, the extraction audit, the manifest
+    rep, extraction, man = cache.index_health(db_path, name, gen, store, current, enc, strip,
+                                              sources_now(ctx, db_path, own_db))
 
     status_section(rep, man)
     findings_section(rep)
-    extraction_section(snap)
+    extraction_section(extraction)
     manifest_section(man, name)
     retry_section(ctx, db_path, own_db, name, man, rep.stamp.model)
     preview_section(store, name, rep)

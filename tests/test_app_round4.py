@@ -172,3 +172,29 @@ def test_item4_a_team_run_without_out_of_domain_questions_gets_its_in_domain_sid
     assert int(metrics["Answered"]) + int(metrics["Answered without"]) + int(metrics["Abandoned"]) == n
     assert metrics["Bluffs"] == "0"
     assert any("ranked no out-of-domain question" in shown(i) for i in at.info)
+
+
+# --------------------------------------------------------------------------- item 9 (Index health per view)
+
+
+def test_item9_index_health_reads_an_unchanged_index_once(small_corpus, monkeypatch):
+    """Index health read every chunk row and vector on each view (p50 1.5 s with eight reviewers): a second
+    view of the same index, in another session, reads nothing; a write to the file (here a touch of its log)
+    makes it read again."""
+    import audit.index.health as health
+
+    calls = []
+    real = health.snapshot
+    monkeypatch.setattr(health, "snapshot", lambda *a, **k: calls.append(a[1]) or real(*a, **k))
+    from ui import cache
+
+    cache._index_health.clear()
+    at = _app()
+    at.switch_page("app_pages/8_Index_health.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert len(calls) == 1
+    other = _app()
+    other.switch_page("app_pages/8_Index_health.py").run()
+    at.radio(key="health_status").set_value("indexed").run()  # a widget of the page: a rerun
+    assert len(calls) == 1
+    assert {m.label: m.value for m in other.metric}["Documents"] == "2"
