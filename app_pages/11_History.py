@@ -15,6 +15,8 @@ from audit.views.history import (
     DEFAULT_MEASURE,
     EMPTY,
     changes_frame,
+    comparable_pair,
+    default_series,
     health_frame,
     measures_offered,
     outcomes_frame,
@@ -25,7 +27,7 @@ from audit.views.history import (
 from ui import context, footer, paths, table
 from ui.charts import outcomes_over_time, trend_chart
 from ui.diff import draw_diff
-from ui.history import read_records, visible_session
+from ui.history import read_records, sidebar_series, visible_session
 from ui.text import md
 
 ctx = context()
@@ -51,7 +53,7 @@ with store:
     if not series.empty:
         c1, c2 = st.columns([3, 1])
         names = series["series"].tolist()
-        chosen = c1.selectbox("Series", names, key="hist_series",
+        chosen = c1.selectbox("Series", names, key="hist_series", index=default_series(names, sidebar_series(ctx)),
                               help="source name · run (built-in: strategy/retriever), or the --series name given")
         offered = measures_offered()
         measure = c2.selectbox("Measure", offered, index=offered.index(DEFAULT_MEASURE), key="hist_measure",
@@ -64,7 +66,7 @@ if not series.empty:
     trend = trend_frame(records, chosen, measure)
     changes = changes_frame(trend)
     st.subheader(f"{measure_label(measure)} over time")
-    st.caption("Shaded: the Wilson 95% interval (Success@k only: the other measures have no binomial interval). "
+    st.caption("Times are UTC. Shaded: the Wilson 95% interval (Success@k only: the other measures have no binomial interval). "
                "A dashed rule marks where the model, the chunking or the ground truth changed; a ground-truth change "
                "breaks the line: two judgments are not one trend.")
     if trend.empty:
@@ -97,9 +99,15 @@ if not series.empty and len(trend) >= 2:
     st.subheader("Two records compared (Upgrade diff)")
     ids = trend["record"].tolist()
     labels = {r.id: r.label() for r in records}
+    pair = comparable_pair(trend)  # first shown: two records on the same ground truth, so the comparison runs
+    if pair is None:
+        st.info("No two records of this series were judged on the same ground truth: a paired comparison needs the "
+                "same questions. Choose two records below to see why.")
     c = st.columns(4)
-    before = c[0].selectbox("Before", ids, index=len(ids) - 2, key="hist_before", format_func=labels.get)
-    after = c[1].selectbox("After", ids, index=len(ids) - 1, key="hist_after", format_func=labels.get)
+    before = c[0].selectbox("Before", ids, index=ids.index(pair[0]) if pair else len(ids) - 2, key="hist_before",
+                            format_func=labels.get)
+    after = c[1].selectbox("After", ids, index=ids.index(pair[1]) if pair else len(ids) - 1, key="hist_after",
+                           format_func=labels.get)
     k = c[2].selectbox("k for lost / gained", list(KS), index=KS.index(8), key="hist_k")
     given = c[3].number_input("Cut (empty: saved, else balanced)", value=None, step=0.005, format="%.4f",
                               key="hist_cut", placeholder="saved or balanced")

@@ -17,7 +17,8 @@ from audit.runset import digest
 
 from . import paths, session
 
-__all__ = ["RECORDED_KEY", "configuration_digest", "is_private", "read_records", "record_once", "visible_session"]
+__all__ = ["RECORDED_KEY", "configuration_digest", "is_private", "read_records", "record_once", "sidebar_series",
+           "visible_session"]
 
 #: Session-state key: the (identity, configuration) pairs this session recorded.
 RECORDED_KEY = "_history_recorded"
@@ -96,3 +97,17 @@ def record_once(ctx) -> int | None:
     if rid is None:
         st.sidebar.warning(err.getvalue().strip().removeprefix("warning: ") or "History not written.")
     return rid
+
+
+def sidebar_series(ctx) -> list[str]:
+    """The series name of the sidebar's run (:func:`audit.history.record.series_name`), the one History opens on."""
+    from audit.history.record import series_name
+
+    from .context import focus_run
+
+    rs = ctx.runset
+    try:
+        run = focus_run(ctx)
+    except (KeyError, IndexError, ValueError):  # no run to focus (an empty run set): the latest series
+        return []
+    return [series_name(rs.source.name, run.name, None, len(rs.runs))]
