@@ -18,9 +18,9 @@ from audit.index.manifest import upgrade_preview
 from audit.models import ModelUnavailable
 from audit.views.index_health import (
     NOT_AUDITED,
-    SEVERITY_LABEL,
     chunk_checks_frame,
     finding_documents_frame,
+    finding_heading,
     findings_frame,
     severity_css,
     status_label,
@@ -58,7 +58,7 @@ def findings_section(rep) -> None:
           width="stretch", help={"documents": "documents the finding concerns"})
     for f in rep.findings:
         if f.documents:
-            with st.expander(md(f"{SEVERITY_LABEL[f.severity]}: {f.title} — {len(f.documents)} documents")):
+            with st.expander(md(finding_heading(f))):
                 table(pd.DataFrame(f.documents).rename(columns={"doc_id": "document"}), f"health_docs_{f.check}",
                       f"health_{f.check}.csv", width="stretch")
 

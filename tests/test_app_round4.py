@@ -198,3 +198,24 @@ def test_item9_index_health_reads_an_unchanged_index_once(small_corpus, monkeypa
     at.radio(key="health_status").set_value("indexed").run()  # a widget of the page: a rerun
     assert len(calls) == 1
     assert {m.label: m.value for m in other.metric}["Documents"] == "2"
+
+
+# --------------------------------------------------------------------------- item 7 (Citations without a cut)
+
+
+def test_item7_citations_without_a_cut_offers_no_gate_outcomes(monkeypatch, tmp_path):
+    """A team's run without out-of-domain questions has no cut: Citations showed "answered (0) · NO ANSWER (0)"
+    beside its cited questions. No outcome filter is drawn then; every question is listed."""
+    ex = ROOT / "data" / "example"
+    for k, v in {"AUDIT_SOURCE": "system", "AUDIT_SYS_QUERIES": str(ex / "queries.tsv"),
+                 "AUDIT_SYS_QRELS": str(ex / "qrels.trec"), "AUDIT_SYS_CHUNKS": str(ex / "chunks.jsonl"),
+                 "AUDIT_SYS_CORPUS": str(ex / "docs"), "AUDIT_SYS_OOD_QUERIES": "", "AUDIT_SYS_OOD_RUNS": "",
+                 "AUDIT_SYS_RUNS": f"before={ex / 'before.trec'}", "AUDIT_SYS_SCORES": "before=cosine-distance",
+                 "AUDIT_MODEL": "hashing", "AUDIT_RERANKER": "none", "AUDIT_HOME": str(tmp_path / "home")}.items():
+        monkeypatch.setenv(k, v)
+    at = _app()
+    at.switch_page("app_pages/7_Citations.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not [r for r in at.radio if r.key == "cit_badge"]
+    n = sum(1 for line in (ex / "queries.tsv").read_text().splitlines() if line.strip())
+    assert len(at.selectbox(key="cit_query").options) == n
