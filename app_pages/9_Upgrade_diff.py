@@ -8,7 +8,6 @@ files). Either way one computation (:func:`audit.evaluation.upgrade.diff_runs`) 
 else the one saved for the before run, else the before run's balanced cut.
 """
 
-import shlex
 import sqlite3
 from contextlib import closing
 
@@ -16,7 +15,6 @@ import streamlit as st
 
 from audit.evaluation.measures import KS
 from audit.evaluation.saved_cut import choose
-from audit.home import default_home
 from audit.index import IndexUnusable
 from audit.models import ModelUnavailable
 from audit.sources.builtin import column_name, index_runsets
@@ -28,6 +26,8 @@ from audit.views.upgrade_diff import (
 )
 from audit.words import plural
 from ui import cache, context, footer, paths, stop
+from ui.diff import build_after
+from ui.health import index_name
 from ui.diff import draw_diff
 from ui.notices import notices
 from ui.text import md
@@ -111,16 +111,16 @@ def files_diff(ctx):
         old_path = paths.pick_index("Before (index database)", "diff_old", default_db, optional=True)
     with c2:
         new_path = paths.pick_index("After (index database)", "diff_new", default_db)
+    built = build_after(ctx, default_db)  # the "after" side built here: another model, another chunking
+    if old_path is None and built is not None:
+        old_path, new_path = built
     missing = [p for p in (old_path, new_path) if p is None or not p.is_file()]
     if missing:
-        home = default_home().resolve()
-        st.info("Give two index files. Before the upgrade, copy the dashboard's index in $AUDIT_HOME and type "
-                "`before.sqlite` above; after it, index with the new model into `after.sqlite` (or compare from a "
-                "shell with `python -m audit compare`)."
-                + md(f" Not found: {', '.join(str(p) for p in missing if p)}." if any(missing) else ""))
-        st.code(f"cp {shlex.quote(str(default_db.resolve()))} {shlex.quote(str(home / 'before.sqlite'))}\n"
-                f"python -m audit index FOLDER --db {shlex.quote(str(home / 'after.sqlite'))} --model NEW",
-                language="bash")
+        st.info("Build the “after” index above (another model or chunking of this corpus), or give two index "
+                "files: a copy taken before an upgrade and the upgraded one (or compare from a shell with "
+                "`python -m audit compare`)."
+                + md(f" Not found: {', '.join(index_name(p, default_db) for p in missing if p)}."
+                     if any(missing) else ""))
         return None
     old_store, new_store = _open_both(old_path, new_path)
     if old_store is None:

@@ -74,12 +74,15 @@ def test_item1_default_reranker_on_an_unreachable_hub_costs_one_2s_question_per_
 # --------------------------------------------------------------------------- item 2 (and item 8's index field)
 
 
-def _texts(at) -> str:
-    """Everything a reader sees as text on the page and in the sidebar (values of inputs included)."""
+def _texts(at, inputs: bool = True) -> str:
+    """Everything a reader sees as text on the page and in the sidebar (values of inputs too, unless not
+    ``inputs``: what the user typed is theirs to see)."""
     parts = [shown(e) for kind in ("markdown", "caption", "info", "warning", "error", "success", "title",
                                    "subheader") for e in getattr(at, kind)]
     parts += [str(m.value) + " " + str(m.label) for m in at.metric]
-    parts += [str(t.value) + " " + str(t.placeholder or "") for t in at.text_input]
+    parts += [c.value for c in at.code]
+    if inputs:
+        parts += [str(t.value) + " " + str(t.placeholder or "") for t in at.text_input]
     return "\n".join(parts)
 
 
@@ -219,3 +222,42 @@ def test_item7_citations_without_a_cut_offers_no_gate_outcomes(monkeypatch, tmp_
     assert not [r for r in at.radio if r.key == "cit_badge"]
     n = sum(1 for line in (ex / "queries.tsv").read_text().splitlines() if line.strip())
     assert len(at.selectbox(key="cit_query").options) == n
+
+
+# --------------------------------------------------------------------------- item 5 (Upgrade diff built here)
+
+
+def _with_ground_truth(small_corpus):
+    home = small_corpus / "home"
+    home.mkdir(exist_ok=True)
+    (home / "gt.jsonl").write_text(
+        '{"id": "n1", "needle": "The retry budget resets after forty seconds.", "questions": '
+        '["When does the retry budget reset?", "retries stuck, cooldown?"]}\n'
+        '{"id": "n2", "needle": "Log files rotate every night at two.", "questions": '
+        '["When do log files rotate?", "where did my log go"]}\n')
+    (home / "ood.txt").write_text("what is the capital of France\n")
+    at = _app()
+    at.radio(key="gt_source").set_value("file").run()
+    at.text_input(key="gt_path").input(str(home / "gt.jsonl")).run()
+    at.text_input(key="ood_path").input(str(home / "ood.txt")).run()
+    assert not at.exception and not at.error, [shown(e) for e in at.error]
+    return at
+
+
+def test_item5_upgrade_diff_builds_the_after_index_from_the_dashboard(small_corpus):
+    """Before: the page asked for index files made on the command line (a `cp` of the server's folder into
+    `.audit/`). Now: choose another chunking (F's recipe for index E) or model, build, and the page compares this
+    corpus's own index (before) with it (after); no server folder is printed."""
+    at = _with_ground_truth(small_corpus)
+    at.switch_page("app_pages/9_Upgrade_diff.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not [c for c in at.code if "cp " in c.value]
+    at.selectbox(key="diff_build_index").set_value("E").run()
+    at.selectbox(key="diff_build_recipe").set_value("F").run()
+    at.button(key="diff_build").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [shown(e) for e in at.error]
+    labels = [m.label for m in at.metric]
+    assert "Judged questions lost at k=8" in labels, labels
+    assert any("built here with hashing, recipe F" in shown(c) for c in at.caption)
+    assert str(small_corpus / "home") not in _texts(at, inputs=False)
