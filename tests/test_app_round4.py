@@ -261,3 +261,13 @@ def test_item5_upgrade_diff_builds_the_after_index_from_the_dashboard(small_corp
     assert "Judged questions lost at k=8" in labels, labels
     assert any("built here with hashing, recipe F" in shown(c) for c in at.caption)
     assert str(small_corpus / "home") not in _texts(at, inputs=False)
+
+
+def test_item9_the_chosen_question_is_shown_whole_under_its_selector(small_corpus):
+    """At 800 px the select box cut a long question ("…for an ass"): the chosen one is written out below it."""
+    at = _with_ground_truth(small_corpus)
+    at.switch_page("app_pages/3_Query_explorer.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    texts = [shown(c) for c in at.main.caption]
+    assert any(t.endswith("When does the retry budget reset?") or t.endswith("retries stuck, cooldown?")
+               for t in texts), texts[:5]
