@@ -372,38 +372,33 @@ def sweep_view(digest: str, run: str, lo: float, hi: float, balanced: float, _sw
 
 
 
-def _file_version(path: Path) -> tuple:
-    """(size, mtime_ns) of an SQLite file and of its write-ahead log: changes with every committed write."""
-    out = []
-    for p in (path, path.with_name(path.name + "-wal")):
-        try:
-            st_ = p.stat()
-            out.append((st_.st_size, st_.st_mtime_ns))
-        except OSError:
-            out.append(None)
-    return tuple(out)
-
-
 def index_health(db_path: Path, name: str, generation: dict, store, current, encoder, strip: bool,
                  sources: dict | None) -> tuple:
     """``(health report, extraction view, manifest frame)`` of index ``name`` in ``db_path``, read once per state.
 
     Index health read every chunk row and vector of the index on each view (1.5 s p50 with eight reviewers); the
-    three are now kept per (file, index, its active generation, the file's and its log's size and mtime, the
-    configuration judged against, the sources' sha256), so a view of an unchanged index reads nothing again and
-    any write (a retry, a rebuild) is a new key.
+    report and the extraction view are now kept per (file, index, its active generation, its manifest — every
+    document's status, stamps and chunk count —, the configuration judged against, the sources' sha256). The
+    manifest is read each view (one row a document); a retry or a rebuild changes it or the generation, so the
+    next view reads again, while a checkpoint of the file's log does not.
     """
-    version = (str(db_path.resolve()), name, repr(sorted(generation.items())), _file_version(db_path),
-               repr(current), getattr(encoder, "name", ""), getattr(encoder, "digest", ""), bool(strip),
+    import hashlib
+
+    from audit.index.manifest import manifest
+
+    man = manifest(store, name)
+    version = (str(db_path.resolve()), name, repr(sorted(generation.items())),
+               hashlib.sha256(man.to_csv(index=False).encode("utf-8")).hexdigest(), repr(current),
+               getattr(encoder, "name", ""), getattr(encoder, "digest", ""), bool(strip),
                None if sources is None else tuple(sorted(sources.items())))
-    return _index_health(version, name, store, current, encoder, strip, sources)
+    rep, extraction = _index_health(version, name, store, current, encoder, strip, sources)
+    return rep, extraction, man
 
 
 @st.cache_resource(show_spinner="Reading the index…", max_entries=16, ttl=3600)
 def _index_health(version: tuple, name: str, _store, _current, _encoder, strip: bool, _sources):
     from audit.index.health import check_snapshot, snapshot
-    from audit.index.manifest import manifest
     from audit.views.index_health import extraction_view
 
     snap = snapshot(_store, name, _current, _encoder, strip_running_lines=strip, sources=_sources)
-    return check_snapshot(snap), extraction_view(snap), manifest(_store, name)
+    return check_snapshot(snap), extraction_view(snap)

@@ -62,7 +62,8 @@ def _ask(url: str, out: dict) -> None:
     """One HEAD request to ``url``; ``out["why"]`` = None when anything answered (an HTTP error status is an
     answer), else the first line of the failure."""
     try:
-        urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=HUB_PROBE_SECONDS).close()
+        # the socket's own timeout a second past the caller's bound: the caller's wait decides, and says so
+        urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=HUB_PROBE_SECONDS + 1).close()
         out["why"] = None
     except urllib.error.HTTPError:
         out["why"] = None
