@@ -55,13 +55,14 @@ import time
 import streamlit as st
 
 from audit import timings
-from ui import access, paths, sidebar
+from ui import access, layout, paths, sidebar
 
 _T0 = time.perf_counter()  # a script run's server time starts here (audit.timings: AUDIT_TIMINGS, AUDIT_PROFILE)
 
 # Emoji icons only: the browser draws them as a data: URL favicon, where a Material icon favicon is fetched
 # from fonts.gstatic.com (a request leaving the server; tests/test_browser_markup.py checks there is none).
 st.set_page_config(page_title="Retrieval audit", page_icon="🔎", layout="wide")
+layout.collapse_sidebar_when_narrow()  # at 800 px the open sidebar took a third of the page
 access.gate(paths.config())  # shared mode: sign-in (st.login) and the allow-list, before anything is read
 
 PAGES = [

@@ -49,7 +49,7 @@ if not can(ctx.runset, "strategies"):  # a team's own runs carry no chunking of 
 corpus = ctx.corpus
 views = authoring.corpus_views(corpus)
 strategies = gv.strategies_of(ctx.runset)
-draft = authoring.draft()
+draft = authoring.draft(corpus)  # the first time: the ground truth in use, to extend it
 cfg = paths.config()
 ss = st.session_state
 EVERY = "all documents"
@@ -94,7 +94,7 @@ def reset_pick(passage=None, pick=None, drops: bool = True) -> None:
 def _open(choice: str, options: dict) -> None:
     files = options[choice][1]
     try:
-        ss[authoring.DRAFT_KEY] = open_draft(*files) if files else Draft()
+        ss[authoring.DRAFT_KEY] = (files() if callable(files) else open_draft(*files)) if files else Draft()
     except (GroundTruthError, OSError) as e:  # malformed, or unreadable: nothing is opened, the draft is kept
         ss["gt_open_error"] = str(e)
         return
@@ -228,9 +228,9 @@ st.caption("Needles are verbatim sentences of the corpus that answer a question,
 home = default_home()
 targets = ([] if cfg.shared else home_targets(home)) + named_targets(cfg)
 options = {"new": ("A new ground truth (empty)", None)}
-side = authoring.sidebar_files(corpus)
+side = authoring.in_use(corpus)  # files or uploads: open the one every page uses, to extend it
 if side:
-    options["sidebar"] = ("The sidebar's ground truth (" + ", ".join(p.name for p in side if p) + ")", side)
+    options = {"sidebar": side, **options}
 for t in targets:
     options[t.key] = (t.label, (t.gt_path, t.ood_path))
 

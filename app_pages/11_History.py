@@ -13,6 +13,8 @@ from audit.views.history import (
     KS,
     HistoryError,
     changes_frame,
+    comparable_pair,
+    default_series,
     health_frame,
     load_cuts,
     measure_label,
@@ -27,7 +29,7 @@ from audit.views.history import (
 from ui import context, footer, paths, table
 from ui.charts import outcomes_over_time, trend_chart
 from ui.diff import draw_diff
-from ui.history import linked_record, read_records, visible_session
+from ui.history import linked_record, read_records, sidebar_series, visible_session
 from ui.text import md
 
 ctx = context()
@@ -58,7 +60,9 @@ with store:
     if not series.empty:
         c1, c2 = st.columns([3, 1])
         names = series["series"].tolist()
-        chosen = c1.selectbox("Series", names, key="hist_series",
+        # the sidebar's run's series first; a value already chosen (or set by a ?record= link) is kept as it is
+        first = 0 if "hist_series" in st.session_state else default_series(names, sidebar_series(ctx))
+        chosen = c1.selectbox("Series", names, key="hist_series", index=first,
                               help="source name · run (built-in: strategy/retriever), or the --series name given")
         offered = measures_offered()
         measure = c2.selectbox("Measure", offered, index=offered.index(DEFAULT_MEASURE), key="hist_measure",
@@ -71,7 +75,7 @@ if not series.empty:
     trend = trend_frame(records, chosen, measure)
     changes = changes_frame(trend)
     st.subheader(f"{measure_label(measure)} over time")
-    st.caption("Shaded: the Wilson 95% interval (Success@k only: the other measures have no binomial interval). "
+    st.caption("Times are UTC. Shaded: the Wilson 95% interval (Success@k only: the other measures have no binomial interval). "
                "A dashed rule marks where the model, the chunking or the ground truth changed; a ground-truth change "
                "breaks the line: two judgments are not one trend.")
     if trend.empty:
@@ -104,9 +108,15 @@ if not series.empty and len(trend) >= 2:
     st.subheader("Two records compared (Upgrade diff)")
     ids = trend["record"].tolist()
     labels = {r.id: r.label() for r in records}
+    pair = comparable_pair(trend)  # first shown: two records on the same ground truth, so the comparison runs
+    if pair is None:
+        st.info("No two records of this series were judged on the same ground truth: a paired comparison needs the "
+                "same questions. Choose two records below to see why.")
     c = st.columns(4)
-    before = c[0].selectbox("Before", ids, index=len(ids) - 2, key="hist_before", format_func=labels.get)
-    after = c[1].selectbox("After", ids, index=len(ids) - 1, key="hist_after", format_func=labels.get)
+    before = c[0].selectbox("Before", ids, index=ids.index(pair[0]) if pair else len(ids) - 2, key="hist_before",
+                            format_func=labels.get)
+    after = c[1].selectbox("After", ids, index=ids.index(pair[1]) if pair else len(ids) - 1, key="hist_after",
+                           format_func=labels.get)
     k = c[2].selectbox("k for lost / gained", list(KS), index=KS.index(8), key="hist_k")
     given = c[3].number_input("Cut (empty: saved, else balanced)", value=None, step=0.005, format="%.4f",
                               key="hist_cut", placeholder="saved or balanced")

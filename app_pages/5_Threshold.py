@@ -17,18 +17,16 @@ from audit.views.threshold import (
     histogram_bins,
     histogram_step,
     plural,
-    save_cut,
     sweep_window,
     threshold_view,
 )
 from ui import cache, context, download, footer, stop, table
 from ui.charts import distance_histogram, outcomes_against_cut, sweep_chart
 from ui.context import focus_run
-from ui.layout import cells
 from ui.notices import notices
 from ui.record import download_record
 from ui.text import md
-from ui.threshold import cut_slider, note_inputs, outcome_metrics, page_cut, set_chosen, threshold_file
+from ui.threshold import cut_slider, outcome_metrics, page_cut, save_section
 from ui.vega import draw
 from ui.traffic import draw_traffic_section, draw_traffic_stages, traffic_input
 
@@ -38,10 +36,18 @@ run = focus_run(ctx)
 
 st.title("Threshold")
 notices(ctx, "threshold")
-pc = page_cut(ctx, run)
+pc = page_cut(ctx, run, in_domain_only=True)  # a run without out-of-domain questions: its in-domain side
 if pc is None:
     st.info(CANNOT["out_of_domain"].capitalize() + ".")
     stop(ctx)
+if not pc.queries:  # nothing to count: no "Save this threshold (0)" over empty charts
+    st.info("No question to put to the gate: choose a ground truth in the sidebar (Ground truth), with out-of-domain "
+            "questions for the bluffs.")
+    stop(ctx)
+if not rs.has_out_of_domain(run):
+    st.info("This run ranked no out-of-domain question: the page shows the in-domain side only (answered and "
+            "abandoned against the cut; no bluff can be counted, so the balanced cut only weighs abandoned "
+            "answerable questions). Give out-of-domain questions for the other side.")
 kind = run.gate_kind
 what = (f"strategy **{md(run.strategy)}**, retriever **{md(run.retriever)}**" if run.strategy
         else f"run **{md(run.name)}**")
@@ -70,22 +76,7 @@ with st.expander("What each outcome means"):
 
 label = (f"{run.strategy}/{run.retriever} on {rs.corpus.name}" if run.strategy else
          f"run {run.name}" + (f" ({Path(run.source).name})" if run.source else ""))
-note, author = note_inputs()
-b1, b2 = cells(2, fit="content")  # a content-width cell: the label is never cut to "Save this th…"
-if b1.button(f"Save this threshold ({cut:.4g})", key="threshold_save", type="primary",
-             help="Saved with the configuration it was chosen on (for a built-in run: corpus, model weights, "
-                  "strategy, retriever; for your run: its files; for a store: its table, run and model). Every page "
-                  "and command applies it to that configuration only."):
-    try:
-        saved = save_cut(cut, run.cut_key, label, threshold_file(ctx), note, author)
-        set_chosen(ctx, run.name, None)  # saved: every page now applies the saved cut, not a session's choice
-        b2.success(md(f"Saved {saved.describe()}; Citations, Upgrade diff, report and compare apply it to this run."))
-    except ValueError as e:
-        b2.error(md(str(e)))
-elif pc.choice.saved is not None:
-    b2.caption(md(f"Saved threshold for this run: {pc.choice.saved.describe()}"))
-else:
-    b2.caption("No threshold saved for this run yet.")
+save_section(ctx, pc, cut, label)
 for other in pc.choice.offered:
     st.caption(md(f"A threshold saved elsewhere, not applied here: {other.describe()}"))
 download_record(ctx, "threshold_record")

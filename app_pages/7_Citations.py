@@ -69,12 +69,13 @@ if st.session_state["cit_mode"] == "ground truth" and queries:
     outcomes = badge_outcomes(rs, run, threshold)
     by_id = {q.query_id: q for q in queries}
     counts = {b: sum(o.badge == b for o in outcomes) for b in BADGE_FILTER[1:]}
-    st.radio("Show", BADGE_FILTER, key="cit_badge", horizontal=True,
-             format_func=lambda b: f"{b} ({len(outcomes) if b == 'all' else counts[b]})",
-             help="The gate at this cut: NO ANSWER = nothing on the kept side of the cut (an in-domain question "
-                  "abandoned, or an out-of-domain one refused); bluff = an out-of-domain question given sources; "
-                  "answered = an in-domain question given sources (with or without the answer among them).")
-    badge = st.session_state.get("cit_badge", "all")
+    if threshold is not None:  # without a cut no question has a gate outcome: no "answered (0) · NO ANSWER (0)"
+        st.radio("Show", BADGE_FILTER, key="cit_badge", horizontal=True,
+                 format_func=lambda b: f"{b} ({len(outcomes) if b == 'all' else counts[b]})",
+                 help="The gate at this cut: NO ANSWER = nothing on the kept side of the cut (an in-domain question "
+                      "abandoned, or an out-of-domain one refused); bluff = an out-of-domain question given sources; "
+                      "answered = an in-domain question given sources (with or without the answer among them).")
+    badge = st.session_state.get("cit_badge", "all") if threshold is not None else "all"
     listed = [o for o in outcomes if badge == "all" or o.badge == badge]
     if not listed:
         st.info(f"No question is {badge} at this cut.")

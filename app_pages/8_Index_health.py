@@ -16,20 +16,18 @@ from audit.views.capabilities import sentence
 from audit.views.index_health import (
     NOT_AUDITED,
     PIPELINE_VERSION,
-    SEVERITY_LABEL,
     ModelUnavailable,
     chunk_checks_frame,
-    extraction_view,
     finding_documents_frame,
+    finding_heading,
     findings_frame,
-    index_health,
     severity_css,
     status_label,
     upgrade_preview,
 )
-from ui import cache, context, footer, paths, session, stop, table
+from ui import cache, context, footer, paths, stop, table
 from ui.notices import notices
-from ui.health import preview_model, retry_failed
+from ui.health import index_name, preview_model, retry_failed, sources_now
 from ui.layout import cells
 from ui.text import md
 
@@ -37,14 +35,14 @@ _DONE = "_health_retry_done"  # the last retry's outcome, shown once after the r
 
 
 def status_section(rep, man: pd.DataFrame) -> None:
-    c = cells(5)  # wraps onto a second row at narrow widths instead of cutting "UNHEALTHY"
-    c[0].metric("Status", status_label(rep.healthy),
-                help="`python -m audit health` exits 1 when unhealthy, 0 otherwise")
-    c[1].metric("Documents", rep.n_documents)
-    c[2].metric("Failed documents", int((man["status"] == "failed").sum()),
+    # the status on its own line: in a cell of five it read "UNHEAL…" at 1400 px
+    st.metric("Status", status_label(rep.healthy), help="`python -m audit health` exits 1 when unhealthy, 0 otherwise")
+    c = cells(4)
+    c[0].metric("Documents", rep.n_documents)
+    c[1].metric("Failed documents", int((man["status"] == "failed").sum()),
                 help="documents the indexer could not read; the rest of the index stays searchable")
-    c[3].metric("Chunks", rep.n_rows)
-    c[4].metric("L2/cos identity", "n/a" if rep.figures["identity_max_deviation"] != rep.figures["identity_max_deviation"]
+    c[2].metric("Chunks", rep.n_rows)
+    c[3].metric("L2/cos identity", "n/a" if rep.figures["identity_max_deviation"] != rep.figures["identity_max_deviation"]
                 else f"{rep.figures['identity_max_deviation']:.1e}", help="max |L2²/2 − (1 − cos)|, checked on a sample of "
                                                                 "unit vectors; exact up to float noise only when "
                                                                 "vectors are unit")
@@ -60,12 +58,12 @@ def findings_section(rep) -> None:
           width="stretch", help={"documents": "documents the finding concerns"})
     for f in rep.findings:
         if f.documents:
-            with st.expander(md(f"{SEVERITY_LABEL[f.severity]}: {f.title} — {len(f.documents)} documents")):
+            with st.expander(md(finding_heading(f))):
                 table(pd.DataFrame(f.documents).rename(columns={"doc_id": "document"}), f"health_docs_{f.check}",
                       f"health_{f.check}.csv", width="stretch")
 
 
-def extraction_section(snap) -> None:
+def extraction_section(view) -> None:
     """Where content died: the extraction audit's findings with their pages and chunks, and each page's figures."""
     st.subheader("Extraction")
     st.caption("What the extractor did to each document: PDF pages without a text layer, running headers and "
@@ -73,7 +71,6 @@ def extraction_section(snap) -> None:
                "of words, two columns read across, and garbled characters (over 1% of a page in Unicode Co, Cn, "
                "Cc or U+FFFD). Warnings, unless nothing in a document is searchable. Rules: docs/definitions.md, "
                "Extraction audit.")
-    view = extraction_view(snap)
     if view.findings.empty:
         st.success(f"No extraction finding in the {view.documents} documents.")
     else:
@@ -197,7 +194,7 @@ db_path = paths.pick_index("Index database", "health_db", own_db)
 if db_path is None:
     stop(ctx)
 if not db_path.is_file():
-    st.info(md(f"No index database at {db_path} yet.") + " The dashboard writes it when it builds the audit of a "
+    st.info(md(f"No index database at {index_name(db_path, own_db)} yet.") + " The dashboard writes it when it builds the audit of a "
             "corpus; from a shell: `python -m audit index FOLDER --db FILE` (add `--model NAME` for another model).")
     stop(ctx)
 
@@ -209,18 +206,19 @@ if ro_store is None:
 with closing(ro_store) as store:
     names = store.indexes()
     if not names:
-        st.info(md(f"{db_path} holds no index yet") + ": run `python -m audit index FOLDER --db FILE`.")
+        st.info(md(f"{index_name(db_path, own_db)} holds no index yet") + ": run `python -m audit index FOLDER --db FILE`.")
         stop(ctx)
     focus = st.session_state.get("focus_strategy")
     name = st.selectbox("Index (strategy)", names, key="health_index",
                         index=names.index(focus) if focus in names else 0)
     strip = bool(st.session_state.get("strip_running_lines", False))
-    health = index_health(store, name, ctx.encoder, strip)  # read once: the checks and the audit
-    rep, man = health.report, health.manifest
+    # read once per state of the index (ui.cache.index_health): the checks, the extraction audit, the manifest
+    rep, extraction, man = cache.index_health(db_path, name, store, ctx.encoder, strip,
+                                              sources_now(ctx, db_path, own_db))
 
     status_section(rep, man)
     findings_section(rep)
-    extraction_section(health.snapshot)
+    extraction_section(extraction)
     manifest_section(man, name)
     retry_section(ctx, db_path, own_db, name, man, rep.stamp.model)
     preview_section(store, name, rep)

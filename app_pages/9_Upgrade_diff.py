@@ -21,7 +21,6 @@ from audit.views.upgrade_diff import (
     IndexUnusable,
     ModelUnavailable,
     common_indexes,
-    copy_commands,
     default_pair,
     files_diff,
     index_pair,
@@ -29,6 +28,8 @@ from audit.views.upgrade_diff import (
     runs_diff,
 )
 from ui import cache, context, footer, paths, stop
+from ui.diff import build_after
+from ui.health import index_name
 from ui.diff import draw_diff
 from ui.notices import notices
 from ui.text import md
@@ -109,13 +110,16 @@ def two_files(ctx):
         old_path = paths.pick_index("Before (index database)", "diff_old", default_db, optional=True)
     with c2:
         new_path = paths.pick_index("After (index database)", "diff_new", default_db)
+    built = build_after(ctx, default_db)  # the "after" side built here: another model, another chunking
+    if old_path is None and built is not None:
+        old_path, new_path = built
     missing = [p for p in (old_path, new_path) if p is None or not p.is_file()]
     if missing:
-        st.info("Give two index files. Before the upgrade, copy the dashboard's index in $AUDIT_HOME and type "
-                "`before.sqlite` above; after it, index with the new model into `after.sqlite` (or compare from a "
-                "shell with `python -m audit compare`)."
-                + md(f" Not found: {', '.join(str(p) for p in missing if p)}." if any(missing) else ""))
-        st.code(copy_commands(default_db), language="bash")
+        st.info("Build the “after” index above (another model or chunking of this corpus), or give two index "
+                "files: a copy taken before an upgrade and the upgraded one (or compare from a shell with "
+                "`python -m audit compare`)."
+                + md(f" Not found: {', '.join(index_name(p, default_db) for p in missing if p)}."
+                     if any(missing) else ""))
         return None
     old_store, new_store = _open_both(old_path, new_path)
     if old_store is None:

@@ -81,8 +81,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
-__all__ = ["Config", "ConfigError", "PathRefused", "Uploads", "allowed_roots", "config_path", "is_allowed",
-           "load_config", "resolve_user_path", "ROOTS_KNOB"]
+__all__ = ["Config", "ConfigError", "PathRefused", "Uploads", "allowed_roots", "config_path", "how_to_allow",
+           "is_allowed", "load_config", "resolve_user_path", "ROOTS_KNOB"]
 
 #: The setting named in every refusal: what an operator changes to allow another folder.
 ROOTS_KNOB = "AUDIT_ROOTS (os.pathsep-separated folders) or `roots = [...]` in audit.toml"
@@ -531,5 +531,15 @@ def resolve_user_path(text: str, what: str, config: Config | None = None, env: M
     if not is_allowed(resolved, allowed_roots(config, env, cwd)):
         raise PathRefused(f"{what} {raw!r} is outside the folders this dashboard may read (the working "
                           f"directory, $AUDIT_HOME and what the operator configured); nothing was read. "
-                          f"To allow it, the operator sets {ROOTS_KNOB}.")
+                          + (f"To allow it, the operator sets {ROOTS_KNOB}." if config is not None and config.shared
+                             else how_to_allow(resolved)))
     return resolved
+
+
+def how_to_allow(path: Path) -> str:
+    """Single-user mode: exactly how to let the dashboard read ``path`` (its folder, or itself when a folder), as
+    a sentence with the command to restart it and the line for audit.toml (one rule: :func:`allowed_roots`)."""
+    folder = path if path.is_dir() else path.parent
+    return (f"To allow it, start the dashboard again with that folder allowed: `AUDIT_ROOTS={folder} make run` "
+            f"(several folders: separated by {os.pathsep!r}), or add `roots = [\"{folder}\"]` to audit.toml in the "
+            "working directory.")

@@ -10,6 +10,10 @@ free localhost port), but the real model and a given ``AUDIT_HOME``:
   when ``AUDIT_HOME`` is cold), rankings computed;
 - ``reload``: the same page again in the same server (Streamlit's caches warm).
 
+The server runs what ``make run`` runs: the default encoder and reranker (the reranker is not packaged:
+without a hub the server asks once, for at most 2 s, and runs without rerank) and no ``HF_HUB_OFFLINE``;
+``measure(..., fast=True)`` is the faster setting (reranker none, HF_HUB_OFFLINE=1), named as such.
+
 Beside each browser time, the server's own time for the same script run (``server: …``): from the top
 of ``app.py`` to the end of ``page.run()``, written by the server under ``AUDIT_TIMINGS``
 (:mod:`audit.timings`) into a temporary file and read back here.
@@ -49,15 +53,20 @@ def _settled(pg, timeout: float) -> None:
     raise TimeoutError("the Strategies page did not show numbers in time")
 
 
-def measure(home: Path, timeout: float = 900) -> dict:
+def measure(home: Path, timeout: float = 900, fast: bool = False) -> dict:
     """Seconds for: server start, first Strategies page with numbers, reload; and the server's time of the
-    two page runs (``server: …``)."""
+    two page runs (``server: …``). ``fast``: reranker none and HF_HUB_OFFLINE=1 instead of make run's defaults;
+    the result's ``setting`` names which."""
     if not Path(CHROMIUM).exists():
         raise RuntimeError(f"{CHROMIUM} not found (apt-get install chromium)")
     from playwright.sync_api import sync_playwright
 
     timings = Path(tempfile.mkdtemp(prefix="audit-dashboard-")) / "timings.jsonl"
-    env = app_env(AUDIT_HOME=str(home), AUDIT_RERANKER="none", AUDIT_TIMINGS=str(timings))
+    if fast:
+        env = app_env(AUDIT_HOME=str(home), AUDIT_RERANKER="none", HF_HUB_OFFLINE="1", AUDIT_TIMINGS=str(timings))
+    else:  # make run's: nothing set but the home and the timings file
+        env = app_env(AUDIT_HOME=str(home), AUDIT_TIMINGS=str(timings))
+        env.pop("HF_HUB_OFFLINE", None)
     out = {}
     t0 = time.perf_counter()
     with serve_app(env, Path(home) / "bench-streamlit.log", start_timeout=120, poll=0.1) as app:
@@ -77,4 +86,5 @@ def measure(home: Path, timeout: float = 900) -> dict:
     runs = [r for r in read_timings(timings) if r["page"] == "Strategies"]
     for label, r in zip(("server: first Strategies page", "server: reload"), runs[-2:]):
         out[label] = r["seconds"]
-    return {"seconds": out, "load": "{:.2f}/{:.2f}/{:.2f}".format(*os.getloadavg())}
+    return {"seconds": out, "load": "{:.2f}/{:.2f}/{:.2f}".format(*os.getloadavg()),
+            "setting": "fast setting (reranker none, HF_HUB_OFFLINE=1)" if fast else "make run's defaults"}

@@ -26,13 +26,19 @@ the percentiles), the server's resident memory (start, peak, end; MB, server pro
 children), the 1-minute load average (start, highest sampled, end) and the errors (exception
 boxes, pages that did not finish, HTTP responses >= 400 from the server): they must be 0.
 
-    python bench/load.py [--sessions 8] [--rounds 2] [--slider-moves 3] [--model hashing] [--deadline 900]
+    python bench/load.py [--sessions 8] [--rounds 2] [--slider-moves 3] [--fast | --model M --reranker R] [--home H]
+                         [--deadline 900]
                          [--json OUT] [--markdown] [--profile FOLDER]
 
 ``--profile FOLDER`` writes a pyinstrument report of every script run there (``AUDIT_PROFILE``).
 
-``--model hashing`` (default) is the fast fake encoder; ``--model all-MiniLM-L6-v2`` the real one
-(a cold build embeds ~6,500 chunks: minutes on two cores).
+By default the server runs what ``make run`` runs: the real encoder (all-MiniLM-L6-v2), the default
+reranker (cross-encoder/ms-marco-MiniLM-L-6-v2, which is not packaged: without a hub the server asks once,
+for at most 2 s, and runs without rerank) and the caller's environment minus ``HF_HUB_OFFLINE`` (a new user
+has not set it). A cold build embeds ~6,500 chunks: minutes on two cores; ``--home FOLDER`` reuses a folder
+whose embedding cache is already filled (the figures then say "warm cache"). ``--fast`` is the faster setting
+measured beside it, named as such in the output: the hashing fake encoder, reranker none, HF_HUB_OFFLINE=1.
+``--model`` / ``--reranker`` set one of them by hand.
 """
 
 from __future__ import annotations
@@ -56,6 +62,8 @@ from streamlit_harness import CHROMIUM, AppDidNotStart, app_env, launch_chromium
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from server_times import percentile, read_timings, split_runs  # noqa: E402
+
+from audit.models.base import DEFAULT_MODEL, DEFAULT_RERANKER  # noqa: E402
 
 #: url path → page title (``app.py``'s ``st.Page`` titles, which the server's timing lines carry)
 PAGE_TITLES = {"overview": "Overview", "strategies": "Strategies", "query-explorer": "Query explorer",
@@ -251,8 +259,8 @@ def markdown(res: dict) -> str:
     rows.append(f"| **slider move** (Threshold) | {e['n']} | {cell(e['p50'])} | {cell(e['p95'])} | "
                 f"{cell(sv['p50'])} | {cell(sv['p95'])} |")
     first = res["first_page_s"]
-    tail = (f"{res['sessions']} session(s) × {res['rounds']} rounds, encoder {res['model']}; first page of each "
-            f"session (cold build included) {min(first):.1f}–{max(first):.1f} s end-to-end; errors "
+    tail = (f"{res['setting']}; {res['sessions']} session(s) × {res['rounds']} rounds, encoder {res['model']}, "
+            f"reranker {res['reranker']}, {res['cache']}; first page of each session (build included) {min(first):.1f}–{max(first):.1f} s end-to-end; errors "
             f"{res['errors']}; server memory start / peak / end {res['server_mb_start']:.0f} / "
             f"{res['server_mb_peak']:.0f} / {res['server_mb_end']:.0f} MB; load (1-min average) "
             f"{res['load_start']} at the start, {res['load_max']} at most, {res['load_end']} at the end "
@@ -260,12 +268,37 @@ def markdown(res: dict) -> str:
     return "\n".join(rows) + "\n\n" + tail
 
 
+def make_run_setting(args) -> dict:
+    """What the server runs: ``make run``'s defaults unless ``--fast`` (named so in the output) or a hand choice.
+
+    Returns ``{"name", "model", "reranker", "env"}``; ``env`` holds only the variables to set (none for the
+    defaults, so the app's own defaults apply as under ``make run``).
+    """
+    if args.fast:
+        return {"name": "fast setting (not make run's: hashing, reranker none, HF_HUB_OFFLINE=1)",
+                "model": "hashing", "reranker": "none",
+                "env": {"AUDIT_MODEL": "hashing", "AUDIT_RERANKER": "none", "HF_HUB_OFFLINE": "1"}}
+    env = {}
+    if args.model:
+        env["AUDIT_MODEL"] = args.model
+    if args.reranker:
+        env["AUDIT_RERANKER"] = args.reranker
+    name = "make run's defaults" if not env else "make run's defaults but " + ", ".join(
+        f"{k}={v}" for k, v in env.items())
+    return {"name": name, "model": args.model or DEFAULT_MODEL, "reranker": args.reranker or DEFAULT_RERANKER,
+            "env": env}
+
+
 def main(argv: list[str] | None = None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sessions", type=int, default=8)
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--slider-moves", type=int, default=3, help="slider moves on each visit of Threshold")
-    ap.add_argument("--model", default="hashing")
+    ap.add_argument("--model", default=None, help=f"embedding model (default: make run's, {DEFAULT_MODEL})")
+    ap.add_argument("--reranker", default=None, help=f"cross-encoder (default: make run's, {DEFAULT_RERANKER})")
+    ap.add_argument("--fast", action="store_true", help="the faster setting, not make run's: hashing encoder, "
+                                                        "reranker none, HF_HUB_OFFLINE=1")
+    ap.add_argument("--home", help="AUDIT_HOME to use (default a new empty folder: a cold build)")
     ap.add_argument("--page-timeout", type=float, default=300.0, help="seconds for one page")
     ap.add_argument("--deadline", type=float, default=900.0, help="seconds for the whole run")
     ap.add_argument("--json", help="write the figures here")
@@ -275,11 +308,14 @@ def main(argv: list[str] | None = None) -> dict:
     args = ap.parse_args(argv)
     if not Path(CHROMIUM).exists():
         sys.exit(f"{CHROMIUM} not found (apt-get install chromium)")
-    home = Path(tempfile.mkdtemp(prefix="audit-load-"))
-    timings = home / "timings.jsonl"
-    env = app_env(AUDIT_HOME=str(home), AUDIT_RERANKER="none", AUDIT_MODEL=args.model, HF_HUB_OFFLINE="1",
-                  AUDIT_TIMINGS=str(timings), **({"AUDIT_PROFILE": str(Path(args.profile).resolve())}
-                                                 if args.profile else {}))
+    home = Path(args.home).resolve() if args.home else Path(tempfile.mkdtemp(prefix="audit-load-"))
+    timings = Path(tempfile.mkdtemp(prefix="audit-load-timings-")) / "timings.jsonl"
+    setting = make_run_setting(args)
+    env = app_env(AUDIT_HOME=str(home), AUDIT_TIMINGS=str(timings), **setting["env"],
+                  **({"AUDIT_PROFILE": str(Path(args.profile).resolve())} if args.profile else {}))
+    if "HF_HUB_OFFLINE" not in setting["env"]:
+        env.pop("HF_HUB_OFFLINE", None)  # make run's: a new user's shell does not set it
+    args.model = setting["model"]
     mem: list[float] = []
     loads: list[float] = [os.getloadavg()[0]]
     stop = threading.Event()
@@ -310,6 +346,8 @@ def main(argv: list[str] | None = None) -> dict:
     server = split_runs(read_timings(timings))
     res = {
         "sessions": args.sessions, "rounds": args.rounds, "slider_moves": args.slider_moves, "model": args.model,
+        "setting": setting["name"], "reranker": setting["reranker"],
+        "cache": "warm cache" if args.home else "cold build",
         "end_to_end": _stats(out["times"]),
         "end_to_end_by_page": {k: _stats(v) for k, v in out["by_page"].items()},
         "slider_end_to_end": _stats(out["slider"]),

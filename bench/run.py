@@ -899,8 +899,8 @@ def section_dashboard(home: Path) -> str:
         log("dashboard, first start on an empty AUDIT_HOME ...")
         cold = dashboard.measure(cold_home, timeout=1500)
         RESULTS["sections"]["dashboard_cold"] = cold
-        out += [f"Dashboard first start on an empty `AUDIT_HOME` (`streamlit run app.py`, real model, reranker "
-                f"none: every index built before the page shows numbers), load {load_before} → {cold['load']}:", "",
+        out += [f"Dashboard first start on an empty `AUDIT_HOME` (`streamlit run app.py`, {cold['setting']}: "
+                f"every index built before the page shows numbers), load {load_before} → {cold['load']}:", "",
                 table(["step", "seconds"], [[k, v] for k, v in cold["seconds"].items()]), ""]
     except Exception as ex:
         out += [f"Dashboard first start: not measured ({type(ex).__name__}: "
@@ -914,7 +914,7 @@ def section_dashboard(home: Path) -> str:
                                 f"{str(ex).splitlines()[0] if str(ex) else ''})."])
     RESULTS["sections"]["dashboard"] = res
     rows = [[k, v] for k, v in res["seconds"].items()]
-    return "\n".join(out + [f"Dashboard (`streamlit run app.py`, real model, reranker none, AUDIT_HOME warmed by "
+    return "\n".join(out + [f"Dashboard (`streamlit run app.py`, {res['setting']}, AUDIT_HOME warmed by "
                             f"the report runs above; Chromium via Playwright), load {res['load']}:", "",
                             table(["step", "seconds"], rows)])
 

@@ -299,8 +299,10 @@ def test_opening_a_ground_truth_lists_what_the_readers_would_reject(env, monkeyp
                   encoding="utf-8")
     monkeypatch.setenv("AUDIT_GROUND_TRUTH", str(gt))  # the sidebar reads it: "files on disk"
     at = _page()
+    # the one in use comes first, and the draft starts from it (issue 39 item 3: saving extends it)
     assert at.selectbox(key="gt_open_choice").options == [
-        "A new ground truth (empty)", "The sidebar's ground truth (team.jsonl)", "team ($AUDIT_HOME/groundtruth/team.jsonl)"]
+        "The ground truth in use (team.jsonl)", "A new ground truth (empty)", "team ($AUDIT_HOME/groundtruth/team.jsonl)"]
+    assert list(_table(at, "id", "needle", "status")["id"]) == ["k1", "k2"]
     at.selectbox(key="gt_open_choice").set_value("sidebar").run()
     at.button(key="gt_open").click().run()
     _ok(at)
@@ -315,3 +317,39 @@ def test_opening_a_ground_truth_lists_what_the_readers_would_reject(env, monkeyp
     assert at.text_input(key="gt_find").value == "seventy-two hours"
     assert "Editing k2: its needle is not once in this corpus; pick it again from the passages found for its first " \
            "words." in _texts(at, "info")
+
+
+def test_item3_saving_extends_the_uploaded_ground_truth_and_keeps_its_out_of_domain_questions(env):
+    """Issue 39 item 3: a ground truth uploaded in the sidebar (1 needle, 2 out-of-domain questions) is what the
+    page opens; adding a needle and saving writes 2 needles and both out-of-domain questions, and every page then
+    uses that (before: the draft started empty, so Save replaced the upload by the one new needle and no
+    out-of-domain question)."""
+    from streamlit.testing.v1 import AppTest
+
+    at = AppTest.from_file(APP, default_timeout=120)
+    at.run()
+    at.radio(key="gt_source").set_value("upload").run()
+    up = json.dumps({"id": "u1", "needle": SHREDDED, "questions": ["What happens to the old key?", "old key?"]})
+    at.file_uploader(key="gt_file").set_value(("mine.jsonl", (up + "\n").encode(), "application/json"))
+    at.file_uploader(key="ood_file").set_value(("mine_ood.txt", b"What is the capital of France?\nBest pizza?\n",
+                                                "text/plain"))
+    at.run()
+    at.switch_page(PAGE).run()
+    _ok(at)
+    assert at.selectbox(key="gt_open_choice").options[0] == "The ground truth in use (mine.jsonl, mine_ood.txt, uploaded)"
+    assert list(_table(at, "id", "needle", "status")["id"]) == ["u1"]
+    assert "1 needles · 2 out-of-domain questions" in " ".join(_texts(at, "caption"))
+    _pick(at, "40 GB")
+    at.text_input(key="gt_q_doc").input("How long does restoring a big journal take?").run()
+    at.button(key="gt_add").click().run()
+    _ok(at)
+    at.text_input(key="gt_save_name").input("extended").run()
+    at.button(key="gt_save").click().run()
+    _ok(at)
+    lines = [json.loads(x) for x in (env / "groundtruth" / "extended.jsonl").read_text(encoding="utf-8").splitlines()]
+    assert [x["id"] for x in lines] == ["u1", "u2"]  # the new id follows the file's own (Draft.add)
+    ood = (env / "groundtruth" / "extended.ood.txt").read_text(encoding="utf-8").splitlines()
+    assert [q for q in ood if not q.startswith("#")] == ["What is the capital of France?", "Best pizza?"]
+    at.switch_page("app_pages/1_Overview.py").run()
+    _ok(at)
+    assert {m.label: m.value for m in at.metric}["Needles accepted"] == "2"

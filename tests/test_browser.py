@@ -239,6 +239,11 @@ def test_labels_fit_at_800_and_1400_px(server, page, width, tmp_path):
             page.goto(server + name)
             _settle(page)
             page.wait_for_selector('[data-testid="stMetric"]')
+            time.sleep(1.5)  # under 1,000 px the sidebar starts collapsed (issue 39 item 9): open it to check it
+            opener = page.locator('[data-testid="stExpandSidebarButton"]')
+            if opener.count() and opener.first.is_visible():
+                opener.first.click()
+                time.sleep(1.0)
             page.get_by_text("Strategies and retrievers").click()  # the preset chips
             page.wait_for_selector('[data-testid="stSidebar"] [data-tag]')
             _settle(page)

@@ -42,7 +42,7 @@ def test_paths_outside_the_working_directory_are_refused_with_the_knob(layout):
     # the issue's three ways out: an absolute path, ../, and a link inside the project
     for text in (str(outside), "../outside", "escape", "escape/secret.md", "/etc", "/etc/passwd", "/"):
         msg = _refused(text, project)
-        assert ROOTS_KNOB in msg and repr(text) in msg
+        assert "AUDIT_ROOTS=" in msg and "make run" in msg and repr(text) in msg  # single-user: how, exactly
     assert resolve_user_path("docs", "corpus folder", env={}, cwd=project) == (project / "docs").resolve()
     assert resolve_user_path("./docs/../docs/ok.md", "x", env={}, cwd=project) == (project / "docs/ok.md").resolve()
     with pytest.raises(PathRefused, match="no path given"):
@@ -176,3 +176,21 @@ def test_a_store_table_never_repeats_its_uri(tmp_path):
     with pytest.raises(ConfigError, match="metric") as e:
         load()
     assert "Secret9" not in str(e.value)
+
+
+def test_item5_single_user_mode_says_exactly_how_to_allow_the_folder(layout):
+    """Issue 39 item 5: a typed folder outside the working directory is still refused, and in single-user mode the
+    message gives the folder to allow and the command (the folder itself for a folder, its parent for a file);
+    in shared mode the operator's knob, as before."""
+    from audit.config import Config
+
+    project, outside = layout
+    msg = _refused(str(outside), project)
+    assert f"`AUDIT_ROOTS={outside.resolve()} make run`" in msg and f'roots = ["{outside.resolve()}"]' in msg
+    (outside / "gt.jsonl").write_text("{}\n")
+    assert f"AUDIT_ROOTS={outside.resolve()} make run" in _refused(str(outside / "gt.jsonl"), project)
+    # allowing it as said makes the same path accepted
+    assert resolve_user_path(str(outside), "corpus folder", env={"AUDIT_ROOTS": str(outside.resolve())},
+                             cwd=project) == outside.resolve()
+    shared = _refused(str(outside), project, config=Config(shared=True))
+    assert ROOTS_KNOB in shared and "make run" not in shared

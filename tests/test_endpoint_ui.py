@@ -129,3 +129,31 @@ def test_an_endpoint_that_answers_nothing_says_so_on_every_page(dashboard, monke
         said = [shown(e) for e in at.error]
         assert any(e.startswith("Endpoint blue answered none of its 8 questions (the first, n1/doc: HTTP error") and
                    "not-the-key" not in e for e in said), said
+
+
+def test_item5_the_endpoint_takes_queries_and_qrels_as_the_cli_does(tmp_path, monkeypatch):
+    """Issue 39 item 5: the live endpoint took questions only as needle JSONL; `report --endpoint` takes queries +
+    qrels too. Single-user mode, the example's queries.tsv and qrels.trec (chunk ids the loopback service returns):
+    every query is asked once, and the measures count the queries the qrels judge."""
+    need_uvicorn()
+    svc = Service(5.0)
+    srv = LoopbackServer(svc).start()
+    try:
+        for k, v in {"AUDIT_SOURCE": "endpoint", "AUDIT_MODEL": "hashing", "AUDIT_RERANKER": "none",
+                     "AUDIT_HOME": str(tmp_path / "home"), "AUDIT_ENDPOINTS": f"{srv.url}/search",
+                     "NO_PROXY": "127.0.0.1,localhost"}.items():
+            monkeypatch.setenv(k, v)
+        monkeypatch.delenv("AUDIT_CONFIG", raising=False)
+        at = _ok(AppTest.from_file(APP, default_timeout=120).run())
+        _ok(at.radio(key="endpoint_questions_as").set_value("queries + qrels").run())
+        at.text_input(key="endpoint_queries_path").input(str(EXAMPLE / "queries.tsv"))
+        _ok(at.text_input(key="endpoint_qrels_path").input(str(EXAMPLE / "qrels.trec")).run())
+        assert svc.requests == 0
+        _ok(at.button(key="endpoint_go").click().run())
+        assert svc.requests == len(Q)  # every query once, nothing else
+        m = next(df.value for df in at.dataframe if "over" in df.columns)
+        from audit.qrels import read_qrels
+
+        assert int(m["queries"].iloc[0]) == len(read_qrels(EXAMPLE / "qrels.trec").query_ids)
+    finally:
+        srv.stop()

@@ -181,3 +181,31 @@ def test_side_by_side_bins_keep_both_series_visible():
     assert side_by_side_bins(samples.iloc[:0]).empty
     with pytest.raises(ValueError, match="positive"):
         side_by_side_bins(samples, 0)
+
+
+def test_item7_chunks_holding_only_a_heading_are_a_finding_with_where(tmp_path):
+    """Issue 39 item 7: the text before a document's first section is kept as a chunk (the specification's rule);
+    when it is only the title, that chunk's content is "# Alpha": retrieved and cited, it quotes no answer. The
+    finding says how many and where (chunk 0, before the first section); c.md, with a sentence under its title,
+    is not concerned. (Boundaries chunking drops an empty section and keeps headings out of a chunk's content.)"""
+    from audit.index.health import heading_only
+    from audit.views.index_health import finding_heading, findings_frame
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "a.md").write_text("# Alpha\n\n## Empty\n\n## Full\n\nThe full section has a sentence.\n", encoding="utf-8")
+    (docs / "b.md").write_text("# Beta\n\n## Body\n\nBeta has text in every section.\n", encoding="utf-8")
+    (docs / "c.md").write_text("# Gamma\n\nAn opening sentence.\n\n## Body\n\nMore text.\n", encoding="utf-8")
+    store = IndexStore(tmp_path / "i.sqlite")
+    index_corpus(store, load_folder(docs), PRESETS["C"], HashingEncoder())
+    rep = check_index(store, "C")
+    (f,) = [x for x in rep.findings if x.check == "heading_only"]
+    assert f.severity == "warning" and [d["doc_id"] for d in f.documents] == ["a.md", "b.md"]
+    assert f.documents[0]["why"] == "1 chunks hold only a heading: chunk 0 (before the first section)"
+    assert f.detail == "2 chunks hold only a heading (cited, they quote no answer)"
+    assert finding_heading(f) == "warning: chunks holding only a heading — 2 documents"
+    assert findings_frame(rep).set_index("check").loc["chunks holding only a heading", "severity"] == "warning"
+    # the rule, by hand: heading lines and blanks only; one word of text makes it content
+    assert heading_only("## Empty\n") and heading_only("[Alpha > Empty]\n## Empty") and heading_only("# T\n\n---")
+    assert not heading_only("## Empty\nword") and not heading_only("")
+    store.close()

@@ -84,3 +84,42 @@ def test_two_records_are_the_upgrade_diff_of_their_run_sets():
     c, _ = made([True] * 5, rid=3)
     with pytest.raises(ValueError, match="different ground truths"):
         records_diff(a, c, S)
+
+
+def test_item6_no_empty_record_in_the_trend_and_a_comparison_that_runs_first():
+    """Issue 39 item 6: a record with 0 questions (an audit without a ground truth) is no point of a trend; the
+    pair compared first shares a ground truth (the last two records here do not: 4 and 5 questions); the series
+    opened is the sidebar's when recorded."""
+    from audit.views.history import comparable_pair, default_series
+
+    a, _ = made([True] * 3 + [False], rid=1, when="2024-05-01T10:00:00+00:00")
+    b, _ = made([True] * 4, rid=2, when="2024-05-02T10:00:00+00:00")
+    c, _ = made([True] * 4 + [False], rid=3, when="2024-05-03T10:00:00+00:00")  # another ground truth
+    empty, _ = made([], judg={}, rid=4, when="2024-05-04T10:00:00+00:00")  # no question at all
+    t = trend_frame([a, b, c, empty], S, "Success@1")
+    assert t["record"].tolist() == [1, 2, 3] and 0 not in t["n"].tolist()
+    assert comparable_pair(t) is None  # 3 is the only record on its ground truth
+    assert comparable_pair(t[t["record"] < 3]) == (1, 2)
+    d, _ = made([True] * 5, rid=5, when="2024-05-05T10:00:00+00:00")  # the 5 questions of record 3 again
+    assert comparable_pair(trend_frame([a, b, c, d], S, "Success@1")) == (3, 5)
+    names = ["python-reference · A/bm25", "python-reference · E/dense"]
+    assert default_series(names, ["python-reference · E/dense"]) == 1
+    assert default_series(names, ["not recorded"]) == 0
+
+
+def test_item6_history_times_are_drawn_in_utc_as_the_axis_says():
+    """The time axis said UTC but Vega-Lite read the naive times in the browser's zone: the data now carries the
+    offset and the scale is UTC."""
+    import json
+
+    from audit.views.history import changes_frame as changes
+    from ui.charts import trend_chart
+
+    a, _ = made([True] * 3 + [False], rid=1, when="2024-05-01T10:00:00+00:00")
+    b, _ = made([True] * 4, rid=2, when="2024-05-02T23:30:00+00:00")
+    t = trend_frame([a, b], S, "Success@1")
+    spec = trend_chart(t, changes(t), "Success@1").to_dict()
+    text = json.dumps(spec)
+    assert '"type": "utc"' in text
+    whens = [row["when"] for ds in spec["datasets"].values() for row in ds if "when" in row]
+    assert "2024-05-02T23:30:00+00:00" in whens  # the instant itself, with its offset

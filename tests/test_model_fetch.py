@@ -60,7 +60,11 @@ class FakeHub:
 def hub(monkeypatch, tmp_path):
     import huggingface_hub
 
+    from audit.models import resolve
+
     fake = FakeHub(tmp_path)
+    # the fake hub answers: the one reachability question (resolve.hub_unreachable) is answered "reachable"
+    monkeypatch.setattr(resolve, "_PROBED", {resolve.hub_endpoint(): None})
     monkeypatch.setattr(huggingface_hub, "list_repo_files", fake.list_repo_files)
     monkeypatch.setattr(huggingface_hub, "snapshot_download", fake.snapshot_download)
     return fake

@@ -208,3 +208,19 @@ def test_needle_checks_on_citations_and_the_tail_warning():
     assert not answer_only_in_tail(with_needle_checks(cf, res, needle, frozenset({3})))
     assert not answer_only_in_tail(cf)  # no needle columns: a typed question, nothing to warn about
     assert "quote holds the needle" not in cf  # the input table is left as it was
+
+
+def test_item7_a_warning_is_named_by_what_was_found_not_by_the_healthy_condition():
+    """Issue 39 item 7: "warning: no duplicate chunks — 2 documents" and a scanned page under "PDF pages with a
+    text layer" said the opposite of the finding."""
+    from audit.views.index_health import finding_heading
+
+    dup = SimpleNamespace(check="duplicates", severity="warning", title="no duplicate chunks", detail="2",
+                          documents=({"doc_id": "a.md", "why": ""}, {"doc_id": "b.md", "why": ""}))
+    scan = SimpleNamespace(check="no_text_layer", severity="warning", title="PDF pages with a text layer",
+                           detail="1 page", documents=({"doc_id": "scan.pdf", "why": ""},))
+    ok = SimpleNamespace(check="duplicates", severity="ok", title="no duplicate chunks", detail="none", documents=())
+    assert finding_heading(dup) == "warning: duplicate chunks — 2 documents"
+    assert finding_heading(scan) == "warning: PDF pages without a text layer — 1 document"
+    ff = findings_frame(SimpleNamespace(findings=[dup, scan, ok]))
+    assert list(ff["check"]) == ["duplicate chunks", "PDF pages without a text layer", "no duplicate chunks"]

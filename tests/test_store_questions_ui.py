@@ -107,8 +107,9 @@ def test_a_typed_path_under_an_allowed_root_is_read_and_one_outside_is_refused(s
     assert not at.exception
     assert [shown(e) for e in at.error] == [
         f"ground truth {str(outside)!r} is outside the folders this dashboard may read (the working directory, "
-        "$AUDIT_HOME and what the operator configured); nothing was read. To allow it, the operator sets "
-        "AUDIT_ROOTS (os.pathsep-separated folders) or `roots = [...]` in audit.toml."]
+        "$AUDIT_HOME and what the operator configured); nothing was read. To allow it, start the dashboard again "
+        f"with that folder allowed: `AUDIT_ROOTS={outside.parent.resolve()} make run` (several folders: separated "
+        f"by ':'), or add `roots = [\"{outside.parent.resolve()}\"]` to audit.toml in the working directory."]
     assert _said(at) == []
 
 

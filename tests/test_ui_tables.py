@@ -51,3 +51,21 @@ def test_a_yes_no_column_is_not_drawn_as_the_numbers_0_and_1():
     assert (config["rank"].get("type_config") or {}).get("type") == "number"
     assert (config["correct"].get("type_config") or {}).get("type") != "number"
     assert config["correct"]["help"] == "judged relevant"
+
+
+def test_item9_a_download_is_written_on_click_not_on_every_run(monkeypatch):
+    """Issue 39 item 9: with eight reviewers, 2 of 64 page loads got a 404 for a CSV registered by an earlier run
+    and already dropped by the server. The button now gets a callable (Streamlit's deferred download: the CSV is
+    made when clicked) and a click does not rerun the page."""
+    import pandas as pd
+    import streamlit as st
+
+    from ui import tables
+
+    seen = {}
+    monkeypatch.setattr(st, "download_button", lambda label, data, name, mime, **kw: seen.update(
+        label=label, data=data, name=name, mime=mime, **kw))
+    df = pd.DataFrame({"a": [1, 2], "b": ["x", "y,z"]})
+    tables.download(df, "k_csv", "t.csv", version=("digest", "run"))
+    assert callable(seen["data"]) and seen["on_click"] == "ignore" and seen["mime"] == "text/csv"
+    assert seen["data"]() == 'a,b\n1,x\n2,"y,z"\n'  # pandas' CSV, the comma-holding cell quoted (RFC 4180)

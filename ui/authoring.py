@@ -9,19 +9,21 @@ at a saved ground truth so that every page uses it on the next run.
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
+from typing import Callable
 
 import streamlit as st
 
 from audit.authoring.checks import CorpusViews
-from audit.authoring.draft import Draft, Target
+from audit.authoring.draft import Draft, Opened, Target, open_draft
 from audit.config import PathRefused
-from audit.groundtruth import BUILTIN_DATA
+from audit.groundtruth import BUILTIN_DATA, GroundTruthError
 from audit.ingest import BUILTIN_CORPUS, Corpus
 
 from . import cache, paths
 
-__all__ = ["DRAFT_KEY", "author_default", "corpus_views", "draft", "sidebar_files", "use_saved"]
+__all__ = ["DRAFT_KEY", "author_default", "corpus_views", "draft", "in_use", "sidebar_files", "use_saved"]
 
 #: Where the session's draft lives.
 DRAFT_KEY = "_gt_draft"
@@ -32,11 +34,58 @@ def corpus_views(corpus: Corpus) -> CorpusViews:
     return cache.corpus_views(corpus)
 
 
-def draft() -> Draft:
-    """This session's draft (a new, empty one the first time)."""
+def draft(corpus: Corpus | None = None) -> Draft:
+    """This session's draft. The first time: the ground truth in use (:func:`in_use`, so that adding a needle and
+    saving extends it, out-of-domain questions included, instead of replacing it), else a new, empty one."""
     if DRAFT_KEY not in st.session_state:
-        st.session_state[DRAFT_KEY] = Draft()
+        opener = in_use(corpus) if corpus is not None else None
+        d = Draft()
+        if opener is not None:
+            try:
+                d = opener[1]()
+            except (GroundTruthError, OSError):  # the sidebar shows that error already; start empty
+                d = Draft()
+        st.session_state[DRAFT_KEY] = d
     return st.session_state[DRAFT_KEY]
+
+
+def _uploaded(key: str) -> tuple[str, bytes] | None:
+    """``(name, bytes)`` of the sidebar's upload under ``key`` this run, or None."""
+    f = st.session_state.get(key)
+    return (f.name, f.getvalue()) if f is not None and hasattr(f, "getvalue") else None
+
+
+def in_use(corpus: Corpus) -> tuple[str, Callable[[], Draft]] | None:
+    """The ground truth every page uses now, as ``(label, open it as a draft)``, or None (none chosen).
+
+    Files (built-in, on disk, configured) open with their sha256 remembered, so saving over them is checked;
+    uploads open from their bytes as a draft opened from no file (saving writes a new file under
+    ``$AUDIT_HOME``; the upload itself is never changed).
+    """
+    files = sidebar_files(corpus)
+    if files:
+        return "The ground truth in use (" + ", ".join(p.name for p in files if p) + ")", lambda: open_draft(*files)
+    if st.session_state.get("gt_source") != "upload":
+        return None
+    gt, ood = _uploaded("gt_file"), _uploaded("ood_file")
+    if not (gt or ood):
+        return None
+
+    def read() -> Draft:
+        with tempfile.TemporaryDirectory() as tmp:
+            written = []
+            for up, stem in ((gt, "needles.jsonl"), (ood, "ood.txt")):
+                if up is None:
+                    written.append(None)
+                    continue
+                p = Path(tmp) / stem
+                p.write_bytes(up[1])
+                written.append(p)
+            d = open_draft(*written)
+        d.opened = Opened()  # from an upload: no file on disk to save over
+        return d
+
+    return "The ground truth in use (" + ", ".join(u[0] for u in (gt, ood) if u) + ", uploaded)", read
 
 
 def sidebar_files(corpus: Corpus) -> tuple[Path | None, Path | None] | None:

@@ -37,6 +37,7 @@ from audit.groundtruth import GroundTruth, load_ground_truth
 from audit.index import EmbeddingCache, IndexStore
 from audit.ingest import Corpus, load_builtin, load_folder
 from audit.models import Encoder, ModelUnavailable, load_cross_encoder, load_encoder
+from audit.models.cross import unavailable_reason
 from audit.retrieval import BM25
 from audit.runset import RunSet
 from audit.sources import run_audit
@@ -97,7 +98,7 @@ def cross_encoder(name: str) -> tuple[object | None, str | None]:
     try:
         fetch.ensure_local(name, "cross-encoder")
     except ModelUnavailable as e:
-        return None, str(e)
+        return None, unavailable_reason(e)
     return _cross_encoder(name)
 
 
@@ -336,13 +337,13 @@ def paired_table(digest: str, names: tuple, k: int, phrasing: str, _results: lis
 
 
 @st.cache_resource(show_spinner="Sweeping the threshold…", max_entries=64, ttl=3600)
-def threshold_base(digest: str, run: str, _runset):
+def threshold_base(digest: str, run: str, _runset, in_domain_only: bool = False):
     """:func:`audit.views.threshold.threshold_base` of one run (None when the run has no threshold to show): the gate's
     queries, the sweep and the balanced cut, the counts' table — what every move of the slider reuses. A resource
     (shared, never copied: the pages only read it), keyed like every derived table."""
     from audit.views.threshold import threshold_base as base
 
-    return base(_runset, _runset.run(run))
+    return base(_runset, _runset.run(run), in_domain_only=in_domain_only)
 
 
 @st.cache_data(show_spinner="Checking every quote…", max_entries=32, ttl=3600)
@@ -370,8 +371,34 @@ def sweep_view(digest: str, run: str, lo: float, hi: float, balanced: float, _sw
     return view(_sweep, _current, balanced, whole=(lo, hi))
 
 
-@st.cache_resource(show_spinner=False, max_entries=256, ttl=3600)
-def csv_text(version: tuple, _data, index: bool = False) -> str:
-    """The CSV text of ``_data``, written once per ``version`` (:func:`ui.tables.download`; the version names the
-    run set and what the table is, so a new run set or another choice is a new text)."""
-    return _data.to_csv(index=index)
+
+def index_health(db_path: Path, name: str, store, encoder, strip: bool, sources: dict | None) -> tuple:
+    """``(health report, extraction view, manifest frame)`` of index ``name`` in ``db_path``, read once per state.
+
+    Index health read every chunk row and vector of the index on each view (1.5 s p50 with eight reviewers); the
+    report and the extraction view are now kept per (file, index, its active generation, its manifest — every
+    document's status, stamps and chunk count —, the model judged against, the sources' sha256). The manifest is
+    read each view (one row a document); a retry or a rebuild changes it or the generation, so the next view reads
+    again, while a checkpoint of the file's log does not. The reading itself is the view's
+    (:func:`audit.views.index_health.index_health`).
+    """
+    import hashlib
+
+    from audit.views.index_health import manifest
+
+    man = manifest(store, name)
+    generation = store.generation(name) or {}
+    version = (str(db_path.resolve()), name, repr(sorted(generation.items())),
+               hashlib.sha256(man.to_csv(index=False).encode("utf-8")).hexdigest(),
+               getattr(encoder, "name", ""), getattr(encoder, "digest", ""), bool(strip),
+               None if sources is None else tuple(sorted(sources.items())))
+    rep, extraction = _index_health(version, name, store, encoder, strip, sources)
+    return rep, extraction, man
+
+
+@st.cache_resource(show_spinner="Reading the index…", max_entries=16, ttl=3600)
+def _index_health(version: tuple, name: str, _store, _encoder, strip: bool, _sources):
+    from audit.views.index_health import extraction_view, index_health as read_health
+
+    h = read_health(_store, name, _encoder, strip, _sources)
+    return h.report, extraction_view(h.snapshot)

@@ -267,12 +267,26 @@ def before_after_bars(bins: pd.DataFrame, title: str, unit: str = "cosine distan
     ).properties(height=240)
 
 
+#: Vega-Lite's time unit that reads a timestamp in UTC, to the second (a tooltip in UTC, not the browser's zone).
+UTC_SECONDS = "utcyearmonthdatehoursminutesseconds"
+
+
+def _utc(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with its naive-UTC ``when`` marked as UTC: sent as ``…+00:00``, so the browser reads the instant
+    right (a naive time is read in the browser's zone) and a ``utc`` scale shows it in UTC, as the axis says."""
+    if "when" not in frame or not len(frame) or getattr(frame["when"].dt, "tz", None) is not None:
+        return frame
+    return frame.assign(when=frame["when"].dt.tz_localize("UTC"))
+
+
 def trend_chart(trend: pd.DataFrame, changes: pd.DataFrame, measure: str) -> alt.LayerChart:
     """A measure over time (:func:`audit.views.history.trend_frame`): its Wilson band shaded, one line per
     ground-truth segment (a trend across a ground-truth change is never joined), a point per record, and a dashed
     rule labelled with what changed (:func:`audit.views.history.changes_frame`: model, chunking, ground truth)."""
-    x = alt.X("when:T", title="audit time (UTC)")
-    tip = ["label:N", alt.Tooltip("when:T", format="%Y-%m-%d %H:%M:%S"), alt.Tooltip("value:Q", format=".3f"),
+    trend, changes = _utc(trend), _utc(changes)
+    x = alt.X("when:T", title="audit time (UTC)", scale=alt.Scale(type="utc"))
+    tip = ["label:N", alt.Tooltip("when:T", format="%Y-%m-%d %H:%M:%S UTC", timeUnit=UTC_SECONDS, title="when"),
+           alt.Tooltip("value:Q", format=".3f"),
            alt.Tooltip("low:Q", format=".3f"), alt.Tooltip("high:Q", format=".3f"), "n:Q", "model:N", "chunking:N",
            "ground truth:N"]
     y = alt.Y("value:Q", title=measure, scale=alt.Scale(domain=[0, 1]))
@@ -283,9 +297,9 @@ def trend_chart(trend: pd.DataFrame, changes: pd.DataFrame, measure: str) -> alt
     layers = [band, line]
     if len(changes):
         rules = alt.Chart(changes).mark_rule(color=OKABE_ITO["vermillion"], strokeDash=[5, 3], strokeWidth=2).encode(
-            x="when:T", tooltip=["change:N", "from:N", "to:N"])
+            x=x, tooltip=["change:N", "from:N", "to:N"])
         labels = alt.Chart(changes).mark_text(align="left", dx=4, y=8, color=OKABE_ITO["vermillion"],
-                                              fontWeight="bold").encode(x="when:T", text="change:N")
+                                              fontWeight="bold").encode(x=x, text="change:N")
         layers += [rules, labels]
     return alt.layer(*layers).properties(height=300)
 
@@ -294,8 +308,9 @@ def outcomes_over_time(frame: pd.DataFrame) -> alt.Chart:
     """The gate's outcomes at each audit's cut over time (:func:`audit.views.history.outcomes_frame`), one line
     per outcome in its colour."""
     outs = [o for o in OUTCOME_COLOURS if o in set(frame["outcome"])]
-    return alt.Chart(frame).mark_line(point=True).encode(
-        x=alt.X("when:T", title="audit time (UTC)"), y=alt.Y("queries:Q", title="queries"),
+    return alt.Chart(_utc(frame)).mark_line(point=True).encode(
+        x=alt.X("when:T", title="audit time (UTC)", scale=alt.Scale(type="utc")),
+        y=alt.Y("queries:Q", title="queries"),
         color=_colour(outs, columns=3),
         tooltip=["record:Q", alt.Tooltip("cut:Q", format=".4g"), "how:N", "outcome:N", "queries:Q"],
     ).properties(height=260)

@@ -12,7 +12,10 @@ from .charts import before_after_bars
 from .tables import table
 from .text import md
 
-__all__ = ["BIN", "draw_diff"]
+__all__ = ["BIN", "BUILT_KEY", "build_after", "draw_diff"]
+
+#: Session: the "after" index built on the Upgrade diff page, ``(path, index name, what it was built with)``.
+BUILT_KEY = "_diff_built_after"
 
 BIN = {"cosine-distance": 0.025}  # histogram bin width per score kind; others: a fortieth of the range
 
@@ -65,3 +68,71 @@ def draw_diff(diff, side: str = "") -> None:
     only = st.checkbox(f"Only questions lost or gained at k={k}", key="diff_only_changed")
     table(shown_ranks(changed_only(diff.per_query, only)), "diff_table", "upgrade_diff.csv",
           "Download per-question ranks (CSV)", csv=diff.per_query)
+
+
+def _after_path(ctx, name: str, model: str, recipe: str):
+    """Where an "after" index is written: the session's folder for an upload, else ``$AUDIT_HOME/after/``."""
+    import hashlib
+
+    from audit.home import default_home
+
+    from . import session
+
+    tag = hashlib.sha256(f"{ctx.corpus.sha256}|{name}|{model}|{recipe}".encode()).hexdigest()[:12]
+    folder = session.folder() if session.is_upload(ctx.corpus.name) else default_home() / "after"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder / f"after-{tag}.sqlite"
+
+
+def build_after(ctx, default_db):
+    """The Upgrade diff's "after" side built here, on the built-in pipelines: another model and/or another chunking
+    recipe for one of the sidebar's strategies, indexed into a file of the dashboard's own (never the user's), and
+    compared with this corpus's own index as "before". Returns ``(before, after)`` paths once built, else None.
+
+    The index keeps the strategy's name (so the two files hold the same index); its stamp records the recipe and
+    the model. Raises nothing: a model that cannot be loaded is said on the page.
+    """
+    from dataclasses import replace
+
+    from audit.chunking import PRESETS
+    from audit.index import IndexStore, index_corpus
+    from audit.models import ModelUnavailable
+
+    from . import cache
+
+    rs = ctx.runset
+    names = [n for n in rs.strategies if n in PRESETS] or list(rs.strategies)
+    with st.expander("Build the “after” index here (another model, another chunking)", expanded=not
+                     st.session_state.get(BUILT_KEY)):
+        st.caption("Indexes this corpus once more, with the model and the chunking recipe given, into a file the "
+                   "dashboard keeps; the page then compares this corpus's own index (before) with it (after).")
+        c1, c2, c3 = st.columns(3)
+        focus = st.session_state.get("focus_strategy")
+        name = c1.selectbox("Index (strategy)", names, index=names.index(focus) if focus in names else 0,
+                            key="diff_build_index")
+        model = c2.text_input("Model after", value=getattr(ctx.encoder, "name", ""), key="diff_build_model",
+                              help="a sentence-transformers name in the local cache, a directory, or `hashing`")
+        recipes = list(PRESETS)
+        recipe = c3.selectbox("Chunking after", recipes, index=recipes.index(name) if name in recipes else 0,
+                              key="diff_build_recipe", format_func=lambda r: f"{r}: {PRESETS[r].description}")
+        if st.button("Build the after index", key="diff_build", type="primary"):
+            try:
+                enc = cache.encoder((model or "").strip() or getattr(ctx.encoder, "name", ""))
+                strategy = replace(PRESETS[recipe], name=name)
+                path = _after_path(ctx, name, enc.name, recipe)
+                with st.spinner(f"Indexing {len(ctx.corpus.documents)} documents with {enc.name}, recipe {recipe}…"):
+                    store = IndexStore(path, cache=cache.embedding_cache(""))
+                    try:
+                        index_corpus(store, ctx.corpus, strategy, enc)
+                    finally:
+                        store.close()
+                st.session_state[BUILT_KEY] = (str(path), name, f"{enc.name}, recipe {recipe}")
+            except (ValueError, ModelUnavailable) as e:
+                st.error(md(str(e)))
+    built = st.session_state.get(BUILT_KEY)
+    if not built:
+        return None
+    from pathlib import Path
+
+    st.caption(md(f"After: index {built[1]} built here with {built[2]}; before: this corpus's own index."))
+    return Path(default_db), Path(built[0])

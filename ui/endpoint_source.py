@@ -34,6 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = ["draw_endpoint_inputs", "draw_endpoint_source", "draw_requests"]
 
+_AS_NEEDLES, _AS_QRELS = "needles", "queries + qrels"
 _SYSTEM = "_endpoint_system"      # session key: (inputs digest, RunSet, label)
 
 
@@ -77,6 +78,31 @@ def _corpus(key: str):
                       "The answers' chunks are matched to these documents for the Citations page.")
 
 
+def _queries_qrels(key: str):
+    """``(None, out-of-domain queries, digest part, queries, qrels)`` from typed paths (single-user mode), the
+    readers ``report --endpoint --queries --qrels`` uses; None while missing or refused (said, nothing asked)."""
+    from audit.qrels import read_qrels
+    from audit.sources.imported import read_queries
+
+    q = st.text_input("Queries (id, tab, text)", key=f"{key}_queries_path", placeholder="path/to/queries.tsv")
+    r = st.text_input("Qrels (TREC: query 0 doc relevance)", key=f"{key}_qrels_path", placeholder="path/to/qrels.trec")
+    o = st.text_input("Out-of-domain queries (optional, id, tab, text)", key=f"{key}_oodq_path",
+                      placeholder="path/to/ood-queries.tsv")
+    if not (q.strip() and r.strip()):
+        return None
+    try:  # PathRefused and the readers' FILE:LINE errors are ValueErrors: said, nothing asked
+        qp, rp = paths.user_path(q, "queries"), paths.user_path(r, "qrels")
+        op = paths.user_path(o, "out-of-domain queries") if o.strip() else None
+        queries, qrels = read_queries(qp), read_qrels(rp)
+        ood = read_queries(op) if op else {}
+        raw = (qp.read_bytes(), rp.read_bytes(), op.read_bytes() if op else b"")
+    except (ValueError, OSError) as e:
+        st.error(md(e))
+        return None
+    st.caption(f"{len(queries)} queries · {len(qrels.query_ids)} judged · {len(ood)} out-of-domain")
+    return None, ood, raw, queries, qrels
+
+
 def draw_endpoint_inputs(key: str = "endpoint") -> RunSet | None:
     """Draw the endpoint's inputs; return its answers as an RunSet, or None until asked.
 
@@ -101,7 +127,12 @@ def draw_endpoint_inputs(key: str = "endpoint") -> RunSet | None:
         return None
     with tempfile.TemporaryDirectory(prefix="audit-endpoint-") as d:
         tmp = Path(d)
-        q = _questions(key, tmp)
+        as_qrels = (not paths.shared() and st.radio(
+            "Questions as", [_AS_NEEDLES, _AS_QRELS], key=f"{key}_questions_as", horizontal=True,
+            help="needles: a ground truth whose sentences are looked for in the returned text; queries + qrels: "
+                 "your judged queries (TREC qrels on the ids the endpoint returns), as `report --endpoint` takes "
+                 "them") == _AS_QRELS)
+        q = _queries_qrels(key) if as_qrels else _questions(key, tmp)
         if q is None:
             return None
         e = (None, None, None)
@@ -111,7 +142,8 @@ def draw_endpoint_inputs(key: str = "endpoint") -> RunSet | None:
             e = _embedding(key, tmp)
             if e is None:
                 return None
-    needles, ood, q_digest = q
+    needles, ood, q_digest = q[:3]
+    queries, qrels = (q[3], q[4]) if len(q) > 3 else (None, None)
     encoder, vectors, e_digest = e
     corpus, c_digest = _corpus(key)
     c1, c2 = st.columns(2)  # two a row: four in the sidebar wrapped "concurrency" letter by letter
@@ -133,7 +165,8 @@ def draw_endpoint_inputs(key: str = "endpoint") -> RunSet | None:
         return None
     bar = st.progress(0.0, text="asking…")
     try:
-        system = endpoint_system(specs, needles=needles, ood_queries=ood, k=int(k), encoder=encoder,
+        system = endpoint_system(specs, needles=needles, queries=queries, qrels=qrels, ood_queries=ood, k=int(k),
+                                 encoder=encoder,
                                  query_vectors=vectors, corpus=corpus, concurrency=int(conc),
                                  deadline=float(deadline), retries=int(retries), shared=paths.shared(),
                                  progress=ProgressReporter(bar))

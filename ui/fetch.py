@@ -16,7 +16,7 @@ import time
 import streamlit as st
 
 from audit.models import ModelUnavailable
-from audit.models.resolve import pending_download, resolve_model_path
+from audit.models.resolve import hub_unreachable, pending_download, resolve_model_path
 
 __all__ = ["ensure_local"]
 
@@ -25,8 +25,10 @@ def ensure_local(name: str | None, kind: str = "embedding model") -> None:
     """Download ``name`` into the local Hugging Face cache when it is a hub name not there yet, showing progress.
 
     Nothing happens for ``hashing…``, ``none``, the packaged all-MiniLM-L6-v2, a directory, a name
-    already cached, or under ``HF_HUB_OFFLINE=1``; this check is a few ``stat`` calls, made on
-    every run.
+    already cached, under ``HF_HUB_OFFLINE=1``, or once this process found the hub unreachable; this check is
+    a few ``stat`` calls, made on every run. Before the download box is drawn the hub is asked once per process
+    (:func:`audit.models.resolve.hub_unreachable`, at most 2 s): when it does not answer, no box is drawn and
+    the error is raised at once.
 
     Raises
     ------
@@ -38,6 +40,8 @@ def ensure_local(name: str | None, kind: str = "embedding model") -> None:
         return
     if pending_download(name, kind) is None:
         return
+    if hub_unreachable() is not None:
+        resolve_model_path(name, kind)  # raises at once: the hub did not answer (asked once per process)
     state: dict = {"done": 0, "total": 0, "error": None}
 
     def work() -> None:

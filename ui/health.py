@@ -14,7 +14,22 @@ from audit.ingest import load_corpus
 
 from . import cache, paths, session
 
-__all__ = ["preview_model", "retry_failed"]
+__all__ = ["index_name", "preview_model", "retry_failed", "sources_now"]
+
+
+def sources_now(ctx, db_path: Path, own_db: Path) -> dict | None:
+    """doc_id → sha256 of each source as it is now, when the sources are a session's uploads (in memory, not
+    files the index can find): the session's own index of its uploaded corpus. None otherwise (the index reads
+    its files), so a just-uploaded document is never a "missing source"."""
+    if session.is_upload(ctx.corpus.name) and db_path.resolve() == own_db.resolve():
+        return {d.doc_id: d.source_sha256 for d in ctx.corpus.documents}
+    return None
+
+
+def index_name(db_path: Path, own_db: Path) -> str:
+    """How a page names an index file: "this corpus's own index" for the dashboard's own (never the server's
+    folder nor a session id), else the path as given."""
+    return "this corpus's own index" if db_path.resolve() == own_db.resolve() else str(db_path)
 
 
 def retry_failed(ctx, db_path: Path, own_db: Path, name: str) -> IndexRunResult:

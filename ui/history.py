@@ -18,6 +18,7 @@ from audit.runset import digest
 from . import paths, session
 
 __all__ = ["RECORDED_KEY", "configuration_digest", "is_private", "linked_record", "read_records", "record_once",
+           "sidebar_series",
            "visible_session"]
 
 #: Session-state key: the (identity, configuration) pairs this session recorded.
@@ -129,3 +130,17 @@ def linked_record(store, summaries):
         if rec.runs and rec.series:
             st.session_state["hist_series"] = rec.series[0]
     return rec
+
+
+def sidebar_series(ctx) -> list[str]:
+    """The series name of the sidebar's run (:func:`audit.history.record.series_name`), the one History opens on."""
+    from audit.history.record import series_name
+
+    from .context import focus_run
+
+    rs = ctx.runset
+    try:
+        run = focus_run(ctx)
+    except (KeyError, IndexError, ValueError):  # no run to focus (an empty run set): the latest series
+        return []
+    return [series_name(rs.source.name, run.name, None, len(rs.runs))]

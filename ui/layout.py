@@ -15,7 +15,36 @@ from typing import Literal
 
 import streamlit as st
 
-__all__ = ["cells"]
+__all__ = ["NARROW_PX", "cells", "collapse_sidebar_when_narrow"]
+
+#: Below this window width (CSS px) the sidebar starts collapsed: at 800 px it took a third of the page.
+#: Streamlit's own ``initial_sidebar_state="auto"`` collapses it only at 768 px and below.
+NARROW_PX = 1000
+
+_COLLAPSE = """<script>
+(function () {
+  // once per page load (a reload collapses it again; opening it stays open while the page lives)
+  if (window.innerWidth >= %d || window.__auditSidebarCollapsed) return;
+  window.__auditSidebarCollapsed = true;
+  var tries = 0;
+  var t = setInterval(function () {
+    var bar = document.querySelector('[data-testid="stSidebar"]');
+    var btn = document.querySelector('[data-testid="stSidebarCollapseButton"] button');
+    if (bar && btn && bar.getBoundingClientRect().width > 50) {
+      btn.click();
+      // Streamlit remembers a collapse in localStorage: forget it, so a wide window opens the sidebar again
+      setTimeout(function () {
+        for (var i = localStorage.length - 1; i >= 0; i--) {
+          var k = localStorage.key(i);
+          if (k && k.indexOf("stSidebarCollapsed-") === 0) localStorage.removeItem(k);
+        }
+      }, 300);
+      clearInterval(t);
+    }
+    if (++tries > 100) clearInterval(t);
+  }, 100);
+})();
+</script>"""
 
 
 def cells(n: int, fit: Literal["stretch", "content"] = "stretch") -> list:
@@ -42,3 +71,13 @@ def cells(n: int, fit: Literal["stretch", "content"] = "stretch") -> list:
         raise ValueError(f"fit must be 'stretch' or 'content', got {fit!r}")
     row = st.container(horizontal=True, wrap=True, gap="medium")
     return [row.container(width=fit) for _ in range(n)]
+
+
+def collapse_sidebar_when_narrow() -> None:
+    """Collapse the sidebar once per page load when the window is narrower than :data:`NARROW_PX`.
+
+    The user can open it again with its arrow and it stays open while the page lives (moving between pages
+    is no reload); Streamlit's remembered collapse is forgotten, so a wide window opens it again. A fixed script
+    of this module (no data in it), run by ``st.html`` in the page; it draws nothing.
+    """
+    st.html(_COLLAPSE % NARROW_PX, unsafe_allow_javascript=True)

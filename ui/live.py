@@ -60,7 +60,13 @@ def live_search(ctx: PageContext, run, query: str):
 
 
 def pick_question(queries, key: str) -> int:
-    """A select box of questions (``id — text``) under ``key``; returns the chosen index."""
+    """A select box of questions (``id — text``) under ``key``, then the chosen question in full (a select box
+    cuts a long one to its width: "…for an ass" at 800 px); returns the chosen index."""
+    from .text import md
+
     labels = [f"{q.query_id} — {q.text}" for q in queries]
     st.selectbox("Question", range(len(queries)), format_func=lambda i: labels[i], key=key)
-    return st.session_state.get(key, 0) or 0
+    i = st.session_state.get(key, 0) or 0
+    if 0 <= i < len(queries):
+        st.caption(md(labels[i]))
+    return i

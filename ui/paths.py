@@ -47,9 +47,10 @@ def pick_index(label: str, key: str, default: Path, optional: bool = False) -> P
     """Ask for an index database: its resolved path, or None when nothing is chosen.
 
     Shared mode: a select box of this corpus's index (``default``) and the configuration's
-    ``[indexes]`` names (no typed path). Single-user mode: a text input; a relative path is taken
-    from ``$AUDIT_HOME`` (where the dashboard keeps its indexes; :func:`index_path` — the caption
-    under the input says which folder that is), then resolved through the allowed roots; a refused
+    ``[indexes]`` names (no typed path). Single-user mode: a text input left empty for this corpus's own
+    index (``default``, which follows the sidebar's corpus: switching corpus switches the index; the page never
+    prints where the dashboard keeps it, nor a session's folder), or None when ``optional``; a typed relative
+    path is taken from ``$AUDIT_HOME`` (:func:`index_path`), then resolved through the allowed roots; a refused
     path shows the reason and returns None.
     """
     cfg = config()
@@ -58,15 +59,13 @@ def pick_index(label: str, key: str, default: Path, optional: bool = False) -> P
         names = ([""] if optional else []) + list(choices)
         name = st.selectbox(label, names, key=key, format_func=lambda n: n or "(choose)")
         return Path(choices[name]) if name else None
-    home = default_home().resolve()
-    if key not in st.session_state:
-        st.session_state[key] = "" if optional else _shown_path(default, home)
-    text = st.text_input(label, key=key, help=f"A file name or path relative to $AUDIT_HOME ({home}), or an "
-                                              "absolute path under the working directory, $AUDIT_HOME or a "
-                                              "folder the operator allowed (AUDIT_ROOTS).")
-    st.caption(md(f"Relative to $AUDIT_HOME: {home}"))
+    text = st.text_input(label, key=key, placeholder="an index file" if optional else "this corpus's own index",
+                         help=("Empty: none. " if optional else "Empty: the index the dashboard keeps for the "
+                               "sidebar's corpus. ") + "Or a file name (taken from the dashboard's folder, "
+                               "$AUDIT_HOME), or an absolute path under the working directory, $AUDIT_HOME or a "
+                               "folder allowed with AUDIT_ROOTS.")
     if not text.strip():
-        return None
+        return None if optional else default
     try:
         return index_path(text, label.lower())
     except PathRefused as e:
@@ -82,15 +81,6 @@ def index_path(text: str, what: str) -> Path:
     if raw and not p.is_absolute():
         p = default_home().resolve() / p
     return user_path(str(p) if raw else raw, what)
-
-
-def _shown_path(path: Path, home: Path) -> str:
-    """``path`` as the input shows it: relative to ``home`` when it lies inside, else absolute."""
-    real = path.resolve()
-    try:
-        return real.relative_to(home).as_posix()
-    except ValueError:
-        return str(real)
 
 
 def open_index(path: Path) -> IndexStore | None:

@@ -2,8 +2,11 @@
 
 A session that uploads files gets ``$AUDIT_HOME/sessions/<session id>/``: the uploads' index
 (``index-upload.sqlite``, with its own embedding table: nothing goes to the shared
-``cache.sqlite``) and the threshold it saves. The corpus built from the uploads is named after
-the session, so every cache key (the run, its derived tables) differs from any other session's.
+``cache.sqlite``) and the threshold it saves. The corpus built from the uploads is named
+:data:`UPLOAD_NAME`, the same in every session: the name is shown (provenance line, history series), so it
+carries no session id, and a re-upload of the same files continues the same history series. What keeps a
+session's uploads its own is where they live (``st.session_state``, the session's folder), not their name;
+two sessions' cache keys differ whenever their files do (the corpus sha256 is in every key).
 :func:`sweep` removes the folders of sessions that ended or were idle longer than the configured
 ``ttl_minutes``; it runs at the start of every script run.
 """
@@ -18,11 +21,11 @@ import streamlit as st
 
 from audit.home import default_home, default_index_path
 
-__all__ = ["UPLOAD_PREFIX", "active_sessions", "folder", "index_path", "is_upload", "session_id", "sweep",
+__all__ = ["UPLOAD_NAME", "active_sessions", "folder", "index_path", "is_upload", "session_id", "sweep",
            "threshold_path"]
 
-#: Corpus names of uploads start with this, then the session id.
-UPLOAD_PREFIX = "uploaded files · session "
+#: The corpus name of a session's uploads (no session id: it is shown).
+UPLOAD_NAME = "uploaded files"
 
 
 def session_id() -> str:
@@ -48,13 +51,13 @@ def folder(create: bool = True) -> Path:
 
 
 def upload_corpus_name() -> str:
-    """The name this session's uploaded corpus gets (unique to the session)."""
-    return UPLOAD_PREFIX + session_id()
+    """The name a session's uploaded corpus gets (:data:`UPLOAD_NAME`)."""
+    return UPLOAD_NAME
 
 
 def is_upload(corpus_name: str) -> bool:
     """Whether ``corpus_name`` is a session's uploaded corpus."""
-    return corpus_name.startswith(UPLOAD_PREFIX)
+    return corpus_name == UPLOAD_NAME
 
 
 def index_path(corpus_name: str) -> Path:

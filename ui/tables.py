@@ -25,15 +25,16 @@ def download(data: pd.DataFrame, key: str, filename: str, label: str = "Download
              index: bool = False, version: tuple | None = None) -> None:
     """A CSV download button for ``data`` (a table or a chart's data); ``index`` writes the row labels too.
 
-    ``version`` (hashable, e.g. ``(digest, run)``) says ``data`` is the same whenever it is the same: its CSV text
-    is then written once (:func:`ui.cache.csv_text`) instead of on every script run."""
-    if version is None:
-        text = data.to_csv(index=index)
-    else:
-        from . import cache
+    The CSV is written when the button is clicked (Streamlit's deferred download: ``data`` is a callable), not on
+    every script run: no run pays for it, and no click asks for a media file the server has already dropped
+    (with eight reviewers at once, 2 of 64 page loads got a 404 for a CSV registered by an earlier run). A click
+    does not rerun the page (``on_click="ignore"``). ``version`` is accepted for the callers that name their data's
+    version; the text is made once a click either way.
+    """
+    def csv() -> str:
+        return data.to_csv(index=index)
 
-        text = cache.csv_text((*version, key, filename, index), data, index)
-    st.download_button(label, text, filename, "text/csv", key=key)
+    st.download_button(label, csv, filename, "text/csv", key=key, on_click="ignore")
 
 
 def _column_config(df: pd.DataFrame, help: Mapping[str, str], formats: Mapping[str, str],

@@ -23,7 +23,9 @@ from .charts import outcome_bar
 from .context import PageContext, focus_run
 from .layout import cells
 
-__all__ = ["PageCut", "cut_slider", "note_inputs", "outcome_metrics", "page_cut", "set_chosen"]
+__all__ = ["PageCut", "cut_slider", "note_inputs", "outcome_metrics", "page_cut", "save_section", "set_chosen"]
+
+_SAVED_MSG = "_threshold_saved_msg"  # the last save's outcome, shown once on the run after it
 
 _CHOSEN = "threshold_chosen"  # session: {(run set digest, run name): cut moved to on the Threshold page}
 
@@ -77,12 +79,15 @@ def threshold_file(ctx: PageContext):
     return session.threshold_path(c.name) if c is not None else None
 
 
-def page_cut(ctx: PageContext, run=None) -> PageCut | None:
-    """The cut the pages apply to ``run`` (default: the sidebar's run), or None when it has no threshold to show."""
+def page_cut(ctx: PageContext, run=None, in_domain_only: bool = False) -> PageCut | None:
+    """The cut the pages apply to ``run`` (default: the sidebar's run), or None when it has no threshold to show.
+
+    ``in_domain_only`` (the Threshold page): a team's run without out-of-domain questions gets its in-domain side.
+    """
     r = run if run is not None else focus_run(ctx)
     if isinstance(r, str):
         r = ctx.runset.run(r)
-    page = cache.threshold_base(ctx.digest, r.name, ctx.runset)
+    page = cache.threshold_base(ctx.digest, r.name, ctx.runset, in_domain_only)
     if page is None:
         return None
     base = page.threshold
@@ -144,8 +149,12 @@ def cut_slider(ctx: PageContext, pc: PageCut, slider: tuple[float, float, float]
         lo, hi = math.floor(lo / step) * step, math.ceil(hi / step) * step
     key = f"threshold_slider:{pc.run.name}"
     start = float(min(hi, max(lo, pc.cut)))
-    if key not in st.session_state:
+    # a new run set (a ground truth loaded, another corpus) starts the slider at its own cut, never at the value
+    # it had on the previous one (a stale 0.000 while Citations applied the balanced cut)
+    of = st.session_state.get("_threshold_slider_of", {})
+    if key not in st.session_state or of.get(key) != ctx.digest:
         st.session_state[key] = start
+    st.session_state["_threshold_slider_of"] = {**of, key: ctx.digest}
 
     def moved() -> None:
         set_chosen(ctx, pc.run.name, st.session_state[key])
@@ -176,3 +185,47 @@ def outcome_metrics(counts: GateCounts, key: str) -> pd.DataFrame:
     oc = outcome_counts_frame(counts)
     vega.draw(outcome_bar(oc), key=key)
     return oc
+
+
+def _save(ctx: PageContext, run, cut: float, label: str) -> None:
+    """The Save button's callback: runs before the next script run, so that run reads the saved file (its caption
+    says "the saved threshold", not "chosen here, not saved")."""
+    from audit.evaluation.saved_cut import save_cut
+
+    from . import paths
+    from .access import signed_in_user
+
+    # read when the button is pressed: a note typed just before the click is in the session, not in the args
+    note = st.session_state.get("threshold_note", "") or ""
+    author = signed_in_user(paths.config())
+    if author is None:
+        author = st.session_state.get("threshold_author", "") or ""
+    try:
+        saved = save_cut(cut, run.cut_key, label, threshold_file(ctx), note, author)
+    except ValueError as e:
+        st.session_state[_SAVED_MSG] = ("error", str(e))
+        return
+    set_chosen(ctx, run.name, None)  # saved: every page now applies the saved cut, not a session's choice
+    st.session_state[_SAVED_MSG] = ("success", f"Saved {saved.describe()}; Citations, Upgrade diff, report and "
+                                               "compare apply it to this run.")
+
+
+def save_section(ctx: PageContext, pc: PageCut, cut: float, label: str) -> None:
+    """The Save button (a content-width cell: the label is never cut to "Save this th…") and, beside it, what is
+    saved for this run, or the outcome of the save just made."""
+    from .text import md
+
+    note_inputs()
+    b1, b2 = cells(2, fit="content")
+    b1.button(f"Save this threshold ({cut:.4g})", key="threshold_save", type="primary", on_click=_save,
+              args=(ctx, pc.run, cut, label),
+              help="Saved with the configuration it was chosen on (for a built-in run: corpus, model weights, "
+                   "strategy, retriever; for your run: its files; for a store: its table, run and model). Every page "
+                   "and command applies it to that configuration only.")
+    msg = st.session_state.pop(_SAVED_MSG, None)
+    if msg is not None:
+        getattr(b2, msg[0])(md(msg[1]))
+    elif pc.choice.saved is not None:
+        b2.caption(md(f"Saved threshold for this run: {pc.choice.saved.describe()}"))
+    else:
+        b2.caption("No threshold saved for this run yet.")

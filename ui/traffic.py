@@ -198,7 +198,7 @@ def overlay_chart(rep: TrafficReport, cut: float | None) -> alt.LayerChart:
     """The traffic's best scores drawn over the labelled in-domain and out-of-domain ones, on one axis.
 
     Each source's bars are the share of its own questions (they have different sizes), so the shapes compare;
-    the red line is the cut.
+    the black line is the cut.
     """
     df = rep.overlay_frame()
     kind = rep.table.score_kind
@@ -282,10 +282,10 @@ def draw_traffic_section(labelled: Labelled | None, cut: float | None, cut_sourc
     for note in rep.reading_notes():  # files of a folder not read, spans exported twice
         st.info(md(note))
     if labelled is not None and rep.refused:
-        st.warning(md(f"No comparison with {labelled.system}: {rep.refused}."))
+        st.warning(md(f"No estimate from the labelled questions: {rep.refused}."))  # the reason names the system
     st.altair_chart(overlay_chart(rep, t_cut), width="stretch", key=f"{key}_overlay")
     st.caption("Each bar is the share of its own questions with that best score; the traffic is exact, the labelled "
-               "questions are the page's system. Bars on the refused side of the red line get NO ANSWER."
+               "questions are the page's system. Bars on the refused side of the black line get NO ANSWER."
                + (" Dashed: the fitted mixture of the two labelled distributions (the estimate's model)."
                   if rep.estimate is not None else ""))
     for s in rep.estimate_sentences():

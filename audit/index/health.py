@@ -8,7 +8,8 @@ Checks (docs/definitions.md, *Health severities*), each listing the documents it
   content); mixed models or dims; chunk-count stamp ≠ stored rows; NaN or
   non-unit vectors (``|norm − 1| > 1e-4``); empty chunks; missing source files.
 - **warning** (exit 0): chunks over the encoder window; duplicate chunks;
-  oversize chunks (content longer than the strategy's target); and the
+  oversize chunks (content longer than the strategy's target); chunks holding
+  only a heading (cited, they quote no answer: how many, in which sections); and the
   extraction audit (:mod:`audit.ingest.extraction_audit`): pages without a
   text layer, running headers and footers, tables flattened into lines, column
   interleaving, garbled characters, each with its pages and the chunks it
@@ -27,6 +28,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import re
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -90,6 +92,9 @@ class IndexSnapshot:
     strip_running_lines : bool
         Whether the current configuration strips PDFs' running lines (it changes
         the extractor version a PDF is judged against).
+    given_sources : dict of str to str, or None
+        doc_id → sha256 of the source as it is now, when the sources are not files the index names
+        (a session's uploads live in memory: the dashboard gives their sha256); None reads the files.
     """
 
     store: IndexStore
@@ -104,6 +109,7 @@ class IndexSnapshot:
     sample: int = 200
     seed: int = 0
     strip_running_lines: bool = False
+    given_sources: dict | None = None
 
     @cached_property
     def extraction(self) -> list[DocumentExtraction]:
@@ -156,6 +162,8 @@ class IndexSnapshot:
     @cached_property
     def source_now(self) -> dict:
         """doc_id → sha256 of its source as it is now (None when the source is missing)."""
+        if self.given_sources is not None:
+            return {d.doc_id: self.given_sources.get(d.doc_id) for d in self.documents}
         spec = self.store.corpus_spec()
         return {d.doc_id: _current_source_sha(spec, d.source) for d in self.documents}
 
@@ -304,6 +312,29 @@ def check_duplicates(s: IndexSnapshot) -> Finding:
                     "none", f"{sum(1 for ids in seen.values() if len(ids) > 1)} texts appear in more than one chunk")
 
 
+_HEADING_LINE = re.compile(r"^(#{1,6}(\s.*)?|[=-]{2,}|\[[^\]]*\])$")
+
+
+def heading_only(content: str) -> bool:
+    """Whether a chunk's ``content`` holds only heading lines (ATX ``#`` headings, setext underlines, a
+    ``[title > section]`` header) and blank lines: nothing a citation could quote as an answer."""
+    lines = [ln.strip() for ln in (content or "").splitlines() if ln.strip()]
+    return bool(lines) and all(_HEADING_LINE.match(ln) for ln in lines)
+
+
+def check_heading_only(s: IndexSnapshot) -> Finding:
+    """Chunks whose content is only a heading: retrieved and cited as a source while they answer nothing (the
+    chunking rule is the specification's, so the index says where they are instead of cutting otherwise)."""
+    where: dict[str, list[str]] = {}
+    for r in s.rows:
+        if heading_only(r.content):
+            where.setdefault(r.doc_id, []).append(f"chunk {r.ordinal} ({r.section or 'before the first section'})")
+    docs = [{"doc_id": d, "why": f"{len(w)} chunks hold only a heading: " + "; ".join(w[:5])
+             + (" …" if len(w) > 5 else "")} for d, w in where.items()]
+    return _finding("heading_only", WARNING, "no chunk holding only a heading", docs, "none",
+                    f"{sum(len(w) for w in where.values())} chunks hold only a heading (cited, they quote no answer)")
+
+
 def check_oversize(s: IndexSnapshot) -> Finding:
     target = int(json.loads(s.stamp.strategy).get("target", 0) or 0)
     over = _count_by_doc(s.rows, lambda r: target and len(r.content or "") > target)
@@ -385,13 +416,16 @@ def check_reader_notes(s: IndexSnapshot) -> Finding:
 #: duplicates, oversize, then the extraction audit: no_text_layer, running_lines, tables, columns, garbled,
 #: reader_notes).
 CHECKS = (check_failed, check_stale, check_missing, check_mixed, check_count, check_vectors, check_empty,
-          check_over_window, check_duplicates, check_oversize, check_no_text_layer, check_running_lines,
-          check_tables, check_columns, check_garbled, check_reader_notes)
+          check_over_window, check_duplicates, check_oversize, check_heading_only, check_no_text_layer,
+          check_running_lines, check_tables, check_columns, check_garbled, check_reader_notes)
 
 
 def snapshot(store: IndexStore, name: str, current: Stamp | None = None, encoder=None, sample: int = 200,
-             seed: int = 0, strip_running_lines: bool = False) -> IndexSnapshot:
+             seed: int = 0, strip_running_lines: bool = False, sources: dict | None = None) -> IndexSnapshot:
     """Read index ``name`` for the checks (see :func:`check_index` for the parameters).
+
+    ``sources`` (doc_id → sha256 of the source now) stands for the files when they are not on disk: a session's
+    uploads (see :attr:`IndexSnapshot.given_sources`); a document it lacks is a missing source.
 
     Raises
     ------
@@ -406,7 +440,8 @@ def snapshot(store: IndexStore, name: str, current: Stamp | None = None, encoder
         current = Stamp(stamp.model, stamp.model_digest, stamp.dims, stamp.window, PIPELINE_VERSION, stamp.strategy)
     gid = int(gen["id"])
     return IndexSnapshot(store, name, gen, stamp, current, store.documents(name, gid), store.chunk_rows(gid),
-                         store.row_counts(gid), encoder, sample, seed, strip_running_lines)
+                         store.row_counts(gid), encoder, sample, seed, strip_running_lines,
+                         dict(sources) if sources is not None else None)
 
 
 def check_index(store: IndexStore, name: str, current: Stamp | None = None, encoder=None,

@@ -9,7 +9,18 @@ import numpy as np
 from .base import DEFAULT_RERANKER, TOKEN_BUDGET, ModelUnavailable
 from .resolve import resolve_model_path
 
-__all__ = ["CrossEncoderModel", "load_cross_encoder"]
+__all__ = ["RERANK_HOW", "CrossEncoderModel", "load_cross_encoder", "unavailable_reason"]
+
+#: How to give a cross-encoder on a machine that does not reach the hub (said once beside the reason).
+RERANK_HOW = ("the rerank column is left out and everything else runs. To rerank here, give a local "
+              "cross-encoder: a directory saved with `CrossEncoder(NAME).save(PATH)` on a machine that reaches "
+              "the hub, typed in the sidebar's Reranker field, or `AUDIT_RERANKER=PATH make run`, or "
+              "`python -m audit report --reranker PATH`; `none` turns reranking off")
+
+
+def unavailable_reason(error: Exception) -> str:
+    """Why rerank cannot run (``error``'s message) followed by :data:`RERANK_HOW`: the one wording of the notice."""
+    return f"{error} — {RERANK_HOW}"
 
 
 class CrossEncoderModel:
@@ -186,8 +197,12 @@ def load_cross_encoder(name: str | None = DEFAULT_RERANKER, **kw) -> CrossEncode
     Raises
     ------
     ModelUnavailable
-        As :class:`CrossEncoderModel`.
+        As :class:`CrossEncoderModel`, the message followed by how to give a local one
+        (:func:`unavailable_reason`).
     """
     if name is None or str(name).lower() == "none":
         return None
-    return CrossEncoderModel(str(name), **kw)
+    try:
+        return CrossEncoderModel(str(name), **kw)
+    except ModelUnavailable as e:
+        raise ModelUnavailable(unavailable_reason(e)) from None

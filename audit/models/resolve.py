@@ -7,6 +7,10 @@ a name that is not is downloaded from the Hugging Face hub into that cache, with
 ``HF_HUB_OFFLINE=1`` (read at each call, so a switch set after ``huggingface_hub`` was imported
 counts; the dashboard's shared mode sets it). Offline, a missing name raises
 :class:`~audit.models.base.ModelUnavailable` naming the model and how to provide it.
+
+Before a download the hub is asked once per process (:func:`hub_unreachable`: one request, at most
+:data:`HUB_PROBE_SECONDS` whatever the failure, a missing host or a firewall that never answers); when it did
+not answer, every later name not on this machine fails at once instead of retrying on every page.
 """
 
 from __future__ import annotations
@@ -14,11 +18,21 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import threading
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 from .base import DEFAULT_MODEL, ModelUnavailable, Progress
 
-__all__ = ["hub_repo_id", "offline", "pending_download", "read_json", "resolve_model_path", "weights_digest"]
+__all__ = ["HUB_PROBE_SECONDS", "hub_endpoint", "hub_repo_id", "hub_unreachable", "offline", "pending_download",
+           "read_json", "resolve_model_path", "weights_digest"]
+
+#: The hard bound, in seconds, of the one request that asks whether the Hugging Face hub answers.
+HUB_PROBE_SECONDS = 2.0
+#: Endpoint → why it did not answer (None: it answered); filled once per process by :func:`hub_unreachable`.
+_PROBED: dict[str, str | None] = {}
+_PROBE_LOCK = threading.Lock()
 
 
 _PACKAGED = {"all-minilm-l6-v2", "sentence-transformers/all-minilm-l6-v2"}
@@ -37,6 +51,62 @@ _HOW = (_LOCAL + ", or run once without HF_HUB_OFFLINE on a machine that reaches
 def offline() -> bool:
     """Whether ``HF_HUB_OFFLINE`` forbids downloads, as huggingface_hub reads it (1/ON/YES/TRUE), read now."""
     return os.environ.get("HF_HUB_OFFLINE", "").strip().upper() in {"1", "ON", "YES", "TRUE"}
+
+
+def hub_endpoint() -> str:
+    """The hub's base URL as huggingface_hub reads it (``HF_ENDPOINT``, default ``https://huggingface.co``), now."""
+    return (os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
+
+
+def _ask(url: str, out: dict) -> None:
+    """One HEAD request to ``url``; ``out["why"]`` = None when anything answered (an HTTP error status is an
+    answer), else the first line of the failure."""
+    try:
+        # the socket's own timeout a second past the caller's bound: the caller's wait decides, and says so
+        urllib.request.urlopen(urllib.request.Request(url, method="HEAD"), timeout=HUB_PROBE_SECONDS + 1).close()
+        out["why"] = None
+    except urllib.error.HTTPError:
+        out["why"] = None
+    except Exception as e:  # DNS, refused, reset, TLS, timeout: all mean "not reachable from here"
+        reason = getattr(e, "reason", e)
+        out["why"] = (str(reason).splitlines() or [type(e).__name__])[0] or type(e).__name__
+
+
+def hub_unreachable(timeout: float = HUB_PROBE_SECONDS) -> str | None:
+    """Why the Hugging Face hub cannot be reached from this process, or None when it answers.
+
+    Asked once per process and endpoint (:func:`hub_endpoint`), by one HEAD request with no retry, in a worker
+    thread that is waited for at most ``timeout`` seconds: a missing host fails in milliseconds, a firewall that
+    drops packets (or a DNS server that never answers) costs ``timeout`` once, never a retry loop. Concurrent
+    callers wait for the one request. ``HF_HUB_OFFLINE=1`` answers at once, without a request.
+
+    Parameters
+    ----------
+    timeout : float
+        Seconds the caller waits for the answer (default :data:`HUB_PROBE_SECONDS`).
+
+    Returns
+    -------
+    str or None
+        The reason (``"no answer within 2 s"``, ``"[Errno -2] Name or service not known"``, …) or None.
+    """
+    if offline():
+        return "HF_HUB_OFFLINE=1 forbids downloads"
+    endpoint = hub_endpoint()
+    with _PROBE_LOCK:
+        if endpoint not in _PROBED:
+            out: dict = {"why": f"no answer within {timeout:g} s"}
+            worker = threading.Thread(target=_ask, args=(endpoint + "/api/models?limit=1", out),
+                                      name="hub probe", daemon=True)
+            worker.start()
+            worker.join(timeout)
+            _PROBED[endpoint] = out["why"] if not worker.is_alive() else f"no answer within {timeout:g} s"
+        return _PROBED[endpoint]
+
+
+def _known_unreachable() -> bool:
+    """Whether this process already asked the hub and it did not answer (no request made here)."""
+    return _PROBED.get(hub_endpoint(), None) is not None
 
 
 def _original_transformer_models() -> set[str]:
@@ -96,12 +166,14 @@ def pending_download(name: str | os.PathLike | None, kind: str = "embedding mode
     """``name`` as given when :func:`resolve_model_path` would download it now, else None.
 
     None when nothing would be fetched: the packaged model, a directory, a path, a name already
-    in the local cache, or ``HF_HUB_OFFLINE=1`` (then resolving raises instead). Cheap: no import
+    in the local cache, ``HF_HUB_OFFLINE=1``, or a hub this process already found unreachable
+    (:func:`hub_unreachable`; then resolving raises instead, at once). Cheap: no import
     of huggingface_hub or sentence-transformers, a few ``stat`` calls; the dashboard asks it on
     every run to decide whether to show a download.
     """
     spec = str(name) if name is not None else DEFAULT_MODEL
-    if spec.lower() in _PACKAGED or Path(spec).expanduser().exists() or _looks_like_path(spec) or offline():
+    if (spec.lower() in _PACKAGED or Path(spec).expanduser().exists() or _looks_like_path(spec) or offline()
+            or _known_unreachable()):
         return None
     return None if _cached_name(spec, kind) is not None else spec
 
@@ -132,7 +204,8 @@ def resolve_model_path(name: str | os.PathLike | None, kind: str = "embedding mo
     ------
     ModelUnavailable
         Naming the model and how to provide it: a path that does not exist or is a file, a name not
-        cached under ``HF_HUB_OFFLINE=1``, or a download that failed (its first line).
+        cached under ``HF_HUB_OFFLINE=1`` or when the hub did not answer (:func:`hub_unreachable`, asked once
+        per process), or a download that failed (its first line).
     """
     spec = str(name) if name is not None else DEFAULT_MODEL
     if spec.lower() in _PACKAGED:
@@ -166,6 +239,11 @@ def resolve_model_path(name: str | os.PathLike | None, kind: str = "embedding mo
         # nothing to find offline: say so without importing huggingface_hub (0.2 s of every warm report)
         raise ModelUnavailable(f"{kind} {spec!r} is not in the local Hugging Face cache and HF_HUB_OFFLINE=1 "
                                f"forbids downloading it: {_HOW}")
+    why = hub_unreachable()
+    if why is not None:
+        raise ModelUnavailable(f"{kind} {spec!r} is not on this machine and the Hugging Face hub "
+                               f"({hub_endpoint()}) cannot be reached from here ({why}; asked once, for at most "
+                               f"{HUB_PROBE_SECONDS:g} s): {_LOCAL}")
     return _download(hub_repo_id(spec, kind), spec, kind, progress)
 
 

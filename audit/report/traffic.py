@@ -251,9 +251,13 @@ class TrafficReport:
                f"bootstrap, B = {e.bootstrap}, seed {e.seed}, {100 * e.level:.0f}%."]
         if e.bluffs_per_1000 is not None and self.cut is not None:
             b, a = e.bluffs_per_1000, e.abandoned_answerable_per_1000
+            k, n = self.no_answer()
             out.append(f"At the cut {self.cut:.4g}, expected per 1,000 real questions: {b.estimate:.1f} bluffs "
                        f"[{b.low:.1f}, {b.high:.1f}] and {a.estimate:.1f} abandoned answerable questions "
-                       f"[{a.low:.1f}, {a.high:.1f}] (estimates, same assumption).")
+                       f"[{a.low:.1f}, {a.high:.1f}] (estimates, same assumption)"
+                       + (f"; the {100 * k / n:.1f}% that get NO ANSWER (exact) are mostly out-of-domain questions "
+                          "refused, as they should be, and in-domain ones whose top 4 never held the answer: only "
+                          "an answerable one abandoned counts against the cut." if n and k else "."))
         f = e.fit
         at = self.table.to_display(f.at)
         where = (f"largest gap at {at:.4g}: {100 * f.traffic_below:.1f}% of the traffic is on the better side of it, "

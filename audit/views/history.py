@@ -20,9 +20,9 @@ from ..evaluation.threshold import OUTCOMES
 from ..history.recording import open_configured
 from ..history.store import HistoryError
 
-__all__ = ["CHANGE_KINDS", "DEFAULT_MEASURE", "EMPTY", "KS", "HistoryError", "load_cuts", "measure_label",
-           "open_configured", "changes_frame", "health_frame", "outcomes_frame", "record_frame", "record_id",
-           "records_diff", "series_frame", "trend_frame"]
+__all__ = ["CHANGE_KINDS", "DEFAULT_MEASURE", "EMPTY", "KS", "HistoryError", "changes_frame", "comparable_pair",
+           "default_series", "health_frame", "load_cuts", "measure_label", "open_configured", "outcomes_frame",
+           "record_frame", "record_id", "records_diff", "series_frame", "trend_frame"]
 
 #: What a change marker names, in this order.
 CHANGE_KINDS = ("model", "chunking", "ground truth")
@@ -72,7 +72,8 @@ def trend_frame(records: Sequence, series: str, measure: str = DEFAULT_MEASURE) 
     ``low``, ``high`` (Wilson 95% for ``Success@k``; NaN for other measures, which have no binomial interval),
     ``n`` (queries counted), ``segment`` (a new one at every ground-truth change: the line is drawn per segment,
     never joined across), ``model``, ``chunking``, ``ground truth``; oldest first. Records whose run of the series
-    was unavailable are left out.
+    was unavailable, or counted no query (an audit without a ground truth: 0 questions is no point of a trend), are
+    left out.
 
     Raises
     ------
@@ -94,12 +95,33 @@ def trend_frame(records: Sequence, series: str, measure: str = DEFAULT_MEASURE) 
         iv = run.intervals.get(measure) if measure.startswith("Success@") else None
         value = iv[0] if iv else run.measures.get(measure, math.nan)
         n = iv[3] if iv else (run.intervals.get("Success@1") or [0, 0, 0, 0])[3]
+        if not n:
+            continue
         rows.append({"record": rec.id, "when": _when(rec.created_at), "label": f"#{rec.id}", "value": value,
                      "low": iv[1] if iv else math.nan, "high": iv[2] if iv else math.nan, "n": n,
                      "segment": segment, "model": _model(rec), "chunking": _short(run.chunking),
                      "ground truth": rec.ground_truth[:12], "command": rec.command})
     return pd.DataFrame(rows, columns=["record", "when", "label", "value", "low", "high", "n", "segment", "model",
                                        "chunking", "ground truth", "command"])
+
+
+def default_series(names: Sequence[str], preferred: Sequence[str]) -> int:
+    """Index in ``names`` of the first of ``preferred`` it holds (the sidebar's run, as a series name), else 0 (the
+    most recently recorded series)."""
+    for p in preferred:
+        if p in names:
+            return list(names).index(p)
+    return 0
+
+
+def comparable_pair(trend: pd.DataFrame) -> tuple[int, int] | None:
+    """``(before, after)`` record ids the page compares first: the last record and the latest one before it judged
+    on the same ground truth (a paired comparison needs the same questions), or None when no two share one."""
+    if len(trend) < 2:
+        return None
+    last = trend.iloc[-1]
+    same = trend[(trend["ground truth"] == last["ground truth"]) & (trend["record"] != last["record"])]
+    return (int(same.iloc[-1]["record"]), int(last["record"])) if len(same) else None
 
 
 def changes_frame(trend: pd.DataFrame) -> pd.DataFrame:

@@ -19,9 +19,9 @@ from ..index.health import check_snapshot, snapshot
 from ..index.manifest import manifest, upgrade_preview
 from ..models import ModelUnavailable
 
-__all__ = ["CHECK_LABELS", "NOT_AUDITED", "PIPELINE_VERSION", "SEVERITY_LABEL", "ExtractionView", "IndexHealth",
-           "ModelUnavailable", "chunk_checks_frame", "extraction_view", "finding_documents_frame", "findings_frame",
-           "index_health", "severity_css", "status_label", "upgrade_preview"]
+__all__ = ["CHECK_LABELS", "NOT_AUDITED", "PIPELINE_VERSION", "PROBLEMS", "SEVERITY_LABEL", "ExtractionView",
+           "IndexHealth", "ModelUnavailable", "chunk_checks_frame", "extraction_view", "finding_documents_frame",
+           "finding_heading", "findings_frame", "index_health", "severity_css", "status_label", "upgrade_preview"]
 
 SEVERITY_LABEL = {"unhealthy": "UNHEALTHY", "warning": "warning", "ok": "ok"}
 
@@ -45,10 +45,12 @@ class IndexHealth:
     manifest: pd.DataFrame
 
 
-def index_health(store, name: str, encoder, strip_running_lines: bool = False) -> IndexHealth:
+def index_health(store, name: str, encoder, strip_running_lines: bool = False,
+                 sources: dict | None = None) -> IndexHealth:
     """Index ``name`` of an opened (read-only) index file, checked against the current configuration: its own
     generation's stamp with ``encoder``'s model (stale is computed, never stored), read once for the checks and
-    the extraction audit, and its manifest.
+    the extraction audit, and its manifest. ``sources`` (doc id → sha256 of the source as it is now, e.g. an
+    upload's bytes) replaces reading the source files from disk (:func:`audit.index.health.snapshot`).
 
     Raises
     ------
@@ -59,7 +61,7 @@ def index_health(store, name: str, encoder, strip_running_lines: bool = False) -
     if gen is None:
         raise KeyError(f"no index {name!r} in {store.path}; indexes: {', '.join(store.indexes()) or 'none'}")
     current = Stamp.from_generation(gen).with_model(encoder)
-    snap = snapshot(store, name, current, encoder, strip_running_lines=strip_running_lines)
+    snap = snapshot(store, name, current, encoder, strip_running_lines=strip_running_lines, sources=sources)
     return IndexHealth(snap, check_snapshot(snap), manifest(store, name))
 
 
@@ -68,10 +70,33 @@ def status_label(healthy: bool) -> str:
     return "healthy" if healthy else "UNHEALTHY"
 
 
+#: What a check found when it is not ok, by check id: a check's title states the healthy condition ("no duplicate
+#: chunks"), which reads as the opposite beside "warning".
+PROBLEMS = {"failed": "failed documents", "stale": "stale documents", "missing": "missing source files",
+            "mixed": "mixed models or dims", "count": "chunk-count stamp differs from the stored rows",
+            "vectors": "NaN or non-unit vectors", "empty": "empty chunks", "over_window": "chunks over the encoder "
+            "window", "duplicates": "duplicate chunks", "oversize": "chunks over the target size",
+            "heading_only": "chunks holding only a heading", "no_text_layer": "PDF pages without a text layer",
+            "running_lines": "running headers or footers in the text", "tables": "tables flattened into lines",
+            "columns": "columns read across", "garbled": "garbled characters"}
+
+
+def _named(f) -> str:
+    """A finding's name as the reader needs it: what was found when it is not ok, the check's condition when ok."""
+    return f.title if f.severity == "ok" else PROBLEMS.get(f.check, f.title)
+
+
+def finding_heading(f) -> str:
+    """The heading of a finding's documents: ``warning: duplicate chunks — 2 documents`` (never the healthy
+    condition under a warning)."""
+    n = len(f.documents)
+    return f"{SEVERITY_LABEL[f.severity]}: {_named(f)} — {n} document{'s' if n != 1 else ''}"
+
+
 def findings_frame(report) -> pd.DataFrame:
-    """Health findings: ``severity`` (UNHEALTHY / warning / ok), ``check`` (title), ``result``, ``documents``
-    (how many documents the finding concerns)."""
-    return pd.DataFrame([{"severity": SEVERITY_LABEL[f.severity], "check": f.title, "result": f.detail,
+    """Health findings: ``severity`` (UNHEALTHY / warning / ok), ``check`` (what was found, :data:`PROBLEMS`, when
+    not ok; the check's condition when ok), ``result``, ``documents`` (how many documents the finding concerns)."""
+    return pd.DataFrame([{"severity": SEVERITY_LABEL[f.severity], "check": _named(f), "result": f.detail,
                           "documents": len(f.documents)} for f in report.findings],
                         columns=["severity", "check", "result", "documents"])
 

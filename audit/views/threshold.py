@@ -411,16 +411,20 @@ class ThresholdBase:
     slider: tuple
 
 
-def threshold_base(runset, run, queries: Sequence[QueryDistances] | None = None, threshold=None) -> ThresholdBase | None:
+def threshold_base(runset, run, queries: Sequence[QueryDistances] | None = None, threshold=None,
+                   in_domain_only: bool = False) -> ThresholdBase | None:
     """The parts of ``run``'s Threshold page that no cut changes (None when the run has no threshold to show).
 
     ``queries`` and ``threshold`` (:func:`~audit.evaluation.threshold.run_threshold` at the balanced cut) may be
-    given when a cache holds them.
+    given when a cache holds them. ``in_domain_only``: a team's run without out-of-domain questions still gets
+    its in-domain side (answered and abandoned against the cut; no bluff can be counted), which the Threshold
+    page shows; the other pages and the report keep no cut for such a run.
     """
     from ..evaluation.gate_table import gate_table
 
     r = runset.run(run) if isinstance(run, str) else run
-    t = threshold if threshold is not None else run_threshold(runset, r, need_out_of_domain=not runset.strategies)
+    t = threshold if threshold is not None else run_threshold(
+        runset, r, need_out_of_domain=not (runset.strategies or in_domain_only))
     if t is None:
         return None
     kind = r.gate_kind

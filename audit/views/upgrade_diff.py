@@ -9,7 +9,6 @@ saved for the before run, else the before run's balanced cut. The page opens the
 
 from __future__ import annotations
 
-import shlex
 from pathlib import Path
 
 import pandas as pd
@@ -17,7 +16,6 @@ import pandas as pd
 from ..evaluation.measures import KS
 from ..evaluation.saved_cut import choose
 from ..evaluation.upgrade import UpgradeDiff, diff_runs
-from ..home import default_home
 from ..index import IndexUnusable
 from ..models import ModelUnavailable
 from ..words import format_p
@@ -27,7 +25,7 @@ from ..sources.builtin import column_name, index_runsets
 from ..words import plural
 
 __all__ = ["KS", "UPGRADE_RETRIEVERS", "IndexUnusable", "ModelUnavailable", "UpgradeDiff", "changed_only",
-           "common_indexes", "copy_commands", "cut_caption", "default_pair", "diff_runs", "diff_tests_frame",
+           "common_indexes", "cut_caption", "default_pair", "diff_runs", "diff_tests_frame",
            "files_diff", "index_pair", "p_label", "plural", "runs_diff", "shown_ranks"]
 
 #: The retrievers two index files are compared on (no cross-encoder: nothing is re-ranked here).
@@ -135,9 +133,3 @@ def files_diff(pair, name: str, retriever: str, k: int, given: float | None = No
                      signed=choice.saved.signed() if choice.saved else "")
 
 
-def copy_commands(index_file) -> str:
-    """The shell lines that make the two files to compare: a copy of the dashboard's index taken before an upgrade
-    (``$AUDIT_HOME/before.sqlite``), then the index built with the new model (``after.sqlite``)."""
-    home = default_home().resolve()
-    return (f"cp {shlex.quote(str(Path(index_file).resolve()))} {shlex.quote(str(home / 'before.sqlite'))}\n"
-            f"python -m audit index FOLDER --db {shlex.quote(str(home / 'after.sqlite'))} --model NEW")
