@@ -34,11 +34,12 @@ def corpus_views(corpus: Corpus) -> CorpusViews:
     return cache.corpus_views(corpus)
 
 
-def draft(corpus: Corpus | None = None) -> Draft:
-    """This session's draft. The first time: the ground truth in use (:func:`in_use`, so that adding a needle and
-    saving extends it, out-of-domain questions included, instead of replacing it), else a new, empty one."""
+def draft(documents: Corpus | None = None) -> Draft:
+    """This session's draft. The first time: the ground truth in use over ``documents`` (:func:`in_use`, so that
+    adding a needle and saving extends it, out-of-domain questions included, instead of replacing it), else a new,
+    empty one."""
     if DRAFT_KEY not in st.session_state:
-        opener = in_use(corpus) if corpus is not None else None
+        opener = None if documents is None else in_use(documents)
         d = Draft()
         if opener is not None:
             try:
