@@ -41,7 +41,7 @@ from audit.stores.registry import ENGINES, engine_for, make_spec, open_store
 DIMS = 8
 N = 40
 TABLE = "proto_chunks"
-LIVE = ["pgvector", "chroma-server", "chroma-folder", "milvus"]
+LIVE = ["pgvector", "chroma-server", "chroma-folder", "milvus", "lancedb"]
 #: A team's FAISS index files: IVF (nprobe = nlist, so exact at this size) and HNSW, inner product over the vectors
 #: as given (FAISS has no cosine metric: c01's norm 2 stays, so its 1 − q·v is not a cosine distance: NaN)
 FAISS = ["faiss-ivf", "faiss-hnsw"]
@@ -249,6 +249,17 @@ def _faiss_files(folder: Path, rows, kind: str) -> tuple[Path, Path]:
     return folder / "index.faiss", folder / "rows.jsonl"
 
 
+def _lancedb_table(folder: Path, rows):
+    """The rows as a LanceDB table a team creates (``lancedb.connect(folder).create_table``): its own columns, no
+    vector index at 40 rows (LanceDB then searches flat)."""
+    import lancedb
+
+    db = lancedb.connect(str(folder))
+    db.create_table(TABLE, [{"id": r["id"], "text": r["text"], "vector": [float(x) for x in r["vector"]],
+                             "doc": r["doc"], "start": r["start"], "end": r["end"], "model": r["model"]}
+                            for r in rows])
+
+
 def _lance_dataset(uri: Path, rows, corpus):
     """The rows as a Lance dataset of the audit's schema (chunk ids 0..39 in (document, row) order) and its
     document table, without ``gone.md`` (so c04's document is missing); c07 keeps its own model stamp."""
@@ -362,6 +373,13 @@ def store(request, data, tmp_path_factory):
         folder = tmp_path_factory.mktemp("milvus") / "rag.db"
         _milvus_folder(folder, data["rows"])
         uri = f"milvus-lite:{folder}"
+        out = {"spec": make_spec(uri, TABLE, **keys), "uri": uri, "folder": folder}
+    elif kind == "lancedb":
+        if not ENGINES["lancedb"].is_available():
+            need(f"lancedb is not installed: {ENGINES['lancedb'].install}")
+        folder = tmp_path_factory.mktemp("lancedb") / "team-db"
+        _lancedb_table(folder, data["rows"])
+        uri = f"lancedb:{folder}"
         out = {"spec": make_spec(uri, TABLE, **keys), "uri": uri, "folder": folder}
     elif kind in FAISS:
         if not ENGINES["faiss"].is_available():
@@ -545,8 +563,8 @@ def test_the_store_as_a_system(store, data):
 
 @pytest.mark.store
 def test_a_filter_keeps_each_search_to_its_rows(store, data):
-    if store["own"] or store["kind"] in FAISS:
-        pytest.skip("the audit's own indexes and FAISS have no --filter: they are searched whole")
+    if store["own"] or store["kind"] in FAISS or store["kind"] == "lancedb":
+        pytest.skip("the audit's own indexes, FAISS and LanceDB have no --filter: they are searched whole")
     spec = make_spec(store["uri"], TABLE, **{**_columns(store), "filters": (("doc", "doc2.md"),)})
     with open_store(spec) as filtered:
         for mode in ("approximate", "exact"):
@@ -641,7 +659,8 @@ def test_engine_for_and_make_spec():
     assert engine_for("sqlite:.audit/index-docs.sqlite").name == "sqlite"
     assert engine_for("lance:s3://bucket/index").name == "lance"
     assert make_spec("sqlite:a.sqlite", "E").index == "E" and make_spec("lance:s3://b/x").path == "s3://b/x"
-    assert [e.name for e in ENGINES.values()] == ["pgvector", "chroma", "milvus", "faiss", "sqlite", "lance"]
+    assert [e.name for e in ENGINES.values()] == ["pgvector", "chroma", "milvus", "faiss", "lancedb", "sqlite", "lance"]
+    assert engine_for("lancedb:./db").name == "lancedb" and engine_for("lance:./x.lance").name == "lance"
     assert engine_for("faiss:./index.faiss").name == "faiss"
     assert ENGINES["sqlite"].is_available() and ENGINES["sqlite"].install == "pip install retrieval-audit"
     from audit.stores.base import StoreError

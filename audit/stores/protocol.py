@@ -1,8 +1,9 @@
 """The store protocol: what every place vectors live offers the audit, and the one rule for its distances.
 
 A **store** is any place a team's (or the audit's own) chunk vectors live: a SQLite index file, a Lance
-dataset, a PostgreSQL table with pgvector, a Chroma collection, a Milvus Lite collection, a FAISS index file. Each engine is one
-module of :mod:`audit.stores` with a :class:`VectorStore` subclass and its :class:`Engine` (as ir_measures puts
+dataset, a PostgreSQL table with pgvector, a Chroma collection, a Milvus Lite collection, a FAISS index file.
+Each engine is one module of :mod:`audit.stores` with a :class:`VectorStore` subclass and its :class:`Engine` (as
+ir_measures puts
 each back end behind one provider interface with ``is_available`` and ``install_instructions``):
 
 - ``Engine.is_available()`` — its client library is importable (nothing is imported to know);
