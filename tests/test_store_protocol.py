@@ -41,12 +41,15 @@ from audit.stores.registry import ENGINES, engine_for, make_spec, open_store
 DIMS = 8
 N = 40
 TABLE = "proto_chunks"
-LIVE = ["pgvector", "chroma-server", "chroma-folder", "milvus", "lancedb"]
+LIVE = ["pgvector", "chroma-server", "chroma-folder", "milvus", "lancedb", "qdrant"]
 #: A team's FAISS index files: IVF (nprobe = nlist, so exact at this size) and HNSW, inner product over the vectors
 #: as given (FAISS has no cosine metric: c01's norm 2 stays, so its 1 − q·v is not a cosine distance: NaN)
 FAISS = ["faiss-ivf", "faiss-hnsw"]
 OWN = ["sqlite", "lance"]
 ENGINE_IDS = LIVE + FAISS + OWN
+#: The engines asked by inner product over the vectors as given (FAISS; Qdrant's Dot collection: its Cosine ones
+#: normalise the vectors on insert, which would hide c01's fault): numpy's 1 − q·v, c01's cosine NaN
+INNER = FAISS + ["qdrant"]
 
 
 # --------------------------------------------------------------------------- the one table
@@ -260,6 +263,19 @@ def _lancedb_table(folder: Path, rows):
                             for r in rows])
 
 
+def _qdrant_folder(folder: Path, rows):
+    """The rows as a Qdrant local-mode collection (``QdrantClient(path=folder)``), Dot distance, payload keys
+    text, doc, start, end, model; point ids 0..39 (c00…c39 are their ``text``'s rows: the ids are mapped back)."""
+    from qdrant_client import QdrantClient, models
+
+    client = QdrantClient(path=str(folder))
+    client.create_collection(TABLE, vectors_config=models.VectorParams(size=DIMS, distance=models.Distance.DOT))
+    client.upsert(TABLE, points=[models.PointStruct(id=i, vector=[float(x) for x in r["vector"]], payload={
+        "text": r["text"], "doc": r["doc"], "start": r["start"], "end": r["end"], "model": r["model"]})
+        for i, r in enumerate(rows)])
+    client.close()
+
+
 def _lance_dataset(uri: Path, rows, corpus):
     """The rows as a Lance dataset of the audit's schema (chunk ids 0..39 in (document, row) order) and its
     document table, without ``gone.md`` (so c04's document is missing); c07 keeps its own model stamp."""
@@ -381,6 +397,13 @@ def store(request, data, tmp_path_factory):
         _lancedb_table(folder, data["rows"])
         uri = f"lancedb:{folder}"
         out = {"spec": make_spec(uri, TABLE, **keys), "uri": uri, "folder": folder}
+    elif kind == "qdrant":
+        if not ENGINES["qdrant"].is_available():
+            need(f"qdrant-client is not installed: {ENGINES['qdrant'].install}")
+        folder = tmp_path_factory.mktemp("qdrant") / "team-qdrant"
+        _qdrant_folder(folder, data["rows"])
+        uri = f"qdrant-local:{folder}"
+        out = {"spec": make_spec(uri, TABLE, **keys), "uri": uri, "folder": folder}
     elif kind in FAISS:
         if not ENGINES["faiss"].is_available():
             need(f"faiss-cpu is not installed: {ENGINES['faiss'].install}")
@@ -409,10 +432,12 @@ def store(request, data, tmp_path_factory):
     out["own"] = kind in OWN
     # the distance whose exact top k numpy gives: the cosine of the rows, or 1 − q·v (the audit's own indexes,
     # and FAISS's inner product over the vectors as given)
-    out["normalised"] = kind not in OWN and kind not in FAISS
+    out["normalised"] = kind not in OWN and kind not in INNER
     with open_store(out["spec"]) as opened:
         out["store"] = opened
         out["ids"] = _id_map(opened, data["rows"]) if kind in OWN else {r["id"]: r["id"] for r in data["rows"]}
+        if kind == "qdrant":  # point i is row c{i}
+            out["ids"] = {r["id"]: str(i) for i, r in enumerate(data["rows"])}
         yield out
 
 
@@ -462,7 +487,9 @@ def test_same_findings_on_the_same_faults(store, data):
         assert {k: got[k] for k in want} == want
         return
     got = {c.check: (c.severity, c.count, c.examples if c.severity != "ok" else ()) for c in h.findings}
-    want = _expected(data["rows"], data["corpus"])
+    ids = store["ids"]  # the engine's ids of c00…c39 (Qdrant's points are numbered); a document id stays
+    want = {k: (sev, n, tuple(ids.get(x, x) for x in ex)) for k, (sev, n, ex) in
+            _expected(data["rows"], data["corpus"]).items()}
     assert {k: got[k] for k in want} == want
     assert all(c.concerns == "rows" and c.title == c.check for c in h.findings)
     assert h.finding("missing_documents").breakdown == (("gone.md", 1),)
@@ -488,7 +515,7 @@ def test_exact_topk_equals_numpy(store, data):
     for j, q in enumerate(data["qs"]):
         ids, dist = _numpy_topk(data["rows"], q, 5, normalised=store["normalised"])
         assert ex.ids[j] == tuple(store["ids"][i] for i in ids)
-        if store["kind"] in FAISS:  # c01 (norm 2) under inner product has no cosine distance
+        if store["kind"] in INNER:  # c01 (norm 2) under inner product has no cosine distance
             dist = tuple(np.nan if i == "c01" else x for i, x in zip(ids, dist))
         np.testing.assert_allclose(ex.cosine[j], dist, atol=2e-6)
         assert ex.texts[j][0] == next(r["text"] for r in data["rows"] if r["id"] == ids[0])
@@ -553,7 +580,7 @@ def test_the_store_as_a_system(store, data):
         assert exact.ids(f"n{j}/doc") == tuple(ids_of[i] for i in ids)
     # a returned row that is not unit length under inner product (FAISS's c01) leaves the run in the engine's own
     # units (VectorStore.runset's rule)
-    assert exact.score_kind == ("ip" if store["kind"] in FAISS else "cosine-distance")
+    assert exact.score_kind == ("ip" if store["kind"] in INNER else "cosine-distance")
     chunks = system.space(exact).chunks
     assert set(chunks) >= {ids_of[f"c{i}"] for i in (10, 21, 32, 39)}
     c10 = chunks[ids_of["c10"]]
@@ -563,8 +590,8 @@ def test_the_store_as_a_system(store, data):
 
 @pytest.mark.store
 def test_a_filter_keeps_each_search_to_its_rows(store, data):
-    if store["own"] or store["kind"] in FAISS or store["kind"] == "lancedb":
-        pytest.skip("the audit's own indexes, FAISS and LanceDB have no --filter: they are searched whole")
+    if store["own"] or store["kind"] in FAISS + ["lancedb", "qdrant"]:
+        pytest.skip("the audit's own indexes, FAISS, LanceDB and Qdrant local mode have no --filter: searched whole")
     spec = make_spec(store["uri"], TABLE, **{**_columns(store), "filters": (("doc", "doc2.md"),)})
     with open_store(spec) as filtered:
         for mode in ("approximate", "exact"):
@@ -659,7 +686,9 @@ def test_engine_for_and_make_spec():
     assert engine_for("sqlite:.audit/index-docs.sqlite").name == "sqlite"
     assert engine_for("lance:s3://bucket/index").name == "lance"
     assert make_spec("sqlite:a.sqlite", "E").index == "E" and make_spec("lance:s3://b/x").path == "s3://b/x"
-    assert [e.name for e in ENGINES.values()] == ["pgvector", "chroma", "milvus", "faiss", "lancedb", "sqlite", "lance"]
+    assert [e.name for e in ENGINES.values()] == ["pgvector", "chroma", "milvus", "faiss", "lancedb", "qdrant", "sqlite",
+                                                  "lance"]
+    assert engine_for("qdrant-local:./q").name == "qdrant" and not ENGINES["qdrant"].shared
     assert engine_for("lancedb:./db").name == "lancedb" and engine_for("lance:./x.lance").name == "lance"
     assert engine_for("faiss:./index.faiss").name == "faiss"
     assert ENGINES["sqlite"].is_available() and ENGINES["sqlite"].install == "pip install retrieval-audit"

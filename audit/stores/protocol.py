@@ -131,6 +131,8 @@ class Engine:
     spec : callable or None
         ``spec(uri, table, **options)`` → the engine's own description of the store (its checks raise
         :class:`StoreError`).
+    shared : bool
+        Offered on a shared dashboard (False: single-user mode only, e.g. a folder whose opening unpickles data).
     """
 
     name: str
@@ -150,6 +152,7 @@ class Engine:
     settings: tuple[str, ...] = ()
     locator: Locator | None = None
     spec: Callable | None = None
+    shared: bool = True
 
     def is_available(self) -> bool:
         """Whether every required module is importable (nothing is imported)."""
