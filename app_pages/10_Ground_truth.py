@@ -1,7 +1,8 @@
 """Ground truth: needles picked from the documents, checked as they are written, saved where every page reads them.
 
-Thin over :mod:`audit.authoring` (checks, locating, the draft, the view-model) and :mod:`ui.authoring` (the
-session's draft, the sidebar hand-off). Every text from a document, a file or a question is shown escaped.
+Thin over its view-model :mod:`audit.views.ground_truth` (which fronts :mod:`audit.authoring`: checks, locating,
+the draft) and :mod:`ui.authoring` (the session's draft, the sidebar hand-off). Every text from a document, a file
+or a question is shown escaped.
 """
 
 import tempfile
@@ -9,24 +10,33 @@ from pathlib import Path
 
 import streamlit as st
 
-from audit.authoring import view as gv
-from audit.authoring.checks import (
+from audit.views import ground_truth as gv
+from audit.views.capabilities import can
+from audit.views.ground_truth import (
     DESTROYED,
+    NOT_FOUND,
+    Draft,
+    GroundTruthError,
+    PathRefused,
+    SaveRefused,
     candidate_sentences,
     check_needle,
     check_question,
+    default_home,
     find_passages,
+    home_target,
+    home_targets,
+    load_out_of_domain,
+    locate_pairs,
+    mark_html,
+    matching_view,
+    named_targets,
     ood_occurrences,
+    open_draft,
     picked_needle,
+    read_qa,
+    save_draft,
 )
-from audit.authoring.draft import Draft, SaveRefused, home_target, home_targets, named_targets, open_draft, save_draft
-from audit.authoring.locate import NOT_FOUND, locate_pairs, read_qa
-from audit.config import PathRefused
-from audit.groundtruth import GroundTruthError, load_out_of_domain
-from audit.home import default_home
-from audit.matching import view
-from audit.report.markup import mark_html
-from audit.views.capabilities import can
 from ui import authoring, cache, context, footer, paths, stop
 from ui.text import md
 
@@ -122,7 +132,7 @@ def _edit(needle_id: str) -> None:
     ss["gt_editing"] = needle_id
     ss["gt_q_doc"] = n.questions[0] if n.questions else ""
     ss["gt_q_ticket"] = n.questions[1] if len(n.questions) > 1 else ""
-    found = views.find(view(n.needle))
+    found = views.find(matching_view(n.needle))
     if len(found) == 1:
         o = found[0]
         reset_pick((o.doc_id, o.start, o.end), (o.doc_id, o.start, o.end))
@@ -317,7 +327,7 @@ with pick_tab:
                        "passages found for its first words."))
     else:
         doc = corpus.get(pick[0])
-        full = view(doc.text[pick[1]:pick[2]])
+        full = matching_view(doc.text[pick[1]:pick[2]])
         d1, d2 = st.columns(2)
         d1.number_input("Drop characters at the start", min_value=0, max_value=max(0, len(full) - 1), step=1,
                         key="gt_drop_start", help="characters of the needle as shown (whitespace runs count as one)")

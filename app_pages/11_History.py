@@ -7,16 +7,17 @@ Thin over :mod:`audit.views.history`; the records come from the configured histo
 
 import streamlit as st
 
-from audit.evaluation.measures import KS, measure_label
-from audit.evaluation.saved_cut import load_cuts
-from audit.history.recording import open_configured
-from audit.history.store import HistoryError
 from audit.views.history import (
     DEFAULT_MEASURE,
     EMPTY,
+    KS,
+    HistoryError,
     changes_frame,
     health_frame,
+    load_cuts,
+    measure_label,
     measures_offered,
+    open_configured,
     outcomes_frame,
     records_diff,
     series_frame,

@@ -5,8 +5,8 @@ Drawn from :func:`audit.views.overview.overview`; nothing here computes.
 
 import streamlit as st
 
-from audit.report.formats import FORMATS_NOTE, formats_frame, not_read_frame
-from audit.views.overview import overview
+from audit.views.capabilities import can
+from audit.views.overview import FORMATS_NOTE, formats_frame, not_read_frame, overview
 from ui import context, footer, table
 from ui.layout import cells
 from ui.notices import notices
@@ -27,7 +27,7 @@ for cell, f in zip(c, view.facts):
 
 if view.failures:
     st.warning(f"{len(view.failures)} file(s) could not be read and were skipped: " + md("; ".join(view.failures)))
-if rs.corpus is not None:
+if can(rs, "corpus"):
     if len(nr := not_read_frame(rs.corpus)):
         st.info(f"{len(nr)} file(s) or part(s) of documents were not read, each with its reason.")
         table(nr, "overview_not_read", "not_read.csv", "Download files not read (CSV)",
@@ -73,7 +73,7 @@ st.subheader("Latency per query (this machine, wall clock)")
 if len(view.latency):
     table(view.latency, "overview_latency", "latency.csv", "Download latency (CSV)",
           formats={"p50 (ms/query)": "%.2f", "p95 (ms/query)": "%.2f"})
-    if rs.strategies:
+    if can(rs, "strategies"):
         st.caption("dense = the vector scan only; hybrid includes dense and BM25; rerank includes hybrid and the "
                    "cross-encoder.")
 else:
@@ -91,7 +91,7 @@ if traffic_input() is not None:  # production traffic: at the Threshold page's c
     else:
         draw_traffic_summary(pc.labelled(), pc.cut, pc.source, f"{ctx.digest}:{pc.run.name}")
 
-if rs.strategies and len(view.rejected):
+if can(rs, "strategies") and len(view.rejected):
     st.subheader("Rejected ground-truth items")
     table(view.rejected, "overview_rejected", "rejected.csv", "Download rejected items (CSV)",
           help={"line": "line of the ground-truth file"})

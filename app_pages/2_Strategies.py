@@ -6,10 +6,11 @@ of its runs. Drawn from :mod:`audit.views.strategies`.
 
 import streamlit as st
 
-from audit.evaluation.measures import KS
-from audit.views.capabilities import CANNOT
+from audit.views.capabilities import CANNOT, can
 from audit.views.strategies import (
+    KS,
     PHRASINGS,
+    column_help,
     discordant_frame,
     needles_by_strategy,
     oriented_pair,
@@ -18,9 +19,8 @@ from audit.views.strategies import (
     rank_matrix_view,
     recall_chart_frame,
     results_display,
+    results_frame,
 )
-from audit.report import results_frame
-from audit.report.columns import column_help
 from ui import cache, context, download, footer, stop, table
 from ui.charts import recall_chart
 from ui.notices import notices
@@ -29,15 +29,16 @@ from ui.vega import draw
 
 ctx = context()
 rs, results = ctx.runset, ctx.results
+by_strategy = can(rs, "strategies")  # runs are the built-in strategy × retriever columns
 
 st.title("Strategies")
 st.caption("Measures under their ir_measures names with the specification's beside them: Success@k (recall@k) = "
            "share of judged questions with a relevant chunk in the first k, with a Wilson 95% interval; RR@20 "
            "(MRR@20) counts 0 beyond rank 20. " + ("Relevant = a returned chunk's embedded text holds the whole needle "
-                                                    "(whitespace collapsed)." if rs.strategies else
+                                                    "(whitespace collapsed)." if by_strategy else
                                                     f"Judged by {md(rs.judged_by)}."))
 notices(ctx, "strategies")
-if not rs.strategies:
+if not by_strategy:
     st.caption(md("Runs: " + ", ".join(f"{r.name} ({r.kind.label})" for r in rs.runs)
                   + ". Each run is ranked in its own order; scores are never compared across runs."))
 if not rs.in_domain:
@@ -47,7 +48,7 @@ if not rs.in_domain:
     stop(ctx)
 
 phrasing = "both"
-if rs.strategies:
+if by_strategy:
     st.radio("Phrasing", list(PHRASINGS), format_func=PHRASINGS.get, key="phrasing", horizontal=True)
     phrasing = st.session_state.get("phrasing", "both")
 ph = None if phrasing == "both" else phrasing
@@ -58,7 +59,7 @@ if not shown["note"].astype(bool).any():
     shown = shown.drop(columns="note")
 table(shown, "strategies_table", f"results_{phrasing}.csv", "Download table (CSV, numeric)",
       csv=results_frame(rs, results, ph), titles={"queries (n)": "n"})
-if rs.strategies:
+if by_strategy:
     st.markdown("**Needles no retriever can use fully, per strategy**")
     NEEDLE_COLUMNS = ("destroyed (needles)", "overlap-only (needles)", "past window (needles)")
     st.caption("; ".join(f"**{md(c.removesuffix(' (needles)'))}** = {md(column_help(c))}" for c in NEEDLE_COLUMNS)
@@ -74,14 +75,14 @@ k = st.session_state.get("chart_k", 8)
 cd = recall_chart_frame(results, ph)
 cd = cd[cd["k"] == k]
 if len(cd):
-    draw(recall_chart(cd, k, "retriever" if rs.strategies else "run"), key="recall_chart")
+    draw(recall_chart(cd, k, "retriever" if by_strategy else "run"), key="recall_chart")
     download(cd, "recall_chart_csv", f"recall_at_{k}.csv", "Download chart data (CSV)")
 
 st.subheader("Paired sign tests")
 available = [r.name for r in results if r.available]
 st.caption("Exact two-sided sign test on the questions where exactly one run hits (discordant). Wins = a hits and b "
            "misses. Holm adjustment over every pair shown. Choose fewer runs for a less conservative adjustment.")
-if len(available) < 2:
+if not can(rs, "two_runs"):
     st.info(CANNOT["two_runs"].capitalize() + ".")
 else:
     if "pair_columns" not in st.session_state or not set(st.session_state["pair_columns"]) <= set(available):

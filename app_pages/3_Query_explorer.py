@@ -4,11 +4,22 @@ can rank it here). Drawn from :mod:`audit.views.query_explorer`."""
 import pandas as pd
 import streamlit as st
 
-from audit.models import ModelUnavailable
-from audit.report.markup import chunk_text_html
-from audit.retrieval import RERANK_DEPTH, bm25_tokens
-from audit.sources import pairs_over_window
-from audit.views.query_explorer import first_correct, hits_frame, needle_notes
+from audit.views.capabilities import can
+from audit.views.query_explorer import (
+    ModelUnavailable,
+    chunk_text_html,
+    destroyed_here,
+    embedded_cut,
+    first_correct,
+    hits_frame,
+    judged_line,
+    needle_notes,
+    needle_text,
+    no_bm25_token_note,
+    pairs_over_window_of,
+    run_title,
+    shown_runs,
+)
 from ui import context, footer, stop, table
 from ui.context import focus_run
 from ui.live import live_search, pick_question, question_mode
@@ -17,14 +28,14 @@ from ui.text import md
 
 ctx = context()
 rs = ctx.runset
-builtin = bool(rs.strategies)
+by_strategy = can(rs, "strategies")  # a column is a built-in strategy under the sidebar's retriever
 focus = focus_run(ctx)
 retriever = focus.retriever
 
 st.title("Query explorer")
 st.caption((f"Retriever **{md(retriever)}** (change it in the sidebar). Each strategy's top chunks: rank, score, "
             "cosine distance, section, the embedded text with the needle outlined (header in grey, overlap tail "
-            "striped).") if builtin else
+            "striped).") if by_strategy else
            "A judged question as each run ranked it: rank, score in the run's own units, the chunk's text (when the "
            "source gave it) and whether it is judged relevant.")
 notices(ctx, "qe")
@@ -36,7 +47,7 @@ question_mode(rs, "qe_mode", "Query", {"ground truth": "a judged question", "typ
 # that does not draw the widget (the other mode, another page), and a widget whose state was dropped starts again from
 # its default. Each widget starts from the plain key and writes back to it, so the choice survives a mode switch or a
 # visit to another page, and the picker always shows the drawn columns.
-names = rs.strategies if builtin else [r.name for r in rs.runs if r.available]
+names = shown_runs(rs)
 default = names[:3] if len(names) > 3 else names
 kept = st.session_state.get("qe_chosen", default)
 if not set(kept) <= set(names):  # the sidebar's strategies changed: keep those still in the run set
@@ -44,12 +55,13 @@ if not set(kept) <= set(names):  # the sidebar's strategies changed: keep those 
 if not set(st.session_state.get("qe_strategies", ())) <= set(names):
     del st.session_state["qe_strategies"]  # a value outside the options: start from the kept choice
 c1, c2 = st.columns([3, 1])
-c1.multiselect("Strategies side by side" if builtin else "Runs side by side", names, default=kept, key="qe_strategies")
+c1.multiselect("Strategies side by side" if by_strategy else "Runs side by side", names, default=kept,
+               key="qe_strategies")
 c2.number_input("Chunks per run", min_value=1, max_value=20, value=st.session_state.get("qe_top_kept", 4), key="qe_top")
 chosen = st.session_state["qe_chosen"] = list(st.session_state["qe_strategies"])
 top = st.session_state["qe_top_kept"] = int(st.session_state.get("qe_top", 4))
 
-question = needle_text = None
+question = needle = None
 if st.session_state["qe_mode"] == "ground truth":
     if not queries:
         st.info("No judged question is loaded: type a query instead, or give a ground truth in the sidebar.")
@@ -59,14 +71,12 @@ if st.session_state["qe_mode"] == "ground truth":
     qi = st.session_state["qe_question"] = pick_question(queries, "qe_query")
     question = queries[qi]
     query = question.text
-    if question.needle_id and rs.ground_truth is not None:
-        needle_text = rs.ground_truth.needle(question.needle_id).needle
+    needle = needle_text(rs, question)
+    if needle is not None:
         st.markdown("**Needle (the answer):**")
-        st.text(needle_text)
+        st.text(needle)
     else:
-        rel = rs.qrels(rs.runs[0]).judgments.get(question.query_id, {})
-        st.caption(md("judged relevant: " + (", ".join(f"{c} (grade {g})" for c, g in rel.items() if g >= 1)
-                                             or "none")))
+        st.caption(md(judged_line(rs, question)))
 else:
     st.text_input("Query", value=st.session_state.get("qe_typed", ""), key="qe_text",
                   placeholder="e.g. how does a with statement call __exit__?")
@@ -76,14 +86,13 @@ else:
         stop(ctx)
 
 if not chosen:
-    st.info("Choose at least one strategy." if builtin else "Choose at least one run.")
+    st.info("Choose at least one strategy." if by_strategy else "Choose at least one run.")
     stop(ctx)
 
-if builtin and retriever != "dense" and not bm25_tokens(query, rs.settings.get("bm25_tokens", "unicode")):
-    st.warning(f"This query has no BM25 token under the '{rs.settings.get('bm25_tokens')}' rule: BM25 scores it 0 "
-               "everywhere and hybrid is dense alone.")
+if note := no_bm25_token_note(rs, retriever, query):
+    st.warning(note)
 
-runs = [rs.column(n, retriever) for n in chosen] if builtin else [rs.run(n) for n in chosen]
+runs = shown_runs(rs, chosen, retriever)
 frames, latency = [], []
 per_row = 3
 for lo in range(0, len(runs), per_row):
@@ -102,20 +111,17 @@ for lo in range(0, len(runs), per_row):
             continue
         hf = hits_frame(rs, run, ranked, question.query_id if question is not None else None, top)
         frames.append(hf)
-        over = {}  # chunk id → tokens of a (query, text) pair over the cross-encoder's window
-        if run.retriever == "rerank":
-            if question is not None:
-                over = dict(sp.rerank_over_window.get(question.query_id, ()))
-            elif ctx.cross_encoder is not None:
-                over = dict(pairs_over_window(ctx.cross_encoder, query, sp.chunks.texts, list(ranked.ids[:RERANK_DEPTH])))
+        # chunk id → tokens of a (query, text) pair over the cross-encoder's window
+        over = pairs_over_window_of(rs, run, ranked, question.query_id if question is not None else None, query,
+                                    ctx.cross_encoder)
         with col:
-            st.markdown(f"#### {md(sp.name if builtin else run.name)}")
-            if builtin:
-                st.caption(md(sp.strategy.description))
+            title, description = run_title(rs, run)
+            st.markdown(f"#### {md(title)}")
+            if description:
+                st.caption(md(description))
             for level, msg in needle_notes(rs, run, question):
                 (st.error if level == "error" else st.warning)(msg)
-            if question is not None and not (needle_text and question.needle_id in (sp.needles.destroyed
-                                                                                   if sp.needles else ())):
+            if question is not None and not destroyed_here(rs, run, question):
                 full = first_correct(ctx.results, run.name, question.query_id)
                 st.markdown(f"First relevant chunk: **rank {full}**" if full else
                             "First relevant chunk: **not retrieved**")
@@ -132,8 +138,7 @@ for lo in range(0, len(runs), per_row):
                 if c.chunk_id in over:
                     st.warning(f"Pair over the reranker's window: {over[c.chunk_id]} tokens > "
                                f"{rs.settings.get('rerank_window')}; its last words were not read when scoring.")
-                cut = int(sp.tokens.cut[c.chunk_id]) if sp.tokens is not None else None
-                st.html(chunk_text_html(c, needle_text, cut, max_height_px=400))
+                st.html(chunk_text_html(c, needle, embedded_cut(sp, c.chunk_id), max_height_px=400))
 
 st.subheader("All shown chunks")
 table(pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(), "qe_hits", "query_hits.csv",

@@ -4,12 +4,18 @@ Needs the documents and the built-in strategies' chunks; a team's chunks with of
 Drawn from :mod:`audit.views.chunk_map`.
 """
 
-import pandas as pd
 import streamlit as st
 
-from audit.report.markup import CHUNK_MAP_LEGEND, chunk_map_html
-from audit.views.capabilities import CANNOT
-from audit.views.chunk_map import chunk_spans_frame, default_document, needles_frame
+from audit.views.capabilities import CANNOT, can, sentence
+from audit.views.chunk_map import (
+    CHUNK_MAP_LEGEND,
+    chunk_map_html,
+    chunk_spans_frame,
+    default_document,
+    needles_frame,
+    team_span_documents,
+    team_spans_frame,
+)
 from ui import context, footer, stop, table
 from ui.charts import chunk_map_chart
 from ui.notices import notices
@@ -17,27 +23,23 @@ from ui.text import md
 from ui.vega import draw
 
 ctx = context()
-rs, corpus = ctx.runset, ctx.runset.corpus
+rs = ctx.runset
 
 st.title("Chunk map")
 notices(ctx, "chunk_map")
-if corpus is None:
+if not can(rs, "corpus"):
     st.info(CANNOT["corpus"].capitalize() + ".")
     stop(ctx)
-if not rs.strategies:
-    sp = rs.spaces.get("")
-    spans = [c for c in (sp.chunks.values() if sp is not None and sp.chunks is not None else ()) if c.start is not None]
-    if not spans:
+corpus = rs.corpus
+if not can(rs, "strategies"):
+    docs = team_span_documents(rs)
+    if not docs:
         st.info(CANNOT["offsets"].capitalize() + ".")
         stop(ctx)
     st.caption(md(CANNOT["strategies"].capitalize() + ": your chunks' spans in each document instead."))
-    docs = sorted({c.doc_id for c in spans})
     doc_id = st.selectbox("Document", docs, key="map_doc_team")
-    bad = {e.chunk_id for e in sp.chunk_errors}
-    df = pd.DataFrame([{"chunk_id": c.chunk_id, "start (char)": c.start, "end (char)": c.end,
-                        "length (chars)": c.end - c.start, "quote matches": "no" if c.chunk_id in bad else "yes",
-                        "section": c.section or ""} for c in spans if c.doc_id == doc_id]).sort_values("start (char)")
-    table(df, "map_spans_team", "chunk_spans.csv", help={"start (char)": "code points of the canonical text"})
+    table(team_spans_frame(rs, doc_id), "map_spans_team", "chunk_spans.csv",
+          help={"start (char)": "code points of the canonical text"})
     stop(ctx)
 
 st.caption("Canonical text: the text every offset (#char=) refers to. Each strategy's chunks are drawn as "
@@ -77,9 +79,8 @@ if len(nf):
     table(nf, "map_needles", "needles.csv", "Download needles of this document (CSV)",
           help={"start (char)": "offset of the needle in the canonical text (characters)",
                 "destroyed in": "strategies that cut the needle: no chunk holds it whole"})
-elif rs.ground_truth is None or not rs.ground_truth.needles:
-    st.info("No ground truth is loaded, so no needle is marked: upload a ground-truth JSONL in the sidebar "
-            "(Ground truth → upload).")
+elif not can(rs, "needles"):
+    st.info(sentence("needles"))
 else:
     st.caption("No needle in this document.")
 

@@ -11,11 +11,16 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
-from audit.evaluation.saved_cut import save_cut
-from audit.evaluation.threshold import KEEP
 from audit.views.capabilities import CANNOT
-from audit.views.threshold import histogram_bins, histogram_step, sweep_window, threshold_view
-from audit.words import plural
+from audit.views.threshold import (
+    KEEP,
+    histogram_bins,
+    histogram_step,
+    plural,
+    save_cut,
+    sweep_window,
+    threshold_view,
+)
 from ui import cache, context, download, footer, stop, table
 from ui.charts import distance_histogram, outcomes_against_cut, sweep_chart
 from ui.context import focus_run

@@ -1,19 +1,20 @@
 """Tokens: what the header costs, and the chunks the encoder silently truncates (needs token counts: the built-in
 pipelines count them with the model's own tokenizer). Drawn from :mod:`audit.views.tokens`."""
 
-import pandas as pd
 import streamlit as st
 
 from audit.views.capabilities import CANNOT, can
 from audit.views.tokens import (
+    chunk_lengths_line,
     over_window_frame,
     rerank_window_frame,
+    special_tokens,
     token_bins,
     token_hist_frame,
     token_lengths_frame,
     token_share_frame,
+    truncated_text_html,
 )
-from audit.report.markup import truncated_text_html
 from ui import context, download, footer, stop, table
 from ui.charts import header_share_chart, token_hist_chart
 from ui.context import focus_run
@@ -26,15 +27,12 @@ rs = ctx.runset
 st.title("Tokens")
 notices(ctx, "tokens")
 if not can(rs, "tokens"):
-    sp = rs.spaces.get("")
     st.info(CANNOT["tokens"].capitalize() + ".")
-    if sp is not None and sp.chunks is not None:
-        lengths = pd.Series([len(c.text) for c in sp.chunks.values()])
-        st.caption(f"Your {len(lengths):,} chunks' lengths in characters (no tokenizer here): median "
-                   f"{int(lengths.median()):,}, longest {int(lengths.max()):,}.")
+    if line := chunk_lengths_line(rs):
+        st.caption(line)
     stop(ctx)
 window = rs.model.get("window")
-n_special = rs.spaces[rs.strategies[0]].tokens.n_special
+n_special = special_tokens(rs)
 st.caption(f"Tokens are the embedding model's own word-pieces ({md(rs.model.get('name'))}). The encoder reads at most "
            f"{window} tokens including {n_special} special tokens; everything after is silently dropped from "
            "the vector (BM25 still reads it).")

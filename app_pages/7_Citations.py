@@ -3,21 +3,22 @@ chunks are known. Drawn from :mod:`audit.views.citations`; the cut is :func:`ui.
 
 import streamlit as st
 
-from audit.evaluation.citations import QuestionOutcome
-from audit.evaluation.threshold import KEEP
-from audit.ingest.media import media_clip
-from audit.models import ModelUnavailable
-from audit.report.markup import quote_in_document_html
-from audit.views.capabilities import CANNOT
+from audit.views.capabilities import CANNOT, can
 from audit.views.citations import (
     BADGES,
+    KEEP,
+    ModelUnavailable,
     NoAnswer,
     answer,
     answer_only_in_tail,
     badge_outcomes,
     citations_frame,
+    cited_questions,
+    media_clip,
+    needle_text,
     overlap_only_frame,
     quote_failures_frame,
+    quote_in_document_html,
     refused_frame,
     with_needle_checks,
 )
@@ -29,7 +30,8 @@ from ui.text import md
 from ui.threshold import page_cut
 
 ctx = context()
-rs, corpus = ctx.runset, ctx.runset.corpus
+rs = ctx.runset
+corpus, documents = rs.corpus, can(rs, "corpus")
 run = focus_run(ctx)
 sp = rs.space(run)
 kind = run.gate_kind
@@ -41,7 +43,7 @@ st.caption(f"{what} (sidebar). The model only sees numbered sources and writes [
            "section and a `#char=start,end` locator into the canonical text. The quote is the chunk's own content — "
            "never the embedded text with its header and overlap tail.")
 notices(ctx, "citations")
-if sp.chunks is None:
+if not can(rs, "chunks", run):
     st.info(CANNOT["chunks"].capitalize() + ".")
     stop(ctx)
 
@@ -57,18 +59,14 @@ else:
                f"{KEEP} chunks of the run's order are the sources."))
 
 BADGE_FILTER = ("all", *dict.fromkeys(BADGES.values()))  # all, answered, NO ANSWER, bluff
-queries = [q for q in rs.queries if q.in_domain or q.phrasing == "out-of-domain"]
+queries = cited_questions(rs)
 question_mode(rs, "cit_mode", "Question", {"ground truth": "a judged or out-of-domain question",
                                            "typed": "type a question"}, bool(queries))
 
 query = needle = None
 question = ""
 if st.session_state["cit_mode"] == "ground truth" and queries:
-    if threshold is not None:
-        outcomes = badge_outcomes(rs, run, threshold)
-    else:
-        outcomes = [QuestionOutcome(i, q.query_id, q.text, q.in_domain, "", "", float("nan"))
-                    for i, q in enumerate(queries)]
+    outcomes = badge_outcomes(rs, run, threshold)
     by_id = {q.query_id: q for q in queries}
     counts = {b: sum(o.badge == b for o in outcomes) for b in BADGE_FILTER[1:]}
     st.radio("Show", BADGE_FILTER, key="cit_badge", horizontal=True,
@@ -94,8 +92,7 @@ if st.session_state["cit_mode"] == "ground truth" and queries:
         st.selectbox("Question (badge: the gate's outcome at this cut)", ids, format_func=_label, key="cit_query")
         query = by_id[st.session_state["cit_query"]]
         question = query.text
-        if query.needle_id and rs.ground_truth is not None:
-            needle = rs.ground_truth.needle(query.needle_id).needle
+        needle = needle_text(rs, query)
 elif st.session_state["cit_mode"] == "ground truth":
     st.info("No judged question is loaded: type a question, or give a ground truth in the sidebar.")
 else:
@@ -114,11 +111,7 @@ else:
     if query is not None and not query.in_domain:
         st.caption("An out-of-domain question: the corpus does not hold its answer, so NO ANSWER is right "
                    "and any source is a bluff.")
-    if threshold is None:  # no cut: keep the first KEEP whatever their score
-        gate_all = float("inf") if kind.keep == "below" else float("-inf")
-        res = answer(rs, run, question, ranked, gate_all)
-    else:
-        res = answer(rs, run, question, ranked, threshold)
+    res = answer(rs, run, question, ranked, threshold)  # no cut: the first KEEP whatever their score
     if isinstance(res, NoAnswer):
         near = res.nearest_distance
         st.error(md(res.message) + " — the model is never called."
@@ -146,10 +139,10 @@ else:
         if answer_only_in_tail(cf):
             st.warning("A cited chunk holds the answer only in its overlap tail: the quote shown to the reader "
                        "does not contain it.")
-        if corpus is not None:
+        if documents:
             st.markdown("**Each quote inside its document** (marked green at its `#char=` locator)")
         for c in res.citations:
-            if corpus is None or c.start is None:
+            if not documents or c.start is None:
                 continue
             try:
                 doc = corpus.get(c.doc_id)
@@ -174,7 +167,7 @@ else:
 
 st.subheader(f"Quote audit: every chunk of {md(sp.name or run.name)}")
 checked, fails = cache.citation_audit(ctx.digest, run.name, rs)
-if corpus is None:
+if not documents:
     st.info(CANNOT["offsets"].capitalize() + ".")
 else:
     a1, a2 = st.columns(2)
@@ -194,7 +187,7 @@ if sp.needles is not None:
     if len(of):
         st.warning(f"{len(of)} needle(s): retrieval finds them, but the citation would not show the answer.")
         table(of, "overlap_only_table", "overlap_only.csv")
-    elif rs.ground_truth is None or not rs.ground_truth.needles:
+    elif not can(rs, "needles"):
         st.caption("No ground truth loaded.")
     else:
         st.success(f"None for strategy {md(sp.name)}" + ("" if sp.strategy.overlap else " (it has no overlap)") + ".")

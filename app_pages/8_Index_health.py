@@ -12,20 +12,20 @@ from contextlib import closing
 import pandas as pd
 import streamlit as st
 
-from audit import PIPELINE_VERSION
-from audit.index import Stamp
-from audit.index.health import check_snapshot, snapshot
-from audit.index.manifest import manifest, upgrade_preview
-from audit.models import ModelUnavailable
+from audit.views.capabilities import sentence
 from audit.views.index_health import (
     NOT_AUDITED,
+    PIPELINE_VERSION,
     SEVERITY_LABEL,
+    ModelUnavailable,
     chunk_checks_frame,
     extraction_view,
     finding_documents_frame,
     findings_frame,
+    index_health,
     severity_css,
     status_label,
+    upgrade_preview,
 )
 from ui import cache, context, footer, paths, session, stop, table
 from ui.notices import notices
@@ -172,20 +172,18 @@ def source_section(ctx) -> None:
         st.subheader("Your chunks")
         table(checks, "health_chunk_checks", "chunk_checks.csv", "Download chunk checks (CSV)",
               help={"chunks": "chunks failing the check"})
-    if ctx.health is not None:
+    if ctx.can("store_health"):
         st.subheader("The store's table")
         ctx.health()  # the source's own checks, with the documents and model its sidebar inputs give
     else:
-        st.info("Vectors (NaN, norms, dimensions, model stamps) need the index itself: the source \"Live vector "
-                "store\" (or `python -m audit health --store URI …`) checks a pgvector table, a Chroma or Milvus "
-                "collection, `health --index DATASET` a Lance dataset.")
+        st.info(sentence("store_health"))
     st.caption(NOT_AUDITED)
 
 
 ctx = context()
 st.title("Index health")
 notices(ctx, "health")
-if ctx.index_file is None:
+if not ctx.can("index_file"):
     source_section(ctx)
     stop(ctx)
 st.caption("What a platform team checks after an upgrade. Stale is computed against the current configuration "
@@ -216,17 +214,13 @@ with closing(ro_store) as store:
     focus = st.session_state.get("focus_strategy")
     name = st.selectbox("Index (strategy)", names, key="health_index",
                         index=names.index(focus) if focus in names else 0)
-    gen = store.generation(name)
-    enc = ctx.encoder
     strip = bool(st.session_state.get("strip_running_lines", False))
-    current = Stamp.from_generation(gen).with_model(enc)
-    snap = snapshot(store, name, current, enc, strip_running_lines=strip)  # read once: the checks and the audit
-    rep = check_snapshot(snap)
-    man = manifest(store, name)
+    health = index_health(store, name, ctx.encoder, strip)  # read once: the checks and the audit
+    rep, man = health.report, health.manifest
 
     status_section(rep, man)
     findings_section(rep)
-    extraction_section(snap)
+    extraction_section(health.snapshot)
     manifest_section(man, name)
     retry_section(ctx, db_path, own_db, name, man, rep.stamp.model)
     preview_section(store, name, rep)

@@ -1,32 +1,33 @@
 """Upgrade diff: the same questions before and after — two runs of the source's run set, or two index files.
 
-For the built-in pipelines the two sides are two index files (a copy taken before an upgrade and the
-upgraded one) asked the ground truth's questions (:func:`audit.sources.builtin.index_runsets`); for any other
-source, two of its runs (``before`` / ``after`` of two tables, ``approximate`` / ``exact``, two of a team's run
-files). Either way one computation (:func:`audit.evaluation.upgrade.diff_runs`) and one drawing
-(:func:`draw_diff`); the cut follows the one saved-threshold rule of ``python -m audit compare``: a typed cut,
-else the one saved for the before run, else the before run's balanced cut.
+With an index file of this dashboard (the capability ``index_file``) the two sides are two index files (a copy
+taken before an upgrade and the upgraded one) asked the ground truth's questions
+(:func:`audit.views.upgrade_diff.index_pair`); otherwise two runs of the run set (``before`` / ``after`` of two
+tables, ``approximate`` / ``exact``, two of a team's run files: :func:`audit.views.upgrade_diff.runs_diff`).
+Either way one computation (:func:`audit.evaluation.upgrade.diff_runs`) and one drawing (:func:`draw_diff`); the
+cut follows the one saved-threshold rule of ``python -m audit compare``: a typed cut, else the one saved for the
+before run, else the before run's balanced cut.
 """
 
-import shlex
 import sqlite3
 from contextlib import closing
 
 import streamlit as st
 
-from audit.evaluation.measures import KS
-from audit.evaluation.saved_cut import choose
-from audit.home import default_home
-from audit.index import IndexUnusable
-from audit.models import ModelUnavailable
-from audit.sources.builtin import column_name, index_runsets
 from audit.views.capabilities import CANNOT, can
 from audit.views.upgrade_diff import (
+    KS,
     UPGRADE_RETRIEVERS,
+    IndexUnusable,
+    ModelUnavailable,
+    common_indexes,
+    copy_commands,
     default_pair,
-    diff_runs,
+    files_diff,
+    index_pair,
+    plural,
+    runs_diff,
 )
-from audit.words import plural
 from ui import cache, context, footer, paths, stop
 from ui.diff import draw_diff
 from ui.notices import notices
@@ -45,7 +46,7 @@ def cut_input(unit: str, key: str) -> float | None:
                                 "sides.")
 
 
-def runs_diff(ctx):
+def two_runs(ctx):
     """Two runs of the source's own run set."""
     rs = ctx.runset
     names = [r.name for r in rs.runs if r.available]
@@ -59,9 +60,8 @@ def runs_diff(ctx):
     if before == after:
         st.info("Choose two different runs.")
         return None
-    choice = choose(rs.run(before).cut_key, given, path=threshold_file(ctx))
     try:
-        return diff_runs(rs, before, rs, after, k, choice.cut, choice.how), ""
+        return runs_diff(rs, before, after, k, given, threshold_file(ctx)), ""
     except ValueError as e:
         st.error(md(str(e)))
         return None
@@ -78,10 +78,8 @@ def _index_runsets(old_path, new_path, name, retriever, gt, gt_key):
     if old_store is None:
         return None
     with closing(old_store) as old, closing(new_store) as new:
-        lo, ln = old.load(name), new.load(name)
         with st.spinner(f"Putting the {plural(len(gt.needles), 'question')} to both indexes…"):
-            pair = index_runsets(lo, ln, gt, cache.encoder(lo.stamp.model), cache.encoder(ln.stamp.model),
-                                 retriever, names=("before", "after"))
+            pair = index_pair(old, new, name, retriever, gt, cache.encoder)
     st.session_state[_MEMO] = (key, pair)
     return pair
 
@@ -98,7 +96,7 @@ def _open_both(old_path, new_path):
     return old_store, new_store
 
 
-def files_diff(ctx):
+def two_files(ctx):
     """Two index files of the built-in pipelines (before and after an upgrade)."""
     rs = ctx.runset
     gt = rs.ground_truth
@@ -113,20 +111,17 @@ def files_diff(ctx):
         new_path = paths.pick_index("After (index database)", "diff_new", default_db)
     missing = [p for p in (old_path, new_path) if p is None or not p.is_file()]
     if missing:
-        home = default_home().resolve()
         st.info("Give two index files. Before the upgrade, copy the dashboard's index in $AUDIT_HOME and type "
                 "`before.sqlite` above; after it, index with the new model into `after.sqlite` (or compare from a "
                 "shell with `python -m audit compare`)."
                 + md(f" Not found: {', '.join(str(p) for p in missing if p)}." if any(missing) else ""))
-        st.code(f"cp {shlex.quote(str(default_db.resolve()))} {shlex.quote(str(home / 'before.sqlite'))}\n"
-                f"python -m audit index FOLDER --db {shlex.quote(str(home / 'after.sqlite'))} --model NEW",
-                language="bash")
+        st.code(copy_commands(default_db), language="bash")
         return None
     old_store, new_store = _open_both(old_path, new_path)
     if old_store is None:
         return None
     with closing(old_store) as old, closing(new_store) as new:
-        common = [n for n in old.indexes() if n in new.indexes()]
+        common = common_indexes(old, new)
         if not common:
             st.error(md(f"No index name in both files (before: {', '.join(old.indexes()) or 'none'}; after: "
                         f"{', '.join(new.indexes()) or 'none'})."))
@@ -147,11 +142,7 @@ def files_diff(ctx):
         return None
     if pair is None:
         return None
-    before, after = pair
-    col = column_name(name, retriever)
-    choice = choose(before.run(col).cut_key, given, path=threshold_file(ctx))
-    return diff_runs(before, col, after, col, k, choice.cut, choice.how, labels=("before", "after")), \
-        "each index file's own chunks and model"
+    return files_diff(pair, name, retriever, k, given, threshold_file(ctx)), "each index file's own chunks and model"
 
 
 ctx = context()
@@ -160,8 +151,8 @@ notices(ctx, "diff")
 st.caption("The same questions before and after an upgrade, a deploy or a new index: ranks, questions lost and "
            "gained, a paired sign test, the score distributions, and what one cut does on both sides. A threshold "
            "chosen before is not valid after.")
-if ctx.index_file is not None:
-    out = files_diff(ctx)
+if ctx.can("index_file"):
+    out = two_files(ctx)
 elif not can(ctx.runset, "two_runs"):
     st.info(CANNOT["two_runs"].capitalize() + ".")
     stop(ctx)
@@ -169,7 +160,7 @@ elif not can(ctx.runset, "judgments"):
     st.info(CANNOT["judgments"].capitalize() + ".")
     stop(ctx)
 else:
-    out = runs_diff(ctx)
+    out = two_runs(ctx)
 if out is not None:
     draw_diff(*out)
 footer(ctx)

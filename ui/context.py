@@ -14,6 +14,8 @@ from typing import Callable
 
 import streamlit as st
 
+from audit.views.capabilities import can
+
 __all__ = ["CTX_KEY", "PageContext", "context", "focus_run", "footer", "stop"]
 
 CTX_KEY = "_audit_context"
@@ -55,6 +57,11 @@ class PageContext:
     def corpus(self):
         return self.runset.corpus
 
+    def can(self, what: str, run=None) -> bool:
+        """Whether the run set, or what the sidebar holds beside it (its index file, its store's own checks), can
+        show ``what`` (a key of :data:`audit.views.capabilities.CANNOT`)."""
+        return can(self.runset, what, run, index_file=self.index_file, store_health=self.health)
+
 
 def context() -> PageContext:
     """The context the sidebar built for this run of the script (stops the page when there is none)."""
@@ -68,7 +75,7 @@ def context() -> PageContext:
 def focus_run(ctx: PageContext):
     """The run the detail pages show: the sidebar's strategy × retriever for built-in columns, else its run choice."""
     rs = ctx.runset
-    if rs.strategies:
+    if can(rs, "strategies"):
         name = f"{st.session_state.get('focus_strategy')}/{st.session_state.get('focus_retriever')}"
     else:
         name = st.session_state.get("focus_run")

@@ -39,31 +39,24 @@ def question_mode(rs, key: str, label: str, modes: dict[str, str], have_question
 
 
 def live_search(ctx: PageContext, run, query: str):
-    """A typed ``query`` through :func:`audit.retrieval.rank_query` on ``run``'s space (a built-in column).
+    """A typed ``query`` ranked on ``run``'s space (:func:`audit.views.query_explorer.typed_ranking`), with the
+    session's cached query vector and BM25 index.
 
     Returns ``(Ranked, latency row {"<retriever> (ms)": …}, embed ms)``. Raises ValueError (rerank without a
     cross-encoder, a run set that cannot take a typed question: the message says why) or ModelUnavailable.
     """
-    from audit.retrieval import rank_query
-    from audit.scores import cosine_distances
     from audit.views.capabilities import CANNOT
-    from audit.views.query_explorer import ranked_from_search
+    from audit.views.query_explorer import can_rank_typed, typed_ranking
 
-    sp = ctx.runset.space(run)
-    if sp.vectors is None or sp.chunks is None or ctx.encoder is None or run.retriever is None:
+    if ctx.encoder is None or not can_rank_typed(ctx.runset, run):
         raise ValueError(CANNOT["typed"])
-    if run.retriever == "rerank" and ctx.cross_encoder is None:
-        raise ValueError(f"rerank is unavailable: {ctx.cross_error}")
+    sp = ctx.runset.space(run)
     t0 = time.perf_counter()
     qv = cache.query_vector(ctx.encoder.name, query, ctx.encoder)
     embed_ms = (time.perf_counter() - t0) * 1000.0
-    texts = sp.chunks.texts
-    dist = cosine_distances(qv, sp.vectors)  # the canonical distances, as the audit run's
-    found = rank_query(query, qv, sp.vectors,
-                       cache.bm25(ctx.digest, sp.name, texts, ctx.runset.settings.get("bm25_tokens", "unicode")),
-                       texts, (run.retriever,), ctx.cross_encoder, distances=dist)
-    return (ranked_from_search(found.rankings[run.retriever], dist),
-            {f"{r} (ms)": v for r, v in found.latency_ms.items()}, embed_ms)
+    bm25 = cache.bm25(ctx.digest, sp.name, sp.chunks.texts, ctx.runset.settings.get("bm25_tokens", "unicode"))
+    ranked, latency = typed_ranking(ctx.runset, run, query, qv, bm25, ctx.cross_encoder, ctx.cross_error)
+    return ranked, latency, embed_ms
 
 
 def pick_question(queries, key: str) -> int:

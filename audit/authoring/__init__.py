@@ -11,6 +11,6 @@ these modules; nothing here imports Streamlit, and every rule is the product's o
   view, rapidfuzz partial ratio ≥ 90) and proposed as a needle;
 - :mod:`.draft` — the ground truth being edited: stable ids, opening with each file's hash, saving
   (refused when the file changed since it was opened, or is a shipped file), where it may be saved;
-- :mod:`.view` — the page's view-model (tables, messages, the document drawn with its cuts) and the
-  one adapter from a built run.
+- the page's view-model (tables, messages, the document drawn with its cuts) and the one adapter from a
+  built run are :mod:`audit.views.ground_truth`, beside the other pages' view-models.
 """

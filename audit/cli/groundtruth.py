@@ -54,7 +54,7 @@ def _ood_lines(path: str) -> list[int]:
 def cmd_groundtruth_check(a) -> int:
     """``groundtruth check``: print every problem with its line; exit 1 when a needle is rejected."""
     from ..authoring.checks import CorpusViews, StrategyChunks, check_needle, check_question, ood_occurrences
-    from ..authoring.view import check_messages
+    from ..views.ground_truth import check_messages
     from ..chunking import chunk_corpus
     from ..groundtruth import validate
 

@@ -8,5 +8,6 @@ A view says plainly what a run set cannot show (:func:`audit.views.capabilities.
 
 Modules: :mod:`.capabilities`, :mod:`.overview`, :mod:`.strategies`, :mod:`.query_explorer`,
 :mod:`.chunk_map`, :mod:`.threshold`, :mod:`.tokens`, :mod:`.citations`, :mod:`.index_health`,
-:mod:`.upgrade_diff`, :mod:`.history` (stored records, not a run set: :mod:`audit.history`).
+:mod:`.upgrade_diff`, :mod:`.ground_truth` (fronting :mod:`audit.authoring`), :mod:`.history` (stored records,
+not a run set: :mod:`audit.history`).
 """

@@ -1,12 +1,41 @@
-"""What a run set can show, and the sentence a page says when it cannot (one home for every page's "not shown")."""
+"""What a run set can show, and the sentence a page says when it cannot (one home for every page's "can I show this").
+
+A page never asks which source made its run set (a strategy list, an index file, a corpus standing in for
+"the built-in pipelines"): it asks :func:`can` for a capability named in :data:`CANNOT`, computed from what the
+run set holds. Two capabilities are not in the run set but beside it, in what the sidebar hands a page
+(:class:`ui.context.PageContext`): ``index_file`` (the audit's own SQLite index the run set was read through)
+and ``store_health`` (the source checks its own vectors where they live); :func:`can` takes them as keywords.
+
+The capabilities (the first column of :data:`CANNOT`):
+
+============== =====================================================================================
+judgments      a judged question (needles or qrels) in some space
+needles        a ground truth of needles (its locations in the documents)
+out_of_domain  a run that ranked an out-of-domain question (``run``: that run)
+chunks         the chunks' text of some space (``run``: of that run's space)
+offsets        chunks and the documents, so a ``#char=`` locator can be checked
+corpus         the documents (canonical text)
+strategies     chunks cut here by the built-in strategies (chunk cuts, needle diagnoses)
+tokens         token counts of the chunks by the embedding model's tokenizer
+typed          a typed question can be embedded and ranked here (a model and this source's own index)
+vectors        the chunks' vectors (a space with vectors)
+two_runs       two available runs of the same questions
+requests       each question's request outcome (a live endpoint)
+traffic        production traffic queries ranked by the run set
+index_file     beside the run set: the SQLite index it was read through (manifest, retry, preview)
+store_health   beside the run set: the source's own checks of its vectors where they live
+============== =====================================================================================
+"""
 
 from __future__ import annotations
 
-__all__ = ["CANNOT", "can", "missing"]
+__all__ = ["CANNOT", "can", "capabilities", "missing", "sentence"]
 
 #: Capability → what a page says when the run set lacks it.
 CANNOT = {
     "judgments": "no judged question: load a ground truth (needles) or qrels to measure anything",
+    "needles": "no ground truth is loaded, so no needle is marked: upload a ground-truth JSONL in the sidebar "
+               "(Ground truth → upload)",
     "out_of_domain": "no out-of-domain question ranked by the run: give out-of-domain questions (and, for your "
                      "own runs, each system's run over them) to see where a cut should refuse",
     "chunks": "the chunks' text is not known for this source (give your chunks.jsonl to see what each run returned)",
@@ -19,30 +48,81 @@ CANNOT = {
               "both here",
     "typed": "a typed question needs a model and this source's own index: the built-in pipelines embed and search "
              "here; for your system, the judged questions show how your runs ranked them",
+    "vectors": "the chunks' vectors are not here: NaN, norms, dimensions and model stamps need the index itself",
     "two_runs": "one run only: give a second run of the same questions (e.g. before and after) to compare them",
+    "requests": "no request was sent: request outcomes and their latency are a live endpoint's",
+    "traffic": "no production traffic in this run set",
+    "index_file": "no index file of this dashboard: this source's vectors live in its own index",
+    "store_health": "vectors (NaN, norms, dimensions, model stamps) need the index itself: the source \"Live vector "
+                    "store\" (or `python -m audit health --store URI …`) checks a pgvector table, a Chroma or Milvus "
+                    "collection, `health --index DATASET` a Lance dataset",
 }
 
 
-def can(runset, what: str, run=None) -> bool:
-    """Whether ``runset`` (and ``run``, where it matters) holds what ``what`` needs (a key of :data:`CANNOT`)."""
+def can(runset, what: str, run=None, *, index_file=None, store_health=None) -> bool:
+    """Whether ``runset`` (and ``run``, where it matters) holds what ``what`` needs.
+
+    Parameters
+    ----------
+    runset : RunSet
+    what : str
+        A key of :data:`CANNOT`.
+    run : Run or str, optional
+        For ``out_of_domain`` and ``chunks``: that run (its space) only (default: any run, any space).
+    index_file : path or None
+        Beside the run set: the SQLite index it was read through (``index_file`` only).
+    store_health : callable or None
+        Beside the run set: how the source checks its own vectors (``store_health`` only).
+
+    Raises
+    ------
+    KeyError
+        ``what`` is not a capability (the message lists the known ones).
+    """
     if what == "judgments":
         return any(len(q.query_ids) for q in runset.judgments.values())
+    if what == "needles":
+        return runset.ground_truth is not None and bool(runset.ground_truth.needles)
     if what == "out_of_domain":
         runs = [runset.run(run) if isinstance(run, str) else run] if run is not None else runset.runs
         return any(r is not None and r.available and runset.has_out_of_domain(r) for r in runs)
     if what == "chunks":
+        if run is not None:
+            return runset.space(run).chunks is not None
         return any(sp.chunks is not None for sp in runset.spaces.values())
     if what == "offsets":
         return runset.corpus is not None and can(runset, "chunks")
     if what == "corpus":
         return runset.corpus is not None
     if what in ("strategies", "typed"):
-        return bool(runset.strategies)
+        return any(r.strategy is not None for r in runset.runs)
     if what == "tokens":
         return any(sp.tokens is not None for sp in runset.spaces.values())
+    if what == "vectors":
+        return any(sp.vectors is not None for sp in runset.spaces.values())
     if what == "two_runs":
         return len([r for r in runset.runs if r.available]) >= 2
+    if what == "requests":
+        return bool(runset.settings.get("requests")) or any(r.requests for r in runset.runs)
+    if what == "traffic":
+        return any(q.phrasing == "traffic" for q in runset.queries)
+    if what == "index_file":
+        return index_file is not None
+    if what == "store_health":
+        return store_health is not None
     raise KeyError(f"unknown capability {what!r}; known: {', '.join(CANNOT)}")
+
+
+def capabilities(runset, *, index_file=None, store_health=None) -> frozenset[str]:
+    """Every capability of :data:`CANNOT` the run set (and what is beside it) holds."""
+    return frozenset(w for w in CANNOT if can(runset, w, index_file=index_file, store_health=store_health))
+
+
+def sentence(what: str) -> str:
+    """What a page says when ``what`` cannot be shown: the :data:`CANNOT` text as a sentence (first letter up,
+    a full stop), the rest kept as written."""
+    text = CANNOT[what]
+    return text[:1].upper() + text[1:] + "."
 
 
 def missing(runset, *what: str) -> list[str]:

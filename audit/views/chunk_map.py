@@ -1,7 +1,8 @@
 """The Chunk map's view-model: one document's canonical text with each built-in strategy's cuts over it.
 
 Needs the documents and chunks cut by the built-in strategies (a team's chunks were cut elsewhere:
-:data:`audit.views.capabilities.CANNOT` says so). Offsets are characters of canonical text.
+:data:`audit.views.capabilities.CANNOT` says so, and :func:`team_spans_frame` gives their spans instead).
+Offsets are characters of canonical text.
 """
 
 from __future__ import annotations
@@ -11,7 +12,36 @@ from typing import Sequence
 
 import pandas as pd
 
-__all__ = ["chunk_spans_frame", "default_document", "needles_frame"]
+from ..report.markup import CHUNK_MAP_LEGEND, chunk_map_html
+
+__all__ = ["CHUNK_MAP_LEGEND", "chunk_map_html", "chunk_spans_frame", "default_document", "needles_frame",
+           "team_span_documents", "team_spans_frame"]
+
+#: The columns of :func:`team_spans_frame`.
+TEAM_SPAN_COLUMNS = ["chunk_id", "start (char)", "end (char)", "length (chars)", "quote matches", "section"]
+
+
+def _team_spans(runset) -> list:
+    """The chunks with offsets of a run set's one space of a team's chunks (``""``), in file order."""
+    sp = runset.spaces.get("")
+    return [c for c in (sp.chunks.values() if sp is not None and sp.chunks is not None else ())
+            if c.start is not None]
+
+
+def team_span_documents(runset) -> list[str]:
+    """The documents a team's chunks with offsets fall in, sorted (empty: no chunk has offsets)."""
+    return sorted({c.doc_id for c in _team_spans(runset)})
+
+
+def team_spans_frame(runset, doc_id: str) -> pd.DataFrame:
+    """A team's chunks in one document, by start: ``chunk_id``, ``start (char)``, ``end (char)``,
+    ``length (chars)`` (characters of canonical text), ``quote matches`` (``no`` for a chunk whose text differs
+    from the document at its offsets, :attr:`audit.runset.Space.chunk_errors`), ``section``."""
+    bad = {e.chunk_id for e in runset.spaces[""].chunk_errors} if "" in runset.spaces else set()
+    rows = [{"chunk_id": c.chunk_id, "start (char)": c.start, "end (char)": c.end, "length (chars)": c.end - c.start,
+             "quote matches": "no" if c.chunk_id in bad else "yes", "section": c.section or ""}
+            for c in _team_spans(runset) if c.doc_id == doc_id]
+    return pd.DataFrame(rows, columns=TEAM_SPAN_COLUMNS).sort_values("start (char)")
 
 
 def needles_frame(runset, doc_id: str | None = None) -> pd.DataFrame:

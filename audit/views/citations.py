@@ -24,21 +24,37 @@ from ..evaluation.citations import (
     verify_citation,
 )
 from ..evaluation.threshold import KEEP, gate_queries
+from ..ingest.media import media_clip
+from ..models import ModelUnavailable
+from ..report.markup import quote_in_document_html
 from ..runset import Ranked
+from .query_explorer import needle_text
 
-__all__ = ["BADGES", "answer", "answer_only_in_tail", "badge_outcomes", "citations_frame", "overlap_only_frame",
-           "quote_audit", "quote_failures_frame", "refused_frame", "with_needle_checks"]
+__all__ = ["BADGES", "KEEP", "ModelUnavailable", "NoAnswer", "answer", "answer_only_in_tail", "badge_outcomes",
+           "citations_frame", "cited_questions", "media_clip", "needle_text", "overlap_only_frame", "quote_audit",
+           "quote_failures_frame", "quote_in_document_html", "refused_frame", "with_needle_checks"]
 
 
-def badge_outcomes(runset, run, cut: float) -> list[QuestionOutcome]:
+def cited_questions(runset) -> list:
+    """The questions the page offers: judged (in-domain) and out-of-domain ones, in the run set's order."""
+    return [q for q in runset.queries if q.in_domain or q.phrasing == "out-of-domain"]
+
+
+def badge_outcomes(runset, run, cut: float | None) -> list[QuestionOutcome]:
     """Every question the gate decides on for ``run`` (judged, then out of domain), with its badge at ``cut``
-    (the run's own units)."""
+    (the run's own units); with no cut, every question of :func:`cited_questions` without a badge (nothing
+    decided, distance NaN)."""
+    if cut is None:
+        return [QuestionOutcome(i, q.query_id, q.text, q.in_domain, "", "", float("nan"))
+                for i, q in enumerate(cited_questions(runset))]
     r = runset.run(run) if isinstance(run, str) else run
     return question_outcomes(gate_queries(runset, r), r.gate_kind.to_gate(cut))
 
 
-def answer(runset, run, question: str, ranked: Ranked, cut: float, keep: int = KEEP) -> PromptContext | NoAnswer:
-    """The gate over one ranking, then the prompt and citations (or NO ANSWER), in the run's own units.
+def answer(runset, run, question: str, ranked: Ranked, cut: float | None, keep: int = KEEP
+           ) -> PromptContext | NoAnswer:
+    """The gate over one ranking, then the prompt and citations (or NO ANSWER), in the run's own units; with no
+    cut (``None``), the first ``keep`` chunks whatever their score.
 
     Raises
     ------
@@ -50,6 +66,8 @@ def answer(runset, run, question: str, ranked: Ranked, cut: float, keep: int = K
     if sp.chunks is None:
         raise ValueError("this source gave no chunk text: nothing to quote (give your chunks.jsonl)")
     kind = r.gate_kind
+    if cut is None:  # no cut: nothing is beyond it
+        cut = float("inf") if kind.keep == "below" else float("-inf")
     gate = (np.asarray(ranked.distances, dtype=np.float64) if ranked.distances is not None
             else np.array([kind.to_gate(float(x)) for x in ranked.scores], dtype=np.float64))
     known = [i for i, c in enumerate(ranked.ids) if sp.chunk(c) is not None]

@@ -14,10 +14,14 @@ from typing import Sequence
 
 import pandas as pd
 
-from ..evaluation.measures import measure_names, parse_measure
+from ..evaluation.measures import KS, measure_label, measure_names, parse_measure
+from ..evaluation.saved_cut import load_cuts
 from ..evaluation.threshold import OUTCOMES
+from ..history.recording import open_configured
+from ..history.store import HistoryError
 
-__all__ = ["CHANGE_KINDS", "DEFAULT_MEASURE", "EMPTY", "changes_frame", "health_frame", "outcomes_frame",
+__all__ = ["CHANGE_KINDS", "DEFAULT_MEASURE", "EMPTY", "KS", "HistoryError", "load_cuts", "measure_label",
+           "open_configured", "changes_frame", "health_frame", "outcomes_frame",
            "records_diff", "series_frame", "trend_frame"]
 
 #: What a change marker names, in this order.

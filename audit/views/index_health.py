@@ -1,5 +1,6 @@
 """The Index health page's view-model: findings with their documents, severity styling, a team's chunk checks and
-the extraction section (where content died, per document).
+the extraction section (where content died, per document), and one index read for the page
+(:func:`index_health`) with its upgrade preview (:func:`upgrade_preview`).
 
 Every place vectors live has its health checks (a SQLite index: :mod:`audit.index.health`; a live
 store: :func:`audit.stores.pgvector.check_health`; a Lance dataset: its streamed checks); a report's
@@ -12,10 +13,54 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-__all__ = ["CHECK_LABELS", "NOT_AUDITED", "SEVERITY_LABEL", "ExtractionView", "chunk_checks_frame", "extraction_view",
-           "finding_documents_frame", "findings_frame", "severity_css", "status_label"]
+from .. import PIPELINE_VERSION
+from ..index import Stamp
+from ..index.health import check_snapshot, snapshot
+from ..index.manifest import manifest, upgrade_preview
+from ..models import ModelUnavailable
+
+__all__ = ["CHECK_LABELS", "NOT_AUDITED", "PIPELINE_VERSION", "SEVERITY_LABEL", "ExtractionView", "IndexHealth",
+           "ModelUnavailable", "chunk_checks_frame", "extraction_view", "finding_documents_frame", "findings_frame",
+           "index_health", "severity_css", "status_label", "upgrade_preview"]
 
 SEVERITY_LABEL = {"unhealthy": "UNHEALTHY", "warning": "warning", "ok": "ok"}
+
+
+@dataclass(frozen=True)
+class IndexHealth:
+    """One index of an opened index file, read once for the page.
+
+    Attributes
+    ----------
+    snapshot : IndexSnapshot
+        What the checks and the extraction audit read (:func:`audit.index.health.snapshot`).
+    report : HealthReport
+        Every check on it (:func:`audit.index.health.check_snapshot`).
+    manifest : DataFrame
+        One row per document (:func:`audit.index.manifest.manifest`): ``doc_id``, ``status``, ``reason``, …
+    """
+
+    snapshot: object
+    report: object
+    manifest: pd.DataFrame
+
+
+def index_health(store, name: str, encoder, strip_running_lines: bool = False) -> IndexHealth:
+    """Index ``name`` of an opened (read-only) index file, checked against the current configuration: its own
+    generation's stamp with ``encoder``'s model (stale is computed, never stored), read once for the checks and
+    the extraction audit, and its manifest.
+
+    Raises
+    ------
+    KeyError
+        The file holds no index ``name`` (the message names the file and the indexes it holds).
+    """
+    gen = store.generation(name)
+    if gen is None:
+        raise KeyError(f"no index {name!r} in {store.path}; indexes: {', '.join(store.indexes()) or 'none'}")
+    current = Stamp.from_generation(gen).with_model(encoder)
+    snap = snapshot(store, name, current, encoder, strip_running_lines=strip_running_lines)
+    return IndexHealth(snap, check_snapshot(snap), manifest(store, name))
 
 
 def status_label(healthy: bool) -> str:

@@ -16,9 +16,12 @@ import pandas as pd
 
 from ..evaluation.measures import KS, MRR_DEPTH, measure_label
 from ..evaluation.paired import PairedTest, paired_tests
+from ..report import results_frame
+from ..report.columns import column_help
 from ..report.tables import rank_matrix
 
-__all__ = ["PHRASINGS", "discordant_frame", "needles_by_strategy", "oriented_pair", "pair_matrix", "pairs_frame",
+__all__ = ["KS", "PHRASINGS", "column_help", "results_frame", "discordant_frame", "needles_by_strategy",
+           "oriented_pair", "pair_matrix", "pairs_frame",
            "rank_matrix_view", "recall_chart_frame", "results_display", "run_tests"]
 
 #: The phrasing filter of the page (built-in ground truth: each needle asked twice).

@@ -29,9 +29,12 @@ from ..evaluation.threshold import (
     gate_queries,
     run_threshold,
 )
+from ..evaluation.saved_cut import save_cut
 from ..runset import SCORE_KINDS
+from ..words import plural
 
-__all__ = ["DOMAIN_OUTCOMES", "SWEEP_LINES", "SweepView", "ThresholdBase", "ThresholdView", "answerless",
+__all__ = ["DOMAIN_OUTCOMES", "KEEP", "SWEEP_LINES", "plural", "save_cut", "SweepView", "ThresholdBase",
+           "ThresholdView", "answerless",
            "bend_window", "bluffs_frame", "gate_distance_frame", "histogram_bins", "histogram_extent",
            "histogram_step", "outcome_counts_frame", "slider_range", "sweep_view", "sweep_window", "threshold_base",
            "threshold_view"]

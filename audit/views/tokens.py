@@ -11,10 +11,35 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from ..report.markup import truncated_text_html
 from ..report.tables import chunks_frame, rerank_window_frame
 
-__all__ = ["over_window_frame", "rerank_window_frame", "token_bins", "token_hist_frame", "token_lengths_frame",
-           "token_share_frame"]
+__all__ = ["chunk_lengths_line", "over_window_frame", "rerank_window_frame", "special_tokens", "token_bins",
+           "token_hist_frame", "token_lengths_frame", "token_share_frame", "truncated_text_html"]
+
+
+def chunk_lengths_line(runset) -> str | None:
+    """Without token counts, what a team's chunks allow: their lengths in characters, median and longest
+    (``Your 12 chunks' lengths in characters (no tokenizer here): median 150, longest 210.``); None without chunks."""
+    sp = runset.spaces.get("")
+    if sp is None or sp.chunks is None:
+        return None
+    lengths = pd.Series([len(c.text) for c in sp.chunks.values()])
+    if lengths.empty:
+        return None
+    return (f"Your {len(lengths):,} chunks' lengths in characters (no tokenizer here): median "
+            f"{int(lengths.median()):,}, longest {int(lengths.max()):,}.")
+
+
+def special_tokens(runset) -> int:
+    """How many special tokens the encoder adds to every chunk (counted on the first strategy's chunks).
+
+    Raises
+    ------
+    IndexError
+        The run set holds no built-in strategy (``can(runset, "tokens")`` is false: the page says so first).
+    """
+    return runset.spaces[runset.strategies[0]].tokens.n_special
 
 
 def token_share_frame(runset) -> pd.DataFrame:

@@ -1,17 +1,34 @@
 """The Upgrade diff page's view-model: two runs of the same questions before and after (any source's two runs,
-or two index files of the built-in pipelines), computed by :func:`audit.evaluation.upgrade.diff_runs`."""
+or two index files of the built-in pipelines), computed by :func:`audit.evaluation.upgrade.diff_runs`.
+
+Two runs of one run set: :func:`runs_diff`. Two index files: :func:`index_pair` asks both the ground truth's
+questions (:func:`audit.sources.builtin.index_runsets`), :func:`files_diff` compares them. Either way the cut
+follows the one saved-threshold rule (:func:`audit.evaluation.saved_cut.choose`): a typed cut, else the one
+saved for the before run, else the before run's balanced cut. The page opens the files (read-only) and draws.
+"""
 
 from __future__ import annotations
 
+import shlex
+from pathlib import Path
+
 import pandas as pd
 
+from ..evaluation.measures import KS
+from ..evaluation.saved_cut import choose
 from ..evaluation.upgrade import UpgradeDiff, diff_runs
+from ..home import default_home
+from ..index import IndexUnusable
+from ..models import ModelUnavailable
 from ..report.tables import format_p
 from ..report.upgrade import diff_tests_frame
 from ..retrieval import RETRIEVERS
+from ..sources.builtin import column_name, index_runsets
+from ..words import plural
 
-__all__ = ["UPGRADE_RETRIEVERS", "UpgradeDiff", "changed_only", "cut_caption", "default_pair", "diff_runs",
-           "diff_tests_frame", "p_label", "shown_ranks"]
+__all__ = ["KS", "UPGRADE_RETRIEVERS", "IndexUnusable", "ModelUnavailable", "UpgradeDiff", "changed_only",
+           "common_indexes", "copy_commands", "cut_caption", "default_pair", "diff_runs", "diff_tests_frame",
+           "files_diff", "index_pair", "p_label", "plural", "runs_diff", "shown_ranks"]
 
 #: The retrievers two index files are compared on (no cross-encoder: nothing is re-ranked here).
 UPGRADE_RETRIEVERS = tuple(r for r in RETRIEVERS if r != "rerank")
@@ -63,3 +80,62 @@ def cut_caption(diff: UpgradeDiff, side: str = "") -> str:
     unit = diff.score_kind.replace("-", " ")
     return (f"Outcomes at the cut {diff.threshold:.4g} {unit} ({how}; the same cut on both sides"
             + (f"; {side}" if side else "") + ")")
+
+
+def runs_diff(runset, before: str, after: str, k: int, given: float | None = None,
+              threshold_path: str | Path | None = None) -> UpgradeDiff:
+    """Two runs of one run set compared at ``k``, the outcomes at the cut the one rule chooses for ``before``
+    (``given`` typed, else its saved cut in ``threshold_path``, else its balanced cut), in its own units.
+
+    Raises
+    ------
+    ValueError
+        The two runs do not share their questions, or a run cannot be compared (the message says why).
+    """
+    choice = choose(runset.run(before).cut_key, given, path=threshold_path)
+    return diff_runs(runset, before, runset, after, k, choice.cut, choice.how)
+
+
+def common_indexes(old, new) -> list[str]:
+    """The index names (strategies) both opened index files hold, in the before file's order."""
+    return [n for n in old.indexes() if n in new.indexes()]
+
+
+def index_pair(old, new, name: str, retriever: str, ground_truth, encoder_of):
+    """Index ``name`` of two opened index files asked the ground truth's questions: ``(before, after)`` run sets,
+    each embedded with its own index's model (``encoder_of(model_name)`` gives the encoder), their one run named
+    :func:`audit.sources.builtin.column_name` of ``name`` and ``retriever``.
+
+    Raises
+    ------
+    IndexUnusable, ModelUnavailable, ValueError
+        A file cannot be read as an index, its model cannot be loaded, or its stamp is not that model's.
+    """
+    lo, ln = old.load(name), new.load(name)
+    return index_runsets(lo, ln, ground_truth, encoder_of(lo.stamp.model), encoder_of(ln.stamp.model), retriever,
+                         names=("before", "after"))
+
+
+def files_diff(pair, name: str, retriever: str, k: int, given: float | None = None,
+               threshold_path: str | Path | None = None) -> UpgradeDiff:
+    """The run sets of :func:`index_pair` compared at ``k`` on their one column, at the cut the one rule
+    chooses for the before side (cosine distance).
+
+    Raises
+    ------
+    KeyError
+        ``pair`` holds no run of ``name`` and ``retriever``.
+    ValueError
+        The two sides cannot be compared (the message says why)."""
+    before, after = pair
+    col = column_name(name, retriever)
+    choice = choose(before.run(col).cut_key, given, path=threshold_path)
+    return diff_runs(before, col, after, col, k, choice.cut, choice.how, labels=("before", "after"))
+
+
+def copy_commands(index_file) -> str:
+    """The shell lines that make the two files to compare: a copy of the dashboard's index taken before an upgrade
+    (``$AUDIT_HOME/before.sqlite``), then the index built with the new model (``after.sqlite``)."""
+    home = default_home().resolve()
+    return (f"cp {shlex.quote(str(Path(index_file).resolve()))} {shlex.quote(str(home / 'before.sqlite'))}\n"
+            f"python -m audit index FOLDER --db {shlex.quote(str(home / 'after.sqlite'))} --model NEW")

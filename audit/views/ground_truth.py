@@ -1,5 +1,9 @@
 """The Ground truth page's view-model: tables and messages from the checks, with no Streamlit.
 
+The page draws from here alone: what it calls of :mod:`audit.authoring` (the checks, locating question/answer
+pairs, the draft and where it may be saved), of the ground-truth reader and of the matching view is re-exported
+below, so ``app_pages/10_Ground_truth.py`` imports this module and ``ui`` only.
+
 :func:`strategies_of` is the one place that reads today's built run (:class:`audit.runset.RunSet`):
 a source with the same information (documents, each strategy's chunks, window cuts and vectors) needs
 only another adapter. Every text returned here is data: the page escapes it before it reaches Markdown
@@ -13,11 +17,7 @@ from typing import Sequence
 
 import pandas as pd
 
-from ..groundtruth import Needle, validate
-from ..ingest import Document
-from ..report.markup import chunk_map_html, mark_html
-from ..runset import Space
-from .checks import (
+from ..authoring.checks import (
     DESTROYED,
     TAIL_ONLY,
     CorpusViews,
@@ -26,13 +26,29 @@ from .checks import (
     QuestionCheck,
     Sentence,
     StrategyChunks,
+    candidate_sentences,
+    check_needle,
+    check_question,
+    find_passages,
     ood_occurrences,
+    picked_needle,
 )
-from .draft import Draft
-from .locate import Located
+from ..authoring.draft import Draft, SaveRefused, home_target, home_targets, named_targets, open_draft, save_draft
+from ..authoring.locate import NOT_FOUND, Located, locate_pairs, read_qa
+from ..config import PathRefused
+from ..groundtruth import GroundTruthError, Needle, load_out_of_domain, validate
+from ..home import default_home
+from ..ingest import Document
+from ..matching import view as matching_view
+from ..report.markup import chunk_map_html, mark_html
+from ..runset import Space
 
-__all__ = ["check_messages", "document_html", "draft_frame", "now_utc", "ood_frame", "passage_html", "passages_frame",
-           "proposals_frame", "question_messages", "sentences_frame", "strategies_of", "verdicts_frame"]
+__all__ = ["DESTROYED", "NOT_FOUND", "Draft", "GroundTruthError", "PathRefused", "SaveRefused", "candidate_sentences",
+           "check_messages", "check_needle", "check_question", "default_home", "document_html", "draft_frame",
+           "find_passages", "home_target", "home_targets", "load_out_of_domain", "locate_pairs", "mark_html",
+           "matching_view", "named_targets", "now_utc", "ood_frame", "ood_occurrences", "open_draft",
+           "passage_html", "passages_frame", "picked_needle", "proposals_frame", "question_messages", "read_qa",
+           "save_draft", "sentences_frame", "strategies_of", "verdicts_frame"]
 
 #: A needle shorter than this (characters) is likely to occur by chance or to say too little.
 SHORT_NEEDLE = 20
