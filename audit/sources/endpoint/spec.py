@@ -218,7 +218,8 @@ MAPPINGS: dict[str, tuple[_Request, ResponseMapping, str]] = {
     # Vespa's query API (POST /search/) with nearestNeighbor and a rank profile whose first phase is
     # closeness(field, embedding): {"root": {"fields": {"totalCount"}, "children": [{"id", "relevance", "source",
     # "fields"}]}}. relevance = closeness = 1 / (1 + distance), here of an angular field (θ in radians; set
-    # response.score_kind = "closeness-prenormalized" or "closeness-euclidean" for those metrics). The
+    # response.score_kind = "closeness-prenormalized" or "closeness-euclidean" for those metrics; a dotproduct
+    # field's closeness is q·a itself: "ip"; Vespa's schema reference, distance-metric). The
     # document id (id:NAMESPACE:TYPE::ID) is the id unless the document has a chunk_id field.
     "vespa": (
         _Request("POST", {"yql": "select * from sources * where {targetHits: 100}nearestNeighbor(embedding, q)",
