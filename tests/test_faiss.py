@@ -64,9 +64,13 @@ def test_a_sweep_rises_to_the_exact_scan_which_is_numpys_brute_force(vecs, tmp_p
     if kind == "ivf":
         index = _ivf(v)
     else:
+        threads = faiss.omp_get_max_threads()
         faiss.omp_set_num_threads(1)  # HNSW's build order (so its graph) must not depend on the threads
-        index = faiss.IndexHNSWFlat(D, 4, faiss.METRIC_INNER_PRODUCT)
-        index.add(v)
+        try:
+            index = faiss.IndexHNSWFlat(D, 4, faiss.METRIC_INNER_PRODUCT)
+            index.add(v)
+        finally:
+            faiss.omp_set_num_threads(threads)
     uri, rows = _write(tmp_path / kind, index)
     with open_store(make_spec(uri, rows)) as s:
         exact = s.search(q, K, "exact")
