@@ -12,8 +12,9 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 
 # `make run`: the base and the extras of every engine the sidebar's "Live vector store" lists (pgvector, Chroma,
-# Milvus Lite), so each one it names works after `make run`.
-LIVE    := requirements-pgvector.txt requirements-chroma.txt requirements-milvus.txt
+# Milvus Lite, FAISS, LanceDB, Qdrant local mode), so each one it names works after `make run`.
+LIVE    := requirements-pgvector.txt requirements-chroma.txt requirements-milvus.txt requirements-faiss.txt \
+           requirements-lancedb.txt requirements-qdrant.txt
 $(STAMP): requirements.txt $(LIVE) pyproject.toml | $(BIN)/python
 	$(BIN)/pip install --quiet --upgrade pip
 	$(BIN)/pip install --quiet -r requirements.txt $(addprefix -r ,$(LIVE))

@@ -19,6 +19,10 @@ the canonical value:
   as 32-bit floats: the canonical value is the shortest decimal that reads back as the same float32
   (:func:`canonical_scores` with ``origin="run file"``), so two scores equal at float32 precision tie
   (then broken as trec_eval breaks ties) and ``0.82`` stays ``0.82`` in every output.
+- **An engine's own score** that is none of a run file's kinds (Elasticsearch's ``(1 + cos) / 2``,
+  Pinecone's squared Euclidean, Vespa's closeness; :data:`ENGINE_SCORE_KINDS`): read at float32 precision
+  as a run file's, converted to cosine distance by the kind's stated formula
+  (:func:`engine_cosine_distances`), then made canonical as a computed score.
 
 Residual risk, in one sentence: what a model computes (an embedding, a logit) is not made
 identical by this rule — a kernel may move a model's float32 output by an ulp — so the built-in
@@ -31,7 +35,8 @@ import math
 
 import numpy as np
 
-__all__ = ["ORIGINS", "SCORE_DECIMALS", "canonical_scores", "cosine_distances"]
+__all__ = ["ENGINE_SCORE_KINDS", "ORIGINS", "SCORE_DECIMALS", "canonical_scores", "cosine_distances",
+           "engine_cosine_distances"]
 
 #: Decimals every computed score is rounded to (half-even) before any comparison.
 SCORE_DECIMALS = 9
@@ -153,3 +158,79 @@ def cosine_distances(queries: np.ndarray, vectors: np.ndarray, block_rows: int =
         out[:, lo:lo + v64.shape[0]] = d
     out = np.clip(canonical_scores(out), 0.0, 2.0)
     return out[0] if one else out
+
+
+#: An engine's own score kinds (what a search API returns) that none of a run file's kinds is, each converted
+#: to cosine distance by :func:`engine_cosine_distances`; name → (what it is, the formula, its source).
+ENGINE_SCORE_KINDS = {
+    "es-cosine": (
+        "Elasticsearch / OpenSearch kNN _score of a cosine (or unit-vector dot_product) field: (1 + cos) / 2",
+        "d = 1 − cos = 2 − 2·s",
+        "Elasticsearch reference, dense_vector `similarity` (cosine and dot_product: _score = (1 + cos) / 2); "
+        "OpenSearch k-NN spaces (cosinesimil: score = (2 − d) / 2 with d = 1 − cos)"),
+    "l2sq": (
+        "squared Euclidean distance ‖a − b‖² (Pinecone's euclidean metric, lower is more similar)",
+        "d = s / 2, as ‖a − b‖² = 2 − 2·cos for unit vectors",
+        "Pinecone, Query data (euclidean: lower scores are more similar) and Indexes (euclidean is the squared "
+        "distance)"),
+    "closeness-angular": (
+        "Vespa closeness(field, …) of an angular field: 1 / (1 + θ), θ = acos(cos) in radians",
+        "θ = 1/s − 1, d = 1 − cos θ",
+        "Vespa schema reference, distance-metric angular; rank features, closeness = 1 / (1 + distance)"),
+    "closeness-prenormalized": (
+        "Vespa closeness of a prenormalized-angular field: 1 / (1 + (1 − q·v))",
+        "d = 1/s − 1",
+        "Vespa schema reference, distance-metric prenormalized-angular (distance = 1 − q·v)"),
+    "closeness-euclidean": (
+        "Vespa closeness of a euclidean field (Vespa's default metric): 1 / (1 + ‖a − b‖)",
+        "‖a − b‖ = 1/s − 1, d = ‖a − b‖² / 2",
+        "Vespa schema reference, distance-metric euclidean; rank features, closeness = 1 / (1 + distance)"),
+}
+
+
+def engine_cosine_distances(values, kind: str) -> np.ndarray:
+    """Cosine distances in [0, 2] from an engine's own scores (:data:`ENGINE_SCORE_KINDS`).
+
+    Each score is first read as trec_eval reads a run's (its float32 value, :func:`canonical_scores` with
+    ``origin="run file"``), converted element-wise in float64 (no summation, so no kernel decides it), then
+    made canonical (9 decimals) and clipped into [0, 2]:
+
+    - ``es-cosine``: Elasticsearch's ``s = (1 + cos) / 2`` → ``d = 1 − cos = 2 − 2s``;
+    - ``l2sq``: Pinecone's euclidean ``s = ‖a − b‖²`` → ``d = s / 2`` (for unit vectors ``‖a − b‖² = 2 − 2 cos``);
+    - ``closeness-angular``: Vespa's ``s = 1 / (1 + θ)``, ``θ = acos(cos)`` → ``d = 1 − cos(1/s − 1)``;
+    - ``closeness-prenormalized``: Vespa's ``s = 1 / (1 + (1 − q·v))`` → ``d = 1/s − 1``;
+    - ``closeness-euclidean``: Vespa's ``s = 1 / (1 + ‖a − b‖)`` → ``d = (1/s − 1)² / 2`` (unit vectors).
+
+    Sources: the Elasticsearch reference (dense_vector ``similarity``), OpenSearch's k-NN spaces, Pinecone's
+    *Query data*, Vespa's schema reference (``distance-metric``) and rank features (``closeness``).
+
+    Parameters
+    ----------
+    values : array-like of float, any shape
+        The engine's scores, in its own units.
+    kind : str
+        A key of :data:`ENGINE_SCORE_KINDS`.
+
+    Returns
+    -------
+    numpy.ndarray of float64, the shape of ``values``
+        Cosine distance in [0, 2], 9 decimals; NaN where a score has no cosine (a closeness ≤ 0, NaN).
+
+    Raises
+    ------
+    ValueError
+        An unknown ``kind``.
+    """
+    if kind not in ENGINE_SCORE_KINDS:
+        raise ValueError(f"engine score kind {kind!r} is unknown; choose one of {', '.join(ENGINE_SCORE_KINDS)}")
+    s = canonical_scores(values, "run file")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        if kind == "es-cosine":
+            d = 2.0 - 2.0 * s
+        elif kind == "l2sq":
+            d = s / 2.0
+        else:
+            x = np.where(s > 0, 1.0 / s - 1.0, np.nan)  # the engine's distance: 1/closeness − 1
+            d = 1.0 - np.cos(x) if kind == "closeness-angular" else (x if kind == "closeness-prenormalized"
+                                                                      else x * x / 2.0)
+    return np.clip(canonical_scores(d), 0.0, 2.0)

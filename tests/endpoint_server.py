@@ -12,7 +12,15 @@ Three APIs, each the shape of a shipped mapping:
   ``payload.metadata`` as LangChain's Qdrant store writes them;
 - ``POST /api/v2/tenants/{t}/databases/{d}/collections/{id}/query`` (Chroma): ``{"query_embeddings": [[…]],
   "n_results", "include"}`` → columnar ``ids``, ``distances`` (squared L2, Chroma's default space),
-  ``documents``, ``metadatas``, one list per query embedding.
+  ``documents``, ``metadatas``, one list per query embedding;
+- ``POST /{index}/_search`` (Elasticsearch's top-level ``knn``, or OpenSearch's ``query.knn`` clause) →
+  ``hits.hits[]`` with ``_id``, ``_score`` = (1 + cos) / 2 and ``_source`` (LangChain's ``metadata``);
+- ``POST /v1/graphql`` (Weaviate's ``Get`` with ``nearVector``, the vector and k as GraphQL variables) →
+  ``data.Get.Chunk[]`` with ``_additional { id distance }``, distance = 1 − cos;
+- ``POST /query`` (Pinecone, a euclidean index) → ``matches[]`` with ``id``, ``score`` = ‖a − b‖² and
+  ``metadata``;
+- ``POST /search/`` (Vespa, an angular field) → ``root.children[]`` with ``id`` (``id:rag:chunk::ID``),
+  ``relevance`` = closeness = 1 / (1 + θ) and ``fields``.
 
 A vector question is recognised by its vector (the server embeds the test's questions with the same
 encoder), so every fault applies to every API. Faults by question text: ``slow`` (answered ten times later
@@ -40,6 +48,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import threading
 import time
 from pathlib import Path
@@ -147,6 +156,23 @@ class Service:
             body = json.loads(raw)
             if path == "/search":
                 api, text, k, vector = "plain", body["query"], int(body["k"]), None
+            elif path.endswith("/_search"):  # Elasticsearch's top-level knn, or OpenSearch's knn query clause
+                if "knn" in body:
+                    api, vector, k = "elasticsearch", body["knn"]["query_vector"], int(body["knn"]["k"])
+                else:
+                    (clause,) = body["query"]["knn"].values()
+                    api, vector, k = "opensearch", clause["vector"], int(clause["k"])
+                vector = np.asarray(vector, dtype=np.float32)
+                text = self.by_vector.get(vector.tobytes(), "")
+            elif path == "/v1/graphql":
+                api, vector = "weaviate", np.asarray(body["variables"]["v"], dtype=np.float32)
+                k, text = int(body["variables"]["k"]), self.by_vector.get(vector.tobytes(), "")
+            elif path == "/query":
+                api, vector, k = "pinecone", np.asarray(body["vector"], dtype=np.float32), int(body["topK"])
+                text = self.by_vector.get(vector.tobytes(), "")
+            elif path == "/search/":
+                api, vector, k = "vespa", np.asarray(body["input.query(q)"], dtype=np.float32), int(body["hits"])
+                text = self.by_vector.get(vector.tobytes(), "")
             elif path.endswith("/points/query"):
                 api, vector, k = "qdrant", np.asarray(body["query"], dtype=np.float32), int(body["limit"])
                 text = self.by_vector.get(vector.tobytes(), "")
@@ -204,6 +230,28 @@ class Service:
                                                                     "end": c.end}}}
                                           for c, (i, d) in zip(cs, top)]},
                     "status": "ok", "time": 0.0004}
+        if api in ("elasticsearch", "opensearch"):  # a cosine field: _score = (1 + cos) / 2 = 1 − d / 2
+            return {"took": 3, "timed_out": False, "hits": {"total": {"value": len(cs), "relation": "eq"},
+                    "max_score": None, "hits": [{"_index": "chunks", "_id": c.chunk_id, "_score": 1.0 - d / 2.0,
+                                                 "_source": {"text": c.content, "metadata": {
+                                                     "doc_id": c.doc_id, "start": c.start, "end": c.end}}}
+                                                for c, (_, d) in zip(cs, top)]}}
+        if api == "weaviate":  # _additional.distance of a cosine class: 1 − cos
+            return {"data": {"Get": {"Chunk": [{"text": c.content, "doc_id": c.doc_id, "start": c.start, "end": c.end,
+                                                "_additional": {"id": c.chunk_id, "distance": d}}
+                                               for c, (_, d) in zip(cs, top)]}}}
+        if api == "pinecone":  # a euclidean index: score = ‖a − b‖² = 2d for unit vectors
+            return {"matches": [{"id": c.chunk_id, "score": 2.0 * d, "values": [],
+                                 "metadata": {"text": c.content, "doc_id": c.doc_id, "start": c.start, "end": c.end}}
+                                for c, (_, d) in zip(cs, top)], "namespace": "", "usage": {"readUnits": 5}}
+        if api == "vespa":  # an angular field: relevance = closeness = 1 / (1 + θ), θ = acos(1 − d)
+            return {"root": {"id": "toplevel", "relevance": 1.0, "fields": {"totalCount": len(cs)},
+                             "coverage": {"coverage": 100, "documents": len(self.chunks), "full": True},
+                             "children": [{"id": f"id:rag:chunk::{c.chunk_id}",
+                                           "relevance": 1.0 / (1.0 + math.acos(max(-1.0, min(1.0, 1.0 - d)))),
+                                           "source": "content", "fields": {"chunk_id": c.chunk_id, "text": c.content, "doc_id": c.doc_id,
+                                                                           "start": c.start, "end": c.end}}
+                                          for c, (_, d) in zip(cs, top)]}}
         return {"ids": [[c.chunk_id for c in cs]], "distances": [[2.0 * d for _, d in top]],  # ‖a−b‖² = 2 − 2cos
                 "documents": [[c.content for c in cs]],
                 "metadatas": [[{"doc_id": c.doc_id, "start": c.start, "end": c.end} for c in cs]],

@@ -246,13 +246,13 @@ def test_report_help_is_grouped_by_what_each_option_applies_to():
         "options", "the questions, the documents, the model (every source)",
         "the built-in pipelines (this tool chunks, embeds and retrieves)",
         "a team's runs (--run: your system's rankings, judged here)",
-        "live store (PostgreSQL + pgvector, Chroma, Milvus Lite)",
+        "live store (pgvector, Chroma, Milvus Lite, FAISS, LanceDB, Qdrant local mode)",
         "live endpoint (a team's retrieval service over HTTP)", "production traffic",
         "history and the gate (every audit is recorded: python -m audit history list)",
         "output: the cut, the files written, the gates"]
     assert groups["options"] == ["-h"]  # nothing left in argparse's catch-all group
     assert "--run" in groups["a team's runs (--run: your system's rankings, judged here)"]
-    assert "--store" in groups["live store (PostgreSQL + pgvector, Chroma, Milvus Lite)"]
+    assert "--store" in groups["live store (pgvector, Chroma, Milvus Lite, FAISS, LanceDB, Qdrant local mode)"]
     assert "--fail-if-worse" in groups["history and the gate (every audit is recorded: python -m audit history list)"]
 
 

@@ -70,7 +70,10 @@ def test_vector_placeholder_needs_a_vector_and_a_finite_one():
     ({}, "url must be an http"),
     ({"url": "ftp://h/x"}, "not an http:// or https:// URL"),
     ({"url": "http://h/x", "colour": 1}, "unknown key.*colour"),
-    ({"url": "http://h/x", "mapping": "pinecone"}, "mapping 'pinecone' is not one of plain, qdrant, chroma"),
+    ({"url": "http://h/x", "mapping": "milvus"}, "mapping 'milvus' is not one of plain, qdrant, chroma, "
+                                                 "elasticsearch, opensearch, weaviate, pinecone, vespa"),
+    ({"url": "http://h/x", "response": {"score_kind": "closeness"}}, "score_kind 'closeness' is not one of "
+                                                                    ".*es-cosine, l2sq, closeness-angular"),
     ({"url": "http://h/x", "method": "DELETE"}, "only GET and POST"),
     ({"url": "http://h/x", "method": "GET", "body": {"q": "{query}"}}, "a GET request has no body"),
     ({"url": "http://h/x", "body": {"token": "env:TOKEN"}}, r"body.token: env:VARIABLE is read in header values only"),
@@ -107,7 +110,8 @@ def test_a_shipped_mapping_is_adapted_key_by_key():
                                      "response": {"score_kind": "l2", "doc_id": ""}})
     assert spec.response.rows == "result.points" and spec.response.score_kind == "l2"
     assert spec.response.doc_id is None and spec.mapping == "qdrant, adapted"
-    assert set(MAPPINGS) == {"plain", "qdrant", "chroma"}
+    assert set(MAPPINGS) == {"plain", "qdrant", "chroma", "elasticsearch", "opensearch", "weaviate", "pinecone",
+                             "vespa"}
 
 
 # --------------------------------------------------------------------------- responses
@@ -135,6 +139,44 @@ def test_qdrant_answer_shape():
             "status": "ok", "time": 0.002}
     hits = parse_answer(json.dumps(body), MAPPINGS["qdrant"][1])
     assert [(h.chunk_id, h.text, h.doc_id, h.start) for h in hits] == [("12", "t", "a", 0), ("0b8e…", "u", None, None)]
+
+
+@pytest.mark.parametrize("mapping, body", [
+    # each engine's documented answer (its reference docs' example shapes, trimmed): two hits, the second
+    # without text or document
+    ("elasticsearch", {"took": 5, "timed_out": False, "hits": {"total": {"value": 2, "relation": "eq"}, "hits": [
+        {"_index": "docs", "_id": "12", "_score": 0.9, "_source": {"text": "t", "metadata": {"doc_id": "a",
+                                                                                              "start": 0, "end": 1}}},
+        {"_index": "docs", "_id": "c7", "_score": 0.7, "_source": {"content": "u"}}]}}),
+    ("opensearch", {"hits": {"hits": [{"_id": "12", "_score": 0.9, "_source": {"text": "t", "doc_id": "a", "start": 0,
+                                                                               "end": 1}},
+                                      {"_id": "c7", "_score": 0.7, "_source": {"text": "u"}}]}}),
+    ("weaviate", {"data": {"Get": {"Chunk": [
+        {"text": "t", "doc_id": "a", "start": 0, "end": 1, "_additional": {"id": "12", "distance": 0.9}},
+        {"text": "u", "doc_id": None, "start": None, "end": None, "_additional": {"id": "c7", "distance": 0.7}}]}}}),
+    ("pinecone", {"matches": [{"id": "12", "score": 0.9, "values": [], "metadata": {"text": "t", "doc_id": "a",
+                                                                                 "start": 0, "end": 1}},
+                              {"id": "c7", "score": 0.7, "metadata": {"page_content": "u"}}],
+                  "namespace": "", "usage": {"readUnits": 5}}),
+    ("vespa", {"root": {"id": "toplevel", "relevance": 1.0, "fields": {"totalCount": 2}, "children": [
+        {"id": "id:rag:chunk::x", "relevance": 0.9, "fields": {"chunk_id": 12, "text": "t", "doc_id": "a",
+                                                               "start": 0, "end": 1}},
+        {"id": "id:rag:chunk::c7", "relevance": 0.7, "source": "content", "fields": {"text": "u"}}]}}),
+])
+def test_engine_answer_shapes(mapping, body):
+    hits = parse_answer(json.dumps(body), MAPPINGS[mapping][1])
+    want_second = "id:rag:chunk::c7" if mapping == "vespa" else "c7"  # no chunk_id field: Vespa's document id
+    assert [(h.chunk_id, h.score, h.text, h.doc_id, h.start, h.end) for h in hits] == [
+        ("12", 0.9, "t", "a", 0, 1), (want_second, 0.7, "u", None, None, None)]
+
+
+def test_engine_mappings_declare_their_documented_score_kinds():
+    kinds = {m: MAPPINGS[m][1].score_kind for m in MAPPINGS}
+    assert kinds == {"plain": "similarity", "qdrant": "similarity", "chroma": "l2", "elasticsearch": "es-cosine",
+                     "opensearch": "es-cosine", "weaviate": "cosine-distance", "pinecone": "similarity",
+                     "vespa": "closeness-angular"}
+    # every vector API carries the question's embedding, and asks for k results
+    assert all(endpoint_for_url("http://h/x", m, m).uses_vector for m in MAPPINGS if m != "plain")
 
 
 @pytest.mark.parametrize("body, reason", [
@@ -208,8 +250,8 @@ def test_endpoints_by_name_url_and_name_equals_url():
         resolve_endpoints(["staging"], named)
     with pytest.raises(EndpointError, match="two endpoints are named 'prod'"):
         resolve_endpoints(["prod", "prod"], named)
-    with pytest.raises(EndpointError, match="--mapping 'weaviate' is neither"):
-        resolve_endpoints(["http://h/x"], named, mapping="weaviate")
+    with pytest.raises(EndpointError, match="--mapping 'milvus' is neither"):
+        resolve_endpoints(["http://h/x"], named, mapping="milvus")
 
 
 @pytest.mark.parametrize("value", ["http://evil.example/x", "blue=https://evil.example/x"])

@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 
+import numpy as np
 import pytest
 from secret_scan import secret
 from conftest import ROOT
@@ -295,3 +296,47 @@ def test_the_example_command_of_the_readme_runs(open_served, tmp_path, capsys, m
     expected = (1 / rank_of(Q["q1"], "b2") + 1 / rank_of("how frequent are journal snapshots", "b2")
                 + 1 / rank_of(Q["q4"], "l1")) / 3
     assert data["results"][0]["RR"] == pytest.approx(expected)
+
+
+#: The server search APIs beside the plain one: (mapping, URL path, response overrides).
+_ENGINE_APIS = (("elasticsearch", "/chunks/_search", {}), ("opensearch", "/chunks/_search", {}),
+                ("weaviate", "/v1/graphql", {}), ("pinecone", "/query", {"score_kind": "l2sq"}),
+                ("vespa", "/search/", {}))
+
+
+@pytest.mark.parametrize("served", [{}], indirect=True)
+def test_engine_search_apis_give_the_exact_scans_cosine_distances(served, secret_env):
+    """Elasticsearch, OpenSearch, Weaviate, Pinecone (euclidean) and Vespa (angular) answer in their documented
+    shapes and score kinds; each is read back to the stand-in's own cosine distances (its exact scan, computed
+    in the server, never sent as such except by Weaviate) and ranks as the plain API does."""
+    from audit.models import load_encoder
+    from audit.sources.endpoint import endpoint_from_table, endpoint_system
+
+    svc, srv = served
+    head = {"x-api-key": "env:EP_TEST_KEY"}
+    specs = [endpoint_from_table("plain", {"url": srv.url + "/search", "headers": head})]
+    specs += [endpoint_from_table(m, {"url": srv.url + path, "mapping": m, "headers": head,
+                                      **({"response": r} if r else {})}) for m, path, r in _ENGINE_APIS]
+    qrels = read_qrels(EXAMPLE / "qrels.trec")
+    rs = endpoint_system(specs, queries=Q, qrels=qrels, encoder=load_encoder("hashing"), deadline=5.0, retries=0,
+                         concurrency=2)
+    runs = {r.name: r for r in rs.runs}
+    assert {r.name: r.score_kind for r in rs.runs} == {"plain": "similarity", **{m: "cosine-distance" for m, *_ in
+                                                                                 _ENGINE_APIS}}
+    for qid, text in Q.items():
+        want = dict((svc.chunks[i].chunk_id, d) for i, d in svc.rank_text(text, 20))  # the server's exact scan
+        plain = runs["plain"].ranking(qid)
+        assert set(plain.ids) == set(want)
+        for m, *_ in _ENGINE_APIS:
+            r = runs[m].ranking(qid)
+            # the same order as the plain API's (ties, which the hashing encoder has, broken by the same rule)
+            assert r.ids == plain.ids, (m, qid)
+            # each kind's formula undoes the server's; the scores went through JSON and float32 (a run file's
+            # precision), so they agree with the exact distances to float32's ~1e-7, not to the last bit
+            assert np.allclose(r.scores, [want[c] for c in r.ids], atol=2e-6), (m, qid)
+    notes = {m: runs[m].source.partition("; ")[2] for m, *_ in _ENGINE_APIS}
+    assert notes == {"elasticsearch": "es-cosine scores as cosine distance (d = 1 − cos = 2 − 2·s)",
+                     "opensearch": "es-cosine scores as cosine distance (d = 1 − cos = 2 − 2·s)",
+                     "weaviate": "",  # Weaviate's distance is a cosine distance already
+                     "pinecone": "l2sq scores as cosine distance (d = s / 2, as ‖a − b‖² = 2 − 2·cos for unit vectors)",
+                     "vespa": "closeness-angular scores as cosine distance (θ = 1/s − 1, d = 1 − cos θ)"}

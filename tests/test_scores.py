@@ -160,3 +160,44 @@ def test_the_moved_kernels_really_move_the_sums():
     base = q @ v.T
     moved = [name for name, f in ALTERNATIVES.items() if not np.array_equal(f(q, v), base)]
     assert "±2 ulp" in moved and "permuted terms" in moved
+
+
+def test_engine_scores_become_cosine_distance_by_their_formulas():
+    from audit.scores import ENGINE_SCORE_KINDS, engine_cosine_distances
+
+    # unit vectors at cos = 0.6 (d = 0.4), cos = 1 (d = 0) and cos = −1 (d = 2), computed by hand per engine:
+    cos = np.array([0.6, 1.0, -1.0])
+    theta = np.arccos(cos)  # 0.927295218…, 0, π
+    given = {
+        "es-cosine": (1 + cos) / 2,                      # Elasticsearch: 0.8, 1, 0
+        "l2sq": 2 - 2 * cos,                             # Pinecone euclidean ‖a − b‖²: 0.8, 0, 4
+        "closeness-angular": 1 / (1 + theta),            # Vespa angular: 1 / (1 + θ)
+        "closeness-prenormalized": 1 / (1 + (1 - cos)),  # Vespa prenormalized-angular: 1/1.4, 1, 1/3
+        "closeness-euclidean": 1 / (1 + np.sqrt(2 - 2 * cos)),  # Vespa euclidean: 1 / (1 + ‖a − b‖)
+    }
+    assert set(given) == set(ENGINE_SCORE_KINDS)
+    for kind, s in given.items():
+        got = engine_cosine_distances(s, kind)
+        # the scores are read at float32 precision first (as a run file's), so ~1e-7 from the exact 0.4, 0, 2
+        assert np.allclose(got, [0.4, 0.0, 2.0], atol=1e-6), kind
+        assert ((got >= 0) & (got <= 2)).all()
+    assert engine_cosine_distances([0.8], "es-cosine")[0] == pytest.approx(0.4, abs=1e-7)
+    assert math.isnan(engine_cosine_distances([0.0], "closeness-angular")[0])  # no distance has closeness 0
+    with pytest.raises(ValueError, match="engine score kind 'bm25' is unknown; choose one of es-cosine"):
+        engine_cosine_distances([1.0], "bm25")
+
+
+@given(st.lists(st.floats(0.0, 1.0, width=32), min_size=2, max_size=20))
+@settings(max_examples=50)
+def test_engine_conversions_keep_the_engines_order(values):
+    from audit.scores import engine_cosine_distances
+
+    # every formula is monotone: higher Elasticsearch score / closeness → lower distance, and a higher squared
+    # Euclidean distance → a higher cosine distance
+    v = np.array(values)
+    o = np.argsort(v, kind="stable")
+    for kind in ("es-cosine", "closeness-prenormalized", "closeness-euclidean"):
+        d = engine_cosine_distances(v, kind)[o]
+        d = d[~np.isnan(d)]
+        assert (np.diff(d) <= 0).all(), kind
+    assert (np.diff(engine_cosine_distances(v * 4, "l2sq")[o]) >= 0).all()

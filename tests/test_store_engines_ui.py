@@ -104,3 +104,19 @@ def test_a_typed_folder_outside_the_roots_is_refused(milvus_env, monkeypatch, tm
     errors = [shown(e) for e in at.error]
     assert any("outside the folders this dashboard may read" in e for e in errors), errors
     assert os.listdir(outside) == []
+
+
+@pytest.mark.parametrize("shared", [True, False])
+def test_qdrant_local_mode_is_offered_to_one_user_only(tmp_path, monkeypatch, shared):
+    """Opening a Qdrant local-mode folder unpickles its storage: a shared dashboard does not list the engine."""
+    if not ENGINES["qdrant"].is_available():
+        pytest.skip(ENGINES["qdrant"].install)
+    (tmp_path / "audit.toml").write_text(f"shared = {str(shared).lower()}\n", encoding="utf-8")
+    monkeypatch.setenv("AUDIT_CONFIG", str(tmp_path / "audit.toml"))
+    monkeypatch.setenv("AUDIT_STORE_URI", "")
+    monkeypatch.chdir(tmp_path)
+    at = AppTest.from_function(_script, default_timeout=120).run()
+    assert not at.exception, [e.value for e in at.exception]
+    options = at.selectbox(key="store_engine").options  # the engines' labels
+    assert (ENGINES["qdrant"].label in options) is not shared, options
+    assert {ENGINES["faiss"].label, ENGINES["lancedb"].label} <= set(options)  # offered in both modes

@@ -41,9 +41,15 @@ from audit.stores.registry import ENGINES, engine_for, make_spec, open_store
 DIMS = 8
 N = 40
 TABLE = "proto_chunks"
-LIVE = ["pgvector", "chroma-server", "chroma-folder", "milvus"]
+LIVE = ["pgvector", "chroma-server", "chroma-folder", "milvus", "lancedb", "qdrant"]
+#: A team's FAISS index files: IVF (nprobe = nlist, so exact at this size) and HNSW, inner product over the vectors
+#: as given (FAISS has no cosine metric: c01's norm 2 stays, so its 1 − q·v is not a cosine distance: NaN)
+FAISS = ["faiss-ivf", "faiss-hnsw"]
 OWN = ["sqlite", "lance"]
-ENGINE_IDS = LIVE + OWN
+ENGINE_IDS = LIVE + FAISS + OWN
+#: The engines asked by inner product over the vectors as given (FAISS; Qdrant's Dot collection: its Cosine ones
+#: normalise the vectors on insert, which would hide c01's fault): numpy's 1 − q·v, c01's cosine NaN
+INNER = FAISS + ["qdrant"]
 
 
 # --------------------------------------------------------------------------- the one table
@@ -224,6 +230,52 @@ def _sqlite_file(path: Path, rows, root: Path):
     store.close()
 
 
+def _faiss_files(folder: Path, rows, kind: str) -> tuple[Path, Path]:
+    """The rows as a FAISS inner-product index (IVF with nlist 4 searched at nprobe 4, or HNSW with M 8) and a
+    JSONL rows file (row, id, text, doc, start, end, model), as a team writes them."""
+    import faiss
+
+    folder.mkdir(parents=True)
+    v = np.stack([r["vector"] for r in rows]).astype(np.float32)
+    if kind == "faiss-ivf":
+        index = faiss.IndexIVFFlat(faiss.IndexFlatIP(DIMS), DIMS, 4, faiss.METRIC_INNER_PRODUCT)
+        index.cp.min_points_per_centroid = 1  # 40 rows train 4 lists (FAISS warns below 39 a list)
+        index.train(v)
+        index.nprobe = 4
+    else:
+        index = faiss.IndexHNSWFlat(DIMS, 8, faiss.METRIC_INNER_PRODUCT)
+    index.add(v)
+    faiss.write_index(index, str(folder / "index.faiss"))
+    (folder / "rows.jsonl").write_text("".join(json.dumps({"row": i, "id": r["id"], "text": r["text"], "doc": r["doc"],
+                                                           "start": r["start"], "end": r["end"], "model": r["model"]})
+                                               + "\n" for i, r in enumerate(rows)))
+    return folder / "index.faiss", folder / "rows.jsonl"
+
+
+def _lancedb_table(folder: Path, rows):
+    """The rows as a LanceDB table a team creates (``lancedb.connect(folder).create_table``): its own columns, no
+    vector index at 40 rows (LanceDB then searches flat)."""
+    import lancedb
+
+    db = lancedb.connect(str(folder))
+    db.create_table(TABLE, [{"id": r["id"], "text": r["text"], "vector": [float(x) for x in r["vector"]],
+                             "doc": r["doc"], "start": r["start"], "end": r["end"], "model": r["model"]}
+                            for r in rows])
+
+
+def _qdrant_folder(folder: Path, rows):
+    """The rows as a Qdrant local-mode collection (``QdrantClient(path=folder)``), Dot distance, payload keys
+    text, doc, start, end, model; point ids 0..39 (c00…c39 are their ``text``'s rows: the ids are mapped back)."""
+    from qdrant_client import QdrantClient, models
+
+    client = QdrantClient(path=str(folder))
+    client.create_collection(TABLE, vectors_config=models.VectorParams(size=DIMS, distance=models.Distance.DOT))
+    client.upsert(TABLE, points=[models.PointStruct(id=i, vector=[float(x) for x in r["vector"]], payload={
+        "text": r["text"], "doc": r["doc"], "start": r["start"], "end": r["end"], "model": r["model"]})
+        for i, r in enumerate(rows)])
+    client.close()
+
+
 def _lance_dataset(uri: Path, rows, corpus):
     """The rows as a Lance dataset of the audit's schema (chunk ids 0..39 in (document, row) order) and its
     document table, without ``gone.md`` (so c04's document is missing); c07 keeps its own model stamp."""
@@ -338,6 +390,29 @@ def store(request, data, tmp_path_factory):
         _milvus_folder(folder, data["rows"])
         uri = f"milvus-lite:{folder}"
         out = {"spec": make_spec(uri, TABLE, **keys), "uri": uri, "folder": folder}
+    elif kind == "lancedb":
+        if not ENGINES["lancedb"].is_available():
+            need(f"lancedb is not installed: {ENGINES['lancedb'].install}")
+        folder = tmp_path_factory.mktemp("lancedb") / "team-db"
+        _lancedb_table(folder, data["rows"])
+        uri = f"lancedb:{folder}"
+        out = {"spec": make_spec(uri, TABLE, **keys), "uri": uri, "folder": folder}
+    elif kind == "qdrant":
+        if not ENGINES["qdrant"].is_available():
+            need(f"qdrant-client is not installed: {ENGINES['qdrant'].install}")
+        folder = tmp_path_factory.mktemp("qdrant") / "team-qdrant"
+        _qdrant_folder(folder, data["rows"])
+        uri = f"qdrant-local:{folder}"
+        out = {"spec": make_spec(uri, TABLE, **keys), "uri": uri, "folder": folder}
+    elif kind in FAISS:
+        if not ENGINES["faiss"].is_available():
+            need(f"faiss-cpu is not installed: {ENGINES['faiss'].install}")
+        folder = tmp_path_factory.mktemp(kind) / "team-index"
+        index, rows_file = _faiss_files(folder, data["rows"], kind)
+        uri = f"faiss:{index}"
+        out = {"spec": make_spec(uri, str(rows_file), **keys), "uri": uri, "folder": folder, "table": str(rows_file),
+               "cli": ["--store", uri, "--table", str(rows_file), "--doc-column", "doc", "--start-column", "start",
+                       "--end-column", "end", "--model-column", "model"]}
     elif kind == "sqlite":
         folder = tmp_path_factory.mktemp("sqlite") / "index.sqlite"
         _sqlite_file(folder, data["rows"], data["root"])
@@ -355,9 +430,14 @@ def store(request, data, tmp_path_factory):
                       "--end-column", "end", "--model-column", "model"]
     out["kind"] = kind
     out["own"] = kind in OWN
+    # the distance whose exact top k numpy gives: the cosine of the rows, or 1 − q·v (the audit's own indexes,
+    # and FAISS's inner product over the vectors as given)
+    out["normalised"] = kind not in OWN and kind not in INNER
     with open_store(out["spec"]) as opened:
         out["store"] = opened
         out["ids"] = _id_map(opened, data["rows"]) if kind in OWN else {r["id"]: r["id"] for r in data["rows"]}
+        if kind == "qdrant":  # point i is row c{i}
+            out["ids"] = {r["id"]: str(i) for i, r in enumerate(data["rows"])}
         yield out
 
 
@@ -407,7 +487,9 @@ def test_same_findings_on_the_same_faults(store, data):
         assert {k: got[k] for k in want} == want
         return
     got = {c.check: (c.severity, c.count, c.examples if c.severity != "ok" else ()) for c in h.findings}
-    want = _expected(data["rows"], data["corpus"])
+    ids = store["ids"]  # the engine's ids of c00…c39 (Qdrant's points are numbered); a document id stays
+    want = {k: (sev, n, tuple(ids.get(x, x) for x in ex)) for k, (sev, n, ex) in
+            _expected(data["rows"], data["corpus"]).items()}
     assert {k: got[k] for k in want} == want
     assert all(c.concerns == "rows" and c.title == c.check for c in h.findings)
     assert h.finding("missing_documents").breakdown == (("gone.md", 1),)
@@ -431,8 +513,10 @@ def test_one_health_report_form(store, data):
 def test_exact_topk_equals_numpy(store, data):
     ex = store["store"].search(data["qs"], 5, "exact")
     for j, q in enumerate(data["qs"]):
-        ids, dist = _numpy_topk(data["rows"], q, 5, normalised=not store["own"])
+        ids, dist = _numpy_topk(data["rows"], q, 5, normalised=store["normalised"])
         assert ex.ids[j] == tuple(store["ids"][i] for i in ids)
+        if store["kind"] in INNER:  # c01 (norm 2) under inner product has no cosine distance
+            dist = tuple(np.nan if i == "c01" else x for i, x in zip(ids, dist))
         np.testing.assert_allclose(ex.cosine[j], dist, atol=2e-6)
         assert ex.texts[j][0] == next(r["text"] for r in data["rows"] if r["id"] == ids[0])
     assert ex.index is None
@@ -456,7 +540,8 @@ def test_distances_are_the_canonical_ones(store, data):
                     # the inserted vector; a Chroma server hands some back 1 ulp away (JSON): 3e-8 in distance
                     assert d == pytest.approx(float(cosine_distances(q, v[None, :])[0]), abs=1e-7), (mode, rid)
                     assert got.setdefault((j, rid), d) == d, (mode, rid)  # both modes: equal, not close
-            key = [(d, int(i) if store["own"] else i) for i, d in zip(res.ids[j], res.cosine[j])]
+            key = [(d, int(i) if store["own"] else i) for i, d in zip(res.ids[j], res.cosine[j])
+                   if not np.isnan(d)]  # a row with no cosine distance (FAISS's c01) keeps the engine's place
             assert key == sorted(key)
 
 
@@ -475,7 +560,7 @@ def test_approximate_equals_exact_at_this_size(store, data):
         return
     assert ap.ids == ex.ids
     np.testing.assert_allclose(np.array(ap.cosine), np.array(ex.cosine), atol=2e-6)
-    assert all(0.0 <= x <= 2.0 for row in ap.cosine for x in row)
+    assert all(0.0 <= x <= 2.0 for row in ap.cosine for x in row if not np.isnan(x))
 
 
 @pytest.mark.store
@@ -491,9 +576,11 @@ def test_the_store_as_a_system(store, data):
     assert {q: sorted(qrels.relevant(q)) for q in qrels.query_ids} == \
         {f"n{j}/doc": [ids_of[f"c{i}"]] for j, i in enumerate((10, 21, 32, 39))}
     for j, q in enumerate(data["qs"]):
-        ids, _ = _numpy_topk(data["rows"], q, 8, normalised=not store["own"])
+        ids, _ = _numpy_topk(data["rows"], q, 8, normalised=store["normalised"])
         assert exact.ids(f"n{j}/doc") == tuple(ids_of[i] for i in ids)
-    assert exact.score_kind == "cosine-distance"
+    # a returned row that is not unit length under inner product (FAISS's c01) leaves the run in the engine's own
+    # units (VectorStore.runset's rule)
+    assert exact.score_kind == ("ip" if store["kind"] in INNER else "cosine-distance")
     chunks = system.space(exact).chunks
     assert set(chunks) >= {ids_of[f"c{i}"] for i in (10, 21, 32, 39)}
     c10 = chunks[ids_of["c10"]]
@@ -503,8 +590,8 @@ def test_the_store_as_a_system(store, data):
 
 @pytest.mark.store
 def test_a_filter_keeps_each_search_to_its_rows(store, data):
-    if store["own"]:
-        pytest.skip("the audit's own indexes have no --filter: they are searched whole")
+    if store["own"] or store["kind"] in FAISS + ["lancedb", "qdrant"]:
+        pytest.skip("the audit's own indexes, FAISS, LanceDB and Qdrant local mode have no --filter: searched whole")
     spec = make_spec(store["uri"], TABLE, **{**_columns(store), "filters": (("doc", "doc2.md"),)})
     with open_store(spec) as filtered:
         for mode in ("approximate", "exact"):
@@ -562,7 +649,7 @@ def test_every_store_command_only_reads(store, data, tmp_path, capsys, monkeypat
     rows = {r["k"]: r for r in json.loads(js.read_text())["comparison"]["rows"]}
     hits = [i for i, q in zip((10, 21, 32, 39), data["qs"]) if f"c{i}" in _numpy_topk(data["rows"], q, 8)[0]]
     assert rows[8]["recall_exact"] == len(hits) / 4
-    side = f"store:{TABLE}"
+    side = f"store:{store.get('table', TABLE)}"  # FAISS: the rows file is what the index's rows are read from
     assert main(["compare", side, side, *cli, "--ground-truth", str(data["gt"]), "--query-vectors",
                  str(data["qv"])]) == 0
     assert "Lost at k=8 (0): none" in capsys.readouterr().out
@@ -599,7 +686,11 @@ def test_engine_for_and_make_spec():
     assert engine_for("sqlite:.audit/index-docs.sqlite").name == "sqlite"
     assert engine_for("lance:s3://bucket/index").name == "lance"
     assert make_spec("sqlite:a.sqlite", "E").index == "E" and make_spec("lance:s3://b/x").path == "s3://b/x"
-    assert [e.name for e in ENGINES.values()] == ["pgvector", "chroma", "milvus", "sqlite", "lance"]
+    assert [e.name for e in ENGINES.values()] == ["pgvector", "chroma", "milvus", "faiss", "lancedb", "qdrant", "sqlite",
+                                                  "lance"]
+    assert engine_for("qdrant-local:./q").name == "qdrant" and not ENGINES["qdrant"].shared
+    assert engine_for("lancedb:./db").name == "lancedb" and engine_for("lance:./x.lance").name == "lance"
+    assert engine_for("faiss:./index.faiss").name == "faiss"
     assert ENGINES["sqlite"].is_available() and ENGINES["sqlite"].install == "pip install retrieval-audit"
     from audit.stores.base import StoreError
 

@@ -94,8 +94,10 @@ def _engine_choice(key: str):
     from audit.stores.registry import LIVE_ENGINES as ENGINES
     from audit.stores.registry import available_engines
 
-    offered = available_engines(ENGINES.values())
-    missing = [e for e in ENGINES.values() if e not in offered]
+    shared = paths.config().shared
+    engines = [e for e in ENGINES.values() if e.shared or not shared]  # some are offered to one user only
+    offered = available_engines(engines)
+    missing = [e for e in engines if e not in offered]
     if missing:
         st.caption("Not installed here: " + "; ".join(f"{md(e.label)} (`{e.install}`)" for e in missing))
     if not offered:

@@ -337,11 +337,13 @@ def add_store_options(p: argparse.ArgumentParser) -> None:
     """The options that name a live store's table (shared by ``health``, ``report`` and ``compare``)."""
     from ..stores.base import METRICS
 
-    g = p.add_argument_group("live store (PostgreSQL + pgvector, Chroma, Milvus Lite)")
+    g = p.add_argument_group("live store (pgvector, Chroma, Milvus Lite, FAISS, LanceDB, Qdrant local mode)")
     g.add_argument("--store", metavar="URI", help="postgresql://… (libpq; default $AUDIT_STORE_URI, never echoed), "
-                   "chroma://HOST:PORT or chroma:FOLDER, milvus-lite:PATH, or NAME: a store of audit.toml's [stores] "
+                   "chroma://HOST:PORT or chroma:FOLDER, milvus-lite:PATH, faiss:INDEX_FILE (or its folder), "
+                   "lancedb:FOLDER, qdrant-local:FOLDER, or NAME: a store of audit.toml's [stores] "
                    "(a [stores.NAME] table also gives the table, columns, metric and filters; an option given here wins)")
-    g.add_argument("--table", help="TABLE or SCHEMA.TABLE holding the chunks")
+    g.add_argument("--table", help="TABLE or SCHEMA.TABLE holding the chunks (a collection; FAISS: the rows file "
+                   "beside the index)")
     g.add_argument("--id-column", help="chunk id column")
     g.add_argument("--text-column", help="embedded text column")
     g.add_argument("--vector-column", help="pgvector vector (or real[]) column")

@@ -40,7 +40,8 @@ def add_endpoint_options(p: argparse.ArgumentParser) -> None:
                         "repeatable: each is a run (blue and green, before and after)")
     g.add_argument("--endpoint-config", metavar="FILE",
                    help="TOML file of [endpoints.NAME] tables (the keys of audit.toml's); default: audit.toml")
-    g.add_argument("--mapping", help="for a URL: plain (default), qdrant, chroma, or a configured endpoint's name")
+    g.add_argument("--mapping", help="for a URL: plain (default), qdrant, chroma, elasticsearch, opensearch, weaviate, "
+                   "pinecone, vespa, or a configured endpoint's name")
     g.add_argument("--k", type=int, help="results asked for a question (default 20)")
     g.add_argument("--concurrency", type=int, help="requests in flight at most (default 4)")
     g.add_argument("--deadline", type=float, help="seconds a request may take, everything included (default 10)")

@@ -9,6 +9,8 @@ Two measures, computed here only (whatever the engine, the dashboard and ``repor
 
 and for a Lance dataset (:func:`ann_rows`) ann-benchmarks' **k-NN recall** (Aumüller et al. 2020): an approximate
 result counts when its true distance is within the exact k-th distance, so ties at the k-th place are not misses.
+A **sweep** of an index's search setting (FAISS's ``nprobe`` and ``efSearch``, Lance's ``nprobes``) gives both
+figures per setting and k (:func:`setting_sweep`), so recall is seen rising to the exact scan's.
 Both lists of k come from :mod:`audit.evaluation.measures` (:data:`~audit.evaluation.measures.SPEC_KS`).
 """
 
@@ -23,7 +25,8 @@ import numpy as np
 from ..matching import collapse
 from .measures import SPEC_KS
 
-__all__ = ["KComparison", "RetrievalComparison", "ann_rows", "compare_retrieval", "overlap", "relevant_from_needles"]
+__all__ = ["KComparison", "RetrievalComparison", "SweepRow", "ann_rows", "compare_retrieval", "knn_recall", "overlap",
+           "relevant_from_needles", "setting_sweep"]
 
 
 def overlap(approximate: Sequence, exact: Sequence, k: int) -> float:
@@ -212,3 +215,86 @@ def ann_rows(exact_ids: np.ndarray, exact_distances: np.ndarray, ann_ids: np.nda
             lost[k] = tuple(sorted(he - ha))
         rows.append(row)
     return rows, lost
+
+
+def knn_recall(approximate_cosine: Sequence[float], exact_cosine: Sequence[float], k: int) -> float:
+    """ann-benchmarks' k-NN recall of one query (Aumüller et al. 2020): the share of the approximate top ``k``
+    whose cosine distance is within the exact k-th one, over ``min(k, len(exact))`` (ties at the k-th place are
+    not misses; both lists are canonical distances of the same vectors, so a tie is an equality).
+
+    Returns
+    -------
+    float in [0, 1]; 1.0 when the exact list is empty.
+    """
+    top = list(exact_cosine[:k])
+    if not top:
+        return 1.0
+    kth = top[-1]
+    return sum(1 for d in approximate_cosine[:k] if d <= kth) / len(top)
+
+
+@dataclass(frozen=True)
+class SweepRow:
+    """One setting of an index's search at one k, against the exact scan.
+
+    Attributes
+    ----------
+    settings : dict
+        The settings in force (``{"nprobe": 4}``, ``{"efSearch": 16}``), as the search reports them.
+    k, n_queries : int
+    recall : float
+        Mean k-NN recall (:func:`knn_recall`).
+    overlap : float
+        Mean ``|A_k ∩ E_k| / |E_k|`` (:func:`overlap`).
+    exact : bool
+        Every query's approximate top k is the exact top k (ids and order).
+    """
+
+    settings: dict
+    k: int
+    n_queries: int
+    recall: float
+    overlap: float
+    exact: bool
+
+    def to_dict(self) -> dict:
+        return {"settings": dict(self.settings), "k": self.k, "n_queries": self.n_queries, "recall": self.recall,
+                "overlap": self.overlap, "exact": self.exact}
+
+
+def setting_sweep(exact, approximates: Sequence, ks: Sequence[int] = SPEC_KS) -> list[SweepRow]:
+    """Recall and overlap at each k for each search setting of an index, against one exact scan.
+
+    Parameters
+    ----------
+    exact : audit.stores.base.SearchResult
+        The exact scan of the queries (``mode="exact"``).
+    approximates : sequence of audit.stores.base.SearchResult
+        The same queries through the index, one search per setting (its ``settings`` label the rows).
+    ks : sequence of int
+        Each at most every search's k.
+
+    Returns
+    -------
+    list of SweepRow
+        In the order of ``approximates``, then of k.
+
+    Raises
+    ------
+    ValueError
+        Different numbers of queries, or a k larger than a search's k.
+    """
+    n = len(exact.ids)
+    out = []
+    for a in approximates:
+        if len(a.ids) != n:
+            raise ValueError(f"a search at {a.settings} has {len(a.ids)} queries, the exact scan {n}")
+        for k in sorted(set(int(k) for k in ks)):
+            if k > a.k or k > exact.k:
+                raise ValueError(f"k={k} is larger than the searches' k ({a.k}, {exact.k})")
+            rec = [knn_recall(a.cosine[i], exact.cosine[i], k) for i in range(n)]
+            ov = [overlap(a.ids[i], exact.ids[i], k) for i in range(n)]
+            same = all(tuple(a.ids[i][:k]) == tuple(exact.ids[i][:k]) for i in range(n))
+            out.append(SweepRow(dict(a.settings), k, n, float(np.mean(rec)) if n else math.nan,
+                                float(np.mean(ov)) if n else math.nan, same))
+    return out

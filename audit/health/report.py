@@ -119,7 +119,7 @@ class HealthReport:
     Attributes
     ----------
     engine : str
-        ``sqlite``, ``lance``, ``pgvector``, ``chroma`` or ``milvus`` (:data:`audit.stores.registry.ENGINES`).
+        ``sqlite``, ``lance``, ``pgvector``, ``chroma``, ``milvus`` or ``faiss`` (:data:`audit.stores.registry.ENGINES`).
     subject : str
         What was checked, in words: the first line of :meth:`render`, before its verdict.
     target : dict

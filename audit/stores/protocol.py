@@ -1,8 +1,9 @@
 """The store protocol: what every place vectors live offers the audit, and the one rule for its distances.
 
 A **store** is any place a team's (or the audit's own) chunk vectors live: a SQLite index file, a Lance
-dataset, a PostgreSQL table with pgvector, a Chroma collection, a Milvus Lite collection. Each engine is one
-module of :mod:`audit.stores` with a :class:`VectorStore` subclass and its :class:`Engine` (as ir_measures puts
+dataset, a PostgreSQL table with pgvector, a Chroma collection, a Milvus Lite collection, a FAISS index file.
+Each engine is one module of :mod:`audit.stores` with a :class:`VectorStore` subclass and its :class:`Engine` (as
+ir_measures puts
 each back end behind one provider interface with ``is_available`` and ``install_instructions``):
 
 - ``Engine.is_available()`` — its client library is importable (nothing is imported to know);
@@ -96,7 +97,7 @@ class Engine:
     Attributes
     ----------
     name : str
-        ``sqlite``, ``lance``, ``pgvector``, ``chroma`` or ``milvus``.
+        ``sqlite``, ``lance``, ``pgvector``, ``chroma``, ``milvus`` or ``faiss``.
     label : str
         For people (the dashboard's engine choice).
     extra : str or None
@@ -130,6 +131,8 @@ class Engine:
     spec : callable or None
         ``spec(uri, table, **options)`` → the engine's own description of the store (its checks raise
         :class:`StoreError`).
+    shared : bool
+        Offered on a shared dashboard (False: single-user mode only, e.g. a folder whose opening unpickles data).
     """
 
     name: str
@@ -149,6 +152,7 @@ class Engine:
     settings: tuple[str, ...] = ()
     locator: Locator | None = None
     spec: Callable | None = None
+    shared: bool = True
 
     def is_available(self) -> bool:
         """Whether every required module is importable (nothing is imported)."""

@@ -1,31 +1,38 @@
 """The engines, each behind the store protocol, and the one function that opens a store from its URI or spec.
 
-:data:`ENGINES` lists every place vectors live (``sqlite``, ``lance``, ``pgvector``, ``chroma``, ``milvus``);
-:data:`LIVE_ENGINES` the three a team runs (the dashboard's *Live vector store* source, ``--store``).
+:data:`ENGINES` lists every place vectors live (``pgvector``, ``chroma``, ``milvus``, ``faiss``, ``lancedb``,
+``qdrant``, ``sqlite``, ``lance``); :data:`LIVE_ENGINES` the six a team runs (the dashboard's *Live vector store* source,
+``--store``).
 An engine is an extra of the package (``pip install 'retrieval-audit[chroma]'``):
 :meth:`~audit.stores.protocol.Engine.is_available` says whether its client library is importable
 without importing it, :attr:`~audit.stores.protocol.Engine.install` how to get it.
 
 URIs (:func:`engine_for`): ``postgresql://…`` (or a libpq ``key=value`` string, or nothing: then
 ``$AUDIT_STORE_URI``) → pgvector; ``chroma://HOST:PORT`` (a server) or ``chroma:FOLDER`` → Chroma;
-``milvus-lite:PATH`` → Milvus Lite; ``sqlite:PATH`` → a SQLite index file; ``lance:URI`` → a Lance dataset.
+``milvus-lite:PATH`` → Milvus Lite; ``faiss:PATH`` → a FAISS index file (or its folder); ``lancedb:FOLDER`` → a
+LanceDB table; ``qdrant-local:FOLDER`` → a Qdrant local-mode folder; ``sqlite:PATH`` → a SQLite index file;
+``lance:URI`` → a Lance dataset.
 """
 
 from __future__ import annotations
 
 from . import lance, sqlite
 from .chroma import engine as chroma
+from .faiss import engine as faiss
+from .lancedb import engine as lancedb
 from .milvus import engine as milvus
 from .pgvector import engine as pgvector
+from .qdrant import engine as qdrant
 from .protocol import Engine, VectorStore
 
 __all__ = ["ENGINES", "LIVE_ENGINES", "available_engines", "engine_for", "make_spec", "open_store"]
 
 #: Every engine, in the order the dashboard and the docs list them.
-ENGINES: dict[str, Engine] = {e.name: e for e in (pgvector.ENGINE, chroma.ENGINE, milvus.ENGINE, sqlite.ENGINE,
-                                                  lance.ENGINE)}
+ENGINES: dict[str, Engine] = {e.name: e for e in (pgvector.ENGINE, chroma.ENGINE, milvus.ENGINE, faiss.ENGINE,
+                                                  lancedb.ENGINE, qdrant.ENGINE, sqlite.ENGINE, lance.ENGINE)}
 #: The stores a team runs, audited where they live (``--store``).
-LIVE_ENGINES: dict[str, Engine] = {n: ENGINES[n] for n in ("pgvector", "chroma", "milvus")}
+LIVE_ENGINES: dict[str, Engine] = {n: ENGINES[n] for n in ("pgvector", "chroma", "milvus", "faiss", "lancedb",
+                                                                   "qdrant")}
 
 
 def available_engines(engines=None) -> list[Engine]:

@@ -7,7 +7,8 @@ table (every one but ``url`` optional; a shipped ``mapping`` fills the rest)::
 
     [endpoints.prod]
     url = "https://rag.internal/v1/search"     # http(s); {query}, {k}, {query_id} allowed (percent-encoded)
-    mapping = "plain"                          # plain (default), qdrant or chroma: the defaults below
+    mapping = "plain"                          # plain (default), qdrant, chroma, elasticsearch, opensearch,
+                                               # weaviate, pinecone or vespa: the defaults below
     method = "POST"                            # GET or POST only: an audit never changes the service
     body = { query = "{query}", k = "{k}" }    # JSON body; a string that is exactly "{k}" becomes the
                                                # number k, "{vector}" the question's embedding (a list)
@@ -23,7 +24,9 @@ table (every one but ``url`` optional; a shipped ``mapping`` fills the rest)::
     doc_id = "doc_id"                          # optional: its document, and start/end (code points,
     start = "start"                            # end exclusive) of its text in that document
     end = "end"
-    score_kind = "similarity"                  # similarity | ip | cosine-distance | l2
+    score_kind = "similarity"                  # similarity | ip | cosine-distance | l2, or an engine's own:
+                                               # es-cosine | l2sq | closeness-angular |
+                                               # closeness-prenormalized | closeness-euclidean
 
 Placeholders are substituted as typed JSON values, never by formatting a JSON text: a question holding
 ``"`` or ``{k}`` stays the string it is. ``env:`` is read in header values only; every header value is
@@ -39,7 +42,8 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Mapping
 from urllib.parse import urlsplit
 
-from ...runset import FILE_SCORE_KINDS as SCORE_KINDS
+from ...runset import FILE_SCORE_KINDS
+from ...scores import ENGINE_SCORE_KINDS
 
 __all__ = ["EndpointError", "EndpointSpec", "MAPPINGS", "METHODS", "PLACEHOLDERS", "ResponseMapping",
            "TABLE_KEYS", "endpoint_for_url", "endpoint_from_table", "endpoints_from_tables", "load_endpoint_config",
@@ -49,6 +53,9 @@ __all__ = ["EndpointError", "EndpointSpec", "MAPPINGS", "METHODS", "PLACEHOLDERS
 PLACEHOLDERS = ("query", "k", "query_id", "vector")
 #: The only methods sent: a search is a read (an audit never changes the team's service).
 METHODS = ("GET", "POST")
+#: What a mapping's score may mean: a run file's kinds, and the engines' own (converted to cosine distance,
+#: :func:`audit.scores.engine_cosine_distances`).
+SCORE_KINDS = (*FILE_SCORE_KINDS, *ENGINE_SCORE_KINDS)
 #: Keys of an ``[endpoints.NAME]`` table.
 TABLE_KEYS = ("url", "mapping", "method", "body", "params", "headers", "k", "follow_redirects", "response")
 #: Keys of its ``response`` table.
@@ -84,7 +91,8 @@ class ResponseMapping:
         Optional fields; a row may hold ``null`` there (no text, no document, no offsets). ``start`` and
         ``end`` are code points of the document's canonical text, end exclusive, both or neither.
     score_kind : str
-        What the score means (:data:`audit.runset.FILE_SCORE_KINDS`).
+        What the score means (:data:`SCORE_KINDS`: a run file's kinds, or an engine's own, converted to
+        cosine distance by :func:`audit.scores.engine_cosine_distances`).
     """
 
     rows: str | None
@@ -162,6 +170,63 @@ MAPPINGS: dict[str, tuple[_Request, ResponseMapping, str]] = {
                         "metadatas[0] && map(&start, metadatas[0])",
                         "metadatas[0] && map(&end, metadatas[0])", "l2"),
         "Chroma's collection query: columnar ids[0], distances[0], documents[0], metadatas[0]",
+    ),
+    # Elasticsearch's kNN search (POST /{index}/_search, Elasticsearch >= 8.0): the answer is {"hits": {"hits":
+    # [{"_index", "_id", "_score", "_source"}]}}. A cosine field's _score is (1 + cos) / 2 (a unit-vector
+    # dot_product field's too): score kind es-cosine. The vector field's name ("embedding") is the team's; the
+    # text and the document are read from _source, flat or under LangChain's metadata.
+    "elasticsearch": (
+        _Request("POST", {"knn": {"field": "embedding", "query_vector": "{vector}", "k": "{k}"}, "size": "{k}",
+                          "_source": {"excludes": ["embedding"]}}, None),
+        ResponseMapping("hits.hits", "_id", "_score", "_source.text || _source.content",
+                        "_source.doc_id || _source.metadata.doc_id", "_source.start || _source.metadata.start",
+                        "_source.end || _source.metadata.end", "es-cosine"),
+        "Elasticsearch's kNN search: hits.hits[] with _id, _score = (1 + cos) / 2 and _source",
+    ),
+    # OpenSearch's k-NN query (POST /{index}/_search, the knn query clause): the same hits.hits answer; in a
+    # cosinesimil space the score is (2 − (1 − cos)) / 2 = (1 + cos) / 2, Elasticsearch's.
+    "opensearch": (
+        _Request("POST", {"size": "{k}", "query": {"knn": {"embedding": {"vector": "{vector}", "k": "{k}"}}},
+                          "_source": {"excludes": ["embedding"]}}, None),
+        ResponseMapping("hits.hits", "_id", "_score", "_source.text || _source.content",
+                        "_source.doc_id || _source.metadata.doc_id", "_source.start || _source.metadata.start",
+                        "_source.end || _source.metadata.end", "es-cosine"),
+        "OpenSearch's k-NN query: hits.hits[] with _id, _score = (1 + cos) / 2 (cosinesimil) and _source",
+    ),
+    # Weaviate's GraphQL Get (POST /v1/graphql) with nearVector: {"data": {"Get": {"<Class>": [{…properties,
+    # "_additional": {"id", "distance"}}]}}}; distance is the class's metric (cosine: 1 − cos, Weaviate's
+    # default). The class ("Chunk") and its properties are the team's: adapt the query and response.rows.
+    "weaviate": (
+        _Request("POST", {"query": "query ($v: [Float], $k: Int) { Get { Chunk(nearVector: {vector: $v}, limit: $k)"
+                                   " { text doc_id start end _additional { id distance } } } }",
+                          "variables": {"v": "{vector}", "k": "{k}"}}, None),
+        ResponseMapping("data.Get.Chunk", "_additional.id", "_additional.distance", "text", "doc_id", "start", "end",
+                        "cosine-distance"),
+        "Weaviate's GraphQL Get with nearVector: data.Get.<Class>[] with _additional { id distance }",
+    ),
+    # Pinecone's query (POST https://INDEX-HOST/query): {"matches": [{"id", "score", "values", "metadata"}],
+    # "namespace", "usage"}. The score is the index's metric: cosine similarity (Pinecone's default), a dot
+    # product (dotproduct: set response.score_kind = "ip") or the squared Euclidean distance (euclidean: set
+    # response.score_kind = "l2sq"). LangChain's Pinecone store keeps the text in metadata.text.
+    "pinecone": (
+        _Request("POST", {"vector": "{vector}", "topK": "{k}", "includeMetadata": True, "includeValues": False},
+                 None),
+        ResponseMapping("matches", "id", "score", "metadata.text || metadata.page_content", "metadata.doc_id",
+                        "metadata.start", "metadata.end", "similarity"),
+        "Pinecone's query: matches[] with id, score (the index's metric) and metadata",
+    ),
+    # Vespa's query API (POST /search/) with nearestNeighbor and a rank profile whose first phase is
+    # closeness(field, embedding): {"root": {"fields": {"totalCount"}, "children": [{"id", "relevance", "source",
+    # "fields"}]}}. relevance = closeness = 1 / (1 + distance), here of an angular field (θ in radians; set
+    # response.score_kind = "closeness-prenormalized" or "closeness-euclidean" for those metrics; a dotproduct
+    # field's closeness is q·a itself: "ip"; Vespa's schema reference, distance-metric). The
+    # document id (id:NAMESPACE:TYPE::ID) is the id unless the document has a chunk_id field.
+    "vespa": (
+        _Request("POST", {"yql": "select * from sources * where {targetHits: 100}nearestNeighbor(embedding, q)",
+                          "input.query(q)": "{vector}", "hits": "{k}", "ranking": "closeness"}, None),
+        ResponseMapping("root.children", "fields.chunk_id || id", "relevance", "fields.text", "fields.doc_id",
+                        "fields.start", "fields.end", "closeness-angular"),
+        "Vespa's query API: root.children[] with id, relevance = closeness and fields",
     ),
 }
 

@@ -31,6 +31,7 @@ from dataclasses import replace
 
 from ...evaluation.judgments import Qrels
 from ...runset import RequestOutcome, Run, RunSet
+from ...scores import ENGINE_SCORE_KINDS, engine_cosine_distances
 from ..imported.chunks import ChunkError, UserChunk, check_chunks, needle_qrels
 from ..imported.system import team_runset
 from .harness import Asked, ask_endpoint, check_settings
@@ -106,8 +107,13 @@ def check_quotes_in_documents(chunks: Sequence[UserChunk], corpus) -> list[Chunk
 def _run(name: str, spec: EndpointSpec, asked: Asked, qids: Sequence[str], k: int) -> Run:
     scores = {q: {h.chunk_id: h.score for h in asked.hits[q]} for q in qids if q in asked.hits}
     kind = spec.response.score_kind
-    run = Run.from_scores(name, scores, kind, source=f"endpoint {name}: {spec.method} {spec.display_url} "
-                                                      f"(mapping {spec.mapping}, k={k})")
+    source = f"endpoint {name}: {spec.method} {spec.display_url} (mapping {spec.mapping}, k={k})"
+    if kind in ENGINE_SCORE_KINDS:  # an engine's own score: as cosine distance, by the kind's stated formula
+        scores = {q: dict(zip(s, engine_cosine_distances(list(s.values()), kind).tolist())) for q, s in scores.items()}
+        run = Run.from_scores(name, scores, "cosine-distance", origin="computed",
+                              source=f"{source}; {kind} scores as cosine distance ({ENGINE_SCORE_KINDS[kind][1]})")
+    else:
+        run = Run.from_scores(name, scores, kind, source=source)
     # where the service's order differs from its scores' order (the scores win, as for a run file)
     conflicts = tuple(q for q in scores if tuple(h.chunk_id for h in asked.hits[q]) != run.ids(q))
     picked = set(qids)
