@@ -29,11 +29,15 @@ class Qrels:
         File the judgments came from, or how they were made.
     note : str
         What a judgment means when it is not plain (e.g. BEIR judges documents).
+    complete : bool
+        Every chunk not listed is judged non-relevant by a rule (needles: a chunk's text holds the
+        needle or it does not), so no ranked chunk is a hole (``Hole@k`` = 0).
     """
 
     judgments: Mapping[str, Mapping]
     source: str = ""
     note: str = ""
+    complete: bool = False
 
     @property
     def query_ids(self) -> tuple[str, ...]:
