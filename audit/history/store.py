@@ -24,7 +24,7 @@ from typing import Iterable, Sequence
 from .record import Record
 
 __all__ = ["ALL_SESSIONS", "HistoryError", "HistoryStore", "PostgresHistory", "RecordSummary", "SqliteHistory",
-           "is_postgres_uri", "open_history"]
+           "is_postgres_uri", "open_history", "sqlite_connect", "sqlite_write"]
 
 #: ``list(session=ALL_SESSIONS)``: every record, whoever's uploads (the CLI; single-user dashboards).
 ALL_SESSIONS = object()
@@ -276,6 +276,44 @@ class HistoryStore:
         return sql
 
 
+def sqlite_connect(path: Path) -> sqlite3.Connection:
+    """A connection to the audit's own SQLite file that several writers share safely: WAL mode, a
+    :data:`BUSY_TIMEOUT_S` busy timeout, autocommit off by hand (each write is one :func:`sqlite_write`).
+
+    Raises
+    ------
+    sqlite3.Error, OSError
+        The file cannot be created or opened (the caller names it in its own error).
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_S * 1000}")
+    conn.execute("PRAGMA journal_mode = WAL")
+    return conn
+
+
+def sqlite_write(conn: sqlite3.Connection, fn, where: str, error: type = None):
+    """``fn(cursor)`` in one ``BEGIN IMMEDIATE`` transaction (a second writer waits, never interleaves).
+
+    Raises
+    ------
+    HistoryError (or ``error``)
+        The write failed; rolled back; the message names ``where``.
+    """
+    cur = conn.cursor()
+    try:
+        cur.execute("BEGIN IMMEDIATE")
+        out = fn(cur)
+        cur.execute("COMMIT")
+        return out
+    except sqlite3.Error as e:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise (error or HistoryError)(f"{where}: {e}") from None
+    finally:
+        cur.close()
+
+
 class SqliteHistory(HistoryStore):
     """The history in one SQLite file (WAL, ``busy_timeout``, ``BEGIN IMMEDIATE`` per write)."""
 
@@ -283,27 +321,13 @@ class SqliteHistory(HistoryStore):
         self.path = Path(path)
         self.where = str(self.path)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-            self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_S * 1000}")
-            self.conn.execute("PRAGMA journal_mode = WAL")
+            self.conn = sqlite_connect(self.path)
             self._run(lambda cur: [cur.execute(s) for s in self._schema()])
         except (sqlite3.Error, OSError) as e:
             raise HistoryError(f"{self.where}: not a usable history database ({e})") from None
 
     def _run(self, fn):
-        cur = self.conn.cursor()
-        try:
-            cur.execute("BEGIN IMMEDIATE")
-            out = fn(cur)
-            cur.execute("COMMIT")
-            return out
-        except sqlite3.Error as e:
-            if self.conn.in_transaction:
-                self.conn.execute("ROLLBACK")
-            raise HistoryError(f"{self.where}: {e}") from None
-        finally:
-            cur.close()
+        return sqlite_write(self.conn, fn, self.where)
 
     def _read(self, sql, args=()):
         try:
