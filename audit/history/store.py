@@ -176,12 +176,14 @@ class HistoryStore:
             raise HistoryError(f"no history record {id} in {self.where}")
         return _decode(rows[0][0], int(id))
 
-    def latest(self, series: str, ground_truth: str, exclude: Iterable[int] = (), session=ALL_SESSIONS) -> Record | None:
-        """The latest record of ``series`` on ``ground_truth`` (a hash), ``exclude`` left out; None when none."""
+    def latest(self, series: str, ground_truth: str | None, exclude: Iterable[int] = (),
+               session=ALL_SESSIONS) -> Record | None:
+        """The latest record of ``series`` on ``ground_truth`` (a hash; None: any), ``exclude`` left out; None
+        when none."""
         ex = [int(i) for i in exclude]
         sql = (f"SELECT r.id FROM {_PREFIX}records r JOIN {_PREFIX}series s ON s.record_id = r.id "
-               "WHERE s.series = ? AND r.ground_truth = ?")
-        args: list = [series, ground_truth]
+               "WHERE s.series = ?" + (" AND r.ground_truth = ?" if ground_truth is not None else ""))
+        args: list = [series] + ([ground_truth] if ground_truth is not None else [])
         if ex:
             sql += f" AND r.id NOT IN ({', '.join('?' for _ in ex)})"
             args += ex
