@@ -255,12 +255,10 @@ def _label(a, st) -> int:
 
 
 def _save(a, st) -> int:
-    from ..judging.versions import settled
+    from ..judging.versions import save_settled
 
-    js, dis = settled(st.labels(), st.adjudications())
-    v = st.save(js, a.who, a.note)
+    v, waiting = save_settled(st, a.who, a.note)
     print(f"saved {v.label()}")
-    waiting = [d for d in dis if d.adjudicated is None]
     if waiting:
         print(f"{len(waiting)} disagreements wait for `judge adjudicate` (not in this version):")
         for d in waiting:

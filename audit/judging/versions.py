@@ -15,7 +15,7 @@ from typing import Mapping, Sequence
 from ..evaluation.measures import evaluate_run, parse_measure
 from .labels import Judgments, diff
 
-__all__ = ["Disagreement", "RunChange", "settled", "version_effect", "with_judgments"]
+__all__ = ["Disagreement", "RunChange", "save_settled", "settled", "version_effect", "with_judgments"]
 
 
 def _int_space(runset, space: str) -> bool:
@@ -173,3 +173,20 @@ def settled(labels: Sequence, adjudications: Mapping | None = None) -> tuple[Jud
         if grade is not None and item[2] != "":
             rows.append((*item, grade))
     return Judgments.of(rows), open_or_settled
+
+
+def save_settled(store, who: str, note: str = ""):
+    """Settle every reviewer's label of ``store`` (:func:`settled`) into a new version of it.
+
+    Returns
+    -------
+    (Version, list of Disagreement)
+        The version saved and the disagreements still waiting for adjudication (not in it).
+
+    Raises
+    ------
+    audit.judging.store.JudgmentsError
+        No reviewer name, or the store cannot be written.
+    """
+    js, dis = settled(store.labels(), store.adjudications())
+    return store.save(js, who, note), [d for d in dis if d.adjudicated is None]
