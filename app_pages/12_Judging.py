@@ -9,6 +9,8 @@ import streamlit as st
 from audit.judging.store import JudgmentsError, JudgmentsStore, ReviewerLabel
 from audit.views.judging import (
     agreement_frame,
+    agreement_lines,
+    agreement_reports,
     disagreements_frame,
     effect_lines,
     grade_scale,
@@ -89,11 +91,13 @@ with store:
     st.subheader("Agreement")
     seed = st.number_input("Bootstrap seed", min_value=0, value=0, step=1, key="judge_seed",
                            help="the seed of the bootstrap's resamples (1,000): the same seed, the same interval")
-    ag = agreement_frame(store, seed=int(seed))
-    if ag.empty:
+    reports = agreement_reports(store, seed=int(seed))
+    if not reports:
         st.caption("Agreement needs two reviewers' labels of the same items (the overlap).")
     else:
-        table(ag, "judge_agreement_table", "agreement.csv", "Download agreement (CSV)")
+        for line in agreement_lines(reports):
+            st.markdown("- " + md(line))
+        table(agreement_frame(reports), "judge_agreement_table", "agreement.csv", "Download agreement (CSV)")
     dis = disagreements_frame(store)
     if not dis.empty:
         st.markdown("**Disagreements to adjudicate**")

@@ -105,11 +105,16 @@ def test_two_reviewers_agreement_adjudication_and_a_new_version(tmp_path, capsys
 
     # the head exported as TREC qrels is what `report --run` reads: the same Success@1 and Hole@10 there
     assert judge("export", "--format", "trec", "--out", str(tmp_path / "head.qrels"), **j)[0] == 0
+    monkeypatch.setenv("AUDIT_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("AUDIT_HISTORY", "on")
     assert main(["report", *RUNS, "--qrels", str(tmp_path / "head.qrels"), "--json", str(tmp_path / "r.json")]) == 0
     capsys.readouterr()
     res = {r["name"]: r for r in json.loads((tmp_path / "r.json").read_text())["results"]}
     assert res["before"]["Success@1"] == pytest.approx(5 / 9) and res["after"]["Success@1"] == pytest.approx(8 / 9)
     assert "Hole@10" in res["before"]
+    # the history shows the version: the record of that report names the head's digest (the same labels)
+    assert main(["history", "show", "1"]) == 0
+    assert f"judgments version: {vs[-1]['digest']}" in capsys.readouterr().out
 
 
 def test_label_studio_export_imports_each_annotator(tmp_path, capsys):

@@ -90,6 +90,8 @@ class RunChange:
                        "stopped being relevant")
         if not why:
             return head + " (no label of its top k changed)"
+        if f"{self.before:.3f}" == f"{self.after:.3f}":
+            return head + " (unchanged: " + " and ".join(why) + ", and no question's outcome moved)"
         return head + " because " + " and ".join(why)
 
     def to_dict(self) -> dict:

@@ -19,7 +19,7 @@ from ..judging.labels import judgments_of_runset
 from ..judging.queues import Item, assign, pool
 from ..judging.versions import save_settled, settled, version_effect, with_judgments
 
-__all__ = ["GRADED", "BINARY", "ItemView", "agreement_frame", "disagreements_frame", "effect_lines", "grade_scale",
+__all__ = ["GRADED", "BINARY", "ItemView", "agreement_frame", "agreement_lines", "agreement_reports", "disagreements_frame", "effect_lines", "grade_scale",
            "item_view", "judged_runset", "my_items", "on_version", "save_settled", "versions_frame"]
 
 #: TREC DL's and TREC RAG's four-point scale, and the binary one.
@@ -116,17 +116,25 @@ def item_view(runset, item: Item) -> ItemView:
     return ItemView(item, item.question, text, loc, why)
 
 
-def agreement_frame(store, seed: int = 0, n_boot: int = 1000) -> pd.DataFrame:
-    """Per queue: ``queue``, ``statistic`` (κ per pair, α over all), ``reviewers``, ``value``, ``low``, ``high``,
-    ``items``; empty when no queue has two reviewers."""
+def agreement_reports(store, seed: int = 0, n_boot: int = 1000) -> list:
+    """One :class:`~audit.judging.agreement.AgreementReport` per queue two reviewers or more labelled."""
     by: dict = {}
     for lb in store.labels():
         by.setdefault(lb.queue, {}).setdefault(lb.reviewer, {})[lb.item] = lb.grade
+    return [agreement(grades, queue, n_boot, seed) for queue, grades in by.items() if len(grades) >= 2]
+
+
+def agreement_lines(reports) -> list[str]:
+    """Per queue, α and each pair's κ with its interval, one line each (``pool: κ 0.750 [0.286, 1.000] …``)."""
+    return [f"{r.queue}: {a.line()}" for r in reports for a in (r.alpha, *r.pairs)]
+
+
+def agreement_frame(reports) -> pd.DataFrame:
+    """Per queue: ``queue``, ``statistic`` (κ per pair, α over all), ``reviewers``, ``value``, ``low``, ``high``,
+    ``items``; empty when no queue has two reviewers."""
     rows = []
-    for queue, grades in by.items():
-        if len(grades) < 2:
-            continue
-        rep = agreement(grades, queue, n_boot, seed)
+    for rep in reports:
+        queue = rep.queue
         for a in (rep.alpha, *rep.pairs):
             rows.append({"queue": queue, "statistic": "κ" if a.statistic == "kappa" else "α (ordinal)",
                          "reviewers": ", ".join(a.reviewers), "value": a.value, "low": a.low, "high": a.high,
