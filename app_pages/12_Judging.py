@@ -6,6 +6,7 @@ Thin over :mod:`audit.views.judging`; the labels live in the audit's own store (
 
 import streamlit as st
 
+from audit.judging.queues import QUEUES
 from audit.judging.store import JudgmentsError, JudgmentsStore, ReviewerLabel
 from audit.views.judging import (
     agreement_frame,
@@ -13,7 +14,6 @@ from audit.views.judging import (
     agreement_reports,
     disagreements_frame,
     effect_lines,
-    grade_scale,
     item_view,
     my_items,
     save_settled,
@@ -40,6 +40,9 @@ if cfg.require_login:
     st.caption(md(f"Reviewer: {who} (signed in)"))
 else:
     who = st.text_input("Your name", key="judge_who", help="who labels: each label and each version names it")
+queue = st.radio("Queue", list(QUEUES), horizontal=True, key="judge_queue",
+                 format_func={"pool": "pool (unjudged top k)", "bluffs": "bluffs at the saved cut",
+                              "traffic": "traffic near the saved cut"}.get)
 c1, c2, c3 = st.columns(3)
 depth = c1.number_input("Pool depth k", min_value=1, max_value=100, value=10, step=1, key="judge_depth")
 reviewers = c2.text_input("Reviewers sharing the pool", key="judge_reviewers",
@@ -58,7 +61,8 @@ with store:
     else:
         names = [n for n in reviewers.split(",") if n.strip()]
         try:
-            mine, todo = my_items(rs, store, who.strip(), int(depth), names, overlap if len(names) > 1 else 0.0)
+            mine, todo = my_items(rs, store, who.strip(), int(depth), names, overlap if len(names) > 1 else 0.0,
+                                  queue=queue)
         except ValueError as e:
             st.error(md(str(e)))
             stop(ctx)
@@ -68,21 +72,23 @@ with store:
             st.success("Nothing left to label in your share of the pool." if mine else
                        "The pool is empty: every chunk of every run's first k is judged.")
         else:
-            scale = grade_scale(rs)
             view = item_view(rs, todo[0])
+            scale = view.grades
             st.subheader(f"Question {view.item.query_id}")
             st.text(view.question)  # text is data: shown as text, never as markup
-            st.markdown(md(f"Chunk {view.item.chunk_id}" + (f" at {view.locator}" if view.locator else "")
+            st.markdown(md(f"Chunk {view.chunk_id}" + (f" at {view.locator}" if view.locator else "")
                            + (f" ({view.why})" if view.why else "")))
             st.text(view.chunk_text or "(the source holds no text for this chunk)")
             with st.form("judge_form", clear_on_submit=True, enter_to_submit=True):
-                grade = st.radio("Grade", list(scale), format_func=scale.get, horizontal=True, key="judge_grade",
-                                 help="the scale the run set's judgments use: 0–3 as TREC DL and TREC RAG, or binary")
+                grade = st.radio("Can the corpus answer this?" if view.item.chunk_id == "" else "Grade", list(scale),
+                                 format_func=scale.get, horizontal=True, key="judge_grade",
+                                 help="the scale the run set's judgments use: 0–3 as TREC DL and TREC RAG, or binary; "
+                                      "a real or out-of-domain question: answerable or not in the corpus")
                 b1, b2 = st.columns(2)
                 save = b1.form_submit_button("Save label", type="primary", key="judge_save")
                 skip = b2.form_submit_button("Skip", key="judge_skip")
             if save:
-                store.add_label(ReviewerLabel("pool", who.strip(), view.item.space, view.item.query_id,
+                store.add_label(ReviewerLabel(view.item.queue, who.strip(), view.item.space, view.item.query_id,
                                               view.item.chunk_id, int(grade)))
                 st.rerun()
             if skip:

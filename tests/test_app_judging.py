@@ -104,3 +104,25 @@ def test_the_new_version_moves_strategies_and_hole_at_10_as_counted_by_hand(env)
         assert float(rows.loc[run, "Hole@10"]) == pytest.approx(
             float(before_rows.loc[run, "Hole@10"]) - n / 5 / 9, abs=1e-3), run
     assert any("judgments version v1" in shown(c) for c in at.main.caption)
+
+
+def test_the_bluffs_queue_asks_answerable_or_not_in_the_corpus(env):
+    from audit.evaluation.saved_cut import save_cut
+    from audit.ingest import load_corpus
+    from audit.sources.imported.system import load_system
+
+    s = load_system(EX / "queries.tsv", {"before": EX / "before.trec"}, {"before": "cosine-distance"},
+                    EX / "qrels.trec", None, EX / "chunks.jsonl", load_corpus(str(EX / "docs")), EX / "ood-queries.tsv",
+                    {"before": EX / "ood-before.trec"})
+    save_cut(0.55, dict(s.run("before").cut_key), "before")  # the run the sidebar's files name "before"
+    at = open_app("app_pages/12_Judging.py")
+    at.text_input(key="judge_who").input("ana").run()
+    at.radio(key="judge_queue").set_value("bluffs").run()
+    assert not at.exception, [e.value for e in at.exception]
+    # o3's first chunk l1 is at 0.41, under the saved 0.55: an out-of-domain question answered (a bluff)
+    assert _current(at) == ("o3", "l1")
+    radio = at.radio(key="judge_grade")
+    assert radio.label == "Can the corpus answer this?" and radio.options == ["answerable", "not in the corpus"]
+    radio.set_value(0)
+    at.button(key="judge_save").click().run()
+    assert _current(at) == ("o4", "b2")

@@ -158,3 +158,27 @@ def test_bad_input_is_one_line(tmp_path, capsys, monkeypatch, args, message):
     code = main(["judge", *args, "--judgments", str(tmp_path / "j.sqlite")])
     err = capsys.readouterr().err
     assert code == 2 and message in err and len(err.strip().splitlines()) == 1
+
+
+def test_bluffs_queue_on_the_keyboard_answerable_or_not(tmp_path, capsys, monkeypatch):
+    from audit.evaluation.saved_cut import save_cut
+    from audit.sources.imported.system import load_system
+
+    monkeypatch.setenv("AUDIT_HOME", str(tmp_path / "home"))
+    s = load_system(EX / "queries.tsv", {"before": EX / "before.trec"}, {"before": "cosine-distance"},
+                    EX / "qrels.trec", None, None, None, EX / "ood-queries.tsv", {"before": EX / "ood-before.trec"})
+    save_cut(0.55, dict(s.run("before").cut_key), "before")
+    args = ["--queries", str(EX / "queries.tsv"), "--run", f"before={EX / 'before.trec'}", "--score",
+            "before=cosine-distance", "--qrels", str(EX / "qrels.trec"), "--ood-queries", str(EX / "ood-queries.tsv"),
+            "--ood-run", f"before={EX / 'ood-before.trec'}"]
+    code, out = judge("pool", "--queue", "bluffs", *args, "--out", str(tmp_path / "b.jsonl"), home=tmp_path,
+                      capsys=capsys)
+    # o3 (0.41) and o4 (0.52) are under the saved 0.55 (tests/test_judging.py, by hand)
+    assert code == 0 and "bluffs at the saved cut: 2 out-of-domain questions answered" in out
+    code, out = judge("label", "--who", "ana", "--items", str(tmp_path / "b.jsonl"), "--chunks",
+                      str(EX / "chunks.jsonl"), home=tmp_path, capsys=capsys, stdin="2\n0\n1\n",
+                      monkeypatch=monkeypatch)
+    assert code == 0 and "1 answerable, 0 not in the corpus" in out and "chunk l1 at limits.md#char=" in out
+    assert "2 labels by ana" in out  # "2" is off this scale: asked again
+    code, out = judge("save", "--who", "qa-lead", home=tmp_path, capsys=capsys)
+    assert code == 0 and "0 added" in out  # "answerable?" is kept for agreement, never saved as a chunk judgment

@@ -179,3 +179,45 @@ def test_a_new_version_recomputes_every_run_and_says_why(example):
     assert b[0].mean("Hole@1") == pytest.approx(a[0].mean("Hole@1") - 3 / 9)
     assert b[1].mean("Hole@1") == a[1].mean("Hole@1")
     assert with_judgments(example, new).judgments[""].judgments["q2"]["k1"] == 1
+
+
+def test_bluffs_at_the_saved_cut_are_a_question_level_queue():
+    from audit.evaluation.saved_cut import SavedCut
+    from audit.ingest import load_corpus
+    from audit.judging.queues import bluffs_queue, queue_items, traffic_queue
+    from audit.sources.imported.system import load_system
+
+    s = load_system(EX / "queries.tsv", {"before": EX / "before.trec"}, {"before": "cosine-distance"},
+                    EX / "qrels.trec", None, EX / "chunks.jsonl", load_corpus(str(EX / "docs")), EX / "ood-queries.tsv",
+                    {"before": EX / "ood-before.trec"})
+    assert bluffs_queue(s, cuts=[]) == []  # no saved cut: no bluff is "at the saved cut"
+    cut = SavedCut(0.55, dict(s.run("before").cut_key))
+    items = bluffs_queue(s, cuts=[cut])
+    # by hand from ood-before.trec: the first chunk of o1 0.58, o2 0.81, o3 0.41, o4 0.52 (cosine distance);
+    # the gate keeps a chunk strictly under 0.55: o3 (l1) and o4 (b2) are answered though out of domain
+    assert [(i.query_id, i.chunk_id, i.shown_chunk) for i in items] == [("o3", "", "l1"), ("o4", "", "b2")]
+    assert all(i.queue == "bluffs" and i.question and "saved cut 0.55" in i.note for i in items)
+    assert queue_items(s, "bluffs", cuts=[cut]) == items
+    assert traffic_queue(s, cuts=[cut]) == []  # no traffic in this run set
+    with pytest.raises(ValueError, match="unknown queue 'nope'"):
+        queue_items(s, "nope")
+
+
+def test_traffic_nearest_the_saved_cut_on_each_side():
+    from audit.evaluation.saved_cut import SavedCut
+    from audit.judging.queues import traffic_queue
+    from audit.runset import Query, Run, RunSet, Source
+
+    # six real questions, best cosine distances 0.10, 0.48, 0.51, 0.53, 0.70, 0.49; saved cut 0.50
+    best = {"t1": 0.10, "t2": 0.48, "t3": 0.51, "t4": 0.53, "t5": 0.70, "t6": 0.49}
+    run = Run.from_scores("r", {q: {f"c{q}": d} for q, d in best.items()}, "cosine-distance",
+                          cut_key={"run_file": "r"})
+    rs = RunSet(Source("files", "x"), tuple(Query(q, f"question {q}", "traffic") for q in best), {"": Qrels({})},
+                (run,))
+    items = traffic_queue(rs, n=2, cuts=[SavedCut(0.5, {"run_file": "r"})])
+    # answered (under 0.50), nearest first: t6 (0.01 away), t2 (0.02); no answer: t3 (0.01), t4 (0.03)
+    assert [(i.query_id, i.note.split(",")[0]) for i in items] == [("t6", "answered"), ("t2", "answered"),
+                                                                  ("t3", "no answer"), ("t4", "no answer")]
+    assert items[0].shown_chunk == "ct6" and items[0].chunk_id == ""
+    with pytest.raises(ValueError, match=">= 1"):
+        traffic_queue(rs, n=0)

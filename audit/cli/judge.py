@@ -53,10 +53,14 @@ def add_judge_parser(sub, formatter_class=None) -> None:
         p.add_argument("--run", action="append", metavar="NAME=FILE", help="a TREC or JSONL run (repeatable)")
         p.add_argument("--score", action="append", metavar="NAME=KIND", help="a run's score kind (default similarity)")
         p.add_argument("--qrels", help="TREC or BEIR qrels judging the runs (default: the head version)")
+        p.add_argument("--ood-queries", help="out-of-domain questions (id<TAB>text): the bluffs queue needs them")
+        p.add_argument("--ood-run", action="append", metavar="NAME=FILE", help="a run's out-of-domain rankings")
 
     p = js.add_parser("pool", help="every run's unjudged top-k chunks per judged question", allow_abbrev=False)
     common(p)
     runs(p)
+    p.add_argument("--queue", choices=["pool", "bluffs"], default="pool",
+                   help="pool: every run's unjudged top k; bluffs: out-of-domain questions answered at the saved cut")
     p.add_argument("--depth", type=int, default=10, help="pooling depth k (default 10)")
     p.add_argument("--reviewers", help="comma-separated reviewers to assign the items to, in turn")
     p.add_argument("--overlap", type=float, default=0.2, help="share of items given to two reviewers (default 0.2)")
@@ -143,8 +147,10 @@ def _system(a, st):
     if not a.queries or not a.run:
         raise InputError(f"judge {a.judge_command} needs --queries FILE and at least one --run NAME=FILE")
     runs, scores = parse_named(a.run, "--run"), parse_named(a.score, "--score", FILE_SCORE_KINDS)
+    ood = getattr(a, "ood_queries", None)
+    ood_runs = parse_named(getattr(a, "ood_run", None), "--ood-run")
     if a.qrels is not None:
-        return load_system(a.queries, runs, scores, a.qrels, None, None, None, None, {})
+        return load_system(a.queries, runs, scores, a.qrels, None, None, None, ood, ood_runs)
     if st.head() is None:
         raise InputError("no judgments yet: give --qrels FILE, or `judge import` one first")
     import tempfile
@@ -155,25 +161,26 @@ def _system(a, st):
     with tempfile.TemporaryDirectory(prefix="judge-") as tmp:  # the head version read as the qrels file it exports
         path = Path(tmp) / "head.qrels"
         write_trec_qrels(st.judgments(), path)
-        return load_system(a.queries, runs, scores, str(path), None, None, None, None, {})
+        return load_system(a.queries, runs, scores, str(path), None, None, None, ood, ood_runs)
 
 
 def _pool(a, st) -> int:
     from ..judging.labels import Judgments
-    from ..judging.queues import assign, pool
+    from ..judging.queues import assign, queue_items
     from ..judging.versions import with_judgments
 
     system = _system(a, st)
     if a.qrels and st.head() is not None:  # what the queue has judged since counts as judged too
         system = with_judgments(system, Judgments.from_qrels(system.judgments[""]).merged(st.judgments()))
-    items = pool(system, a.depth)
+    items = queue_items(system, a.queue, a.depth)
     who = assign(items, a.reviewers.split(","), a.overlap, a.seed) if a.reviewers else {}
     rows = [{**it.to_dict(), "reviewers": list(who.get(it.key, ()))} for it in items]
     n_q = len({it.query_id for it in items})
     twice = sum(1 for r in rows if len(r["reviewers"]) == 2)
-    print(f"pool at depth {a.depth}: {len(items)} unjudged chunks over {n_q} questions "
-          f"({', '.join(r.name for r in system.runs)})" + (f"; {twice} items to two reviewers (overlap "
-                                                            f"{a.overlap:g}, seed {a.seed})" if who else ""))
+    what = (f"pool at depth {a.depth}: {len(items)} unjudged chunks over {n_q} questions" if a.queue == "pool" else
+            f"bluffs at the saved cut: {len(items)} out-of-domain questions answered")
+    print(f"{what} ({', '.join(r.name for r in system.runs)})" + (f"; {twice} items to two reviewers (overlap "
+                                                                   f"{a.overlap:g}, seed {a.seed})" if who else ""))
     if a.out:
         with open(a.out, "w", encoding="utf-8", newline="\n") as fh:
             for r in rows:
@@ -219,8 +226,9 @@ def _label(a, st) -> int:
         return EXIT_OK
     items = _read_items(a.items)
     mine = [it for it in items if not it.get("reviewers") or a.who in it["reviewers"]]
-    done = {lb.item for lb in st.labels(a.queue) if lb.reviewer == a.who}
-    todo = [it for it in mine if (it.get("space", ""), it["query_id"], it["chunk_id"]) not in done]
+    done = {(lb.queue, lb.item) for lb in st.labels() if lb.reviewer == a.who}
+    todo = [it for it in mine
+            if (it.get("queue", a.queue), (it.get("space", ""), it["query_id"], it["chunk_id"])) not in done]
     chunks = {}
     if a.chunks:
         from ..sources.imported.chunks import read_chunks
@@ -229,26 +237,30 @@ def _label(a, st) -> int:
     keys = "/".join(str(g) for g in scale)
     print(f"{len(todo)} of your {len(mine)} items left in {a.items} (grade {keys}, s skip, q quit)")
     for i, it in enumerate(todo, start=1):
-        c = chunks.get(it["chunk_id"])
+        question_level = it["chunk_id"] == ""  # traffic and bluffs: can the corpus answer this?
+        c = chunks.get(it.get("shown_chunk", "") if question_level else it["chunk_id"])
         where = ""
         if c is not None:
             where = f" at {c.doc_id}" + (f"#char={c.start},{c.end}" if c.start is not None else "")
         print(f"\n[{len(mine) - len(todo) + i}/{len(mine)}] {it['query_id']}: {it.get('question', '')}")
-        print(f"chunk {it['chunk_id']}{where}:")
+        shown = it.get("shown_chunk", "") if question_level else it["chunk_id"]
+        print(f"chunk {shown}{where}:" + (f" ({it['note']})" if it.get("note") else ""))
         print("  " + (c.text.replace("\n", "\n  ") if c is not None else "(text unknown: give --chunks)"))
+        allowed, prompt = ((0, 1), "1 answerable, 0 not in the corpus") if question_level else (scale, f"grade {keys}")
         while True:
             try:
-                ans = input(f"grade {keys}, s, q > ").strip().lower()
+                ans = input(f"{prompt}, s, q > ").strip().lower()
             except EOFError:
                 ans = "q"
-            if ans in ("s", "q") or (ans.isdigit() and int(ans) in scale):
+            if ans in ("s", "q") or (ans.isdigit() and int(ans) in allowed):
                 break
-            print(f"  type one of {keys}, s or q")
+            print(f"  type one of {'/'.join(map(str, allowed))}, s or q")
         if ans == "q":
             break
         if ans == "s":
             continue
-        st.add_label(ReviewerLabel(a.queue, a.who, it.get("space", ""), it["query_id"], it["chunk_id"], int(ans)))
+        st.add_label(ReviewerLabel(it.get("queue", a.queue), a.who, it.get("space", ""), it["query_id"],
+                                   it["chunk_id"], int(ans)))
         n += 1
     print(f"{n} labels by {a.who} in queue {a.queue}")
     return EXIT_OK

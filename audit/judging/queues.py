@@ -5,6 +5,14 @@ question, the union of every run's top ``depth`` (default 10) in run order, minu
 judgments already hold; each item once, with the runs that put it there and its best rank. Judgments complete
 by their rule (needles) leave no hole and pool nothing.
 
+**The bluffs at the saved cut** (:func:`bluffs_queue`): per run with a saved threshold, every out-of-domain
+question the gate answers at it, shown with the first chunk it keeps: "can the corpus answer this? which
+chunk?" — a question-level item (chunk id ""), graded 1 (answerable) or 0 (not in the corpus).
+
+**Traffic near the cut** (:func:`traffic_queue`): per run with a saved threshold, the ``n`` real questions whose
+gate value is nearest the cut on each side (values compared at 9 decimals; ties by query id), the same
+question-level item — the questions a small change of cut flips, the ones worth a person's look.
+
 **Assignment** (:func:`assign`): each item goes to one reviewer in turn; a share ``overlap`` of the items, drawn
 by a seeded generator, goes to a second reviewer too, so agreement can be measured on the overlap.
 """
@@ -16,7 +24,7 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["DEPTH", "Item", "assign", "pool"]
+__all__ = ["DEPTH", "QUEUES", "Item", "assign", "bluffs_queue", "pool", "queue_items", "traffic_queue"]
 
 #: The pooling depth by default (TREC's usual 10 for a shallow pool).
 DEPTH = 10
@@ -39,6 +47,10 @@ class Item:
         The runs whose top ``depth`` holds the chunk.
     best_rank : int or None
         Its best 1-based rank among them.
+    shown_chunk : str
+        For a question-level item: the chunk shown beside it (the first the gate keeps, or the nearest).
+    note : str
+        Why it is asked (``bluff at the saved cut 0.55``, ``answered, 0.012 from the cut``).
     """
 
     queue: str
@@ -48,6 +60,8 @@ class Item:
     question: str = ""
     runs: tuple = ()
     best_rank: int | None = None
+    shown_chunk: str = ""
+    note: str = ""
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -55,7 +69,8 @@ class Item:
 
     def to_dict(self) -> dict:
         return {"queue": self.queue, "space": self.space, "query_id": self.query_id, "chunk_id": self.chunk_id,
-                "question": self.question, "runs": list(self.runs), "best_rank": self.best_rank}
+                "question": self.question, "runs": list(self.runs), "best_rank": self.best_rank,
+                "shown_chunk": self.shown_chunk, "note": self.note}
 
 
 def pool(runset, depth: int = DEPTH) -> list[Item]:
@@ -94,6 +109,86 @@ def pool(runset, depth: int = DEPTH) -> list[Item]:
             for c, (rank, names) in sorted(found.items(), key=lambda it: it[1][0]):
                 out.append(Item("pool", sp, q, c, text.get(q, ""), tuple(names), rank))
     return out
+
+
+def _saved(runset, cuts):
+    """``(run, cut in the run's own units)`` of every available run a saved threshold applies to."""
+    from ..evaluation.saved_cut import choose
+
+    for r in runset.runs:
+        if r.available:
+            c = choose(r.cut_key, cuts=cuts)
+            if c.how == "saved":
+                yield r, c.cut
+
+
+def bluffs_queue(runset, cuts=None) -> list[Item]:
+    """The out-of-domain questions each run answers at its saved cut (:func:`audit.evaluation.threshold.bluffs`),
+    one question-level item each (once, with the runs that bluff on it)."""
+    from ..evaluation.threshold import bluffs, gate_queries
+
+    found: dict[str, Item] = {}
+    for r, cut in _saved(runset, cuts):
+        if not runset.has_out_of_domain(r):
+            continue
+        for b in bluffs(gate_queries(runset, r), r.gate_kind.to_gate(cut), runset.space(r)):
+            it = found.get(b.query_id)
+            shown = str(b.nearest[0].chunk_id) if b.nearest else ""
+            found[b.query_id] = Item("bluffs", r.space, b.query_id, "", b.query, (it.runs if it else ()) + (r.name,),
+                                     None, it.shown_chunk if it else shown,
+                                     it.note if it else f"bluff of {r.name} at its saved cut {cut:.4g}")
+    return list(found.values())
+
+
+def traffic_queue(runset, n: int = 10, cuts=None) -> list[Item]:
+    """The ``n`` traffic questions nearest each run's saved cut on each side (answered / no answer).
+
+    Raises
+    ------
+    ValueError
+        ``n`` < 1.
+    """
+    if int(n) < 1:
+        raise ValueError(f"the number of questions each side of the cut must be >= 1, got {n}")
+    traffic = runset.traffic
+    found: dict[str, Item] = {}
+    for r, cut in _saved(runset, cuts):
+        kind = r.gate_kind
+        g = kind.to_gate(cut)
+        sides: dict[str, list] = {"answered": [], "no answer": []}
+        for q in traffic:
+            rk = r.rankings.get(q.query_id)
+            if rk is None or not len(rk.ids):
+                continue
+            v = float(rk.distances[0]) if rk.distances is not None else kind.to_gate(float(rk.scores[0]))
+            sides["answered" if v < g else "no answer"].append((round(abs(v - g), 9), q.query_id, q, rk.ids[0]))
+        for side, rows in sides.items():
+            for margin, qid, q, first in sorted(rows, key=lambda t: (t[0], t[1]))[:n]:
+                if qid not in found:
+                    found[qid] = Item("traffic", r.space, qid, "", q.text, (r.name,), None, str(first),
+                                      f"{side}, {margin:.3g} from {r.name}'s saved cut {cut:.4g}")
+    return list(found.values())
+
+
+#: The queues an item can come from, and what fills each.
+QUEUES = ("pool", "bluffs", "traffic")
+
+
+def queue_items(runset, queue: str, depth: int = DEPTH, cuts=None) -> list[Item]:
+    """The items of ``queue`` (one of :data:`QUEUES`).
+
+    Raises
+    ------
+    ValueError
+        An unknown queue (the message lists them), or a bad depth.
+    """
+    if queue == "pool":
+        return pool(runset, depth)
+    if queue == "bluffs":
+        return bluffs_queue(runset, cuts)
+    if queue == "traffic":
+        return traffic_queue(runset, cuts=cuts)
+    raise ValueError(f"unknown queue {queue!r}: use one of {', '.join(QUEUES)}")
 
 
 def assign(items: Sequence[Item], reviewers: Sequence[str], overlap: float = 0.2,

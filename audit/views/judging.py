@@ -16,15 +16,17 @@ import pandas as pd
 
 from ..judging.agreement import agreement
 from ..judging.labels import judgments_of_runset
-from ..judging.queues import Item, assign, pool
+from ..judging.queues import Item, assign, queue_items
 from ..judging.versions import save_settled, settled, version_effect, with_judgments
 
-__all__ = ["GRADED", "BINARY", "ItemView", "agreement_frame", "agreement_lines", "agreement_reports", "disagreements_frame", "effect_lines", "grade_scale",
+__all__ = ["ANSWERABLE", "GRADED", "BINARY", "ItemView", "agreement_frame", "agreement_lines", "agreement_reports", "disagreements_frame", "effect_lines", "grade_scale",
            "item_view", "judged_runset", "my_items", "on_version", "save_settled", "versions_frame"]
 
 #: TREC DL's and TREC RAG's four-point scale, and the binary one.
 GRADED = {0: "0 · not relevant", 1: "1 · related", 2: "2 · highly relevant", 3: "3 · perfectly relevant"}
 BINARY = {0: "0 · not relevant", 1: "1 · relevant"}
+#: A question-level item's answer (traffic, bluffs): can the corpus answer this?
+ANSWERABLE = {1: "answerable", 0: "not in the corpus"}
 
 
 def grade_scale(runset) -> dict[int, str]:
@@ -63,42 +65,46 @@ def judged_runset(runset, store):
 
 
 def my_items(runset, store, who: str, depth: int = 10, reviewers: Sequence[str] = (), overlap: float = 0.0,
-             seed: int = 0) -> tuple[list[Item], list[Item]]:
-    """``(mine, todo)``: the pool items asked of ``who`` (all of them when no reviewers are named; else those
-    :func:`~audit.judging.queues.assign` gives ``who``), and those ``who`` has not labelled yet.
+             seed: int = 0, queue: str = "pool") -> tuple[list[Item], list[Item]]:
+    """``(mine, todo)``: the items of ``queue`` asked of ``who`` (all of them when no reviewers are named; else
+    those :func:`~audit.judging.queues.assign` gives ``who``), and those ``who`` has not labelled yet.
 
     Raises
     ------
     ValueError
         A depth < 1, bad reviewers or overlap, or ``who`` not among the named reviewers.
     """
-    items = pool(judged_runset(runset, store), depth)
+    items = queue_items(judged_runset(runset, store), queue, depth)
     names = [r.strip() for r in reviewers if r.strip()]
     if names:
         if who not in names:
             raise ValueError(f"{who!r} is not among the reviewers named ({', '.join(names)})")
         asked = assign(items, names, overlap, seed)
         items = [it for it in items if who in asked.get(it.key, ())]
-    done = {lb.item for lb in store.labels("pool") if lb.reviewer == who}
+    done = {lb.item for lb in store.labels(queue) if lb.reviewer == who}
     return items, [it for it in items if it.key not in done]
 
 
 @dataclass(frozen=True)
 class ItemView:
-    """What the page shows of one item: ``question``, ``chunk_text`` (plain text), ``locator``
-    (``doc#char=a,b`` or ``doc#page=N``; "" when unknown), ``why`` (the runs and best rank that put it here)."""
+    """What the page shows of one item: ``question``, ``chunk_id`` and ``chunk_text`` (plain text) of the chunk
+    shown (a question-level item's: the chunk beside it), ``locator`` (``doc#char=a,b`` or ``doc#page=N``; ""
+    when unknown), ``why`` (the runs and best rank, or the note, that put it here), ``grades`` (label → text:
+    the run set's scale, or answerable / not in the corpus for a question-level item)."""
 
     item: Item
     question: str
     chunk_text: str
     locator: str
     why: str
+    chunk_id: str = ""
+    grades: dict | None = None
 
 
 def item_view(runset, item: Item) -> ItemView:
     """The question and the chunk of ``item`` as the page shows them."""
     sp = runset.spaces.get(item.space)
-    cid: object = item.chunk_id
+    cid: object = item.chunk_id or item.shown_chunk
     c = sp.chunk(cid) if sp is not None else None
     if c is None and sp is not None and str(cid).isdigit():  # a built-in space's ids are integers
         c = sp.chunk(int(cid))
@@ -112,8 +118,9 @@ def item_view(runset, item: Item) -> ItemView:
             loc = f"{doc}#page={c.page}"
         else:
             loc = doc
-    why = f"rank {item.best_rank} of {', '.join(item.runs)}" if item.runs else ""
-    return ItemView(item, item.question, text, loc, why)
+    why = item.note or (f"rank {item.best_rank} of {', '.join(item.runs)}" if item.runs else "")
+    return ItemView(item, item.question, text, loc, why, str(cid),
+                    ANSWERABLE if item.chunk_id == "" else grade_scale(runset))
 
 
 def agreement_reports(store, seed: int = 0, n_boot: int = 1000) -> list:
