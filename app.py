@@ -80,6 +80,7 @@ PAGES = [
             url_path="upgrade-diff"),
     st.Page("app_pages/10_Ground_truth.py", title="Ground truth", icon="✍️", url_path="ground-truth"),
     st.Page("app_pages/11_History.py", title="History", icon="🕰️", url_path="history"),
+    st.Page("app_pages/12_Judging.py", title="Judging", icon="⚖️", url_path="judging"),
 ]
 page = st.navigation(PAGES)
 # One browser-tab title per page ("Threshold · Retrieval audit"): the call above would otherwise keep the

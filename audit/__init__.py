@@ -38,6 +38,7 @@ What is computed and shown:
 - :mod:`audit.report` results rendered (text, strict JSON, tables, escaped HTML, exports); never re-runs retrieval
 - :mod:`audit.views` one Streamlit-free view-model per dashboard page
 - :mod:`audit.history` every audit remembered: records, series, trends, the regression gate
+- :mod:`audit.judging` the judging queue: versions of the judgments, pooling, reviewers' labels, agreement
 - :mod:`audit.cli` the command line, one module per verb (``python -m audit …``, ``retrieval-audit …``)
 - :mod:`audit.config` ``audit.toml`` (stores, endpoints, traffic, allowed roots, shared mode), :mod:`audit.home`
   (where ``.audit/`` lives), :mod:`audit.uploads` (uploaded files, one session's own), :mod:`audit.words`

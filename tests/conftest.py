@@ -125,7 +125,7 @@ def builtin_cut_key(corpus_folder, strategy: str = "E", retriever: str = "dense"
 PAGES = ["app_pages/1_Overview.py", "app_pages/2_Strategies.py", "app_pages/3_Query_explorer.py",
          "app_pages/4_Chunk_map.py", "app_pages/5_Threshold.py", "app_pages/6_Tokens.py", "app_pages/7_Citations.py",
          "app_pages/8_Index_health.py", "app_pages/9_Upgrade_diff.py", "app_pages/10_Ground_truth.py",
-         "app_pages/11_History.py"]
+         "app_pages/11_History.py", "app_pages/12_Judging.py"]
 
 
 def every_page(at, pages=PAGES) -> dict:

@@ -100,6 +100,10 @@ def test_strategies_shows_both_runs_with_the_cli_measures():
         row = runs[runs["run"] == r.name].iloc[0]
         assert _point(row["Success@8 (recall@8) [Wilson 95%]"]) == round(r.mean("Success@8"), 3)
         assert float(row["nDCG@10"]) == round(r.mean("nDCG@10"), 3)
+        assert float(row["Hole@10"]) == round(r.mean("Hole@10"), 3)
+    # Hole@10 by hand, run "after", q1: it returns b2 b3 b1 b4 l3 and q1 judges only b2 and b3 → 3/5 = 0.6
+    after = next(r for r in _cli_results() if r.name == "after")
+    assert next(q for q in after.per_query if q.query_id == "q1").values["Hole@10"] == 0.6
     matrix = [d for d in _frames(at) if "before" in d.columns and "after" in d.columns and d.index.name == "a \\ b"]
     # sign test on Success@8 (the slider's default): the matrix cell a=after, b=before holds +wins/−losses
     assert matrix and matrix[0].loc["after", "before"].startswith("+")

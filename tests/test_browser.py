@@ -24,7 +24,7 @@ import pytest
 from streamlit_harness import ROOT, app_env, launch_chromium, need_chromium, serve_app
 
 PAGES = ["", "strategies", "query-explorer", "chunk-map", "threshold", "tokens", "citations", "index-health",
-         "upgrade-diff", "ground-truth", "history"]
+         "upgrade-diff", "ground-truth", "history", "judging"]
 REAL_MODEL = os.environ.get("AUDIT_BROWSER_REAL_MODEL", "") not in ("", "0")
 
 

@@ -235,7 +235,8 @@ def test_results_trunc_case_equals_ir_measures_too(tmp_path):
     qrels_path, run_path = write(tmp_path, "qrels.test", TRUNC_QRELS), write(tmp_path, "results.trunc", TRUNC_RUN)
     queries = write(tmp_path, "queries.tsv", "".join(f"q{i}\tquestion {i}\n" for i in range(1, 6)))
     (ours,) = evaluate(load_system(queries, {"trunc": run_path}, qrels=qrels_path))
-    names = [n for n in ours.names if not n.startswith("RR@")]  # RR@k: ir_measures' tie order (measures.py)
+    # RR@k: ir_measures' tie order (measures.py); Hole@k: not an ir_measures name (1 − Judged@k, test_measures.py)
+    names = [n for n in ours.names if not n.startswith(("RR@", "Hole@"))]
     agg = ir_measures.calc_aggregate([ir_measures.parse_measure(n) for n in names], *trunc_dicts(qrels_path))
     for n in names:
         assert ours.mean(n) == pytest.approx(agg[ir_measures.parse_measure(n)], abs=1e-12), n
@@ -298,12 +299,13 @@ def test_scores_equal_at_trec_eval_precision_give_ir_measures_figures(tmp_path):
     for line in text.splitlines():
         f = line.split()
         run.setdefault(f[0], {})[f[2]] = float(f[4])
+    names = [n for n in ours.names if not n.startswith("Hole@")]  # not an ir_measures name: 1 − Judged@k
     per = {(m.query_id, str(m.measure)): m.value
-           for m in ir_measures.iter_calc([ir_measures.parse_measure(n) for n in ours.names], qrels, run)}
+           for m in ir_measures.iter_calc([ir_measures.parse_measure(n) for n in names], qrels, run)}
     mine = {q.query_id: q.values for q in ours.per_query}
     assert mine["q1"]["P@1"] == mine["q1"]["RR"] == 1.0  # b first: the float32 tie, trec_eval's order
     for q in ("q1", "q2"):
-        for n in ours.names:
+        for n in names:
             theirs = per[(q, str(ir_measures.parse_measure(n)))]
             if q == "q1" and n.startswith("RR@"):
                 # doubles: a (0.50000001) before b, so b is at rank 2: 0 within the first 1, 1/2 beyond

@@ -185,7 +185,13 @@ def test_both_shipped_vector_mappings_give_the_plain_mappings_figures(served, se
     rows = {r["name"]: r for r in data["results"] + qdata["results"]}
     assert rows["chroma"]["score_kind"] == "l2" and rows["qdrant"]["score_kind"] == "similarity"
     assert _measures(rows["chroma"]) == _measures(rows["plain"])
-    assert _measures(rows["qdrant"]) == _measures(rows["plain"])
+    # Qdrant's scores are the plain ones (1 − d, d the same cosine distance), so its order is the plain order but
+    # on ties, which trec_eval's rule breaks by chunk id: point ids (1, 2, …) order a tie unlike b1, k2, … . Every
+    # measure of the judged chunks agrees; Hole@k also counts the unjudged chunks, and a tie at rank 10 puts
+    # another one there: Hole@10 may differ by that one chunk, every other Hole@k agrees
+    q, pl = _measures(rows["qdrant"]), _measures(rows["plain"])
+    assert {k: v for k, v in q.items() if k != "Hole@10"} == {k: v for k, v in pl.items() if k != "Hole@10"}
+    assert abs(q["Hole@10"] - pl["Hole@10"]) <= 1 / 10 / 9 + 1e-12  # one chunk of one question's ten
     assert data["comparisons"] and "Paired sign tests" in out  # two endpoints, two runs, paired
 
 

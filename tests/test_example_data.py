@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from audit.evaluation.measures import evaluate_run, measure_names, results_frame
+from audit.evaluation.measures import KS, evaluate_run, measure_names, results_frame
 from audit.evaluation.paired import paired_test
 from audit.evaluation.threshold import gate, gate_queries
 from audit.ingest import load_folder
@@ -75,14 +75,27 @@ def test_before_and_after_against_ir_measures(example):
     ir_measures' MS MARCO provider breaks ties by chunk id ascending (see test_measures)."""
     ir_measures = pytest.importorskip("ir_measures")
     qrels, before, after, rb, ra = example
-    names = measure_names()
+    names = [n for n in measure_names() if not n.startswith("Hole@")]  # ir_measures has no Hole: 1 − Judged@k
     ms = [ir_measures.parse_measure(n) for n in names]
+    judged = [ir_measures.parse_measure(f"Judged@{k}") for k in KS]
     for run, res, sign in ((before, rb, -1), (after, ra, 1)):
         d = {q: {c: sign * s for c, s in r.top(len(r))} for q, r in run.rankings.items()}  # higher = better
         agg = ir_measures.calc_aggregate(ms, qrels.judgments, d)
         for n, m in zip(names, ms):
             if not n.startswith("RR@"):
                 assert res.mean(n) == pytest.approx(agg[m], abs=1e-12), (run.name, n)
+        # Hole@k is 1 − ir_measures' Judged@k on every query the run ranks (a query it does not rank: Hole 0),
+        # but at k=1 on the two ties above: ir_measures' Judged sorts ties by chunk id ascending, so before q4
+        # it puts the judged l1 first (we put l2, unjudged: Hole@1 = 1), whatever k beyond the tie agrees
+        per = {(m.query_id, str(m.measure)): m.value for m in ir_measures.iter_calc(judged, qrels.judgments, d)}
+        ranked = [q for q in res.per_query if q.in_run]
+        assert ranked
+        for q in ranked:
+            for k in KS:
+                if k == 1 and (run.name, q.query_id) in (("before", "q4"), ("after", "q6")):
+                    assert q.values["Hole@1"] == (1.0 if sign < 0 else 0.0)  # after q6: k3 and l3 both judged
+                    continue
+                assert q.values[f"Hole@{k}"] == pytest.approx(1 - per[(q.query_id, f"Judged@{k}")], abs=1e-12), (run.name, q.query_id, k)
         # before q4: ir_measures ranks l1 first (RR@1 4/9 instead of 3/9); after q6: k3 first (RR@1 6/9, not 7/9)
         assert agg[ir_measures.parse_measure("RR@1")] == pytest.approx((4 if sign < 0 else 6) / 9)
 

@@ -248,12 +248,26 @@ def test_holm_over_the_series_and_values_measures():
     assert a.series == ["files: q.tsv, qrels.trec, run.trec · one"]
 
 
-def test_a_named_baseline_on_another_ground_truth_is_refused(history):
-    rid = history.append(_rec("sys", [True, True], "2024-05-01T10:00:00+00:00"))
+def test_a_baseline_on_another_judgments_version_is_compared_on_what_both_judge_alike(history):
+    rid = history.append(_rec("sys", [True, True, False], "2024-05-01T10:00:00+00:00"))
     history.set_baseline("release", rid)
-    other = _rec("sys", [True, True], "2024-05-02T10:00:00+00:00", gt={"q0": {"a0": 1}, "q1": {"a1": 2}})
-    with pytest.raises(BaselineRefused, match=r"judged on ground truth \w{12}, this audit on \w{12}"):
-        resolve_baselines(history, other, "release")
+    # q1 regraded (1 → 2) and q2's relevant chunk changed: only q0 is judged alike by both versions
+    other = _rec("sys", [True, False, True], "2024-05-02T10:00:00+00:00",
+                 gt={"q0": {"a0": 1}, "q1": {"a1": 2}, "q2": {"a2": 1, "b2": 1}})
+    base = history.get(rid)
+    assert base.judgments_version != other.judgments_version and len(other.judgments_version) == 16
+    for name in ("release", "latest"):  # neither a named baseline nor latest is refused or skipped
+        got = resolve_baselines(history, other, name)
+        assert [r.id for r in got.values()] == [rid]
+        v = compare_to_baselines(other, got, "Success@1", baseline=name).verdicts[0]
+        assert v.n_common == 1 and v.test is not None and (v.test.wins, v.test.losses) == (0, 0)
+        assert v.note == (f"judged on judgments version {other.judgments_version}, the baseline on "
+                          f"{base.judgments_version}: compared on the 1 questions both judge alike (2 of 3 left out: "
+                          "their labels or text differ)")
+    # on the same version, every common question counts and no note is made
+    same = _rec("sys", [False, True, True], "2024-05-03T10:00:00+00:00")
+    v = compare_to_baselines(same, {same.series[0]: base}, "Success@1").verdicts[0]
+    assert same.judgments_version == base.judgments_version and v.n_common == 3 and v.note == ""
     with pytest.raises(BaselineRefused, match="no such baseline"):
         resolve_baselines(history, other, "nope")
 

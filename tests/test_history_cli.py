@@ -95,7 +95,10 @@ def test_three_audits_recorded_and_the_gate(backend, tmp_path, capsys):
     listed = capsys.readouterr().out
     assert "relay" in listed and "python-reference · E/dense" in listed and "h1st-Secret" not in listed
     assert main(["history", "show", str(rows[1].id)]) == 0
-    assert "relay: Success@1 0.778 [0.453,0.937]" in capsys.readouterr().out  # Wilson 7/9
+    shown = capsys.readouterr().out
+    with open_configured() as h:  # the record names the judgments version it was judged on
+        assert f"judgments version: {h.get(rows[1].id).judgments_version}" in shown
+    assert "relay: Success@1 0.778 [0.453,0.937]" in shown  # Wilson 7/9
 
 
 def test_a_named_baseline_and_another_ground_truth(backend, tmp_path, capsys):
@@ -108,9 +111,9 @@ def test_a_named_baseline_and_another_ground_truth(backend, tmp_path, capsys):
     args = runs_report(str(EX / "after.trec"), "--baseline", "release", "--fail-if-worse")
     args[args.index("--qrels") + 1] = str(qrels)
     capsys.readouterr()
-    assert main(args) == 2
-    err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1].startswith("error: --baseline 'release' (record #1) was judged on ground truth")
+    assert main(args) == 0  # another judgments version: compared on the 8 questions judged alike, not refused
+    out = capsys.readouterr().out
+    assert "compared on the 8 questions both judge alike (1 of 9 left out: their labels or text differ)" in out
     assert main(runs_report(str(EX / "after.trec"), "--baseline", "nope")) == 2
     assert "no such baseline (known: release)" in capsys.readouterr().err
 

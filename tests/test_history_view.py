@@ -46,6 +46,9 @@ def test_trend_bands_segments_and_changes():
     # z·sqrt(0.75·0.25/4 + z²/64) / (1 + z²/4) = 0.3269 → [0.301, 0.954]
     assert (round(t["low"][0], 3), round(t["high"][0], 3)) == (0.301, 0.954)
     assert t["segment"].tolist() == [0, 0, 1]  # the ground truth changed at record 3: a new line
+    # each point names the judgments version it was judged on: the 5th question's judgment makes a new one
+    v = t["judgments version"].tolist()
+    assert v[0] == v[1] == a.judgments_version != v[2] == c.judgments_version and len(v[2]) == 16
     ch = changes_frame(t)
     assert ch["record"].tolist() == [2, 3] and ch["change"].tolist() == ["chunking", "ground truth"]
     rr = trend_frame([a], S, "RR")

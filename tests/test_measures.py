@@ -75,16 +75,56 @@ def test_ir_measures_version_is_the_pinned_one():
 
 def test_names_are_ir_measures_names():
     names = measure_names()
-    assert len(names) == 5 * len(KS) + 2
+    assert len(names) == 6 * len(KS) + 2
     for n in names:
+        if n.startswith("Hole@"):  # ir_measures has no Hole: it is 1 − Judged@k (next tests)
+            with pytest.raises(NameError):
+                ir_measures.parse_measure(n)
+            continue
         assert str(ir_measures.parse_measure(n)) == n  # round-trips: the JSON keys are ir_measures' names
+
+
+def test_hole_is_one_minus_ir_measures_judged_per_query():
+    """ir_measures has no Hole; its Judged@k (OpenNIR's judgment rate) is the share of the top k that
+    has a judgment, so Hole@k = 1 − Judged@k on every query the run ranks. They differ by policy only on
+    a judged query the run does not rank (q3): its empty top k holds no hole (Hole 0), while ir_measures
+    fills a missing query with 0 on every measure (Judged 0, which would read as Hole 1)."""
+    ours = evaluate_run(Run.from_scores("r", UNTIED), Qrels(QRELS))
+    names = [f"Judged@{k}" for k in KS]
+    per = {(m.query_id, str(m.measure)): m.value
+           for m in ir_measures.iter_calc([ir_measures.parse_measure(n) for n in names], QRELS, UNTIED)}
+    checked = 0
+    for q in ours.per_query:
+        for k in KS:
+            if q.query_id == "q3":
+                assert q.values[f"Hole@{k}"] == 0.0 and per[("q3", f"Judged@{k}")] == 0.0
+                continue
+            assert q.values[f"Hole@{k}"] == pytest.approx(1 - per[(q.query_id, f"Judged@{k}")], abs=1e-12)
+            checked += 1
+    assert checked == 4 * len(KS)
+    # by hand, Hole@4: q1 c,b,a,z → c unjudged: 1/4; q2 y,x → y: 1/2; q3 absent: 0;
+    # q4 q,n,o,p → q: 1/4; q5 r2,r3 → 0/2. Mean over the 5 judged queries = (1/4 + 1/2 + 1/4) / 5 = 0.2
+    assert ours.mean("Hole@4") == pytest.approx(0.2)
+    # Hole@10: q4 has six chunks, w1 and w2 unjudged too → 3/6; mean = (1/4 + 1/2 + 1/2) / 5 = 0.25
+    assert ours.mean("Hole@10") == pytest.approx(0.25)
+
+
+def test_hole_per_question_not_pooled_over_questions():
+    """BEIR counts a document judged for ANY query as judged; ours is per question: a chunk judged for
+    q1 is still a hole in q2's ranking."""
+    qrels = Qrels({"q1": {"a": 1}, "q2": {"b": 1}})
+    r = evaluate_run(Run.from_scores("r", {"q1": {"a": 0.9, "b": 0.8}, "q2": {"b": 0.9, "a": 0.8}}), qrels)
+    assert [q.values["Hole@10"] for q in r.per_query] == [0.5, 0.5]  # BEIR's pooled rule would say 0 and 0
+    # needles judge every chunk by their rule: complete judgments leave no hole
+    full = Qrels(qrels.judgments, complete=True)
+    assert evaluate_run(Run.from_scores("r", {"q1": {"a": 0.9, "b": 0.8}}), full).mean("Hole@10") == 0.0
 
 
 @pytest.mark.parametrize("run", [TIED, UNTIED], ids=["tied", "untied"])
 def test_parity_with_ir_measures(run):
     """Every measure, per query and aggregated, equals ir_measures 0.4.3 — except RR@k on a tied run,
     which ir_measures computes with another tie order (see the next test)."""
-    names = [n for n in measure_names() if not (run is TIED and n.startswith("RR@"))]
+    names = [n for n in measure_names() if not (run is TIED and n.startswith("RR@")) and not n.startswith("Hole@")]
     ours = evaluate_run(Run.from_scores("r", run), Qrels(QRELS))
     per, agg = ir_values(QRELS, run, names)
     assert ours.n_queries == 5 and ours.n_missing == 1  # q3 judged, not in the run

@@ -52,11 +52,11 @@ def _imports(path: Path) -> set[str]:
     return out
 
 
-def test_there_are_eleven_pages():
+def test_there_are_twelve_pages():
     assert [p.name for p in PAGES] == sorted(["1_Overview.py", "2_Strategies.py", "3_Query_explorer.py",
                                               "4_Chunk_map.py", "5_Threshold.py", "6_Tokens.py", "7_Citations.py",
                                               "8_Index_health.py", "9_Upgrade_diff.py", "10_Ground_truth.py",
-                                              "11_History.py"])
+                                              "11_History.py", "12_Judging.py"])
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)

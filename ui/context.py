@@ -16,7 +16,7 @@ import streamlit as st
 
 from audit.views.capabilities import can
 
-__all__ = ["CTX_KEY", "PageContext", "context", "focus_run", "footer", "stop"]
+__all__ = ["CTX_KEY", "PageContext", "VERSION_KEY", "context", "focus_run", "footer", "stop"]
 
 CTX_KEY = "_audit_context"
 
@@ -42,6 +42,8 @@ class PageContext:
     health : callable or None
         Draws the source's own health checks (a vector store's, :meth:`audit.stores.protocol.VectorStore.health`);
         None when the source has none.
+    own_runset : RunSet or None
+        The run set on its own judgments when ``runset`` is judged on a version of the judging store.
     """
 
     runset: object
@@ -52,6 +54,7 @@ class PageContext:
     cross_error: str | None = None
     index_file: object | None = None
     health: Callable | None = field(default=None, repr=False)
+    own_runset: object | None = field(default=None, repr=False)
 
     @property
     def corpus(self):
@@ -63,13 +66,40 @@ class PageContext:
         return can(self.runset, what, run, index_file=self.index_file, store_health=self.health)
 
 
+#: ``st.session_state`` key: the judgments version every page is judged on (None: the run set's own judgments),
+#: set on the Judging page.
+VERSION_KEY = "judgments_version"
+
+
 def context() -> PageContext:
-    """The context the sidebar built for this run of the script (stops the page when there is none)."""
+    """The context the sidebar built for this run of the script (stops the page when there is none); judged on the
+    judgments version the Judging page chose, when it chose one (:func:`audit.views.judging.on_version`)."""
     ctx = st.session_state.get(CTX_KEY)
     if ctx is None:
         st.info("Open the dashboard with `streamlit run app.py`; the sidebar sets up the source first.")
         st.stop()
+    if st.session_state.get(VERSION_KEY):
+        ctx = _on_version(ctx, st.session_state[VERSION_KEY])
     return ctx
+
+
+def _on_version(ctx: PageContext, ref: str) -> PageContext:
+    from dataclasses import replace
+
+    from audit.evaluation import evaluate
+    from audit.judging.store import JudgmentsError, JudgmentsStore
+    from audit.views.judging import on_version
+
+    try:
+        with JudgmentsStore() as store:
+            runset, v = on_version(ctx.runset, store, ref)
+    except JudgmentsError as e:
+        st.warning(f"Judged on the run set's own judgments: {e}")
+        return ctx
+    if v is None:
+        return ctx
+    return replace(ctx, runset=runset, results=evaluate(runset), digest=f"{ctx.digest}:{v.digest}",
+                   own_runset=ctx.runset)
 
 
 def focus_run(ctx: PageContext):

@@ -223,7 +223,8 @@ def cmd_history_show(a) -> int:
     L = [f"record #{rec.id}: {rec.command} at {rec.created_at} UTC (format {rec.format_version})",
          f"source: {rec.source.get('kind')} {rec.source.get('name')} (identity {str(rec.source.get('identity'))[:12]})",
          f"model: {m.get('name') or '-'}" + (f" (weights {str(m.get('digest'))[:12]})" if m.get("digest") else ""),
-         f"ground truth: {rec.ground_truth[:12] or '-'} · {rec.code_version}"]
+         f"ground truth: {rec.ground_truth[:12] or '-'} · judgments version: {rec.judgments_version or '-'} · "
+         f"{rec.code_version}"]
     if rec.source.get("provenance_line"):
         L.append(f"provenance: {rec.source['provenance_line']}")
     for r in rec.runs:

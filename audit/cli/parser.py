@@ -17,6 +17,7 @@ from .groundtruth import add_groundtruth_parser
 from .health import cmd_health
 from .history import add_history_options, add_history_parser, check_history_options
 from .index import cmd_index
+from .judge import add_judge_parser
 from .report import cmd_report
 from .traffic import add_traffic_options
 
@@ -222,6 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_groundtruth_parser(sub)
     add_history_parser(sub)
+    add_judge_parser(sub, _Examples)
     return p
 
 

@@ -31,12 +31,16 @@ class Qrels:
         What a judgment means when it is not plain (e.g. BEIR judges documents).
     repeated : tuple of (int, int)
         ``(line, first line)`` of each judgment the file repeats with the same grade (read once).
+    complete : bool
+        Every chunk not listed is judged non-relevant by a rule (needles: a chunk's text holds the
+        needle or it does not), so no ranked chunk is a hole (``Hole@k`` = 0).
     """
 
     judgments: Mapping[str, Mapping]
     source: str = ""
     note: str = ""
     repeated: tuple = ()
+    complete: bool = False
 
     @property
     def query_ids(self) -> tuple[str, ...]:

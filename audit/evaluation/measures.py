@@ -13,7 +13,12 @@ The measures carry the names of ``ir_measures`` (MacAvaney et al., ECIR 2022) an
   grades count 0), the ideal ranking every judged chunk by grade (Järvelin & Kekäläinen 2002);
   ``nDCG`` over the whole ranking; 0 when nothing is judged relevant;
 - ``RR@k`` = 1 / rank of the first relevant chunk, 0 beyond ``k`` — ``RR@20`` is the
-  specification's **MRR@20**; ``RR`` without a cut-off.
+  specification's **MRR@20**; ``RR`` without a cut-off;
+- ``Hole@k`` = the share of the query's top ``k`` (its distinct chunk ids, at most ``k``) that its
+  own judgments do not cover: 1 − ``ir_measures``' ``Judged@k`` (which has no ``Hole``); 0 for a
+  query the run does not rank and for judgments complete by their rule (needles:
+  :attr:`~audit.evaluation.judgments.Qrels.complete`). Not a quality measure: it says how far the
+  others rest on chunks nobody judged (docs/definitions.md, *Hole@k*).
 
 Each measure is a function of the ranks (and grades) of the judged chunks a ranking holds, so a
 ranking stored to a depth with the ranks of its relevant chunks beyond it
@@ -79,9 +84,12 @@ class Measure:
         Also reported without a cut-off (``RR``, ``nDCG``).
     interval : bool
         Gets a Wilson interval (a binomial proportion).
-    value : callable(ranks, judgments, n_relevant, k) -> float
+    value : callable(ranks, judgments, n_relevant, k, ranked) -> float
         ``ranks``: ``(1-based rank, grade)`` of the judged chunks the ranking holds, rank order;
-        ``judgments``: every judged chunk's grade; ``k``: the cut-off (None: the whole ranking).
+        ``judgments``: every judged chunk's grade; ``k``: the cut-off (None: the whole ranking);
+        ``ranked``: the ranking's chunk ids, best first (empty when judgments are complete by rule).
+    ir_measures : bool
+        ``ir_measures.parse_measure`` knows the name (``Hole`` is ours: 1 − ``Judged``).
     """
 
     name: str
@@ -90,21 +98,22 @@ class Measure:
     uncut: bool
     interval: bool
     value: Callable
+    ir_measures: bool = True
 
 
-def _success(ranks, judgments, n_rel, k):
+def _success(ranks, judgments, n_rel, k, ranked=()):
     return 1.0 if any(g >= MIN_REL and r <= k for r, g in ranks) else 0.0
 
 
-def _recall(ranks, judgments, n_rel, k):
+def _recall(ranks, judgments, n_rel, k, ranked=()):
     return sum(1 for r, g in ranks if g >= MIN_REL and r <= k) / n_rel if n_rel else 0.0
 
 
-def _precision(ranks, judgments, n_rel, k):
+def _precision(ranks, judgments, n_rel, k, ranked=()):
     return sum(1 for r, g in ranks if g >= MIN_REL and r <= k) / k
 
 
-def _ndcg(ranks, judgments, n_rel, k):
+def _ndcg(ranks, judgments, n_rel, k, ranked=()):
     ideal = sorted((max(g, 0) for g in judgments.values()), reverse=True)
     ideal = ideal if k is None else ideal[:k]
     idcg = _dcg(enumerate(ideal, start=1))
@@ -113,9 +122,15 @@ def _ndcg(ranks, judgments, n_rel, k):
     return _dcg((r, max(g, 0)) for r, g in ranks if k is None or r <= k) / idcg
 
 
-def _rr(ranks, judgments, n_rel, k):
+def _rr(ranks, judgments, n_rel, k, ranked=()):
     first = next((r for r, g in ranks if g >= MIN_REL), None)
     return 1.0 / first if first is not None and (k is None or first <= k) else 0.0
+
+
+def _hole(ranks, judgments, n_rel, k, ranked=()):
+    # a history record's placeholder (id None: a position it did not keep) is neither judged nor a hole
+    top = tuple(c for c in dict.fromkeys(ranked if k is None else ranked[:k]) if c is not None)
+    return sum(1 for c in top if c not in judgments) / len(top) if top else 0.0
 
 
 #: The measures, in report order.
@@ -127,6 +142,8 @@ MEASURES = (
     Measure("nDCG", "graded gain with a log2 discount, over the ideal order", True, True, False, _ndcg),
     Measure("RR", "1 / rank of the first relevant chunk (0 beyond k); RR@20 is the specification's MRR@20",
             True, True, False, _rr),
+    Measure("Hole", "share of the first k chunks the query's judgments do not cover (1 − ir_measures Judged@k): "
+            "how far the other figures rest on unjudged chunks", True, False, False, _hole, ir_measures=False),
 )
 _BY_NAME = {m.name: m for m in MEASURES}
 #: The specification's names, accepted beside ir_measures' (``--fail-under recall@8=…``, ``mrr=…``, JSON keys).
@@ -136,8 +153,8 @@ SPEC_NAMES = {**{f"recall@{k}": f"Success@{k}" for k in KS}, "mrr": f"RR@{MRR_DE
 def measure_names(ks: Sequence[int] = KS) -> tuple[str, ...]:
     """The ``ir_measures`` names reported, in report order.
 
-    For each ``k``: ``Success@k``, ``R@k``, ``P@k``, ``nDCG@k``, ``RR@k``; then ``RR`` and ``nDCG``
-    (no cut-off). Each parses with ``ir_measures.parse_measure``.
+    For each ``k``: ``Success@k``, ``R@k``, ``P@k``, ``nDCG@k``, ``RR@k``, ``Hole@k``; then ``RR`` and
+    ``nDCG`` (no cut-off). Each but ``Hole@k`` parses with ``ir_measures.parse_measure``.
     """
     names = [f"{m.name}@{k}" for k in ks for m in MEASURES if m.cutoff]
     return tuple(names + [m.name for m in (_BY_NAME["RR"], _BY_NAME["nDCG"]) if m.uncut])
@@ -167,7 +184,8 @@ def parse_measure(name: str) -> str:
                      f"nDCG) or recall@1|4|8|10|20, mrr")
 
 
-def query_measures(ranks: Sequence[tuple[int, int]], judgments: Mapping, ks: Sequence[int] = KS) -> dict[str, float]:
+def query_measures(ranks: Sequence[tuple[int, int]], judgments: Mapping, ks: Sequence[int] = KS,
+                   ranked: Sequence = ()) -> dict[str, float]:
     """Every measure of :func:`measure_names` for one query.
 
     Parameters
@@ -178,6 +196,8 @@ def query_measures(ranks: Sequence[tuple[int, int]], judgments: Mapping, ks: Seq
     judgments : mapping chunk id → int grade
         Every judgment of the query.
     ks : cut-offs
+    ranked : sequence of chunk ids, optional
+        The ranking, best first (``Hole@k`` reads it; empty: no hole).
 
     Returns
     -------
@@ -189,10 +209,10 @@ def query_measures(ranks: Sequence[tuple[int, int]], judgments: Mapping, ks: Seq
     for k in ks:
         for m in MEASURES:
             if m.cutoff:
-                out[f"{m.name}@{k}"] = m.value(ranks, judgments, n_rel, k)
+                out[f"{m.name}@{k}"] = m.value(ranks, judgments, n_rel, k, ranked)
     for m in MEASURES:
         if m.uncut:
-            out[m.name] = m.value(ranks, judgments, n_rel, None)
+            out[m.name] = m.value(ranks, judgments, n_rel, None, ranked)
     return out
 
 
@@ -367,7 +387,8 @@ def evaluate_run(run, qrels, ks: Sequence[int] = KS, query_ids: Iterable[str] | 
         r = run.rankings.get(q)
         ranks = [(rank, js[c]) for c, rank in r.ranks_of(js)] if r is not None and js else []
         first = next((rank for rank, g in ranks if g >= MIN_REL), None)
-        per_query.append(QueryMeasures(q, query_measures(ranks, js, ks), r is not None,
+        ranked = r.ids if r is not None and not qrels.complete else ()
+        per_query.append(QueryMeasures(q, query_measures(ranks, js, ks, ranked), r is not None,
                                        sum(1 for g in js.values() if g >= MIN_REL), first, phr.get(q, "")))
     n_unjudged = sum(1 for q in run.rankings if q not in counted and phr.get(q, "in-domain") != "out-of-domain"
                      and phr.get(q, "in-domain") != "traffic")

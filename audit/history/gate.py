@@ -10,9 +10,14 @@ rounded to 9 decimals, so no last bit decides). The p-values are Holm-adjusted o
 p < ``level``; the gate fails when any series is worse, and names the questions lost.
 
 The baseline: ``latest`` is, per series, the latest record of that series on the same ground-truth hash,
-this audit's record excluded; a name set by ``history baseline set NAME ID`` (or a record id) is one record
-for every series, refused when it was judged on another ground truth (a paired test needs the same questions
-and judgments).
+this audit's record excluded, else the latest of that series on any; a name set by ``history baseline set NAME
+ID`` (or a record id) is one record for every series.
+
+**Judgments versions.** Every record names the judgments version it was judged on
+(:attr:`~audit.history.record.Record.judgments_version`). Two records on the same version are compared over the
+judged questions both hold. Two records on different versions are not skipped: the verdict says so and the test
+runs over the questions both versions judge alike (the same question text and the very same labels, chunk by
+chunk), the others counted as left out — a question whose labels changed would compare a judgment with another.
 """
 
 from __future__ import annotations
@@ -94,6 +99,8 @@ class GateResult:
             L.append(f"  {v.series}: vs record #{v.baseline_id}, {t.wins} better / {t.losses} worse of {v.n_common} "
                      f"questions, p = {format_p(t.p)} (Holm {format_p(t.p_holm)}) — "
                      + ("WORSE" if v.worse else "not worse"))
+            if v.note:
+                L.append(f"    {v.note}")
             if v.worse:
                 L.append(f"    questions lost: {', '.join(t.loss_ids)}")
         L.append("gate failed: a series is worse than its baseline" if self.failed else "gate passed")
@@ -118,13 +125,14 @@ def resolve_baselines(store, current: Record, baseline: str, exclude: Sequence[i
     Raises
     ------
     BaselineRefused
-        An unknown name, or a named record judged on another ground truth (the message gives both hashes).
+        An unknown name or record id.
     """
     from .store import ALL_SESSIONS
 
     sess = ALL_SESSIONS if session is None else session
     if baseline == "latest":
-        return {s: store.latest(s, current.ground_truth, exclude, sess) for s in current.series}
+        return {s: store.latest(s, current.ground_truth, exclude, sess) or store.latest(s, None, exclude, sess)
+                for s in current.series}
     rid = store.baseline(baseline)
     if rid is None:
         if not baseline.lstrip("#").isdigit():
@@ -138,10 +146,6 @@ def resolve_baselines(store, current: Record, baseline: str, exclude: Sequence[i
         rec = store.get(rid)
     except HistoryError as e:
         raise BaselineRefused(f"--baseline {baseline!r}: {e}") from None
-    if rec.ground_truth != current.ground_truth:
-        raise BaselineRefused(f"--baseline {baseline!r} (record #{rid}) was judged on ground truth "
-                              f"{rec.ground_truth[:12] or 'none'}, this audit on {current.ground_truth[:12]}: a paired "
-                              "test needs the same questions and judgments; set a baseline recorded on this ground truth")
     return {s: (rec if s in rec.series else None) for s in current.series}
 
 
@@ -177,7 +181,7 @@ def compare_to_baselines(current: Record, baselines: Mapping[str, Record | None]
             continue
         if base is None:
             verdicts.append(SeriesVerdict(s, None, note=(
-                "no earlier record of this series on this ground truth: nothing to compare; this audit is the next "
+                "no earlier record of this series: nothing to compare; this audit is the next "
                 "one's baseline" if baseline == "latest" else f"baseline {baseline} holds no run of this series")))
             continue
         br = base.run(s)
@@ -188,10 +192,19 @@ def compare_to_baselines(current: Record, baselines: Mapping[str, Record | None]
             sets[base.id] = runset_of(base)
         bset = sets[base.id]
         run_c, run_b = cur_set.run(rr.name), bset.run(br.name)
-        qb = bset.qrels(run_b).judgments
+        qb, qc = bset.qrels(run_b).judgments, cur_set.qrels(run_c).judgments
         common = [q for q in cur_set.qrels(run_c).query_ids if q in qb]
+        note = ""
+        if base.judgments_version != current.judgments_version:
+            text_b = {q.query_id: q.text for q in bset.queries}
+            text_c = {q.query_id: q.text for q in cur_set.queries}
+            alike = [q for q in common if dict(qb[q]) == dict(qc[q]) and text_b.get(q) == text_c.get(q)]
+            note = (f"judged on judgments version {current.judgments_version}, the baseline on "
+                    f"{base.judgments_version}: compared on the {len(alike)} questions both judge alike "
+                    f"({len(common) - len(alike)} of {len(common)} left out: their labels or text differ)")
+            common = alike
         if not common:
-            verdicts.append(SeriesVerdict(s, base.id, note="no judged question in both"))
+            verdicts.append(SeriesVerdict(s, base.id, note=note or "no judged question in both"))
             continue
         res_c = evaluate_run(run_c, cur_set.qrels(run_c), query_ids=common)
         res_b = evaluate_run(run_b, bset.qrels(run_b), query_ids=common)
@@ -199,7 +212,7 @@ def compare_to_baselines(current: Record, baselines: Mapping[str, Record | None]
             test = paired_test(res_c, res_b, int(measure.split("@")[1]))
         else:
             test = _values_test(res_c, res_b, measure)
-        verdicts.append(SeriesVerdict(s, base.id, test, len(common)))
+        verdicts.append(SeriesVerdict(s, base.id, test, len(common), note))
     tested = [v for v in verdicts if v.test is not None]
     adjusted = iter(holm_adjusted([v.test for v in tested]))
     out = []

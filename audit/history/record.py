@@ -259,6 +259,12 @@ class Record:
     session : str or None
         The dashboard session whose uploads were audited (shared mode shows them to that session only).
     judged_by : str
+    complete : tuple of str
+        The spaces whose judgments are complete by their rule (needles: no ranked chunk is a hole).
+    judgments_version : str
+        The content digest of the judgments it was judged on (:func:`audit.judging.labels.judgments_version`,
+        the digest a version of the judging store carries); a record written before it had one gets it from
+        its stored judgments.
     format_version : int
     id : int or None
         Given by the store on append.
@@ -279,6 +285,19 @@ class Record:
     judged_by: str = ""
     format_version: int = FORMAT_VERSION
     id: int | None = None
+    complete: tuple = ()
+    judgments_version: str = ""
+
+    def __post_init__(self) -> None:
+        if not self.judgments_version and self.judgments:
+            object.__setattr__(self, "judgments_version", self.stored_judgments().digest)
+
+    def stored_judgments(self):
+        """The judgments it holds as one :class:`~audit.judging.labels.Judgments` (every space)."""
+        from ..judging.labels import Judgments
+
+        rows = [(sp, qid, c, int(g)) for sp, qs in self.judgments.items() for qid, js in qs for c, g in js]
+        return Judgments.of(rows, [(sp, qid) for sp, qs in self.judgments.items() for qid, _ in qs])
 
     @property
     def series(self) -> list[str]:
@@ -311,7 +330,8 @@ class Record:
                 "code_version": self.code_version, "runs": [r.to_json() for r in self.runs],
                 "queries": [list(q) for q in self.queries], "judgments": _jsonable(self.judgments),
                 "health": [_jsonable(h) for h in self.health], "settings": _jsonable(self.settings),
-                "session": self.session, "judged_by": self.judged_by}
+                "session": self.session, "judged_by": self.judged_by, "complete": list(self.complete),
+                "judgments_version": self.judgments_version}
 
     @classmethod
     def from_json(cls, js: Mapping, id: int | None = None) -> "Record":
@@ -338,7 +358,8 @@ class Record:
                    js.get("code_version", ""), tuple(RecordRun.from_json(r) for r in runs),
                    tuple(tuple(q) for q in js.get("queries", ())), js.get("judgments") or {},
                    tuple(js.get("health") or ()), js.get("settings") or {}, js.get("session"),
-                   js.get("judged_by", ""), FORMAT_VERSION, id)
+                   js.get("judged_by", ""), FORMAT_VERSION, id, tuple(js.get("complete") or ()),
+                   js.get("judgments_version", ""))
 
 
 def _code_version() -> str:
@@ -417,7 +438,8 @@ def record_of(runset, results: Sequence | None = None, thresholds: Sequence = ()
     settings = {k: runset.settings[k] for k in SETTINGS_KEPT if k in runset.settings}
     return Record(created_at or _now(), command, _source_json(runset.source), _jsonable(dict(runset.model)),
                   ground_truth_hash(runset), _code_version(), tuple(runs), queries, judgments,
-                  tuple(_jsonable(h) for h in health), _jsonable(settings), session, runset.judged_by)
+                  tuple(_jsonable(h) for h in health), _jsonable(settings), session, runset.judged_by,
+                  complete=tuple(sp for sp, qr in sorted(runset.judgments.items()) if qr.complete))
 
 
 def record_of_report(report, command: str = "report", series: str | None = None, session: str | None = None,
@@ -461,7 +483,8 @@ def runset_of(record: Record) -> RunSet:
     if not record.runs:
         raise ValueError(f"history record {record.id} is a health check: it holds no run to compare")
     queries = tuple(Query(q[0], q[1], q[2], q[3] if len(q) > 3 else None) for q in record.queries)
-    judgments = {sp: Qrels({qid: {c: int(g) for c, g in js} for qid, js in rows}, source=f"history record {record.id}")
+    judgments = {sp: Qrels({qid: {c: int(g) for c, g in js} for qid, js in rows}, source=f"history record {record.id}",
+                           complete=sp in record.complete)
                  for sp, rows in record.judgments.items()}
     runs = []
     for r in record.runs:

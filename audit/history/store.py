@@ -25,7 +25,7 @@ from ..conninfo import is_postgres_uri
 from .record import Record
 
 __all__ = ["ALL_SESSIONS", "HistoryError", "HistoryStore", "PostgresHistory", "RecordSummary", "SqliteHistory",
-           "open_history"]
+           "open_history", "sqlite_connect", "sqlite_write"]
 
 #: ``list(session=ALL_SESSIONS)``: every record, whoever's uploads (the CLI; single-user dashboards).
 ALL_SESSIONS = object()
@@ -177,12 +177,14 @@ class HistoryStore:
             raise HistoryError(f"no history record {id} in {self.where}")
         return _decode(rows[0][0], int(id))
 
-    def latest(self, series: str, ground_truth: str, exclude: Iterable[int] = (), session=ALL_SESSIONS) -> Record | None:
-        """The latest record of ``series`` on ``ground_truth`` (a hash), ``exclude`` left out; None when none."""
+    def latest(self, series: str, ground_truth: str | None, exclude: Iterable[int] = (),
+               session=ALL_SESSIONS) -> Record | None:
+        """The latest record of ``series`` on ``ground_truth`` (a hash; None: any), ``exclude`` left out; None
+        when none."""
         ex = [int(i) for i in exclude]
         sql = (f"SELECT r.id FROM {_PREFIX}records r JOIN {_PREFIX}series s ON s.record_id = r.id "
-               "WHERE s.series = ? AND r.ground_truth = ?")
-        args: list = [series, ground_truth]
+               "WHERE s.series = ?" + (" AND r.ground_truth = ?" if ground_truth is not None else ""))
+        args: list = [series] + ([ground_truth] if ground_truth is not None else [])
         if ex:
             sql += f" AND r.id NOT IN ({', '.join('?' for _ in ex)})"
             args += ex
@@ -277,6 +279,44 @@ class HistoryStore:
         return sql
 
 
+def sqlite_connect(path: Path) -> sqlite3.Connection:
+    """A connection to the audit's own SQLite file that several writers share safely: WAL mode, a
+    :data:`BUSY_TIMEOUT_S` busy timeout, autocommit off by hand (each write is one :func:`sqlite_write`).
+
+    Raises
+    ------
+    sqlite3.Error, OSError
+        The file cannot be created or opened (the caller names it in its own error).
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_S * 1000}")
+    conn.execute("PRAGMA journal_mode = WAL")
+    return conn
+
+
+def sqlite_write(conn: sqlite3.Connection, fn, where: str, error: type = None):
+    """``fn(cursor)`` in one ``BEGIN IMMEDIATE`` transaction (a second writer waits, never interleaves).
+
+    Raises
+    ------
+    HistoryError (or ``error``)
+        The write failed; rolled back; the message names ``where``.
+    """
+    cur = conn.cursor()
+    try:
+        cur.execute("BEGIN IMMEDIATE")
+        out = fn(cur)
+        cur.execute("COMMIT")
+        return out
+    except sqlite3.Error as e:
+        if conn.in_transaction:
+            conn.execute("ROLLBACK")
+        raise (error or HistoryError)(f"{where}: {e}") from None
+    finally:
+        cur.close()
+
+
 class SqliteHistory(HistoryStore):
     """The history in one SQLite file (WAL, ``busy_timeout``, ``BEGIN IMMEDIATE`` per write)."""
 
@@ -284,27 +324,13 @@ class SqliteHistory(HistoryStore):
         self.path = Path(path)
         self.where = str(self.path)
         try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self.conn = sqlite3.connect(self.path, timeout=BUSY_TIMEOUT_S, isolation_level=None)
-            self.conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_S * 1000}")
-            self.conn.execute("PRAGMA journal_mode = WAL")
+            self.conn = sqlite_connect(self.path)
             self._run(lambda cur: [cur.execute(s) for s in self._schema()])
         except (sqlite3.Error, OSError) as e:
             raise HistoryError(f"{self.where}: not a usable history database ({e})") from None
 
     def _run(self, fn):
-        cur = self.conn.cursor()
-        try:
-            cur.execute("BEGIN IMMEDIATE")
-            out = fn(cur)
-            cur.execute("COMMIT")
-            return out
-        except sqlite3.Error as e:
-            if self.conn.in_transaction:
-                self.conn.execute("ROLLBACK")
-            raise HistoryError(f"{self.where}: {e}") from None
-        finally:
-            cur.close()
+        return sqlite_write(self.conn, fn, self.where)
 
     def _read(self, sql, args=()):
         try:

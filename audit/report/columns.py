@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import Iterable
 
+from ..evaluation.measures import MEASURES
+
 __all__ = ["COLUMN_HELP", "column_help", "columns_help", "definitions_caption"]
 
 _DESTROYED = "needles no chunk holds whole: no retriever can find them, whatever the model"
@@ -137,6 +139,8 @@ _FAMILIES = (
                                 "(ir_measures P@{0})"),
     (re.compile(r"^nDCG@(\d+)$"), "normalised discounted cumulative gain of the first {0} chunks, graded relevance "
                                    "(ir_measures nDCG@{0})"),
+    (re.compile(r"^Hole@(\d+)$"), "Hole@{0}: " + next(m.help for m in MEASURES if m.name == "Hole").replace(
+        "first k", "first {0}").replace("@k", "@{0}")),
     (re.compile(r"^R@(\d+) \[Wilson 95%\]$"),
      "recall@{0}: share of queries with a correct chunk in the top {0}, then its Wilson 95% interval [low, high]"),
     (re.compile(r"^(?:recall|Success)@(\d+)$"), "share of queries with a correct chunk in the top {0}"),

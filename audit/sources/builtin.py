@@ -284,7 +284,8 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
         ns = needle_sets(chunks, ground_truth.needles, toks.cut)
         relevant = {q.query_id: ns.correct.get(q.needle_id, frozenset()) for q in queries if q.in_domain}
         judgments[strat.name] = Qrels({qid: {c: 1 for c in sorted(rel)} for qid, rel in relevant.items()},
-                                      source="needles resolved against the chunks (a chunk's text holds the needle)")
+                                      source="needles resolved against the chunks (a chunk's text holds the needle)",
+                                      complete=True)
         # the canonical distances (float64 sums, 9 decimals, clipped to [0, 2]): the same on every CPU
         distances = cosine_distances(qvecs, vecs) if len(chunks) else np.zeros((len(queries), 0))
         ranked: dict[str, dict] = {r: {} for r in ran}

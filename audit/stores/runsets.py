@@ -148,7 +148,7 @@ def system_from_store(spec, *, dims: int | None, search: Callable, rows: Callabl
         rel = relevance_from_rows(needles, rows(), bool(getattr(spec, "doc_column", None)))
         judgments = {q: {r: 1 for r in sorted(rel[aliases[q]])} for q in ids}
         qrels = Qrels(judgments, source=f"needles resolved against {spec.table}",
-                      note="a row is relevant when its text holds the needle (whitespace collapsed)")
+                      note="a row is relevant when its text holds the needle (whitespace collapsed)", complete=True)
         judged_by = f"needles resolved against the texts of table {spec.table} (a row's text holds the needle)"
     else:
         judged_by = f"qrels {qrels.source}" if qrels.source else "qrels"

@@ -71,9 +71,9 @@ def trend_frame(records: Sequence, series: str, measure: str = DEFAULT_MEASURE) 
     """One point per record of ``series``: ``record``, ``when`` (UTC, naive), ``label`` (``#id``), ``value``,
     ``low``, ``high`` (Wilson 95% for ``Success@k``; NaN for other measures, which have no binomial interval),
     ``n`` (queries counted), ``segment`` (a new one at every ground-truth change: the line is drawn per segment,
-    never joined across), ``model``, ``chunking``, ``ground truth``; oldest first. Records whose run of the series
-    was unavailable, or counted no query (an audit without a ground truth: 0 questions is no point of a trend), are
-    left out.
+    never joined across), ``model``, ``chunking``, ``ground truth``, ``judgments version`` (the digest it was
+    judged on); oldest first. Records whose run of the series was unavailable, or counted no query (an audit
+    without a ground truth: 0 questions is no point of a trend), are left out.
 
     Raises
     ------
@@ -100,9 +100,10 @@ def trend_frame(records: Sequence, series: str, measure: str = DEFAULT_MEASURE) 
         rows.append({"record": rec.id, "when": _when(rec.created_at), "label": f"#{rec.id}", "value": value,
                      "low": iv[1] if iv else math.nan, "high": iv[2] if iv else math.nan, "n": n,
                      "segment": segment, "model": _model(rec), "chunking": _short(run.chunking),
-                     "ground truth": rec.ground_truth[:12], "command": rec.command})
+                     "ground truth": rec.ground_truth[:12], "judgments version": rec.judgments_version,
+                     "command": rec.command})
     return pd.DataFrame(rows, columns=["record", "when", "label", "value", "low", "high", "n", "segment", "model",
-                                       "chunking", "ground truth", "command"])
+                                       "chunking", "ground truth", "judgments version", "command"])
 
 
 def default_series(names: Sequence[str], preferred: Sequence[str]) -> int:

@@ -20,10 +20,12 @@ from ..report import results_frame
 from ..report.columns import column_help
 from ..report.tables import rank_matrix
 
-__all__ = ["KS", "PHRASINGS", "column_help", "results_frame", "discordant_frame", "needles_by_strategy",
+__all__ = ["HOLE_COLUMN", "KS", "PHRASINGS", "column_help", "results_frame", "discordant_frame", "needles_by_strategy",
            "oriented_pair", "pair_matrix", "pairs_frame",
            "rank_matrix_view", "recall_chart_frame", "results_display", "run_tests"]
 
+#: The Hole@k shown beside the measures (docs/definitions.md, *Hole@k*).
+HOLE_COLUMN = "Hole@10"
 #: The phrasing filter of the page (built-in ground truth: each needle asked twice).
 PHRASINGS = {"both": "both", "documentation": "documentation wording", "ticket": "support-ticket wording"}
 
@@ -34,7 +36,8 @@ def _iv(iv) -> str:
 
 def results_display(runset, results, phrasing: str | None = None) -> pd.DataFrame:
     """One row per run for reading: ``run``, ``queries (n)``, ``Success@K (recall@K) [Wilson 95%]`` for K in
-    :data:`KS`, ``RR@20 (MRR@20)``, ``nDCG@10``, ``note`` (why a run is unavailable)."""
+    :data:`KS`, ``RR@20 (MRR@20)``, ``nDCG@10``, ``Hole@10`` (share of the top 10 its question's judgments do
+    not cover: the figures beside it rest on that many unjudged chunks), ``note`` (why a run is unavailable)."""
     rows = []
     for r in results:
         r = r.subset(phrasing)
@@ -45,6 +48,8 @@ def results_display(runset, results, phrasing: str | None = None) -> pd.DataFram
         row[measure_label(f"RR@{MRR_DEPTH}")] = "n/a" if not math.isfinite(m) else f"{m:.3f}"
         nd = r.mean("nDCG@10")
         row["nDCG@10"] = "n/a" if not math.isfinite(nd) else f"{nd:.3f}"
+        hole = r.mean(HOLE_COLUMN)
+        row[HOLE_COLUMN] = "n/a" if not math.isfinite(hole) else f"{hole:.3f}"
         row["note"] = "" if r.available else f"unavailable: {r.reason}"
         rows.append(row)
     return pd.DataFrame(rows)

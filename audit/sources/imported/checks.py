@@ -172,7 +172,7 @@ def drop_textless(qrels: Qrels, queries: Mapping[str, str], queries_file: str = 
                          f"{_examples(list(queries), 5) or 'none'} (do the two files name queries the same way?)")
     rejected = [Rejected(q, f"judged in {qrels_name}, but {queries_file} has no text for it: left out", 0)
                 for q in missing]
-    return replace(qrels, judgments=kept), rejected
+    return replace(qrels, judgments=kept, complete=qrels.complete), rejected
 
 
 def _document_level(returned: Sequence[str], judged: set[str]) -> bool:

@@ -227,4 +227,4 @@ def needle_qrels(needles: Sequence[Needle], chunks: Sequence[UserChunk],
     rank = {n.id: i for i, n in enumerate(needles)}
     judgments = {q: dict(holders[nid]) for q, nid in sorted(asks.items(), key=lambda it: rank[it[1]])}
     return Qrels(judgments, source="needle ground truth",
-                 note="a chunk is relevant when its text holds the whole needle, whitespace collapsed")
+                 note="a chunk is relevant when its text holds the whole needle, whitespace collapsed", complete=True)

@@ -1,0 +1,178 @@
+"""The Judging page's view-model: the pool of the run set, one item at a time, progress, agreement, versions.
+
+Streamlit-free: the page reads the reviewer, the depth and the overlap from its widgets, asks these functions,
+and draws what they return. The judgments live in the audit's own store (:mod:`audit.judging.store`); the run
+set's own judgments with the store's head laid over them are what the pool excludes, so a chunk judged in a
+previous session is never asked again. A chunk's text is returned as text (the page shows it as text, never
+as markup).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Sequence
+
+import pandas as pd
+
+from ..judging.agreement import agreement
+from ..judging.labels import judgments_of_runset
+from ..judging.queues import Item, assign, queue_items
+from ..judging.versions import save_settled, settled, version_effect, with_judgments
+
+__all__ = ["ANSWERABLE", "GRADED", "BINARY", "ItemView", "agreement_frame", "agreement_lines", "agreement_reports", "disagreements_frame", "effect_lines", "grade_scale",
+           "item_view", "judged_runset", "my_items", "on_version", "save_settled", "versions_frame"]
+
+#: TREC DL's and TREC RAG's four-point scale, and the binary one.
+GRADED = {0: "0 · not relevant", 1: "1 · related", 2: "2 · highly relevant", 3: "3 · perfectly relevant"}
+BINARY = {0: "0 · not relevant", 1: "1 · relevant"}
+#: A question-level item's answer (traffic, bluffs): can the corpus answer this?
+ANSWERABLE = {1: "answerable", 0: "not in the corpus"}
+
+
+def grade_scale(runset) -> dict[int, str]:
+    """The scale the run set's qrels use: binary when every grade is 0 or 1, else 0–3."""
+    grades = {int(g) for qr in runset.judgments.values() for js in qr.judgments.values() for g in js.values()}
+    return BINARY if grades <= {0, 1} else GRADED
+
+
+def on_version(runset, store, ref: str = "head"):
+    """``runset`` judged on version ``ref`` of the store laid over its own judgments, with its provenance line
+    naming the version; ``(runset, version)``, the run set unchanged and None when the store has no version.
+
+    Raises
+    ------
+    audit.judging.store.JudgmentsError
+        ``ref`` names no version.
+    """
+    from dataclasses import replace
+
+    if store.head() is None:
+        return runset, None
+    v = store.version(ref)
+    judged = with_judgments(runset, judgments_of_runset(runset).merged(store.judgments(v.id)),
+                            f"judgments version v{v.id} {v.digest}")
+    src = replace(judged.source, provenance_line=f"{judged.source.provenance_line} · judgments version v{v.id} "
+                                                 f"{v.digest}")
+    return replace(judged, source=src), v
+
+
+def judged_runset(runset, store):
+    """The run set judged on its own judgments with the store's head laid over them (the run set itself when the
+    store has no version yet)."""
+    if store.head() is None:
+        return runset
+    return with_judgments(runset, judgments_of_runset(runset).merged(store.judgments()))
+
+
+def my_items(runset, store, who: str, depth: int = 10, reviewers: Sequence[str] = (), overlap: float = 0.0,
+             seed: int = 0, queue: str = "pool") -> tuple[list[Item], list[Item]]:
+    """``(mine, todo)``: the items of ``queue`` asked of ``who`` (all of them when no reviewers are named; else
+    those :func:`~audit.judging.queues.assign` gives ``who``), and those ``who`` has not labelled yet.
+
+    Raises
+    ------
+    ValueError
+        A depth < 1, bad reviewers or overlap, or ``who`` not among the named reviewers.
+    """
+    items = queue_items(judged_runset(runset, store), queue, depth)
+    names = [r.strip() for r in reviewers if r.strip()]
+    if names:
+        if who not in names:
+            raise ValueError(f"{who!r} is not among the reviewers named ({', '.join(names)})")
+        asked = assign(items, names, overlap, seed)
+        items = [it for it in items if who in asked.get(it.key, ())]
+    done = {lb.item for lb in store.labels(queue) if lb.reviewer == who}
+    return items, [it for it in items if it.key not in done]
+
+
+@dataclass(frozen=True)
+class ItemView:
+    """What the page shows of one item: ``question``, ``chunk_id`` and ``chunk_text`` (plain text) of the chunk
+    shown (a question-level item's: the chunk beside it), ``locator`` (``doc#char=a,b`` or ``doc#page=N``; ""
+    when unknown), ``why`` (the runs and best rank, or the note, that put it here), ``grades`` (label → text:
+    the run set's scale, or answerable / not in the corpus for a question-level item)."""
+
+    item: Item
+    question: str
+    chunk_text: str
+    locator: str
+    why: str
+    chunk_id: str = ""
+    grades: dict | None = None
+
+
+def item_view(runset, item: Item) -> ItemView:
+    """The question and the chunk of ``item`` as the page shows them."""
+    sp = runset.spaces.get(item.space)
+    cid: object = item.chunk_id or item.shown_chunk
+    c = sp.chunk(cid) if sp is not None else None
+    if c is None and sp is not None and str(cid).isdigit():  # a built-in space's ids are integers
+        c = sp.chunk(int(cid))
+    text = getattr(c, "text", "") if c is not None else ""
+    loc = ""
+    if c is not None:
+        doc = getattr(c, "doc_id", "")
+        if getattr(c, "start", None) is not None:
+            loc = f"{doc}#char={c.start},{c.end}"
+        elif getattr(c, "page", None) is not None:
+            loc = f"{doc}#page={c.page}"
+        else:
+            loc = doc
+    why = item.note or (f"rank {item.best_rank} of {', '.join(item.runs)}" if item.runs else "")
+    return ItemView(item, item.question, text, loc, why, str(cid),
+                    ANSWERABLE if item.chunk_id == "" else grade_scale(runset))
+
+
+def agreement_reports(store, seed: int = 0, n_boot: int = 1000) -> list:
+    """One :class:`~audit.judging.agreement.AgreementReport` per queue two reviewers or more labelled."""
+    by: dict = {}
+    for lb in store.labels():
+        by.setdefault(lb.queue, {}).setdefault(lb.reviewer, {})[lb.item] = lb.grade
+    return [agreement(grades, queue, n_boot, seed) for queue, grades in by.items() if len(grades) >= 2]
+
+
+def agreement_lines(reports) -> list[str]:
+    """Per queue, α and each pair's κ with its interval, one line each (``pool: κ 0.750 [0.286, 1.000] …``)."""
+    return [f"{r.queue}: {a.line()}" for r in reports for a in (r.alpha, *r.pairs)]
+
+
+def agreement_frame(reports) -> pd.DataFrame:
+    """Per queue: ``queue``, ``statistic`` (κ per pair, α over all), ``reviewers``, ``value``, ``low``, ``high``,
+    ``items``; empty when no queue has two reviewers."""
+    rows = []
+    for rep in reports:
+        queue = rep.queue
+        for a in (rep.alpha, *rep.pairs):
+            rows.append({"queue": queue, "statistic": "κ" if a.statistic == "kappa" else "α (ordinal)",
+                         "reviewers": ", ".join(a.reviewers), "value": a.value, "low": a.low, "high": a.high,
+                         "items": a.n_items})
+    return pd.DataFrame(rows, columns=["queue", "statistic", "reviewers", "value", "low", "high", "items"])
+
+
+def disagreements_frame(store) -> pd.DataFrame:
+    """Every item reviewers graded differently: ``queue``, ``query_id``, ``chunk_id``, ``grades``
+    (``ana 1, ben 3``), ``adjudicated`` (nullable)."""
+    _, dis = settled(store.labels(), store.adjudications())
+    df = pd.DataFrame([{"queue": d.queue, "query_id": d.item[1], "chunk_id": d.item[2],
+                        "grades": ", ".join(f"{r} {g}" for r, g in d.grades.items()), "adjudicated": d.adjudicated}
+                       for d in dis], columns=["queue", "query_id", "chunk_id", "grades", "adjudicated"])
+    return df.astype({"adjudicated": "Int64"})
+
+
+def versions_frame(store) -> pd.DataFrame:
+    """``version``, ``digest``, ``parent``, ``who``, ``when (UTC)``, ``added``, ``changed``, ``removed``,
+    ``labels``, ``note``; oldest first."""
+    return pd.DataFrame([{"version": f"v{v.id}", "digest": v.digest, "parent": f"v{v.parent}" if v.parent else "",
+                          "who": v.who, "when (UTC)": v.created_at[:19].replace("T", " "), "added": v.added,
+                          "changed": v.changed, "removed": v.removed, "labels": v.n_labels, "note": v.note}
+                         for v in store.versions()],
+                        columns=["version", "digest", "parent", "who", "when (UTC)", "added", "changed", "removed",
+                                 "labels", "note"])
+
+
+def effect_lines(runset, store, measure: str = "Success@8") -> list[str]:
+    """What the head version does to every run against the run set's own judgments, one sentence a run."""
+    if store.head() is None:
+        return []
+    own = judgments_of_runset(runset)
+    return [c.sentence() for c in version_effect(runset, own, own.merged(store.judgments()), measure)]
