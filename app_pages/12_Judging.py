@@ -6,9 +6,11 @@ Thin over :mod:`audit.views.judging`; the labels live in the audit's own store (
 
 import streamlit as st
 
-from audit.judging.queues import QUEUES
-from audit.judging.store import JudgmentsError, JudgmentsStore, ReviewerLabel
 from audit.views.judging import (
+    QUEUES,
+    JudgmentsError,
+    JudgmentsStore,
+    ReviewerLabel,
     agreement_frame,
     agreement_lines,
     agreement_reports,

@@ -17,6 +17,7 @@ Where things come from, one concept a module:
 - :mod:`audit.matching` the matching view (normalised text, offsets back to the canonical text)
 - :mod:`audit.scores` the one door every score goes through (canonical values: no figure decided by last bits)
 - :mod:`audit.secrets` the one redaction rule: every shape of every configured secret out of every output
+- :mod:`audit.sqlitedb` the audit's own SQLite files (history, judgments) opened for several writers at once
 
 What every source returns, and where sources live:
 

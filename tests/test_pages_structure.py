@@ -27,7 +27,7 @@ VIEW_MODEL = {"1_Overview.py": "audit.views.overview", "2_Strategies.py": "audit
               "5_Threshold.py": "audit.views.threshold", "6_Tokens.py": "audit.views.tokens",
               "7_Citations.py": "audit.views.citations", "8_Index_health.py": "audit.views.index_health",
               "9_Upgrade_diff.py": "audit.views.upgrade_diff", "10_Ground_truth.py": "audit.views.ground_truth",
-              "11_History.py": "audit.views.history"}
+              "11_History.py": "audit.views.history", "12_Judging.py": "audit.views.judging"}
 #: What a page may import besides ``audit.views.*`` and ``ui``: it draws (streamlit), holds tables (pandas, numpy
 #: for a finite mask) and uses the standard library.
 PAGE_LIBRARIES = {"streamlit", "pandas", "numpy"}

@@ -2,7 +2,7 @@
 
 Nothing here writes to a team's store: the tables live beside the history's, prefixed ``audit_judgments_``,
 in ``$AUDIT_HOME/history.sqlite`` (or a file named with ``--judgments``). The file is opened as the history
-opens it (:func:`audit.history.store.sqlite_connect`: WAL, a busy timeout, one ``BEGIN IMMEDIATE``
+opens it (:func:`audit.sqlitedb.sqlite_connect`: WAL, a busy timeout, one ``BEGIN IMMEDIATE``
 transaction per write), so several reviewers label at once safely.
 
 Three tables:
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterable
 
-from ..history.store import sqlite_connect, sqlite_write
+from ..sqlitedb import sqlite_connect, sqlite_write
 from .labels import Judgments, diff
 
 __all__ = ["JudgmentsError", "JudgmentsStore", "ReviewerLabel", "Version", "default_judgments_path"]

@@ -16,10 +16,11 @@ import pandas as pd
 
 from ..judging.agreement import agreement
 from ..judging.labels import judgments_of_runset
-from ..judging.queues import Item, assign, queue_items
+from ..judging.queues import QUEUES, Item, assign, queue_items
+from ..judging.store import JudgmentsError, JudgmentsStore, ReviewerLabel
 from ..judging.versions import save_settled, settled, version_effect, with_judgments
 
-__all__ = ["ANSWERABLE", "GRADED", "BINARY", "ItemView", "agreement_frame", "agreement_lines", "agreement_reports", "disagreements_frame", "effect_lines", "grade_scale",
+__all__ = ["ANSWERABLE", "GRADED", "BINARY", "QUEUES", "ItemView", "JudgmentsError", "JudgmentsStore", "ReviewerLabel", "agreement_frame", "agreement_lines", "agreement_reports", "disagreements_frame", "effect_lines", "grade_scale",
            "item_view", "judged_runset", "my_items", "on_version", "save_settled", "versions_frame"]
 
 #: TREC DL's and TREC RAG's four-point scale, and the binary one.
