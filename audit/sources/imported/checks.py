@@ -31,8 +31,8 @@ from typing import Mapping, Sequence
 from ...evaluation.judgments import Qrels
 from ...runset import Run, score_kind as _kind
 
-__all__ = ["InputWarning", "SHOWN_IDS", "drop_textless", "ood_run_warnings", "rank_order_warning",
-           "rejected_warning", "run_warnings", "system_warnings"]
+__all__ = ["InputWarning", "SHOWN_IDS", "drop_textless", "ood_run_warnings", "rank_order_message",
+           "rank_order_warning", "rejected_warning", "run_warnings", "system_warnings"]
 
 #: How many ids a warning's message names (its ``ids`` holds them all).
 SHOWN_IDS = 10
@@ -114,8 +114,17 @@ def rank_order_warning(run_name: str, path, score_kind: str, scores: Mapping[str
             reversed_all = reversed_all and all(a <= b for a, b in zip(keys, keys[1:]))
     if not contradicting:
         return None
+    return rank_order_message(run_name, path, score_kind, len(scores), contradicting, reversed_all)
+
+
+def rank_order_message(run_name: str, path, score_kind: str, n_queries: int, contradicting: Sequence[str],
+                       reversed_all: bool) -> InputWarning:
+    """The ``rank-order`` warning of :func:`rank_order_warning` from what it found (a columnar reader finds it
+    with arrays): ``contradicting`` query ids in file order, of ``n_queries``; ``reversed_all``: each of them
+    has its ranks follow its scores the other way."""
+    sign = _kind(score_kind).sign
     better = "higher" if sign > 0 else "lower"
-    msg = (f"run {run_name!r} ({_name(path)}): on {len(contradicting)} of {len(scores)} queries the rank column "
+    msg = (f"run {run_name!r} ({_name(path)}): on {len(contradicting)} of {n_queries} queries the rank column "
            f"contradicts the score order ({_examples(contradicting)}); the order evaluated is the score order, "
            f"{better} first ({score_kind}), as trec_eval's")
     if reversed_all:
