@@ -41,6 +41,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Callable, Iterable, Mapping, Sequence
 
+import numpy as np
+
+from ..runset import ColumnarRankings
 from .judgments import MIN_REL
 from .stats import Interval, wilson
 
@@ -356,7 +359,9 @@ def evaluate_run(run, qrels, ks: Sequence[int] = KS, query_ids: Iterable[str] | 
     counted = set(qids)
     phr = phrasings or {}
     per_query = []
-    for q in qids:
+    if isinstance(run.rankings, ColumnarRankings):
+        per_query = _columnar_measures(run.rankings, qrels, qids, ks, phr)
+    for q in qids if not per_query else ():
         js = qrels.judgments.get(q, {})
         r = run.rankings.get(q)
         ranks = [(rank, js[c]) for c, rank in r.ranks_of(js)] if r is not None and js else []
@@ -366,6 +371,104 @@ def evaluate_run(run, qrels, ks: Sequence[int] = KS, query_ids: Iterable[str] | 
     n_unjudged = sum(1 for q in run.rankings if q not in counted and phr.get(q, "in-domain") != "out-of-domain"
                      and phr.get(q, "in-domain") != "traffic")
     return RunResult(run.name, run.score_kind, ks, tuple(per_query), n_unjudged, run.strategy, run.retriever)
+
+
+def _columnar_measures(rankings: ColumnarRankings, qrels, qids: Sequence[str], ks: Sequence[int],
+                       phr: Mapping[str, str]) -> list[QueryMeasures]:
+    """:func:`query_measures` of every query of ``qids`` over a columnar run, with arrays.
+
+    The same arithmetic as the per-query measures, in the same order, so the same bits: a DCG is the sum of
+    ``gain / math.log2(rank + 1)`` in rank order (``numpy.bincount`` adds its weights in input order, and the
+    matched lines are in rank order within each query), a ratio is one correctly rounded division. A
+    columnar run holds no chunk twice for a query (its reader refuses such a file), so every judged chunk
+    it holds has one rank. The kernels of ranx (``ranx/metrics``, numba over sorted arrays) are the model:
+    one pass over the matched lines per measure, no Python per line.
+    """
+    nq = len(qids)
+    code_of = {c: i for i, c in enumerate(rankings.chunk_ids.tolist())}
+    n_d = max(len(code_of), 1)
+    row_of = rankings._index
+    # judged (query position in the run, chunk code) → grade, for the counted queries the run ranks
+    jkey, jgrade, jq = [], [], []
+    n_rel = np.zeros(nq, dtype=np.int64)
+    ideal: list[list[float]] = []
+    for i, q in enumerate(qids):
+        js = qrels.judgments.get(q, {})
+        n_rel[i] = sum(1 for g in js.values() if g >= MIN_REL)
+        gains = sorted((max(g, 0) for g in js.values()), reverse=True)
+        prefix, acc = [], 0
+        for r, g in enumerate(gains, start=1):  # the prefix sums of the ideal DCG, summed as _dcg sums them
+            acc = acc + g / math.log2(r + 1)
+            prefix.append(acc)
+        ideal.append(prefix)
+        row = row_of.get(q)
+        if row is None:
+            continue
+        for c, g in js.items():
+            code = code_of.get(c)
+            if code is not None:
+                jkey.append(row * n_d + code)
+                jgrade.append(g)
+                jq.append(i)
+    in_run = np.array([q in row_of for q in qids], dtype=bool)
+    hit_q = np.zeros(0, dtype=np.int64)
+    hit_rank = np.zeros(0, dtype=np.int64)
+    hit_grade = np.zeros(0, dtype=np.int64)
+    if jkey:
+        jkey_a = np.asarray(jkey, dtype=np.int64)
+        o = np.argsort(jkey_a)
+        jkey_a, jgrade_a, jq_a = jkey_a[o], np.asarray(jgrade, dtype=np.int64)[o], np.asarray(jq, dtype=np.int64)[o]
+        line_q = rankings.query_codes
+        line_key = line_q * n_d + rankings.chunk_codes
+        at = np.searchsorted(jkey_a, line_key)
+        at[at == len(jkey_a)] = 0
+        found = np.flatnonzero(jkey_a[at] == line_key)  # line positions, ascending: rank order within a query
+        del line_key
+        j = at[found]
+        hit_q, hit_grade = jq_a[j], jgrade_a[j]
+        hit_rank = found - rankings.offsets[line_q[found]] + 1
+        del line_q
+    rel = hit_grade >= MIN_REL
+    max_rank = int(hit_rank.max()) if len(hit_rank) else 1
+    log2 = np.array([1.0] + [math.log2(r + 1) for r in range(1, max_rank + 1)])  # math.log2, as _dcg
+    gain = np.maximum(hit_grade, 0).astype(np.float64) / log2[hit_rank]
+    first = np.full(nq, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first, hit_q[rel], hit_rank[rel])
+    has_first = first != np.iinfo(np.int64).max
+    n_rel_f = n_rel.astype(np.float64)
+
+    def idcg(k):
+        return np.array([p[min(k, len(p)) - 1] if p else 0.0 for p in ideal], dtype=np.float64) if k else \
+            np.array([p[-1] if p else 0.0 for p in ideal], dtype=np.float64)
+
+    def ndcg(k):
+        keep = slice(None) if k is None else hit_rank <= k
+        dcg = np.bincount(hit_q[keep], weights=gain[keep], minlength=nq)
+        ideal_k = idcg(k)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(ideal_k > 0, dcg / np.where(ideal_k > 0, ideal_k, 1.0), 0.0)
+
+    def rr(k):
+        with np.errstate(divide="ignore"):
+            inv = 1.0 / np.where(has_first, first, 1)
+        return np.where(has_first & ((first <= k) if k is not None else True), inv, 0.0)
+
+    columns: dict[str, np.ndarray] = {}
+    for k in ks:
+        n_hit = np.bincount(hit_q[rel & (hit_rank <= k)], minlength=nq)
+        columns[f"Success@{k}"] = (n_hit > 0).astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            columns[f"R@{k}"] = np.where(n_rel > 0, n_hit / np.where(n_rel > 0, n_rel_f, 1.0), 0.0)
+        columns[f"P@{k}"] = n_hit / k
+        columns[f"nDCG@{k}"] = ndcg(k)
+        columns[f"RR@{k}"] = rr(k)
+    columns["RR"] = rr(None)
+    columns["nDCG"] = ndcg(None)
+    names = list(measure_names(ks))
+    table = np.column_stack([columns[n] for n in names]).tolist()
+    firsts = np.where(has_first, first, 0).tolist()
+    return [QueryMeasures(q, dict(zip(names, table[i])), bool(in_run[i]), int(n_rel[i]),
+                          firsts[i] if has_first[i] else None, phr.get(q, "")) for i, q in enumerate(qids)]
 
 
 def evaluate(runset, ks: Sequence[int] = KS) -> list[RunResult]:
