@@ -221,8 +221,10 @@ def run_warnings(run: Run, qrels: Qrels, queries: Mapping[str, str]) -> list[Inp
             f"({_examples(unanswered)}); each counts as a miss, 0 on every measure (as trec_eval -c)",
             tuple(unanswered)))
     answered = [q for q in qrels.query_ids if q in run.rankings]
-    returned = list(dict.fromkeys(c for q in answered for c in run.rankings[q].ids))
-    if answered and returned and not any(c in qrels.judgments[q] for q in answered for c in run.rankings[q].ids):
+    # the distinct returned ids are listed only when no judged one is returned (a large run finds one at once)
+    hit = any(c in qrels.judgments[q] for q in answered for c in run.rankings[q].ids)
+    returned = list(dict.fromkeys(c for q in answered for c in run.rankings[q].ids)) if not hit else []
+    if answered and returned and not hit:
         all_judged = {c for js in qrels.judgments.values() for c in js}
         msg = (f"{where}: none of the {len(returned)} chunk ids it returns for the {len(answered)} judged queries it "
                f"answers is judged for that query ({_examples(returned, 3)}; the judgments name ids like "
