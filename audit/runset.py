@@ -269,11 +269,6 @@ class ColumnarRankings(Mapping):
     def __contains__(self, query_id) -> bool:
         return query_id in self._index
 
-    @property
-    def query_codes(self) -> np.ndarray:
-        """int64 array, shape (n_lines,): the position in :attr:`query_ids` of each line's query."""
-        return np.repeat(np.arange(len(self.query_ids), dtype=np.int64), np.diff(self.offsets))
-
 
 @dataclass(frozen=True)
 class Run:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given, strategies as st
+from hypothesis import given, settings, strategies as st
 
 from audit.jsontext import InputFileError
 from audit.runset import ColumnarRankings
@@ -219,6 +219,7 @@ def test_columnar_evaluation_equals_the_per_query_engine_to_the_bit(tmp_path_fac
     assert a.to_dict() == b.to_dict() and a.n_unjudged == b.n_unjudged
 
 
+@settings(max_examples=30)  # pytrec_eval a case: the slowest test here
 @given(case=_judged_run())
 def test_columnar_evaluation_equals_ir_measures(tmp_path_factory, case):
     """ir_measures 0.4.3 (pytrec_eval) on the same file: every measure but RR@k, which ir_measures takes from its
@@ -233,16 +234,36 @@ def test_columnar_evaluation_equals_ir_measures(tmp_path_factory, case):
     names = [n for n in measure_names() if not n.startswith("RR@")]
     ms = [ir_measures.parse_measure(n) for n in names]
     by = {str(m): n for n, m in zip(names, ms)}
+    run: dict = {}
+    for line in lines:  # the file's lines read by str.split, as ir_measures' own TREC reader splits them
+        f = line.split()
+        run.setdefault(f[0], {})[f[2]] = float(f[4])
     theirs = {(m.query_id, by[str(m.measure)]): m.value
-              for m in ir_measures.iter_calc(ms, ir_measures.read_trec_qrels(_qrels_file(p.parent, qrels)),
-                                              ir_measures.read_trec_run(str(p)))}
+              for m in ir_measures.iter_calc(ms, {q: dict(js) for q, js in qrels.items() if js}, run)}
     for q in ours.per_query:
         for n in names:
             # a judged query the run does not answer: absent from ir_measures' per-query output, 0 in ours
             assert q.values[n] == pytest.approx(theirs.get((q.query_id, n), 0.0), abs=1e-12), (q.query_id, n)
 
 
-def _qrels_file(folder, qrels) -> str:
-    p = folder / "qrels.txt"
-    p.write_text("".join(f"{q} 0 {d} {g}\n" for q, js in qrels.items() for d, g in js.items()) or "", "utf-8")
-    return str(p)
+def test_columnar_evaluation_in_blocks_of_lines_and_its_query_table(tmp_path, monkeypatch):
+    """Matching lines block by block (3 lines at a time here) changes nothing; the QueryTable reads as the
+    tuple of QueryMeasures the per-query engine gives (items, hits, subsets, the frame)."""
+    from audit.evaluation import measures
+    from audit.evaluation.judgments import Qrels
+
+    p = _write(tmp_path, "".join(f"q{i % 4} Q0 d{i} {i} {1 - i / 40} t\n" for i in range(1, 30)))
+    qrels = Qrels({"q0": {"d4": 2, "d8": 0}, "q1": {"d1": 1, "d29": 3}, "q2": {}, "q3": {"d3": 1}, "q9": {"x": 1}})
+    whole = measures.evaluate_run(columnar.read_trec_columns(p, "r", "similarity"), qrels)
+    monkeypatch.setattr(measures, "_LINES_AT_ONCE", 3)
+    cut = measures.evaluate_run(columnar.read_trec_columns(p, "r", "similarity"), qrels)
+    slow = measures.evaluate_run(line_reader(p, "r"), qrels, phrasings={})
+    assert isinstance(cut.per_query, measures.QueryTable) and isinstance(slow.per_query, tuple)
+    for res in (whole, cut):
+        assert [q.__dict__ for q in res.per_query] == [q.__dict__ for q in slow.per_query]
+        assert res.per_query[1:3] == list(slow.per_query[1:3])
+        assert res.hits(8) == slow.hits(8) and res.n_missing == slow.n_missing == 1  # q9: judged, not ranked
+        assert res.success(8) == slow.success(8)
+        assert res.to_frame().equals(slow.to_frame())
+    # q1: d1 at rank 1 (grade 1), d29 at rank 8 (q1 holds d1, d5, …, d29): first relevant 1
+    assert cut.per_query[1].first_relevant == 1 and cut.per_query[1].values["R@4"] == 0.5
