@@ -160,15 +160,22 @@ def _columns(path: Path):
         del t, rank, score
     if not q:
         raise _Refused  # no ranking line: the line reader says so
-    return (np.concatenate(q), queries.values.to_pylist(), np.concatenate(d), chunks.values.to_pylist(),
-            np.concatenate(r), np.concatenate(s))
+    whole = []
+    for parts in (q, d, r, s):  # one column at a time, its blocks freed: twice a column at most, not the four
+        whole.append(np.concatenate(parts))
+        parts.clear()
+    return whole[0], queries.values.to_pylist(), whole[1], chunks.values.to_pylist(), whole[2], whole[3]
 
 
 def _evaluated_order(qc, key, dkey, n_q, n_k, n_d) -> np.ndarray:
     """Positions sorted by query code, then ``key`` (best first), then ``dkey`` (ties), all ascending ints."""
-    if n_q * n_k * n_d < 2 ** 63:
-        combined = (qc.astype(np.int64) * n_k + key) * n_d + dkey
-        return np.argsort(combined, kind="stable")
+    if n_q * n_k * n_d < 2 ** 63:  # one int64 key, built in place; unique, since (query, chunk) is
+        combined = qc.astype(np.int64)
+        combined *= n_k
+        combined += key
+        combined *= n_d
+        combined += dkey
+        return np.argsort(combined)
     return np.lexsort((dkey, key, qc))
 
 
@@ -220,15 +227,19 @@ def read_trec_columns(path: str | Path, name: str, score_kind: str) -> Run | Non
     higher = _kind(score_kind).higher_is_better
     values32, scode = np.unique(s32, return_inverse=True)  # float32 order = canonical order (audit/scores.py)
     del s32
-    scode = scode.astype(np.int32)
+    scode = scode.astype(np.int32, copy=False)
     n_s = len(values32)
     key = (n_s - 1 - scode) if higher else scode  # ascending = best first
     # ties by chunk id descending, code-point order (trec_eval's strcmp; Python's str order)
     by_id = sorted(range(n_d), key=dids.__getitem__)
-    id_rank = np.empty(n_d, dtype=np.int64)
-    id_rank[by_id] = np.arange(n_d)
-    o = _evaluated_order(qc, key.astype(np.int64), (n_d - 1 - id_rank)[dc], n_q, n_s, n_d)
-    qc, dc, rank, scode, key = qc[o], dc[o], rank[o], scode[o], key[o]
+    id_rank = np.empty(n_d, dtype=np.int32)
+    id_rank[by_id] = np.arange(n_d, dtype=np.int32)
+    o = _evaluated_order(qc, key, (n_d - 1 - id_rank)[dc], n_q, n_s, n_d)
+    qc = qc[o]  # one column at a time (the old one freed before the next is gathered)
+    dc = dc[o]
+    rank = rank[o]
+    scode = scode[o]
+    key = key[o]
     del o
     offsets = np.zeros(n_q + 1, dtype=np.int64)
     np.cumsum(np.bincount(qc, minlength=n_q), out=offsets[1:])
