@@ -313,6 +313,13 @@ class RunResult:
         return len(self.per_query)
 
     @property
+    def query_ids(self) -> list[str]:
+        """The counted queries' ids, judgments order."""
+        if isinstance(self.per_query, QueryTable):
+            return list(self.per_query.query_ids)
+        return [q.query_id for q in self.per_query]
+
+    @property
     def n_missing(self) -> int:
         """Counted queries the run has no ranking for (scored 0)."""
         if isinstance(self.per_query, QueryTable):
