@@ -71,7 +71,7 @@ def _decode(path: Path, no: int, raw: bytes):
 
     orjson first (several times faster on an OTLP line); it accepts a subset of what :func:`json.loads`
     accepts (not ``NaN``, integers over 64 bits, a lone surrogate escape, invalid UTF-8) and reads that subset
-    to equal objects, so a line it refuses is decoded by :mod:`json`, which accepts it or names the problem.
+    to equal objects, so a line it refuses is decoded by ``json.loads``, which accepts it or names the problem.
     """
     try:
         return orjson.loads(raw)
