@@ -108,12 +108,36 @@ def text_lines(path: str | Path, what: str, error: ErrorFactory = InputFileError
 def first_line(path: str | Path, what: str, error: ErrorFactory = InputFileError) -> str:
     """The first non-blank line of a text file (``""`` when it has none), what a reader sniffs its format from.
 
+    Only the bytes up to that line are read (a format is sniffed before a large file is read once); a
+    file whose start is not UTF-8 text is read whole, for :func:`read_text`'s error.
+
     Raises
     ------
     InputFileError (or what ``error`` makes)
-        As :func:`read_text`.
+        As :func:`read_text`, for the bytes read.
     """
-    for _, line in text_lines(path, what, error):
+    p = Path(path)
+    try:
+        with open(p, "rb") as f:
+            head, whole = b"", False
+            while not whole:
+                more = f.read(1 << 16)
+                whole = not more
+                head += more
+                cut = head.rfind(b"\n")
+                if not whole and cut >= 0 and head[:cut].strip():
+                    head = head[:cut]  # whole lines, one of them not blank
+                    break
+        text = head.decode("utf-8-sig")
+    except (OSError, UnicodeDecodeError):
+        text = None  # read_text names the problem
+    if text is not None:
+        for line in lines(text):
+            if line.strip():
+                return line
+        if whole:
+            return ""
+    for _, line in text_lines(p, what, error):
         return line
     return ""
 

@@ -23,11 +23,11 @@ import hashlib
 import json
 import math
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable, Mapping, Sequence
+from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["SCORE_KINDS", "Query", "Ranked", "RequestOutcome", "Run", "RunSet", "ScoreKind", "Source", "Space",
+__all__ = ["SCORE_KINDS", "ColumnarRankings", "Query", "Ranked", "RequestOutcome", "Run", "RunSet", "ScoreKind", "Source", "Space",
            "ScoreKindError", "score_kind"]
 
 
@@ -214,6 +214,60 @@ class Ranked:
 
 
 EMPTY = Ranked((), np.zeros(0))
+
+
+class ColumnarRankings(Mapping):
+    """Many queries' rankings held as arrays, read as the mapping query id → :class:`Ranked` a run holds.
+
+    A run read from a large file keeps one array of chunk codes and one of score codes for all its lines,
+    in evaluated order, query after query, instead of a tuple and an array per query; a :class:`Ranked`
+    is made when a query is looked up (not kept), so the memory is that of the arrays (8 bytes a line
+    and the distinct ids and scores once). Evaluation reads the arrays directly
+    (:func:`audit.evaluation.measures.evaluate_run`); every other reader sees a mapping.
+
+    Parameters
+    ----------
+    query_ids : sequence of str, shape (n_queries,)
+        In the run's order (a file's: the order of first appearance).
+    offsets : int array, shape (n_queries + 1,)
+        Query ``i``'s lines are ``offsets[i]:offsets[i + 1]`` of the two code arrays.
+    chunk_codes : int array, shape (n_lines,)
+        Index into ``chunk_ids`` of each line's chunk, evaluated order within each query.
+    chunk_ids : sequence of str, shape (n_chunks,)
+        The distinct chunk ids.
+    score_codes : int array, shape (n_lines,)
+        Index into ``score_values`` of each line's score.
+    score_values : float64 array, shape (n_scores,)
+        The distinct canonical scores (:mod:`audit.scores`).
+    """
+
+    def __init__(self, query_ids: Sequence[str], offsets, chunk_codes, chunk_ids: Sequence[str], score_codes,
+                 score_values):
+        self.query_ids = tuple(query_ids)
+        self.offsets = np.asarray(offsets, dtype=np.int64)
+        self.chunk_codes = np.asarray(chunk_codes)
+        self.chunk_ids = np.asarray(list(chunk_ids), dtype=object) if not isinstance(chunk_ids, np.ndarray) \
+            else chunk_ids
+        self.score_codes = np.asarray(score_codes)
+        self.score_values = np.asarray(score_values, dtype=np.float64)
+        for a in (self.offsets, self.chunk_codes, self.chunk_ids, self.score_codes, self.score_values):
+            a.flags.writeable = False  # a Ranked's scores are views of nothing a caller may change
+        self._index = {q: i for i, q in enumerate(self.query_ids)}
+
+    def __getitem__(self, query_id: str) -> Ranked:
+        i = self._index[query_id]
+        a, b = int(self.offsets[i]), int(self.offsets[i + 1])
+        return Ranked(tuple(self.chunk_ids[self.chunk_codes[a:b]].tolist()),
+                      self.score_values[self.score_codes[a:b]])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.query_ids)
+
+    def __len__(self) -> int:
+        return len(self.query_ids)
+
+    def __contains__(self, query_id) -> bool:
+        return query_id in self._index
 
 
 @dataclass(frozen=True)

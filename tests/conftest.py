@@ -202,3 +202,23 @@ def outcome_colours(at) -> dict[str, set[str]]:
     for chart in at.get("vega_lite_chart"):
         walk(json.loads(chart.proto.spec))
     return seen
+
+
+@pytest.fixture(autouse=True)
+def _columnar_runs_equal_the_line_reader(monkeypatch):
+    """Every TREC run file any test reads through the columnar path is read again by the line reader and the two
+    runs compared (tests/test_columnar.py: ``assert_same_run``): the fast path equals the line reader on every
+    run file of the suite, not only on the files written for it."""
+    from audit.sources.imported import columnar
+
+    fast = columnar.read_trec_columns
+
+    def checked(path, name, score_kind):
+        run = fast(path, name, score_kind)
+        if run is not None:
+            from test_columnar import assert_same_run, line_reader
+
+            assert_same_run(run, line_reader(path, name, score_kind))
+        return run
+
+    monkeypatch.setattr(columnar, "read_trec_columns", checked)

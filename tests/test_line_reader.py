@@ -65,3 +65,20 @@ def test_a_ground_truth_not_utf8_is_one_line_naming_its_line(tmp_path, capsys):
     assert main(["groundtruth", "check", str(gt)]) == 2
     err = capsys.readouterr().err.strip()
     assert err == f"error: {gt}:1: not UTF-8 text (byte 0xe9 at byte offset 27)"
+
+
+def test_first_line_reads_only_the_start(tmp_path):
+    # a format is sniffed off the first line before the file is read once: a bad byte further on is the
+    # reader's to name (FILE:LINE), and a file whose start is not UTF-8 is still refused here, with its line
+    p = tmp_path / "big.trec"
+    p.write_bytes(b"\n  \nq1 Q0 c1 1 0.5 t\n" + b"q1 Q0 c2 2 0.4 t\n" * 20_000 + b"q1 Q0 c\xe9 3 0.3 t\n")
+    assert first_line(p, "run file") == "q1 Q0 c1 1 0.5 t"
+    with pytest.raises(InputFileError, match=r"big.trec:20004: not UTF-8 text"):
+        read_text(p, "run file")
+    bad = tmp_path / "bad.trec"
+    bad.write_bytes(b"\n\xe9 Q0 c1 1 0.5 t\n")
+    with pytest.raises(InputFileError, match=r"bad.trec:2: not UTF-8 text"):
+        first_line(bad, "run file")
+    blank = tmp_path / "blank.trec"
+    blank.write_bytes(b"\xef\xbb\xbf\n \n")
+    assert first_line(blank, "run file") == ""

@@ -48,11 +48,12 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ..runset import ColumnarRankings
 from .judgments import MIN_REL
 from .stats import Interval, wilson
 
-__all__ = ["KS", "MEASURES", "MRR_DEPTH", "Measure", "QueryMeasures", "RunResult", "SPEC_KS", "SPEC_NAMES", "evaluate",
-           "evaluate_run", "measure_label", "measure_names", "parse_measure", "query_measures", "results_frame",
+__all__ = ["KS", "MEASURES", "MRR_DEPTH", "Measure", "QueryMeasures", "QueryTable", "RunResult", "SPEC_KS", "SPEC_NAMES",
+           "evaluate", "evaluate_run", "measure_label", "measure_names", "parse_measure", "query_measures", "results_frame",
            "rr_tie_differences"]
 
 #: The cut-offs reported everywhere (every page, the CLI grammar, the JSON keys).
@@ -244,6 +245,60 @@ class QueryMeasures:
         return self.first_relevant is not None and self.first_relevant <= k
 
 
+class QueryTable(Sequence):
+    """The :class:`QueryMeasures` of many queries held as arrays (a columnar run's evaluation).
+
+    A sequence of :class:`QueryMeasures` made when an item is read (not kept), so a million queries hold
+    a (n_queries, n_measures) float64 matrix, not a million dicts. :class:`RunResult` reads the arrays
+    directly for its means, hits and intervals.
+
+    Parameters
+    ----------
+    query_ids : sequence of str, shape (n,)
+    names : sequence of str
+        The measure names, the matrix's columns.
+    values : float64 array, shape (n, len(names))
+    in_run : bool array, shape (n,)
+    n_relevant : int array, shape (n,)
+    first_relevant : int array, shape (n,)
+        1-based rank of the first relevant chunk, 0 when none is returned.
+    phrasings : sequence of str, shape (n,)
+    """
+
+    def __init__(self, query_ids, names, values, in_run, n_relevant, first_relevant, phrasings):
+        self.query_ids, self.names = tuple(query_ids), tuple(names)
+        self.values = np.asarray(values, dtype=np.float64)
+        self.in_run = np.asarray(in_run, dtype=bool)
+        self.n_relevant = np.asarray(n_relevant, dtype=np.int64)
+        self.first_relevant = np.asarray(first_relevant, dtype=np.int64)
+        self.phrasings = tuple(phrasings)
+        self._col = {n: i for i, n in enumerate(self.names)}
+
+    def __len__(self) -> int:
+        return len(self.query_ids)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[j] for j in range(*i.indices(len(self)))]
+        first = int(self.first_relevant[i])
+        return QueryMeasures(self.query_ids[i], dict(zip(self.names, self.values[i].tolist())), bool(self.in_run[i]),
+                             int(self.n_relevant[i]), first or None, self.phrasings[i])
+
+    def column(self, name: str) -> np.ndarray:
+        """Per-query values of one measure, float64 array of shape (n,)."""
+        return self.values[:, self._col[name]]
+
+    def hits(self, k: int) -> np.ndarray:
+        """Bool array (n,): a relevant chunk within the top ``k``."""
+        return (self.first_relevant > 0) & (self.first_relevant <= k)
+
+    def take(self, keep) -> "QueryTable":
+        """The queries where ``keep`` (bool array, shape (n,)) is true, in order."""
+        idx = np.flatnonzero(keep)
+        return QueryTable([self.query_ids[i] for i in idx], self.names, self.values[idx], self.in_run[idx],
+                          self.n_relevant[idx], self.first_relevant[idx], [self.phrasings[i] for i in idx])
+
+
 @dataclass(frozen=True)
 class RunResult:
     """A run evaluated against its space's judgments.
@@ -252,7 +307,7 @@ class RunResult:
     ----------
     name, score_kind : str
     ks : tuple of int
-    per_query : tuple of QueryMeasures
+    per_query : tuple of QueryMeasures, or QueryTable
         One per counted query, judgments order.
     n_unjudged : int
         Queries the run ranks without any judgment (not counted).
@@ -265,7 +320,7 @@ class RunResult:
     name: str
     score_kind: str
     ks: tuple[int, ...]
-    per_query: tuple[QueryMeasures, ...]
+    per_query: Sequence[QueryMeasures]
     n_unjudged: int = 0
     strategy: str | None = None
     retriever: str | None = None
@@ -282,16 +337,27 @@ class RunResult:
         return len(self.per_query)
 
     @property
+    def query_ids(self) -> list[str]:
+        """The counted queries' ids, judgments order."""
+        if isinstance(self.per_query, QueryTable):
+            return list(self.per_query.query_ids)
+        return [q.query_id for q in self.per_query]
+
+    @property
     def n_missing(self) -> int:
         """Counted queries the run has no ranking for (scored 0)."""
+        if isinstance(self.per_query, QueryTable):
+            return int((~self.per_query.in_run).sum())
         return sum(1 for q in self.per_query if not q.in_run)
 
     def subset(self, phrasing: str | None) -> "RunResult":
         """Only the queries of one phrasing (None, ``both`` or ``all``: every query)."""
         if phrasing in (None, "both", "all"):
             return self
-        return RunResult(self.name, self.score_kind, self.ks, tuple(q for q in self.per_query
-                                                                     if q.phrasing == phrasing),
+        t = self.per_query
+        kept = t.take(np.array([p == phrasing for p in t.phrasings], dtype=bool)) if isinstance(t, QueryTable) \
+            else tuple(q for q in t if q.phrasing == phrasing)
+        return RunResult(self.name, self.score_kind, self.ks, kept,
                          self.n_unjudged, self.strategy, self.retriever, self.available, self.reason, self.names)
 
     def values(self, name: str) -> list[float]:
@@ -305,6 +371,8 @@ class RunResult:
         name = SPEC_NAMES.get(name, name)
         if name not in self.names:
             raise KeyError(f"unknown measure {name!r}; known: {', '.join(self.names)}")
+        if isinstance(self.per_query, QueryTable):
+            return self.per_query.column(name).tolist()
         return [q.values[name] for q in self.per_query]
 
     def mean(self, name: str) -> float:
@@ -320,7 +388,7 @@ class RunResult:
         """``Success@k`` (= recall@k) with its Wilson interval (Wilson 1927); n/a when unavailable."""
         if not self.available:
             return wilson(0, 0, level)
-        return wilson(sum(1 for q in self.per_query if q.hit(k)), self.n_queries, level)
+        return wilson(sum(self.hits(k)), self.n_queries, level)
 
     recall = success
 
@@ -330,6 +398,8 @@ class RunResult:
 
     def hits(self, k: int) -> list[bool]:
         """Per query: a relevant chunk within the top ``k``."""
+        if isinstance(self.per_query, QueryTable):
+            return self.per_query.hits(k).tolist()
         return [q.hit(k) for q in self.per_query]
 
     def to_dict(self) -> dict:
@@ -382,7 +452,9 @@ def evaluate_run(run, qrels, ks: Sequence[int] = KS, query_ids: Iterable[str] | 
     counted = set(qids)
     phr = phrasings or {}
     per_query = []
-    for q in qids:
+    if isinstance(run.rankings, ColumnarRankings):
+        per_query = _columnar_measures(run.rankings, qrels, qids, ks, phr)
+    for q in qids if not isinstance(per_query, QueryTable) else ():
         js = qrels.judgments.get(q, {})
         r = run.rankings.get(q)
         ranks = [(rank, js[c]) for c, rank in r.ranks_of(js)] if r is not None and js else []
@@ -392,7 +464,113 @@ def evaluate_run(run, qrels, ks: Sequence[int] = KS, query_ids: Iterable[str] | 
                                        sum(1 for g in js.values() if g >= MIN_REL), first, phr.get(q, "")))
     n_unjudged = sum(1 for q in run.rankings if q not in counted and phr.get(q, "in-domain") != "out-of-domain"
                      and phr.get(q, "in-domain") != "traffic")
-    return RunResult(run.name, run.score_kind, ks, tuple(per_query), n_unjudged, run.strategy, run.retriever)
+    per_query = per_query if isinstance(per_query, QueryTable) else tuple(per_query)
+    return RunResult(run.name, run.score_kind, ks, per_query, n_unjudged, run.strategy, run.retriever)
+
+
+#: Lines of a columnar run matched against the judgments at a time.
+_LINES_AT_ONCE = 1 << 22
+
+
+def _columnar_measures(rankings: ColumnarRankings, qrels, qids: Sequence[str], ks: Sequence[int],
+                       phr: Mapping[str, str]) -> QueryTable:
+    """:func:`query_measures` of every query of ``qids`` over a columnar run, with arrays.
+
+    The same arithmetic as the per-query measures, in the same order, so the same bits: a DCG is the sum of
+    ``gain / math.log2(rank + 1)`` in rank order (``numpy.bincount`` adds its weights in input order, and the
+    matched lines are in rank order within each query), a ratio is one correctly rounded division. A
+    columnar run holds no chunk twice for a query (its reader refuses such a file), so every judged chunk
+    it holds has one rank. The kernels of ranx (``ranx/metrics``, numba over sorted arrays) are the model:
+    one pass over the matched lines per measure, no Python per line.
+    """
+    nq = len(qids)
+    code_of = {c: i for i, c in enumerate(rankings.chunk_ids.tolist())}
+    n_d = max(len(code_of), 1)
+    row_of = rankings._index
+    # judged (query position in the run, chunk code) → grade, for the counted queries the run ranks
+    jkey, jgrade, jq = [], [], []
+    n_rel = np.zeros(nq, dtype=np.int64)
+    ideal: list[list[float]] = []
+    for i, q in enumerate(qids):
+        js = qrels.judgments.get(q, {})
+        n_rel[i] = sum(1 for g in js.values() if g >= MIN_REL)
+        gains = sorted((max(g, 0) for g in js.values()), reverse=True)
+        prefix, acc = [], 0
+        for r, g in enumerate(gains, start=1):  # the prefix sums of the ideal DCG, summed as _dcg sums them
+            acc = acc + g / math.log2(r + 1)
+            prefix.append(acc)
+        ideal.append(prefix)
+        row = row_of.get(q)
+        if row is None:
+            continue
+        for c, g in js.items():
+            code = code_of.get(c)
+            if code is not None:
+                jkey.append(row * n_d + code)
+                jgrade.append(g)
+                jq.append(i)
+    in_run = np.array([q in row_of for q in qids], dtype=bool)
+    hit_q = np.zeros(0, dtype=np.int64)
+    hit_rank = np.zeros(0, dtype=np.int64)
+    hit_grade = np.zeros(0, dtype=np.int64)
+    if jkey:
+        jkey_a = np.asarray(jkey, dtype=np.int64)
+        o = np.argsort(jkey_a)
+        jkey_a, jgrade_a, jq_a = jkey_a[o], np.asarray(jgrade, dtype=np.int64)[o], np.asarray(jq, dtype=np.int64)[o]
+        offsets, n_lines = rankings.offsets, int(rankings.offsets[-1])
+        found_l, j_l, q_l = [], [], []
+        for lo in range(0, n_lines, _LINES_AT_ONCE):  # in blocks of lines: memory bounded by the block
+            pos = np.arange(lo, min(lo + _LINES_AT_ONCE, n_lines))
+            line_q = np.searchsorted(offsets, pos, side="right") - 1
+            key = line_q * n_d + rankings.chunk_codes[lo:lo + len(pos)]
+            at = np.searchsorted(jkey_a, key)
+            at[at == len(jkey_a)] = 0
+            m = jkey_a[at] == key
+            found_l.append(pos[m])  # line positions, ascending: rank order within a query
+            j_l.append(at[m])
+            q_l.append(line_q[m])
+        found, j, fq = np.concatenate(found_l), np.concatenate(j_l), np.concatenate(q_l)
+        hit_q, hit_grade = jq_a[j], jgrade_a[j]
+        hit_rank = found - offsets[fq] + 1
+    rel = hit_grade >= MIN_REL
+    max_rank = int(hit_rank.max()) if len(hit_rank) else 1
+    log2 = np.array([1.0] + [math.log2(r + 1) for r in range(1, max_rank + 1)])  # math.log2, as _dcg
+    gain = np.maximum(hit_grade, 0).astype(np.float64) / log2[hit_rank]
+    first = np.full(nq, np.iinfo(np.int64).max, dtype=np.int64)
+    np.minimum.at(first, hit_q[rel], hit_rank[rel])
+    has_first = first != np.iinfo(np.int64).max
+    n_rel_f = n_rel.astype(np.float64)
+
+    def idcg(k):
+        return np.array([p[min(k, len(p)) - 1] if p else 0.0 for p in ideal], dtype=np.float64) if k else \
+            np.array([p[-1] if p else 0.0 for p in ideal], dtype=np.float64)
+
+    def ndcg(k):
+        keep = slice(None) if k is None else hit_rank <= k
+        dcg = np.bincount(hit_q[keep], weights=gain[keep], minlength=nq)
+        ideal_k = idcg(k)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(ideal_k > 0, dcg / np.where(ideal_k > 0, ideal_k, 1.0), 0.0)
+
+    def rr(k):
+        with np.errstate(divide="ignore"):
+            inv = 1.0 / np.where(has_first, first, 1)
+        return np.where(has_first & ((first <= k) if k is not None else True), inv, 0.0)
+
+    columns: dict[str, np.ndarray] = {}
+    for k in ks:
+        n_hit = np.bincount(hit_q[rel & (hit_rank <= k)], minlength=nq)
+        columns[f"Success@{k}"] = (n_hit > 0).astype(np.float64)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            columns[f"R@{k}"] = np.where(n_rel > 0, n_hit / np.where(n_rel > 0, n_rel_f, 1.0), 0.0)
+        columns[f"P@{k}"] = n_hit / k
+        columns[f"nDCG@{k}"] = ndcg(k)
+        columns[f"RR@{k}"] = rr(k)
+    columns["RR"] = rr(None)
+    columns["nDCG"] = ndcg(None)
+    names = list(measure_names(ks))
+    return QueryTable(qids, names, np.column_stack([columns[n] for n in names]), in_run, n_rel,
+                      np.where(has_first, first, 0), [phr.get(q, "") for q in qids])
 
 
 def rr_tie_differences(ranked: Mapping, qrels, ks: Sequence[int] = KS) -> tuple[str, ...]:

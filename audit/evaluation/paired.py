@@ -83,8 +83,7 @@ def paired_test(a, b, k: int) -> PairedTest:
     ValueError
         The results do not count the same queries in the same order (unpaired).
     """
-    return paired_on_hits(a.name, b.name, k, [q.query_id for q in a.per_query], [q.query_id for q in b.per_query],
-                          a.hits(k), b.hits(k))
+    return paired_on_hits(a.name, b.name, k, a.query_ids, b.query_ids, a.hits(k), b.hits(k))
 
 
 def holm_adjusted(tests: Sequence[PairedTest]) -> list[PairedTest]:

@@ -152,9 +152,8 @@ def resolve_baselines(store, current: Record, baseline: str, exclude: Sequence[i
 def _values_test(res_a, res_b, measure: str) -> PairedTest:
     va = [round(v, DECIMALS) for v in res_a.values(measure)]
     vb = [round(v, DECIMALS) for v in res_b.values(measure)]
-    ids = [q.query_id for q in res_a.per_query]
     k = int(measure.split("@")[1]) if "@" in measure else 0
-    return paired_on_hits(res_a.name, res_b.name, k, ids, [q.query_id for q in res_b.per_query],
+    return paired_on_hits(res_a.name, res_b.name, k, res_a.query_ids, res_b.query_ids,
                           [x > y for x, y in zip(va, vb)], [y > x for x, y in zip(va, vb)])
 
 

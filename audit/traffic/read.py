@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
 
+import orjson
+
 from ..jsontext import stream_lines
 from .otlp import parse_request
 from .querylog import parse_record
@@ -151,7 +153,16 @@ def open_traffic(path: str | Path):
 
 
 def _decode(path: Path, no: int, raw: bytes):
-    """A line as JSON, or a TrafficProblem saying why not."""
+    """A line as JSON, or a TrafficProblem saying why not.
+
+    orjson first (several times faster on an OTLP line); it accepts a subset of what :func:`json.loads`
+    accepts (not ``NaN``, integers over 64 bits, a lone surrogate escape, invalid UTF-8) and reads that subset
+    to equal objects, so a line it refuses is decoded by ``json.loads``, which accepts it or names the problem.
+    """
+    try:
+        return orjson.loads(raw)
+    except orjson.JSONDecodeError:
+        pass
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:

@@ -39,8 +39,9 @@ from ...evaluation.judgments import Qrels
 from ...runset import Run, score_kind as _kind
 from ...words import plural
 
-__all__ = ["InputWarning", "SHOWN_IDS", "drop_textless", "ood_run_warnings", "rank_order_warning",
-           "rejected_warning", "repeats_warning", "respell_judgments", "rr_ties_warning", "run_warnings", "system_warnings", "unjudged_warning", "uuid_key"]
+__all__ = ["InputWarning", "SHOWN_IDS", "drop_textless", "ood_run_warnings", "rank_order_message",
+           "rank_order_warning", "rejected_warning", "repeats_warning", "respell_judgments", "rr_ties_warning",
+           "run_warnings", "system_warnings", "unjudged_warning", "uuid_key"]
 
 #: How many ids a warning's message names (its ``ids`` holds them all).
 SHOWN_IDS = 10
@@ -122,8 +123,17 @@ def rank_order_warning(run_name: str, path, score_kind: str, scores: Mapping[str
             reversed_all = reversed_all and all(a <= b for a, b in zip(keys, keys[1:]))
     if not contradicting:
         return None
+    return rank_order_message(run_name, path, score_kind, len(scores), contradicting, reversed_all)
+
+
+def rank_order_message(run_name: str, path, score_kind: str, n_queries: int, contradicting: Sequence[str],
+                       reversed_all: bool) -> InputWarning:
+    """The ``rank-order`` warning of :func:`rank_order_warning` from what it found (a columnar reader finds it
+    with arrays): ``contradicting`` query ids in file order, of ``n_queries``; ``reversed_all``: each of them
+    has its ranks follow its scores the other way."""
+    sign = _kind(score_kind).sign
     better = "higher" if sign > 0 else "lower"
-    msg = (f"run {run_name!r} ({_name(path)}): on {len(contradicting)} of {len(scores)} queries the rank column "
+    msg = (f"run {run_name!r} ({_name(path)}): on {len(contradicting)} of {n_queries} queries the rank column "
            f"contradicts the score order ({_examples(contradicting)}); the order evaluated is the score order, "
            f"{better} first ({score_kind}), as trec_eval's")
     if reversed_all:
@@ -230,8 +240,11 @@ def unjudged_warning(run: Run, qrels: Qrels) -> InputWarning | None:
     that query (every measure is 0), or None. Every source's runs get it (a run file, a store, an endpoint)."""
     where = f"run {run.name!r}" + (f" ({_name(run.source)})" if run.source else "")
     answered = [q for q in qrels.query_ids if q in run.rankings]
+    # the distinct returned ids are listed only when no judged one is returned (a large run finds one at once)
+    if not answered or any(c in qrels.judgments[q] for q in answered for c in run.rankings[q].ids):
+        return None
     returned = list(dict.fromkeys(c for q in answered for c in run.rankings[q].ids))
-    if not (answered and returned) or any(c in qrels.judgments[q] for q in answered for c in run.rankings[q].ids):
+    if not returned:
         return None
     all_judged = {c for js in qrels.judgments.values() for c in js}
     msg = (f"{where}: none of the {len(returned)} chunk ids it returns for the {len(answered)} judged queries it "

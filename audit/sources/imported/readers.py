@@ -120,6 +120,10 @@ def read_trec_run(path: str | Path, name: str | None = None, score_kind: str = "
     score_kind : str
         What the score is (:data:`audit.runset.FILE_SCORE_KINDS`).
 
+    Read as columns first (:mod:`.columnar`: pyarrow and numpy, in blocks, the rankings held as arrays); a
+    file that path refuses (a malformed line, a comment, trailing fields …) is read line by line, which
+    names the line of any error. Both give the same run.
+
     Read as trec_eval reads it: the first six fields; the fields after the run tag are ignored
     (trec_eval: "Any field following run_id is ignored"), with one ``extra-fields`` warning for the
     file; a line whose first non-blank character is ``#`` is a comment (skipped, as trec_eval does).
@@ -141,7 +145,12 @@ def read_trec_run(path: str | Path, name: str | None = None, score_kind: str = "
     ScoreKindError
         Unknown ``score_kind``.
     """
-    b = _RunBuilder(path, name, score_kind)
+    from .columnar import read_trec_columns
+
+    b = _RunBuilder(path, name, score_kind)  # checks score_kind
+    fast = read_trec_columns(path, b.name, b.score_kind)
+    if fast is not None:
+        return fast
     extra: list[tuple[int, int]] = []  # (line, fields) of the lines with fields after the run tag
     n_lines = 0
     for no, line in text_lines(path, "run file"):

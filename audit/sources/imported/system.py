@@ -114,7 +114,7 @@ def team_runset(queries: Mapping[str, str], qrels: Qrels, judged_by: str, runs: 
     merged = []
     for r in runs:
         ood = ood_runs.get(r.name)
-        rankings = {**r.rankings, **({q: v for q, v in ood.rankings.items()} if ood is not None else {})}
+        rankings = r.rankings if ood is None else {**r.rankings, **ood.rankings}  # a columnar run stays one
         key = (cut_keys or {}).get(r.name) or {"source": kind, "run_file": sha.get(f"run {r.name}", r.source),
                                                "ood_run_file": sha.get(f"out-of-domain run {r.name}"),
                                                "score_kind": r.score_kind}
