@@ -557,8 +557,25 @@ def _columnar_measures(rankings: ColumnarRankings, qrels, qids: Sequence[str], k
             inv = 1.0 / np.where(has_first, first, 1)
         return np.where(has_first & ((first <= k) if k is not None else True), inv, 0.0)
 
+    # Hole@k: the share of a query's first k chunks (a columnar run holds each chunk once per query) that its own
+    # judgments do not cover, whatever their grade; 0 for a query the run does not rank, or judgments complete by rule
+    n_ranked = np.zeros(nq, dtype=np.int64)
+    for i, q in enumerate(qids):
+        row = row_of.get(q)
+        if row is not None:
+            n_ranked[i] = int(rankings.offsets[row + 1] - rankings.offsets[row])
+
+    def hole(k):
+        top = n_ranked if k is None else np.minimum(n_ranked, k)
+        if getattr(qrels, "complete", False):
+            return np.zeros(nq, dtype=np.float64)
+        judged = np.bincount(hit_q if k is None else hit_q[hit_rank <= k], minlength=nq)
+        with np.errstate(invalid="ignore", divide="ignore"):
+            return np.where(top > 0, (top - judged) / np.where(top > 0, top, 1), 0.0)
+
     columns: dict[str, np.ndarray] = {}
     for k in ks:
+        columns[f"Hole@{k}"] = hole(k)
         n_hit = np.bincount(hit_q[rel & (hit_rank <= k)], minlength=nq)
         columns[f"Success@{k}"] = (n_hit > 0).astype(np.float64)
         with np.errstate(invalid="ignore", divide="ignore"):
