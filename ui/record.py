@@ -45,7 +45,7 @@ def _builder(ctx: PageContext, pdf: bool):
                 store.close()
         if not pdf:
             return page.encode("utf-8")
-        from audit.report.record import to_pdf
+        from audit.report.pdf import to_pdf
 
         return to_pdf(page)
 
@@ -67,7 +67,7 @@ def _traffic(ctx: PageContext):
 
 def download_record(ctx: PageContext, key: str) -> None:
     """Draw "Download this audit" (HTML, and PDF where it can be printed) for the page's run set."""
-    from audit.report.record import PDF_HOWTO, pdf_available
+    from audit.report.pdf import PDF_HOWTO, pdf_available
     from audit.views.record import record_filename
 
     name = ctx.runset.source.name

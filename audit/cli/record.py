@@ -23,7 +23,7 @@ def write_record(a, report, data: dict | None = None, traffic: dict | None = Non
 
     from ..history.recording import enabled, open_configured
     from ..history.store import HistoryError
-    from ..report.record import RecordError, to_pdf
+    from ..report.pdf import RecordError, to_pdf
     from ..views.record import record_html
 
     store = None

@@ -1,0 +1,85 @@
+"""The decision record printed to PDF: headless Chromium through Playwright, every request aborted.
+
+The HTML (:func:`audit.report.record.render_html`) is the record; the PDF is the same page printed, so it holds
+the same figures. Where Chromium or Playwright is missing, :class:`RecordError` says how to print the HTML by hand.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+__all__ = ["PDF_HOWTO", "RecordError", "find_chromium", "pdf_available", "to_pdf"]
+
+#: One line for a machine without Chromium.
+PDF_HOWTO = ("no Chromium here to print the PDF: open the HTML file in any browser and print it to PDF "
+             "(or install Chromium and Playwright: apt-get install chromium; pip install playwright)")
+
+
+class RecordError(RuntimeError):
+    """The PDF cannot be printed here (no Chromium, no Playwright): the message says how to get it."""
+
+
+def find_chromium() -> str | None:
+    """Chromium's executable: ``$AUDIT_CHROMIUM``, else ``chromium`` / ``chromium-browser`` / ``google-chrome`` on
+    the PATH, else None."""
+    given = os.environ.get("AUDIT_CHROMIUM")
+    if given:
+        return given if Path(given).exists() else None
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        found = shutil.which(name)
+        if found:
+            return found
+    return None
+
+
+def to_pdf(page_html: str, path: str | Path | None = None, chromium: str | None = None) -> bytes:
+    """Print ``page_html`` to PDF with headless Chromium (Playwright's ``page.pdf``, A4, backgrounds printed).
+
+    Every request the page would make is aborted (it makes none), so the PDF holds what the HTML file shows.
+
+    Parameters
+    ----------
+    path : path, optional
+        Also write the PDF there.
+
+    Returns
+    -------
+    bytes
+        The PDF.
+
+    Raises
+    ------
+    RecordError
+        No Chromium (:func:`find_chromium`) or no Playwright here; the message says how to get the PDF.
+    """
+    exe = chromium or find_chromium()
+    if exe is None:
+        raise RecordError(PDF_HOWTO)
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        raise RecordError(PDF_HOWTO) from None
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=exe, args=["--headless", "--no-sandbox", "--disable-gpu",
+                                                               "--disable-background-networking"])
+        try:
+            page = browser.new_page()
+            page.route("**/*", lambda route: route.abort())
+            page.set_content(page_html, wait_until="load")
+            page.emulate_media(media="print")
+            pdf = page.pdf(format="A4", print_background=True,
+                           margin={"top": "12mm", "bottom": "12mm", "left": "10mm", "right": "10mm"})
+        finally:
+            browser.close()
+    if path is not None:
+        Path(path).write_bytes(pdf)
+    return pdf
+
+
+def pdf_available() -> bool:
+    """Whether :func:`to_pdf` can print here (Chromium found and Playwright importable)."""
+    import importlib.util
+
+    return find_chromium() is not None and importlib.util.find_spec("playwright") is not None
