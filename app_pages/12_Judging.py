@@ -11,6 +11,7 @@ from audit.views.judging import (
     JudgmentsError,
     JudgmentsStore,
     ReviewerLabel,
+    accepted,
     agreement_frame,
     agreement_lines,
     agreement_reports,
@@ -21,12 +22,20 @@ from audit.views.judging import (
     save_settled,
     versions_frame,
 )
-from ui import context, footer, paths, stop, table
+from ui import authoring, context, footer, paths, stop, table
 from ui.context import VERSION_KEY
 from ui.text import md
 
 def _use_version() -> None:
     st.session_state[VERSION_KEY] = "head" if st.session_state.get("judge_use_version") else None
+
+
+def _to_draft(needles: list) -> None:
+    d, decided = authoring.draft(), st.session_state.setdefault("gt_decided", {})
+    for n in needles:
+        if n.line not in decided:
+            taken = {x.id for x in d.needles}
+            decided[n.line] = "accepted as " + d.add(n.needle, n.questions, n.id if n.id not in taken else None)
 
 
 ctx = context()
@@ -44,7 +53,10 @@ else:
     who = st.text_input("Your name", key="judge_who", help="who labels: each label and each version names it")
 queue = st.radio("Queue", list(QUEUES), horizontal=True, key="judge_queue",
                  format_func={"pool": "pool (unjudged top k)", "bluffs": "bluffs at the saved cut",
-                              "traffic": "traffic near the saved cut"}.get)
+                              "traffic": "traffic near the saved cut",
+                              "proposals": "Q/A proposals of the Ground truth page"}.get)
+held = st.session_state.get("gt_located")  # (key, located pairs, …): the Ground truth page's import
+located = held[1] if held else []
 c1, c2, c3 = st.columns(3)
 depth = c1.number_input("Pool depth k", min_value=1, max_value=100, value=10, step=1, key="judge_depth")
 reviewers = c2.text_input("Reviewers sharing the pool", key="judge_reviewers",
@@ -64,25 +76,31 @@ with store:
         names = [n for n in reviewers.split(",") if n.strip()]
         try:
             mine, todo = my_items(rs, store, who.strip(), int(depth), names, overlap if len(names) > 1 else 0.0,
-                                  queue=queue)
+                                  queue=queue, located=located)
         except ValueError as e:
             st.error(md(str(e)))
             stop(ctx)
         done = len(mine) - len(todo)
         st.progress(done / len(mine) if mine else 1.0, text=f"{done} of {len(mine)} items labelled by {who.strip()}")
         if not todo:
-            st.success("Nothing left to label in your share of the pool." if mine else
-                       "The pool is empty: every chunk of every run's first k is judged.")
+            if queue == "proposals" and not located:
+                st.info("No proposal yet: import question/answer pairs on the Ground truth page first.")
+            else:
+                st.success("Nothing left to label in your share of the queue." if mine else
+                           "The queue is empty: every chunk of every run's first k is judged.")
         else:
             view = item_view(rs, todo[0])
             scale = view.grades
             st.subheader(f"Question {view.item.query_id}")
             st.text(view.question)  # text is data: shown as text, never as markup
-            st.markdown(md(f"Chunk {view.chunk_id}" + (f" at {view.locator}" if view.locator else "")
+            st.markdown(md(("Passage" if view.item.queue == "proposals" else f"Chunk {view.chunk_id}")
+                           + (f" at {view.locator}" if view.locator else "")
                            + (f" ({view.why})" if view.why else "")))
             st.text(view.chunk_text or "(the source holds no text for this chunk)")
             with st.form("judge_form", clear_on_submit=True, enter_to_submit=True):
-                grade = st.radio("Can the corpus answer this?" if view.item.chunk_id == "" else "Grade", list(scale),
+                ask = ("Does this passage answer the question?" if view.item.queue == "proposals" else
+                       "Can the corpus answer this?" if view.item.chunk_id == "" else "Grade")
+                grade = st.radio(ask, list(scale),
                                  format_func=scale.get, horizontal=True, key="judge_grade",
                                  help="the scale the run set's judgments use: 0–3 as TREC DL and TREC RAG, or binary; "
                                       "a real or out-of-domain question: answerable or not in the corpus")
@@ -95,6 +113,13 @@ with store:
                 st.rerun()
             if skip:
                 st.session_state["judge_skipped"] = st.session_state.get("judge_skipped", 0) + 1
+
+    if queue == "proposals" and located:
+        needles = accepted(store, located)
+        st.button(f"Add the {len(needles)} accepted proposal(s) to the ground-truth draft", key="judge_to_draft",
+                  on_click=_to_draft, args=(needles,), disabled=not needles,
+                  help="accepted: settled at 1 (reviewers agree, or adjudicated); save the draft on the Ground truth "
+                       "page")
 
     st.subheader("Agreement")
     seed = st.number_input("Bootstrap seed", min_value=0, value=0, step=1, key="judge_seed",

@@ -13,6 +13,12 @@ chunk?" — a question-level item (chunk id ""), graded 1 (answerable) or 0 (not
 gate value is nearest the cut on each side (values compared at 9 decimals; ties by query id), the same
 question-level item — the questions a small change of cut flips, the ones worth a person's look.
 
+**The Q/A proposals** (:func:`proposals_queue`): every answer of the Ground truth page's question/answer pairs
+that :func:`audit.authoring.locate.locate_pairs` located in the corpus, one item "does this passage answer the
+question?" keyed by the pair's id (``line N`` without one) and the passage's locator (``doc#char=a,b``),
+labelled 1 (answers it) or 0; the accepted ones become needles
+(:func:`audit.judging.versions.accepted_needles`), never chunk judgments.
+
 **Assignment** (:func:`assign`): each item goes to one reviewer in turn; a share ``overlap`` of the items, drawn
 by a seeded generator, goes to a second reviewer too, so agreement can be measured on the overlap.
 """
@@ -24,7 +30,8 @@ from typing import Sequence
 
 import numpy as np
 
-__all__ = ["DEPTH", "QUEUES", "Item", "assign", "bluffs_queue", "pool", "queue_items", "traffic_queue"]
+__all__ = ["DEPTH", "NEEDLE_QUEUES", "QUEUES", "Item", "assign", "bluffs_queue", "pool", "proposal_key",
+           "proposals_queue", "queue_items", "traffic_queue"]
 
 #: The pooling depth by default (TREC's usual 10 for a shallow pool).
 DEPTH = 10
@@ -51,6 +58,8 @@ class Item:
         For a question-level item: the chunk shown beside it (the first the gate keeps, or the nearest).
     note : str
         Why it is asked (``bluff at the saved cut 0.55``, ``answered, 0.012 from the cut``).
+    passage : str
+        A proposal's located passage (the proposed needle, in the matching view); "" for the other queues.
     """
 
     queue: str
@@ -62,6 +71,7 @@ class Item:
     best_rank: int | None = None
     shown_chunk: str = ""
     note: str = ""
+    passage: str = ""
 
     @property
     def key(self) -> tuple[str, str, str]:
@@ -70,7 +80,8 @@ class Item:
     def to_dict(self) -> dict:
         return {"queue": self.queue, "space": self.space, "query_id": self.query_id, "chunk_id": self.chunk_id,
                 "question": self.question, "runs": list(self.runs), "best_rank": self.best_rank,
-                "shown_chunk": self.shown_chunk, "note": self.note}
+                "shown_chunk": self.shown_chunk, "note": self.note,
+                "passage": self.passage}
 
 
 def pool(runset, depth: int = DEPTH) -> list[Item]:
@@ -170,12 +181,45 @@ def traffic_queue(runset, n: int = 10, cuts=None) -> list[Item]:
     return list(found.values())
 
 
+def proposal_key(pair) -> str:
+    """The query id a Q/A pair's item is keyed by: its ``id``, else ``line N`` (its line in the file)."""
+    return pair.id or f"line {pair.line}"
+
+
+def proposals_queue(located) -> list[Item]:
+    """One item per located answer with a proposed needle (:class:`audit.authoring.locate.Located`), file order.
+
+    Parameters
+    ----------
+    located : sequence of Located
+        :func:`audit.authoring.locate.locate_pairs`'s result; the answers not found (or not given) ask nothing.
+
+    Returns
+    -------
+    list of Item
+        ``queue`` ``proposals``, ``space`` "", ``query_id`` :func:`proposal_key`, ``chunk_id`` the passage's
+        locator ``doc#char=a,b`` (canonical characters, end exclusive), ``passage`` the proposed needle,
+        ``note`` how it was located (``fuzzy, score 96.6``) and its problem, if any.
+    """
+    out = []
+    for x in located:
+        if not x.proposed or x.where is None:
+            continue
+        w = x.where
+        note = x.method + (f", score {x.score:.4g}" if x.method == "fuzzy" and x.score is not None else "")
+        out.append(Item("proposals", "", proposal_key(x.pair), f"{w.doc_id}#char={w.start},{w.end}", x.pair.question,
+                        note=note + (f"; {x.problem}" if x.problem else ""), passage=x.needle))
+    return out
+
+
 #: The queues an item can come from, and what fills each.
-QUEUES = ("pool", "bluffs", "traffic")
+QUEUES = ("pool", "bluffs", "traffic", "proposals")
+#: The queues whose labels accept needles rather than judge chunks: never part of a version of the judgments.
+NEEDLE_QUEUES = ("proposals",)
 
 
-def queue_items(runset, queue: str, depth: int = DEPTH, cuts=None) -> list[Item]:
-    """The items of ``queue`` (one of :data:`QUEUES`).
+def queue_items(runset, queue: str, depth: int = DEPTH, cuts=None, located=()) -> list[Item]:
+    """The items of ``queue`` (one of :data:`QUEUES`); ``located`` feeds the ``proposals`` queue.
 
     Raises
     ------
@@ -188,6 +232,8 @@ def queue_items(runset, queue: str, depth: int = DEPTH, cuts=None) -> list[Item]
         return bluffs_queue(runset, cuts)
     if queue == "traffic":
         return traffic_queue(runset, cuts=cuts)
+    if queue == "proposals":
+        return proposals_queue(located)
     raise ValueError(f"unknown queue {queue!r}: use one of {', '.join(QUEUES)}")
 
 

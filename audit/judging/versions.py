@@ -15,7 +15,7 @@ from typing import Mapping, Sequence
 from ..evaluation.measures import evaluate_run, parse_measure
 from .labels import Judgments, diff
 
-__all__ = ["Disagreement", "RunChange", "save_settled", "settled", "version_effect", "with_judgments"]
+__all__ = ["Disagreement", "RunChange", "accepted_needles", "save_settled", "settled", "version_effect", "with_judgments"]
 
 
 def _int_space(runset, space: str) -> bool:
@@ -160,21 +160,62 @@ def settled(labels: Sequence, adjudications: Mapping | None = None) -> tuple[Jud
 
     Per item: the adjudicated grade when there is one, else the reviewers' grade when they all agree, else
     nothing (the item waits for adjudication; it is listed). A question-level item (chunk id "": traffic's
-    "can the corpus answer this?") is not a chunk judgment and is left out of the set.
+    "can the corpus answer this?") is not a chunk judgment and is left out of the set, and so is a Q/A
+    proposal (:data:`~audit.judging.queues.NEEDLE_QUEUES`: its acceptance makes a needle,
+    :func:`accepted_needles`).
     """
+    from .queues import NEEDLE_QUEUES
+
+    grades, open_or_settled = _settled_grades(labels, adjudications)
+    rows = [(*item, g) for (queue, item), g in grades.items()
+            if g is not None and item[2] != "" and queue not in NEEDLE_QUEUES]
+    return Judgments.of(rows), open_or_settled
+
+
+def _settled_grades(labels: Sequence, adjudications: Mapping | None = None):
+    """``({(queue, item): settled grade or None}, [Disagreement])``: the rule of :func:`settled`."""
     adj = adjudications or {}
     by: dict = {}
     for lb in labels:
         by.setdefault((lb.queue, lb.item), {})[lb.reviewer] = lb.grade
-    rows, open_or_settled = [], []
+    out, dis = {}, []
     for (queue, item), grades in by.items():
         a = adj.get((queue, *item))
         if len(set(grades.values())) > 1:
-            open_or_settled.append(Disagreement(queue, item, dict(grades), a["grade"] if a else None))
-        grade = a["grade"] if a else (next(iter(grades.values())) if len(set(grades.values())) == 1 else None)
-        if grade is not None and item[2] != "":
-            rows.append((*item, grade))
-    return Judgments.of(rows), open_or_settled
+            dis.append(Disagreement(queue, item, dict(grades), a["grade"] if a else None))
+        out[(queue, item)] = a["grade"] if a else (next(iter(grades.values())) if len(set(grades.values())) == 1
+                                                    else None)
+    return out, dis
+
+
+def accepted_needles(located: Sequence, labels: Sequence, adjudications: Mapping | None = None) -> list:
+    """The needles of the Q/A proposals the reviewers accepted: settled (as :func:`settled` settles) at grade
+    >= 1 in the ``proposals`` queue.
+
+    Parameters
+    ----------
+    located : sequence of Located
+        :func:`audit.authoring.locate.locate_pairs`'s result the queue was filled from.
+    labels, adjudications
+        The store's labels and adjudications (:meth:`~audit.judging.store.JudgmentsStore.labels`).
+
+    Returns
+    -------
+    list of audit.groundtruth.Needle
+        File order; ``id`` the pair's id (``line N`` without one), ``needle`` the located passage (matching
+        view), ``questions`` the pair's one or two phrasings. A rejected, open or unlabelled proposal is absent.
+    """
+    from ..groundtruth import Needle
+    from .queues import proposals_queue
+
+    grades, _ = _settled_grades([lb for lb in labels if lb.queue == "proposals"], adjudications)
+    out = []
+    for x in located:
+        items = proposals_queue([x])  # the one item of a proposed answer, none of an answer not found
+        g = grades.get(("proposals", items[0].key)) if items else None
+        if g is not None and g >= 1:
+            out.append(Needle(id=items[0].query_id, needle=x.needle, questions=x.pair.questions, line=x.pair.line))
+    return out
 
 
 def save_settled(store, who: str, note: str = ""):

@@ -18,9 +18,9 @@ from ..judging.agreement import agreement
 from ..judging.labels import judgments_of_runset
 from ..judging.queues import QUEUES, Item, assign, queue_items
 from ..judging.store import JudgmentsError, JudgmentsStore, ReviewerLabel
-from ..judging.versions import save_settled, settled, version_effect, with_judgments
+from ..judging.versions import accepted_needles, save_settled, settled, version_effect, with_judgments
 
-__all__ = ["ANSWERABLE", "GRADED", "BINARY", "QUEUES", "ItemView", "JudgmentsError", "JudgmentsStore", "ReviewerLabel", "agreement_frame", "agreement_lines", "agreement_reports", "disagreements_frame", "effect_lines", "grade_scale",
+__all__ = ["ANSWERABLE", "ANSWERS", "GRADED", "accepted", "BINARY", "QUEUES", "ItemView", "JudgmentsError", "JudgmentsStore", "ReviewerLabel", "agreement_frame", "agreement_lines", "agreement_reports", "disagreements_frame", "effect_lines", "grade_scale",
            "item_view", "judged_runset", "my_items", "on_version", "save_settled", "versions_frame"]
 
 #: TREC DL's and TREC RAG's four-point scale, and the binary one.
@@ -28,6 +28,8 @@ GRADED = {0: "0 · not relevant", 1: "1 · related", 2: "2 · highly relevant", 
 BINARY = {0: "0 · not relevant", 1: "1 · relevant"}
 #: A question-level item's answer (traffic, bluffs): can the corpus answer this?
 ANSWERABLE = {1: "answerable", 0: "not in the corpus"}
+#: A Q/A proposal's answer: does this passage answer the question? (1 accepts it as a needle).
+ANSWERS = {1: "answers the question", 0: "does not answer it"}
 
 
 def grade_scale(runset) -> dict[int, str]:
@@ -66,8 +68,9 @@ def judged_runset(runset, store):
 
 
 def my_items(runset, store, who: str, depth: int = 10, reviewers: Sequence[str] = (), overlap: float = 0.0,
-             seed: int = 0, queue: str = "pool") -> tuple[list[Item], list[Item]]:
-    """``(mine, todo)``: the items of ``queue`` asked of ``who`` (all of them when no reviewers are named; else
+             seed: int = 0, queue: str = "pool", located=()) -> tuple[list[Item], list[Item]]:
+    """``(mine, todo)``: the items of ``queue`` (``located``: the Ground truth page's located Q/A pairs, which
+    fill the ``proposals`` queue) asked of ``who`` (all of them when no reviewers are named; else
     those :func:`~audit.judging.queues.assign` gives ``who``), and those ``who`` has not labelled yet.
 
     Raises
@@ -75,7 +78,7 @@ def my_items(runset, store, who: str, depth: int = 10, reviewers: Sequence[str] 
     ValueError
         A depth < 1, bad reviewers or overlap, or ``who`` not among the named reviewers.
     """
-    items = queue_items(judged_runset(runset, store), queue, depth)
+    items = queue_items(judged_runset(runset, store), queue, depth, located=located)
     names = [r.strip() for r in reviewers if r.strip()]
     if names:
         if who not in names:
@@ -103,7 +106,10 @@ class ItemView:
 
 
 def item_view(runset, item: Item) -> ItemView:
-    """The question and the chunk of ``item`` as the page shows them."""
+    """The question and the chunk of ``item`` as the page shows them (a Q/A proposal: its located passage at its
+    locator, on the :data:`ANSWERS` scale)."""
+    if item.queue == "proposals":
+        return ItemView(item, item.question, item.passage, item.chunk_id, item.note, "", ANSWERS)
     sp = runset.spaces.get(item.space)
     cid: object = item.chunk_id or item.shown_chunk
     c = sp.chunk(cid) if sp is not None else None
@@ -122,6 +128,11 @@ def item_view(runset, item: Item) -> ItemView:
     why = item.note or (f"rank {item.best_rank} of {', '.join(item.runs)}" if item.runs else "")
     return ItemView(item, item.question, text, loc, why, str(cid),
                     ANSWERABLE if item.chunk_id == "" else grade_scale(runset))
+
+
+def accepted(store, located) -> list:
+    """The needles of the Q/A proposals the reviewers accepted (:func:`audit.judging.versions.accepted_needles`)."""
+    return accepted_needles(located, store.labels("proposals"), store.adjudications("proposals"))
 
 
 def agreement_reports(store, seed: int = 0, n_boot: int = 1000) -> list:
