@@ -24,6 +24,7 @@ from audit.views.history import (
     outcomes_frame,
     records_diff,
     series_frame,
+    store_version,
     trend_frame,
 )
 from ui import context, footer, paths, table
@@ -50,7 +51,9 @@ with store:
     health_records = read_records(store, [s for s in summaries if s.command == "health"])
     if (linked := linked_record(store, summaries)) is not None:  # ?record=N: a stable link to one record
         st.subheader(f"Record {linked.label()}")
-        st.caption(md(f"{linked.source.get('name', '')} · ground truth {linked.ground_truth[:12]} · "
+        named = store_version(linked)
+        st.caption(md(f"{linked.source.get('name', '')} · ground truth {linked.ground_truth[:12]} · judgments version "
+                      f"{named + ' of the judging store' if named else linked.judgments_version} · "
                       f"link: ?record={linked.id}"))
         table(record_frame(linked), "hist_linked", f"history_record_{linked.id}.csv")
     if series.empty and not health_records:

@@ -2,7 +2,8 @@
 system (files)", no model), two reviewers in two browser sessions label an overlapping pool one item at a time;
 κ and α shown equal the hand computations (tests/test_judging_agreement.py's coincidence matrix); the
 disagreement is adjudicated and a new version saved; judged on it, Strategies' CSV gives Success@1 and Hole@10
-as counted by hand from the run files; every page's provenance line names the version."""
+as counted by hand from the run files; every page's provenance line names the version, and the History page names
+it for the audit recorded on it (its trend table and the record's caption)."""
 
 from __future__ import annotations
 
@@ -30,7 +31,7 @@ def served(tmp_path_factory):
     need_chromium()
     pytest.importorskip("playwright.sync_api", reason="pip install playwright (requirements-dev.txt)")
     home = tmp_path_factory.mktemp("audit_home")
-    env = app_env(AUDIT_HOME=str(home), AUDIT_HISTORY="off", AUDIT_MODEL="hashing", AUDIT_RERANKER="none",
+    env = app_env(AUDIT_HOME=str(home), AUDIT_HISTORY="on", AUDIT_MODEL="hashing", AUDIT_RERANKER="none",
                   AUDIT_SOURCE="system", AUDIT_SYS_QUERIES=EX + "queries.tsv", AUDIT_SYS_QRELS=EX + "qrels.trec",
                   AUDIT_SYS_CHUNKS=EX + "chunks.jsonl",
                   AUDIT_SYS_RUNS=f"before={EX}before.trec\nafter={EX}after.trec",
@@ -147,4 +148,22 @@ def test_two_reviewers_agree_adjudicate_and_the_version_moves_strategies(served,
             assert _hole10(run, settled) < _hole10(run, ())  # the version judged some of its holes
         assert "judgments version v1" in _main(ben)
         ben.screenshot(path=str(shots / "strategies-on-v1.png"), full_page=True)
+
+        # the history: each session's audit on the source's own judgments (ana's, ben's), then ben's on v1, named
+        v1 = next(ln for ln in _main(ben).splitlines() if "judgments version v1 " in ln)
+        v1 = "v1 " + v1.split("judgments version v1 ")[1].split()[0]
+        ben.locator('[data-testid="stSidebarNav"] a', has_text="History").first.click()
+        _settle(ben)
+        _no_exception(ben, "history")
+        with ben.expect_download() as dl:
+            ben.get_by_role("button", name="Download the trend (CSV)").click()
+        with open(dl.value.path(), encoding="utf-8") as fh:
+            trend = list(csv.DictReader(fh))
+        assert [r["judging store version"] for r in trend] == ["", "", v1]
+        # the record on v1 is judged on the run set's qrels with v1 laid over them: another content digest
+        assert trend[0]["judgments version"] == trend[1]["judgments version"] != trend[2]["judgments version"]
+        ben.goto(served + f"history?record={trend[2]['record']}")
+        _settle(ben)
+        assert f"judgments version {v1} of the judging store" in _main(ben)
+        ben.screenshot(path=str(shots / "history-on-v1.png"), full_page=True)
         browser.close()

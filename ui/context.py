@@ -79,7 +79,10 @@ def context() -> PageContext:
         st.info("Open the dashboard with `streamlit run app.py`; the sidebar sets up the source first.")
         st.stop()
     if st.session_state.get(VERSION_KEY):
+        from .history import record_once
+
         ctx = _on_version(ctx, st.session_state[VERSION_KEY])
+        record_once(ctx)  # an audit on that version is another one: the history names the version
     return ctx
 
 

@@ -1,7 +1,8 @@
 """The dashboard's side of the history: each audit recorded once per session, and which records a session may see.
 
-:func:`record_once` runs after the sidebar built the page context: it records the run set once per (source
-identity, configuration digest) per session — never on a rerun, a page switch or a widget change that leaves the
+:func:`record_once` runs after the sidebar built the page context (after :func:`ui.context.context` judged it on
+the Judging page's version, when one is chosen): it records the run set once per (source identity, configuration
+digest, judging store version) per session — never on a rerun, a page switch or a widget change that leaves the
 run set as it was (a flag in ``st.session_state``). A session's uploads are recorded with its session id; in shared
 mode a session lists only the records of no session and its own (:func:`visible_session`). ``AUDIT_HISTORY=off``
 turns it off; a failed write is one warning in the sidebar, never an error.
@@ -70,7 +71,10 @@ def record_once(ctx) -> int | None:
     if not enabled():
         return None
     rs = ctx.runset
-    key = (rs.source.identity, configuration_digest(rs))
+    from audit.judging.versions import STORE_VERSION
+
+    # judged on another version of the judging store, it is another audit: recorded again, naming that version
+    key = (rs.source.identity, configuration_digest(rs), str(rs.source.provenance.get(STORE_VERSION, "")))
     done = st.session_state.setdefault(RECORDED_KEY, set())
     if key in done:
         return None

@@ -529,7 +529,9 @@ def draw() -> PageContext:
         ctx = build(corpus, gt, gt_id, strategies, retrievers)
     focus_section(focus_box, ctx)
     st.session_state[CTX_KEY] = ctx
+    from .context import VERSION_KEY
     from .history import record_once
 
-    record_once(ctx)  # the audit remembered once per session and configuration (History page)
+    if not st.session_state.get(VERSION_KEY):  # else recorded on the version, by ui.context.context
+        record_once(ctx)  # the audit remembered once per session and configuration (History page)
     return ctx

@@ -19,10 +19,11 @@ from ..evaluation.saved_cut import load_cuts
 from ..evaluation.threshold import OUTCOMES
 from ..history.recording import open_configured
 from ..history.store import HistoryError
+from ..judging.versions import STORE_VERSION
 
 __all__ = ["CHANGE_KINDS", "DEFAULT_MEASURE", "EMPTY", "KS", "HistoryError", "changes_frame", "comparable_pair",
            "default_series", "health_frame", "load_cuts", "measure_label", "open_configured", "outcomes_frame",
-           "record_frame", "record_id", "records_diff", "series_frame", "trend_frame"]
+           "record_frame", "record_id", "records_diff", "series_frame", "store_version", "trend_frame"]
 
 #: What a change marker names, in this order.
 CHANGE_KINDS = ("model", "chunking", "ground truth")
@@ -67,12 +68,19 @@ def _when(created_at: str) -> pd.Timestamp:
     return pd.Timestamp(created_at).tz_convert("UTC").tz_localize(None)
 
 
+def store_version(rec) -> str:
+    """The judging store's version a record was judged on (``v3 1a2b3c4d5e6f7a8b``: the dashboard judged on a saved
+    version, :data:`audit.judging.versions.STORE_VERSION` of its source's provenance); "" when on the source's own
+    judgments."""
+    return str((rec.source.get("provenance") or {}).get(STORE_VERSION) or "")
+
+
 def trend_frame(records: Sequence, series: str, measure: str = DEFAULT_MEASURE) -> pd.DataFrame:
     """One point per record of ``series``: ``record``, ``when`` (UTC, naive), ``label`` (``#id``), ``value``,
     ``low``, ``high`` (Wilson 95% for ``Success@k``; NaN for other measures, which have no binomial interval),
     ``n`` (queries counted), ``segment`` (a new one at every ground-truth change: the line is drawn per segment,
     never joined across), ``model``, ``chunking``, ``ground truth``, ``judgments version`` (the digest it was
-    judged on); oldest first. Records whose run of the series was unavailable, or counted no query (an audit
+    judged on), ``judging store version`` (:func:`store_version`); oldest first. Records whose run of the series was unavailable, or counted no query (an audit
     without a ground truth: 0 questions is no point of a trend), are left out.
 
     Raises
@@ -101,9 +109,10 @@ def trend_frame(records: Sequence, series: str, measure: str = DEFAULT_MEASURE) 
                      "low": iv[1] if iv else math.nan, "high": iv[2] if iv else math.nan, "n": n,
                      "segment": segment, "model": _model(rec), "chunking": _short(run.chunking),
                      "ground truth": rec.ground_truth[:12], "judgments version": rec.judgments_version,
-                     "command": rec.command})
+                     "judging store version": store_version(rec), "command": rec.command})
     return pd.DataFrame(rows, columns=["record", "when", "label", "value", "low", "high", "n", "segment", "model",
-                                       "chunking", "ground truth", "judgments version", "command"])
+                                       "chunking", "ground truth", "judgments version", "judging store version",
+                                       "command"])
 
 
 def default_series(names: Sequence[str], preferred: Sequence[str]) -> int:

@@ -18,9 +18,9 @@ from ..judging.agreement import agreement
 from ..judging.labels import judgments_of_runset
 from ..judging.queues import QUEUES, Item, assign, queue_items
 from ..judging.store import JudgmentsError, JudgmentsStore, ReviewerLabel
-from ..judging.versions import accepted_needles, save_settled, settled, version_effect, with_judgments
+from ..judging.versions import STORE_VERSION, accepted_needles, save_settled, settled, version_effect, with_judgments
 
-__all__ = ["ANSWERABLE", "ANSWERS", "GRADED", "accepted", "BINARY", "QUEUES", "ItemView", "JudgmentsError", "JudgmentsStore", "ReviewerLabel", "agreement_frame", "agreement_lines", "agreement_reports", "disagreements_frame", "effect_lines", "grade_scale",
+__all__ = ["ANSWERABLE", "ANSWERS", "GRADED", "accepted", "BINARY", "QUEUES", "ItemView", "JudgmentsError", "JudgmentsStore", "ReviewerLabel", "STORE_VERSION", "agreement_frame", "agreement_lines", "agreement_reports", "disagreements_frame", "effect_lines", "grade_scale",
            "item_view", "judged_runset", "my_items", "on_version", "save_settled", "versions_frame"]
 
 #: TREC DL's and TREC RAG's four-point scale, and the binary one.
@@ -39,8 +39,8 @@ def grade_scale(runset) -> dict[int, str]:
 
 
 def on_version(runset, store, ref: str = "head"):
-    """``runset`` judged on version ``ref`` of the store laid over its own judgments, with its provenance line
-    naming the version; ``(runset, version)``, the run set unchanged and None when the store has no version.
+    """``runset`` judged on version ``ref`` of the store laid over its own judgments, with its provenance (line, and
+    :data:`STORE_VERSION` in its provenance, which a history record keeps) naming the version; ``(runset, version)``, the run set unchanged and None when the store has no version.
 
     Raises
     ------
@@ -54,8 +54,9 @@ def on_version(runset, store, ref: str = "head"):
     v = store.version(ref)
     judged = with_judgments(runset, judgments_of_runset(runset).merged(store.judgments(v.id)),
                             f"judgments version v{v.id} {v.digest}")
-    src = replace(judged.source, provenance_line=f"{judged.source.provenance_line} · judgments version v{v.id} "
-                                                 f"{v.digest}")
+    named = f"v{v.id} {v.digest}"
+    src = replace(judged.source, provenance_line=f"{judged.source.provenance_line} · judgments version {named}",
+                  provenance={**judged.source.provenance, STORE_VERSION: named})
     return replace(judged, source=src), v
 
 
