@@ -79,3 +79,51 @@ def test_stages_with_a_deeper_run(files, capsys):
     for stage, c in js["stages"]["counts"].items():
         assert f'data-figure="stages:{stage}" data-value="{c["n"]}"' in page
     assert 'data-figure="stages:2.0:cut_by_k" data-run="2.0" data-value="1"' in page
+
+
+def _counts(js) -> dict:
+    return {k: (v["n"], v["questions"]) for k, v in js["stages"]["counts"].items()}
+
+
+def test_stages_on_a_version_of_the_judging_store(files, capsys):
+    # the judging queue's store as the judgment source: its head version alone (matched by id and, with
+    # --queries, by text), then laid over --qrels; a version that judges q5's chunk not relevant un-judges q5
+    tmp, export, queries, qrels = files
+    store = tmp / "judgments.sqlite"
+    assert main(["judge", "import", str(qrels), "--format", "trec", "--who", "qa", "--judgments", str(store)]) == 0
+    base, on_v1 = tmp / "base.json", tmp / "v1.json"
+    assert main(["report", "--traffic", str(export), "--queries", str(queries), "--qrels", str(qrels), "--stages",
+                 "--json", str(base)]) == 0
+    assert main(["report", "--traffic", str(export), "--queries", str(queries), "--judgments-version", "head",
+                 "--judgments", str(store), "--stages", "--json", str(on_v1)]) == 0
+    capsys.readouterr()
+    b, v1 = json.loads(base.read_text()), json.loads(on_v1.read_text())
+    assert _counts(v1) == _counts(b)  # v1 holds exactly qrels.txt's labels
+    assert v1["stages"]["judgments"].startswith("judgments version v1 ")
+    (tmp / "q5.qrels").write_text("q5 0 r5 0\n", encoding="utf-8")
+    assert main(["judge", "import", str(tmp / "q5.qrels"), "--format", "trec", "--who", "qa", "--judgments",
+                 str(store)]) == 0
+    on_v2 = tmp / "v2.json"
+    assert main(["report", "--traffic", str(export), "--queries", str(queries), "--qrels", str(qrels),
+                 "--judgments-version", "head", "--judgments", str(store), "--stages", "--json", str(on_v2)]) == 0
+    assert "9 with a judgment" in capsys.readouterr().out  # 10 judged traced questions less q5's
+    # by hand from the counts on qrels.txt alone: every stage that listed q5 loses it, the others are unchanged
+    want = {k: (n - ("q5" in qs), [q for q in qs if q != "q5"]) for k, (n, qs) in _counts(b).items()}
+    assert want.pop("truncated") == (0, [])  # "truncated" is written only when seen
+    assert _counts(json.loads(on_v2.read_text())) == want
+    assert "with judgments version v2 " in json.loads(on_v2.read_text())["stages"]["judgments"]
+
+
+def test_a_judgments_version_is_named_or_refused(files, capsys):
+    tmp, export, queries, qrels = files
+    store = tmp / "judgments.sqlite"
+    assert main(["report", "--traffic", str(export), "--judgments-version", "head", "--judgments", str(store),
+                 "--stages"]) == 2
+    assert "no judgments version yet" in capsys.readouterr().err
+    assert main(["judge", "import", str(qrels), "--format", "trec", "--who", "qa", "--judgments", str(store)]) == 0
+    assert main(["report", "--traffic", str(export), "--judgments-version", "v9", "--judgments", str(store),
+                 "--stages"]) == 2
+    assert "no judgments version 'v9'" in capsys.readouterr().err
+    assert main(["report", "--traffic", str(export), "--queries", str(queries), "--qrels", str(qrels),
+                 "--judgments-version", "head"]) == 2
+    assert "--judgments-version judges traced questions: it goes with --traffic … --stages" in capsys.readouterr().err

@@ -39,3 +39,25 @@ def test_a_query_log_has_no_trace(system):
     view = stages_view([EX / "traffic.jsonl"], system, "before")
     assert view.report is None and view.reason.startswith("no trace read from the traffic")
     assert view.table.empty
+
+
+def test_judged_on_a_version_of_the_judging_store(system, tmp_path):
+    # the Threshold page's run set judged on the Judging page's version (audit.views.judging.on_version, what
+    # "Judge every page on the latest version" applies): v1 judges q2's k2 and k3 not relevant, so q2 has no
+    # relevant chunk left and is no longer followed; q1 is still never retrieved (see the test above)
+    from audit.judging.labels import Judgments
+    from audit.judging.store import JudgmentsStore
+    from audit.views.judging import on_version
+
+    text = dict(line.split("\t", 1) for line in (EX / "queries.tsv").read_text(encoding="utf-8").splitlines())
+    turns = [Turn(Retrieval(text["q1"], [Doc("l3", 0.5, "x")], 1714557600 * 10**9)),
+             Turn(Retrieval(text["q2"], [Doc("b1", 0.7), Doc("k2", 0.6)], 1714557600 * 10**9), [Doc("b1", 1.0)])]
+    export = write_export(tmp_path / "t.jsonl", [trace_spans(turns)])
+    with JudgmentsStore(tmp_path / "j.sqlite") as st:
+        st.save(Judgments.of([("", "q2", "k2", 0), ("", "q2", "k3", 0)]), "qa")
+        judged, v = on_version(system, st)
+    view = stages_view([export], judged, "before")
+    assert dict(zip(view.table["stage"], view.table["questions"])) == {
+        "not_retrieved": 1, "dropped_by_reranker": 0, "not_in_prompt": 0, "reached_prompt": 0}
+    assert list(view.verdicts["query_id"]) == ["q1"]
+    assert view.report.judgments == f"judgments version v1 {v.digest}"

@@ -45,6 +45,8 @@ __all__ = ["cmd_report"]
 def cmd_report(a) -> int:
     """``python -m audit report …``: the report of the source the arguments name; exit 1 when a gate fails."""
     source = pick_source(a, "report")
+    if getattr(a, "judgments_version", None) and not (source == "traffic" and a.stages):
+        raise InputError("--judgments-version judges traced questions: it goes with --traffic … --stages")
     if source == "traffic":
         from .traffic import cmd_report_traffic
 

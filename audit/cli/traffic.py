@@ -12,7 +12,9 @@ With ``--stages`` the traces of the exports are followed too (:mod:`audit.report
 question with a judgment, the stage where its relevant chunk was lost. The judgments are ``--queries Q --qrels
 R`` or ``--ground-truth FILE`` when the traffic is read alone, or the judgments of ``--run``'s queries; then the
 traffic's run (``--traffic-run``, or the only run) is the deeper run that tells a chunk cut by the retriever's k
-apart.
+apart. ``--judgments-version REF`` (``head``, ``v3``, a digest prefix: as ``judge diff`` names a version) judges
+them on a version of the judging queue's store (``--judgments FILE``, as ``judge`` takes it), laid over the
+qrels given (or alone, with ``--queries`` for matching by text), as the dashboard lays it over a run set.
 """
 
 from __future__ import annotations
@@ -49,7 +51,13 @@ def add_traffic_options(r: argparse.ArgumentParser) -> None:
                    help="no question text in the output, whatever [traffic] show_questions says")
     g.add_argument("--stages", action="store_true",
                    help="follow each traced question's spans (retriever, reranker, LLM prompt) and say where its "
-                        "relevant chunk was lost; judgments from --queries and --qrels, --ground-truth, or --run")
+                        "relevant chunk was lost; judgments from --queries and --qrels, --ground-truth, --run, or "
+                        "--judgments-version")
+    g.add_argument("--judgments-version", metavar="REF",
+                   help="with --stages: judge the traced questions on this version of the judging queue's store "
+                        "(head, v3, a digest prefix), laid over --qrels or --run's qrels when given")
+    g.add_argument("--judgments", metavar="FILE", default=None,
+                   help="with --judgments-version: the judging store (default $AUDIT_HOME/history.sqlite, as judge)")
     g.add_argument("--bootstrap", type=int, default=None, metavar="B", help="bootstrap resamplings (default 1000)")
     g.add_argument("--seed", type=int, default=None, help="bootstrap seed (default 0)")
 
@@ -196,21 +204,26 @@ def _stages_alone(a):
     """``--stages`` with the traffic alone: the judgments of ``--queries``/``--qrels`` or ``--ground-truth``."""
     from ..evaluation.stages import Judgments
 
-    if a.ground_truth and (a.qrels or a.queries):
-        raise InputError("--stages takes one kind of judgment: --queries and --qrels, or --ground-truth")
+    if a.ground_truth and (a.qrels or a.queries or a.judgments_version):
+        raise InputError("--stages takes one kind of judgment: --queries and --qrels (with --judgments-version laid "
+                         "over them), or --ground-truth")
     try:
         if a.ground_truth:
             from ..groundtruth import load_needles
 
             judgments = Judgments.from_needles(load_needles(a.ground_truth), str(a.ground_truth))
-        elif a.qrels and a.queries:
+        elif (a.qrels and a.queries) or a.judgments_version:
+            from ..evaluation.judgments import Qrels
             from ..qrels import read_qrels
             from ..sources.imported.readers import read_queries
 
-            judgments = Judgments.from_qrels(read_queries(a.queries), read_qrels(a.qrels))
+            if a.qrels and not a.queries:
+                raise InputError("--qrels needs --queries FILE (the questions' text, to match traced questions)")
+            qrels = _on_version(a, read_qrels(a.qrels) if a.qrels else Qrels({}))
+            judgments = Judgments.from_qrels(read_queries(a.queries) if a.queries else {}, qrels)
         else:
-            raise InputError("--stages needs judgments: --queries FILE --qrels FILE, --ground-truth FILE, or "
-                             "--run NAME=FILE with its --queries and --qrels")
+            raise InputError("--stages needs judgments: --queries FILE --qrels FILE, --ground-truth FILE, "
+                             "--judgments-version REF, or --run NAME=FILE with its --queries and --qrels")
     except ValueError as e:
         raise InputError(str(e)) from None
     return _stages(a, judgments)
@@ -228,7 +241,33 @@ def _stages_of_runs(a, system):
     run = system.run(name)
     queries = {q.query_id: q.text for q in system.queries}
     deeper = {qid: run.ids(qid) for qid in run.rankings}
-    return _stages(a, Judgments.from_qrels(queries, system.qrels(run)), deeper, name)
+    return _stages(a, Judgments.from_qrels(queries, _on_version(a, system.qrels(run), run.space)), deeper, name)
+
+
+def _on_version(a, qrels, space: str = ""):
+    """``qrels`` with ``--judgments-version``'s labels of ``space`` laid over them (the store's label wins), its
+    source naming the version; ``qrels`` itself without the option.
+
+    Raises
+    ------
+    InputError
+        The store cannot be opened, or names no such version.
+    """
+    if not a.judgments_version:
+        return qrels
+    from ..judging.labels import Judgments as Labels
+    from ..judging.store import JudgmentsError, JudgmentsStore
+
+    try:
+        with JudgmentsStore(a.judgments) as store:
+            v = store.version(a.judgments_version)
+            labels = store.judgments(v.id)
+    except JudgmentsError as e:
+        raise InputError(str(e)) from None
+    int_ids = any(isinstance(c, int) for js in qrels.judgments.values() for c in js)
+    named = f"judgments version v{v.id} {v.digest}"
+    return Labels.from_qrels(qrels, space).merged(labels).qrels(
+        space, int_ids, f"{qrels.source} with {named}" if qrels.source else named)
 
 
 def _only_ood_run(system) -> str | None:
