@@ -4,6 +4,7 @@ the disagreement is adjudicated, a new version saved, and the page says what it 
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -126,3 +127,34 @@ def test_the_bluffs_queue_asks_answerable_or_not_in_the_corpus(env):
     radio.set_value(0)
     at.button(key="judge_save").click().run()
     assert _current(at) == ("o4", "b2")
+
+
+def test_the_ground_truth_pages_proposals_are_a_queue_whose_accepted_answers_become_needles(env, tmp_path):
+    # the Ground truth page's import holds its located pairs in the session; the Judging page asks each one
+    from audit.authoring.checks import CorpusViews
+    from audit.authoring.locate import locate_pairs, read_qa
+    from audit.ingest import load_corpus
+
+    corpus = load_corpus(str(EX / "docs"))
+    text = corpus.get("limits.md").text
+    sentence = next(s.strip() + "." for s in text.split(".") if len(s.strip()) > 30 and "#" not in s)
+    qa = tmp_path / "faq.jsonl"
+    qa.write_text(json.dumps({"id": "f1", "question": "what are the limits?", "answer": sentence}) + "\n"
+                  + json.dumps({"id": "f2", "question": "sky?", "answer": "The sky is a pale shade of green today."})
+                  + "\n", encoding="utf-8")
+    located = locate_pairs(read_qa(qa), CorpusViews(corpus))
+    at = open_app("app_pages/12_Judging.py")
+    at.session_state["gt_located"] = ("faq", located, None)
+    at.text_input(key="judge_who").input("ana").run()
+    at.radio(key="judge_queue").set_value("proposals").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert "0 of 1 items labelled by ana" in at.get("progress")[0].proto.text  # f2 is not in the corpus: not asked
+    assert [s.value for s in at.subheader if s.value.startswith("Question ")] == ["Question f1"]
+    start = text.index(sentence)
+    assert any(f"Passage at limits.md#char={start},{start + len(sentence)}" in shown(m) for m in at.markdown)
+    at.radio(key="judge_grade").set_value(1)
+    at.button(key="judge_save").click().run()
+    at.button(key="judge_to_draft").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    draft = at.session_state["_gt_draft"]
+    assert [(n.needle, n.questions) for n in draft.needles] == [(sentence, ("what are the limits?",))]
