@@ -182,3 +182,39 @@ def test_bluffs_queue_on_the_keyboard_answerable_or_not(tmp_path, capsys, monkey
     assert "2 labels by ana" in out  # "2" is off this scale: asked again
     code, out = judge("save", "--who", "qa-lead", home=tmp_path, capsys=capsys)
     assert code == 0 and "0 added" in out  # "answerable?" is kept for agreement, never saved as a chunk judgment
+
+
+def test_qa_proposals_labelled_on_the_keyboard_become_a_ground_truth(tmp_path, capsys, monkeypatch):
+    from audit.groundtruth import load_needles
+
+    # two answers copied from data/example/docs/limits.md, one not in it
+    limits = (EX / "docs" / "limits.md").read_text(encoding="utf-8")
+    a1 = "A single message may carry at most 256 KiB of payload."
+    a2 = "Undelivered messages are kept for seven days"
+    assert a1 in limits and a2 in limits
+    qa = tmp_path / "faq.csv"
+    qa.write_text(f"id,question,answer\nf1,How big may a message be?,{a1}\nf2,How long are messages kept?,{a2}\n"
+                  "f3,What colour is the sky?,The sky is a pale shade of green today.\n", encoding="utf-8")
+    src = ["--qa", str(qa), "--corpus", str(EX / "docs")]
+    j = dict(home=tmp_path, capsys=capsys)
+    code, out = judge("pool", "--queue", "proposals", *src, "--reviewers", "ana,ben", "--overlap", "1", "--out",
+                      str(tmp_path / "p.jsonl"), **j)
+    assert code == 0 and "Q/A proposals: 2 answers of 3 pairs located" in out
+    items = [json.loads(x) for x in (tmp_path / "p.jsonl").read_text().splitlines()]
+    start = limits.index(a1)
+    assert [(i["query_id"], i["chunk_id"], i["passage"]) for i in items][0] == (
+        "f1", f"limits.md#char={start},{start + len(a1)}", a1)
+    for who, keys in (("ana", "1\n1\n"), ("ben", "1\n0\n")):
+        code, out = judge("label", "--who", who, "--items", str(tmp_path / "p.jsonl"), home=tmp_path, capsys=capsys,
+                          stdin=keys, monkeypatch=monkeypatch)
+        assert code == 0 and "1 answers the question, 0 does not" in out and f"2 labels by {who}" in out
+    # f1 both accept; f2 split 1/0 stays open until adjudicated
+    code, out = judge("needles", *src, "--out", str(tmp_path / "gt.jsonl"), **j)
+    assert code == 0 and "1 of 2 proposals accepted" in out
+    assert [(n.id, n.needle, n.questions) for n in load_needles(tmp_path / "gt.jsonl")] == [
+        ("f1", a1, ("How big may a message be?",))]
+    assert judge("adjudicate", "f2", items[1]["chunk_id"], "1", "--queue", "proposals", "--who", "qa", **j)[0] == 0
+    judge("needles", *src, "--out", str(tmp_path / "gt.jsonl"), **j)
+    assert [n.id for n in load_needles(tmp_path / "gt.jsonl")] == ["f1", "f2"]
+    code, out = judge("save", "--who", "qa", **j)
+    assert code == 0 and "0 added" in out  # accepted needles are no chunk judgment

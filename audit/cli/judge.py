@@ -6,7 +6,9 @@ beside the history; :mod:`audit.judging.store`); nothing is written to a team's 
 
 - ``judge pool --queries Q --run NAME=FILE … [--qrels QRELS] [--depth 10] [--reviewers a,b --overlap 0.2
   --seed 0] [--out POOL.jsonl]``: the unjudged chunks of every run's top k per judged question (judged: the
-  head version, else ``--qrels``), each with the reviewers asked;
+  head version, else ``--qrels``), each with the reviewers asked; ``--queue bluffs`` the out-of-domain
+  questions answered at the saved cut; ``--queue proposals --qa QA --corpus DOCS`` the located answers of
+  question/answer pairs (no run), "does this passage answer the question?";
 - ``judge label --who NAME (--items POOL.jsonl | --from LABELS.tsv) [--chunks CHUNKS.jsonl]``: one item at a
   time on the terminal (a grade key, ``s`` skip, ``q`` quit), or ``query chunk grade`` lines from a file;
 - ``judge save --who NAME``: the reviewers' labels settled into a new version (agreed or adjudicated;
@@ -14,6 +16,7 @@ beside the history; :mod:`audit.judging.store`); nothing is written to a team's 
 - ``judge adjudicate QUERY CHUNK GRADE --who NAME``;
 - ``judge agreement [QRELS_A QRELS_B …] [--json]``: κ per pair and ordinal α over all, with bootstrap
   intervals (``--seed``, ``--n-boot`` echoed), per queue when no file is given;
+- ``judge needles --qa QA --corpus DOCS --out GT.jsonl``: the proposals accepted (settled at 1), as a ground truth;
 - ``judge versions``, ``judge diff A B [--queries Q --run NAME=FILE … --measure Success@8]``;
 - ``judge import FILE --format trec|jsonl|label-studio --who NAME``, ``judge export --format trec|jsonl --out F``.
 """
@@ -23,7 +26,7 @@ from __future__ import annotations
 import json
 import sys
 
-from .common import EXIT_OK, InputError, write_json
+from .common import EXIT_OK, InputError, corpus_arg, write_json
 
 __all__ = ["add_judge_parser", "cmd_judge"]
 
@@ -56,11 +59,18 @@ def add_judge_parser(sub, formatter_class=None) -> None:
         p.add_argument("--ood-queries", help="out-of-domain questions (id<TAB>text): the bluffs queue needs them")
         p.add_argument("--ood-run", action="append", metavar="NAME=FILE", help="a run's out-of-domain rankings")
 
+    def qa_options(p):
+        p.add_argument("--qa", help="question/answer pairs (CSV or JSONL, as groundtruth locate reads them)")
+        p.add_argument("--corpus", default="python-reference",
+                       help="with --qa: the documents its answers are located in (python-reference or a folder)")
+
     p = js.add_parser("pool", help="every run's unjudged top-k chunks per judged question", allow_abbrev=False)
     common(p)
     runs(p)
-    p.add_argument("--queue", choices=["pool", "bluffs"], default="pool",
-                   help="pool: every run's unjudged top k; bluffs: out-of-domain questions answered at the saved cut")
+    p.add_argument("--queue", choices=["pool", "bluffs", "proposals"], default="pool",
+                   help="pool: every run's unjudged top k; bluffs: out-of-domain questions answered at the saved cut; "
+                        "proposals: the located answers of --qa's question/answer pairs")
+    qa_options(p)
     p.add_argument("--depth", type=int, default=10, help="pooling depth k (default 10)")
     p.add_argument("--reviewers", help="comma-separated reviewers to assign the items to, in turn")
     p.add_argument("--overlap", type=float, default=0.2, help="share of items given to two reviewers (default 0.2)")
@@ -101,6 +111,12 @@ def add_judge_parser(sub, formatter_class=None) -> None:
     ag.add_argument("--seed", type=int, default=0, help="bootstrap seed (default 0)")
     ag.add_argument("--n-boot", type=int, default=1000, help="bootstrap resamples (default 1000)")
     ag.add_argument("--json", help="write kappa and alpha (each with its interval) to this file")
+
+    n = js.add_parser("needles", help="the Q/A proposals reviewers accepted, as a ground-truth JSONL",
+                      allow_abbrev=False)
+    common(n)
+    qa_options(n)
+    n.add_argument("--out", required=True, help="the ground-truth JSONL to write (id, needle, questions)")
 
     v = js.add_parser("versions", help="every version of the judgments", allow_abbrev=False)
     common(v)
@@ -164,23 +180,49 @@ def _system(a, st):
         return load_system(a.queries, runs, scores, str(path), None, None, None, ood, ood_runs)
 
 
+def _located(a) -> list:
+    """``--qa``'s pairs located in ``--corpus`` (:func:`audit.authoring.locate.locate_pairs`)."""
+    from ..authoring.checks import CorpusViews
+    from ..authoring.locate import locate_pairs, read_qa
+    from ..groundtruth import GroundTruthError
+
+    if not a.qa:
+        raise InputError(f"judge {a.judge_command}{' --queue proposals' if a.judge_command == 'pool' else ''} needs "
+                         "--qa FILE (question/answer pairs) and its --corpus")
+    try:
+        return locate_pairs(read_qa(a.qa), CorpusViews(corpus_arg(a.corpus)))
+    except GroundTruthError as e:
+        raise InputError(str(e)) from None
+
+
 def _pool(a, st) -> int:
     from ..judging.labels import Judgments
-    from ..judging.queues import assign, queue_items
+    from ..judging.queues import assign, proposals_queue, queue_items
     from ..judging.versions import with_judgments
 
-    system = _system(a, st)
-    if a.qrels and st.head() is not None:  # what the queue has judged since counts as judged too
-        system = with_judgments(system, Judgments.from_qrels(system.judgments[""]).merged(st.judgments()))
-    items = queue_items(system, a.queue, a.depth)
+    if a.queue == "proposals":
+        if a.run or a.qrels:
+            raise InputError("judge pool --queue proposals asks the located answers of --qa: it takes no --run or "
+                             "--qrels")
+        located = _located(a)
+        items = proposals_queue(located)
+        system = None
+    else:
+        system = _system(a, st)
+        if a.qrels and st.head() is not None:  # what the queue has judged since counts as judged too
+            system = with_judgments(system, Judgments.from_qrels(system.judgments[""]).merged(st.judgments()))
+        items = queue_items(system, a.queue, a.depth)
     who = assign(items, a.reviewers.split(","), a.overlap, a.seed) if a.reviewers else {}
     rows = [{**it.to_dict(), "reviewers": list(who.get(it.key, ()))} for it in items]
     n_q = len({it.query_id for it in items})
     twice = sum(1 for r in rows if len(r["reviewers"]) == 2)
-    what = (f"pool at depth {a.depth}: {len(items)} unjudged chunks over {n_q} questions" if a.queue == "pool" else
-            f"bluffs at the saved cut: {len(items)} out-of-domain questions answered")
-    print(f"{what} ({', '.join(r.name for r in system.runs)})" + (f"; {twice} items to two reviewers (overlap "
-                                                                   f"{a.overlap:g}, seed {a.seed})" if who else ""))
+    what = {"pool": f"pool at depth {a.depth}: {len(items)} unjudged chunks over {n_q} questions",
+            "bluffs": f"bluffs at the saved cut: {len(items)} out-of-domain questions answered"}.get(a.queue)
+    if system is None:
+        what = f"Q/A proposals: {len(items)} answers of {len(located)} pairs located ({a.qa})"
+    else:
+        what += f" ({', '.join(r.name for r in system.runs)})"
+    print(what + (f"; {twice} items to two reviewers (overlap {a.overlap:g}, seed {a.seed})" if who else ""))
     if a.out:
         with open(a.out, "w", encoding="utf-8", newline="\n") as fh:
             for r in rows:
@@ -238,6 +280,17 @@ def _label(a, st) -> int:
     print(f"{len(todo)} of your {len(mine)} items left in {a.items} (grade {keys}, s skip, q quit)")
     for i, it in enumerate(todo, start=1):
         question_level = it["chunk_id"] == ""  # traffic and bluffs: can the corpus answer this?
+        if it.get("queue") == "proposals":  # a located answer: does this passage answer the question?
+            print(f"\n[{len(mine) - len(todo) + i}/{len(mine)}] {it['query_id']}: {it.get('question', '')}")
+            print(f"passage at {it['chunk_id']}:" + (f" ({it['note']})" if it.get("note") else ""))
+            print("  " + str(it.get("passage", "")).replace("\n", "\n  "))
+            ans = _ask((0, 1), "1 answers the question, 0 does not")
+            if ans == "q":
+                break
+            if ans != "s":
+                st.add_label(ReviewerLabel("proposals", a.who, "", it["query_id"], it["chunk_id"], int(ans)))
+                n += 1
+            continue
         c = chunks.get(it.get("shown_chunk", "") if question_level else it["chunk_id"])
         where = ""
         if c is not None:
@@ -247,14 +300,7 @@ def _label(a, st) -> int:
         print(f"chunk {shown}{where}:" + (f" ({it['note']})" if it.get("note") else ""))
         print("  " + (c.text.replace("\n", "\n  ") if c is not None else "(text unknown: give --chunks)"))
         allowed, prompt = ((0, 1), "1 answerable, 0 not in the corpus") if question_level else (scale, f"grade {keys}")
-        while True:
-            try:
-                ans = input(f"{prompt}, s, q > ").strip().lower()
-            except EOFError:
-                ans = "q"
-            if ans in ("s", "q") or (ans.isdigit() and int(ans) in allowed):
-                break
-            print(f"  type one of {'/'.join(map(str, allowed))}, s or q")
+        ans = _ask(allowed, prompt)
         if ans == "q":
             break
         if ans == "s":
@@ -263,6 +309,32 @@ def _label(a, st) -> int:
                                    it["chunk_id"], int(ans)))
         n += 1
     print(f"{n} labels by {a.who} in queue {a.queue}")
+    return EXIT_OK
+
+
+def _ask(allowed, prompt: str) -> str:
+    """One answer typed: a grade of ``allowed``, ``s`` (skip) or ``q`` (quit; also the end of the input)."""
+    while True:
+        try:
+            ans = input(f"{prompt}, s, q > ").strip().lower()
+        except EOFError:
+            return "q"
+        if ans in ("s", "q") or (ans.isdigit() and int(ans) in allowed):
+            return ans
+        print(f"  type one of {'/'.join(map(str, allowed))}, s or q")
+
+
+def _needles(a, st) -> int:
+    from ..judging.versions import accepted_needles
+
+    located = _located(a)
+    needles = accepted_needles(located, st.labels("proposals"), st.adjudications("proposals"))
+    with open(a.out, "w", encoding="utf-8", newline="\n") as fh:
+        for nd in needles:
+            fh.write(json.dumps({"id": nd.id, "needle": nd.needle, "questions": list(nd.questions)},
+                                ensure_ascii=False) + "\n")
+    asked = sum(1 for x in located if x.proposed)
+    print(f"{len(needles)} of {asked} proposals accepted → {a.out} (a ground truth: check it with groundtruth check)")
     return EXIT_OK
 
 
@@ -390,7 +462,7 @@ def _adjudicate(a, st) -> int:
 
 
 _COMMANDS = {"pool": _pool, "label": _label, "save": _save, "adjudicate": _adjudicate, "agreement": _agreement,
-             "versions": _versions, "diff": _diff, "import": _import, "export": _export}
+             "versions": _versions, "diff": _diff, "import": _import, "export": _export, "needles": _needles}
 
 
 def cmd_judge(a) -> int:
