@@ -127,3 +127,26 @@ def test_a_judgments_version_is_named_or_refused(files, capsys):
     assert main(["report", "--traffic", str(export), "--queries", str(queries), "--qrels", str(qrels),
                  "--judgments-version", "head"]) == 2
     assert "--judgments-version judges traced questions: it goes with --traffic … --stages" in capsys.readouterr().err
+
+
+def test_a_version_is_laid_over_the_runs_qrels(files, capsys):
+    # as test_stages_with_a_deeper_run, with a version that judges q2's r2 not relevant: q2, the one question
+    # cut by the retriever's k, is no longer judged, so no stage lists it
+    tmp, export, queries, qrels = files
+    run = tmp / "deep.run"
+    rows = {"q1": ["r1", "x1"], "q2": ["x1", "x2", "x3", "r2"], "q3": ["x2"], "q4": ["r4"], "q5": ["r5"],
+            "q6": ["r6"], "q7": ["x1"]}
+    run.write_text("".join(f"{q} Q0 {c} {i + 1} {1 - i / 10} deep\n" for q, cs in rows.items()
+                           for i, c in enumerate(cs)), encoding="utf-8")
+    store = tmp / "judgments.sqlite"
+    (tmp / "q2.qrels").write_text("q2 0 r2 0\n", encoding="utf-8")
+    assert main(["judge", "import", str(tmp / "q2.qrels"), "--format", "trec", "--who", "qa", "--judgments",
+                 str(store)]) == 0
+    out = tmp / "out.json"
+    assert main(["report", "--traffic", str(export), "--run", f"deep={run}", "--queries", str(queries), "--qrels",
+                 str(qrels), "--judgments-version", "v1", "--judgments", str(store), "--stages", "--json",
+                 str(out)]) == 0
+    js = json.loads(out.read_text())["stages"]
+    assert "q2" not in {q for c in js["counts"].values() for q in c["questions"]}
+    assert js["counts"].get("cut_by_k", {"n": 0})["n"] == 0  # written only when seen
+    assert " with judgments version v1 " in js["judgments"]

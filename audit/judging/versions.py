@@ -15,7 +15,8 @@ from typing import Mapping, Sequence
 from ..evaluation.measures import evaluate_run, parse_measure
 from .labels import Judgments, diff
 
-__all__ = ["STORE_VERSION", "Disagreement", "RunChange", "accepted_needles", "save_settled", "settled", "version_effect", "with_judgments"]
+__all__ = ["STORE_VERSION", "Disagreement", "RunChange", "accepted_needles", "save_settled", "settled",
+           "version_effect", "with_judgments"]
 
 #: The provenance key naming the judging store's version a run set is judged on (``v3 1a2b3c4d5e6f7a8b``): the
 #: dashboard's :func:`audit.views.judging.on_version` sets it, a history record keeps it in its source.

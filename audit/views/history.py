@@ -80,8 +80,9 @@ def trend_frame(records: Sequence, series: str, measure: str = DEFAULT_MEASURE) 
     ``low``, ``high`` (Wilson 95% for ``Success@k``; NaN for other measures, which have no binomial interval),
     ``n`` (queries counted), ``segment`` (a new one at every ground-truth change: the line is drawn per segment,
     never joined across), ``model``, ``chunking``, ``ground truth``, ``judgments version`` (the digest it was
-    judged on), ``judging store version`` (:func:`store_version`); oldest first. Records whose run of the series was unavailable, or counted no query (an audit
-    without a ground truth: 0 questions is no point of a trend), are left out.
+    judged on), ``judging store version`` (:func:`store_version`); oldest first. Records whose run of the series was
+    unavailable, or counted no query (an audit without a ground truth: 0 questions is no point of a trend), are left
+    out.
 
     Raises
     ------

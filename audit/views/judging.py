@@ -20,8 +20,10 @@ from ..judging.queues import QUEUES, Item, assign, queue_items
 from ..judging.store import JudgmentsError, JudgmentsStore, ReviewerLabel
 from ..judging.versions import STORE_VERSION, accepted_needles, save_settled, settled, version_effect, with_judgments
 
-__all__ = ["ANSWERABLE", "ANSWERS", "GRADED", "accepted", "BINARY", "QUEUES", "ItemView", "JudgmentsError", "JudgmentsStore", "ReviewerLabel", "STORE_VERSION", "agreement_frame", "agreement_lines", "agreement_reports", "disagreements_frame", "effect_lines", "grade_scale",
-           "item_view", "judged_runset", "my_items", "on_version", "save_settled", "versions_frame"]
+__all__ = ["ANSWERABLE", "ANSWERS", "BINARY", "GRADED", "ItemView", "JudgmentsError", "JudgmentsStore", "QUEUES",
+           "ReviewerLabel", "STORE_VERSION", "accepted", "agreement_frame", "agreement_lines", "agreement_reports",
+           "disagreements_frame", "effect_lines", "grade_scale", "item_view", "judged_runset", "my_items",
+           "on_version", "save_settled", "versions_frame"]
 
 #: TREC DL's and TREC RAG's four-point scale, and the binary one.
 GRADED = {0: "0 · not relevant", 1: "1 · related", 2: "2 · highly relevant", 3: "3 · perfectly relevant"}
@@ -40,7 +42,8 @@ def grade_scale(runset) -> dict[int, str]:
 
 def on_version(runset, store, ref: str = "head"):
     """``runset`` judged on version ``ref`` of the store laid over its own judgments, with its provenance (line, and
-    :data:`STORE_VERSION` in its provenance, which a history record keeps) naming the version; ``(runset, version)``, the run set unchanged and None when the store has no version.
+    :data:`STORE_VERSION` in its provenance, which a history record keeps) naming the version; ``(runset,
+    version)``, the run set unchanged and None when the store has no version.
 
     Raises
     ------
