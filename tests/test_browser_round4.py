@@ -69,7 +69,7 @@ def test_item9_the_sidebar_starts_collapsed_at_800_px_and_open_at_1400(server, w
 
 
 def test_item9_a_csv_download_is_written_on_click(server, tmp_path):
-    """The Overview's first CSV button: the file arrives (written on click, Streamlit's deferred download) with
+    """The Overview's first table's CSV button: the file arrives (written on click, Streamlit's deferred download) with
     the table's header, and the click does not rerun the page."""
     url, _ = server
     from playwright.sync_api import sync_playwright
@@ -82,7 +82,8 @@ def test_item9_a_csv_download_is_written_on_click(server, tmp_path):
         pg.on("response", lambda r: bad.append((r.status, r.url)) if r.status >= 400 else None)
         pg.goto(url)
         _idle(pg)
-        button = pg.locator('[data-testid="stDownloadButton"] button:visible').first
+        # the first table's CSV button ("Download this audit", the decision record, comes before the tables)
+        button = pg.locator('[data-testid="stDownloadButton"] button:visible', has_text="CSV").first
         with pg.expect_download() as info:
             button.click()
         path = tmp_path / info.value.suggested_filename
