@@ -7,6 +7,7 @@ Thin over :mod:`audit.views.judging`; the labels live in the audit's own store (
 import streamlit as st
 
 from audit.views.judging import (
+    adjudication_choices,
     QUEUES,
     JudgmentsError,
     JudgmentsStore,
@@ -135,13 +136,13 @@ with store:
     if not dis.empty:
         st.markdown("**Disagreements to adjudicate**")
         table(dis, "judge_disagreements_table", "disagreements.csv", "Download disagreements (CSV)")
-        open_items = [f"{r.queue} · {r.query_id} · {r.chunk_id}" for r in dis.itertuples()]
-        pick = st.selectbox("Item", open_items, key="judge_adj_item")
+        choices = adjudication_choices(dis)
+        pick = st.selectbox("Item", list(choices), key="judge_adj_item")
         a1, a2 = st.columns(2)
         adj = a1.number_input("Settled grade", min_value=0, max_value=3, value=1, step=1, key="judge_adj_grade")
         if a2.button("Adjudicate", key="judge_adjudicate", disabled=not who.strip()):
-            queue, q, c = [x.strip() for x in pick.split(" · ")]
-            store.adjudicate(queue, ("", q, c), int(adj), who.strip())
+            queue, item = choices[pick]  # the item's own space: a built-in strategy's pool items are settled there
+            store.adjudicate(queue, item, int(adj), who.strip())
             st.rerun()
 
     st.subheader("Versions of the judgments")

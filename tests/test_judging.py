@@ -221,3 +221,25 @@ def test_traffic_nearest_the_saved_cut_on_each_side():
     assert items[0].shown_chunk == "ct6" and items[0].chunk_id == ""
     with pytest.raises(ValueError, match=">= 1"):
         traffic_queue(rs, n=0)
+
+
+def test_a_disagreement_on_a_built_in_strategys_item_is_adjudicated_in_its_own_space(tmp_path):
+    """The Judging page's Adjudicate settled every item in space "" (a team's one space): a built-in pool item
+    (space = the strategy, here E) stayed open, and a stray adjudication was kept for an item nobody labelled."""
+    from audit.judging.versions import settled
+    from audit.views.judging import adjudication_choices, disagreements_frame
+
+    with JudgmentsStore(tmp_path / "h.sqlite") as st:
+        st.add_label(ReviewerLabel("pool", "ana", "E", "q1", "c7", 1))
+        st.add_label(ReviewerLabel("pool", "ben", "E", "q1", "c7", 3))
+        st.add_label(ReviewerLabel("pool", "ana", "", "q2", "k3", 0))
+        st.add_label(ReviewerLabel("pool", "ben", "", "q2", "k3", 2))
+        choices = adjudication_choices(disagreements_frame(st))
+        # the strategy is named where there is one; a team's item reads as before
+        assert choices == {"pool · E · q1 · c7": ("pool", ("E", "q1", "c7")),
+                           "pool · q2 · k3": ("pool", ("", "q2", "k3"))}
+        queue, item = choices["pool · E · q1 · c7"]
+        st.adjudicate(queue, item, 2, "cleo")
+        _, open_ = settled(st.labels(), st.adjudications())
+        left = {d.item: d.adjudicated for d in open_}
+        assert left[("E", "q1", "c7")] == 2 and left[("", "q2", "k3")] is None

@@ -21,8 +21,8 @@ from ..judging.store import JudgmentsError, JudgmentsStore, ReviewerLabel
 from ..judging.versions import STORE_VERSION, accepted_needles, save_settled, settled, version_effect, with_judgments
 
 __all__ = ["ANSWERABLE", "ANSWERS", "BINARY", "GRADED", "ItemView", "JudgmentsError", "JudgmentsStore", "QUEUES",
-           "ReviewerLabel", "STORE_VERSION", "accepted", "agreement_frame", "agreement_lines", "agreement_reports",
-           "disagreements_frame", "effect_lines", "grade_scale", "item_view", "judged_runset", "my_items",
+           "ReviewerLabel", "STORE_VERSION", "accepted", "adjudication_choices", "agreement_frame", "agreement_lines",
+           "agreement_reports", "disagreements_frame", "effect_lines", "grade_scale", "item_view", "judged_runset", "my_items",
            "on_version", "save_settled", "versions_frame"]
 
 #: TREC DL's and TREC RAG's four-point scale, and the binary one.
@@ -166,13 +166,25 @@ def agreement_frame(reports) -> pd.DataFrame:
 
 
 def disagreements_frame(store) -> pd.DataFrame:
-    """Every item reviewers graded differently: ``queue``, ``query_id``, ``chunk_id``, ``grades``
-    (``ana 1, ben 3``), ``adjudicated`` (nullable)."""
+    """Every item reviewers graded differently: ``queue``, ``space`` (the run space the item belongs to: a
+    built-in strategy, ``""`` for a team's one space), ``query_id``, ``chunk_id``, ``grades`` (``ana 1, ben 3``),
+    ``adjudicated`` (nullable)."""
     _, dis = settled(store.labels(), store.adjudications())
-    df = pd.DataFrame([{"queue": d.queue, "query_id": d.item[1], "chunk_id": d.item[2],
+    df = pd.DataFrame([{"queue": d.queue, "space": d.item[0], "query_id": d.item[1], "chunk_id": d.item[2],
                         "grades": ", ".join(f"{r} {g}" for r, g in d.grades.items()), "adjudicated": d.adjudicated}
-                       for d in dis], columns=["queue", "query_id", "chunk_id", "grades", "adjudicated"])
+                       for d in dis], columns=["queue", "space", "query_id", "chunk_id", "grades", "adjudicated"])
     return df.astype({"adjudicated": "Int64"})
+
+
+def adjudication_choices(dis: pd.DataFrame) -> dict[str, tuple[str, tuple[str, str, str]]]:
+    """The items of :func:`disagreements_frame` as the page offers them: ``queue · [space ·] query · chunk`` →
+    ``(queue, (space, query id, chunk id))``, the key :meth:`JudgmentsStore.adjudicate` settles (the space is
+    named only when there is one, so a team's items read ``pool · q7 · k3``)."""
+    out = {}
+    for r in dis.itertuples():
+        label = " · ".join([r.queue] + ([r.space] if r.space else []) + [r.query_id, r.chunk_id])
+        out[label] = (r.queue, (r.space, r.query_id, r.chunk_id))
+    return out
 
 
 def versions_frame(store) -> pd.DataFrame:
