@@ -90,7 +90,48 @@ def encoder(name: str) -> Encoder:
 
 @st.cache_resource(show_spinner="Loading the embedding model…")
 def _encoder(name: str) -> Encoder:
-    return load_encoder(name)
+    enc = load_encoder(name)
+    _LOADED[name] = enc
+    return enc
+
+
+#: The encoders this server has made (:func:`_encoder`), by name: what :func:`load_soon` may warm.
+_LOADED: dict[str, Encoder] = {}
+_WARMING: set[int] = set()
+_WARMING_LOCK = threading.Lock()
+
+
+def load_soon(name: str) -> bool:
+    """Start loading the weights of encoder ``name`` in a background thread, once per server process.
+
+    The first page reads the built-in index from disk and needs only the tokenizer, so the weights
+    (about 13 s on 2 busy cores for all-MiniLM-L6-v2, mostly importing ``sentence_transformers``;
+    docs/benchmarks.md, issue 39) used to load on the first upload's embedding. The sidebar calls this
+    when the corpus source becomes one whose documents will need embedding, so the load runs while
+    the user picks the files. Only an encoder this server already made is warmed (no download, nothing
+    drawn); a failure is left for the first ``encode`` to raise where it is shown.
+
+    Returns
+    -------
+    bool
+        True when this call started the thread.
+    """
+    enc = _LOADED.get(name)
+    if enc is None or not hasattr(enc, "load"):
+        return False
+    with _WARMING_LOCK:
+        if id(enc) in _WARMING:
+            return False
+        _WARMING.add(id(enc))
+    threading.Thread(target=_load_quietly, args=(enc,), name="audit-encoder-load", daemon=True).start()
+    return True
+
+
+def _load_quietly(enc) -> None:
+    try:
+        enc.load()
+    except Exception:  # noqa: BLE001 - the foreground encode raises the same error where it is shown
+        pass
 
 
 def cross_encoder(name: str) -> tuple[object | None, str | None]:
