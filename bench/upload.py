@@ -3,8 +3,9 @@
 The server runs what ``make run`` runs (default encoder and reranker, no ``HF_HUB_OFFLINE``) on a free
 loopback port (``tests/streamlit_harness.py``) and is stopped at the end. The browser opens the first
 page (built-in corpus), waits until it has settled, then chooses **Corpus → upload files** and, ``--pick``
-seconds later (a user choosing files in the dialog; default 5), gives the file input 11 documents of mixed formats written here: 5 markdown files, a .docx (python-docx), an .xlsx
-(openpyxl), a .vtt, a .srt, a .csv and a PDF (fpdf2). Timed:
+seconds later (a user choosing files in the dialog; default 5), gives the file input 11 documents of mixed
+formats written here: 5 markdown files, a .docx (python-docx), an .xlsx (openpyxl), a .vtt, a .srt, a .csv
+and a PDF (fpdf2). Timed:
 
 - ``upload → first page settled``: from ``set_input_files`` until the script has stopped running and the
   sidebar's caption counts the 11 documents;
@@ -35,7 +36,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def write_documents(folder: Path) -> list[Path]:
-    """The 11 documents: 5 markdown, docx, xlsx, vtt, srt, csv, pdf (the same bytes every call but the PDF's date)."""
+    """Write the 11 documents into ``folder``: 5 markdown, docx, xlsx, vtt, srt, csv, pdf; return their paths."""
     import docx
     import openpyxl
     from fpdf import FPDF
