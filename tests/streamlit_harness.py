@@ -1,9 +1,9 @@
 """One way to serve ``app.py`` and drive it with headless Chromium, for the browser tests and the benchmarks.
 
-``tests/test_browser*.py``, ``bench/load.py`` and ``bench/dashboard.py`` all start ``streamlit run app.py``
-on a free loopback port, wait for ``/_stcore/health``, stop it, and launch Debian's Chromium with the same
-flags: this module is the one home of that. No pytest at import time (the benchmarks import it too);
-:func:`need_chromium` imports pytest when it is called.
+``tests/test_browser*.py``, ``bench/load.py``, ``bench/dashboard.py`` and ``bench/upload.py`` all start
+``streamlit run app.py`` on a free loopback port, wait for ``/_stcore/health``, stop it, and launch Debian's
+Chromium with the same flags: this module is the one home of that. No pytest at import time (the benchmarks
+import it too); :func:`need_chromium` imports pytest when it is called.
 """
 
 from __future__ import annotations

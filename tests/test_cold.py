@@ -91,3 +91,27 @@ def test_the_building_page_shows_the_facts_one_bar_per_stage_and_the_ready_strat
     assert at.dataframe[1].value.to_dict("list") == {"strategy": ["A"], "chunks (n)": [7]}
     bars = at.get("progress")
     assert [b.proto.value for b in bars] == [100, 100, 21]  # one bar a stage; the earlier ones drawn full
+
+
+def test_the_chunk_counts_are_chunked_once_per_server_for_every_session_that_waits(built, monkeypatch):
+    """Issue 39: each session opening while the same run builds drew the counts by chunking the corpus again;
+    ``ui.cache.chunk_counts`` chunks once per (corpus, strategies) and gives every caller the same table (that
+    of :func:`chunk_counts_frame`); other strategies are chunked anew."""
+    import audit.views.cold
+    from ui import cache
+
+    corpus, strategies, rs, _ = built
+    calls = []
+    real = audit.views.cold.chunk_counts_frame
+    monkeypatch.setattr(audit.views.cold, "chunk_counts_frame", lambda c, s: calls.append(len(s)) or real(c, s))
+    cache.chunk_counts.clear()
+
+    def key(ss):
+        return tuple(tuple(sorted(s.params().items())) for s in ss)
+
+    first = cache.chunk_counts(corpus.sha256, key(strategies), corpus, strategies)
+    second = cache.chunk_counts(corpus.sha256, key(strategies), corpus, strategies)
+    assert calls == [3]
+    assert first.equals(second) and first.equals(real(corpus, strategies))
+    assert cache.chunk_counts(corpus.sha256, key(strategies[:1]), corpus, strategies[:1])["strategy"].tolist() == ["A"]
+    assert calls == [3, 1]

@@ -90,7 +90,48 @@ def encoder(name: str) -> Encoder:
 
 @st.cache_resource(show_spinner="Loading the embedding model…")
 def _encoder(name: str) -> Encoder:
-    return load_encoder(name)
+    enc = load_encoder(name)
+    _LOADED[name] = enc
+    return enc
+
+
+#: The encoders this server has made (:func:`_encoder`), by name: what :func:`load_soon` may warm.
+_LOADED: dict[str, Encoder] = {}
+_WARMING: set[int] = set()
+_WARMING_LOCK = threading.Lock()
+
+
+def load_soon(name: str) -> bool:
+    """Start loading the weights of encoder ``name`` in a background thread, once per server process.
+
+    The first page reads the built-in index from disk and needs only the tokenizer, so the weights
+    (about 13 s on 2 busy cores for all-MiniLM-L6-v2, mostly importing ``sentence_transformers``;
+    docs/benchmarks.md, issue 39) used to load on the first upload's embedding. The sidebar calls this
+    when the corpus source becomes one whose documents will need embedding, so the load runs while
+    the user picks the files. Only an encoder this server already made is warmed (no download, nothing
+    drawn); a failure is left for the first ``encode`` to raise where it is shown.
+
+    Returns
+    -------
+    bool
+        True when this call started the thread.
+    """
+    enc = _LOADED.get(name)
+    if enc is None or not hasattr(enc, "load"):
+        return False
+    with _WARMING_LOCK:
+        if id(enc) in _WARMING:
+            return False
+        _WARMING.add(id(enc))
+    threading.Thread(target=_load_quietly, args=(enc,), name="audit-encoder-load", daemon=True).start()
+    return True
+
+
+def _load_quietly(enc) -> None:
+    try:
+        enc.load()
+    except Exception:  # noqa: BLE001 - the foreground encode raises the same error where it is shown
+        pass
 
 
 def cross_encoder(name: str) -> tuple[object | None, str | None]:
@@ -312,6 +353,16 @@ def is_built(key: RunKey, private: bool = False) -> bool:
 def bm25(run_digest: str, strategy: str, _texts: tuple | list, tokens: str = "unicode") -> BM25:
     """BM25 over one strategy's chunk texts of one run (for typed queries), with the run's token rule."""
     return BM25(list(_texts), tokens=tokens)
+
+
+@st.cache_data(show_spinner=False, max_entries=16, ttl=3600)
+def chunk_counts(corpus_sha: str, strategies: tuple, _corpus: Corpus, _strategies: list[Strategy]):
+    """:func:`audit.views.cold.chunk_counts_frame` once per server for a corpus (its ``sha256``) and strategies
+    (their ``params()``): every session that opens while the same run builds drew it again (0.4 s of chunking
+    the built-in corpus six times, issue 39)."""
+    from audit.views.cold import chunk_counts_frame
+
+    return chunk_counts_frame(_corpus, _strategies)
 
 
 @st.cache_data(show_spinner=False, max_entries=256, ttl=3600)

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import streamlit as st
 
-from audit.views.cold import chunk_counts_frame, corpus_facts, ready_frame
+from audit.views.cold import corpus_facts, ready_frame
 
+from . import cache
 from .layout import cells
 from .progress import ProgressReporter
 from .text import md
@@ -32,7 +33,9 @@ class ColdStart:
             for cell, f in zip(cells(len(facts)), facts):
                 cell.metric(f.label, f.value, help=f.help)
             st.subheader("Chunks per strategy")
-            st.dataframe(chunk_counts_frame(corpus, strategies), hide_index=True, column_config={
+            counts = cache.chunk_counts(corpus.sha256, tuple(tuple(sorted(s.params().items())) for s in strategies),
+                                          corpus, list(strategies))
+            st.dataframe(counts, hide_index=True, column_config={
                 "mean content (chars)": st.column_config.NumberColumn(format="%.0f")})
             st.subheader("Strategies ready")
             self.ready_box = st.empty()

@@ -123,6 +123,7 @@ def _load_corpus(src: str) -> Corpus | None:
                            "directory or a folder the operator allowed (AUDIT_ROOTS).")
         folder = st.session_state["corpus_folder"].strip()
         if not folder:
+            cache.load_soon(_model_name())  # as for an upload: the folder's documents will be embedded
             return None
         real = str(paths.user_path(folder, "corpus folder"))  # PathRefused is a ValueError: shown, nothing read
         return cache.folder_corpus(real, cache.folder_signature(real), _strip())
@@ -131,6 +132,7 @@ def _load_corpus(src: str) -> Corpus | None:
                              f"{cfg.uploads.max_files} files, {cfg.uploads.max_file_bytes / 1e6:g} MB a file, "
                              f"{cfg.uploads.max_total_bytes / 1e6:g} MB together.")
     if not files:
+        cache.load_soon(_model_name())  # the upload will be embedded: load the weights while the files are picked
         return None
     cfg.uploads.check([(f.name, f.size) for f in files])  # before reading a byte of them; ValueError says which
     raw = tuple((f.name, f.getvalue()) for f in files)
@@ -365,14 +367,20 @@ def strategies_section() -> tuple[list[Strategy], tuple[str, ...]]:
 # --------------------------------------------------------------------------- build and focus
 
 
+def _model_name() -> str:
+    """The embedding model the sidebar chose (a shared server's alias resolved to its name or path)."""
+    cfg = paths.config()
+    name = st.session_state["model"].strip() or DEFAULT_MODEL
+    return cfg.models.get(name, name) if cfg.shared else name
+
+
 def build(corpus: Corpus, gt: GroundTruth, gt_id: str, strategies: list[Strategy],
           retrievers: tuple[str, ...]) -> PageContext:
     """Load the models and build (or fetch) the run; stops the script with the reason when it cannot."""
     cfg = paths.config()
-    model_name = st.session_state["model"].strip() or DEFAULT_MODEL
+    model_name = _model_name()
     reranker_name = (st.session_state["reranker"].strip() or "none") if "rerank" in retrievers else "none"
     if cfg.shared:
-        model_name = cfg.models.get(model_name, model_name)
         reranker_name = cfg.rerankers.get(reranker_name, reranker_name)
     try:
         enc = cache.encoder(model_name)

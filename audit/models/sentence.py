@@ -182,6 +182,24 @@ class SentenceTransformerEncoder:
                 self.window = int(self._model.max_seq_length or self.window)
         return self._model
 
+    def load(self) -> None:
+        """Load what :meth:`encode` will run (torch weights, their packed form, or the onnx session) now.
+
+        The first ``encode`` otherwise pays it (about 13 s on 2 busy cores for all-MiniLM-L6-v2, most
+        of it importing ``sentence_transformers``: docs/benchmarks.md, issue 39). Safe to call from a
+        background thread while another calls :meth:`encode`: both load under the same lock, once.
+
+        Raises
+        ------
+        ModelUnavailable, ImportError, OSError
+            As the first ``encode`` would.
+        """
+        if self.backend == "torch":
+            if not (self.packing and self._packed_model() is not None):
+                _ = self.model
+        else:
+            self._onnx_session()
+
     def _packed_model(self):
         """The :class:`PackedBert` over the loaded weights, or ``None`` when the model is not packable."""
         if self._packed is None:
