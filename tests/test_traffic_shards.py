@@ -172,6 +172,16 @@ def test_a_pattern_names_the_shards_in_name_order(day):
         read_shards([str(d / "traces-9*")], "similarity")
 
 
+def test_a_pattern_typed_in_the_dashboard_goes_through_the_allowed_roots(day):
+    from audit.config import PathRefused, resolve_user_path
+
+    d, _ = day
+    typed = resolve_user_path("shards/traces-0[0-1].json", "traffic file", cwd=d.parent)  # as ui/paths.py resolves
+    assert [Path(f).name for f in read_traffic([typed], "similarity").files] == ["traces-00.json", "traces-01.json"]
+    with pytest.raises(PathRefused, match="outside the folders this dashboard may read"):
+        resolve_user_path("shards/*/../../../*.json", "traffic file", cwd=d.parent, env={})
+
+
 def test_a_parse_travels_as_bytes_and_the_merge_refuses_a_shard_out_of_order(day):
     d, _ = day
     files, skipped = list_traffic([d])

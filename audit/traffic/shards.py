@@ -4,7 +4,7 @@ A Collector's file exporter rotates its output, and a fleet of them writes one f
 many files (``traces-2024-05-01T00.json`` …). :func:`read_shards` reads them either in this process
 (``engine="local"``, the default: :func:`audit.traffic.table.read_traffic` itself) or as a Ray Data job
 (``engine="ray"``, the ``[scale]`` extra): one task a shard, each returning its :class:`ShardParse` (the
-numbers of every retrieval read, its problems and counters, a few dozen bytes a question), merged by the
+numbers of every retrieval read, its problems and counters, about 100 bytes a question), merged by the
 driver in **shard order**, the order :func:`audit.traffic.read.list_traffic` gives the files (the paths as
 given; a folder's files and a pattern's matches in path order, so name order within one folder: name shards so
 that it is their time order, ``traces-0009`` before ``traces-0010``).
@@ -154,7 +154,7 @@ def parse_shard(path: str | Path, shard: int, score_kind: str, corpus=None) -> S
     ShardParse
         Lines that cannot be read are its problems, never an exception; the file is read a line at a time.
     """
-    name = str(path)
+    name = str(Path(path))  # as list_traffic names it, so problems and formats name it the same way
     if not Path(path).is_file():  # on a cluster: this worker does not see the file where the driver listed it
         return _unreadable(name, shard)
     reader = TrafficReader([path], copies=True)
