@@ -31,7 +31,7 @@ from .content import ContentCheck, ContentChecker
 from .read import Locator, TrafficReader, fetch
 from .records import TrafficProblem, TrafficQuery
 
-__all__ = ["DECIMALS", "TrafficTable", "Window", "read_traffic"]
+__all__ = ["DECIMALS", "TrafficTable", "Window", "count_system", "gate_row", "has_text", "read_traffic"]
 
 #: Decimals gate values are rounded to (half-even) before any comparison with a cut.
 DECIMALS = 9
@@ -167,13 +167,55 @@ class TrafficTable:
         return np.flatnonzero(window.mask(self.time_ns))
 
 
+def gate_row(q: TrafficQuery, score_kind: str) -> np.ndarray | TrafficProblem:
+    """One question's first :data:`~audit.evaluation.threshold.KEEP` gate values, or the problem that refuses it.
+
+    Parameters
+    ----------
+    q : TrafficQuery
+    score_kind : str
+        One of :data:`~audit.runset.FILE_SCORE_KINDS` (not checked here).
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (KEEP,)
+        The gate values in gate order (the module docstring: negated for a similarity, rounded half-even to
+        :data:`DECIMALS`, stable sort so ties keep the order returned), ``inf`` past the last result.
+    TrafficProblem
+        For a cosine distance outside [0, 2]: the score kind is wrong, the record is not a question.
+    """
+    scores = np.array([r.score for r in q.results], dtype=np.float64)
+    if score_kind == "cosine-distance" and len(scores) and (scores.min() < 0 or scores.max() > 2):
+        bad_i = int(np.flatnonzero((scores < 0) | (scores > 2))[0])
+        return TrafficProblem(q.file, q.line, f"result {bad_i} has a cosine distance {scores[bad_i]:g} outside "
+                                              "[0, 2] (is the score kind right?)", q.query_id if q.trace_id else None)
+    g = np.round(-_kind(score_kind).sign * scores, DECIMALS)
+    g = g[np.argsort(g, kind="stable")][:KEEP]
+    return np.concatenate([g, np.full(KEEP - len(g), math.inf)])
+
+
+def has_text(q: TrafficQuery) -> bool:
+    """Whether the record carries the question's text (not only blanks)."""
+    return q.query is not None and bool(q.query.strip())
+
+
+def count_system(systems: Counter, name: str | None) -> None:
+    """Count one question for who served it: the first :data:`MAX_SYSTEMS` names met by their name, every
+    later one as ``…`` (a log naming thousands of hosts must not fill the memory)."""
+    if name in systems or len(systems) < MAX_SYSTEMS:
+        systems[name] += 1
+    else:
+        systems["…"] += 1
+
+
 def read_traffic(paths: Sequence[str | Path], score_kind: str, corpus=None) -> TrafficTable:
     """Read traffic files (streamed) into a :class:`TrafficTable`.
 
     Parameters
     ----------
     paths : sequence of path
-        OTLP JSON exports, query logs, or folders of them (:mod:`audit.traffic.read`).
+        OTLP JSON exports, query logs, folders of them or patterns (:func:`audit.traffic.read.list_traffic`),
+        read one after the other (on Ray, one task a file: :func:`audit.traffic.shards.read_shards`).
     score_kind : str
         What the results' scores are: ``similarity`` (higher is better), ``ip``, ``cosine-distance`` (in
         [0, 2]) or ``l2``. A cosine distance outside [0, 2] makes that record a problem.
@@ -190,7 +232,6 @@ def read_traffic(paths: Sequence[str | Path], score_kind: str, corpus=None) -> T
     """
     if score_kind not in SCORE_KINDS:
         raise ScoreKindError(f"unknown traffic score kind {score_kind!r}; use one of {', '.join(SCORE_KINDS)}")
-    sign = _kind(score_kind).sign
     reader = TrafficReader(list(paths))
     checker = ContentChecker(corpus) if corpus is not None else None
     times, gates, n_res = array("q"), array("d"), array("i")
@@ -198,29 +239,20 @@ def read_traffic(paths: Sequence[str | Path], score_kind: str, corpus=None) -> T
     f_, off, it, ln = array("i"), array("q"), array("i"), array("i")
     systems: Counter = Counter()
     for loc, q in reader:
-        scores = np.array([r.score for r in q.results], dtype=np.float64)
-        if score_kind == "cosine-distance" and len(scores) and (scores.min() < 0 or scores.max() > 2):
-            bad_i = int(np.flatnonzero((scores < 0) | (scores > 2))[0])
-            reader._problem(TrafficProblem(q.file, q.line, f"result {bad_i} has a cosine distance {scores[bad_i]:g} "
-                                                           "outside [0, 2] (is the score kind right?)",
-                                           q.query_id if q.trace_id else None))
+        g = gate_row(q, score_kind)
+        if isinstance(g, TrafficProblem):
+            reader._problem(g)
             continue
-        g = np.round(-sign * scores, DECIMALS)
-        g = g[np.argsort(g, kind="stable")][:KEEP]
-        gates.extend(np.concatenate([g, np.full(KEEP - len(g), math.inf)]).tolist())
+        gates.extend(g.tolist())
         times.append(q.time_ns)
         n_res.append(len(q.results))
-        texts.append(q.query is not None and bool(q.query.strip()))
+        texts.append(has_text(q))
         bad.append(checker is not None and not all([checker.check(r) for r in q.results]))
         f_.append(loc.file)
         off.append(loc.offset)
         it.append(loc.item)
         ln.append(loc.line)
-        name = q.system
-        if name in systems or len(systems) < MAX_SYSTEMS:
-            systems[name] += 1
-        else:
-            systems["…"] += 1
+        count_system(systems, q.system)
     n = len(times)
     return TrafficTable(
         score_kind=score_kind, files=list(reader.files),
