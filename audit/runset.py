@@ -28,7 +28,7 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 import numpy as np
 
 __all__ = ["SCORE_KINDS", "ColumnarRankings", "Query", "Ranked", "RequestOutcome", "Run", "RunSet", "ScoreKind",
-           "ScoreKindError", "Source", "Space", "returned_ids", "score_kind"]
+           "ScoreKindError", "Source", "Space", "file_sha256", "returned_ids", "score_kind"]
 
 
 # --------------------------------------------------------------------------- score kinds
@@ -278,8 +278,15 @@ class ColumnarRankings(Mapping):
 
     def distinct_ids(self) -> list[str]:
         """The chunk ids the run returns, each once, in order of first appearance (query after query, rank order)."""
-        codes, first = np.unique(self.chunk_codes, return_index=True)
-        return self.chunk_ids[codes[np.argsort(first, kind="stable")]].tolist()
+        seen = np.zeros(len(self.chunk_ids), dtype=bool)
+        out = []
+        for lo in range(0, len(self.chunk_codes), 1 << 22):  # a block of lines at a time: memory of the block
+            codes, first = np.unique(self.chunk_codes[lo:lo + (1 << 22)], return_index=True)
+            new = ~seen[codes]
+            codes, first = codes[new], first[new]
+            seen[codes] = True
+            out += self.chunk_ids[codes[np.argsort(first, kind="stable")]].tolist()
+        return out
 
     def tied_near_top(self, depth: int) -> list[str]:
         """The queries with two chunks of equal score next to each other where the first of them ranks within ``depth``.
@@ -613,6 +620,12 @@ def digest(*parts: Any) -> str:
     """A short stable hex digest of JSON-able parts (source identities, cut keys)."""
     h = hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode("utf-8"))
     return h.hexdigest()[:16]
+
+
+def file_sha256(path) -> str:
+    """The sha256 of a file's bytes (hex), read in 1 MiB blocks: a run file of gigabytes is never whole in memory."""
+    with open(path, "rb") as f:
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def ranked_from_arrays(ids: Sequence, scores: Sequence[float], distances: Sequence[float] | None = None,

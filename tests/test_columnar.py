@@ -126,6 +126,9 @@ def test_blocks_cut_between_lines_read_the_same(tmp_path, monkeypatch):
     assert cut is not None
     assert_same_run(cut, whole)
     assert_same_run(cut, line_reader(p, "run"))
+    monkeypatch.setattr(columnar, "_LINES_AT_ONCE", 4)  # and ordered a query at a time (10 lines a query)
+    grouped = columnar.read_trec_columns(p, "run", "similarity")
+    assert_same_run(grouped, whole)
 
 
 # --------------------------------------------------------------------------- generated runs
@@ -158,12 +161,26 @@ def _run_text(draw):
     return draw(st.sampled_from(["", "\ufeff"])) + text + draw(st.sampled_from(["", "\n"]))
 
 
-@given(text=_run_text(), kind=st.sampled_from(["similarity", "cosine-distance"]))
-def test_generated_runs_read_as_columns_equal_the_line_reader(tmp_path_factory, text, kind):
+@given(text=_run_text(), kind=st.sampled_from(["similarity", "cosine-distance"]),
+       group=st.sampled_from([1 << 22, 1, 5]))
+def test_generated_runs_read_as_columns_equal_the_line_reader(tmp_path_factory, text, kind, group):
+    # group: the lines ordered and checked at a time (whole queries; 1 and 5: a query or a few per group)
     p = _write(tmp_path_factory.mktemp("gen"), text)
-    fast = columnar.read_trec_columns(p, "run", kind)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(columnar, "_LINES_AT_ONCE", group)
+        fast = columnar.read_trec_columns(p, "run", kind)
     assert fast is not None, "plain lines (any spacing, exponents, +, a BOM, \\r, blank lines): read as columns"
     assert_same_run(fast, line_reader(p, "run", kind))
+    # the same lines grouped by query (the usual file, read in place a group of queries at a time)
+    lines = [x for x in text.removeprefix("\ufeff").split("\n") if x.split()]
+    first = {}
+    for x in lines:
+        first.setdefault(x.split()[0], len(first))
+    g = _write(tmp_path_factory.mktemp("grouped"), "\n".join(sorted(lines, key=lambda x: first[x.split()[0]])) + "\n")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(columnar, "_LINES_AT_ONCE", group)
+        grouped = columnar.read_trec_columns(g, "run", kind)
+    assert_same_run(grouped, line_reader(g, "run", kind))
 
 
 @given(text=_run_text(), extra=st.sampled_from(["q0 Q0 a 1 0.5 t more\n", "#c\n", "q0 Q0 a 1\n",

@@ -27,7 +27,6 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
-import hashlib
 import json
 import os
 import re
@@ -59,8 +58,10 @@ class SaveRefused(ValueError):
 
 def sha256_file(path: Path) -> str | None:
     """Hex sha256 of the file's bytes, or None when it does not exist."""
+    from ..runset import file_sha256
+
     try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        return file_sha256(path)
     except FileNotFoundError:
         return None
 

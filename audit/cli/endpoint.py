@@ -60,9 +60,9 @@ def _named(a) -> dict:
 
 
 def _note(files: list, role: str, path) -> None:
-    import hashlib
+    from ..runset import file_sha256
 
-    files.append({"role": role, "name": Path(path).name, "sha256": hashlib.sha256(Path(path).read_bytes()).hexdigest()})
+    files.append({"role": role, "name": Path(path).name, "sha256": file_sha256(path)})
 
 
 def cmd_report_endpoint(a) -> int:

@@ -217,8 +217,10 @@ class Corpus:
 
 
 def file_sha256(path: str | Path) -> str:
-    """Hex sha256 of a file's bytes ("" when it cannot be read)."""
+    """Hex sha256 of a file's bytes ("" when it cannot be read): :func:`audit.runset.file_sha256`, streamed."""
+    from ..runset import file_sha256 as streamed
+
     try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+        return streamed(path)
     except OSError:
         return ""

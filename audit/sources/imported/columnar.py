@@ -138,7 +138,12 @@ def _columns(path: Path):
     import pyarrow.compute as pc
 
     queries, chunks = _Dictionary(), _Dictionary()
-    q, d, r, s = [], [], [], []
+    # the four columns are written in place into arrays as long as the file has lines (a row per line at most):
+    # pages never written cost nothing, and no block's arrays outlive it (blocks gathered at the end left the
+    # allocator's heap holding them beside the whole columns: twice the columns' memory)
+    cap = _line_count(path)
+    q, d, r, s = (np.empty(cap, dtype=t) for t in (np.int32, np.int32, np.int32, np.float32))
+    at = 0
     for block in _blocks(path):
         block = _normalised(block)
         if not block.strip():
@@ -156,18 +161,27 @@ def _columns(path: Path):
             raise _Refused from None
         if rank.min() < 1 or rank.max() > np.iinfo(np.int32).max or not np.isfinite(score).all():
             raise _Refused
-        q.append(queries.codes(t.column("qid")))
-        d.append(chunks.codes(t.column("docid")))
-        r.append(rank.astype(np.int32))
-        s.append(score.astype(np.float32))  # trec_eval's precision (audit/scores.py), as canonical_scores reads it
+        m = len(rank)
+        if at + m > cap:
+            raise _Refused  # more rows than the file had lines: it changed while read
+        q[at:at + m] = queries.codes(t.column("qid"))
+        d[at:at + m] = chunks.codes(t.column("docid"))
+        r[at:at + m] = rank
+        s[at:at + m] = score  # float32: trec_eval's precision (audit/scores.py), as canonical_scores reads it
+        at += m
         del t, rank, score
-    if not q:
+    if not at:
         raise _Refused  # no ranking line: the line reader says so
-    whole = []
-    for parts in (q, d, r, s):  # one column at a time, its blocks freed: twice a column at most, not the four
-        whole.append(np.concatenate(parts))
-        parts.clear()
-    return whole[0], queries.values.to_pylist(), whole[1], chunks.values.to_pylist(), whole[2], whole[3]
+    return q[:at], queries.values.to_pylist(), d[:at], chunks.values.to_pylist(), r[:at], s[:at]
+
+
+def _line_count(path: Path) -> int:
+    """Newlines in the file, plus one: the most ranking lines it can hold."""
+    n = 0
+    with open(path, "rb") as f:
+        while data := f.read(BLOCK_BYTES):
+            n += data.count(b"\n")
+    return n + 1
 
 
 def _evaluated_order(qc, key, dkey, n_q, n_k, n_d) -> np.ndarray:
@@ -220,25 +234,71 @@ def read_trec_columns(path: str | Path, name: str, score_kind: str) -> Run | Non
     except _Refused:
         return None
     n_q, n_d, n = len(qids), len(dids), len(qc)
-    qd = qc.astype(np.int64)
-    qd *= n_d
-    qd += dc
-    qd.sort()  # in place: 8 bytes a line (a hash table of them took twenty times that)
-    if n > 1 and bool((qd[1:] == qd[:-1]).any()):
-        return None  # a chunk ranked twice for a query: the line reader names both lines
-    del qd
     higher = _kind(score_kind).higher_is_better
-    values32 = np.unique(s32)  # float32 order = canonical order (audit/scores.py)
-    scode = np.empty(n, dtype=np.int32)
-    for lo in range(0, n, _LINES_AT_ONCE):  # each score's code, a block of lines at a time (no int64 per line)
-        scode[lo:lo + _LINES_AT_ONCE] = np.searchsorted(values32, s32[lo:lo + _LINES_AT_ONCE])
-    del s32
-    n_s = len(values32)
-    key = (n_s - 1 - scode) if higher else scode  # ascending = best first
+    # the distinct scores, a block of lines at a time (float32 order = canonical order, audit/scores.py)
+    values32 = np.unique(np.concatenate([np.unique(s32[lo:lo + _LINES_AT_ONCE]) for lo in range(0, n, _LINES_AT_ONCE)]))
     # ties by chunk id descending, code-point order (trec_eval's strcmp; Python's str order)
     by_id = sorted(range(n_d), key=dids.__getitem__)
     id_rank = np.empty(n_d, dtype=np.int32)
     id_rank[by_id] = np.arange(n_d, dtype=np.int32)
+    offsets = np.zeros(n_q + 1, dtype=np.int64)
+    np.cumsum(np.bincount(qc, minlength=n_q), out=offsets[1:])
+    # a file grouped by query (the usual case) holds each group's lines as one slice, and the group's codes in
+    # evaluated order go back into the slices they were read from (each group reads copies): no second pair of
+    # columns; otherwise a group's lines are picked out and its codes written into new columns
+    grouped = all(bool(np.all(qc[lo + 1:hi + 1] >= qc[lo:hi]))
+                  for lo in range(0, max(n - 1, 0), _LINES_AT_ONCE) for hi in (min(lo + _LINES_AT_ONCE, n - 1),))
+    chunk_codes = dc if grouped else np.empty(n, dtype=np.int32)
+    score_codes = rank if grouped else np.empty(n, dtype=np.int32)
+    conflicts, contradicting, reversed_all = [], [], True
+    # queries in groups of at most _LINES_AT_ONCE lines (one query's lines are never split): each group's lines
+    # are ordered and checked on their own, so the memory beside the columns is that of one group
+    a = 0
+    while a < n_q:
+        b = max(a + 1, int(np.searchsorted(offsets, offsets[a] + _LINES_AT_ONCE, side="right")) - 1)
+        b = min(b, n_q)
+        if grouped or (a == 0 and b == n_q):
+            lines = slice(int(offsets[a]), int(offsets[b]))
+        else:
+            lines = np.flatnonzero((qc >= a) & (qc < b))  # file order within the group
+        g = _order_group(qc[lines], dc[lines], rank[lines], s32[lines], values32, id_rank, higher, n_q, n_d)
+        if g is None:
+            return None  # a chunk ranked twice for a query: the line reader names both lines
+        lo, hi = int(offsets[a]), int(offsets[b])
+        chunk_codes[lo:hi], score_codes[lo:hi] = g[0], g[1]
+        conflicts += g[2]
+        contradicting += g[3]
+        reversed_all = reversed_all and g[4]
+        a = b
+    del qc, s32
+    qids_of = qids.__getitem__
+    conflicts, contradicting = [qids_of(c) for c in conflicts], [qids_of(c) for c in contradicting]
+    values = canonical_scores(values32, "run file")
+    rankings = ColumnarRankings(qids, offsets, chunk_codes, dids, score_codes, values)
+    warning = rank_order_message(name, p, score_kind, n_q, contradicting, reversed_all) if contradicting else None
+    return Run(name, _kind(score_kind).name, rankings, rank_conflicts=tuple(conflicts), source=str(path),
+               warnings=tuple(w for w in (warning,) if w is not None))
+
+
+def _order_group(qc, dc, rank, s32, values32, id_rank, higher: bool, n_q: int, n_d: int):
+    """One group of whole queries' lines (file order) in evaluated order, checked; None on a repeated chunk.
+
+    Returns ``(chunk codes, score codes, conflicting query codes, contradicting query codes, reversed_all)``:
+    the two code arrays in evaluated order (query code, then best score, then chunk id descending); the
+    queries whose rank column orders them otherwise (``rank_conflicts``); the queries with a line of strictly
+    better score ranked below another (the ``rank-order`` warning), and whether each of those is reversed.
+    """
+    n_s = len(values32)
+    qd = qc.astype(np.int64)
+    qd *= n_d
+    qd += dc
+    qd.sort()  # in place: 8 bytes a line (a hash table of them took twenty times that)
+    if len(qd) > 1 and bool((qd[1:] == qd[:-1]).any()):
+        return None
+    del qd
+    scode = np.searchsorted(values32, s32).astype(np.int32)
+    del s32
+    key = (n_s - 1 - scode) if higher else scode  # ascending = best first
     o = _evaluated_order(qc, key, (n_d - 1 - id_rank)[dc], n_q, n_s, n_d)
     qc = qc[o]  # one column at a time (the old one freed before the next is gathered)
     dc = dc[o]
@@ -246,8 +306,6 @@ def read_trec_columns(path: str | Path, name: str, score_kind: str) -> Run | Non
     scode = scode[o]
     key = key[o]
     del o
-    offsets = np.zeros(n_q + 1, dtype=np.int64)
-    np.cumsum(np.bincount(qc, minlength=n_q), out=offsets[1:])
     same_q = qc[1:] == qc[:-1]
 
     # rank_conflicts: the rank column, ties by chunk id ascending, orders a query otherwise than the evaluated
@@ -255,7 +313,7 @@ def read_trec_columns(path: str | Path, name: str, score_kind: str) -> Run | Non
     r_next, i_next = rank[1:], id_rank[dc[1:]]
     r_prev, i_prev = rank[:-1], id_rank[dc[:-1]]
     bad = same_q & ((r_next < r_prev) | ((r_next == r_prev) & (i_next < i_prev)))
-    conflicts = [qids[c] for c in np.unique(qc[1:][bad])]
+    conflicts = np.unique(qc[1:][bad]).tolist()
     del r_next, i_next, r_prev, i_prev, bad
 
     # rank-order warning: a line with a strictly better score than one ranked above it; in evaluated order, a
@@ -266,16 +324,15 @@ def read_trec_columns(path: str | Path, name: str, score_kind: str) -> Run | Non
     del flag
     before = _segment_max_before(rank.astype(np.int64), starts, qc[starts])
     contradicts = rank < before[group]
-    contradicting = [qids[c] for c in np.unique(qc[contradicts])]
-    reversed_all = all(_reversed(rank[offsets[i]:offsets[i + 1]], key[offsets[i]:offsets[i + 1]])
-                       for i in np.unique(qc[contradicts]))
-    del group, before, contradicts, starts, same_q, key, rank
-
-    values = canonical_scores(values32, "run file")
-    rankings = ColumnarRankings(qids, offsets, dc, dids, scode, values)
-    warning = rank_order_message(name, p, score_kind, n_q, contradicting, reversed_all) if contradicting else None
-    return Run(name, _kind(score_kind).name, rankings, rank_conflicts=tuple(conflicts), source=str(path),
-               warnings=tuple(w for w in (warning,) if w is not None))
+    bad_q = np.unique(qc[contradicts])
+    del group, before, contradicts, starts, same_q
+    if len(bad_q):
+        first = np.searchsorted(qc, bad_q, side="left")
+        last = np.searchsorted(qc, bad_q, side="right")
+        reversed_all = all(_reversed(rank[x:y], key[x:y]) for x, y in zip(first.tolist(), last.tolist()))
+    else:
+        reversed_all = True
+    return dc, scode, conflicts, bad_q.tolist(), reversed_all
 
 
 def _reversed(rank: np.ndarray, key: np.ndarray) -> bool:

@@ -11,7 +11,6 @@ better (a distance as it is, a similarity negated), and every cut is shown back 
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -23,7 +22,7 @@ from .checks import (drop_textless, repeats_warning, respell_judgments, rr_ties_
                      unjudged_warning)
 from .chunks import check_chunks, needle_qrels, read_chunks
 from .readers import read_qrels, read_queries, read_run
-from ...runset import Query, Run, RunSet, Source, Space, digest
+from ...runset import Query, Run, RunSet, Source, Space, digest, file_sha256
 
 __all__ = ["load_checked", "load_system", "parse_named", "team_runset"]
 
@@ -52,7 +51,7 @@ def parse_named(specs: Sequence[str] | None, option: str, values: Sequence[str] 
 
 
 def _sha(path: str | Path) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    return file_sha256(path)
 
 
 def team_runset(queries: Mapping[str, str], qrels: Qrels, judged_by: str, runs: Sequence[Run],
