@@ -13,10 +13,12 @@ be read again later (:func:`fetch`) without holding every question in memory.
 
 from __future__ import annotations
 
+import gc
 import json
 import re
 import zlib
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
@@ -24,9 +26,9 @@ from typing import Iterator, Sequence
 import orjson
 
 from ..jsontext import stream_lines
-from .otlp import parse_request
-from .querylog import parse_record
-from .records import TrafficProblem, TrafficQuery
+from .otlp import read_request
+from .querylog import parse_row
+from .records import TrafficProblem, TrafficQuery, TrafficRow
 
 __all__ = ["COMPRESSED_SKIPPED", "FOLDER_SUFFIXES", "Locator", "SkippedFile", "TrafficReader", "fetch",
            "list_traffic", "open_traffic", "traffic_files"]
@@ -41,6 +43,9 @@ COMPRESSED_SKIPPED = (".bz2", ".xz", ".zst", ".lz4", ".zip", ".7z")
 MAX_PROBLEMS = 1000
 
 _GZIP_MAGIC = b"\x1f\x8b"
+#: An integer literal beyond 64 bits (20 digits, or 19 after a minus sign), which orjson reads as a float where
+#: :func:`json.loads` reads an integer.
+_WIDE_INT = re.compile(rb"\d{20}|-\d{19}")
 #: logrotate's rotation suffixes: ``.N`` (rotate) and ``-YYYYMMDD[HH]`` / ``-N`` (dateext).
 _ROTATION = re.compile(r"(?:\.\d+|-\d{6,12}|-\d+)$")
 
@@ -152,17 +157,20 @@ def open_traffic(path: str | Path):
     return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")
 
 
-def _decode(path: Path, no: int, raw: bytes):
+def _decode(path: Path, no: int, raw: bytes, exact: bool = False):
     """A line as JSON, or a TrafficProblem saying why not.
 
     orjson first (several times faster on an OTLP line); it accepts a subset of what :func:`json.loads`
-    accepts (not ``NaN``, integers over 64 bits, a lone surrogate escape, invalid UTF-8) and reads that subset
-    to equal objects, so a line it refuses is decoded by ``json.loads``, which accepts it or names the problem.
+    accepts (not ``NaN``, a lone surrogate escape, invalid UTF-8) and reads that subset to equal objects but
+    for an integer beyond 64 bits, which it reads as a float. A line it refuses, and every line when ``exact``,
+    is decoded by ``json.loads``, which accepts it or names the problem. A reader whose line read from orjson's
+    objects has a problem reads it again from json's (:func:`_decoded_exactly`): the float may be the problem.
     """
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        pass
+    if not exact:
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            pass
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -173,6 +181,55 @@ def _decode(path: Path, no: int, raw: bytes):
         return TrafficProblem(str(path), no, f"not valid JSON ({e.msg} at column {e.colno})")
     except RecursionError:
         return TrafficProblem(str(path), no, "not valid JSON (nested too deeply)")
+
+
+@contextmanager
+def gc_paused():
+    """The cyclic garbage collector paused for one line's decoding and reading (no yield inside).
+
+    A decoded request line is tens of thousands of containers alive at once while its spans are read; the
+    collector would promote them to its oldest generation and run a full collection (every object of the process,
+    tens of milliseconds with numpy, scipy and pandas imported) every line or two, which costs more than the reading
+    itself. The line's objects hold no reference cycle, so nothing is left for the collector when they are
+    dropped; it runs again as soon as the line is read. If it was already paused (by the caller, or by another
+    thread's line), it is left as it was.
+    """
+    was = gc.isenabled()
+    if was:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _decoded_exactly(path: Path, no: int, raw: bytes):
+    """The line as :func:`json.loads` decodes it when orjson's objects may differ (it holds an integer beyond 64
+    bits, :data:`_WIDE_INT`), else None. Called only for a line whose reading has a problem, so the search
+    costs nothing on a clean export."""
+    return _decode(path, no, raw, exact=True) if _WIDE_INT.search(raw) else None
+
+
+def read_otlp_line(path: Path, no: int, raw: bytes, obj) -> tuple[list[TrafficRow], list[TrafficProblem], Counter]:
+    """:func:`audit.traffic.otlp.read_request` of one decoded line of ``path``, read again from
+    :func:`json.loads`' objects when it has a problem that orjson's reading of a wide integer may have made."""
+    got = read_request(obj, str(path), no)
+    if got[1]:
+        again = _decoded_exactly(path, no, raw)
+        if again is not None:
+            got = read_request(again, str(path), no)
+    return got
+
+
+def read_log_line(path: Path, no: int, raw: bytes, obj) -> TrafficRow | TrafficProblem:
+    """:func:`audit.traffic.querylog.parse_row` of one decoded line, with :func:`read_otlp_line`'s second reading."""
+    got = parse_row(obj, str(path), no)
+    if isinstance(got, TrafficProblem):
+        again = _decoded_exactly(path, no, raw)
+        if again is not None:
+            got = parse_row(again, str(path), no)
+    return got
 
 
 def _is_otlp(obj) -> bool:
@@ -224,15 +281,15 @@ class TrafficReader:
     def __post_init__(self) -> None:
         self.files, self.skipped_files = list_traffic(self.paths)
 
-    def _first_time(self, seen: set, q: TrafficQuery) -> bool:
-        """Whether ``q`` (an OTLP retrieval span) is the first of its ``(traceId, spanId)``; a copy is counted."""
-        key = int((q.trace_id or "") + q.query_id, 16)  # 24 bytes as one int: exact, no digest to collide
+    def _first_time(self, seen: set, row: TrafficRow, path: Path, line: int) -> bool:
+        """Whether ``row`` (an OTLP retrieval span) is the first of its ``(traceId, spanId)``; a copy is counted."""
+        key = int(row.trace_id + row.query_id, 16)  # 24 bytes as one int: exact, no digest to collide
         if key not in seen:
             seen.add(key)
             return True
         self.duplicates += 1
         if len(self.duplicate_examples) < 3:
-            self.duplicate_examples.append(f"{Path(q.file).name}:{q.line} span {q.query_id}")
+            self.duplicate_examples.append(f"{path.name}:{line} span {row.query_id}")
         return False
 
     def _problem(self, p: TrafficProblem) -> None:
@@ -241,6 +298,19 @@ class TrafficReader:
             self.problems.append(p)
 
     def __iter__(self) -> Iterator[tuple[Locator, TrafficQuery]]:
+        for fi, offset, no, items, rows in self.lines():
+            for item, row in zip(items, rows):
+                yield Locator(fi, offset, item, no), row.query_record(str(self.files[fi]), no)
+
+    def lines(self) -> Iterator[tuple[int, int, int, list, list]]:
+        """The records line by line, as plain values: ``(file, offset, line, items, rows)``, with ``rows`` the
+        line's questions (:class:`~audit.traffic.records.TrafficRow`, in order) and ``items`` their positions
+        among the line's retrieval records (:class:`Locator`'s ``item``: a copy left out keeps its number).
+
+        What :meth:`__iter__` makes its pairs of; the table reads this, without the objects. The counts (problems,
+        skipped, duplicates, formats) start again and fill up as :meth:`__iter__`'s do. A line with no record to
+        give is not yielded.
+        """
         self.problems, self.n_problems, self.skipped, self.formats = [], 0, Counter(), {}
         self.duplicates, self.duplicate_examples = 0, []
         seen: set[int] = set()
@@ -254,27 +324,33 @@ class TrafficReader:
                 for no, offset, raw in lines:
                     if not raw.strip():
                         continue
-                    obj = _decode(path, no, raw)
-                    if isinstance(obj, TrafficProblem):
-                        self._problem(obj)
-                        continue
-                    if kind is None:
-                        kind = "otlp" if _is_otlp(obj) else "query log"
-                        self.formats[str(path)] = kind
+                    with gc_paused():
+                        obj = _decode(path, no, raw)
+                        if isinstance(obj, TrafficProblem):
+                            self._problem(obj)
+                            continue
+                        if kind is None:
+                            kind = "otlp" if _is_otlp(obj) else "query log"
+                            self.formats[str(path)] = kind
+                        if kind == "otlp":
+                            rows, problems, skipped = read_otlp_line(path, no, raw, obj)
+                        else:
+                            got = read_log_line(path, no, raw, obj)
+                        del obj  # the line's objects go while the collector is paused
                     if kind == "otlp":
-                        queries, problems, skipped = parse_request(obj, str(path), no)
                         for p in problems:
                             self._problem(p)
                         self.skipped.update(skipped)
-                        for item, q in enumerate(queries):
-                            if self._first_time(seen, q):
-                                yield Locator(fi, offset, item, no), q
+                        keep = [self._first_time(seen, row, path, no) for row in rows]
+                        if all(keep):
+                            if rows:
+                                yield fi, offset, no, list(range(len(rows))), rows
+                        elif any(keep):
+                            yield fi, offset, no, [i for i, k in enumerate(keep) if k], [r for r, k in zip(rows, keep) if k]
+                    elif isinstance(got, TrafficProblem):
+                        self._problem(got)
                     else:
-                        got = parse_record(obj, str(path), no)
-                        if isinstance(got, TrafficProblem):
-                            self._problem(got)
-                        else:
-                            yield Locator(fi, offset, 0, no), got
+                        yield fi, offset, no, [0], [got]
             except (EOFError, zlib.error) as e:  # gzip: the stream ends early or is damaged
                 what = "ends early" if isinstance(e, EOFError) else "is damaged"
                 self._problem(TrafficProblem(str(path), no, f"the gzip stream {what} after line {no} ({e}); the "
@@ -289,28 +365,32 @@ class TrafficReader:
 
 
 def fetch(files: Sequence[Path], locators: Sequence[Locator]) -> list[TrafficQuery | None]:
-    """Read again the records at ``locators`` (their lines only, by seeking): the review list's questions.
+    """Read again the records at ``locators`` (their lines only, by seeking, each line decoded once): the review
+    list's questions, in the order of ``locators``.
 
     Returns None for a record that is no longer there (the file changed since it was read).
     """
-    out: list[TrafficQuery | None] = []
+    lines: dict[tuple[int, int], tuple[int, list]] = {}
     for loc in locators:
-        path = Path(files[loc.file])
+        if (loc.file, loc.offset) in lines:
+            continue
+        path, no, rows = Path(files[loc.file]), loc.line, []
+        lines[(loc.file, loc.offset)] = (no, rows)
         try:
             with open_traffic(path) as f:
                 f.seek(loc.offset)
                 raw = f.readline().rstrip(b"\n").rstrip(b"\r")
         except OSError:
-            out.append(None)
             continue
-        no = loc.line
         obj = _decode(path, no, raw)
-        got = None
         if _is_otlp(obj):
-            queries = parse_request(obj, str(path), no)[0]
-            got = queries[loc.item] if loc.item < len(queries) else None
+            rows += read_otlp_line(path, no, raw, obj)[0]
         elif isinstance(obj, dict):
-            q = parse_record(obj, str(path), no)
-            got = q if isinstance(q, TrafficQuery) else None
-        out.append(got)
+            got = read_log_line(path, no, raw, obj)
+            if isinstance(got, TrafficRow):
+                rows.append(got)
+    out: list[TrafficQuery | None] = []
+    for loc in locators:
+        no, rows = lines[(loc.file, loc.offset)]
+        out.append(rows[loc.item].query_record(str(files[loc.file]), no) if loc.item < len(rows) else None)
     return out
