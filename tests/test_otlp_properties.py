@@ -22,7 +22,7 @@ from pathlib import Path
 from hypothesis import given, strategies as st
 
 from audit.traffic.otlp import _any_value, _attributes, parse_request, span_id
-from audit.traffic.read import _decode, read_otlp_line
+from audit.traffic.read import _decode, read_otlp_bytes, read_otlp_line
 from audit.traffic.records import TrafficProblem, TrafficQuery, TrafficResult, parse_time
 
 # --------------------------------------------------------------------------- the reference reading
@@ -318,14 +318,20 @@ def test_the_reader_reads_every_request_as_the_straightforward_reading(req):
     assert parse_request(req, "t.json", 7) == reference_request(req, "t.json", 7)
 
 
-@given(req=requests())
-def test_a_line_is_read_as_json_loads_reads_it(req):
-    """As the reader reads a line of a file (orjson first, msgspec where used, json for what they refuse)."""
-    raw = json.dumps(req).encode("utf-8")
+def _as_read(got):
+    rows, problems, skipped = got
+    return [r.query_record("t.json", 3) for r in rows], problems, skipped
+
+
+@given(req=requests(), ascii_only=st.booleans())
+def test_a_line_is_read_as_json_loads_reads_it(req, ascii_only):
+    """As the reader reads a line of a file: decoded into the typed fields (msgspec), or, where that refuses, as
+    JSON (orjson, json for what it refuses); and as the first line of a file is read (JSON, its format sniffed)."""
+    raw = json.dumps(req, ensure_ascii=ascii_only).encode("utf-8")
     path = Path("t.json")
-    rows, problems, skipped = read_otlp_line(path, 3, raw, _decode(path, 3, raw))
-    queries = [r.query_record("t.json", 3) for r in rows]
-    assert (queries, problems, skipped) == reference_request(json.loads(raw), "t.json", 3)
+    want = reference_request(json.loads(raw), "t.json", 3)
+    assert _as_read(read_otlp_bytes(path, 3, raw)) == want
+    assert _as_read(read_otlp_line(path, 3, raw, _decode(path, 3, raw))) == want
 
 
 @given(items=st.lists(st.builds(_attr, st.sampled_from(["a", "b", "service.name"]), any_values()), max_size=5)
@@ -351,6 +357,6 @@ def test_integers_beyond_64_bits_are_read_as_json_reads_them():
                            _attr("retrieval.documents.0.document.score", {"doubleValue": 0.5})]}
     raw = json.dumps({"resourceSpans": [{"scopeSpans": [{"spans": [span]}]}]}).encode()
     path = Path("t.json")
-    rows, problems, _ = read_otlp_line(path, 1, raw, _decode(path, 1, raw))
-    assert problems == []
-    assert rows[0].time_ns == BIG and rows[0].results[0][0] == str(BIG)
+    for rows, problems, _ in (read_otlp_line(path, 1, raw, _decode(path, 1, raw)), read_otlp_bytes(path, 1, raw)):
+        assert problems == []
+        assert rows[0].time_ns == BIG and rows[0].results[0][0] == str(BIG)

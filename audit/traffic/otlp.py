@@ -27,13 +27,16 @@ Both JSON forms of OTLP are read: keys in lowerCamelCase (the OTLP/JSON encoding
 the OTLP/JSON specification and a Collector write them) or base64 (protobuf's canonical JSON mapping of
 ``bytes``); 64-bit integers as JSON strings or numbers. Ids are returned in lower-case hex.
 
-**Speed.** A span is read in one pass over its attributes; the shapes every exporter writes (a ``stringValue``,
-a ``doubleValue`` that is a float, a document whose score is a finite float and whose metadata is a small JSON
-object with integer offsets) are taken as they are, and everything else goes through the full rule
-(:func:`_any_value`, :func:`_result_checked`), which gives the same value or names the same problem. A question
-is read as a :class:`~audit.traffic.records.TrafficRow` (:func:`read_request`), a TrafficQuery only when asked
-for (:func:`parse_request`). ``tests/test_otlp_properties.py`` holds the reading to the straightforward one on
-generated requests.
+**Speed.** A line of an export is decoded straight into the few fields read (:func:`decode_request`, msgspec:
+every other key skipped, no dict made), and a span read in one pass over its attributes, the places of its kind,
+question and documents' parts looked up once per sequence of keys (:func:`_layout`); the shapes every exporter
+writes (a ``stringValue``, a ``doubleValue`` that is a float, a document whose score is a finite float and whose
+metadata is a small JSON object with integer offsets) are taken as they are, everything else goes through the full
+rule (:func:`_any_value`, :func:`_result_checked`), which gives the same value or names the same problem, and a
+line that the decoder refuses or that holds a shape only the full rule reads (:class:`NotPlain`) is read from
+JSON's dicts (:mod:`audit.traffic.read`). A question is read as a :class:`~audit.traffic.records.TrafficRow`
+(:func:`read_request`), a TrafficQuery only when asked for (:func:`parse_request`).
+``tests/test_otlp_properties.py`` holds both readings to the straightforward one on generated requests.
 """
 
 from __future__ import annotations
@@ -44,13 +47,15 @@ import json
 import math
 import re
 from collections import Counter
-from typing import Iterator
+from typing import Any, Iterator, Union
 
-import orjson
+import msgspec
+from msgspec import UNSET, UnsetType
 
 from .records import EARLIEST_NS, TrafficProblem, TrafficQuery, TrafficRow, parse_time
 
-__all__ = ["KIND_ATTRIBUTE", "RETRIEVER", "parse_request", "read_request", "read_span", "request_spans", "span_id"]
+__all__ = ["KIND_ATTRIBUTE", "RETRIEVER", "NotPlain", "decode_request", "parse_request", "read_request", "read_span",
+           "request_spans", "retrieval_row", "span_id"]
 
 #: OpenInference's attribute names (``openinference.semconv.trace``: SpanAttributes, DocumentAttributes).
 KIND_ATTRIBUTE = "openinference.span.kind"
@@ -156,29 +161,6 @@ def _attributes(items) -> dict:
     return out
 
 
-#: The role of an attribute key in a retrieval span: what :func:`_key_role` returns.
-_KIND, _INPUT, _OTHER, _ALIAS = "kind", "input", "other", "alias"
-#: Keys whose role is known (the same few keys come on every span); at most :data:`_MAX_ROLES` are kept.
-_ROLES: dict[str, object] = {}
-_MAX_ROLES = 4096
-
-
-def _key_role(key: str):
-    """What attribute ``key`` is to a retrieval span: ``(i, part)`` for ``retrieval.documents.{i}.document.{part}``,
-    :data:`_KIND`, :data:`_INPUT`, :data:`_OTHER`, or :data:`_ALIAS` for a document key whose index is not written
-    as ``str(i)`` (``01``: two keys for one document part, whose order only the full rule settles)."""
-    role = _ROLES.get(key)
-    if role is None:
-        m = _DOC_KEY.match(key)
-        if m:
-            role = (int(m[1]), m[2]) if str(int(m[1])) == m[1] else _ALIAS
-        else:
-            role = _KIND if key == KIND_ATTRIBUTE else _INPUT if key == INPUT_VALUE else _OTHER
-        if len(_ROLES) < _MAX_ROLES:
-            _ROLES[key] = role
-    return role
-
-
 def _int_or_none(meta: dict, key: str) -> int | None:
     v = meta.get(key)
     if v is None:
@@ -189,7 +171,8 @@ def _int_or_none(meta: dict, key: str) -> int | None:
 
 
 def _result_checked(i: int, parts: dict) -> tuple:
-    """Document ``i`` of a retrieval span as ``(chunk_id, score, content, doc_id, start, end)``, every rule checked.
+    """Document ``i`` of a retrieval span, its parts ``{"id"|"score"|"content"|"metadata": value}``, as
+    ``(chunk_id, score, content, doc_id, start, end)``, every rule checked.
 
     Raises ValueError naming the document and the rule it breaks.
     """
@@ -225,18 +208,25 @@ def _result_checked(i: int, parts: dict) -> tuple:
     return None if cid is None else str(cid), float(score), content, doc, start, end
 
 
+class _Metadata(msgspec.Struct, gc=False):
+    doc_id: Any = None
+    start: Any = None
+    end: Any = None
+
+
+_METADATA = msgspec.json.Decoder(_Metadata)
+
+
 def _metadata(text: str) -> tuple | None:
-    """``(doc_id, start, end)`` of a document's metadata when it is the plain case (a JSON object as orjson reads
-    it, a non-blank string ``doc_id`` or none, integer offsets ``0 <= start <= end`` or none); None for anything
-    else, which :func:`_result_checked` reads or names (orjson reads a subset of JSON to the same values, but an
-    integer beyond 64 bits as a float: such a value is never the plain case)."""
+    """``(doc_id, start, end)`` of a document's metadata when it is the plain case (a JSON object, a non-blank
+    string ``doc_id`` or none, integer offsets ``0 <= start <= end`` or none); None for anything else, which
+    :func:`_result_checked` reads or names. msgspec reads the JSON it accepts as :func:`json.loads` does (see
+    :func:`decode_request`)."""
     try:
-        meta = orjson.loads(text)
-    except ValueError:  # orjson.JSONDecodeError, and a str it cannot encode
+        meta = _METADATA.decode(text)
+    except Exception:  # not the plain case, whatever the reason: the full rule says what it is
         return None
-    if meta.__class__ is not dict:
-        return None
-    doc, start, end = meta.get("doc_id"), meta.get("start"), meta.get("end")
+    doc, start, end = meta.doc_id, meta.start, meta.end
     if doc is not None and (doc.__class__ is not str or not doc.strip()):
         return None
     if start is None and end is None:
@@ -246,30 +236,22 @@ def _metadata(text: str) -> tuple | None:
     return None
 
 
-def _results(docs: dict) -> tuple:
-    """The documents of a retrieval span, ``{i: {part: value}}``, in the order of ``i``, each as
-    :func:`_result_checked` reads it (the plain case taken without its detours)."""
-    out = []
-    for i in sorted(docs):
-        parts = docs[i]
-        score, cid, content = parts.get("score"), parts.get("id"), parts.get("content")
-        if (score.__class__ is float and score - score == 0.0  # finite: inf - inf and nan - nan are nan
-                and (cid is None or cid.__class__ is str) and (content is None or content.__class__ is str)):
-            meta_raw = parts.get("metadata")
-            if meta_raw is None:
-                out.append((cid, score, content, None, None, None))
-                continue
-            if meta_raw.__class__ is str:
-                meta = _metadata(meta_raw)
-                if meta is not None:
-                    out.append((cid, score, content) + meta)
-                    continue
-        out.append(_result_checked(i, parts))
-    return tuple(out)
+def _document(i: int, cid, score, content, meta_raw) -> tuple:
+    """Document ``i`` from its parts (None where absent) as :func:`_result_checked` reads it, the plain case (a
+    finite float score, a string id and content or none, plain metadata or none) without its detours."""
+    if (score.__class__ is float and score - score == 0.0  # finite: inf - inf and nan - nan are nan
+            and (cid is None or cid.__class__ is str) and (content is None or content.__class__ is str)):
+        if meta_raw is None:
+            return cid, score, content, None, None, None
+        if meta_raw.__class__ is str:
+            meta = _metadata(meta_raw)
+            if meta is not None:
+                return (cid, score, content) + meta
+    return _result_checked(i, {"id": cid, "score": score, "content": content, "metadata": meta_raw})
 
 
-def _time(span: dict) -> int:
-    start = _get(span, "startTimeUnixNano", "start_time_unix_nano")
+def _time(start) -> int:
+    """A span's ``startTimeUnixNano`` as epoch nanoseconds; ValueError when it is missing or not a time."""
     if start.__class__ is str and start.isascii() and start.isdigit():  # how OTLP/JSON writes a 64-bit integer
         t = int(start)
         if t >= EARLIEST_NS:
@@ -279,69 +261,26 @@ def _time(span: dict) -> int:
     return parse_time(start, "startTimeUnixNano")
 
 
-_NOT = object()
-_EMPTY: dict = {}
-
-
-def _retrieval_or_kind(span: dict, service: str | None) -> TrafficRow | str | None:
-    """:func:`read_span` in one pass over the attributes, without building them as a dict; None when the span is
-    not the plain case (attributes not a list of ``{key, value}`` objects, a document key written twice over),
-    for the full rule to read. A value that is not one of the two shapes exporters write goes through
-    :func:`_any_value` (raising its error: every attribute before it was read as the full rule reads it)."""
-    items = span.get("attributes")
-    if items.__class__ is not list:
-        return None
-    kind = question = None
-    docs: dict[int, dict] = {}
-    roles = _ROLES
-    for kv in items:
-        if kv.__class__ is not dict:
-            return None
-        key = kv.get("key")
-        if key.__class__ is not str:
-            return None
-        v = kv.get("value", _EMPTY)
-        if v.__class__ is dict and len(v) == 1:
-            x = v.get("stringValue", _NOT)
-            if x is _NOT:
-                x = v.get("doubleValue")
-                if x.__class__ is not float:
-                    x = _any_value(v)
-        else:
-            x = _any_value(v)
-        role = roles.get(key)
-        if role is None:
-            role = _key_role(key)
-        if role is _OTHER:
-            continue
-        if role is _KIND:
-            kind = x
-        elif role is _INPUT:
-            question = x
-        elif role is _ALIAS:
-            return None
-        else:
-            parts = docs.get(role[0])
-            if parts is None:
-                parts = docs[role[0]] = {}
-            parts[role[1]] = x
+def _head(kind, span_id_, trace_id, start, question) -> str | tuple[str, str, int]:
+    """A span's kind (str) when it is not a retrieval; a retrieval's ``(span id, trace id, time)`` from the span's
+    fields once its question is checked. ValueError for the first of those that cannot be read, in that order."""
     if not isinstance(kind, str) or kind.upper() != RETRIEVER:
         return kind.upper() if isinstance(kind, str) and kind else "none"
-    sid = span_id(_get(span, "spanId", "span_id"), 8, "spanId")
-    tid = span_id(_get(span, "traceId", "trace_id"), 16, "traceId")
-    t = _time(span)
+    sid = span_id(span_id_, 8, "spanId")
+    tid = span_id(trace_id, 16, "traceId")
+    t = _time(start)
     if question is not None and not isinstance(question, str):
         raise ValueError("input.value must be a string")
-    return TrafficRow(sid, question, t, _results(docs), tid, service)
+    return sid, tid, t
 
 
-def read_span(span: dict, service: str | None) -> TrafficRow | str:
+def read_span(span, service: str | None) -> TrafficRow | str:
     """One span: a retrieval as a TrafficRow, or its OpenInference kind (a str) when it is not a retrieval.
 
     Parameters
     ----------
-    span : dict
-        One ``Span`` of a request, as decoded from JSON.
+    span : dict or typed span
+        One ``Span`` of a request, as decoded from JSON or by :func:`decode_request`.
     service : str or None
         The resource's ``service.name``.
 
@@ -355,10 +294,11 @@ def read_span(span: dict, service: str | None) -> TrafficRow | str:
     ValueError
         With the reason, for a span whose attributes cannot be read, or a retrieval span that cannot be read
         (its ids, its time, ``input.value``, a document; the first, in that order).
+    NotPlain
+        A typed span that only the full rule reads (read the line from JSON's dicts).
     """
-    got = _retrieval_or_kind(span, service)
-    if got is not None:
-        return got
+    if span.__class__ is _Span:
+        return _typed_span(span, service)
     attrs = _attributes(span.get("attributes"))
     kind = attrs.get(KIND_ATTRIBUTE)
     if not isinstance(kind, str) or kind.upper() != RETRIEVER:
@@ -374,24 +314,206 @@ def retrieval_row(span: dict, attrs: dict, service: str | None) -> TrafficRow:
     ValueError
         Its ids, its time, ``input.value`` or a document cannot be read (the first, in that order).
     """
-    sid = span_id(_get(span, "spanId", "span_id"), 8, "spanId")
-    tid = span_id(_get(span, "traceId", "trace_id"), 16, "traceId")
-    t = _time(span)
     q = attrs.get(INPUT_VALUE)
-    if q is not None and not isinstance(q, str):
-        raise ValueError("input.value must be a string")
+    sid, tid, t = _head(RETRIEVER, _get(span, "spanId", "span_id"), _get(span, "traceId", "trace_id"),
+                        _get(span, "startTimeUnixNano", "start_time_unix_nano"), q)
     docs: dict[int, dict] = {}
     for key, value in attrs.items():
         m = _DOC_KEY.match(key)
         if m:
             docs.setdefault(int(m[1]), {})[m[2]] = value
-    return TrafficRow(sid, q, t, _results(docs), tid, service)
+    results = tuple([_document(i, p.get("id"), p.get("score"), p.get("content"), p.get("metadata"))
+                     for i, p in sorted(docs.items())])
+    return TrafficRow(sid, q, t, results, tid, service)
+
+
+# --------------------------------------------------------------------------- typed decoding (msgspec)
+# A request line decoded straight into the few fields the reader reads (both spellings of each; every other key
+# is skipped without making an object). The nodes answer ``get`` as the dicts of json.loads do (a missing field
+# is the default, a JSON null is None), so request_spans walks both; a field whose type the schema does not take
+# (a span that is not an object, attributes that are not a list of objects) makes the decoder refuse the line,
+# which is then read from JSON's dicts.
+
+
+class _Node(msgspec.Struct, gc=False):
+    def get(self, name: str, default=None):
+        v = getattr(self, name, UNSET)
+        return default if v is UNSET else v
+
+
+class _AnyValue(_Node):
+    stringValue: Any = UNSET
+    string_value: Any = UNSET
+    boolValue: Any = UNSET
+    bool_value: Any = UNSET
+    intValue: Any = UNSET
+    int_value: Any = UNSET
+    doubleValue: Any = UNSET
+    double_value: Any = UNSET
+    arrayValue: Any = UNSET
+    array_value: Any = UNSET
+    kvlistValue: Any = UNSET
+    kvlist_value: Any = UNSET
+    bytesValue: Any = UNSET
+    bytes_value: Any = UNSET
+
+
+_VALUE_FIELDS = _AnyValue.__struct_fields__
+
+
+class _KeyValue(_Node):
+    key: Any = UNSET
+    value: Union[_AnyValue, None, UnsetType] = UNSET
+
+
+class _Span(_Node):
+    traceId: Any = UNSET
+    trace_id: Any = UNSET
+    spanId: Any = UNSET
+    span_id: Any = UNSET
+    startTimeUnixNano: Any = UNSET
+    start_time_unix_nano: Any = UNSET
+    attributes: Union[list[_KeyValue], None, UnsetType] = UNSET
+
+
+class _ScopeSpans(_Node):
+    spans: Union[list[_Span], None, UnsetType] = UNSET
+
+
+class _ResourceSpans(_Node):
+    resource: Any = UNSET
+    scopeSpans: Union[list[_ScopeSpans], None, UnsetType] = UNSET
+    scope_spans: Union[list[_ScopeSpans], None, UnsetType] = UNSET
+    instrumentationLibrarySpans: Union[list[_ScopeSpans], None, UnsetType] = UNSET
+    instrumentation_library_spans: Union[list[_ScopeSpans], None, UnsetType] = UNSET
+
+
+class _Request(_Node):
+    resourceSpans: Union[list[_ResourceSpans], None, UnsetType] = UNSET
+    resource_spans: Union[list[_ResourceSpans], None, UnsetType] = UNSET
+
+
+#: What the envelope walk takes for an object.
+_OBJECTS = (dict, _Node)
+_DECODER = msgspec.json.Decoder(_Request)
+
+
+class NotPlain(Exception):
+    """A typed request holds a shape only the dicts' full rule reads (raised by :func:`read_request` on the
+    result of :func:`decode_request`): read the line from JSON's objects instead."""
+
+
+def decode_request(raw: bytes):
+    """One request line decoded into the fields the reader reads (msgspec); None when the decoder refuses it
+    (not JSON as json.loads reads it, or a shape the schema does not take): decode it as JSON then.
+
+    msgspec reads what it accepts to the values :func:`json.loads` reads (floats to the bit, integers of any
+    size, a duplicated key's last value) and refuses ``NaN``, lone surrogate escapes and invalid UTF-8, which the
+    caller's JSON decoding reads or names (tests/test_otlp_properties.py holds the two readings equal).
+    """
+    try:
+        return _DECODER.decode(raw)
+    except (msgspec.MsgspecError, RecursionError):
+        return None
+
+
+def _either(camel, snake):
+    """:func:`_get`'s rule on two typed fields: the camelCase one unless it is absent or null."""
+    if camel is UNSET or camel is None:
+        return None if snake is UNSET else snake
+    return camel
+
+
+def _typed_value(v: _AnyValue):
+    """The value of a typed AnyValue as :func:`_any_value` reads the same object (the dict of its fields present):
+    what :func:`_typed_span` does not take at once (a string, a float ``doubleValue`` alone)."""
+    return _any_value({f: getattr(v, f) for f in _VALUE_FIELDS if getattr(v, f) is not UNSET})
+
+
+#: Where the kind, the question and each document's parts sit in a span's attributes, by the sequence of their
+#: keys (the same few layouts come span after span): ``(kind, input, ((i, id, score, content, metadata), ...))``,
+#: positions into the attributes (-1: absent; the last of a key written twice), documents in the order of ``i``.
+_LAYOUTS: dict[tuple, tuple] = {}
+_MAX_LAYOUTS = 1024
+_PARTS = ("id", "score", "content", "metadata")
+
+
+def _layout(keys: tuple) -> tuple | None:
+    """The layout of a span whose attribute keys are ``keys``; None when a key is not a string or a document key
+    writes its index otherwise than ``str(i)`` (``01``: two keys for one part, which only the full rule orders)."""
+    plan = _LAYOUTS.get(keys)
+    if plan is not None:
+        return plan
+    kind = question = -1
+    docs: dict[int, list] = {}
+    for j, key in enumerate(keys):
+        if key.__class__ is not str:
+            return None
+        if key == KIND_ATTRIBUTE:
+            kind = j
+        elif key == INPUT_VALUE:
+            question = j
+        else:
+            m = _DOC_KEY.match(key)
+            if m:
+                if str(int(m[1])) != m[1]:
+                    return None
+                docs.setdefault(int(m[1]), [-1, -1, -1, -1])[_PARTS.index(m[2])] = j
+    plan = (kind, question, tuple((i, *docs[i]) for i in sorted(docs)))
+    if len(_LAYOUTS) < _MAX_LAYOUTS:
+        _LAYOUTS[keys] = plan
+    return plan
+
+
+def _typed_span(span: _Span, service: str | None) -> TrafficRow | str:
+    """:func:`read_span` of a typed span (the same value or ValueError); NotPlain for what only the full rule reads.
+
+    Every attribute's value is read (a value the rule refuses is an error, whatever its key), in order, once its
+    keys are known to be strings (an attribute without one is the first error the rule names).
+    """
+    items = span.attributes
+    if items.__class__ is not list:
+        if items is None or items is UNSET:  # no attributes: no kind
+            return "none"
+        raise NotPlain
+    try:
+        plan = _layout(tuple([kv.key for kv in items]))
+    except TypeError:  # a key that cannot be hashed (a list, an object): not a string
+        raise NotPlain from None
+    if plan is None:
+        raise NotPlain
+    xs = []
+    for kv in items:
+        v = kv.value
+        if v.__class__ is _AnyValue:
+            x = v.stringValue
+            if x is UNSET or x is None:
+                x = v.doubleValue
+                if (x.__class__ is not float or v.intValue is not UNSET or v.boolValue is not UNSET
+                        or v.string_value is not UNSET or v.int_value is not UNSET or v.bool_value is not UNSET
+                        or v.stringValue is not UNSET):
+                    x = _typed_value(v)
+        elif v is UNSET:
+            x = None  # no value: an empty AnyValue
+        else:
+            raise NotPlain  # null: the full rule names it
+        xs.append(x)
+    xs.append(None)  # position -1: absent
+    kind, question, docs = plan
+    question = xs[question]
+    head = _head(xs[kind], _either(span.spanId, span.span_id), _either(span.traceId, span.trace_id),
+                 _either(span.startTimeUnixNano, span.start_time_unix_nano), question)
+    if head.__class__ is str:
+        return head
+    results = tuple([_document(i, xs[a], xs[b], xs[c], xs[d]) for i, a, b, c, d in docs])
+    return TrafficRow(head[0], question, head[2], results, head[1], service)
 
 
 def request_spans(obj, file: str, line: int, problems: list) -> Iterator[tuple[dict, str | None, str | None]]:
     """Every span object of one ``ExportTraceServiceRequest``, with its resource's ``service.name`` and
     ``service.version``: the one walk of the envelope (``resourceSpans`` → ``scopeSpans`` (or the older
-    ``instrumentationLibrarySpans``) → ``spans``, either key spelling).
+    ``instrumentationLibrarySpans``) → ``spans``, either key spelling), over the request as decoded from JSON
+    (dicts) or as :func:`decode_request` decodes it (its typed nodes answer ``get`` as a dict does).
 
     Yields
     ------
@@ -406,12 +528,12 @@ def request_spans(obj, file: str, line: int, problems: list) -> Iterator[tuple[d
     resource whose attributes cannot be read (its spans are yielded without service), a scopeSpans entry without
     a ``spans`` list, a span that is not an object.
     """
-    resource_spans = _get(obj, "resourceSpans", "resource_spans") if isinstance(obj, dict) else None
+    resource_spans = _get(obj, "resourceSpans", "resource_spans") if isinstance(obj, _OBJECTS) else None
     if not isinstance(resource_spans, list):
         problems.append(TrafficProblem(file, line, "not an OTLP ExportTraceServiceRequest (no 'resourceSpans' list)"))
         return
     for rs in resource_spans:
-        if not isinstance(rs, dict):
+        if not isinstance(rs, _OBJECTS):
             problems.append(TrafficProblem(file, line, "a resourceSpans entry is not an object"))
             continue
         try:
@@ -426,12 +548,12 @@ def request_spans(obj, file: str, line: int, problems: list) -> Iterator[tuple[d
         if scope_spans is None:
             scope_spans = _get(rs, "instrumentationLibrarySpans", "instrumentation_library_spans") or []
         for ss in scope_spans if isinstance(scope_spans, list) else [None]:
-            spans = ss.get("spans") if isinstance(ss, dict) else None
+            spans = ss.get("spans") if isinstance(ss, _OBJECTS) else None
             if not isinstance(spans, list):
                 problems.append(TrafficProblem(file, line, "a scopeSpans entry has no 'spans' list"))
                 continue
             for span in spans:
-                if isinstance(span, dict):
+                if isinstance(span, _OBJECTS):
                     yield span, service, version
                 else:
                     problems.append(TrafficProblem(file, line, "a span must be an object"))
@@ -449,13 +571,18 @@ def read_request(obj, file: str, line: int) -> tuple[list[TrafficRow], list[Traf
         id when it is readable; the other spans of the line are still read.
     skipped : collections.Counter
         Spans of other kinds, by OpenInference kind.
+
+    Raises
+    ------
+    NotPlain
+        ``obj`` is a typed request (:func:`decode_request`) holding a span that only the full rule reads.
     """
     rows: list[TrafficRow] = []
     problems: list[TrafficProblem] = []
     skipped: Counter = Counter()
     for span, service, _version in request_spans(obj, file, line, problems):
         try:
-            got = read_span(span, service)
+            got = _typed_span(span, service) if span.__class__ is _Span else read_span(span, service)
         except ValueError as e:
             sid = _get(span, "spanId", "span_id")
             problems.append(TrafficProblem(file, line, str(e), sid if isinstance(sid, str) else None))

@@ -39,6 +39,8 @@ DECIMALS = 9
 MAX_SYSTEMS = 20
 #: Questions whose gate values are computed at once while reading (their scores are held meanwhile).
 BLOCK = 65_536
+#: Results up to which a question's gate values are sorted in the block's matrix (more: on their own).
+_DENSE = 64
 
 
 @dataclass(frozen=True)
@@ -294,18 +296,28 @@ def gate_rows(scores: np.ndarray, counts: np.ndarray, sign: int) -> np.ndarray:
         +1 when a higher score is better, -1 for a distance (:attr:`TrafficTable.sign`).
 
     A gate value is ``-sign * score`` rounded half-even to :data:`DECIMALS` (elementwise, so the same whatever
-    the block); a question's values are sorted ascending, ties in the order returned (a stable sort by question,
-    then value), and the first KEEP kept (see the module docstring).
+    the block); a question's values are sorted ascending and the first KEEP kept (see the module docstring). Only
+    the values are kept, so the order of ties cannot show: each question's values are laid in a row of an
+    ``inf``-padded matrix and the rows sorted (a question with more than :data:`_DENSE` results alone).
     """
     n = len(counts)
     out = np.full((n, KEEP), math.inf)
     if not len(scores):
         return out
     g = np.round(-sign * scores, DECIMALS)
-    owner = np.repeat(np.arange(n), counts)
-    order = np.lexsort((g, owner))  # stable: by question, then value, ties in the order returned
+    counts = np.asarray(counts, dtype=np.int64)
     starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
-    rank = np.arange(len(g)) - starts[owner]  # owner[order] == owner: the sort keeps each question's block
-    first = rank < KEEP
-    out[owner[first], rank[first]] = g[order][first]
+    narrow = counts <= _DENSE
+    m = int(counts[narrow].max()) if narrow.any() else 0
+    if m:
+        owner = np.repeat(np.arange(n), counts)
+        pos = np.arange(len(g)) - starts[owner]
+        keep = narrow[owner]
+        dense = np.full((n, m), math.inf)
+        dense[owner[keep], pos[keep]] = g[keep]
+        dense.sort(axis=1)
+        out[:, :min(m, KEEP)] = dense[:, :KEEP]
+    for q in np.flatnonzero(~narrow):
+        top = np.sort(g[starts[q]:starts[q] + counts[q]])[:KEEP]
+        out[q, :len(top)] = top
     return out
