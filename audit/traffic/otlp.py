@@ -66,7 +66,7 @@ DOCUMENTS = "retrieval.documents"
 SERVICE_NAME = "service.name"
 SERVICE_VERSION = "service.version"
 _DOC_KEY = re.compile(r"^retrieval\.documents\.(\d+)\.document\.(id|score|content|metadata)$")
-_HEX = re.compile(r"^[0-9a-fA-F]+$")
+_HEX = re.compile(r"[0-9a-fA-F]+")
 
 
 def _get(obj: dict, camel: str, snake: str):
@@ -92,7 +92,7 @@ def span_id(value, n_bytes: int, what: str) -> str:
     """
     if not isinstance(value, str) or not value:
         raise ValueError(f"{what} must be a hex or base64 string, got {json.dumps(value)}")
-    if len(value) == 2 * n_bytes and _HEX.match(value):
+    if len(value) == 2 * n_bytes and _HEX.fullmatch(value):  # fullmatch: a trailing newline is not a digit
         return value.lower()
     try:
         raw = base64.b64decode(value, validate=True)

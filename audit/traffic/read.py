@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
 
+import numpy as np
 import orjson
 
 from ..jsontext import stream_lines
@@ -30,8 +31,8 @@ from .otlp import NotPlain, decode_request, read_request
 from .querylog import parse_row
 from .records import TrafficProblem, TrafficQuery, TrafficRow
 
-__all__ = ["COMPRESSED_SKIPPED", "FOLDER_SUFFIXES", "Locator", "SkippedFile", "TrafficReader", "fetch",
-           "list_traffic", "open_traffic", "traffic_files"]
+__all__ = ["COMPRESSED_SKIPPED", "FOLDER_SUFFIXES", "Locator", "SeenSpans", "SkippedFile", "TrafficReader",
+           "fetch", "list_traffic", "open_traffic", "traffic_files"]
 
 #: Files a folder of traffic contributes (read recursively, hidden paths skipped, in path order), also as
 #: logrotate leaves them: rotated (``queries.jsonl.1``, ``queries.jsonl-20240501``) and gzip-compressed
@@ -254,6 +255,53 @@ def _is_otlp(obj) -> bool:
     return isinstance(obj, dict) and ("resourceSpans" in obj or "resource_spans" in obj)
 
 
+class SeenSpans:
+    """The ``(traceId, spanId)`` pairs read so far, exactly, in 24 bytes a pair (a Python set of the pairs as
+    192-bit ints costs about 90): runs of numpy arrays sorted by span id (span id, trace id's high and low 64
+    bits), the newest merged into the one before while it is at least half its size, so each pair is merged
+    O(log n) times and a line's pairs are looked up in at most log2(n) runs.
+
+    Ids are lower-case hex of 16 and 32 digits (:func:`audit.traffic.otlp.span_id`), so the three integers are the
+    pair itself, never a digest that could collide.
+    """
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def __len__(self) -> int:
+        return sum(len(r[0]) for r in self.runs)
+
+    def add(self, rows: Sequence[TrafficRow]) -> np.ndarray:
+        """Which of ``rows`` (retrieval rows, in reading order) are the first of their pair, shape (len(rows),) of
+        bool; those are added. A pair seen before, or earlier among ``rows``, is a copy (False)."""
+        n = len(rows)
+        sid = np.array([int(r.query_id, 16) for r in rows], dtype=np.uint64)
+        hi = np.array([int(r.trace_id[:16], 16) for r in rows], dtype=np.uint64)
+        lo = np.array([int(r.trace_id[16:], 16) for r in rows], dtype=np.uint64)
+        first = np.ones(n, dtype=bool)
+        if len({(r.trace_id, r.query_id) for r in rows}) < n:  # a copy within the line: the first one counts
+            met: set = set()
+            for i, r in enumerate(rows):
+                key = (r.trace_id, r.query_id)
+                first[i] = key not in met
+                met.add(key)
+        for run_sid, run_hi, run_lo in self.runs:
+            left = np.searchsorted(run_sid, sid, "left")
+            right = np.searchsorted(run_sid, sid, "right")
+            for i in np.flatnonzero(right > left):  # the span id was read before: is it the same trace?
+                if ((run_hi[left[i]:right[i]] == hi[i]) & (run_lo[left[i]:right[i]] == lo[i])).any():
+                    first[i] = False
+        if first.any():
+            order = np.argsort(sid[first], kind="stable")
+            self.runs.append((sid[first][order], hi[first][order], lo[first][order]))
+            while len(self.runs) > 1 and 2 * len(self.runs[-1][0]) >= len(self.runs[-2][0]):
+                b, a = self.runs.pop(), self.runs.pop()
+                merged = [np.concatenate((x, y)) for x, y in zip(a, b)]
+                order = np.argsort(merged[0], kind="stable")
+                self.runs.append(tuple(m[order] for m in merged))
+        return first
+
+
 @dataclass
 class TrafficReader:
     """Every record of some traffic files, streamed once per iteration.
@@ -299,16 +347,13 @@ class TrafficReader:
     def __post_init__(self) -> None:
         self.files, self.skipped_files = list_traffic(self.paths)
 
-    def _first_time(self, seen: set, key: int, row: TrafficRow, path: Path, line: int) -> bool:
-        """Whether ``row`` (an OTLP retrieval span, ``key`` its trace and span ids as one int) is the first of its
-        ``(traceId, spanId)``; a copy is counted."""
-        if key not in seen:
-            seen.add(key)
-            return True
-        self.duplicates += 1
-        if len(self.duplicate_examples) < 3:
-            self.duplicate_examples.append(f"{path.name}:{line} span {row.query_id}")
-        return False
+    def _copies(self, rows: list, keep: np.ndarray, path: Path, line: int) -> None:
+        """Count the rows that are copies (``keep`` False) and name the first few."""
+        for row, k in zip(rows, keep.tolist()):
+            if not k:
+                self.duplicates += 1
+                if len(self.duplicate_examples) < 3:
+                    self.duplicate_examples.append(f"{path.name}:{line} span {row.query_id}")
 
     def _problem(self, p: TrafficProblem) -> None:
         self.n_problems += 1
@@ -331,7 +376,7 @@ class TrafficReader:
         """
         self.problems, self.n_problems, self.skipped, self.formats = [], 0, Counter(), {}
         self.duplicates, self.duplicate_examples = 0, []
-        seen: set[int] = set()
+        seen = SeenSpans()
         for fi, path in enumerate(self.files):
             kind = None
             no = 0
@@ -363,16 +408,16 @@ class TrafficReader:
                         for p in problems:
                             self._problem(p)
                         self.skipped.update(skipped)
-                        keys = [int(r.trace_id + r.query_id, 16) for r in rows]  # 24 bytes as one int: exact
-                        if seen.isdisjoint(keys) and len(set(keys)) == len(keys):  # no copy: the common case
-                            seen.update(keys)
-                            if rows:
-                                yield fi, offset, no, list(range(len(rows))), rows
+                        if not rows:
                             continue
-                        keep = [self._first_time(seen, key, row, path, no) for key, row in zip(keys, rows)]
-                        if any(keep):
-                            yield (fi, offset, no, [i for i, k in enumerate(keep) if k],
-                                   [r for r, k in zip(rows, keep) if k])
+                        keep = seen.add(rows)
+                        if keep.all():  # no copy: the common case
+                            yield fi, offset, no, list(range(len(rows))), rows
+                            continue
+                        self._copies(rows, keep, path, no)
+                        if keep.any():
+                            items = np.flatnonzero(keep).tolist()
+                            yield fi, offset, no, items, [rows[i] for i in items]
                     else:
                         yield fi, offset, no, [0], [got]
             except (EOFError, zlib.error) as e:  # gzip: the stream ends early or is damaged
@@ -406,13 +451,17 @@ def fetch(files: Sequence[Path], locators: Sequence[Locator]) -> list[TrafficQue
                 raw = f.readline().rstrip(b"\n").rstrip(b"\r")
         except OSError:
             continue
-        obj = _decode(path, no, raw)
-        if _is_otlp(obj):
-            rows += read_otlp_line(path, no, raw, obj)[0]
-        elif isinstance(obj, dict):
-            got = read_log_line(path, no, raw, obj)
-            if isinstance(got, TrafficRow):
-                rows.append(got)
+        with gc_paused():
+            obj = _decode(path, no, raw)
+            if _is_otlp(obj):
+                got = read_otlp_bytes(path, no, raw)
+                if not isinstance(got, TrafficProblem):
+                    rows += got[0]
+            elif isinstance(obj, dict):
+                got = read_log_line(path, no, raw, obj)
+                if isinstance(got, TrafficRow):
+                    rows.append(got)
+            del obj
     out: list[TrafficQuery | None] = []
     for loc in locators:
         no, rows = lines[(loc.file, loc.offset)]

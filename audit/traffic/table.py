@@ -38,7 +38,7 @@ DECIMALS = 9
 #: Distinct ``system`` names kept (the rest are counted as ``…``).
 MAX_SYSTEMS = 20
 #: Questions whose gate values are computed at once while reading (their scores are held meanwhile).
-BLOCK = 65_536
+BLOCK = 16_384
 #: Results up to which a question's gate values are sorted in the block's matrix (more: on their own).
 _DENSE = 64
 
@@ -242,7 +242,7 @@ class _Columns:
         self.times, self.gates, self.n_res = array("q"), array("d"), array("i")
         self.texts, self.bad = array("b"), array("b")
         self.file, self.offset, self.item, self.line = array("i"), array("q"), array("i"), array("i")
-        self.scores: list[float] = []  # the current block's, flat
+        self.scores = array("d")  # the current block's, flat
         self.block = 0
 
     def add(self, rows: list, fi: int, offset: int, items: list, line: int, bad: list | None) -> None:
@@ -250,7 +250,7 @@ class _Columns:
         n = len(rows)
         if not n:
             return
-        self.scores += [r[1] for q in rows for r in q.results]
+        self.scores.extend([r[1] for q in rows for r in q.results])
         self.n_res.extend([len(q.results) for q in rows])
         self.times.extend([q.time_ns for q in rows])
         self.texts.extend([q.query is not None and bool(q.query.strip()) for q in rows])
@@ -267,14 +267,16 @@ class _Columns:
         """Gate values of the block's questions: :func:`gate_rows` of their scores, appended to :attr:`gates`."""
         if self.block:
             counts = np.frombuffer(self.n_res, dtype=np.int32)[len(self.n_res) - self.block:].copy()
-            self.gates.frombytes(gate_rows(np.array(self.scores, dtype=np.float64), counts, self.sign).tobytes())
-        self.scores, self.block = [], 0
+            scores = np.frombuffer(self.scores, dtype=np.float64).copy()
+            self.gates.frombytes(gate_rows(scores, counts, self.sign).tobytes())
+        self.scores, self.block = array("d"), 0
 
     def arrays(self) -> dict:
+        """The columns as numpy arrays over the buffers read (no copy: the table holds them once)."""
         n = len(self.times)
 
         def col(buf, dtype):
-            return np.frombuffer(buf, dtype=dtype).copy() if n else np.zeros(0, dtype)
+            return np.frombuffer(buf, dtype=dtype) if n else np.zeros(0, dtype)
 
         return dict(time_ns=col(self.times, np.int64),
                     gate=col(self.gates, np.float64).reshape(n, KEEP) if n else np.zeros((0, KEEP)),
