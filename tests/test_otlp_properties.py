@@ -360,3 +360,25 @@ def test_integers_beyond_64_bits_are_read_as_json_reads_them():
     for rows, problems, _ in (read_otlp_line(path, 1, raw, _decode(path, 1, raw)), read_otlp_bytes(path, 1, raw)):
         assert problems == []
         assert rows[0].time_ns == BIG and rows[0].results[0][0] == str(BIG)
+
+
+def test_malformed_nested_values_and_resources_are_problems_of_their_line():
+    """Values the straightforward reading crashed on (an AttributeError out of read_traffic): now a problem each."""
+    span = {"traceId": "5b8efff798038103d269b633813fc60c", "spanId": "eee19b7ec3c1b174",
+            "startTimeUnixNano": "1714557600000000000",
+            "attributes": [_attr("openinference.span.kind", {"stringValue": "RETRIEVER"})]}
+    cases = [({"arrayValue": [1, 2]}, "arrayValue must be an object with a 'values' list"),
+             ({"arrayValue": {"values": 3}}, "arrayValue must be an object with a 'values' list"),
+             ({"kvlistValue": {"values": [3]}}, "a kvlistValue entry must be an object"),
+             ({"kvlistValue": {"values": [{"key": [1], "value": {}}]}}, "a kvlistValue entry's 'key' must be a string")]
+    for value, reason in cases:
+        bad = dict(span, attributes=span["attributes"] + [_attr("extra", value)])
+        req = {"resourceSpans": [{"scopeSpans": [{"spans": [bad, span | {"spanId": "eee19b7ec3c1b175"}]}]}]}
+        line = json.dumps(req).encode()
+        for got in (parse_request(req, "t.json", 2), _as_read(read_otlp_bytes(Path("t.json"), 3, line))):
+            queries, problems, _ = got
+            assert [p.reason for p in problems] == [reason] and len(queries) == 1  # the other span is read
+    req = {"resourceSpans": [{"resource": 5, "scopeSpans": [{"spans": [span]}]}]}
+    queries, problems, _ = parse_request(req, "t.json", 2)
+    assert [p.reason for p in problems] == ["resource attributes: 'resource' must be an object"]
+    assert len(queries) == 1 and queries[0].system is None

@@ -119,13 +119,29 @@ def _any_value(v):
             return _bad(x, "doubleValue")
         return float(x)  # protobuf's JSON writes NaN and Infinity as the strings "NaN", "Infinity"
     if "arrayValue" in v or "array_value" in v:
-        return [_any_value(x) for x in (_get(v, "arrayValue", "array_value") or {}).get("values", [])]
+        return [_any_value(x) for x in _values(_get(v, "arrayValue", "array_value"), "arrayValue")]
     if "kvlistValue" in v or "kvlist_value" in v:
-        kv = _get(v, "kvlistValue", "kvlist_value") or {}
-        return {x.get("key"): _any_value(x.get("value", {})) for x in kv.get("values", [])}
+        out = {}
+        for x in _values(_get(v, "kvlistValue", "kvlist_value"), "kvlistValue"):
+            if not isinstance(x, dict):
+                raise ValueError("a kvlistValue entry must be an object")
+            value = _any_value(x.get("value", {}))
+            try:
+                out[x.get("key")] = value
+            except TypeError:  # a key that is a list or an object
+                raise ValueError("a kvlistValue entry's 'key' must be a string") from None
+        return out
     if "bytesValue" in v or "bytes_value" in v:
         return _get(v, "bytesValue", "bytes_value")
     return None  # an empty AnyValue: the attribute is unset
+
+
+def _values(container, what: str) -> list:
+    """The ``values`` list of an ``ArrayValue`` or ``KeyValueList`` (none: empty); ValueError naming ``what``."""
+    values = (container or {}).get("values", []) if isinstance(container, (dict, type(None))) else None
+    if not isinstance(values, list):
+        raise ValueError(f"{what} must be an object with a 'values' list")
+    return values
 
 
 def _bad(x, what: str):
@@ -537,7 +553,10 @@ def request_spans(obj, file: str, line: int, problems: list) -> Iterator[tuple[d
             problems.append(TrafficProblem(file, line, "a resourceSpans entry is not an object"))
             continue
         try:
-            res = _attributes((rs.get("resource") or {}).get("attributes"))
+            resource = rs.get("resource") or {}
+            if not isinstance(resource, dict):
+                raise ValueError("'resource' must be an object")
+            res = _attributes(resource.get("attributes"))
         except ValueError as e:
             problems.append(TrafficProblem(file, line, f"resource attributes: {e}"))
             res = {}

@@ -228,9 +228,10 @@ def read_otlp_line(path: Path, no: int, raw: bytes, obj) -> tuple[list[TrafficRo
 
 def read_otlp_bytes(path: Path, no: int, raw: bytes) -> tuple[list[TrafficRow], list[TrafficProblem], Counter] | \
         TrafficProblem:
-    """One line of an OTLP export read: decoded straight into the fields read (:func:`audit.traffic.otlp.decode_request`,
-    about twice as fast as orjson's dicts), or, when that decoder refuses the line or a span is not the plain case,
-    decoded as JSON (:func:`_decode`) and read by :func:`read_otlp_line`; the TrafficProblem when it is not JSON."""
+    """One line of an OTLP export read: decoded straight into the fields read
+    (:func:`audit.traffic.otlp.decode_request`, about twice as fast as orjson's dicts), or, when that decoder
+    refuses the line or a span is not the plain case, decoded as JSON (:func:`_decode`) and read by
+    :func:`read_otlp_line`; the TrafficProblem when it is not JSON."""
     req = decode_request(raw)
     if req is not None:
         try:

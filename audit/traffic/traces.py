@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 from ..jsontext import stream_lines
-from .otlp import KIND_ATTRIBUTE, RETRIEVER, _attributes, _get, request_spans, retrieval_row, span_id
-from .read import MAX_PROBLEMS, _decode, _is_otlp, open_traffic, traffic_files
+from .otlp import INPUT_VALUE, KIND_ATTRIBUTE, RETRIEVER, _attributes, _get, request_spans, retrieval_row, span_id
+from .read import MAX_PROBLEMS, _decode, _decoded_exactly, _is_otlp, gc_paused, open_traffic, traffic_files
 from .records import TrafficProblem, TrafficResult
 
 __all__ = ["GRACE", "LLM", "RERANKER", "Reranker", "SpanRecord", "Trace", "TraceReader", "assemble", "span_records"]
@@ -48,8 +48,7 @@ __all__ = ["GRACE", "LLM", "RERANKER", "Reranker", "SpanRecord", "Trace", "Trace
 RERANKER = "RERANKER"
 LLM = "LLM"
 #: OpenInference's attribute names (``openinference.semconv.trace``: RerankerAttributes, SpanAttributes,
-#: MessageAttributes, MessageContentAttributes); the resource's are :mod:`audit.traffic.otlp`'s.
-INPUT_VALUE = "input.value"
+#: MessageAttributes, MessageContentAttributes); ``input.value`` and the resource's are :mod:`audit.traffic.otlp`'s.
 RERANKER_INPUT = "reranker.input_documents"
 RERANKER_OUTPUT = "reranker.output_documents"
 RERANKER_MODEL = "reranker.model_name"
@@ -380,15 +379,21 @@ class TraceReader:
                 for no, _offset, raw in stream_lines(path, opener=open_traffic):
                     if not raw.strip():
                         continue
-                    obj = _decode(path, no, raw)
-                    if isinstance(obj, TrafficProblem):
-                        self._problem(obj)
-                        continue
-                    if first and not _is_otlp(obj):
-                        self.not_otlp.append(str(path))
-                        break
-                    first = False
-                    records, problems = span_records(obj, str(path), no)
+                    with gc_paused():  # the line's objects, never across a yield (audit.traffic.read.gc_paused)
+                        obj = _decode(path, no, raw)
+                        if isinstance(obj, TrafficProblem):
+                            self._problem(obj)
+                            continue
+                        if first and not _is_otlp(obj):
+                            self.not_otlp.append(str(path))
+                            break
+                        first = False
+                        records, problems = span_records(obj, str(path), no)
+                        if problems:
+                            again = _decoded_exactly(path, no, raw)
+                            if again is not None:
+                                records, problems = span_records(again, str(path), no)
+                        del obj
                     for p in problems:
                         self._problem(p)
                     for r in records:
