@@ -252,18 +252,26 @@ def _metadata(text: str) -> tuple | None:
     return None
 
 
-def _document(i: int, cid, score, content, meta_raw) -> tuple:
-    """Document ``i`` from its parts (None where absent) as :func:`_result_checked` reads it, the plain case (a
-    finite float score, a string id and content or none, plain metadata or none) without its detours."""
-    if (score.__class__ is float and score - score == 0.0  # finite: inf - inf and nan - nan are nan
-            and (cid is None or cid.__class__ is str) and (content is None or content.__class__ is str)):
-        if meta_raw is None:
-            return cid, score, content, None, None, None
-        if meta_raw.__class__ is str:
-            meta = _metadata(meta_raw)
-            if meta is not None:
-                return (cid, score, content) + meta
-    return _result_checked(i, {"id": cid, "score": score, "content": content, "metadata": meta_raw})
+def _results(docs: tuple, xs: list) -> tuple:
+    """A retrieval's documents from a layout's ``((i, id, score, content, metadata), ...)`` (positions into ``xs``,
+    the attributes' values, -1 for an absent part: ``xs[-1]`` is None), each as :func:`_result_checked` reads it;
+    the plain case (a finite float score, a string id and content or none, plain metadata or none) without its
+    detours. ValueError as :func:`_result_checked`, for the first document that breaks a rule."""
+    out = []
+    for i, a, b, c, d in docs:
+        cid, score, content, meta_raw = xs[a], xs[b], xs[c], xs[d]
+        if (score.__class__ is float and score - score == 0.0  # finite: inf - inf and nan - nan are nan
+                and (cid is None or cid.__class__ is str) and (content is None or content.__class__ is str)):
+            if meta_raw is None:
+                out.append((cid, score, content, None, None, None))
+                continue
+            if meta_raw.__class__ is str:
+                meta = _metadata(meta_raw)
+                if meta is not None:
+                    out.append((cid, score, content) + meta)
+                    continue
+        out.append(_result_checked(i, {"id": cid, "score": score, "content": content, "metadata": meta_raw}))
+    return tuple(out)
 
 
 def _time(start) -> int:
@@ -333,14 +341,8 @@ def retrieval_row(span: dict, attrs: dict, service: str | None) -> TrafficRow:
     q = attrs.get(INPUT_VALUE)
     sid, tid, t = _head(RETRIEVER, _get(span, "spanId", "span_id"), _get(span, "traceId", "trace_id"),
                         _get(span, "startTimeUnixNano", "start_time_unix_nano"), q)
-    docs: dict[int, dict] = {}
-    for key, value in attrs.items():
-        m = _DOC_KEY.match(key)
-        if m:
-            docs.setdefault(int(m[1]), {})[m[2]] = value
-    results = tuple([_document(i, p.get("id"), p.get("score"), p.get("content"), p.get("metadata"))
-                     for i, p in sorted(docs.items())])
-    return TrafficRow(sid, q, t, results, tid, service)
+    plan = _layout(tuple(attrs), aliases=True)  # a dict's keys: one of each, in the rule's order
+    return TrafficRow(sid, q, t, _results(plan[2], [*attrs.values(), None]), tid, service)
 
 
 # --------------------------------------------------------------------------- typed decoding (msgspec)
@@ -451,13 +453,17 @@ def _typed_value(v: _AnyValue):
 #: positions into the attributes (-1: absent; the last of a key written twice), documents in the order of ``i``.
 _LAYOUTS: dict[tuple, tuple] = {}
 _MAX_LAYOUTS = 1024
+#: The last keys met and their layout.
+_LAST: tuple = ((), None)
 _PARTS = ("id", "score", "content", "metadata")
 
 
-def _layout(keys: tuple) -> tuple | None:
-    """The layout of a span whose attribute keys are ``keys``; None when a key is not a string or a document key
-    writes its index otherwise than ``str(i)`` (``01``: two keys for one part, which only the full rule orders)."""
-    plan = _LAYOUTS.get(keys)
+def _layout(keys: tuple, aliases: bool = False) -> tuple | None:
+    """The layout of a span whose attribute keys are ``keys`` (the last of a key written twice counts); None when a
+    key is not a string or, unless ``aliases``, a document key writes its index otherwise than ``str(i)`` (``01``
+    and ``1`` are two keys for one part: in raw attributes only the full rule, which keeps a key's first place and
+    its last value, orders them; the keys of that rule's dict may be given with ``aliases``)."""
+    plan = _LAYOUTS.get((keys, aliases))
     if plan is not None:
         return plan
     kind = question = -1
@@ -472,12 +478,12 @@ def _layout(keys: tuple) -> tuple | None:
         else:
             m = _DOC_KEY.match(key)
             if m:
-                if str(int(m[1])) != m[1]:
+                if not aliases and str(int(m[1])) != m[1]:
                     return None
                 docs.setdefault(int(m[1]), [-1, -1, -1, -1])[_PARTS.index(m[2])] = j
     plan = (kind, question, tuple((i, *docs[i]) for i in sorted(docs)))
     if len(_LAYOUTS) < _MAX_LAYOUTS:
-        _LAYOUTS[keys] = plan
+        _LAYOUTS[(keys, aliases)] = plan
     return plan
 
 
@@ -492,10 +498,17 @@ def _typed_span(span: _Span, service: str | None) -> TrafficRow | str:
         if items is None or items is UNSET:  # no attributes: no kind
             return "none"
         raise NotPlain
-    try:
-        plan = _layout(tuple([kv.key for kv in items]))
-    except TypeError:  # a key that cannot be hashed (a list, an object): not a string
-        raise NotPlain from None
+    global _LAST
+    keys = tuple([kv.key for kv in items])
+    last = _LAST
+    if keys == last[0]:  # the span before had the same keys: its layout, without hashing them
+        plan = last[1]
+    else:
+        try:
+            plan = _layout(keys)
+        except TypeError:  # a key that cannot be hashed (a list, an object): not a string
+            raise NotPlain from None
+        _LAST = (keys, plan)  # one object: a reader in another thread sees a pair that belongs together
     if plan is None:
         raise NotPlain
     xs = []
@@ -517,12 +530,17 @@ def _typed_span(span: _Span, service: str | None) -> TrafficRow | str:
     xs.append(None)  # position -1: absent
     kind, question, docs = plan
     question = xs[question]
-    head = _head(xs[kind], _either(span.spanId, span.span_id), _either(span.traceId, span.trace_id),
-                 _either(span.startTimeUnixNano, span.start_time_unix_nano), question)
+    sid, tid, start = span.spanId, span.traceId, span.startTimeUnixNano  # _get's rule on the typed fields:
+    if sid is UNSET or sid is None:  # the camelCase one unless it is absent or null
+        sid = _either(sid, span.span_id)
+    if tid is UNSET or tid is None:
+        tid = _either(tid, span.trace_id)
+    if start is UNSET or start is None:
+        start = _either(start, span.start_time_unix_nano)
+    head = _head(xs[kind], sid, tid, start, question)
     if head.__class__ is str:
         return head
-    results = tuple([_document(i, xs[a], xs[b], xs[c], xs[d]) for i, a, b, c, d in docs])
-    return TrafficRow(head[0], question, head[2], results, head[1], service)
+    return TrafficRow(head[0], question, head[2], _results(docs, xs), head[1], service)
 
 
 def request_spans(obj, file: str, line: int, problems: list) -> Iterator[tuple[dict, str | None, str | None]]:
