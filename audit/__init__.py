@@ -44,7 +44,8 @@ What is computed and shown:
 - :mod:`audit.config` ``audit.toml`` (stores, endpoints, traffic, allowed roots, shared mode), :mod:`audit.home`
   (where ``.audit/`` lives), :mod:`audit.uploads` (uploaded files, one session's own), :mod:`audit.words`
   (counts and durations in sentences), :mod:`audit.progress` (the two progress callbacks), :mod:`audit.timings`
-  (the dashboard's server time per script run, for benchmarks)
+  (the dashboard's server time per script run, for benchmarks), :mod:`audit.cluster` (Ray started here or
+  joined: the ``[scale]`` extra's one door)
 """
 
 __version__ = "0.1.0"

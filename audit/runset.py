@@ -27,8 +27,8 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["SCORE_KINDS", "ColumnarRankings", "Query", "Ranked", "RequestOutcome", "Run", "RunSet", "ScoreKind", "Source", "Space",
-           "ScoreKindError", "score_kind"]
+__all__ = ["SCORE_KINDS", "ColumnarRankings", "Query", "Ranked", "RequestOutcome", "Run", "RunSet", "ScoreKind",
+           "ScoreKindError", "Source", "Space", "returned_ids", "score_kind"]
 
 
 # --------------------------------------------------------------------------- score kinds
@@ -216,6 +216,13 @@ class Ranked:
 EMPTY = Ranked((), np.zeros(0))
 
 
+def returned_ids(rankings: Mapping[str, Ranked]) -> list:
+    """The chunk ids ``rankings`` returns (its rankings' ``ids``), each once, in order of first appearance."""
+    if isinstance(rankings, ColumnarRankings):
+        return rankings.distinct_ids()
+    return list(dict.fromkeys(c for r in rankings.values() for c in r.ids))
+
+
 class ColumnarRankings(Mapping):
     """Many queries' rankings held as arrays, read as the mapping query id → :class:`Ranked` a run holds.
 
@@ -268,6 +275,27 @@ class ColumnarRankings(Mapping):
 
     def __contains__(self, query_id) -> bool:
         return query_id in self._index
+
+    def distinct_ids(self) -> list[str]:
+        """The chunk ids the run returns, each once, in order of first appearance (query after query, rank order)."""
+        codes, first = np.unique(self.chunk_codes, return_index=True)
+        return self.chunk_ids[codes[np.argsort(first, kind="stable")]].tolist()
+
+    def tied_near_top(self, depth: int) -> list[str]:
+        """The queries with two chunks of equal score next to each other where the first of them ranks within ``depth``.
+
+        Read from the score codes (one code per distinct score), ``depth`` + 1 lines a query, queries in blocks.
+        """
+        out, n = [], len(self.query_ids)
+        for lo in range(0, n, 1 << 16):
+            hi = min(n, lo + (1 << 16))
+            starts, ends = self.offsets[lo:hi], self.offsets[lo + 1:hi + 1]
+            at = starts[:, None] + np.arange(depth + 1)[None, :]
+            inside = at < ends[:, None]
+            codes = np.where(inside, self.score_codes[np.minimum(at, max(len(self.score_codes) - 1, 0))], -1)
+            tie = (codes[:, :-1] == codes[:, 1:]) & inside[:, 1:]
+            out += [self.query_ids[lo + int(i)] for i in np.flatnonzero(tie.any(axis=1))]
+        return out
 
 
 @dataclass(frozen=True)

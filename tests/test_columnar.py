@@ -268,3 +268,28 @@ def test_columnar_evaluation_in_blocks_of_lines_and_its_query_table(tmp_path, mo
         assert res.to_frame().equals(slow.to_frame())
     # q1: d1 at rank 1 (grade 1), d29 at rank 8 (q1 holds d1, d5, …, d29): first relevant 1
     assert cut.per_query[1].first_relevant == 1 and cut.per_query[1].values["R@4"] == 0.5
+
+
+@given(case=_judged_run(), ks=st.sampled_from([(1,), (1, 4, 8, 10, 20), (2, 3)]))
+def test_columnar_rr_tie_check_and_returned_ids_equal_the_per_query_ones(tmp_path_factory, case, ks):
+    # the columnar run's shortcuts (ties only near the top are looked at; distinct ids from the codes) say what
+    # the per-query walk over the line reader's rankings says
+    from audit.evaluation.judgments import Qrels
+    from audit.evaluation.measures import rr_tie_differences
+    from audit.runset import returned_ids
+
+    qrels, lines = case
+    p = _write(tmp_path_factory.mktemp("ties"), "\n".join(lines) + "\n")
+    fast, slow = columnar.read_trec_columns(p, "run", "similarity"), line_reader(p, "run")
+    assert rr_tie_differences(fast.rankings, Qrels(qrels), ks) == rr_tie_differences(slow.rankings, Qrels(qrels), ks)
+    assert returned_ids(fast.rankings) == returned_ids(slow.rankings) == list(
+        dict.fromkeys(c for r in slow.rankings.values() for c in r.ids))
+
+
+def test_ties_near_the_top_by_hand(tmp_path):
+    # q1: ranks 3 and 4 tie (depth 3 sees the pair, depth 2 does not); q2: no tie; q3: a tie at ranks 1-2
+    text = ("q1 Q0 a 1 0.9 t\nq1 Q0 b 2 0.8 t\nq1 Q0 c 3 0.5 t\nq1 Q0 d 4 0.5 t\n"
+            "q2 Q0 a 1 0.9 t\nq2 Q0 b 2 0.8 t\nq3 Q0 a 1 0.7 t\nq3 Q0 b 2 0.7 t\n")
+    r = columnar.read_trec_columns(_write(tmp_path, text), "run", "similarity").rankings
+    assert r.tied_near_top(3) == ["q1", "q3"] and r.tied_near_top(2) == ["q3"] and r.tied_near_top(0) == []
+    assert r.distinct_ids() == ["a", "b", "d", "c"]  # q1's tie in trec_eval's order: chunk id descending

@@ -39,6 +39,11 @@ def add_traffic_options(r: argparse.ArgumentParser) -> None:
                         "or folders of them: what the cut does to real questions")
     g.add_argument("--traffic-score", choices=list(SCORE_KINDS), default=None,
                    help="what the traffic's scores are (default similarity)")
+    g.add_argument("--traffic-engine", choices=["local", "ray"], default="local",
+                   help="read the traffic's files in this process (local, default) or one Ray Data task a file (ray, "
+                        "the [scale] extra): a day's shards; the same figures")
+    g.add_argument("--ray-address", help="with --traffic-engine ray: an existing Ray cluster that sees the files at "
+                                         "the same paths (default: Ray started locally)")
     g.add_argument("--traffic-run", metavar="NAME", help="with --run: the run of the system that served the traffic "
                                                          "(default: the only run with an --ood-run)")
     g.add_argument("--since", help="traffic from this time on (ISO 8601, UTC unless an offset is given)")
@@ -91,12 +96,20 @@ def _show_questions(a) -> bool:
 
 
 def _table(a, corpus):
-    from ..traffic.table import read_traffic
+    """The traffic read, in this process or on Ray (``--traffic-engine``); on Ray, what it cost goes to stderr."""
+    import sys
 
+    from ..traffic.shards import read_shards
+
+    if a.ray_address and a.traffic_engine != "ray":
+        raise InputError("--ray-address goes with --traffic-engine ray")
     try:
-        table = read_traffic(a.traffic, a.traffic_score or "similarity", corpus)
+        got = read_shards(a.traffic, a.traffic_score or "similarity", corpus, a.traffic_engine, a.ray_address)
     except ValueError as e:
         raise InputError(str(e)) from None
+    table = got.table
+    if got.engine == "ray":
+        print(got.summary(), file=sys.stderr)
     if not len(table):
         first = f": {table.problems[0]}" if table.problems else ""
         more = f" (and {table.n_problems - 1} more)" if table.n_problems > 1 else ""

@@ -612,7 +612,11 @@ def rr_tie_differences(ranked: Mapping, qrels, ks: Sequence[int] = KS) -> tuple[
         Query ids, judgments order.
     """
     out = []
-    for q in qrels.query_ids:
+    candidates = qrels.query_ids
+    if isinstance(ranked, ColumnarRankings):  # only a tie that starts within the largest k can change RR@k
+        tied = set(ranked.tied_near_top(max(ks, default=0)))
+        candidates = [q for q in qrels.query_ids if q in tied]
+    for q in candidates:
         r = ranked.get(q)
         rel = qrels.relevant(q)
         if r is None or not rel or r.beyond:

@@ -139,7 +139,7 @@ def _ranking_json(rk: Ranked, kind, relevant: frozenset) -> dict:
     """One ranking as a record keeps it (see the module docstring)."""
     n = len(rk.ids)
     d = (np.asarray(rk.distances, dtype=np.float64) if rk.distances is not None
-         else np.array([kind.to_gate(float(x)) for x in rk.scores], dtype=np.float64))
+         else kind.to_gate(np.asarray(rk.scores, dtype=np.float64)))  # a negation or nothing: exact per element
     later = set(int(i) for i in _ever_kept(d) if i >= DEPTH)
     later |= {i for i in range(DEPTH, n) if rk.ids[i] in relevant}
     more = [[i + 1, _jsonable(rk.ids[i]), float(rk.scores[i]),

@@ -120,12 +120,23 @@ class ContentChecker:
         if r.content is None:
             self.unchecked += 1
             return True
-        self.checked += 1
+        return self.count(*self.verdict(r), r.chunk_id)
+
+    def verdict(self, r: TrafficResult) -> tuple[tuple, str | None]:
+        """A result's place and its verdict, counted nowhere: ``(key, reason)``, ``reason`` None when the content
+        is what the document holds. ``key`` is ``(doc_id, start, end, SHA-256 of the content)``; each distinct key
+        is judged once. ``r`` must name a document and return a content."""
         key = (r.doc_id, r.start, r.end, hashlib.sha256(r.content.encode("utf-8", "surrogatepass")).digest())
         if key not in self._verdicts:
             self._verdicts[key] = self._verdict(r)
-            self._first[key] = r.chunk_id
-        reason = self._verdicts[key]
+        return key, self._verdicts[key]
+
+    def count(self, key: tuple, reason: str | None, chunk_id: str | None) -> bool:
+        """Count one checked result whose :meth:`verdict` is known (here, or where a shard was read); True when it
+        passes. The first ``chunk_id`` counted for a key is the one its error names."""
+        self.checked += 1
+        self._verdicts.setdefault(key, reason)
+        self._first.setdefault(key, chunk_id)
         if reason is None:
             return True
         self.failed += 1
@@ -137,4 +148,4 @@ class ContentChecker:
         bad = sorted(self._counts, key=lambda k: (-self._counts[k], k[0], k[1] if k[1] is not None else -1))
         errors = tuple(ContentError(self._first[k], k[0], k[1], k[2], self._verdicts[k], self._counts[k])
                        for k in bad[:MAX_ERRORS])
-        return ContentCheck(self.checked, len(self._verdicts), self.failed, errors, self.unchecked)
+        return ContentCheck(self.checked, len(self._first), self.failed, errors, self.unchecked)

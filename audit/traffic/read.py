@@ -14,6 +14,7 @@ be read again later (:func:`fetch`) without holding every question in memory.
 from __future__ import annotations
 
 import gc
+import glob
 import json
 import re
 import zlib
@@ -94,22 +95,41 @@ def _traffic_name(name: str) -> str | None:
     return f"not a traffic file name (read: {', '.join(FOLDER_SUFFIXES)}, rotated .N or -DATE, and .gz)"
 
 
+def _expand(paths: Sequence[str | Path]) -> Iterator[Path]:
+    """The given paths, a pattern that names no file itself (``*``, ``?``, ``[…]``; ``**`` for any depth) replaced
+    by its matches in path order (hidden names matched only by a pattern that spells the dot, as the shell does).
+
+    Raises ValueError for a pattern that matches nothing.
+    """
+    for p in paths:
+        if not Path(p).exists() and glob.has_magic(str(p)):
+            found = sorted(Path(m) for m in glob.glob(str(p), recursive=True))
+            if not found:
+                raise ValueError(f"{p}: no traffic file matches this pattern")
+            yield from found
+        else:
+            yield Path(p)
+
+
 def list_traffic(paths: Sequence[str | Path]) -> tuple[list[Path], list[SkippedFile]]:
     """The files to read and the files of the given folders left out, each with its reason.
 
     Each given file is read (whatever its name: it was named on purpose); a folder contributes every file under
     it whose name is traffic's (:data:`FOLDER_SUFFIXES`, also rotated and gzip-compressed, as logrotate leaves
     them), in path order, hidden paths (``.name``) left out; every other file under it is listed as skipped with
-    its reason (hidden paths are not listed).
+    its reason (hidden paths are not listed). A pattern (``shards/traces-*.json``, ``day/**/*.jsonl``) stands for
+    the files and folders it matches, in path order: a day's shards, named as given. The order of the files is
+    the order they are read in, hence of every record, problem and locator.
 
     Raises
     ------
     ValueError
-        A path that does not exist, or a folder holding no traffic file (the message names the files skipped).
+        A path that does not exist, a pattern that matches nothing, or a folder holding no traffic file (the
+        message names the files skipped).
     """
     out: list[Path] = []
     skipped: list[SkippedFile] = []
-    for p in map(Path, paths):
+    for p in _expand(paths):
         if p.is_dir():
             found, left = [], []
             for f in sorted(x for x in p.rglob("*") if x.is_file()):
@@ -327,6 +347,10 @@ class TrafficReader:
     ----------
     paths : sequence of path
         Files and folders (:func:`traffic_files`).
+    copies : bool
+        Yield the copies too (every retrieval span as read, none counted in :attr:`duplicates`): for a reader of
+        one shard of many, whose copies are told apart once every shard is read, in shard order
+        (:mod:`audit.traffic.shards`). Default False: each ``(traceId, spanId)`` once, as above.
 
     Raises
     ------
@@ -335,6 +359,7 @@ class TrafficReader:
     """
 
     paths: Sequence[str | Path]
+    copies: bool = False
     files: list = field(init=False)
     problems: list = field(init=False, default_factory=list)
     n_problems: int = field(init=False, default=0)
@@ -410,6 +435,9 @@ class TrafficReader:
                             self._problem(p)
                         self.skipped.update(skipped)
                         if not rows:
+                            continue
+                        if self.copies:  # a shard's reader: copies are told apart once every shard is read
+                            yield fi, offset, no, list(range(len(rows))), rows
                             continue
                         keep = seen.add(rows)
                         if keep.all():  # no copy: the common case

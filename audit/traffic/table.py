@@ -31,7 +31,8 @@ from .content import ContentCheck, ContentChecker
 from .read import Locator, TrafficReader, fetch
 from .records import TrafficProblem, TrafficQuery, TrafficRow
 
-__all__ = ["DECIMALS", "TrafficTable", "Window", "read_traffic"]
+__all__ = ["DECIMALS", "TrafficTable", "Window", "count_system", "gate_row", "gate_rows", "has_text", "out_of_range",
+           "read_traffic"]
 
 #: Decimals gate values are rounded to (half-even) before any comparison with a cut.
 DECIMALS = 9
@@ -172,13 +173,65 @@ class TrafficTable:
         return np.flatnonzero(window.mask(self.time_ns))
 
 
+def gate_row(q: TrafficQuery, score_kind: str) -> np.ndarray | TrafficProblem:
+    """One question's first :data:`~audit.evaluation.threshold.KEEP` gate values, or the problem that refuses it.
+
+    Parameters
+    ----------
+    q : TrafficQuery
+    score_kind : str
+        One of :data:`~audit.runset.FILE_SCORE_KINDS` (not checked here).
+
+    Returns
+    -------
+    numpy.ndarray of float64, shape (KEEP,)
+        The gate values in gate order (:func:`gate_rows`: negated for a similarity, rounded half-even to
+        :data:`DECIMALS`, ascending), ``inf`` past the last result.
+    TrafficProblem
+        For a cosine distance outside [0, 2] (:func:`out_of_range`): the score kind is wrong, the record is not a
+        question.
+    """
+    scores = [r.score for r in q.results]
+    if score_kind == "cosine-distance":
+        problem = out_of_range(scores, q.file, q.line, q.query_id, q.trace_id)
+        if problem is not None:
+            return problem
+    return gate_rows(np.array(scores, dtype=np.float64), np.array([len(scores)]), _kind(score_kind).sign)[0]
+
+
+def out_of_range(scores: Sequence[float], file: str, line: int, query_id: str, trace_id: str | None
+                 ) -> TrafficProblem | None:
+    """The problem of a question whose scores are not all cosine distances in [0, 2] (the score kind is wrong),
+    naming the first result outside; None when they all are."""
+    if not scores or (min(scores) >= 0 and max(scores) <= 2):
+        return None
+    bad_i = next(i for i, x in enumerate(scores) if x < 0 or x > 2)
+    return TrafficProblem(file, line, f"result {bad_i} has a cosine distance {scores[bad_i]:g} outside [0, 2] (is the "
+                                      "score kind right?)", query_id if trace_id else None)
+
+
+def has_text(q: TrafficQuery | TrafficRow) -> bool:
+    """Whether the record carries the question's text (not only blanks)."""
+    return q.query is not None and bool(q.query.strip())
+
+
+def count_system(systems: Counter, name: str | None, n: int = 1) -> None:
+    """Count ``n`` questions for who served them: the first :data:`MAX_SYSTEMS` names met by their name, every
+    later one as ``…`` (a log naming thousands of hosts must not fill the memory)."""
+    if name in systems or len(systems) < MAX_SYSTEMS:
+        systems[name] += n
+    else:
+        systems["…"] += n
+
+
 def read_traffic(paths: Sequence[str | Path], score_kind: str, corpus=None) -> TrafficTable:
     """Read traffic files (streamed) into a :class:`TrafficTable`.
 
     Parameters
     ----------
     paths : sequence of path
-        OTLP JSON exports, query logs, or folders of them (:mod:`audit.traffic.read`).
+        OTLP JSON exports, query logs, folders of them or patterns (:func:`audit.traffic.read.list_traffic`),
+        read one after the other (on Ray, one task a file: :func:`audit.traffic.shards.read_shards`).
     score_kind : str
         What the results' scores are: ``similarity`` (higher is better), ``ip``, ``cosine-distance`` (in
         [0, 2]) or ``l2``. A cosine distance outside [0, 2] makes that record a problem.
@@ -195,10 +248,9 @@ def read_traffic(paths: Sequence[str | Path], score_kind: str, corpus=None) -> T
     """
     if score_kind not in SCORE_KINDS:
         raise ScoreKindError(f"unknown traffic score kind {score_kind!r}; use one of {', '.join(SCORE_KINDS)}")
-    sign = _kind(score_kind).sign
     reader = TrafficReader(list(paths))
     checker = ContentChecker(corpus) if corpus is not None else None
-    cols = _Columns(sign)
+    cols = _Columns(_kind(score_kind).sign)
     systems: Counter = Counter()
     distance = score_kind == "cosine-distance"
     for fi, offset, line, items, rows in reader.lines():
@@ -208,11 +260,8 @@ def read_traffic(paths: Sequence[str | Path], score_kind: str, corpus=None) -> T
                 items, rows = [i for i, f in zip(items, fine) if f], [q for q, f in zip(rows, fine) if f]
         bad = [not all([checker.check(r) for r in q.result_records()]) for q in rows] if checker is not None else None
         cols.add(rows, fi, offset, items, line, bad)
-        for name, k in Counter(q.system for q in rows).items():  # first seen first, as question by question
-            if name in systems or len(systems) < MAX_SYSTEMS:
-                systems[name] += k
-            else:
-                systems["…"] += k
+        for name, k in Counter(q.system for q in rows).items():  # first met first, as question by question
+            count_system(systems, name, k)
     cols.flush()
     return TrafficTable(
         score_kind=score_kind, files=list(reader.files), **cols.arrays(),
@@ -224,13 +273,10 @@ def read_traffic(paths: Sequence[str | Path], score_kind: str, corpus=None) -> T
 
 def _in_range(reader: TrafficReader, file: str, line: int, q: TrafficRow) -> bool:
     """Whether every score of ``q`` is a cosine distance in [0, 2]; if not, the question is a problem of the reader."""
-    scores = q.scores
-    if not scores or (min(scores) >= 0 and max(scores) <= 2):
-        return True
-    bad_i = next(i for i, x in enumerate(scores) if x < 0 or x > 2)
-    reader._problem(TrafficProblem(file, line, f"result {bad_i} has a cosine distance {scores[bad_i]:g} outside "
-                                               "[0, 2] (is the score kind right?)", q.query_id if q.trace_id else None))
-    return False
+    problem = out_of_range(q.scores, file, line, q.query_id, q.trace_id)
+    if problem is not None:
+        reader._problem(problem)
+    return problem is None
 
 
 class _Columns:
@@ -253,7 +299,7 @@ class _Columns:
         self.scores.extend([r[1] for q in rows for r in q.results])
         self.n_res.extend([len(q.results) for q in rows])
         self.times.extend([q.time_ns for q in rows])
-        self.texts.extend([q.query is not None and bool(q.query.strip()) for q in rows])
+        self.texts.extend([has_text(q) for q in rows])
         self.bad.extend(bad if bad is not None else bytes(n))
         self.file.extend([fi] * n)
         self.offset.extend([offset] * n)

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import os
 import time
-from pathlib import Path
 from typing import Iterator
 
 import numpy as np
 
+from ...cluster import start_ray
 from ...progress import StageProgress
 from ...chunking import Strategy, chunk_document
 from .schema import (
@@ -168,21 +168,6 @@ class _Embedder:
         return _embed_table(batch, self.encoder, self.stamp, self.encode_batch)
 
 
-def _start_ray(ray_address: str | None, num_cpus: int | None):
-    """Connect to ``ray_address`` or start a local Ray; returns (started_here, seconds)."""
-    import ray
-
-    if ray.is_initialized():
-        return False, 0.0
-    t = time.perf_counter()
-    if ray_address:  # remote workers get this package as the driver has it (local ones import it from the cwd)
-        env = {"py_modules": [str(Path(__file__).resolve().parent)]}
-        ray.init(address=ray_address, runtime_env=env, log_to_driver=False)
-    else:
-        ray.init(num_cpus=num_cpus or 2, include_dashboard=False, log_to_driver=False)
-    return True, time.perf_counter() - t
-
-
 def index_with_ray(corpus, strategy: Strategy | str, model_name: str | None, out: str | os.PathLike,
                    batch_size: int = 256, actors: int = 2, num_gpus: float = 0, ray_address: str | None = None,
                    progress: StageProgress | None = None, mode: str = "create", cpus_per_actor: float | None = None,
@@ -258,7 +243,7 @@ def index_with_ray(corpus, strategy: Strategy | str, model_name: str | None, out
     import ray
     import ray.data
 
-    started, ray_s = _start_ray(ray_address, num_cpus)
+    started, ray_s = start_ray(ray_address, num_cpus)
     try:
         ctx = ray.data.DataContext.get_current()
         ctx.enable_progress_bars = False

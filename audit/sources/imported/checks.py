@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from ...evaluation.judgments import Qrels
-from ...runset import Run, score_kind as _kind
+from ...runset import Run, returned_ids, score_kind as _kind
 from ...words import plural
 
 __all__ = ["InputWarning", "SHOWN_IDS", "drop_textless", "ood_run_warnings", "rank_order_message",
@@ -313,23 +313,18 @@ def respell_judgments(qrels: Qrels, runs: Sequence[Run]) -> tuple[Qrels, InputWa
         The judgments (the same object when nothing is respelt) and an ``id-spelling`` warning naming how many
         judged ids were matched in another spelling, with examples (``judged → returned``).
     """
+    ids = [returned_ids(r.rankings) for r in runs]  # each run's distinct ids, first appearance first
+    verbatim = {c for run_ids in ids for c in run_ids}
+    unmatched = [c for c in dict.fromkeys(c for js in qrels.judgments.values() for c in js) if c not in verbatim]
+    keys = {c: k for c in unmatched if (k := uuid_key(c)) is not None}
     returned: dict[str, str] = {}
-    verbatim: set[str] = set()
-    for r in runs:
-        for ranking in r.rankings.values():
-            for c in ranking.ids:
-                verbatim.add(c)
+    if keys:  # only then is a returned id's spelling looked at
+        for run_ids in ids:
+            for c in run_ids:
                 k = uuid_key(c)
                 if k is not None:
                     returned.setdefault(k, c)
-    pairs: dict[str, str] = {}
-    for js in qrels.judgments.values():
-        for c in js:
-            if c in verbatim or c in pairs:
-                continue
-            k = uuid_key(c)
-            if k is not None and k in returned:
-                pairs[c] = returned[k]
+    pairs = {c: returned[k] for c, k in keys.items() if k in returned}
     if not pairs:
         return qrels, None
     judgments = {q: {pairs.get(c, c): g for c, g in js.items()} for q, js in qrels.judgments.items()}
