@@ -268,7 +268,7 @@ def _results(docs: tuple, xs: list) -> tuple:
             if meta_raw.__class__ is str:
                 meta = _metadata(meta_raw)
                 if meta is not None:
-                    out.append((cid, score, content) + meta)
+                    out.append((cid, score, content, meta[0], meta[1], meta[2]))
                     continue
         out.append(_result_checked(i, {"id": cid, "score": score, "content": content, "metadata": meta_raw}))
     return tuple(out)
@@ -517,10 +517,9 @@ def _typed_span(span: _Span, service: str | None) -> TrafficRow | str:
         if v.__class__ is _AnyValue:
             x = v.stringValue
             if x is UNSET or x is None:
-                x = v.doubleValue
-                if (x.__class__ is not float or v.intValue is not UNSET or v.boolValue is not UNSET
-                        or v.string_value is not UNSET or v.int_value is not UNSET or v.bool_value is not UNSET
-                        or v.stringValue is not UNSET):
+                x = v.doubleValue  # taken when it is a float and nothing the rule puts first is there:
+                if x.__class__ is not float or not (v.stringValue is v.string_value is v.boolValue is v.bool_value
+                                                    is v.intValue is v.int_value is UNSET):  # all absent
                     x = _typed_value(v)
         elif v is UNSET:
             x = None  # no value: an empty AnyValue

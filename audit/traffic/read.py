@@ -296,11 +296,11 @@ class SeenSpans:
         """Which of ``rows`` (retrieval rows, in reading order) are the first of their pair, shape (len(rows),) of
         bool; those are added. A pair seen before, or earlier among ``rows``, is a copy (False)."""
         n = len(rows)
-        sid = np.array([int(r.query_id, 16) for r in rows], dtype=np.uint64)
-        hi = np.array([int(r.trace_id[:16], 16) for r in rows], dtype=np.uint64)
-        lo = np.array([int(r.trace_id[16:], 16) for r in rows], dtype=np.uint64)
+        pairs = [r.trace_id + r.query_id for r in rows]  # 32 + 16 hex digits: one string a pair
+        ids = np.frombuffer(bytes.fromhex("".join(pairs)), dtype=">u8").reshape(n, 3).astype(np.uint64)
+        hi, lo, sid = ids[:, 0], ids[:, 1], ids[:, 2]  # the trace id's high and low 64 bits, the span id
         first = np.ones(n, dtype=bool)
-        if len({(r.trace_id, r.query_id) for r in rows}) < n:  # a copy within the line: the first one counts
+        if len(set(pairs)) < n:  # a copy within the line: the first one counts
             met: set = set()
             for i, r in enumerate(rows):
                 key = (r.trace_id, r.query_id)
