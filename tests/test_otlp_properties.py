@@ -19,6 +19,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
+import pytest
 from hypothesis import given, strategies as st
 
 from audit.traffic.otlp import _any_value, _attributes, parse_request, span_id
@@ -382,3 +383,10 @@ def test_malformed_nested_values_and_resources_are_problems_of_their_line():
     queries, problems, _ = parse_request(req, "t.json", 2)
     assert [p.reason for p in problems] == ["resource attributes: 'resource' must be an object"]
     assert len(queries) == 1 and queries[0].system is None
+
+
+def test_a_span_id_ending_in_a_newline_is_not_hex():
+    """``re.match(r"^[0-9a-f]+$")`` took ``…cde\\n`` for 16 hex digits ($ matches before a final newline)."""
+    with pytest.raises(ValueError, match="neither 16 hex digits nor the base64 of 8 bytes"):
+        span_id("0123456789abcde\n", 8, "spanId")
+    assert span_id("0123456789ABCDEF", 8, "spanId") == "0123456789abcdef"
