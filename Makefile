@@ -6,7 +6,7 @@ PORT    ?= 8501
 STAMP   := $(VENV)/.installed
 DEVSTAMP:= $(VENV)/.installed-dev
 
-.PHONY: run test test-fast report clean bench bench-runs docs
+.PHONY: run test test-fast report clean bench bench-runs bench-traffic docs
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -63,3 +63,8 @@ bench: $(DEVSTAMP)
 bench-runs: $(DEVSTAMP)
 	$(BIN)/pip install --quiet -r requirements-bench.txt
 	$(BIN)/python bench/runs.py $(BENCH_ARGS)
+
+# Production traffic: a 200,000-span OTLP export, then 2,000,000 (2.8 GB written to a temporary folder, then removed):
+# read time, report time, resident memory and what each size added (docs/benchmarks.md, issue 42).
+bench-traffic: $(DEVSTAMP)
+	$(BIN)/python bench/traffic.py --spans 200000 2000000 $(BENCH_ARGS)

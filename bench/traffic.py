@@ -3,16 +3,19 @@
 Usage::
 
     .venv/bin/python bench/traffic.py                    # 200,000 RETRIEVER spans in batches of 1,000
+    .venv/bin/python bench/traffic.py --spans 200000 2000000   # then 2,000,000 (2.8 GB): `make bench-traffic`
     .venv/bin/python bench/traffic.py --spans 20000 --json out.json
     .venv/bin/python bench/traffic.py --spans 200000 --shards 8   # 8 shards of 25,000: one process, then Ray
 
 1. makes one batch of ``--batch`` retrievals with the OpenTelemetry SDK (OpenInference names, 4 documents
    each with id, score and metadata, scores seeded), encodes it with the SDK's OTLP encoder and writes it as
    ``--spans / --batch`` request lines (each batch's span ids rewritten, so no two spans share an id);
-2. reads the file in a fresh process (``read_traffic``, then the report at a cut with the estimate against
-   synthetic labelled sets of 64 and 30 questions) and prints its wall time and peak resident memory
-   (``ru_maxrss``) beside the file's size, with the load average before and after (a shared 2-core machine:
-   other processes move the numbers).
+2. reads the file in a fresh process (``read_traffic`` of the checkout this script is in, then the report at a
+   cut with the estimate against synthetic labelled sets of 64 and 30 questions) and prints its wall time and
+   peak resident memory (``ru_maxrss``) beside the file's size, with the load average before and after (a shared
+   2-core machine: other processes move the numbers);
+3. with several ``--spans``, does the same for each size in turn (one file on disk at a time) and prints how much
+   resident memory each size added to the previous one.
 
 With ``--shards N`` the spans are written as N files of ``--spans / N`` each (a day's shards, each its own
 SDK batch and scores) and read three ways, each in a fresh process, one after the other: in one process
@@ -72,6 +75,8 @@ def _child(path: str, score: str) -> None:
     """Runs in a fresh process: read, report, print one JSON line of figures."""
     import resource
 
+    sys.path.insert(0, str(ROOT))  # the checkout this script is in, whatever the environment's editable install
+
     import numpy as np
 
     from audit.report.traffic import build_traffic_report
@@ -121,6 +126,7 @@ def _shards_child(folder: str, engine: str, cpus: int) -> None:
     """Runs in a fresh process: read the folder's shards with ``engine``, print one JSON line of figures."""
     import resource
 
+    sys.path.insert(0, str(ROOT))  # the checkout this script is in, whatever the environment's editable install
     from audit.traffic.shards import read_shards
 
     load = os.getloadavg()
@@ -140,7 +146,7 @@ def measure_shards(folder: Path, engine: str, cpus: int) -> dict:
 
 def shards_main(a) -> int:
     """``--shards N``: N files of spans / N each, read in one process and on Ray, and the fixed cost (see above)."""
-    per = a.spans // a.shards
+    per = a.spans[0] // a.shards
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as d:
         day, empty = Path(d) / "day", Path(d) / "tiny"
@@ -178,7 +184,7 @@ def shards_main(a) -> int:
 
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--spans", type=int, default=200_000)
+    p.add_argument("--spans", type=int, nargs="+", default=[200_000], help="sizes, in turn (default 200,000)")
     p.add_argument("--batch", type=int, default=1000)
     p.add_argument("--json")
     p.add_argument("--shards", type=int, default=0, help="write the spans as this many files and read them in one "
@@ -196,23 +202,34 @@ def main(argv=None) -> int:
         return 0
     if a.shards:
         return shards_main(a)
-    load_before = os.getloadavg()
-    with tempfile.TemporaryDirectory() as d:
-        path = Path(d) / "traces.json"
-        t = time.perf_counter()
-        make_export(path, a.spans, a.batch)
-        made_s = time.perf_counter() - t
-        r = measure(path)
-    r.update({"spans": a.spans, "batch": a.batch, "generate_s": made_s, "cores": os.cpu_count(),
-              "load_before": load_before, "load_after": os.getloadavg()})
-    print(f"{a.spans:,} RETRIEVER spans in {a.spans // a.batch} request lines: {r['file_mib']:.0f} MiB "
-          f"(generated in {made_s:.1f} s)")
-    print(f"read {r['questions']:,} questions in {r['read_s']:.1f} s ({1e6 * r['read_s'] / r['questions']:.0f} µs a "
-          f"span); resident memory after reading {r['rss_after_read_mib']:.0f} MiB")
-    print(f"report with the estimate (B = 1000): {r['report_s']:.1f} s; peak resident memory {r['peak_rss_mib']:.0f} MiB")
-    print(f"machine: {r['cores']} cores, load {load_before[0]:.2f} → {r['load_after'][0]:.2f} (1-minute average)")
+    runs = []
+    for n in a.spans:
+        load_before = os.getloadavg()
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "traces.json"
+            t = time.perf_counter()
+            make_export(path, n, a.batch)
+            made_s = time.perf_counter() - t
+            r = measure(path)
+        r.update({"spans": n, "batch": a.batch, "generate_s": made_s, "cores": os.cpu_count(),
+                  "load_before": load_before, "load_after": os.getloadavg()})
+        print(f"{n:,} RETRIEVER spans in {-(-n // a.batch):,} request lines: {r['file_mib']:,.0f} MiB "
+              f"(generated in {made_s:.1f} s)")
+        print(f"read {r['questions']:,} questions in {r['read_s']:.1f} s ({1e6 * r['read_s'] / r['questions']:.0f} µs "
+              f"a span); resident memory after reading {r['rss_after_read_mib']:.0f} MiB")
+        print(f"report with the estimate (B = 1000): {r['report_s']:.1f} s; peak resident memory "
+              f"{r['peak_rss_mib']:.0f} MiB")
+        if runs:
+            prev = runs[-1]
+            grown = r["rss_after_read_mib"] - prev["rss_after_read_mib"]
+            more = r["questions"] - prev["questions"]
+            print(f"memory after reading grew {grown:.0f} MiB for {more:,} more questions "
+                  f"({grown * 2**20 / more:.0f} bytes a question) and {r['file_mib'] - prev['file_mib']:,.0f} MiB more "
+                  "on disk")
+        print(f"machine: {r['cores']} cores, load {load_before[0]:.2f} → {r['load_after'][0]:.2f} (1-minute average)")
+        runs.append(r)
     if a.json:
-        Path(a.json).write_text(json.dumps(r, indent=1), encoding="utf-8")
+        Path(a.json).write_text(json.dumps(runs if len(runs) > 1 else runs[0], indent=1), encoding="utf-8")
     return 0
 
 

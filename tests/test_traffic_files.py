@@ -10,10 +10,11 @@ import shutil
 import subprocess
 
 import pytest
+from hypothesis import given, strategies as st
 
 from audit.report.traffic import build_traffic_report
-from audit.traffic.read import TrafficReader, fetch
-from audit.traffic.records import parse_time
+from audit.traffic.read import SeenSpans, TrafficReader, fetch
+from audit.traffic.records import TrafficRow, parse_time
 from audit.traffic.table import read_traffic
 from otlpmaker import Doc, Retrieval, spans, write_export
 
@@ -113,3 +114,24 @@ def test_spans_exported_twice_are_one_question_each_and_their_context_never_a_qu
     text = build_traffic_report(t, 0.5).render_text()
     assert f"{2 + again} retrieval spans were exported more than once (the same traceId and spanId" in text
     assert build_traffic_report(t, 0.5).to_json()["duplicate_spans"]["count"] == 2 + again
+
+
+# a few trace and span ids, so that pairs repeat: the same span id in two traces, the same trace with two spans
+_TRACES = ["5b8efff798038103d269b633813fc60c", "5b8efff798038103d269b633813fc60d", "05b8efff798038103d269b633813fc60",
+           "ffffffffffffffffffffffffffffffff", "00000000000000000000000000000001"]
+_SPANS = ["eee19b7ec3c1b174", "eee19b7ec3c1b175", "ffffffffffffffff", "0000000000000001", "0eee19b7ec3c1b17"]
+
+
+@given(lines=st.lists(st.lists(st.tuples(st.sampled_from(_TRACES), st.sampled_from(_SPANS)), max_size=12),
+                      max_size=30))
+def test_the_copies_found_are_those_a_set_of_pairs_finds(lines):
+    """SeenSpans (sorted runs, merged as they grow) against a Python set of (traceId, spanId), line after line."""
+    seen, pairs = SeenSpans(), set()
+    for line in lines:
+        rows = [TrafficRow(sid, None, 0, (), tid) for tid, sid in line]
+        want = []
+        for pair in line:
+            want.append(pair not in pairs)
+            pairs.add(pair)
+        assert (seen.add(rows).tolist() if rows else []) == want
+    assert len(seen) == len(pairs)

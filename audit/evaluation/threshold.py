@@ -29,7 +29,8 @@ from .gate_table import GateTable, counts_at_cuts, gate_table
 
 __all__ = ["GRID_STEP", "KEEP", "OUTCOMES", "OUTCOME_MEANING", "Bluff", "BluffChunk", "GateCounts", "GateOutcome",
            "QueryDistances", "RunThreshold", "Separation", "bluffs", "check_cut", "counts_at", "fewest_errors_cut",
-           "gate", "gate_counts", "gate_distance", "gate_queries", "kept", "outcomes_frame", "run_sweep",
+           "gate", "gate_counts", "gate_distance", "gate_queries", "kept", "kept_counts", "outcomes_frame",
+           "run_sweep",
            "run_threshold", "separation", "sweep", "sweep_cuts", "sweep_frame"]
 
 #: Chunks the gate keeps at most (specification: 4).
@@ -117,6 +118,24 @@ def kept(distances: np.ndarray, cut: float, keep: int = KEEP) -> np.ndarray:
     ``distances`` follow the retriever's order (cosine distance in [0, 2]); returns int positions into it.
     """
     return np.flatnonzero(np.asarray(distances) < cut)[:keep]
+
+
+def kept_counts(orders: np.ndarray, cut: float, keep: int = KEEP) -> np.ndarray:
+    """How many chunks :func:`kept` keeps of each row of ``orders``, for many orders at once.
+
+    Parameters
+    ----------
+    orders : numpy.ndarray of float64, shape (n, m)
+        One order a row (padded with ``inf``, which is never below a cut).
+    cut : float
+
+    Returns
+    -------
+    numpy.ndarray of int64, shape (n,)
+        ``len(kept(row, cut, keep))`` for each row: the entries strictly below ``cut``, at most ``keep``.
+    """
+    o = np.asarray(orders)
+    return np.minimum(np.count_nonzero(o < cut, axis=1), keep).astype(np.int64)
 
 
 def gate_distance(q: QueryDistances) -> float:

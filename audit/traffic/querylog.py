@@ -20,12 +20,13 @@ import json
 import math
 
 from ..sources.imported.readers import InputFileError, _json_id
-from .records import TrafficProblem, TrafficQuery, TrafficResult, parse_time
+from .records import TrafficProblem, TrafficQuery, TrafficRow, parse_time
 
-__all__ = ["parse_record"]
+__all__ = ["parse_record", "parse_row"]
 
 
-def _result(i: int, r) -> TrafficResult:
+def _result(i: int, r) -> tuple:
+    """Result ``i`` as ``(chunk_id, score, content, doc_id, start, end)``; ValueError naming its key."""
     if not isinstance(r, dict):
         raise ValueError(f"results[{i}] must be an object")
     cid = r.get("chunk_id")
@@ -49,11 +50,11 @@ def _result(i: int, r) -> TrafficResult:
             raise ValueError(f"results[{i}]: {k!r} must be an integer >= 0 (got {json.dumps(v)})")
     if start is not None and end < start:
         raise ValueError(f"results[{i}]: 'end' {end} is before 'start' {start}")
-    return TrafficResult(str(cid), float(score), content, doc, start, end)
+    return str(cid), float(score), content, doc, start, end
 
 
-def parse_record(obj, file: str, line: int) -> TrafficQuery | TrafficProblem:
-    """One line of the query log as a TrafficQuery, or the TrafficProblem saying why it cannot be read.
+def parse_row(obj, file: str, line: int) -> TrafficRow | TrafficProblem:
+    """One line of the query log as a TrafficRow, or the TrafficProblem saying why it cannot be read.
 
     The problem's reason names the key at fault and never quotes the question.
     """
@@ -79,4 +80,11 @@ def parse_record(obj, file: str, line: int) -> TrafficQuery | TrafficProblem:
             raise ValueError("'system' must be a string")
     except ValueError as e:
         return TrafficProblem(file, line, f"query {qid!r}: {e}")
-    return TrafficQuery(qid, q, t, res, None, system, file, line)
+    return TrafficRow(qid, q, t, res, None, system)
+
+
+def parse_record(obj, file: str, line: int) -> TrafficQuery | TrafficProblem:
+    """One line of the query log as a TrafficQuery, or the TrafficProblem saying why it cannot be read
+    (:func:`parse_row`)."""
+    got = parse_row(obj, file, line)
+    return got if isinstance(got, TrafficProblem) else got.query_record(file, line)

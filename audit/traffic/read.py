@@ -13,24 +13,27 @@ be read again later (:func:`fetch`) without holding every question in memory.
 
 from __future__ import annotations
 
+import gc
 import glob
 import json
 import re
 import zlib
 from collections import Counter
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
 
+import numpy as np
 import orjson
 
 from ..jsontext import stream_lines
-from .otlp import parse_request
-from .querylog import parse_record
-from .records import TrafficProblem, TrafficQuery
+from .otlp import NotPlain, decode_request, read_request
+from .querylog import parse_row
+from .records import TrafficProblem, TrafficQuery, TrafficRow
 
-__all__ = ["COMPRESSED_SKIPPED", "FOLDER_SUFFIXES", "Locator", "SkippedFile", "TrafficReader", "fetch",
-           "list_traffic", "open_traffic", "traffic_files"]
+__all__ = ["COMPRESSED_SKIPPED", "FOLDER_SUFFIXES", "Locator", "SeenSpans", "SkippedFile", "TrafficReader",
+           "fetch", "list_traffic", "open_traffic", "traffic_files"]
 
 #: Files a folder of traffic contributes (read recursively, hidden paths skipped, in path order), also as
 #: logrotate leaves them: rotated (``queries.jsonl.1``, ``queries.jsonl-20240501``) and gzip-compressed
@@ -42,6 +45,12 @@ COMPRESSED_SKIPPED = (".bz2", ".xz", ".zst", ".lz4", ".zip", ".7z")
 MAX_PROBLEMS = 1000
 
 _GZIP_MAGIC = b"\x1f\x8b"
+#: Read buffer of a traffic file: a request line is often megabytes, which the default 8 KiB buffer reads in
+#: hundreds of pieces (half the time of reading the lines of a 280 MiB export).
+_BUFFER = 1 << 20
+#: An integer literal beyond 64 bits (20 digits, or 19 after a minus sign), which orjson reads as a float where
+#: :func:`json.loads` reads an integer.
+_WIDE_INT = re.compile(rb"\d{20}|-\d{19}")
 #: logrotate's rotation suffixes: ``.N`` (rotate) and ``-YYYYMMDD[HH]`` / ``-N`` (dateext).
 _ROTATION = re.compile(r"(?:\.\d+|-\d{6,12}|-\d+)$")
 
@@ -169,20 +178,23 @@ def open_traffic(path: str | Path):
     """
     import gzip
 
-    return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb")
+    return gzip.open(path, "rb") if is_gzip(path) else open(path, "rb", buffering=_BUFFER)
 
 
-def _decode(path: Path, no: int, raw: bytes):
+def _decode(path: Path, no: int, raw: bytes, exact: bool = False):
     """A line as JSON, or a TrafficProblem saying why not.
 
     orjson first (several times faster on an OTLP line); it accepts a subset of what :func:`json.loads`
-    accepts (not ``NaN``, integers over 64 bits, a lone surrogate escape, invalid UTF-8) and reads that subset
-    to equal objects, so a line it refuses is decoded by ``json.loads``, which accepts it or names the problem.
+    accepts (not ``NaN``, a lone surrogate escape, invalid UTF-8) and reads that subset to equal objects but
+    for an integer beyond 64 bits, which it reads as a float. A line it refuses, and every line when ``exact``,
+    is decoded by ``json.loads``, which accepts it or names the problem. A reader whose line read from orjson's
+    objects has a problem reads it again from json's (:func:`_decoded_exactly`): the float may be the problem.
     """
-    try:
-        return orjson.loads(raw)
-    except orjson.JSONDecodeError:
-        pass
+    if not exact:
+        try:
+            return orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            pass
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as e:
@@ -195,8 +207,120 @@ def _decode(path: Path, no: int, raw: bytes):
         return TrafficProblem(str(path), no, "not valid JSON (nested too deeply)")
 
 
+@contextmanager
+def gc_paused():
+    """The cyclic garbage collector paused for one line's decoding and reading (no yield inside).
+
+    A decoded request line is tens of thousands of containers alive at once while its spans are read; the
+    collector would promote them to its oldest generation and run a full collection (every object of the process,
+    tens of milliseconds with numpy, scipy and pandas imported) every line or two, which costs more than the reading
+    itself. The line's objects hold no reference cycle, so nothing is left for the collector when they are
+    dropped; it runs again as soon as the line is read. If it was already paused (by the caller, or by another
+    thread's line), it is left as it was.
+    """
+    was = gc.isenabled()
+    if was:
+        gc.disable()
+    try:
+        yield
+    finally:
+        if was:
+            gc.enable()
+
+
+def _decoded_exactly(path: Path, no: int, raw: bytes):
+    """The line as :func:`json.loads` decodes it when orjson's objects may differ (it holds an integer beyond 64
+    bits, :data:`_WIDE_INT`), else None. Called only for a line whose reading has a problem, so the search
+    costs nothing on a clean export."""
+    return _decode(path, no, raw, exact=True) if _WIDE_INT.search(raw) else None
+
+
+def read_otlp_line(path: Path, no: int, raw: bytes, obj) -> tuple[list[TrafficRow], list[TrafficProblem], Counter]:
+    """:func:`audit.traffic.otlp.read_request` of one decoded line of ``path``, read again from
+    :func:`json.loads`' objects when it has a problem that orjson's reading of a wide integer may have made."""
+    got = read_request(obj, str(path), no)
+    if got[1]:
+        again = _decoded_exactly(path, no, raw)
+        if again is not None:
+            got = read_request(again, str(path), no)
+    return got
+
+
+def read_otlp_bytes(path: Path, no: int, raw: bytes) -> tuple[list[TrafficRow], list[TrafficProblem], Counter] | \
+        TrafficProblem:
+    """One line of an OTLP export read: decoded straight into the fields read
+    (:func:`audit.traffic.otlp.decode_request`, about twice as fast as orjson's dicts), or, when that decoder
+    refuses the line or a span is not the plain case, decoded as JSON (:func:`_decode`) and read by
+    :func:`read_otlp_line`; the TrafficProblem when it is not JSON."""
+    req = decode_request(raw)
+    if req is not None:
+        try:
+            return read_request(req, str(path), no)
+        except NotPlain:
+            pass
+    obj = _decode(path, no, raw)
+    return obj if isinstance(obj, TrafficProblem) else read_otlp_line(path, no, raw, obj)
+
+
+def read_log_line(path: Path, no: int, raw: bytes, obj) -> TrafficRow | TrafficProblem:
+    """:func:`audit.traffic.querylog.parse_row` of one decoded line, with :func:`read_otlp_line`'s second reading."""
+    got = parse_row(obj, str(path), no)
+    if isinstance(got, TrafficProblem):
+        again = _decoded_exactly(path, no, raw)
+        if again is not None:
+            got = parse_row(again, str(path), no)
+    return got
+
+
 def _is_otlp(obj) -> bool:
     return isinstance(obj, dict) and ("resourceSpans" in obj or "resource_spans" in obj)
+
+
+class SeenSpans:
+    """The ``(traceId, spanId)`` pairs read so far, exactly, in 24 bytes a pair (a Python set of the pairs as
+    192-bit ints costs about 90): runs of numpy arrays sorted by span id (span id, trace id's high and low 64
+    bits), the newest merged into the one before while it is at least half its size, so each pair is merged
+    O(log n) times and a line's pairs are looked up in at most log2(n) runs.
+
+    Ids are lower-case hex of 16 and 32 digits (:func:`audit.traffic.otlp.span_id`), so the three integers are the
+    pair itself, never a digest that could collide.
+    """
+
+    def __init__(self) -> None:
+        self.runs: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+
+    def __len__(self) -> int:
+        return sum(len(r[0]) for r in self.runs)
+
+    def add(self, rows: Sequence[TrafficRow]) -> np.ndarray:
+        """Which of ``rows`` (retrieval rows, in reading order) are the first of their pair, shape (len(rows),) of
+        bool; those are added. A pair seen before, or earlier among ``rows``, is a copy (False)."""
+        n = len(rows)
+        pairs = [r.trace_id + r.query_id for r in rows]  # 32 + 16 hex digits: one string a pair
+        ids = np.frombuffer(bytes.fromhex("".join(pairs)), dtype=">u8").reshape(n, 3).astype(np.uint64)
+        hi, lo, sid = ids[:, 0], ids[:, 1], ids[:, 2]  # the trace id's high and low 64 bits, the span id
+        first = np.ones(n, dtype=bool)
+        if len(set(pairs)) < n:  # a copy within the line: the first one counts
+            met: set = set()
+            for i, r in enumerate(rows):
+                key = (r.trace_id, r.query_id)
+                first[i] = key not in met
+                met.add(key)
+        for run_sid, run_hi, run_lo in self.runs:
+            left = np.searchsorted(run_sid, sid, "left")
+            right = np.searchsorted(run_sid, sid, "right")
+            for i in np.flatnonzero(right > left):  # the span id was read before: is it the same trace?
+                if ((run_hi[left[i]:right[i]] == hi[i]) & (run_lo[left[i]:right[i]] == lo[i])).any():
+                    first[i] = False
+        if first.any():
+            order = np.argsort(sid[first], kind="stable")
+            self.runs.append((sid[first][order], hi[first][order], lo[first][order]))
+            while len(self.runs) > 1 and 2 * len(self.runs[-1][0]) >= len(self.runs[-2][0]):
+                b, a = self.runs.pop(), self.runs.pop()
+                merged = [np.concatenate((x, y)) for x, y in zip(a, b)]
+                order = np.argsort(merged[0], kind="stable")
+                self.runs.append(tuple(m[order] for m in merged))
+        return first
 
 
 @dataclass
@@ -249,16 +373,13 @@ class TrafficReader:
     def __post_init__(self) -> None:
         self.files, self.skipped_files = list_traffic(self.paths)
 
-    def _first_time(self, seen: set, q: TrafficQuery) -> bool:
-        """Whether ``q`` (an OTLP retrieval span) is the first of its ``(traceId, spanId)``; a copy is counted."""
-        key = int((q.trace_id or "") + q.query_id, 16)  # 24 bytes as one int: exact, no digest to collide
-        if key not in seen:
-            seen.add(key)
-            return True
-        self.duplicates += 1
-        if len(self.duplicate_examples) < 3:
-            self.duplicate_examples.append(f"{Path(q.file).name}:{q.line} span {q.query_id}")
-        return False
+    def _copies(self, rows: list, keep: np.ndarray, path: Path, line: int) -> None:
+        """Count the rows that are copies (``keep`` False) and name the first few."""
+        for row, k in zip(rows, keep.tolist()):
+            if not k:
+                self.duplicates += 1
+                if len(self.duplicate_examples) < 3:
+                    self.duplicate_examples.append(f"{path.name}:{line} span {row.query_id}")
 
     def _problem(self, p: TrafficProblem) -> None:
         self.n_problems += 1
@@ -266,9 +387,22 @@ class TrafficReader:
             self.problems.append(p)
 
     def __iter__(self) -> Iterator[tuple[Locator, TrafficQuery]]:
+        for fi, offset, no, items, rows in self.lines():
+            for item, row in zip(items, rows):
+                yield Locator(fi, offset, item, no), row.query_record(str(self.files[fi]), no)
+
+    def lines(self) -> Iterator[tuple[int, int, int, list, list]]:
+        """The records line by line, as plain values: ``(file, offset, line, items, rows)``, with ``rows`` the
+        line's questions (:class:`~audit.traffic.records.TrafficRow`, in order) and ``items`` their positions
+        among the line's retrieval records (:class:`Locator`'s ``item``: a copy left out keeps its number).
+
+        What :meth:`__iter__` makes its pairs of; the table reads this, without the objects. The counts (problems,
+        skipped, duplicates, formats) start again and fill up as :meth:`__iter__`'s do. A line with no record to
+        give is not yielded.
+        """
         self.problems, self.n_problems, self.skipped, self.formats = [], 0, Counter(), {}
         self.duplicates, self.duplicate_examples = 0, []
-        seen: set[int] = set()
+        seen = SeenSpans()
         for fi, path in enumerate(self.files):
             kind = None
             no = 0
@@ -279,27 +413,42 @@ class TrafficReader:
                 for no, offset, raw in lines:
                     if not raw.strip():
                         continue
-                    obj = _decode(path, no, raw)
-                    if isinstance(obj, TrafficProblem):
-                        self._problem(obj)
-                        continue
-                    if kind is None:
-                        kind = "otlp" if _is_otlp(obj) else "query log"
-                        self.formats[str(path)] = kind
-                    if kind == "otlp":
-                        queries, problems, skipped = parse_request(obj, str(path), no)
+                    with gc_paused():
+                        if kind == "otlp":
+                            got = read_otlp_bytes(path, no, raw)
+                        else:
+                            obj = _decode(path, no, raw)
+                            if isinstance(obj, TrafficProblem):
+                                self._problem(obj)
+                                continue
+                            if kind is None:
+                                kind = "otlp" if _is_otlp(obj) else "query log"
+                                self.formats[str(path)] = kind
+                            got = read_otlp_line(path, no, raw, obj) if kind == "otlp" else \
+                                read_log_line(path, no, raw, obj)
+                            del obj  # the line's objects go while the collector is paused
+                    if isinstance(got, TrafficProblem):
+                        self._problem(got)
+                    elif kind == "otlp":
+                        rows, problems, skipped = got
                         for p in problems:
                             self._problem(p)
                         self.skipped.update(skipped)
-                        for item, q in enumerate(queries):
-                            if self.copies or self._first_time(seen, q):
-                                yield Locator(fi, offset, item, no), q
+                        if not rows:
+                            continue
+                        if self.copies:  # a shard's reader: copies are told apart once every shard is read
+                            yield fi, offset, no, list(range(len(rows))), rows
+                            continue
+                        keep = seen.add(rows)
+                        if keep.all():  # no copy: the common case
+                            yield fi, offset, no, list(range(len(rows))), rows
+                            continue
+                        self._copies(rows, keep, path, no)
+                        if keep.any():
+                            items = np.flatnonzero(keep).tolist()
+                            yield fi, offset, no, items, [rows[i] for i in items]
                     else:
-                        got = parse_record(obj, str(path), no)
-                        if isinstance(got, TrafficProblem):
-                            self._problem(got)
-                        else:
-                            yield Locator(fi, offset, 0, no), got
+                        yield fi, offset, no, [0], [got]
             except (EOFError, zlib.error) as e:  # gzip: the stream ends early or is damaged
                 what = "ends early" if isinstance(e, EOFError) else "is damaged"
                 self._problem(TrafficProblem(str(path), no, f"the gzip stream {what} after line {no} ({e}); the "
@@ -314,28 +463,36 @@ class TrafficReader:
 
 
 def fetch(files: Sequence[Path], locators: Sequence[Locator]) -> list[TrafficQuery | None]:
-    """Read again the records at ``locators`` (their lines only, by seeking): the review list's questions.
+    """Read again the records at ``locators`` (their lines only, by seeking, each line decoded once): the review
+    list's questions, in the order of ``locators``.
 
     Returns None for a record that is no longer there (the file changed since it was read).
     """
-    out: list[TrafficQuery | None] = []
+    lines: dict[tuple[int, int], tuple[int, list]] = {}
     for loc in locators:
-        path = Path(files[loc.file])
+        if (loc.file, loc.offset) in lines:
+            continue
+        path, no, rows = Path(files[loc.file]), loc.line, []
+        lines[(loc.file, loc.offset)] = (no, rows)
         try:
             with open_traffic(path) as f:
                 f.seek(loc.offset)
                 raw = f.readline().rstrip(b"\n").rstrip(b"\r")
         except OSError:
-            out.append(None)
             continue
-        no = loc.line
-        obj = _decode(path, no, raw)
-        got = None
-        if _is_otlp(obj):
-            queries = parse_request(obj, str(path), no)[0]
-            got = queries[loc.item] if loc.item < len(queries) else None
-        elif isinstance(obj, dict):
-            q = parse_record(obj, str(path), no)
-            got = q if isinstance(q, TrafficQuery) else None
-        out.append(got)
+        with gc_paused():
+            obj = _decode(path, no, raw)
+            if _is_otlp(obj):
+                got = read_otlp_bytes(path, no, raw)
+                if not isinstance(got, TrafficProblem):
+                    rows += got[0]
+            elif isinstance(obj, dict):
+                got = read_log_line(path, no, raw, obj)
+                if isinstance(got, TrafficRow):
+                    rows.append(got)
+            del obj
+    out: list[TrafficQuery | None] = []
+    for loc in locators:
+        no, rows = lines[(loc.file, loc.offset)]
+        out.append(rows[loc.item].query_record(str(files[loc.file]), no) if loc.item < len(rows) else None)
     return out

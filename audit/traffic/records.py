@@ -3,6 +3,10 @@
 Both input formats (:mod:`audit.traffic.otlp` for OpenInference retrieval spans, :mod:`audit.traffic.querylog`
 for the plain JSONL query log) produce these records. Times are nanoseconds since the Unix epoch, UTC
 (:func:`parse_time`); scores stay in the traffic's own units (its score kind).
+
+Reading makes a :class:`TrafficRow` first: the same question as plain values (a named tuple of str, int and
+tuples), which is what the traffic table keeps numbers from, at a fraction of the cost of the frozen dataclasses;
+:meth:`TrafficRow.query_record` turns it into the :class:`TrafficQuery` every other reader of a question sees.
 """
 
 from __future__ import annotations
@@ -10,8 +14,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import datetime, timezone
+from typing import NamedTuple
 
-__all__ = ["EARLIEST_NS", "TrafficProblem", "TrafficQuery", "TrafficResult", "format_time", "parse_time"]
+__all__ = ["EARLIEST_NS", "TrafficProblem", "TrafficQuery", "TrafficResult", "TrafficRow", "format_time",
+           "parse_time"]
 
 #: 2000-01-01T00:00:00Z in epoch nanoseconds: an integer time below it is taken for seconds or milliseconds
 #: written where nanoseconds were expected, and refused (a retrieval log from 1970 is a unit mistake).
@@ -80,6 +86,40 @@ class TrafficQuery:
     system: str | None = None
     file: str = ""
     line: int = 0
+
+
+class TrafficRow(NamedTuple):
+    """One real question as plain values: a :class:`TrafficQuery` without its place, results as tuples.
+
+    Attributes
+    ----------
+    query_id, query, time_ns, trace_id, system
+        As :class:`TrafficQuery`'s.
+    results : tuple of tuple
+        In the order returned, each ``(chunk_id, score, content, doc_id, start, end)``: the fields of
+        :class:`TrafficResult` in its order, already checked (a score is a finite float).
+    """
+
+    query_id: str
+    query: str | None
+    time_ns: int
+    results: tuple
+    trace_id: str | None = None
+    system: str | None = None
+
+    @property
+    def scores(self) -> list:
+        """The results' scores (float), in the order returned."""
+        return [r[1] for r in self.results]
+
+    def result_records(self) -> tuple:
+        """The results as :class:`TrafficResult`, in the order returned."""
+        return tuple(TrafficResult(*r) for r in self.results)
+
+    def query_record(self, file: str, line: int) -> "TrafficQuery":
+        """This question as a :class:`TrafficQuery` read at ``file``:``line``."""
+        return TrafficQuery(self.query_id, self.query, self.time_ns, self.result_records(), self.trace_id,
+                            self.system, file, line)
 
 
 @dataclass(frozen=True)

@@ -26,17 +26,22 @@ import numpy as np
 
 from ..runset import FILE_SCORE_KINDS as SCORE_KINDS
 from ..runset import ScoreKindError, score_kind as _kind
-from ..evaluation.threshold import KEEP, kept
+from ..evaluation.threshold import KEEP, kept_counts
 from .content import ContentCheck, ContentChecker
 from .read import Locator, TrafficReader, fetch
-from .records import TrafficProblem, TrafficQuery
+from .records import TrafficProblem, TrafficQuery, TrafficRow
 
-__all__ = ["DECIMALS", "TrafficTable", "Window", "count_system", "gate_row", "has_text", "read_traffic"]
+__all__ = ["DECIMALS", "TrafficTable", "Window", "count_system", "gate_row", "gate_rows", "has_text", "out_of_range",
+           "read_traffic"]
 
 #: Decimals gate values are rounded to (half-even) before any comparison with a cut.
 DECIMALS = 9
 #: Distinct ``system`` names kept (the rest are counted as ``…``).
 MAX_SYSTEMS = 20
+#: Questions whose gate values are computed at once while reading (their scores are held meanwhile).
+BLOCK = 16_384
+#: Results up to which a question's gate values are sorted in the block's matrix (more: on their own).
+_DENSE = 64
 
 
 @dataclass(frozen=True)
@@ -148,10 +153,11 @@ class TrafficTable:
     def kept_counts(self, cut_gate: float, rows: np.ndarray | None = None) -> np.ndarray:
         """Chunks the gate keeps for each question at ``cut_gate`` (a gate value), shape (n,), in 0..KEEP.
 
-        The gate itself (:func:`audit.evaluation.threshold.kept`) is applied to each question's order.
+        The gate itself (:func:`audit.evaluation.threshold.kept`) is applied to each question's order, all at once
+        (:func:`audit.evaluation.threshold.kept_counts`).
         """
         g = self.gate if rows is None else self.gate[rows]
-        return np.fromiter((len(kept(r, cut_gate, KEEP)) for r in g), dtype=np.int64, count=len(g))
+        return kept_counts(g, cut_gate, KEEP)
 
     def locator(self, i: int) -> Locator:
         return Locator(int(self.file[i]), int(self.offset[i]), int(self.item[i]), int(self.line[i]))
@@ -179,33 +185,43 @@ def gate_row(q: TrafficQuery, score_kind: str) -> np.ndarray | TrafficProblem:
     Returns
     -------
     numpy.ndarray of float64, shape (KEEP,)
-        The gate values in gate order (the module docstring: negated for a similarity, rounded half-even to
-        :data:`DECIMALS`, stable sort so ties keep the order returned), ``inf`` past the last result.
+        The gate values in gate order (:func:`gate_rows`: negated for a similarity, rounded half-even to
+        :data:`DECIMALS`, ascending), ``inf`` past the last result.
     TrafficProblem
-        For a cosine distance outside [0, 2]: the score kind is wrong, the record is not a question.
+        For a cosine distance outside [0, 2] (:func:`out_of_range`): the score kind is wrong, the record is not a
+        question.
     """
-    scores = np.array([r.score for r in q.results], dtype=np.float64)
-    if score_kind == "cosine-distance" and len(scores) and (scores.min() < 0 or scores.max() > 2):
-        bad_i = int(np.flatnonzero((scores < 0) | (scores > 2))[0])
-        return TrafficProblem(q.file, q.line, f"result {bad_i} has a cosine distance {scores[bad_i]:g} outside "
-                                              "[0, 2] (is the score kind right?)", q.query_id if q.trace_id else None)
-    g = np.round(-_kind(score_kind).sign * scores, DECIMALS)
-    g = g[np.argsort(g, kind="stable")][:KEEP]
-    return np.concatenate([g, np.full(KEEP - len(g), math.inf)])
+    scores = [r.score for r in q.results]
+    if score_kind == "cosine-distance":
+        problem = out_of_range(scores, q.file, q.line, q.query_id, q.trace_id)
+        if problem is not None:
+            return problem
+    return gate_rows(np.array(scores, dtype=np.float64), np.array([len(scores)]), _kind(score_kind).sign)[0]
 
 
-def has_text(q: TrafficQuery) -> bool:
+def out_of_range(scores: Sequence[float], file: str, line: int, query_id: str, trace_id: str | None
+                 ) -> TrafficProblem | None:
+    """The problem of a question whose scores are not all cosine distances in [0, 2] (the score kind is wrong),
+    naming the first result outside; None when they all are."""
+    if not scores or (min(scores) >= 0 and max(scores) <= 2):
+        return None
+    bad_i = next(i for i, x in enumerate(scores) if x < 0 or x > 2)
+    return TrafficProblem(file, line, f"result {bad_i} has a cosine distance {scores[bad_i]:g} outside [0, 2] (is the "
+                                      "score kind right?)", query_id if trace_id else None)
+
+
+def has_text(q: TrafficQuery | TrafficRow) -> bool:
     """Whether the record carries the question's text (not only blanks)."""
     return q.query is not None and bool(q.query.strip())
 
 
-def count_system(systems: Counter, name: str | None) -> None:
-    """Count one question for who served it: the first :data:`MAX_SYSTEMS` names met by their name, every
+def count_system(systems: Counter, name: str | None, n: int = 1) -> None:
+    """Count ``n`` questions for who served them: the first :data:`MAX_SYSTEMS` names met by their name, every
     later one as ``…`` (a log naming thousands of hosts must not fill the memory)."""
     if name in systems or len(systems) < MAX_SYSTEMS:
-        systems[name] += 1
+        systems[name] += n
     else:
-        systems["…"] += 1
+        systems["…"] += n
 
 
 def read_traffic(paths: Sequence[str | Path], score_kind: str, corpus=None) -> TrafficTable:
@@ -234,37 +250,122 @@ def read_traffic(paths: Sequence[str | Path], score_kind: str, corpus=None) -> T
         raise ScoreKindError(f"unknown traffic score kind {score_kind!r}; use one of {', '.join(SCORE_KINDS)}")
     reader = TrafficReader(list(paths))
     checker = ContentChecker(corpus) if corpus is not None else None
-    times, gates, n_res = array("q"), array("d"), array("i")
-    texts, bad = array("b"), array("b")
-    f_, off, it, ln = array("i"), array("q"), array("i"), array("i")
+    cols = _Columns(_kind(score_kind).sign)
     systems: Counter = Counter()
-    for loc, q in reader:
-        g = gate_row(q, score_kind)
-        if isinstance(g, TrafficProblem):
-            reader._problem(g)
-            continue
-        gates.extend(g.tolist())
-        times.append(q.time_ns)
-        n_res.append(len(q.results))
-        texts.append(has_text(q))
-        bad.append(checker is not None and not all([checker.check(r) for r in q.results]))
-        f_.append(loc.file)
-        off.append(loc.offset)
-        it.append(loc.item)
-        ln.append(loc.line)
-        count_system(systems, q.system)
-    n = len(times)
+    distance = score_kind == "cosine-distance"
+    for fi, offset, line, items, rows in reader.lines():
+        if distance:
+            fine = [_in_range(reader, str(reader.files[fi]), line, q) for q in rows]
+            if not all(fine):
+                items, rows = [i for i, f in zip(items, fine) if f], [q for q, f in zip(rows, fine) if f]
+        bad = [not all([checker.check(r) for r in q.result_records()]) for q in rows] if checker is not None else None
+        cols.add(rows, fi, offset, items, line, bad)
+        for name, k in Counter(q.system for q in rows).items():  # first met first, as question by question
+            count_system(systems, name, k)
+    cols.flush()
     return TrafficTable(
-        score_kind=score_kind, files=list(reader.files),
-        time_ns=np.frombuffer(times, dtype=np.int64).copy() if n else np.zeros(0, np.int64),
-        gate=np.frombuffer(gates, dtype=np.float64).reshape(n, KEEP).copy() if n else np.zeros((0, KEEP)),
-        n_results=np.frombuffer(n_res, dtype=np.int32).copy() if n else np.zeros(0, np.int32),
-        has_text=np.frombuffer(texts, dtype=np.int8).astype(bool) if n else np.zeros(0, bool),
-        bad_content=np.frombuffer(bad, dtype=np.int8).astype(bool) if n else np.zeros(0, bool),
-        file=np.frombuffer(f_, dtype=np.int32).copy() if n else np.zeros(0, np.int32),
-        offset=np.frombuffer(off, dtype=np.int64).copy() if n else np.zeros(0, np.int64),
-        item=np.frombuffer(it, dtype=np.int32).copy() if n else np.zeros(0, np.int32),
-        line=np.frombuffer(ln, dtype=np.int32).copy() if n else np.zeros(0, np.int32),
+        score_kind=score_kind, files=list(reader.files), **cols.arrays(),
         problems=reader.problems, n_problems=reader.n_problems, skipped=reader.skipped, formats=reader.formats,
         skipped_files=list(reader.skipped_files), duplicates=reader.duplicates,
-        duplicate_examples=list(reader.duplicate_examples), compressed=set(reader.compressed), systems=systems, content=checker.summary() if checker is not None else None)
+        duplicate_examples=list(reader.duplicate_examples), compressed=set(reader.compressed), systems=systems,
+        content=checker.summary() if checker is not None else None)
+
+
+def _in_range(reader: TrafficReader, file: str, line: int, q: TrafficRow) -> bool:
+    """Whether every score of ``q`` is a cosine distance in [0, 2]; if not, the question is a problem of the reader."""
+    problem = out_of_range(q.scores, file, line, q.query_id, q.trace_id)
+    if problem is not None:
+        reader._problem(problem)
+    return problem is None
+
+
+class _Columns:
+    """The table's columns as they are read: plain ``array`` buffers, the gate order of every :data:`BLOCK`
+    questions computed at once (numpy), so reading holds one block of scores beside the numbers kept."""
+
+    def __init__(self, sign: int):
+        self.sign = sign
+        self.times, self.gates, self.n_res = array("q"), array("d"), array("i")
+        self.texts, self.bad = array("b"), array("b")
+        self.file, self.offset, self.item, self.line = array("i"), array("q"), array("i"), array("i")
+        self.scores = array("d")  # the current block's, flat
+        self.block = 0
+
+    def add(self, rows: list, fi: int, offset: int, items: list, line: int, bad: list | None) -> None:
+        """One line's questions (TrafficRow), their items, and whether each returned a content not its document's."""
+        n = len(rows)
+        if not n:
+            return
+        self.scores.extend([r[1] for q in rows for r in q.results])
+        self.n_res.extend([len(q.results) for q in rows])
+        self.times.extend([q.time_ns for q in rows])
+        self.texts.extend([has_text(q) for q in rows])
+        self.bad.extend(bad if bad is not None else bytes(n))
+        self.file.extend([fi] * n)
+        self.offset.extend([offset] * n)
+        self.item.extend(items)
+        self.line.extend([line] * n)
+        self.block += n
+        if self.block >= BLOCK:
+            self.flush()
+
+    def flush(self) -> None:
+        """Gate values of the block's questions: :func:`gate_rows` of their scores, appended to :attr:`gates`."""
+        if self.block:
+            counts = np.frombuffer(self.n_res, dtype=np.int32)[len(self.n_res) - self.block:].copy()
+            scores = np.frombuffer(self.scores, dtype=np.float64).copy()
+            self.gates.frombytes(gate_rows(scores, counts, self.sign).tobytes())
+        self.scores, self.block = array("d"), 0
+
+    def arrays(self) -> dict:
+        """The columns as numpy arrays over the buffers read (no copy: the table holds them once)."""
+        n = len(self.times)
+
+        def col(buf, dtype):
+            return np.frombuffer(buf, dtype=dtype) if n else np.zeros(0, dtype)
+
+        return dict(time_ns=col(self.times, np.int64),
+                    gate=col(self.gates, np.float64).reshape(n, KEEP) if n else np.zeros((0, KEEP)),
+                    n_results=col(self.n_res, np.int32), has_text=col(self.texts, np.int8).astype(bool),
+                    bad_content=col(self.bad, np.int8).astype(bool), file=col(self.file, np.int32),
+                    offset=col(self.offset, np.int64), item=col(self.item, np.int32), line=col(self.line, np.int32))
+
+
+def gate_rows(scores: np.ndarray, counts: np.ndarray, sign: int) -> np.ndarray:
+    """The first :data:`KEEP` gate values of each question in gate order, ``inf``-padded: shape (len(counts), KEEP).
+
+    Parameters
+    ----------
+    scores : numpy.ndarray of float64, shape (counts.sum(),)
+        Every question's scores in the traffic's units, question after question, each in the order returned.
+    counts : numpy.ndarray of int, shape (n,)
+        Results of each question.
+    sign : int
+        +1 when a higher score is better, -1 for a distance (:attr:`TrafficTable.sign`).
+
+    A gate value is ``-sign * score`` rounded half-even to :data:`DECIMALS` (elementwise, so the same whatever
+    the block); a question's values are sorted ascending and the first KEEP kept (see the module docstring). Only
+    the values are kept, so the order of ties cannot show: each question's values are laid in a row of an
+    ``inf``-padded matrix and the rows sorted (a question with more than :data:`_DENSE` results alone).
+    """
+    n = len(counts)
+    out = np.full((n, KEEP), math.inf)
+    if not len(scores):
+        return out
+    g = np.round(-sign * scores, DECIMALS)
+    counts = np.asarray(counts, dtype=np.int64)
+    starts = np.concatenate(([0], np.cumsum(counts)[:-1]))
+    narrow = counts <= _DENSE
+    m = int(counts[narrow].max()) if narrow.any() else 0
+    if m:
+        owner = np.repeat(np.arange(n), counts)
+        pos = np.arange(len(g)) - starts[owner]
+        keep = narrow[owner]
+        dense = np.full((n, m), math.inf)
+        dense[owner[keep], pos[keep]] = g[keep]
+        dense.sort(axis=1)
+        out[:, :min(m, KEEP)] = dense[:, :KEEP]
+    for q in np.flatnonzero(~narrow):
+        top = np.sort(g[starts[q]:starts[q] + counts[q]])[:KEEP]
+        out[q, :len(top)] = top
+    return out

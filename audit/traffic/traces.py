@@ -38,8 +38,8 @@ from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 from ..jsontext import stream_lines
-from .otlp import KIND_ATTRIBUTE, RETRIEVER, _attributes, _get, _span, span_id
-from .read import MAX_PROBLEMS, _decode, _is_otlp, open_traffic, traffic_files
+from .otlp import INPUT_VALUE, KIND_ATTRIBUTE, RETRIEVER, _attributes, _get, request_spans, retrieval_row, span_id
+from .read import MAX_PROBLEMS, _decode, _decoded_exactly, _is_otlp, gc_paused, open_traffic, traffic_files
 from .records import TrafficProblem, TrafficResult
 
 __all__ = ["GRACE", "LLM", "RERANKER", "Reranker", "SpanRecord", "Trace", "TraceReader", "assemble", "span_records"]
@@ -48,16 +48,13 @@ __all__ = ["GRACE", "LLM", "RERANKER", "Reranker", "SpanRecord", "Trace", "Trace
 RERANKER = "RERANKER"
 LLM = "LLM"
 #: OpenInference's attribute names (``openinference.semconv.trace``: RerankerAttributes, SpanAttributes,
-#: MessageAttributes, MessageContentAttributes) and the resource's (OpenTelemetry's semantic conventions).
-INPUT_VALUE = "input.value"
+#: MessageAttributes, MessageContentAttributes); ``input.value`` and the resource's are :mod:`audit.traffic.otlp`'s.
 RERANKER_INPUT = "reranker.input_documents"
 RERANKER_OUTPUT = "reranker.output_documents"
 RERANKER_MODEL = "reranker.model_name"
 RERANKER_TOP_K = "reranker.top_k"
 RERANKER_QUERY = "reranker.query"
 PROMPT_VARIABLES = "llm.prompt_template.variables"
-SERVICE_NAME = "service.name"
-SERVICE_VERSION = "service.version"
 #: Traces held back after their root span is read, for spans exported late (an LLM span that streams past its
 #: parent, a Collector's batches out of order).
 GRACE = 1000
@@ -247,8 +244,8 @@ def _record(span: dict, service, version, file: str, line: int, problems: list) 
                 file=file, line=line)
     notes: list[str] = []
     if kind == RETRIEVER:
-        got = _span(span, service, file, line)  # the one reading of a retrieval's documents
-        rec = SpanRecord(**base, question=got.query, documents=got.results)
+        got = retrieval_row(span, attrs, service)  # the one reading of a retrieval's documents
+        rec = SpanRecord(**base, question=got.query, documents=got.result_records())
     elif kind == RERANKER:
         query = attrs.get(RERANKER_QUERY, attrs.get(INPUT_VALUE))
         rec = SpanRecord(**base, question=query if isinstance(query, str) else None,
@@ -275,37 +272,12 @@ def span_records(obj, file: str, line: int) -> tuple[list[SpanRecord], list[Traf
     """
     records: list[SpanRecord] = []
     problems: list[TrafficProblem] = []
-    resource_spans = _get(obj, "resourceSpans", "resource_spans") if isinstance(obj, dict) else None
-    if not isinstance(resource_spans, list):
-        return records, [TrafficProblem(file, line, "not an OTLP ExportTraceServiceRequest (no 'resourceSpans' list)")]
-    for rs in resource_spans:
-        if not isinstance(rs, dict):
-            problems.append(TrafficProblem(file, line, "a resourceSpans entry is not an object"))
-            continue
+    for span, service, version in request_spans(obj, file, line, problems):
         try:
-            res = _attributes((rs.get("resource") or {}).get("attributes"))
+            records.append(_record(span, service, version, file, line, problems))
         except ValueError as e:
-            problems.append(TrafficProblem(file, line, f"resource attributes: {e}"))
-            res = {}
-        service, version = res.get(SERVICE_NAME), res.get(SERVICE_VERSION)
-        service = service if isinstance(service, str) else None
-        version = str(version) if isinstance(version, (str, int)) and not isinstance(version, bool) else None
-        scope_spans = _get(rs, "scopeSpans", "scope_spans")
-        if scope_spans is None:
-            scope_spans = _get(rs, "instrumentationLibrarySpans", "instrumentation_library_spans") or []
-        for ss in scope_spans if isinstance(scope_spans, list) else [None]:
-            spans = ss.get("spans") if isinstance(ss, dict) else None
-            if not isinstance(spans, list):
-                problems.append(TrafficProblem(file, line, "a scopeSpans entry has no 'spans' list"))
-                continue
-            for span in spans:
-                sid = _get(span, "spanId", "span_id") if isinstance(span, dict) else None
-                try:
-                    if not isinstance(span, dict):
-                        raise ValueError("a span must be an object")
-                    records.append(_record(span, service, version, file, line, problems))
-                except ValueError as e:
-                    problems.append(TrafficProblem(file, line, str(e), sid if isinstance(sid, str) else None))
+            sid = _get(span, "spanId", "span_id")
+            problems.append(TrafficProblem(file, line, str(e), sid if isinstance(sid, str) else None))
     return records, problems
 
 
@@ -407,15 +379,21 @@ class TraceReader:
                 for no, _offset, raw in stream_lines(path, opener=open_traffic):
                     if not raw.strip():
                         continue
-                    obj = _decode(path, no, raw)
-                    if isinstance(obj, TrafficProblem):
-                        self._problem(obj)
-                        continue
-                    if first and not _is_otlp(obj):
-                        self.not_otlp.append(str(path))
-                        break
-                    first = False
-                    records, problems = span_records(obj, str(path), no)
+                    with gc_paused():  # the line's objects, never across a yield (audit.traffic.read.gc_paused)
+                        obj = _decode(path, no, raw)
+                        if isinstance(obj, TrafficProblem):
+                            self._problem(obj)
+                            continue
+                        if first and not _is_otlp(obj):
+                            self.not_otlp.append(str(path))
+                            break
+                        first = False
+                        records, problems = span_records(obj, str(path), no)
+                        if problems:
+                            again = _decoded_exactly(path, no, raw)
+                            if again is not None:
+                                records, problems = span_records(again, str(path), no)
+                        del obj
                     for p in problems:
                         self._problem(p)
                     for r in records:
