@@ -50,10 +50,6 @@ def parse_named(specs: Sequence[str] | None, option: str, values: Sequence[str] 
     return out
 
 
-def _sha(path: str | Path) -> str:
-    return file_sha256(path)
-
-
 def team_runset(queries: Mapping[str, str], qrels: Qrels, judged_by: str, runs: Sequence[Run],
                 chunks: Sequence | None = None, chunk_errors: Sequence = (), corpus: Corpus | None = None,
                 ood_queries: Mapping[str, str] | None = None, ood_runs: Mapping[str, Run] | None = None,
@@ -187,7 +183,7 @@ def load_system(queries: str | Path, runs: Mapping[str, str], scores: Mapping[st
     files = []
 
     def note(role: str, path) -> None:
-        files.append({"role": role, "name": Path(path).name, "sha256": _sha(path)})
+        files.append({"role": role, "name": Path(path).name, "sha256": file_sha256(path)})
 
     q = read_queries(queries)
     note("queries", queries)
