@@ -623,7 +623,13 @@ def digest(*parts: Any) -> str:
 
 
 def file_sha256(path) -> str:
-    """The sha256 of a file's bytes (hex), read in 1 MiB blocks: a run file of gigabytes is never whole in memory."""
+    """The sha256 of a file's bytes (hex), read in blocks (``hashlib.file_digest``): never whole in memory.
+
+    Raises
+    ------
+    OSError
+        The file cannot be opened or read.
+    """
     with open(path, "rb") as f:
         return hashlib.file_digest(f, "sha256").hexdigest()
 
