@@ -11,7 +11,7 @@ from pathlib import Path
 import streamlit as st
 
 from audit.views import ground_truth as gv
-from audit.views.capabilities import can
+from audit.capabilities import can
 from audit.views.ground_truth import (
     DESTROYED,
     NOT_FOUND,
@@ -41,7 +41,7 @@ from ui import authoring, cache, context, footer, paths, stop
 from ui.text import md
 
 ctx = context()
-if not can(ctx.runset, "strategies"):  # a team's own runs carry no chunking of ours to check needles against
+if not can(ctx.runset, "chunk_cuts"):  # a team's own runs carry no chunking of ours to check needles against
     st.title("Ground truth")
     st.info("The Ground truth page writes needles against the documents this dashboard chunks: choose **Source → "
             "Built-in pipelines** in the sidebar, with your documents folder as the corpus.")

@@ -5,7 +5,7 @@ Drawn from :func:`audit.views.overview.overview`; nothing here computes.
 
 import streamlit as st
 
-from audit.views.capabilities import can
+from audit.capabilities import can
 from audit.views.overview import FORMATS_NOTE, formats_frame, not_read_frame, overview
 from ui import context, footer, table
 from ui.layout import cells
@@ -75,7 +75,7 @@ st.subheader("Latency per query (this machine, wall clock)")
 if len(view.latency):
     table(view.latency, "overview_latency", "latency.csv", "Download latency (CSV)",
           formats={"p50 (ms/query)": "%.2f", "p95 (ms/query)": "%.2f"})
-    if can(rs, "strategies"):
+    if can(rs, "chunk_cuts"):
         st.caption("dense = the vector scan only; hybrid includes dense and BM25; rerank includes hybrid and the "
                    "cross-encoder.")
 else:
@@ -93,7 +93,7 @@ if traffic_input() is not None:  # production traffic: at the Threshold page's c
     else:
         draw_traffic_summary(pc.labelled(), pc.cut, pc.source, f"{ctx.digest}:{pc.run.name}")
 
-if can(rs, "strategies") and len(view.rejected):
+if can(rs, "chunk_cuts") and len(view.rejected):
     st.subheader("Rejected ground-truth items")
     table(view.rejected, "overview_rejected", "rejected.csv", "Download rejected items (CSV)",
           help={"line": "line of the ground-truth file"})

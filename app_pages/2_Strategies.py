@@ -6,7 +6,7 @@ of its runs. Drawn from :mod:`audit.views.strategies`.
 
 import streamlit as st
 
-from audit.views.capabilities import CANNOT, can
+from audit.capabilities import CANNOT, can
 from audit.views.strategies import (
     KS,
     PHRASINGS,
@@ -29,7 +29,7 @@ from ui.vega import draw
 
 ctx = context()
 rs, results = ctx.runset, ctx.results
-by_strategy = can(rs, "strategies")  # runs are the built-in strategy × retriever columns
+by_strategy = can(rs, "chunk_cuts")  # runs are the built-in strategy × retriever columns
 
 st.title("Strategies")
 st.caption("Measures under their ir_measures names with the specification's beside them: Success@k (recall@k) = "
@@ -37,7 +37,7 @@ st.caption("Measures under their ir_measures names with the specification's besi
            "(MRR@20) counts 0 beyond rank 20. " + ("Relevant = a returned chunk's embedded text holds the whole needle "
                                                     "(whitespace collapsed)." if by_strategy else
                                                     f"Judged by {md(rs.judged_by)}."))
-notices(ctx, "strategies")
+notices(ctx, "chunk_cuts")
 if not by_strategy:
     st.caption(md("Runs: " + ", ".join(f"{r.name} ({r.kind.label})" for r in rs.runs)
                   + ". Each run is ranked in its own order; scores are never compared across runs."))

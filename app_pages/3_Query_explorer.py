@@ -4,7 +4,7 @@ can rank it here). Drawn from :mod:`audit.views.query_explorer`."""
 import pandas as pd
 import streamlit as st
 
-from audit.views.capabilities import can
+from audit.capabilities import can
 from audit.views.query_explorer import (
     ModelUnavailable,
     chunk_text_html,
@@ -28,7 +28,7 @@ from ui.text import md
 
 ctx = context()
 rs = ctx.runset
-by_strategy = can(rs, "strategies")  # a column is a built-in strategy under the sidebar's retriever
+by_strategy = can(rs, "chunk_cuts")  # a column is a built-in strategy under the sidebar's retriever
 focus = focus_run(ctx)
 retriever = focus.retriever
 

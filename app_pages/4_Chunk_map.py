@@ -6,7 +6,7 @@ Drawn from :mod:`audit.views.chunk_map`.
 
 import streamlit as st
 
-from audit.views.capabilities import CANNOT, can, sentence
+from audit.capabilities import CANNOT, can, sentence
 from audit.views.chunk_map import (
     CHUNK_MAP_LEGEND,
     chunk_map_html,
@@ -31,12 +31,12 @@ if not can(rs, "corpus"):
     st.info(CANNOT["corpus"].capitalize() + ".")
     stop(ctx)
 corpus = rs.corpus
-if not can(rs, "strategies"):
+if not can(rs, "chunk_cuts"):
     docs = team_span_documents(rs)
     if not docs:
         st.info(CANNOT["offsets"].capitalize() + ".")
         stop(ctx)
-    st.caption(md(CANNOT["strategies"].capitalize() + ": your chunks' spans in each document instead."))
+    st.caption(md(CANNOT["chunk_cuts"].capitalize() + ": your chunks' spans in each document instead."))
     doc_id = st.selectbox("Document", docs, key="map_doc_team")
     table(team_spans_frame(rs, doc_id), "map_spans_team", "chunk_spans.csv",
           help={"start (char)": "code points of the canonical text"})

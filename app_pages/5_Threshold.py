@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import streamlit as st
 
-from audit.views.capabilities import CANNOT
+from audit.capabilities import CANNOT
 from audit.views.threshold import (
     KEEP,
     histogram_bins,

@@ -3,7 +3,7 @@ pipelines count them with the model's own tokenizer). Drawn from :mod:`audit.vie
 
 import streamlit as st
 
-from audit.views.capabilities import CANNOT, can
+from audit.capabilities import CANNOT, can
 from audit.views.tokens import (
     chunk_lengths_line,
     over_window_frame,

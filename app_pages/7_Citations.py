@@ -3,7 +3,7 @@ chunks are known. Drawn from :mod:`audit.views.citations`; the cut is :func:`ui.
 
 import streamlit as st
 
-from audit.views.capabilities import CANNOT, can
+from audit.capabilities import CANNOT, can
 from audit.views.citations import (
     BADGES,
     KEEP,

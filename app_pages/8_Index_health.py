@@ -12,7 +12,7 @@ from contextlib import closing
 import pandas as pd
 import streamlit as st
 
-from audit.views.capabilities import sentence
+from audit.capabilities import sentence
 from audit.views.index_health import (
     NOT_AUDITED,
     PIPELINE_VERSION,

@@ -14,7 +14,7 @@ from contextlib import closing
 
 import streamlit as st
 
-from audit.views.capabilities import CANNOT, can
+from audit.capabilities import CANNOT, can
 from audit.views.upgrade_diff import (
     KS,
     UPGRADE_RETRIEVERS,

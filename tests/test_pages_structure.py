@@ -5,7 +5,7 @@ Read from the source text (no Streamlit run): every page reads ``ui.context.cont
 view-model in ``audit.views``, importing nothing else of ``audit`` (only ``audit.views.*``, ``ui``,
 streamlit, pandas, numpy and the standard library); no page tests a stand-in for the source kind (a strategy
 list, an index file, a store's health drawing, the corpus or the ground truth being there) — it asks the
-capabilities (:mod:`audit.views.capabilities`); no page or ui module but the sidebar reads the sidebar's
+capabilities (:mod:`audit.capabilities`); no page or ui module but the sidebar reads the sidebar's
 source choice or a run set's ``source.kind``; ``audit/`` imports no Streamlit anywhere in its tree; the old
 second implementation (``ui/system``) does not come back.
 """
@@ -143,7 +143,7 @@ SOURCE_FORMS = {"sidebar.py", "files_source.py", "store_source.py", "endpoint_so
 def test_no_page_branches_on_a_stand_in_for_the_source_kind(page):
     # The ui modules a page draws through (notices, live, threshold, diff …) follow the pages' rule.
     found = stand_in_tests(page.read_text(encoding="utf-8"))
-    assert not found, f"{page.name}: ask the capabilities (ctx.can / audit.views.capabilities.can) instead: {found}"
+    assert not found, f"{page.name}: ask the capabilities (ctx.can / audit.capabilities.can) instead: {found}"
 
 
 def test_the_stand_in_rule_catches_what_it_must():

@@ -6,9 +6,9 @@ from __future__ import annotations
 import math
 
 from audit.evaluation.threshold import KEEP
-from audit.views.capabilities import can
+from audit.capabilities import can
 from audit.views.citations import answer, badge_outcomes, cited_questions
-from test_views_capabilities import builtin, team  # noqa: F401 (the module's fixture)
+from test_capabilities import builtin, team  # noqa: F401 (the module's fixture)
 
 
 def test_with_no_cut_every_question_is_listed_without_a_badge(builtin):  # noqa: F811

@@ -23,7 +23,7 @@ from audit.views.query_explorer import (
     typed_ranking,
 )
 from test_pipeline import NEEDLE, corpus, gt
-from test_views_capabilities import team
+from test_capabilities import team
 
 ENC = HashingEncoder(dims=64, window=12)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from audit.views.upgrade_diff import runs_diff
-from test_views_capabilities import team
+from test_capabilities import team
 
 
 def test_two_runs_are_compared_at_the_typed_cut_else_the_before_runs_balanced_one(tmp_path):

@@ -4,7 +4,7 @@ Whatever the source (the built-in pipelines, a team's files, a live store, a liv
 sidebar leaves one :class:`PageContext` in ``st.session_state``: the :class:`~audit.runset.RunSet`,
 its results (evaluated once, :func:`ui.cache.results`) and what a page may need beside them (the
 embedding model for a typed question, the cross-encoder, how the source checks its own health). A
-page never asks which source it is: it asks the run set what it holds (:mod:`audit.views.capabilities`).
+page never asks which source it is: it asks the run set what it holds (:mod:`audit.capabilities`).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ from typing import Callable
 
 import streamlit as st
 
-from audit.views.capabilities import can
+from audit.capabilities import can
 
 __all__ = ["CTX_KEY", "PageContext", "VERSION_KEY", "context", "focus_run", "footer", "stop"]
 
@@ -62,7 +62,7 @@ class PageContext:
 
     def can(self, what: str, run=None) -> bool:
         """Whether the run set, or what the sidebar holds beside it (its index file, its store's own checks), can
-        show ``what`` (a key of :data:`audit.views.capabilities.CANNOT`)."""
+        show ``what`` (a key of :data:`audit.capabilities.CANNOT`)."""
         return can(self.runset, what, run, index_file=self.index_file, store_health=self.health)
 
 
@@ -108,7 +108,7 @@ def _on_version(ctx: PageContext, ref: str) -> PageContext:
 def focus_run(ctx: PageContext):
     """The run the detail pages show: the sidebar's strategy × retriever for built-in columns, else its run choice."""
     rs = ctx.runset
-    if can(rs, "strategies"):
+    if can(rs, "chunk_cuts"):
         name = f"{st.session_state.get('focus_strategy')}/{st.session_state.get('focus_retriever')}"
     else:
         name = st.session_state.get("focus_run")

@@ -21,20 +21,20 @@ def question_mode(rs, key: str, label: str, modes: dict[str, str], have_question
     ``"typed"`` (also ``st.session_state[key]``).
 
     ``modes`` words the two choices (``{"ground truth": "a judged question", "typed": "type a query"}``). A run
-    set that cannot rank a typed question (:func:`audit.views.capabilities.can`) gets no choice, and a caption
+    set that cannot rank a typed question (:func:`audit.capabilities.can`) gets no choice, and a caption
     says why; with no question of its own, a run set that can rank one starts on ``"typed"``.
     """
-    from audit.views.capabilities import CANNOT, can
+    from audit.capabilities import CANNOT, can
 
     from .text import md
 
-    typed_ok = can(rs, "typed")
+    typed_ok = can(rs, "query_time_search")
     if key not in st.session_state or (not typed_ok and st.session_state[key] == "typed"):
         st.session_state[key] = "ground truth" if have_questions or not typed_ok else "typed"
     if typed_ok:
         st.radio(label, list(modes), format_func=modes.get, key=key, horizontal=True)
     else:
-        st.caption(md(CANNOT["typed"].capitalize() + "."))
+        st.caption(md(CANNOT["query_time_search"].capitalize() + "."))
     return st.session_state[key]
 
 
@@ -45,11 +45,11 @@ def live_search(ctx: PageContext, run, query: str):
     Returns ``(Ranked, latency row {"<retriever> (ms)": …}, embed ms)``. Raises ValueError (rerank without a
     cross-encoder, a run set that cannot take a typed question: the message says why) or ModelUnavailable.
     """
-    from audit.views.capabilities import CANNOT
+    from audit.capabilities import CANNOT
     from audit.views.query_explorer import can_rank_typed, typed_ranking
 
     if ctx.encoder is None or not can_rank_typed(ctx.runset, run):
-        raise ValueError(CANNOT["typed"])
+        raise ValueError(CANNOT["query_time_search"])
     sp = ctx.runset.space(run)
     t0 = time.perf_counter()
     qv = cache.query_vector(ctx.encoder.name, query, ctx.encoder)

@@ -11,7 +11,7 @@ def notices(ctx, key: str = "page") -> None:
     """Each warning of the run set (:func:`audit.report.notices.notice_lines`: the CLI's ``warning:`` lines), then
     the judged queries or needles left out, in an expander with their reasons."""
     from audit.report.notices import notice_lines, rejected_frame
-    from audit.views.capabilities import can
+    from audit.capabilities import can
 
     from .tables import table
     from .text import md
@@ -19,6 +19,6 @@ def notices(ctx, key: str = "page") -> None:
     for line in notice_lines(ctx.runset):
         st.warning(md(line))
     rejected = rejected_frame(ctx.runset)
-    if len(rejected) and not can(ctx.runset, "strategies"):  # built-in: the Overview lists rejected needles itself
+    if len(rejected) and not can(ctx.runset, "chunk_cuts"):  # built-in: the Overview lists rejected needles itself
         with st.expander(f"{len(rejected)} judged queries left out, with the reason"):
             table(rejected, f"{key}_rejected_table", "rejected_queries.csv")

@@ -1,7 +1,7 @@
 """The Chunk map's view-model: one document's canonical text with each built-in strategy's cuts over it.
 
 Needs the documents and chunks cut by the built-in strategies (a team's chunks were cut elsewhere:
-:data:`audit.views.capabilities.CANNOT` says so, and :func:`team_spans_frame` gives their spans instead).
+:data:`audit.capabilities.CANNOT` says so, and :func:`team_spans_frame` gives their spans instead).
 Offsets are characters of canonical text.
 """
 

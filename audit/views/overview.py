@@ -16,7 +16,7 @@ from ..evaluation.paired import PairedTest, paired_test
 from ..evaluation.threshold import gate_queries, separation
 from ..report.formats import FORMATS_NOTE, formats_frame, not_read_frame
 from ..report.tables import chunks_frame, latency_frame, runs_frame
-from .capabilities import missing
+from ..capabilities import missing
 
 __all__ = ["FORMATS_NOTE", "BestColumn", "Fact", "OverviewView", "best_column", "formats_frame", "headlines",
            "not_read_frame", "overview", "overview_chunks_frame", "rejected_frame"]

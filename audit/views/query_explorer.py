@@ -3,7 +3,7 @@
 A judged question reads the rankings the run set holds (any source). A typed question needs a model
 and the source's own index: the built-in pipelines have both (:func:`typed_ranking` ranks it through
 :func:`audit.retrieval.rank_query` and returns a :class:`~audit.runset.Ranked`); other sources say so
-(:data:`audit.views.capabilities.CANNOT`). The page draws the columns :func:`shown_runs` offers, and the
+(:data:`audit.capabilities.CANNOT`). The page draws the columns :func:`shown_runs` offers, and the
 notes of :func:`no_bm25_token_note` and :func:`pairs_over_window_of`.
 """
 
@@ -21,7 +21,7 @@ from ..retrieval import RERANK_DEPTH, bm25_tokens, rank_query
 from ..runset import Ranked
 from ..scores import cosine_distances
 from ..sources.builtin import pairs_over_window
-from .capabilities import CANNOT, can
+from ..capabilities import CANNOT, can
 
 __all__ = ["HIT_COLUMNS", "ModelUnavailable", "can_rank_typed", "chunk_text_html", "destroyed_here", "embedded_cut",
            "first_correct", "hits_frame", "judged_line", "needle_notes", "needle_text", "no_bm25_token_note",
@@ -110,7 +110,7 @@ def shown_runs(runset, names: Sequence[str] | None = None, retriever: str | None
     KeyError
         A name is not a strategy (or run) of the run set, or the strategy has no ``retriever`` column (the
         message names what was run)."""
-    by_strategy = can(runset, "strategies")
+    by_strategy = can(runset, "chunk_cuts")
     if names is None:
         return list(runset.strategies) if by_strategy else [r.name for r in runset.runs if r.available]
     return [runset.column(n, retriever) if by_strategy else runset.run(n) for n in names]
@@ -155,7 +155,7 @@ def no_bm25_token_note(runset, retriever: str, query: str) -> str | None:
 
     Only a built-in column with BM25 in its retriever (hybrid, rerank) ranks a typed query here."""
     rule = runset.settings.get("bm25_tokens", "unicode")
-    if not can(runset, "strategies") or retriever == "dense" or bm25_tokens(query, rule):
+    if not can(runset, "chunk_cuts") or retriever == "dense" or bm25_tokens(query, rule):
         return None
     return (f"This query has no BM25 token under the '{runset.settings.get('bm25_tokens')}' rule: BM25 scores it 0 "
             "everywhere and hybrid is dense alone.")
@@ -213,11 +213,11 @@ def typed_ranking(runset, run, query: str, query_vector: np.ndarray, bm25, cross
     Raises
     ------
     ValueError
-        The run set cannot rank a typed question (:data:`audit.views.capabilities.CANNOT` ``typed``), or rerank
+        The run set cannot rank a typed question (:data:`audit.capabilities.CANNOT` ``typed``), or rerank
         without a cross-encoder.
     """
     if not can_rank_typed(runset, run):
-        raise ValueError(CANNOT["typed"])
+        raise ValueError(CANNOT["query_time_search"])
     sp = runset.space(run)
     if run.retriever == "rerank" and cross_encoder is None:
         raise ValueError(f"rerank is unavailable: {cross_error}")

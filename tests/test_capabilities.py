@@ -1,4 +1,4 @@
-"""What a run set can show (issue 37): :func:`audit.views.capabilities.can` read from what each run set holds.
+"""What a run set can show (issue 37): :func:`audit.capabilities.can` read from what each run set holds.
 
 Two run sets, built by independent routes: the built-in pipelines over the hand-made corpus of
 ``test_pipeline`` (chunks, vectors, token counts, needles, an out-of-domain question), and a team's two run
@@ -15,7 +15,7 @@ from audit.evaluation.judgments import Qrels
 from audit.models import HashingEncoder
 from audit.runset import Query, Ranked, RequestOutcome, Run, RunSet, Source
 from audit.sources import run_audit
-from audit.views.capabilities import CANNOT, can, capabilities, missing
+from audit.capabilities import CANNOT, can, capabilities, missing
 from test_pipeline import corpus, gt
 
 
@@ -42,7 +42,7 @@ def test_the_built_in_pipelines_hold_chunks_vectors_tokens_needles_and_documents
     # run_audit cut both strategies here, embedded every chunk (vectors), counted tokens, located the two
     # needles in the corpus and ranked gt()'s two out-of-domain questions: all four runs are available.
     assert capabilities(builtin) == {"judgments", "needles", "out_of_domain", "chunks", "offsets", "corpus",
-                                     "strategies", "typed", "tokens", "vectors", "two_runs"}
+                                     "chunk_cuts", "query_time_search", "tokens", "vectors", "two_runs"}
     assert not can(builtin, "requests") and not can(builtin, "traffic")
     assert not can(builtin, "index_file") and can(builtin, "index_file", index_file="index.sqlite")
 

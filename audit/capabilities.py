@@ -1,8 +1,9 @@
 """What a run set can show, and the sentence a page says when it cannot (one home for every page's "can I show this").
 
-A page never asks which source made its run set (a strategy list, an index file, a corpus standing in for
-"the built-in pipelines"): it asks :func:`can` for a capability named in :data:`CANNOT`, computed from what the
-run set holds. Two capabilities are not in the run set but beside it, in what the sidebar hands a page
+A page, a report section or a command never asks which source made its run set (a strategy list, an index file,
+a corpus standing in for "the built-in pipelines"): it asks :func:`can` for a capability named in :data:`CANNOT`,
+computed from what the run set holds, and each capability names what the data can do, never where it came from.
+The CLI, the report's sections (:mod:`audit.report.sections`) and the pages share this one registry. Two capabilities are not in the run set but beside it, in what the sidebar hands a page
 (:class:`ui.context.PageContext`): ``index_file`` (the audit's own SQLite index the run set was read through)
 and ``store_health`` (the source checks its own vectors where they live); :func:`can` takes them as keywords.
 
@@ -15,9 +16,9 @@ out_of_domain  a run that ranked an out-of-domain question (``run``: that run)
 chunks         the chunks' text of some space (``run``: of that run's space)
 offsets        chunks and the documents, so a ``#char=`` locator can be checked
 corpus         the documents (canonical text)
-strategies     chunks cut here by the built-in strategies (chunk cuts, needle diagnoses)
+chunk_cuts     chunks whose cut rule is known (a chunking strategy): chunk cuts and needle diagnoses
 tokens         token counts of the chunks by the embedding model's tokenizer
-typed          a typed question can be embedded and ranked here (a model and this source's own index)
+query_time_search a typed question can be embedded and ranked here (a model, the chunks' vectors, their cut rule)
 vectors        the chunks' vectors (a space with vectors)
 two_runs       two available runs of the same questions
 requests       each question's request outcome (a live endpoint)
@@ -42,11 +43,11 @@ CANNOT = {
     "offsets": "no chunk offsets and documents: a citation's #char= locator cannot be checked (give chunks with "
                "start/end and the documents folder)",
     "corpus": "the documents are not here: give the documents folder (--corpus) to see them",
-    "strategies": "this source's chunks were not cut by the built-in strategies: chunk cuts, needle diagnoses and "
-                  "token costs are the built-in pipelines' figures",
+    "chunk_cuts": "this source's chunks come without their cut rule: chunk cuts and needle diagnoses need chunks "
+                  "cut by a known strategy (the built-in pipelines' figures)",
     "tokens": "token costs need the chunks and the embedding model's tokenizer: only the built-in pipelines have "
               "both here",
-    "typed": "a typed question needs a model and this source's own index: the built-in pipelines embed and search "
+    "query_time_search": "a typed question needs a model and this source's own index: the built-in pipelines embed and search "
              "here; for your system, the judged questions show how your runs ranked them",
     "vectors": "the chunks' vectors are not here: NaN, norms, dimensions and model stamps need the index itself",
     "two_runs": "one run only: give a second run of the same questions (e.g. before and after) to compare them",
@@ -94,8 +95,11 @@ def can(runset, what: str, run=None, *, index_file=None, store_health=None) -> b
         return runset.corpus is not None and can(runset, "chunks")
     if what == "corpus":
         return runset.corpus is not None
-    if what in ("strategies", "typed"):
-        return any(r.strategy is not None for r in runset.runs)
+    if what == "chunk_cuts":
+        return any(sp.strategy is not None for sp in runset.spaces.values())
+    if what == "query_time_search":
+        return bool(runset.model.get("name")) and any(
+            sp.strategy is not None and sp.vectors is not None for sp in runset.spaces.values())
     if what == "tokens":
         return any(sp.tokens is not None for sp in runset.spaces.values())
     if what == "vectors":
