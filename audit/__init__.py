@@ -22,8 +22,10 @@ Where things come from, one concept a module:
 What every source returns, and where sources live:
 
 - :mod:`audit.runset` the one shape: queries, judgments, named runs with their score kind, chunks, provenance
+- :mod:`audit.capabilities` what a run set can show (named for what the data can do, never for its source): the one
+  registry the report's sections, the CLI and the pages ask
 - :mod:`audit.sources` the sources that are not a vector store: the built-in pipelines, a team's system (its
-  files), a team's endpoint
+  files), a team's endpoint, production traffic read alone
 - :mod:`audit.stores` every place vectors live behind one protocol, one registry of engines: each live engine
   in its own package (pgvector, Chroma, Milvus Lite), the audit's own SQLite index files and Lance datasets;
   search, the store asked as a run set; :mod:`audit.health` the one health report every store gives;
@@ -36,7 +38,9 @@ What is computed and shown:
 
 - :mod:`audit.evaluation` measures by ir_measures name, Wilson intervals, paired sign tests, the threshold gate,
   the one saved-threshold rule, citations, the upgrade diff: pure functions of a run set
-- :mod:`audit.report` results rendered (text, strict JSON, tables, escaped HTML, exports); never re-runs retrieval
+- :mod:`audit.report` the one audit document: sections (:mod:`audit.report.sections`), each declaring what it
+  needs, computing one frozen result and rendering it (text, strict JSON, the decision record); tables, escaped
+  HTML, exports; never re-runs retrieval
 - :mod:`audit.views` one Streamlit-free view-model per dashboard page
 - :mod:`audit.history` every audit remembered: records, series, trends, the regression gate
 - :mod:`audit.judging` the judging queue: versions of the judgments, pooling, reviewers' labels, agreement

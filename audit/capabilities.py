@@ -13,6 +13,8 @@ The capabilities (the first column of :data:`CANNOT`):
 judgments      a judged question (needles or qrels) in some space
 needles        a ground truth of needles (its locations in the documents)
 out_of_domain  a run that ranked an out-of-domain question (``run``: that run)
+phrasings      the judged questions are asked in two wordings (documentation and ticket)
+latency        a run carries each question's wall time
 chunks         the chunks' text of some space (``run``: of that run's space)
 offsets        chunks and the documents, so a ``#char=`` locator can be checked
 corpus         the documents (canonical text)
@@ -39,6 +41,8 @@ CANNOT = {
                "(Ground truth → upload)",
     "out_of_domain": "no out-of-domain question ranked by the run: give out-of-domain questions (and, for your "
                      "own runs, each system's run over them) to see where a cut should refuse",
+    "phrasings": "every judged question is asked in one wording only, so there is no documentation-vs-ticket table",
+    "latency": "no run carries its questions' wall time (runs read from files were timed elsewhere)",
     "chunks": "the chunks' text is not known for this source (give your chunks.jsonl to see what each run returned)",
     "offsets": "no chunk offsets and documents: a citation's #char= locator cannot be checked (give chunks with "
                "start/end and the documents folder)",
@@ -87,6 +91,11 @@ def can(runset, what: str, run=None, *, index_file=None, store_health=None) -> b
     if what == "out_of_domain":
         runs = [runset.run(run) if isinstance(run, str) else run] if run is not None else runset.runs
         return any(r is not None and r.available and runset.has_out_of_domain(r) for r in runs)
+    if what == "phrasings":
+        wordings = {q.phrasing for q in runset.queries if q.in_domain}
+        return {"documentation", "ticket"} <= wordings
+    if what == "latency":
+        return any(r.latency_ms for r in runset.runs)
     if what == "chunks":
         if run is not None:
             return runset.space(run).chunks is not None

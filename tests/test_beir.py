@@ -55,9 +55,9 @@ def test_report_counts_every_chunk_of_a_relevant_document_as_correct(beir, tmp_p
     assert "judged by document (a chunk is relevant when its document is)" in text
     # one wording a question: no phrasing table of NaN (issue 41), a sentence instead
     assert "NaN" not in text and "nan" not in text.lower().split()
-    assert "By phrasing: every question is asked in one wording only" in text
+    assert "phrasing: every judged question is asked in one wording only" in text
     js = json.loads(out.read_text())
-    assert js["judged_by"].startswith("document")
+    assert js["questions"]["judged_by"].startswith("document")
     (row,) = js["results"]
     # independently: chunk the corpus the same way, rank by cosine distance with numpy, first chunk of a relevant doc
     chunks = chunk_corpus(load_corpus(beir), PRESETS["C"])
@@ -69,7 +69,7 @@ def test_report_counts_every_chunk_of_a_relevant_document_as_correct(beir, tmp_p
         ranks.append(next(r for r, i in enumerate(order, start=1) if chunks[int(i)].doc_id == doc))
     assert len(chunks.of_document("d1")) > 1  # the long document is several chunks, all relevant
     for k in (1, 4, 8, 20):
-        assert row[f"recall@{k}"] == pytest.approx(sum(r <= k for r in ranks) / 3)
+        assert row[f"Success@{k}"] == pytest.approx(sum(r <= k for r in ranks) / 3)
     assert row["n_queries"] == 3
 
 
@@ -99,4 +99,4 @@ def test_judged_queries_without_text_are_rejected_with_the_reason(beir, tmp_path
     assert "3 BEIR queries judged by document" in text and "3 rejected" in text
     assert "  q5 (line 0): judged in qrels/test.tsv, but queries.jsonl has no query with this _id" in text
     js = json.loads(out.read_text())
-    assert [r["id"] for r in js["rejected"]] == ["q4", "q5", "q6"] and js["results"][0]["n_queries"] == 3
+    assert [r["id"] for r in js["questions"]["rejected"]] == ["q4", "q5", "q6"] and js["results"][0]["n_queries"] == 3

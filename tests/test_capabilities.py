@@ -42,7 +42,8 @@ def test_the_built_in_pipelines_hold_chunks_vectors_tokens_needles_and_documents
     # run_audit cut both strategies here, embedded every chunk (vectors), counted tokens, located the two
     # needles in the corpus and ranked gt()'s two out-of-domain questions: all four runs are available.
     assert capabilities(builtin) == {"judgments", "needles", "out_of_domain", "chunks", "offsets", "corpus",
-                                     "chunk_cuts", "query_time_search", "tokens", "vectors", "two_runs"}
+                                     "chunk_cuts", "query_time_search", "tokens", "vectors", "two_runs",
+                                     "phrasings", "latency"}
     assert not can(builtin, "requests") and not can(builtin, "traffic")
     assert not can(builtin, "index_file") and can(builtin, "index_file", index_file="index.sqlite")
 

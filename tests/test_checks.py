@@ -260,7 +260,7 @@ def test_cli_prints_the_warnings_and_writes_them_to_json(tmp_path, capsys):
     assert [w["kind"] for w in js["warnings"]] == ["rejected-query", "extra-fields", "rank-order", "unanswered"]
     assert js["warnings"][3] == {"kind": "unanswered", "subject": "run dense", "ids": ["q3"],
                                  "message": lines[3].removeprefix("warning: ")}
-    assert js["rejected"] == [{"id": "q4", "reason": "judged in qrels.trec, but queries.tsv has no text for it: "
+    assert js["questions"]["rejected"] == [{"id": "q4", "reason": "judged in qrels.trec, but queries.tsv has no text for it: "
                                                      "left out", "line": 0}]
     assert js["results"][0]["n_queries"] == 3
 

@@ -9,6 +9,7 @@ import sys
 import pytest
 from conftest import ROOT
 
+from audit.capabilities import CANNOT
 from audit.cli import main
 
 GT_LINE = {"id": "n1", "needle": "The installer must be run twice on a fresh machine",
@@ -49,7 +50,7 @@ def test_report_on_a_folder_writes_json(folder, tmp_path, capsys):
     bm25 = next(r for r in js["results"] if r["strategy"] == "E" and r["retriever"] == "bm25")
     # the documentation question shares "installer" with the needle's chunk; the ticket question shares
     # no word with any chunk, so BM25 returns nothing for it: 1 of 2
-    assert bm25["n_queries"] == 2 and bm25["recall@1"] == 0.5
+    assert bm25["n_queries"] == 2 and bm25["Success@1"] == 0.5
 
 
 def test_fail_under_gate_exits_1(folder, capsys):
@@ -153,7 +154,9 @@ def test_report_json_is_strict_without_out_of_domain_queries(folder, tmp_path):
     assert main(["report", "--corpus", str(docs), "--ground-truth", str(gt), "--model", "hashing", "--reranker",
                  "none", "--strategies", "C", "--json", str(out), "--quiet"]) == 0
     js = json.loads(out.read_text(), parse_constant=lambda c: pytest.fail(f"non-strict JSON constant {c}"))
-    assert js["threshold"]["separation"]["best_out_of_domain"] is None
+    # no out-of-domain question: the threshold section is null and not_shown says why (strict JSON all the same)
+    assert js["threshold"] is None
+    assert {"section": "threshold", "why": CANNOT["out_of_domain"]} in js["not_shown"]
 
 
 def test_index_retry_failed_uses_the_stamped_model(tmp_path, capsys):

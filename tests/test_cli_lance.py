@@ -36,7 +36,7 @@ def test_a_dataset_audited_as_it_is_gives_the_golden_figures(dataset, tmp_path, 
     # (means are math.fsum(values) / n for every source: a mean may sit 1 ulp from the golden file's np.mean)
     for retriever in ("dense", "bm25", "hybrid"):
         assert got[retriever]["n_queries"] == golden[retriever]["n_queries"], retriever
-        for key in ("recall@1", "recall@4", "recall@8", "recall@20", "mrr", "nDCG@10"):
+        for key in ("Success@1", "Success@4", "Success@8", "Success@20", "RR@20", "nDCG@10"):
             assert got[retriever][key] == pytest.approx(golden[retriever][key], rel=1e-12), (retriever, key)
     assert "--corpus" not in capsys.readouterr().err
 

@@ -24,7 +24,7 @@ def test_report_on_the_example_writes_strict_json(tmp_path, capsys):
     out = tmp_path / "r.json"
     assert main(example_args("--json", str(out))) == 0
     text = capsys.readouterr().out
-    assert "Measures (ir_measures names" in text and "Chunk offsets: 2 of 12 chunks differ" in text
+    assert "Success@k (the specification's recall@k) with Wilson 95% intervals" in text and "Chunk offsets: 2 of 12 chunks differ" in text
     js = json.loads(out.read_text(), parse_constant=lambda c: pytest.fail(f"non-strict JSON constant {c}"))
     rows = {r["name"]: r for r in js["results"]}
     # data/example/README.md: Success@1 before 3/9, after 7/9; RR 0.4667 and 0.8333
@@ -33,7 +33,7 @@ def test_report_on_the_example_writes_strict_json(tmp_path, capsys):
     assert rows["before"]["RR"] == pytest.approx(0.4667, abs=1e-4) and rows["after"]["RR"] == pytest.approx(0.8333, abs=1e-4)
     assert rows["after"]["Success@1_low"] == pytest.approx(0.453, abs=1e-3)  # Wilson 7/9
     assert "R@10" in rows["after"] and "nDCG" in rows["after"] and "R@10_low" not in rows["after"]
-    assert [e["chunk_id"] for e in js["chunk_errors"]] == ["b2", "k4"]
+    assert [e["chunk_id"] for e in js["citations"]["errors"]] == ["b2", "k4"]
     k1 = next(c for c in js["comparisons"] if c["k"] == 1)
     assert (k1["a"], k1["b"], k1["wins"], k1["losses"], k1["p"]) == ("before", "after", 0, 4, 0.125)
     after = js["threshold"]["after"]

@@ -61,7 +61,7 @@ def test_with_the_labelled_runs_the_estimate_is_given(tmp_path, capsys):
     assert main(example_args("--traffic", str(TRAFFIC), "--traffic-score", "cosine-distance", "--traffic-run",
                              "before", "--json", str(out), "--bootstrap", "200")) == 0
     text = capsys.readouterr().out
-    assert "Measures (ir_measures names" in text  # the runs report, then the traffic section
+    assert "Success@k (the specification's recall@k) with Wilson 95% intervals" in text  # the runs report, then the traffic section
     assert "Estimate (assumes every real question is like either" in text
     js = json.loads(out.read_text())
     t = js["traffic"]

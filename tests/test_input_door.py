@@ -79,13 +79,13 @@ def test_russian_questions_get_bm25_and_the_ascii_rule_warns(russian, tmp_path, 
     bm = next(r for r in js["results"] if r["retriever"] == "bm25")
     # C cuts one chunk per section: the needle's chunk shares "дней", "хранятся", "резервные", "копии" with the
     # first question, the second question shares "диске", "копии" with it and nothing with the other: 2 of 2
-    assert bm["recall@1"] == 1.0
-    assert js["warnings"] == [] and js["bm25_no_token"] == [] and "warning:" not in out
+    assert bm["Success@1"] == 1.0
+    assert js["warnings"] == [] and js["retrieval"]["bm25_no_token"] == [] and "warning:" not in out
     assert main(args + ["--bm25-tokens", "ascii", "--json", str(tmp_path / "a.json")]) == 0
     out = capsys.readouterr().out
     js = json.loads((tmp_path / "a.json").read_text(encoding="utf-8"))
-    assert next(r for r in js["results"] if r["retriever"] == "bm25")["recall@1"] == 0.0
-    assert js["bm25_no_token"] == ["r1/doc", "r1/ticket"]
+    assert next(r for r in js["results"] if r["retriever"] == "bm25")["Success@1"] == 0.0
+    assert js["retrieval"]["bm25_no_token"] == ["r1/doc", "r1/ticket"]
     assert "warning: 2 of 2 queries have no BM25 token under the 'ascii' rule" in out
     assert js["provenance"]["bm25_tokens"] == "ascii"
 
@@ -156,7 +156,7 @@ def test_report_refuses_an_index_with_non_finite_or_non_unit_vectors(russian, tm
     assert main(args + ["--allow-unhealthy", "--json", str(tmp_path / "r.json")]) == 0
     assert "warning: unhealthy index 'C'" in capsys.readouterr().out
     warnings = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))["warnings"]
-    assert len(warnings) == 1 and "non-unit" in warnings[0] and "--allow-unhealthy" in warnings[0]
+    assert len(warnings) == 1 and "non-unit" in warnings[0]["message"] and "--allow-unhealthy" in warnings[0]["message"]
 
 
 # --------------------------------------------------------------------------- rerank window

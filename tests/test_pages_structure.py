@@ -2,7 +2,8 @@
 ask which source they hold.
 
 Read from the source text (no Streamlit run): every page reads ``ui.context.context()`` and draws from its
-view-model in ``audit.views``, importing nothing else of ``audit`` (only ``audit.views.*``, ``ui``,
+view-model in ``audit.views``, importing nothing else of ``audit`` (only ``audit.views.*``, the capabilities
+registry the CLI and the pages share ``audit.capabilities``, ``ui``,
 streamlit, pandas, numpy and the standard library); no page tests a stand-in for the source kind (a strategy
 list, an index file, a store's health drawing, the corpus or the ground truth being there) — it asks the
 capabilities (:mod:`audit.capabilities`); no page or ui module but the sidebar reads the sidebar's
@@ -81,6 +82,7 @@ def _top_imports(path: Path) -> set[str]:
 def _allowed_in_a_page(module: str) -> bool:
     root = module.split(".")[0]
     return (module == "audit.views" or module.startswith("audit.views.") or module == "ui" or module.startswith("ui.")
+            or module == "audit.capabilities" or module.startswith("audit.capabilities.")
             or root in PAGE_LIBRARIES or root in sys.stdlib_module_names)
 
 

@@ -86,9 +86,9 @@ def test_chinese_questions_warn_per_query_and_cjk_bigrams_finds_them(chinese, tm
     out = capsys.readouterr().out
     js = json.loads((tmp_path / "u.json").read_text(encoding="utf-8"))
     # unicode: each question is one token, the needle's sentence another: BM25 scores 0 and finds nothing
-    assert js["results"][0]["recall@20"] == 0.0 and js["bm25_no_token"] == []
-    assert [w.split(" (")[0] for w in js["warnings"]] == ["query n1/doc", "query n1/ticket"]
-    assert js["warnings"][0] == (
+    assert js["results"][0]["Success@20"] == 0.0 and js["retrieval"]["bm25_no_token"] == []
+    assert [w["message"].split(" (")[0] for w in js["warnings"]] == ["query n1/doc", "query n1/ticket"]
+    assert js["warnings"][0]["message"] == (
         "query n1/doc ('中继密钥多久轮换一次'): its words in a script written without spaces (Han, Kana, Hangul, "
         "Thai) match no chunk's BM25 token under the 'unicode' rule (a phrase without spaces is one token): BM25 "
         "ignores them; the rule cjk-bigrams (--bm25-tokens cjk-bigrams, sidebar: BM25 tokens) matches such text "
@@ -99,7 +99,7 @@ def test_chinese_questions_warn_per_query_and_cjk_bigrams_finds_them(chinese, tm
     js = json.loads((tmp_path / "c.json").read_text(encoding="utf-8"))
     # the needle's chunk shares 中继 继密 密钥 … 轮换 with the first question, 密钥 and 轮换 with the second;
     # the other chunk (备份数据保留十四天) shares none: both found first
-    assert js["results"][0]["recall@1"] == 1.0 and js["warnings"] == [] and "warning:" not in out
+    assert js["results"][0]["Success@1"] == 1.0 and js["warnings"] == [] and "warning:" not in out
     assert js["provenance"]["bm25_tokens"] == "cjk-bigrams"
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 #: Exit codes: success, a gate failed, bad input.
@@ -220,6 +220,23 @@ def needles_arg(path, out_of_domain=None) -> tuple[list, list]:
         return load_needles(path), (load_out_of_domain(out_of_domain) if out_of_domain else [])
     except GroundTruthError as e:
         raise InputError(str(e)) from None
+
+
+@dataclass(frozen=True)
+class Loaded:
+    """What a source hands the report's one door (:func:`audit.cli.report.cmd_report`): its run set, the inputs
+    beside it (:attr:`audit.report.sections.Inputs.beside`), the ``--fail-under`` gates and where they count
+    (``where``, e.g. `` (over all questions)``; ``skip_unavailable``: a run that could not be made is not gated),
+    whether the audit is recorded in the history (``history``) and may be written as a decision record
+    , and lines for stderr (``notes``)."""
+
+    runset: object
+    beside: dict = field(default_factory=dict)
+    gates: tuple = ()
+    where: str = ""
+    skip_unavailable: bool = False
+    history: bool = True
+    notes: tuple = ()
 
 
 def gates_failed(gates, results, *, skip_unavailable: bool = False, where: str = "") -> int:

@@ -16,17 +16,16 @@ from pathlib import Path
 from ..words import plural
 from .common import (
     InputError,
+    Loaded,
     ProgressBar,
     corpus_arg,
     cut_arg,
     encoder_arg,
     fail_under_arg,
-    gates_failed,
     query_vectors_arg,
-    write_json,
 )
 
-__all__ = ["add_endpoint_options", "cmd_report_endpoint"]
+__all__ = ["add_endpoint_options", "load_endpoint"]
 
 #: Defaults of the harness options (None in the parser, so that a stray option can be told apart).
 DEFAULTS = {"k": 20, "concurrency": 4, "deadline": 10.0, "retries": 2, "total_time": 600.0, "mapping": "plain"}
@@ -65,10 +64,10 @@ def _note(files: list, role: str, path) -> None:
     files.append({"role": role, "name": Path(path).name, "sha256": file_sha256(path)})
 
 
-def cmd_report_endpoint(a) -> int:
-    """Ask every endpoint every question; print the runs report with its requests; exit 1 when a gate fails."""
+def load_endpoint(a):
+    """Ask every endpoint every question: the run set of its answers (:class:`audit.cli.report.Loaded`, gated on
+    ``--fail-under`` over all questions; a failed request counts as a miss)."""
     from ..groundtruth import GroundTruthError, load_needles, load_out_of_domain
-    from ..report import build_report
     from ..sources.endpoint import EndpointError, endpoint_system, resolve_endpoints
     from ..sources.imported import InputFileError, read_qrels, read_queries
 
@@ -132,21 +131,12 @@ def cmd_report_endpoint(a) -> int:
         raise InputError(str(e)) from None
     finally:
         bar.close()
-    report = build_report(system, a.threshold)
-    print(report.render_text())
-    data = report.to_json()
-    if a.json:
-        write_json(a.json, data)
+    notes = []
     for name, log in (system.settings.get("requests") or {}).items():
         failed = [o for o in log.outcomes if o.failed]
         if failed:
             c = log.counts()
-            print(f"warning: endpoint {name}: {len(failed)} of {plural(len(log.outcomes), 'question')} failed "
-                  f"({c['timed_out']} timed out, {c['http_error']} HTTP errors, {c['malformed']} malformed); "
-                  "the measures over all questions count them as misses", file=sys.stderr)
-    from .history import after_report
-    from .record import write_record
-
-    code = after_report(a, report, gates_failed(gates, report.results, where=" (over all questions)"))
-    write_record(a, report, data)
-    return code
+            notes.append(f"warning: endpoint {name}: {len(failed)} of {plural(len(log.outcomes), 'question')} failed "
+                         f"({c['timed_out']} timed out, {c['http_error']} HTTP errors, {c['malformed']} malformed); "
+                         "the measures over all questions count them as misses")
+    return Loaded(system, gates=gates, where=" (over all questions)", notes=tuple(notes))

@@ -75,21 +75,28 @@ def _record(a, record) -> int | None:
     return rid
 
 
-def after_report(a, report, code: int) -> int:
-    """Record ``report`` (a :class:`audit.report.report.Report`) and run the gate when ``--baseline`` is given.
+def after_report(a, report):
+    """Record ``report`` (a :class:`audit.report.report.Report`) and run the regression gate when ``--baseline`` is
+    given: the ``history`` section's input (:class:`audit.report.sections.Recorded`), or None when nothing was
+    recorded nor compared. The record's id is also left on ``a.history_record`` for the decision record.
 
-    The record's id is left on ``a.history_record`` (None when nothing was recorded) for the decision record
-    (:func:`audit.cli.record.write_record`), which names it."""
+    Raises
+    ------
+    InputError
+        The baseline is refused or the history cannot be read.
+    """
     from ..evaluation.saved_cut import load_cuts
     from ..history.record import record_of_report
     from ..history.recording import enabled
+    from ..report.sections import Recorded
 
+    a.history_record = None
     if not enabled(getattr(a, "no_history", False)) and not getattr(a, "baseline", None):
-        return code  # nothing to record, nothing to compare: no record built
+        return None  # nothing to record, nothing to compare: no record built
     record = record_of_report(report, "report", getattr(a, "series", None), saved_cuts=load_cuts())
     rid = a.history_record = _record(a, record)
     if not getattr(a, "baseline", None):
-        return code
+        return Recorded(rid)
     from ..history.gate import BaselineRefused, compare_to_baselines, resolve_baselines
     from ..history.recording import open_configured
     from ..history.store import HistoryError
@@ -101,10 +108,7 @@ def after_report(a, report, code: int) -> int:
         result = compare_to_baselines(current, baselines, a.gate_measure, a.level, a.baseline)
     except (BaselineRefused, HistoryError, ValueError) as e:
         raise InputError(str(e)) from None
-    print("\n" + result.render())
-    if a.fail_if_worse and result.failed:
-        return EXIT_GATE
-    return code
+    return Recorded(rid, result)
 
 
 def after_health(a, source_kind: str, source_name: str, reports, code: int, model=None) -> int:

@@ -6,9 +6,9 @@ from __future__ import annotations
 __all__ = ["write_record"]
 
 
-def write_record(a, report, data: dict | None = None, traffic: dict | None = None, stages: dict | None = None) -> None:
-    """``--html FILE`` / ``--pdf FILE``: the decision record of ``report`` (figures from ``data``, its JSON; the
-    traffic's and the stages' from their JSON, ``traffic`` and ``stages``).
+def write_record(a, report, data: dict | None = None) -> None:
+    """``--html FILE`` / ``--pdf FILE``: the decision record of ``report`` (every figure from ``data``, the
+    document's JSON: its traffic and stages sections included).
 
     Called after the audit is recorded: the history (when recording is on) adds the record's id and link, the trend
     of the report's series (this audit included) and the latest health findings. A PDF
@@ -33,8 +33,8 @@ def write_record(a, report, data: dict | None = None, traffic: dict | None = Non
         except HistoryError as e:
             print(f"warning: the decision record has no trend: {e}", file=sys.stderr)
     try:
-        page = record_html(report, data=data, traffic=traffic, store=store, series=getattr(a, "series", None),
-                           record_id=getattr(a, "history_record", None), stages=stages)
+        page = record_html(report, data=data, store=store, series=getattr(a, "series", None),
+                           record_id=getattr(a, "history_record", None))
     finally:
         if store is not None:
             store.close()

@@ -7,16 +7,23 @@
 - ``--endpoint …``: a team's retrieval service (:mod:`.endpoint`);
 - ``--traffic FILE …``: production traffic, alone or after ``--run`` (:mod:`.traffic`), a section of the report.
 
-Every path ends the same way: ``--json`` writes the report's JSON, ``--html`` / ``--pdf`` the decision record
-rendered from it (:func:`.record.write_record`).
+Each source only loads (a :class:`~.common.Loaded`: its run set and what goes beside it); every path then goes
+through one door, :func:`write_report`: the document built once (:mod:`audit.report.sections`), the history
+recorded, then the text, ``--json``, and ``--html`` / ``--pdf`` (:func:`.record.write_record`) drawn from it.
 """
 
 from __future__ import annotations
 
+import sys
+from pathlib import Path
+
+from ..report import build_report
+from ..report.sections import Approximate
 from ..retrieval import RETRIEVERS
 from .common import (
-    EXIT_OK,
+    EXIT_GATE,
     InputError,
+    Loaded,
     ProgressBar,
     VectorsFile,
     corpus_arg,
@@ -39,30 +46,59 @@ from .common import (
 from .history import after_report
 from .record import write_record
 
-__all__ = ["cmd_report"]
+__all__ = ["cmd_report", "write_report"]
 
 
 def cmd_report(a) -> int:
-    """``python -m audit report …``: the report of the source the arguments name; exit 1 when a gate fails."""
+    """``python -m audit report …``: the one door. Load the source the arguments name (a run set and what goes
+    beside it), build the audit document once, record it, then write what was asked — the text, ``--json``,
+    ``--html`` / ``--pdf``; exit 1 when a gate fails."""
     source = pick_source(a, "report")
     if getattr(a, "judgments_version", None) and not (source == "traffic" and a.stages):
         raise InputError("--judgments-version judges traced questions: it goes with --traffic … --stages")
     if source == "traffic":
-        from .traffic import cmd_report_traffic
-
-        return cmd_report_traffic(a)
-    if source == "endpoint":
-        from .endpoint import cmd_report_endpoint
-
-        return cmd_report_endpoint(a)
-    if source == "runs":
-        from .runs import cmd_report_runs
-
-        return cmd_report_runs(a)
-    return {"index": _report_dataset, "store": _report_store, "builtin": _report_builtin}[source](a)
+        from .traffic import load_traffic as load
+    elif source == "endpoint":
+        from .endpoint import load_endpoint as load
+    elif source == "runs":
+        from .runs import load_runs as load
+    else:
+        load = {"index": _load_dataset, "store": _load_store, "builtin": _load_builtin}[source]
+    return write_report(a, load(a))
 
 
-def _report_builtin(a) -> int:
+def write_report(a, loaded: Loaded) -> int:
+    """Build the document of ``loaded`` (:func:`audit.report.build_report`), gate it (``--fail-under``), record it
+    in the history (and run ``--baseline``'s regression gate), then print its text and write ``--json``,
+    ``--html`` / ``--pdf``, each drawn from the same document.
+
+    Raises
+    ------
+    InputError
+        A bad cut (``--threshold``) or a baseline the history refuses.
+    """
+
+    try:
+        report = build_report(loaded.runset, a.threshold, **loaded.beside)
+    except ValueError as e:
+        raise InputError(str(e)) from None
+    code = gates_failed(loaded.gates, report.results, skip_unavailable=loaded.skip_unavailable, where=loaded.where)
+    recorded = after_report(a, report) if loaded.history else None
+    if recorded is not None:
+        report = report.with_beside(history=recorded)
+        if recorded.gate is not None and getattr(a, "fail_if_worse", False) and recorded.gate.failed:
+            code = EXIT_GATE
+    print(report.render_text())
+    for line in loaded.notes:
+        print(line, file=sys.stderr)
+    data = report.to_json()
+    if a.json:
+        write_json(a.json, data)
+    write_record(a, report, data)
+    return code
+
+
+def _load_builtin(a) -> Loaded:
     """The built-in strategies × retrievers over ``--corpus`` (default python-reference)."""
     cut_arg(a.threshold)
     a.corpus = a.corpus or "python-reference"
@@ -71,7 +107,6 @@ def _report_builtin(a) -> int:
     from ..home import default_index_path
     from ..index import EmbeddingCache
     from ..models import ModelUnavailable, load_encoder
-    from ..report import build_report
     from ..sources.builtin import UnhealthyIndex, run_audit
 
     gates = fail_under_arg(a.fail_under or [])
@@ -98,23 +133,15 @@ def _report_builtin(a) -> int:
         raise InputError(str(e)) from None
     finally:
         bar.close()
-    report = build_report(run, a.threshold)
-    print(report.render_text())
-    data = report.to_json()
-    if a.json:
-        write_json(a.json, data)
-    code = after_report(a, report, gates_failed(gates, report.results, skip_unavailable=True))
-    write_record(a, report, data)
-    return code
+    return Loaded(run, gates=gates, skip_unavailable=True)
 
 
-def _report_dataset(a) -> int:
+def _load_dataset(a) -> Loaded:
     """The report of a Lance dataset as it is, plus its ANN index against the exact scan when it has one."""
     from ..groundtruth import GroundTruthError, load_ground_truth
     from ..index.lance import LanceIndexError
     from ..models import ModelUnavailable
     from ..evaluation.measures import SPEC_KS
-    from ..report import build_report
     from ..sources.builtin import run_audit
     from .common import dataset_arg
 
@@ -132,28 +159,22 @@ def _report_dataset(a) -> int:
                         prebuilt=loaded.prebuilt(), source_kind="lance")
     except (ValueError, ModelUnavailable) as e:
         raise InputError(str(e)) from None
-    report = build_report(run, a.threshold)
-    print(report.render_text())
-    data = report.to_json()
     ix = dataset_arg(a.index).index
+    approximate = None
     if ix.vector_indices():
-        qrels = run.judgments[run.strategies[0]]
+        space = next(iter(run.judgments))
+        qrels = run.judgments[space]
         relevant = [qrels.relevant(q.query_id) if q.in_domain else frozenset() for q in run.queries]
         try:
             ann = ix.compare_ann(run.query_vectors, SPEC_KS, relevant)
         except LanceIndexError as e:
             raise InputError(str(e)) from None
-        print("\nThe dataset's ANN index against the exact scan")
-        print(ann.to_frame().to_string(index=False, float_format=lambda v: f"{v:.3f}"))
-        data["ann"] = ann.to_dict()
-    if a.json:
-        write_json(a.json, data)
-    code = after_report(a, report, EXIT_OK)
-    write_record(a, report, data)
-    return code
+        approximate = Approximate({"dataset": Path(str(a.index)).name}, enc.name, ann,
+                                  lines=(f"Index: {ann.method} {ann.params}",))
+    return Loaded(run, {"approximate": approximate})
 
 
-def _report_store(a) -> int:
+def _load_store(a) -> Loaded:
     """The store's questions as a run set (runs ``approximate`` and ``exact``: the one report every source has,
     under ``results``), and beside it needle recall through the approximate index and through an exact scan
     per k, with the overlap of the two top-k lists (``comparison``, :mod:`audit.evaluation.approximate`)."""
@@ -163,7 +184,6 @@ def _report_store(a) -> int:
     from ..evaluation.approximate import compare_retrieval, relevant_from_needles
     from ..evaluation.measures import SPEC_KS
     from ..jsontext import InputFileError
-    from ..report import build_report
 
     with store_arg(a) as store:  # nothing is asked of the store until a search
         if not a.ground_truth:
@@ -191,23 +211,19 @@ def _report_store(a) -> int:
             # the run set asks the store the same questions again: its runs are ordered as every run is
             runset = store.runset(needles=needles, encoder=None if qv else enc, query_vectors=qv, k=k,
                                   **store_settings(a))
-            report = build_report(runset, a.threshold)
         except (ValueError, InputFileError) as e:  # StoreError is a ValueError
             raise InputError(str(e)) from None
-    print(f"Store {spec.provenance} · model {enc.name} · {len(questions)} questions from {len(needles)} needles")
-    print(f"Approximate index: {comparison.index or 'none'} {comparison.settings}" + (
-        f" — {comparison.note}" if comparison.note else ""))
-    print("Needle recall through the approximate index and through an exact scan; overlap of the two top-k lists")
-    print(comparison.to_frame().to_string(index=False, float_format=lambda v: f"{v:.3f}"))
+    lines = [f"Store {spec.provenance} · model {enc.name} · {len(questions)} questions from {len(needles)} needles",
+             f"Approximate index: {comparison.index or 'none'} {comparison.settings}"
+             + (f" — {comparison.note}" if comparison.note else ""),
+             "Needle recall through the approximate index and through an exact scan; overlap of the two top-k lists"]
     for row in comparison.rows:
         if row.lost:
-            print(f"lost at k={row.k} by the approximate index: {', '.join(row.lost)}")
+            lines.append(f"lost at k={row.k} by the approximate index: {', '.join(row.lost)}")
     for row in comparison.rows:
         if row.short:
-            print(f"short lists at k={row.k} (the approximate index returned fewer rows than the exact scan): "
-                  f"{len(row.short)} of {row.n_queries} questions, e.g. {', '.join(row.short[:5])}")
-    if a.json:
-        write_json(a.json, report.to_json() | {"store": spec.to_dict(), "model": enc.name,
-                                                "comparison": comparison.to_dict(),
-                                                "approximate_ms": list(approximate.ms), "exact_ms": list(exact.ms)})
-    return EXIT_OK
+            lines.append(f"short lists at k={row.k} (the approximate index returned fewer rows than the exact scan): "
+                         f"{len(row.short)} of {row.n_queries} questions, e.g. {', '.join(row.short[:5])}")
+    approximate = Approximate(spec.to_dict(), enc.name, comparison, tuple(approximate.ms), tuple(exact.ms),
+                              tuple(lines))
+    return Loaded(runset, {"approximate": approximate}, history=False)

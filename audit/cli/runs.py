@@ -1,20 +1,15 @@
-"""``report --run NAME=FILE …``: the audit of a team's own runs, judgments and chunks."""
+"""``report --run NAME=FILE …``: a team's own runs, judgments and chunks, loaded as a run set for the report."""
 
 from __future__ import annotations
 
 import math
 
-from .common import InputError, corpus_arg, fail_under_arg, gates_failed, strip_arg, write_json
+from .common import InputError, Loaded, corpus_arg, fail_under_arg, strip_arg
 
 
-def cmd_report_runs(a, extend=None) -> int:
-    """``report --run NAME=FILE …``: audit a team's own runs (issue: the system a team actually runs).
-
-    ``extend(runset, report) -> (text, keys)``, when given, adds a section after the report's text and its
-    keys (a dict: ``traffic``, ``stages``) to the JSON (``report --traffic``, :mod:`audit.cli.traffic`); its
-    ValueError is bad input.
-    """
-    from ..report import build_report
+def load_runs(a):
+    """``report --run NAME=FILE …``: a team's own runs, judgments and chunks as a run set
+    (:class:`audit.cli.report.Loaded`, gated on ``--fail-under``)."""
     from ..runset import FILE_SCORE_KINDS
     from ..sources.imported.system import load_system, parse_named
 
@@ -38,18 +33,6 @@ def cmd_report_runs(a, extend=None) -> int:
         corpus = corpus_arg(a.corpus, strip_arg(a)) if a.corpus else None
         system = load_system(a.queries, runs, scores, a.qrels, a.ground_truth, a.chunks, corpus, a.ood_queries,
                              ood_runs)
-        report = build_report(system, a.threshold)
-        extra_text, extra_json = extend(system, report) if extend is not None else ("", None)
     except ValueError as e:
         raise InputError(str(e)) from None
-    print(report.render_text() + extra_text)
-    data = report.to_json()
-    if a.json:
-        write_json(a.json, data | (extra_json or {}))
-    from .history import after_report
-    from .record import write_record
-
-
-    code = after_report(a, report, gates_failed(gates, report.results))
-    write_record(a, report, data, (extra_json or {}).get("traffic"), (extra_json or {}).get("stages"))
-    return code
+    return Loaded(system, gates=gates)

@@ -22,9 +22,9 @@ from __future__ import annotations
 import argparse
 import math
 
-from .common import EXIT_OK, InputError, corpus_arg, write_json
+from .common import InputError, Loaded, corpus_arg
 
-__all__ = ["add_traffic_options", "cmd_report_traffic"]
+__all__ = ["add_traffic_options", "load_traffic"]
 
 _BUILTIN_ONLY = ("strategies", "retrievers", "ground_truth", "out_of_domain", "db", "index", "fail_under")
 
@@ -138,16 +138,10 @@ def _check_cut(kind: str, cut: float) -> float:
     return cut
 
 
-def _cut_source(choice, run: str) -> str:
-    """Where the traffic's cut comes from when ``--threshold`` is not given: the labelled run's applied cut
-    under the one rule (:func:`audit.evaluation.saved_cut.choose`), named as its ``how`` says."""
-    return {"saved": f"the saved threshold of run {run}", "balanced": f"the balanced cut of run {run}",
-            "given": "given"}[choice.how]
-
-
-def cmd_report_traffic(a) -> int:
-    """``report --traffic FILE… [--run …]``: the traffic section, alone or after the runs report."""
-    from ..report.traffic import build_traffic_report
+def load_traffic(a):
+    """``report --traffic FILE… [--run …]``: the run set (a team's labelled runs, or the traffic's own empty one)
+    with the traffic (and ``--stages``' traces) beside it, as :class:`audit.cli.common.Loaded`."""
+    from ..report.sections import TrafficInput
 
     window, baseline = _window(a, "since", "until"), _window(a, "baseline_since", "baseline_until")
     show = _show_questions(a)
@@ -156,28 +150,19 @@ def cmd_report_traffic(a) -> int:
         raise InputError("--traffic is read alone or with --run (the labelled runs of the system that served it), "
                          "not with --store or --index")
     if a.run:
-        from .runs import cmd_report_runs
+        from .runs import load_runs
 
-        def extend(system, report):
-            from ..traffic.labelled import from_runset
-
+        loaded = load_runs(a)
+        system = loaded.runset
+        try:
             name = a.traffic_run or _only_ood_run(system)
-            labelled = from_runset(system, name) if name else None
             table = _table(a, system.corpus)
-            cut, source = None, "given"
-            if a.threshold is not None:
-                cut = _check_cut(table.score_kind, a.threshold)
-            elif labelled is not None and labelled.score_kind == table.score_kind:
-                t = next((t for t in report.thresholds if t.run == name), None)
-                cut, source = (t.cut, _cut_source(report.choices[name], name)) if t is not None else (None, "")
-            rep = build_traffic_report(table, cut, source, labelled, window, baseline, show, **opts)
-            text, out = rep.render_text(), {"traffic": rep.to_json()}
-            if a.stages:
-                stages = _stages_of_runs(a, system)
-                text, out = text + "\n" + stages.render_text(), out | {"stages": stages.to_json()}
-            return text, out
-
-        return cmd_report_runs(a, extend=extend)
+            cut = _check_cut(table.score_kind, a.threshold) if a.threshold is not None else None
+            stages = _stages_of_runs(a, system) if a.stages else None
+        except ValueError as e:
+            raise InputError(str(e)) from None
+        beside = {"traffic": TrafficInput(table, cut, name, window, baseline, show, opts), "stages": stages}
+        return Loaded(system, beside, loaded.gates, loaded.where, loaded.skip_unavailable)
     judged = ("queries", "qrels", "ground_truth") if a.stages else ()
     given = [f"--{o.replace('_', '-')}" for o in _BUILTIN_ONLY if getattr(a, o, None) and o not in judged]
     given += [f"--{o.replace('_', '-')}" for o in ("traffic_run", "model", "queries", "qrels", "chunks", "score",
@@ -189,6 +174,8 @@ def cmd_report_traffic(a) -> int:
     if getattr(a, "html", None) or getattr(a, "pdf", None):
         raise InputError("--html/--pdf: the decision record is of an audit of runs; give --run NAME=FILE … with "
                          "--traffic (the labelled runs of the system that served it)")
+    from ..sources.traffic import traffic_runset
+
     stages = _stages_alone(a) if a.stages else None
     corpus = corpus_arg(a.corpus) if a.corpus else None
     table = _table(a, corpus)
@@ -196,11 +183,8 @@ def cmd_report_traffic(a) -> int:
         cut = _check_cut(table.score_kind, a.threshold) if a.threshold is not None else None
     except ValueError as e:
         raise InputError(str(e)) from None
-    rep = build_traffic_report(table, cut, "given", None, window, baseline, show, **opts)
-    print(rep.render_text().lstrip("\n") + ("\n" + stages.render_text() if stages is not None else ""))
-    if a.json:
-        write_json(a.json, {"traffic": rep.to_json()} | ({"stages": stages.to_json()} if stages is not None else {}))
-    return EXIT_OK
+    beside = {"traffic": TrafficInput(table, cut, None, window, baseline, show, opts), "stages": stages}
+    return Loaded(traffic_runset(table), beside, history=False)
 
 
 def _stages(a, judgments, deeper=None, deeper_name: str = ""):

@@ -102,11 +102,13 @@ def _provenance(report, data: Mapping, generated_at: str, record_id: int | None 
         items.append(("corpus", f"{rs.corpus.name} (sha256 {rs.corpus.sha256})"))
     if rs.model and "model" not in (data.get("provenance") or {}):  # the built-in provenance names it already
         items.append(("model", ", ".join(f"{k} {v}" for k, v in rs.model.items() if v not in (None, ""))))
-    items.append(("ground truth", f"{data.get('judged_by') or ''}; digest {ground_truth_hash(rs)}"))
+    items.append(("ground truth", f"{(data.get('questions') or {}).get('judged_by') or ''}; digest "
+                                  f"{ground_truth_hash(rs)}"))
     if src.identity:
         items.append(("run set digest", src.identity))
     for k, v in (data.get("provenance") or {}).items():
-        if k == "files" or v in (None, "", [], {}) or (rs.corpus is not None and k in ("corpus", "corpus_sha256")):
+        if k in ("files", "wall_seconds") or v in (None, "", [], {}) or (
+                rs.corpus is not None and k in ("corpus", "corpus_sha256")):
             continue
         items.append((k.replace("_", " "), json.dumps(v, ensure_ascii=False, sort_keys=True)
                       if isinstance(v, (dict, list)) else str(v)))
@@ -123,15 +125,38 @@ def _provenance(report, data: Mapping, generated_at: str, record_id: int | None 
     return out
 
 
+def _label(name: str, entry: Mapping) -> str:
+    if entry.get("strategy") is not None:
+        return f"strategy {entry.get('strategy')}, retriever {entry.get('retriever')}"
+    return f"run {name}"
+
+
+#: Up to this many runs with a threshold, the record details each; beyond, the first (the document's primary run)
+#: and every run whose cut was saved, the others in one table.
+DETAILED = 4
+
+
 def _thresholds(report, data: Mapping) -> list[tuple[str, str, Mapping]]:
-    """(run name, label for people, JSON entry) of each reported threshold, the report's order."""
+    """(run name, label for people, JSON entry) of each threshold the record details (:data:`DETAILED`), the
+    document's order."""
     thr = data.get("threshold") or {}
-    if report.columns:
-        if not thr:
-            return []
-        name = report.thresholds[0].run if report.thresholds else f"{thr.get('strategy')}/{thr.get('retriever')}"
-        return [(name, f"strategy {thr.get('strategy')}, retriever {thr.get('retriever')}", thr)]
-    return [(name, f"run {name}", entry) for name, entry in thr.items()]
+    return [(name, _label(name, entry), entry) for i, (name, entry) in enumerate(thr.items())
+            if len(thr) <= DETAILED or i == 0 or entry.get("how") == "saved"]
+
+
+def _other_cuts(data: Mapping, detailed: set) -> str:
+    """One row per other run's cut (run, cut, how, outcomes): what the same rule gives elsewhere."""
+    rows = []
+    for name, t in (data.get("threshold") or {}).items():
+        if name in detailed:
+            continue
+        at = t.get("at_cut") or {}
+        rows.append([_e(name), _fig("cut", t.get("cut"), _num(t.get("cut"), ".4g"), name), _e(t.get("how")),
+                     *(_fig(f"count:{key}", at.get(key), run=name) for key, _, _ in OUTCOMES)])
+    if not rows:
+        return ""
+    return ("<h3>The same rule on the other runs</h3>"
+            + _table(["run", "cut", "how", *(label for _, label, _ in OUTCOMES)], rows))
 
 
 def _sweep_svg(entry: Mapping, run: str) -> str:
@@ -152,7 +177,7 @@ def _sweep_svg(entry: Mapping, run: str) -> str:
     if not rows:
         return ""
     cut = entry.get("cut")
-    unit = entry.get("score_kind") or "cosine-distance"
+    unit = entry.get("score_kind")
     step = "step-after" if entry.get("keep") == "above" else "step-before"
     spec = {
         "$schema": "https://vega.github.io/schema/vega-lite/v5.json", "width": 640, "height": 220,
@@ -207,11 +232,12 @@ def _decision(report, data: Mapping, traffic: Mapping | None, charts: bool) -> s
     for run, label, t in ths:
         how = t.get("how")
         saved = t.get("saved")
-        kind = t.get("score_kind") or "cosine-distance"
-        keep = "below" if report.columns else t.get("keep")  # the built-in columns' "keep" is the 4 chunks kept
+        kind = t.get("score_kind")
+        keep = t.get("keep")
         cut = t.get("cut")
         head = (f"<h3>{_e(label)}</h3><p>Cut {_fig('cut', cut, _num(cut, '.4g'), run)} ({_e(kind)}; the gate keeps "
-                f"at most {KEEP} chunks scoring strictly {_e(keep)} it) — {_fig('how', how, run=run)}</p>")
+                f"at most {_e(t.get('kept_at_most', KEEP))} chunks scoring strictly {_e(keep)} it) — "
+                f"{_fig('how', how, run=run)}</p>")
         block = [head]
         if saved:
             note, author = saved.get("note") or "", saved.get("author") or ""
@@ -252,6 +278,7 @@ def _decision(report, data: Mapping, traffic: Mapping | None, charts: bool) -> s
         if charts:
             block.append(_sweep_svg(t, run))
         out.append('<div class="decision">' + "".join(block) + "</div>")
+    out.append(_other_cuts(data, {run for run, _, _ in ths}))
     if traffic:
         na = traffic.get("no_answer") or {}
         c = traffic.get("cut") or {}
@@ -268,9 +295,7 @@ def _decision(report, data: Mapping, traffic: Mapping | None, charts: bool) -> s
 def _success_ks(rows: Sequence[Mapping]) -> list[str]:
     if not rows:
         return []
-    keys = rows[0].keys()
-    pref = "recall@" if any(k.startswith("recall@") and k[7:].isdigit() for k in keys) else "Success@"
-    return [k for k in keys if k.startswith(pref) and k[len(pref):].isdigit()]
+    return [k for k in rows[0].keys() if k.startswith("Success@") and k[8:].isdigit()]
 
 
 def _comparison(report, data: Mapping) -> str:
@@ -278,14 +303,13 @@ def _comparison(report, data: Mapping) -> str:
     rows = data.get("results") or []
     ks = _success_ks(rows)
     if rows and ks:
-        head = (["strategy", "retriever"] if report.columns else ["run"]) + [
-            k.replace("recall@", "Success@") + " [Wilson 95%]" for k in ks]
+        head = ["run"] + [k + " [Wilson 95%]" for k in ks]
         body = []
         for r in rows:
-            name = f"{r.get('strategy')}/{r.get('retriever')}" if report.columns else r.get("name")
-            cells = [_e(r.get("strategy")), _e(r.get("retriever"))] if report.columns else [_e(name)]
+            name = r.get("name")
+            cells = [_e(name)]
             for k in ks:
-                label = k.replace("recall@", "Success@")
+                label = k
                 est, lo, hi = r.get(k), r.get(f"{k}_low"), r.get(f"{k}_high")
                 cells.append(f"{_fig(label, est, _num(est), name)} [{_fig(label + ':low', lo, _num(lo), name)}, "
                              f"{_fig(label + ':high', hi, _num(hi), name)}]")
@@ -305,7 +329,7 @@ def _comparison(report, data: Mapping) -> str:
                          _e(c.get("queries needed"))])
         out.append("<p>Paired sign tests on Success@k (wins: questions <i>a</i> finds in the top k and <i>b</i> "
                    "misses; exact two-sided binomial test on the discordant questions), p Holm-adjusted "
-                   + ("over this table" if report.columns else "per k") + ".</p>"
+                   + ("over this table" if any(r.get("strategy") for r in rows) else "per k") + ".</p>"
                    + _table(["a", "b", "k", "wins", "losses", "p", "p (Holm)", "queries needed"], body))
     lost = [t for t in report.tests if t.win_ids or t.loss_ids]
     if lost:
@@ -318,23 +342,22 @@ def _comparison(report, data: Mapping) -> str:
 
 def _citations(report, data: Mapping) -> str:
     out = ["<h2>Citations</h2>"]
-    if report.columns:
-        rows = data.get("chunks") or []
-        cols = [c for c in ("strategy", "chunks", "destroyed", "overlap-only", "past window") if rows and c in rows[0]]
-        if cols:
-            out.append("<p>A citation quotes a chunk's own content at its locator. Needles no chunk holds whole "
-                       "(destroyed) cannot be cited; needles only an overlap tail holds cannot be shown in a "
-                       "quote; needles only past the encoder window were never embedded (needles per strategy)."
-                       "</p>" + _table(cols, ([_fig(c, r.get(c), run=r.get("strategy")) if c != "strategy"
-                                               else _e(r.get(c)) for c in cols] for r in rows)))
-        else:
-            out.append('<p class="muted">Not part of this audit.</p>')
+    needles = data.get("needles")
+    if needles:
+        cols = ["strategy", "destroyed", "overlap_only", "past_window"]
+        out.append("<p>A citation quotes a chunk's own content at its locator. Needles no chunk holds whole "
+                   "(destroyed) cannot be cited; needles only an overlap tail holds cannot be shown in a "
+                   "quote; needles only past the encoder window were never embedded (needles per strategy)."
+                   "</p>" + _table(cols, ([_e(r.get("strategy"))] + [_fig(c.replace("_", "-"), len(r.get(c) or ()),
+                                                                          run=r.get("strategy")) for c in cols[1:]]
+                                          for r in needles.get("rows") or [])))
+    cit = data.get("citations")
+    if cit is None:
+        if not needles:
+            out.append('<p class="muted">Returned contents were not checked against documents (give the corpus and '
+                       "the chunks).</p>")
         return "".join(out)
-    errors, checked = data.get("chunk_errors") or [], data.get("chunks_checked")
-    if checked is None and not errors:
-        out.append('<p class="muted">Returned contents were not checked against documents (give the corpus and '
-                   "the chunks).</p>")
-        return "".join(out)
+    errors, checked = cit.get("errors") or [], cit.get("checked")
     out.append(f"<p>{_fig('chunk_errors', len(errors))} of {_fig('chunks_checked', checked)} chunks quote text "
                "that differs from their document at their offsets.</p>")
     if errors:
@@ -360,7 +383,7 @@ def _health(health) -> str:
 
 
 def _endpoint(data: Mapping) -> str:
-    req = data.get("requests")
+    req = (data.get("endpoint") or {}).get("requests")
     if not req:
         return ""
     out = ["<h2>The endpoint</h2>"]
@@ -403,9 +426,9 @@ def render_html(report, data: Mapping | None = None, *, traffic: Mapping | None 
     data : mapping, optional
         ``report.to_json()`` when already built (the figures are read from it; default: built here, once).
     traffic : mapping, optional
-        The traffic section's JSON (:meth:`audit.report.traffic.TrafficReport.to_json`): its NO ANSWER share.
+        Default: the document's ``traffic`` section. The traffic section's JSON (:meth:`audit.report.traffic.TrafficReport.to_json`): its NO ANSWER share.
     stages : mapping, optional
-        ``--stages``' JSON (:meth:`audit.report.stages.StagesReport.to_json`): the counts per stage with their
+        Default: the document's ``stages`` section. ``--stages``' JSON (:meth:`audit.report.stages.StagesReport.to_json`): the counts per stage with their
         Wilson intervals, and per ``service.version``.
     health, trend : DataFrame, optional
         From the history: :func:`audit.views.history.health_frame` and :func:`audit.views.history.trend_frame`.
@@ -422,6 +445,8 @@ def render_html(report, data: Mapping | None = None, *, traffic: Mapping | None 
         The HTML document (UTF-8 text); it requests nothing from any host.
     """
     data = report.to_json() if data is None else data
+    traffic = traffic if traffic is not None else data.get("traffic")
+    stages = stages if stages is not None else data.get("stages")
     when = generated_at or _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
     rs = report.runset
     title = f"Retrieval audit: {rs.source.name}"

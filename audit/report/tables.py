@@ -17,8 +17,9 @@ from ..evaluation.measures import KS, SPEC_KS, RunResult, measure_names
 from ..evaluation.paired import PairedTest, holm_adjusted, paired_test
 from ..evaluation.stats import wilson
 
-__all__ = ["chunks_frame", "key_comparisons", "latency_frame", "needed_label",
-           "phrasing_frame", "rank_matrix", "rerank_window_frame", "result", "results_frame", "runs_frame"]
+__all__ = ["PHRASINGS", "PHRASING_MEASURES", "chunks_frame", "key_comparisons", "latency_frame", "needed_label",
+           "phrasing_frame", "rank_matrix", "rerank_window_frame", "result", "result_rows", "results_frame",
+           "runs_frame"]
 
 
 
@@ -30,43 +31,41 @@ def result(results: Sequence[RunResult], name: str) -> RunResult:
     raise KeyError(f"no result for run {name!r}; runs: {', '.join(r.name for r in results)}")
 
 
-def results_frame(runset, results: Sequence[RunResult], phrasing: str | None = None) -> pd.DataFrame:
-    """One row per run: Success@k with Wilson 95% bounds, the other ir_measures, and what the source knows.
+def result_rows(runset, results, phrasing: str | None = None) -> list[dict]:
+    """One row per run: ``name``, ``strategy``, ``retriever`` (None for a run not made here), ``score_kind``,
+    ``n_queries``, ``n_missing``, ``n_unjudged``, ``available``, ``reason``, every measure under its ir_measures
+    name with ``Success@k_low``/``_high`` (Wilson 95%), and ``destroyed``, ``overlap_only``, ``past_window``
+    (needle counts of the run's chunks; None where the cut rule is not known) and ``rerank_pairs_over_window``.
 
-    Columns: ``name``, ``score_kind``, ``n_queries``, ``n_missing``, ``n_unjudged``, ``available``,
-    ``reason``, then every :func:`~audit.evaluation.measures.measure_names` under its ir_measures name
-    with ``Success@K_low``/``_high``. A built-in column also has ``strategy``, ``retriever``,
-    ``recall@K`` / ``_low`` / ``_high`` (K in :data:`~audit.evaluation.measures.SPEC_KS`; the specification's name of
-    ``Success@K``), ``mrr`` (MRR@20 = ``RR@20``), ``destroyed``, ``overlap_only``, ``past_window``
-    (needles of its strategy) and ``rerank_pairs_over_window`` (rerank rows). Measures of an
-    unavailable run are NaN.
+    ``phrasing``: the questions of that wording only. Each figure once, by its ir_measures name (the specification's
+    recall@k is Success@k, its MRR@20 is RR@20: display labels, :func:`audit.evaluation.measures.measure_label`).
     """
     rows = []
     for r in results:
         r = r.subset(phrasing)
-        row = {"name": r.name, "score_kind": r.score_kind, "n_queries": r.n_queries, "n_missing": r.n_missing,
-               "n_unjudged": r.n_unjudged, "available": r.available, "reason": r.reason}
-        if r.strategy is not None:
-            row = {"strategy": r.strategy, "retriever": r.retriever, **row}
-            for k in SPEC_KS:
-                iv = r.success(k)
-                row[f"recall@{k}"], row[f"recall@{k}_low"], row[f"recall@{k}_high"] = iv.estimate, iv.low, iv.high
-            row["mrr"] = r.mrr()
+        run = runset.run(r.name)
+        sp = runset.space(run)
+        row = {"name": r.name, "strategy": run.strategy, "retriever": run.retriever, "score_kind": r.score_kind,
+               "n_queries": r.n_queries, "n_missing": r.n_missing, "n_unjudged": r.n_unjudged,
+               "available": r.available, "reason": r.reason}
         for name in measure_names():
             row[name] = r.mean(name)
             if name.startswith("Success@"):
                 iv = r.success(int(name.split("@")[1]))
                 row[f"{name}_low"], row[f"{name}_high"] = iv.low, iv.high
-        if r.strategy is not None:
-            sp = runset.space(runset.run(r.name))
-            ns = sp.needles
-            row["destroyed"] = len(ns.destroyed) if ns is not None else 0
-            row["overlap_only"] = len(ns.overlap_only) if ns is not None else 0
-            row["past_window"] = len(ns.past_window) if ns is not None else 0
-            row["rerank_pairs_over_window"] = (sum(len(x) for x in sp.rerank_over_window.values())
-                                               if r.retriever == "rerank" and sp.rerank_over_window else None)
+        ns = sp.needles if sp.strategy is not None else None
+        row["destroyed"] = len(ns.destroyed) if ns is not None else None
+        row["overlap_only"] = len(ns.overlap_only) if ns is not None else None
+        row["past_window"] = len(ns.past_window) if ns is not None else None
+        row["rerank_pairs_over_window"] = (sum(len(x) for x in sp.rerank_over_window.values())
+                                           if sp.rerank_over_window and run.retriever == "rerank" else None)
         rows.append(row)
-    return pd.DataFrame(rows)
+    return rows
+
+
+def results_frame(runset, results: Sequence[RunResult], phrasing: str | None = None) -> pd.DataFrame:
+    """:func:`result_rows` as a DataFrame (the ``results`` section's rows; the Strategies page's CSV)."""
+    return pd.DataFrame(result_rows(runset, results, phrasing))
 
 
 def runs_frame(results: Sequence[RunResult]) -> pd.DataFrame:
@@ -86,14 +85,24 @@ def runs_frame(results: Sequence[RunResult]) -> pd.DataFrame:
     return pd.DataFrame(rows)
 
 
+#: The measures the phrasing table sets side by side (the specification's recall@k and MRR@20, by ir_measures name).
+PHRASING_MEASURES = tuple(f"Success@{k}" for k in SPEC_KS) + ("RR@20",)
+PHRASINGS = ("documentation", "ticket")
+
+
 def phrasing_frame(runset, results: Sequence[RunResult]) -> pd.DataFrame:
-    """recall@k and MRR per built-in column for documentation and ticket phrasings side by side."""
-    doc = results_frame(runset, results, "documentation").set_index(["strategy", "retriever"])
-    tic = results_frame(runset, results, "ticket").set_index(["strategy", "retriever"])
-    cols = [f"recall@{k}" for k in SPEC_KS] + ["mrr"]
-    out = pd.concat({"documentation": doc[cols], "ticket": tic[cols]}, axis=1)
-    out.columns = [f"{a} {b}" for a, b in out.columns]
-    return out.reset_index()
+    """Per run (``name``, ``strategy``, ``retriever``), each measure of :data:`PHRASING_MEASURES` over the
+    documentation wording and over the ticket wording: ``documentation Success@8``, ``ticket RR@20`` …"""
+    by = {p: result_rows(runset, results, p) for p in PHRASINGS}
+    rows = []
+    for i, r in enumerate(results):
+        first = by[PHRASINGS[0]][i]
+        row = {"name": r.name, "strategy": first["strategy"], "retriever": first["retriever"]}
+        for p in PHRASINGS:
+            for m in PHRASING_MEASURES:
+                row[f"{p} {m}"] = by[p][i][m]
+        rows.append(row)
+    return pd.DataFrame(rows)
 
 
 def chunks_frame(runset) -> pd.DataFrame:

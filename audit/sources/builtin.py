@@ -32,7 +32,8 @@ from ..retrieval import bm25_tokens as tokenize
 from ..runset import Ranked, Run, RunSet, Source, Space, digest
 from ..scores import cosine_distances
 
-__all__ = ["RETRIEVER_KINDS", "UnhealthyIndex", "base_strategy", "column_name", "index_runsets", "pairs_over_window",
+__all__ = ["RETRIEVER_KINDS", "UnhealthyIndex", "base_strategy", "column_name", "index_runsets", "judged_by_ground_truth",
+           "pairs_over_window",
            "provenance_of", "run_audit", "vector_problems", "window_of"]
 
 
@@ -83,6 +84,13 @@ def pairs_over_window(cross, query: str, texts, head) -> list[tuple[int, int]]:
     n = count(query, [texts[int(i)] for i in head])
     return [(int(i), int(t)) for i, t in zip(head, n) if t > window]
 
+
+
+def judged_by_ground_truth(ground_truth) -> str:
+    """How a ground truth judges a chunk, in words: by its document (a BEIR folder) or by the needle its text holds."""
+    if ground_truth.judged_by_document:
+        return "document (BEIR: a chunk is relevant when its document is)"
+    return "needle (a chunk is relevant when its text holds the needle)"
 
 
 def provenance_of(corpus: Corpus, encoder: Encoder, strategies: Sequence[Strategy], reranker: str | None,
@@ -338,7 +346,7 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
     return RunSet(
         source=Source(source_kind, corpus.name, identity, provenance=prov, provenance_line=line),
         queries=tuple(queries), judgments=judgments, runs=tuple(runs), spaces=spaces, corpus=corpus,
-        ground_truth=ground_truth, judged_by="needles: a chunk is correct when its embedded text holds the needle",
+        ground_truth=ground_truth, judged_by=judged_by_ground_truth(ground_truth),
         model={"name": encoder.name, "digest": encoder.digest, "dims": encoder.dims, "window": encoder.window},
         settings={"retrievers": tuple(retrievers), "reranker": reranker_name, "rerank_error": rerank_error,
                   "rerank_window": window_of(cross) if cross is not None and not rerank_error else None,

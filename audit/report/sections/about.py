@@ -1,0 +1,117 @@
+"""Three sections every source has: ``provenance`` (what was read), ``questions`` (what was asked and judged, and
+what was left out) and ``warnings`` (what the readers accepted but say once)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ... import __version__
+from ...words import duration, plural
+from .base import Section
+
+__all__ = ["ProvenanceSection", "QuestionsSection", "WarningsSection"]
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """``data``: the source's provenance with its files, corpus and versions; ``line``: the same in one line;
+    ``header``: the lines a reader reads first (the corpus or the runs)."""
+
+    data: dict
+    line: str
+    header: tuple
+
+
+class ProvenanceSection(Section):
+    """The source's provenance (``files`` with their sha256, ``corpus`` and ``corpus_sha256``, the model and the
+    strategies where the runs were made here, ``audit_version``, ``wall_seconds``)."""
+
+    name = "provenance"
+
+    def compute(self, inputs, done):
+        rs = inputs.runset
+        c = rs.corpus
+        data = {"files": list(rs.source.files), "corpus": c.name if c is not None else None,
+                "corpus_sha256": c.sha256 if c is not None else None, **dict(rs.source.provenance),
+                "audit_version": __version__, "wall_seconds": rs.settings.get("wall_s")}
+        head = []
+        if c is not None:
+            py = f", Python {c.python_version} topics" if c.python_version else ""
+            head.append(f"Corpus {c.name}{py}: {plural(len(c.documents), 'document')}, "
+                        f"{plural(c.n_characters, 'character')}, {plural(c.n_sections, 'section')}"
+                        + (f"; {plural(len(c.failures), 'file')} failed to load" if c.failures else ""))
+        head.append("Runs: " + ", ".join(f"{r.name} ({r.score_kind}{', ' + r.source if r.source else ''})"
+                                         for r in rs.runs))
+        return Provenance(data, rs.source.provenance_line, tuple(head))
+
+    def to_json(self, result):
+        return result.data
+
+    def text(self, result):
+        wall = result.data.get("wall_seconds")
+        return [*result.header, f"Provenance: {result.line}" + (f" · run time {duration(wall)}" if wall else "")]
+
+
+@dataclass(frozen=True)
+class Questions:
+    judged_by: str
+    in_domain: int
+    out_of_domain: int
+    traffic: int
+    needles: int | None
+    rejected: tuple
+    by_document: bool = False
+
+
+class QuestionsSection(Section):
+    """The questions: how relevance was judged, how many in and out of domain, and every judged item left out
+    (``rejected``: ``id``, ``reason``, ``line``)."""
+
+    name = "questions"
+
+    def compute(self, inputs, done):
+        rs = inputs.runset
+        gt = rs.ground_truth
+        return Questions(rs.judged_by, len(rs.in_domain), len(rs.out_of_domain), len(rs.traffic),
+                         len(gt.needles) if gt is not None else None, tuple(rs.rejected),
+                         gt is not None and gt.judged_by_document)
+
+    def to_json(self, q):
+        return {"judged_by": q.judged_by, "in_domain": q.in_domain, "out_of_domain": q.out_of_domain,
+                "traffic": q.traffic, "needles": q.needles,
+                "rejected": [{"id": r.id, "reason": r.reason, "line": r.line} for r in q.rejected]}
+
+    def text(self, q):
+        traffic = f"; {q.traffic} from traffic" if q.traffic else ""
+        if q.by_document:
+            L = [f"Ground truth: {q.needles} BEIR queries judged by document (a chunk is relevant when its document "
+                 f"is), {len(q.rejected)} rejected; {q.out_of_domain} out-of-domain{traffic}"]
+        elif q.needles is not None:
+            L = [f"Ground truth: {q.needles} needles accepted, {len(q.rejected)} rejected; {q.in_domain} in-domain "
+                 f"queries, {q.out_of_domain} out-of-domain{traffic}"]
+        else:
+            L = [f"Queries: {q.in_domain} judged ({q.judged_by}); {q.out_of_domain} out-of-domain{traffic}"
+                 + (f"; {len(q.rejected)} judged queries rejected" if q.rejected else "")]
+        if q.rejected:
+            L.append(f"Rejected {'ground-truth items' if q.needles is not None else 'judged queries'} "
+                     f"({len(q.rejected)}):")
+            L += [f"  {r.id}" + (f" (line {r.line})" if r.line is not None and q.needles is not None else "") + f": {r.reason}" for r in q.rejected[:50]]
+            if len(q.rejected) > 50:
+                L.append(f"  … {len(q.rejected) - 50} more (all in the JSON's questions.rejected)")
+        return L
+
+
+class WarningsSection(Section):
+    """What the readers accepted but say once: each an object with ``message`` (and, from a team's files,
+    ``kind``, ``subject``, ``ids``)."""
+
+    name = "warnings"
+
+    def compute(self, inputs, done):
+        return tuple(inputs.runset.warnings)
+
+    def to_json(self, ws):
+        return [w.to_dict() if hasattr(w, "to_dict") else {"message": str(w)} for w in ws]
+
+    def text(self, ws):
+        return [f"warning: {w}" for w in ws]

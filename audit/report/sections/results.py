@@ -1,0 +1,130 @@
+"""``results``: one row per run under ir_measures names (Success@k with its Wilson 95% interval beside it), what
+each run is and, where its chunks' cut rule is known, its needles; and ``comparisons``: the paired sign tests."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pandas as pd
+
+from ...evaluation.measures import KS
+from ...evaluation.paired import holm_adjusted, paired_test, paired_tests
+from ...words import format_p
+from ..serialize import records
+from ..tables import result, result_rows, tests_frame
+from .base import Section
+
+__all__ = ["ComparisonsSection", "ResultsSection", "spec_pairs"]
+
+
+def _cell(est: float, lo: float, hi: float) -> str:
+    return "n/a" if not math.isfinite(est) else f"{est:.3f} [{lo:.3f},{hi:.3f}]"
+
+
+@dataclass(frozen=True)
+class Results:
+    rows: tuple
+    over: str
+
+
+class ResultsSection(Section):
+    """Every run's measures (:func:`result_rows`)."""
+
+    name = "results"
+    needs = ("judgments",)
+
+    def compute(self, inputs, done):
+        requests = inputs.runset.settings.get("requests")
+        return Results(tuple(result_rows(inputs.runset, inputs.results)),
+                       ", over all questions: a failed request counts as a miss" if requests else "")
+
+    def to_json(self, r):
+        return list(r.rows)
+
+    def text(self, r):
+        rows = r.rows
+        made_here = any(x["strategy"] is not None for x in rows)
+        show = []
+        for x in rows:
+            row = {"run": x["name"], "queries": x["n_queries"]}
+            for k in KS:
+                row[f"Success@{k}"] = _cell(x[f"Success@{k}"], x[f"Success@{k}_low"], x[f"Success@{k}_high"])
+            for n in ("RR@20", "nDCG@10"):
+                row[n] = "n/a" if not math.isfinite(x[n]) else f"{x[n]:.3f}"
+            if made_here:
+                row["destroyed"] = "" if x["destroyed"] is None else x["destroyed"]
+            show.append(row)
+        L = ["Success@k (the specification's recall@k) with Wilson 95% intervals, RR@20 (its MRR@20), nDCG@10: "
+             f"ir_measures names{r.over}"]
+        L.append(pd.DataFrame(show).to_string(index=False))
+        for x in rows:
+            if not x["available"]:
+                L.append(f"{x['name']} unavailable: {x['reason']}")
+        return L
+
+
+#: The specification's comparisons between strategies (on their dense column) and between retrievers (on the base
+#: strategy): ("B", "A") reads "B against A".
+SPEC_STRATEGY_PAIRS = (("B", "A"), ("D", "C"), ("F", "E"), ("E", "A"), ("E", "C"))
+SPEC_RETRIEVER_PAIRS = (("bm25", "dense"), ("hybrid", "dense"), ("hybrid", "bm25"), ("rerank", "hybrid"))
+
+
+def spec_pairs(runset, results) -> list[tuple[str, str]]:
+    """The specification's pairs among runs made here by strategy × retriever (empty when none is)."""
+    from ...sources.builtin import base_strategy, column_name
+
+    ok = {r.name for r in results if r.available}
+    names, retrievers = runset.strategies, runset.retrievers
+    pairs = []
+    for a, b in SPEC_STRATEGY_PAIRS:
+        if a in names and b in names and "dense" in retrievers:
+            pairs.append((column_name(a, "dense"), column_name(b, "dense")))
+    if names:
+        base = base_strategy(names)
+        for a, b in SPEC_RETRIEVER_PAIRS:
+            pa, pb = column_name(base, a), column_name(base, b)
+            if pa in ok and pb in ok:
+                pairs.append((pa, pb))
+    return pairs
+
+
+@dataclass(frozen=True)
+class Comparisons:
+    tests: tuple
+    holm: str
+
+
+class ComparisonsSection(Section):
+    """Paired sign tests on Success@k (wins: questions ``a`` finds in the top k and ``b`` misses). Runs made here by
+    strategy × retriever: the specification's pairs at k = 1, 8, 20, Holm over the table; other runs: every pair
+    at every k, Holm within each k."""
+
+    name = "comparisons"
+    needs = ("judgments", "two_runs")
+
+    def compute(self, inputs, done):
+        rs, results = inputs.runset, inputs.results
+        pairs = spec_pairs(rs, results)
+        if pairs:
+            tests = holm_adjusted([paired_test(result(results, a), result(results, b), k)
+                                   for a, b in pairs for k in (1, 8, 20)])
+            return Comparisons(tuple(tests), "over this table")
+        tests = [t for k in KS for t in paired_tests(list(results), k)]
+        return Comparisons(tuple(tests), "per k") if tests else None
+
+    def why_not(self, inputs, done):
+        return "no two available runs of the same questions to compare"
+
+    def to_json(self, c):
+        return records(tests_frame(c.tests))
+
+    def text(self, c):
+        tf = tests_frame(c.tests)
+        return ["Paired sign tests on Success@k (wins = questions a finds and b misses), p Holm-adjusted "
+                f"{c.holm}; 'queries needed' scales the observed wins/losses until p < 0.05",
+                tf.assign(p=tf["p"].map(format_p), **{"p (Holm)": tf["p (Holm)"].map(format_p)})
+                .to_string(index=False)]
+
+
+
