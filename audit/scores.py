@@ -180,9 +180,10 @@ class ScoreKind:
 
 
 #: Every score kind a run may carry, declared (range, grid, bins) here only. The first four are what a team's
-#: run file may declare (``--score``). BM25 scores are sums of term scores whose IDF ``ln(1 + (N − n + 0.5) / (n + 0.5))``
-#: is positive (:mod:`audit.retrieval.bm25`; Robertson & Zaragoza 2009), RRF scores sums of ``1 / (k + rank)`` > 0
-#: (Cormack et al. 2009), an L2 distance a norm; a similarity, an inner product and a logit are open at both ends.
+#: run file may declare (``--score``). BM25 scores are sums of term scores whose IDF
+#: ``ln(1 + (N − n + 0.5) / (n + 0.5))`` is positive (:mod:`audit.retrieval.bm25`; Robertson & Zaragoza 2009),
+#: RRF scores sums of ``1 / (k + rank)`` > 0 (Cormack et al. 2009), an L2 distance a norm; a similarity, an inner
+#: product and a logit are open at both ends.
 SCORE_KINDS = {k.name: k for k in (
     ScoreKind("similarity", True, "similarity"),
     ScoreKind("ip", True, "inner product"),

@@ -47,7 +47,8 @@ DOMAIN_OUTCOMES = {"in-domain": ("answered", "answered without", "abandoned"),
 SWEEP_LINES = ("answered", "answered without", "abandoned", "abandoned answerable", "bluff")
 
 
-def gate_distance_frame(queries: Sequence[QueryDistances], cut: float, keep: int = KEEP, kind=COSINE_DISTANCE) -> pd.DataFrame:
+def gate_distance_frame(queries: Sequence[QueryDistances], cut: float, keep: int = KEEP,
+                        kind=COSINE_DISTANCE) -> pd.DataFrame:
     """One row per query: the value the gate decides on, and what it decides at ``cut`` (a gate value).
 
     ``kind`` (:class:`~audit.runset.ScoreKind`) turns gate values into the run's own units for the
@@ -301,7 +302,8 @@ def _distinct_labels(cuts: dict) -> dict:
     return texts
 
 
-def slider_range(queries: Sequence[QueryDistances], kind=COSINE_DISTANCE, keep: int = KEEP) -> tuple[float, float, float]:
+def slider_range(queries: Sequence[QueryDistances], kind=COSINE_DISTANCE,
+                 keep: int = KEEP) -> tuple[float, float, float]:
     """``(lo, hi, step)`` of the cut slider in the run's own units: every value the page can show.
 
     A kind with a bounded range (:attr:`audit.scores.ScoreKind.bounded`; cosine distance [0, 2]): ``lo`` its
