@@ -107,8 +107,8 @@ whole = st.toggle("Whole range", key="threshold_whole",
                   help="Off: the cuts around the bend, where bluffs + abandoned is near its fewest. On: the whole "
                        "slider range.")
 finite = view.sweep[np.isfinite(view.sweep["threshold"])]
-bounded = kind.name == "cosine-distance"
-lo, hi = sweep_window(finite, cut, view.balanced, (view.slider[0], view.slider[1]) if whole else None, bounded=bounded)
+lo, hi = sweep_window(finite, cut, view.balanced, (view.slider[0], view.slider[1]) if whole else None,
+                      bounded=kind.bounded)
 sv = cache.sweep_view(ctx.digest, run.name, lo, hi, view.balanced, finite, counts).at(counts)  # the curve once a window
 draw(outcomes_against_cut(sv, cut, kind.label), key="threshold_lines")
 st.caption(f"Each outcome against the cut, from {sv.lo:.3f} to {sv.hi:.3f}" + ("" if whole else
@@ -116,7 +116,8 @@ st.caption(f"Each outcome against the cut, from {sv.lo:.3f} to {sv.hi:.3f}" + ("
            "all)") + ". Black line and outlined points: the current cut (hover for the counts). Dashed: abandoned "
            "answerable, part of abandoned.")
 draw(sweep_chart(sv), key="threshold_sweep")
-st.caption("Each point is one cut (every observed value" + (" plus a 0.025 grid" if bounded else "") + "), a few "
+st.caption("Each point is one cut (every observed value"
+           + (f" plus a {kind.grid_step:g} grid" if kind.grid_step is not None else "") + "), a few "
            "written on their points; black: the current cut. Lower left is better on both counts.")
 with st.expander("Sweep table"):
     table(view.sweep, "threshold_sweep_table", "threshold_sweep.csv", "Download sweep (CSV)",

@@ -27,82 +27,11 @@ from typing import Any, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["SCORE_KINDS", "ColumnarRankings", "Query", "Ranked", "RequestOutcome", "Run", "RunSet", "ScoreKind",
-           "ScoreKindError", "Source", "Space", "file_sha256", "returned_ids", "score_kind"]
+# the score kinds are declared in audit/scores.py (range, direction, grid, bins); re-exported for older imports
+from .scores import COSINE_DISTANCE, FILE_SCORE_KINDS, SCORE_KINDS, ScoreKind, ScoreKindError, score_kind
 
-
-# --------------------------------------------------------------------------- score kinds
-
-
-class ScoreKindError(ValueError):
-    """An unknown score kind; the message lists the known ones."""
-
-
-@dataclass(frozen=True)
-class ScoreKind:
-    """What a score means.
-
-    Attributes
-    ----------
-    name : str
-        The CLI's name (``similarity``, ``cosine-distance``, …).
-    higher_is_better : bool
-    label : str
-        For people: ``cosine distance``, ``BM25 score``, …
-    """
-
-    name: str
-    higher_is_better: bool
-    label: str
-
-    @property
-    def sign(self) -> int:
-        """+1 when higher is better, −1 when lower is better."""
-        return 1 if self.higher_is_better else -1
-
-    def to_gate(self, value: float) -> float:
-        """A score (or a cut) of this kind as a gate value, lower is better: a distance as it is, a score negated."""
-        return -self.sign * value
-
-    def from_gate(self, value: float) -> float:
-        """A gate value back in this kind's own units (the inverse of :meth:`to_gate`)."""
-        return -self.sign * value
-
-    @property
-    def keep(self) -> str:
-        """Which side of a cut the gate keeps: ``above`` (higher is better) or ``below``."""
-        return "above" if self.higher_is_better else "below"
-
-
-#: Every score kind a run may carry. The first four are what a team's run file may declare (``--score``).
-SCORE_KINDS = {k.name: k for k in (
-    ScoreKind("similarity", True, "similarity"),
-    ScoreKind("ip", True, "inner product"),
-    ScoreKind("cosine-distance", False, "cosine distance"),
-    ScoreKind("l2", False, "L2 distance"),
-    ScoreKind("bm25", True, "BM25 score"),
-    ScoreKind("rrf", True, "RRF score"),
-    ScoreKind("logit", True, "cross-encoder logit"),
-)}
-#: The score kinds a run file may declare with ``--score NAME=KIND``.
-FILE_SCORE_KINDS = ("similarity", "cosine-distance", "l2", "ip")
-#: The built-in retrievers' score labels (:class:`audit.retrieval.Ranking`) → score kind.
-_RANKING_KINDS = {"cosine distance": "cosine-distance", "BM25 score": "bm25", "RRF score": "rrf",
-                  "cross-encoder logit": "logit"}
-
-
-def score_kind(name: str) -> ScoreKind:
-    """The :class:`ScoreKind` of ``name`` (a kind's name or a built-in retriever's score label).
-
-    Raises
-    ------
-    ScoreKindError
-        An unknown name; the message lists the known ones.
-    """
-    k = SCORE_KINDS.get(_RANKING_KINDS.get(name, name))
-    if k is None:
-        raise ScoreKindError(f"unknown score kind {name!r}; use one of {', '.join(FILE_SCORE_KINDS)}")
-    return k
+__all__ = ["FILE_SCORE_KINDS", "SCORE_KINDS", "ColumnarRankings", "Query", "Ranked", "RequestOutcome", "Run", "RunSet",
+           "ScoreKind", "ScoreKindError", "Source", "Space", "file_sha256", "returned_ids", "score_kind"]
 
 
 # --------------------------------------------------------------------------- queries
@@ -363,7 +292,7 @@ class Run:
         """The kind of value the gate reads: cosine distance when the rankings carry distances, else the score."""
         first = next(iter(self.rankings.values()), None)
         if first is not None and first.distances is not None:
-            return SCORE_KINDS["cosine-distance"]
+            return COSINE_DISTANCE
         return self.kind
 
     def ranking(self, query_id: str) -> Ranked:

@@ -24,6 +24,14 @@ the canonical value:
   as a run file's, converted to cosine distance by the kind's stated formula
   (:func:`engine_cosine_distances`), then made canonical as a computed score.
 
+Every score also has a **kind** (:class:`ScoreKind`, :data:`SCORE_KINDS`), declared here only: its name, its
+direction (higher or lower is better), its range (cosine distance [0, 2], an L2 distance, a BM25 or an RRF
+score [0, ∞), a similarity, an inner product or a logit open at both ends), the step of the sweep's
+regular grid (:data:`COSINE_GRID_STEP` for cosine distance, none for the others) and a histogram's bin
+width (the same step for cosine distance, else a fraction of the observed extent). Other modules ask the
+kind (``kind.bounded``, ``kind.grid_step``, ``kind.contains(cut)``) and never test its name;
+:mod:`audit.runset` re-exports the names for the imports that predate this module.
+
 Residual risk, in one sentence: what a model computes (an embedding, a logit) is not made
 identical by this rule — a kernel may move a model's float32 output by an ulp — so the built-in
 corpus ships its vectors, and two logits within 1e-7 of each other may still swap on another CPU.
@@ -32,11 +40,13 @@ corpus ships its vectors, and two logits within 1e-7 of each other may still swa
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["ENGINE_SCORE_KINDS", "ORIGINS", "SCORE_DECIMALS", "canonical_scores", "cosine_distances",
-           "engine_cosine_distances"]
+__all__ = ["COSINE_DISTANCE", "COSINE_GRID_STEP", "ENGINE_SCORE_KINDS", "FILE_SCORE_KINDS", "ORIGINS",
+           "SCORE_DECIMALS", "SCORE_KINDS", "ScoreKind", "ScoreKindError", "canonical_scores", "cosine_distances",
+           "engine_cosine_distances", "known_kind", "score_kind"]
 
 #: Decimals every computed score is rounded to (half-even) before any comparison.
 SCORE_DECIMALS = 9
@@ -46,6 +56,173 @@ ORIGINS = ("computed", "run file")
 
 #: Unit roundoff of float64.
 _U = 2.0 ** -53
+
+
+# --------------------------------------------------------------------------- score kinds
+
+
+class ScoreKindError(ValueError):
+    """An unknown score kind; the message lists the known ones."""
+
+
+#: The sweep's regular grid step over cosine distance, and the cosine-distance histogram's bin width
+#: (docs/definitions.md, *Threshold outcomes*: "a 0.025 grid on [0, 2]"). Written here only; every module
+#: reads it as ``kind.grid_step`` / ``kind.bin_width`` of :data:`COSINE_DISTANCE`.
+COSINE_GRID_STEP = 0.025
+
+
+@dataclass(frozen=True)
+class ScoreKind:
+    """What a score means, declared once: its name, direction, range, sweep grid and histogram bins.
+
+    Every module asks the kind (``kind.bounded``, ``kind.grid_step``, ``kind.range`` …) instead of
+    testing its name, so a new kind is one line of :data:`SCORE_KINDS`.
+
+    Attributes
+    ----------
+    name : str
+        The CLI's name (``similarity``, ``cosine-distance``, …).
+    higher_is_better : bool
+        The direction: True for a similarity or a score, False for a distance.
+    label : str
+        For people: ``cosine distance``, ``BM25 score``, …
+    range : tuple (low, high) of float or None
+        The closed interval every score of the kind lies in, in its own units; ``None`` where that end is
+        open (unbounded): cosine distance ``(0.0, 2.0)``, an L2 distance ``(0.0, None)``, a similarity
+        ``(None, None)``.
+    grid_step : float or None
+        The step of the sweep's regular grid over :attr:`range` (its own units): :data:`COSINE_GRID_STEP`
+        for cosine distance; None for a kind without a fixed grid (its sweep holds the observed values only).
+    bin_width : float or None
+        The width of a histogram's bins (its own units): :data:`COSINE_GRID_STEP` for cosine distance; None
+        when the bins are a fraction of the observed extent (each chart says which fraction).
+    """
+
+    name: str
+    higher_is_better: bool
+    label: str
+    range: tuple = (None, None)
+    grid_step: float | None = None
+    bin_width: float | None = None
+
+    @property
+    def sign(self) -> int:
+        """+1 when higher is better, −1 when lower is better."""
+        return 1 if self.higher_is_better else -1
+
+    def to_gate(self, value: float) -> float:
+        """A score (or a cut) of this kind as a gate value, lower is better: a distance as it is, a score negated."""
+        return -self.sign * value
+
+    def from_gate(self, value: float) -> float:
+        """A gate value back in this kind's own units (the inverse of :meth:`to_gate`)."""
+        return -self.sign * value
+
+    @property
+    def keep(self) -> str:
+        """Which side of a cut the gate keeps: ``above`` (higher is better) or ``below``."""
+        return "above" if self.higher_is_better else "below"
+
+    @property
+    def low(self) -> float:
+        """The range's lower end, ``-inf`` when it is open."""
+        return -math.inf if self.range[0] is None else float(self.range[0])
+
+    @property
+    def high(self) -> float:
+        """The range's upper end, ``inf`` when it is open."""
+        return math.inf if self.range[1] is None else float(self.range[1])
+
+    @property
+    def bounded(self) -> bool:
+        """Both ends of the range are finite (cosine distance's [0, 2]): a value outside is not of this kind."""
+        return self.range[0] is not None and self.range[1] is not None
+
+    @property
+    def interval(self) -> str:
+        """The range as people read it: ``[0, 2]``, ``[0, ∞)``, ``(−∞, ∞)``."""
+        lo = "(−∞" if self.range[0] is None else f"[{self.range[0]:g}"
+        hi = "∞)" if self.range[1] is None else f"{self.range[1]:g}]"
+        return f"{lo}, {hi}"
+
+    def contains(self, value: float) -> bool:
+        """Whether ``value`` lies in the (closed) range; NaN lies nowhere (False)."""
+        v = float(value)
+        return self.low <= v <= self.high
+
+    def outside(self, values) -> int:
+        """How many of ``values`` (array-like of float, any shape) lie outside the range; NaN is not counted.
+
+        Returns
+        -------
+        int
+            ``0`` for an empty array and always for a kind open at both ends (±inf lies in it).
+        """
+        v = np.asarray(values, dtype=np.float64)
+        return int(np.count_nonzero((v < self.low) | (v > self.high)))
+
+    def clip(self, value: float) -> float:
+        """``value`` moved into the range (an axis end, a cut shown on a bounded axis); NaN stays NaN."""
+        v = float(value)
+        return v if math.isnan(v) else min(self.high, max(self.low, v))
+
+    def grid(self) -> np.ndarray:
+        """The sweep's regular grid over the range: ``low, low + step, …, high``, rounded to 6 decimals.
+
+        Returns
+        -------
+        numpy.ndarray of float64
+            Empty for a kind without :attr:`grid_step` or without a bounded range.
+        """
+        if self.grid_step is None or not self.bounded:
+            return np.zeros(0)
+        return np.round(np.arange(self.low, self.high + self.grid_step / 2, self.grid_step), 6)
+
+
+#: Every score kind a run may carry, declared (range, grid, bins) here only. The first four are what a team's
+#: run file may declare (``--score``). BM25 scores are sums of term scores whose IDF
+#: ``ln(1 + (N − n + 0.5) / (n + 0.5))`` is positive (:mod:`audit.retrieval.bm25`; Robertson & Zaragoza 2009),
+#: RRF scores sums of ``1 / (k + rank)`` > 0 (Cormack et al. 2009), an L2 distance a norm; a similarity, an inner
+#: product and a logit are open at both ends.
+SCORE_KINDS = {k.name: k for k in (
+    ScoreKind("similarity", True, "similarity"),
+    ScoreKind("ip", True, "inner product"),
+    ScoreKind("cosine-distance", False, "cosine distance", (0.0, 2.0), COSINE_GRID_STEP, COSINE_GRID_STEP),
+    ScoreKind("l2", False, "L2 distance", (0.0, None)),
+    ScoreKind("bm25", True, "BM25 score", (0.0, None)),
+    ScoreKind("rrf", True, "RRF score", (0.0, None)),
+    ScoreKind("logit", True, "cross-encoder logit"),
+)}
+#: The cosine-distance kind: for code that genuinely holds a cosine distance (a dense retriever's distances, the
+#: gate's default), never as a stand-in test of a kind.
+COSINE_DISTANCE = SCORE_KINDS["cosine-distance"]
+#: The score kinds a run file may declare with ``--score NAME=KIND``.
+FILE_SCORE_KINDS = ("similarity", "cosine-distance", "l2", "ip")
+#: The built-in retrievers' score labels (:class:`audit.retrieval.Ranking`) → score kind.
+_RANKING_KINDS = {"cosine distance": "cosine-distance", "BM25 score": "bm25", "RRF score": "rrf",
+                  "cross-encoder logit": "logit"}
+
+
+def score_kind(name: str) -> ScoreKind:
+    """The :class:`ScoreKind` of ``name`` (a kind's name or a built-in retriever's score label).
+
+    Raises
+    ------
+    ScoreKindError
+        An unknown name; the message lists the known ones.
+    """
+    k = SCORE_KINDS.get(_RANKING_KINDS.get(name, name))
+    if k is None:
+        raise ScoreKindError(f"unknown score kind {name!r}; use one of {', '.join(FILE_SCORE_KINDS)}")
+    return k
+
+
+def known_kind(name) -> ScoreKind | None:
+    """The :class:`ScoreKind` of ``name`` as :func:`score_kind` finds it, or None when it is none (a stored file's
+    value, an engine's own kind, anything that is not a string): for code that only asks when a kind is known."""
+    if not isinstance(name, str):
+        return None
+    return SCORE_KINDS.get(_RANKING_KINDS.get(name, name))
 
 
 def canonical_scores(values, origin: str = "computed") -> np.ndarray:

@@ -12,12 +12,10 @@ from .charts import before_after_bars
 from .tables import table
 from .text import md
 
-__all__ = ["BIN", "BUILT_KEY", "build_after", "draw_diff"]
+__all__ = ["BUILT_KEY", "build_after", "draw_diff"]
 
 #: Session: the "after" index built on the Upgrade diff page, ``(path, index name, what it was built with)``.
 BUILT_KEY = "_diff_built_after"
-
-BIN = {"cosine-distance": 0.025}  # histogram bin width per score kind; others: a fortieth of the range
 
 
 def draw_diff(diff, side: str = "") -> None:
@@ -43,12 +41,14 @@ def draw_diff(diff, side: str = "") -> None:
         table(diff.at_threshold, "diff_at_threshold", "upgrade_at_threshold.csv", "Download outcomes (CSV)",
               help={"change": "after − before (questions)"})
 
-    unit = score_kind(diff.score_kind).label
+    kind = score_kind(diff.score_kind)
+    unit = kind.label
     if diff.same_units:
         st.subheader(f"Score distributions ({unit})")
         samples = diff.samples["distance"]
         spread = float(samples.max() - samples.min()) if len(samples) else 0.0
-        step = BIN.get(diff.score_kind) or (spread / 40 if spread > 0 else 1.0)
+        # the kind's declared bin width (cosine distance), else a fortieth of the samples' range
+        step = kind.bin_width if kind.bin_width is not None else (spread / 40 if spread > 0 else 1.0)
         bins = diff.distance_bins(step)
         if len(bins):
             st.caption(f"Bins of {step:.3g} {unit}; in each bin the before bar is the left half and the after bar "

@@ -138,7 +138,7 @@ def cut_slider(ctx: PageContext, pc: PageCut, slider: tuple[float, float, float]
     """
     lo, hi, step = slider
     kind = pc.run.gate_kind
-    if kind.name == "cosine-distance":
+    if kind.bounded:  # a range known in advance (cosine distance): the fixed step of audit.views.threshold.slider_range
         from audit.evaluation.threshold import CUT_STEP
 
         step = CUT_STEP

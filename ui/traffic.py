@@ -19,6 +19,7 @@ import pandas as pd
 import streamlit as st
 
 from audit.runset import FILE_SCORE_KINDS as SCORE_KINDS
+from audit.scores import score_kind
 from audit.report.traffic import SOURCES, TrafficReport, build_traffic_report
 from audit.traffic.labelled import Labelled
 from audit.traffic.records import parse_time
@@ -205,7 +206,8 @@ def overlay_chart(rep: TrafficReport, cut: float | None) -> alt.LayerChart:
     counts = df.groupby("source")["score"].transform("size")
     df = df.assign(weight=100.0 / counts)
     lo, hi = float(df["score"].min()), float(df["score"].max())
-    step = 0.025 if kind == "cosine-distance" else max((hi - lo) / 30, 1e-6)
+    width = score_kind(kind).bin_width  # declared (cosine distance), else a 30th of the observed range
+    step = width if width is not None else max((hi - lo) / 30, 1e-6)
     present = [s for s in SOURCES if s in set(df["source"])]
     bars = alt.Chart(df).mark_bar(opacity=0.45, binSpacing=0).encode(
         x=alt.X("score:Q", bin=alt.Bin(step=step), title=f"best score per question ({kind}: the value the gate "

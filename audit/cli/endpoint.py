@@ -70,6 +70,7 @@ def load_endpoint(a):
     from ..groundtruth import GroundTruthError, load_needles, load_out_of_domain
     from ..sources.endpoint import EndpointError, endpoint_system, resolve_endpoints
     from ..sources.imported import InputFileError, read_qrels, read_queries
+    from ..scores import known_kind
 
     others = [f"--{o.replace('_', '-')}" for o in ("run", "store", "table", "index", "strategies", "retrievers", "db",
                                                    "chunks", "score", "ood_run") if getattr(a, o, None)]
@@ -112,7 +113,8 @@ def load_endpoint(a):
     if a.threshold is not None:
         if not math.isfinite(a.threshold):
             raise InputError(f"--threshold must be a finite number in the runs' own units, got {a.threshold!r}")
-        if kinds == {"cosine-distance"}:
+        one = known_kind(next(iter(kinds))) if len(kinds) == 1 else None
+        if one is not None and one.bounded:  # every endpoint's scores are of one bounded kind (cosine distance)
             cut_arg(a.threshold)
     takes_vector = any(s.uses_vector for s in specs)
     qv = query_vectors_arg(a) if takes_vector else None

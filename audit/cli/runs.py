@@ -11,6 +11,7 @@ def load_runs(a):
     """``report --run NAME=FILE …``: a team's own runs, judgments and chunks as a run set
     (:class:`audit.cli.report.Loaded`, gated on ``--fail-under``)."""
     from ..runset import FILE_SCORE_KINDS
+    from ..scores import known_kind
     from ..sources.imported.system import load_system, parse_named
 
     given = [f"--{o}" for o, v in (("strategies", a.strategies), ("retrievers", a.retrievers), ("db", a.db))
@@ -24,10 +25,11 @@ def load_runs(a):
         runs = parse_named(a.run, "--run")
         scores = parse_named(a.score, "--score", FILE_SCORE_KINDS)
         ood_runs = parse_named(a.ood_run, "--ood-run")
-        if a.threshold is not None and runs and all(scores.get(n) == "cosine-distance" for n in runs):
+        kinds = [known_kind(scores.get(n)) for n in runs]
+        if a.threshold is not None and runs and all(k is not None and k.bounded for k in kinds):
             from ..evaluation.threshold import check_cut
 
-            check_cut(a.threshold, "--threshold")  # every run is in cosine distance: the same check as ours
+            check_cut(a.threshold, "--threshold", kinds[0])  # every run's kind is bounded (cosine distance)
         if a.threshold is not None and not math.isfinite(a.threshold):
             raise ValueError(f"--threshold must be a finite number in the runs' own units, got {a.threshold!r}")
         corpus = corpus_arg(a.corpus, strip_arg(a)) if a.corpus else None

@@ -130,9 +130,11 @@ def _options(a) -> dict:
 
 def _check_cut(kind: str, cut: float) -> float:
     from ..evaluation.threshold import check_cut
+    from ..scores import known_kind
 
-    if kind == "cosine-distance":
-        return check_cut(cut, "--threshold")
+    k = known_kind(kind)
+    if k is not None and k.bounded:  # a cut of a kind with a bounded range (cosine distance) must lie in it
+        return check_cut(cut, "--threshold", k)
     if not math.isfinite(cut):
         raise ValueError(f"--threshold must be a finite number in the traffic's units, got {cut!r}")
     return cut

@@ -221,9 +221,9 @@ def answer_or_refuse(question: str, chunks, chunk_ids: Sequence, distances: Sequ
     citation's format locators (``#page=N``, sheet and range, ``#t=``). A NO ANSWER carries the
     :func:`nearest_refused` chunks of the order.
     """
-    from ..runset import SCORE_KINDS
+    from ..scores import COSINE_DISTANCE
 
-    kind = kind or SCORE_KINDS["cosine-distance"]
+    kind = kind or COSINE_DISTANCE
     dist = np.asarray(distances, dtype=np.float64)
     hits = [(chunks[chunk_ids[int(i)]], kind.from_gate(float(dist[i]))) for i in kept(dist, kind.to_gate(threshold),
                                                                                      keep)]

@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from ..home import default_home
+from ..scores import COSINE_DISTANCE, known_kind
 
 __all__ = ["CutChoice", "SavedCut", "choose", "describe_key", "load_cuts", "save_cut", "threshold_file"]
 
@@ -134,7 +135,7 @@ def _legacy(obj: Mapping) -> SavedCut | None:
         cut = float(obj["threshold"])
     except (KeyError, TypeError, ValueError):
         return None
-    if not math.isfinite(cut) or not 0.0 <= cut <= 2.0:  # the old files held cosine-distance cuts only
+    if not math.isfinite(cut) or not COSINE_DISTANCE.contains(cut):  # the old files held cosine-distance cuts only
         return None
     key = None
     if isinstance(obj.get("model_digest"), str):  # round 2: chosen on a model, strategy, retriever; corpus unknown
@@ -146,7 +147,8 @@ def _legacy(obj: Mapping) -> SavedCut | None:
 def load_cuts(path: str | Path | None = None) -> list[SavedCut]:
     """Every saved cut of the file (empty when there is none, or the file is unreadable).
 
-    An entry whose cut is not a finite number is skipped; a cosine-distance cut outside [0, 2] too.
+    An entry whose cut is not a finite number is skipped; a cut outside the range of its key's score kind too,
+    when that range is bounded (:attr:`audit.scores.ScoreKind.bounded`: a cosine-distance cut outside [0, 2]).
     """
     try:
         obj = json.loads(threshold_file(path).read_text(encoding="utf-8"))
@@ -166,7 +168,8 @@ def load_cuts(path: str | Path | None = None) -> list[SavedCut]:
             continue
         if not math.isfinite(cut) or (key is not None and not isinstance(key, dict)):
             continue
-        if isinstance(key, dict) and key.get("score_kind") == "cosine-distance" and not 0.0 <= cut <= 2.0:
+        kind = known_kind(key.get("score_kind")) if isinstance(key, dict) else None
+        if kind is not None and kind.bounded and not kind.contains(cut):
             continue
         out.append(SavedCut(cut, key, str(e.get("label") or ""), str(e.get("saved_at") or ""),
                             str(e.get("note") or ""), str(e.get("author") or "")))
@@ -187,14 +190,16 @@ def save_cut(cut: float, key: Mapping[str, Any], label: str = "", path: str | Pa
     Raises
     ------
     ValueError
-        ``cut`` is not finite, or a cosine-distance cut outside [0, 2]; ``key`` is empty.
+        ``cut`` is not finite, or outside the bounded range of the key's score kind (a cosine-distance cut
+        outside [0, 2]); ``key`` is empty.
     """
     from .threshold import check_cut
 
     if not key:
         raise ValueError("a threshold is saved with the configuration it was chosen on; none was given")
-    if key.get("score_kind") == "cosine-distance":
-        check_cut(cut)
+    kind = known_kind(key.get("score_kind"))
+    if kind is not None and kind.bounded:
+        check_cut(cut, kind=kind)
     elif not math.isfinite(float(cut)):
         raise ValueError(f"threshold must be a finite number in the run's own units, got {cut!r}")
     now = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")

@@ -9,8 +9,9 @@ The gate (docs/definitions.md, *Threshold outcomes*; the specification): keep th
 - out-of-domain query: **bluff** when any chunk is kept, **refused** otherwise.
 
 The sweep evaluates every observed distance (each query's first ``keep`` distances in its order)
-plus a 0.025 grid over [0, 2]. :func:`gate_queries` reads any run of a :class:`~audit.runset.RunSet`
-in gate values (lower is better: a distance as it is, a similarity negated), and
+plus the regular grid its score kind declares (:attr:`audit.scores.ScoreKind.grid_step`: for cosine
+distance a :data:`GRID_STEP` grid over [0, 2]). :func:`gate_queries` reads any run of a
+:class:`~audit.runset.RunSet` in gate values (lower is better: a distance as it is, a similarity negated), and
 :func:`run_threshold` gives a run's threshold back in its own units. A chosen cut is saved with
 the configuration it was chosen on (:mod:`audit.evaluation.saved_cut`).
 """
@@ -24,6 +25,7 @@ from typing import Sequence
 import numpy as np
 import pandas as pd
 
+from ..scores import COSINE_DISTANCE
 from .gate_table import GateTable, counts_at_cuts, gate_table
 
 
@@ -35,8 +37,9 @@ __all__ = ["GRID_STEP", "KEEP", "OUTCOMES", "OUTCOME_MEANING", "Bluff", "BluffCh
 
 #: Chunks the gate keeps at most (specification: 4).
 KEEP = 4
-#: Step of the sweep's grid over [0, 2] (cosine distance).
-GRID_STEP = 0.025
+#: Step of the sweep's grid over [0, 2] (cosine distance): the kind's declaration
+#: (:data:`audit.scores.COSINE_GRID_STEP`), named here for the callers of :func:`sweep`.
+GRID_STEP = COSINE_DISTANCE.grid_step
 OUTCOMES = ("answered", "answered without", "abandoned", "bluff", "refused")
 #: Each outcome in one sentence (docs/definitions.md, *Threshold outcomes*): the pages' help texts.
 OUTCOME_MEANING = {
@@ -52,21 +55,30 @@ OUTCOME_MEANING = {
 }
 
 
-def check_cut(value, what: str = "threshold") -> float:
-    """``value`` as a cosine-distance cut: a finite number in [0, 2].
+def check_cut(value, what: str = "threshold", kind=COSINE_DISTANCE) -> float:
+    """``value`` as a cut of ``kind``: a finite number in the kind's range (cosine distance: [0, 2]).
+
+    Parameters
+    ----------
+    value : object
+        What was typed or read.
+    what : str
+        How the message names it (``threshold``, ``--threshold``).
+    kind : audit.scores.ScoreKind
+        Whose range the cut must lie in (:attr:`~audit.scores.ScoreKind.range`); default cosine distance.
 
     Raises
     ------
     ValueError
-        ``{what} must be a cosine distance in [0, 2], got …`` for NaN, ±inf, a negative number,
-        a number above 2 or anything that is not a number.
+        ``{what} must be a cosine distance in [0, 2], got …`` (the kind's label and range) for NaN, ±inf,
+        a number outside the range or anything that is not a number.
     """
     try:
         v = float(value)
     except (TypeError, ValueError):
         v = math.nan
-    if isinstance(value, bool) or not math.isfinite(v) or not 0.0 <= v <= 2.0:
-        raise ValueError(f"{what} must be a cosine distance in [0, 2], got {value!r}")
+    if isinstance(value, bool) or not math.isfinite(v) or not kind.contains(v):
+        raise ValueError(f"{what} must be a {kind.label} in {kind.interval}, got {value!r}")
     return v
 
 
@@ -256,7 +268,7 @@ def cut_step(counts: Sequence[GateCounts]) -> float:
     """The slider's step for a sweep, in the sweep's units: the largest 1, 2 or 5 × 10^k at most a 400th of its span.
 
     The span is the largest minus the smallest finite swept cut. A cosine-distance sweep holds the
-    0.025 grid on [0, 2], so its span is 2 and its step :data:`CUT_STEP` (0.005); a run scored in
+    :data:`GRID_STEP` grid on [0, 2], so its span is 2 and its step :data:`CUT_STEP` (0.005); a run scored in
     other units (a similarity, an inner product, an L2 distance) gets a step relative to the range
     of its observed scores (a similarity span of 0.82 → 0.002). A sweep of one finite cut (span 0)
     gets :data:`CUT_STEP`.
@@ -583,11 +595,11 @@ class RunThreshold:
 
 
 def run_sweep(runset, run) -> tuple[list[QueryDistances], list[GateCounts]]:
-    """The gate's queries of ``run`` and its sweep in gate values (the 0.025 grid only for cosine distances)."""
+    """The gate's queries of ``run`` and its sweep in gate values (a regular grid only for a kind that declares one,
+    :attr:`audit.scores.ScoreKind.grid_step`: cosine distance)."""
     r = runset.run(run) if isinstance(run, str) else run
     qs = gate_queries(runset, r)
-    step = GRID_STEP if r.gate_kind.name == "cosine-distance" else None
-    return qs, sweep(qs, step=step)
+    return qs, sweep(qs, step=r.gate_kind.grid_step)
 
 
 def run_threshold(runset, run, cut: float | None = None, how: str = "given",
@@ -612,7 +624,7 @@ def run_threshold(runset, run, cut: float | None = None, how: str = "given",
     kind = r.gate_kind
     qs = gate_queries(runset, r)
     table = gate_table(qs, KEEP)  # every count below from it: one pass over the queries
-    counts = gate_counts(table, sweep_cuts(qs, step=GRID_STEP if kind.name == "cosine-distance" else None))
+    counts = gate_counts(table, sweep_cuts(qs, step=kind.grid_step))
     balanced_gate = fewest_errors_cut(counts)
     if cut is not None and not math.isfinite(cut):
         raise ValueError(f"the cut must be a finite number in the run's units, got {cut!r}")

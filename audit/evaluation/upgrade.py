@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ..scores import COSINE_DISTANCE
 from .measures import KS, evaluate_run
 from .paired import PairedTest, paired_test
 from .threshold import counts_at, fewest_errors_cut, gate_queries, run_sweep
@@ -101,12 +102,12 @@ class UpgradeDiff:
         """The sign test at ``k`` (``StopIteration`` when ``k`` is not one of :data:`KS`)."""
         return next(t for t in self.tests if t.k == k)
 
-    def distance_bins(self, step: float = 0.025) -> pd.DataFrame:
+    def distance_bins(self, step: float = COSINE_DISTANCE.bin_width) -> pd.DataFrame:
         """:func:`side_by_side_bins` of :attr:`samples`: the before and after histograms, side by side."""
         return side_by_side_bins(self.samples, step)
 
 
-def side_by_side_bins(samples: pd.DataFrame, step: float = 0.025) -> pd.DataFrame:
+def side_by_side_bins(samples: pd.DataFrame, step: float = COSINE_DISTANCE.bin_width) -> pd.DataFrame:
     """Histogram bins of before/after distance samples, the two bars of a bin side by side.
 
     Each bin ``[start, start + step)`` holds two bars of half its width: ``before`` on the left half,
@@ -118,7 +119,7 @@ def side_by_side_bins(samples: pd.DataFrame, step: float = 0.025) -> pd.DataFram
     samples : pandas.DataFrame
         ``kind``, ``when`` (``before`` / ``after``), ``distance``.
     step : float
-        Bin width, in the samples' units.
+        Bin width, in the samples' units; default cosine distance's (:attr:`audit.scores.ScoreKind.bin_width`).
 
     Returns
     -------
@@ -137,7 +138,8 @@ def side_by_side_bins(samples: pd.DataFrame, step: float = 0.025) -> pd.DataFram
     cols = ["kind", "when", "start", "end", "x", "x2", "queries"]
     if samples.empty:
         return pd.DataFrame(columns=cols)
-    # rounded first: 0.3 / 0.025 is 11.999… in floating point, and 0.3 belongs to the bin starting at 0.3
+    # rounded first: 0.3 over cosine distance's bin width is 11.999… in floating point, and 0.3 belongs to the bin
+    # starting at 0.3
     b = samples.assign(bin=np.floor(np.round(samples["distance"] / step, 9)).astype(int))
     counts = b.groupby(["kind", "when", "bin"]).size().reset_index(name="queries")
     counts["start"] = counts["bin"] * step

@@ -28,6 +28,7 @@ import numpy as np
 import pandas as pd
 
 from ..evaluation.threshold import KEEP, counts_at
+from ..scores import score_kind as _kind
 from ..traffic.drift import KSTest, WindowShift, ks_test, window_shift
 from ..traffic.labelled import Labelled, refusal
 from ..traffic.mixture import BOOTSTRAP, SEED, EstimateRefused, MixtureEstimate, estimate_mixture
@@ -47,14 +48,21 @@ SHOWN_PROBLEMS = 20
 def cut_grid(score_kind: str, values: np.ndarray) -> np.ndarray:
     """The cuts the no-answer curve is drawn at, in the traffic's own units.
 
-    Cosine distance: the sweep's 0.025 grid on [0, 2] up to the largest value + 0.05. Other kinds: 101
+    A kind with a sweep grid (:attr:`audit.scores.ScoreKind.grid_step`; cosine distance): the sweep's grid
+    from the range's lower end up to the largest value + 0.05, at most its upper end. Other kinds: 101
     evenly spaced cuts from the smallest to the largest value, 5 % of the range beyond each end.
+
+    Raises
+    ------
+    audit.scores.ScoreKindError
+        An unknown ``score_kind``.
     """
+    kind = _kind(score_kind)
     v = np.asarray(values, dtype=np.float64)
     v = v[np.isfinite(v)]
-    if score_kind == "cosine-distance":
-        top = min(2.0, (float(v.max()) if len(v) else 1.0) + 0.05)
-        return np.round(np.arange(0.0, top + 0.0125, 0.025), 6)
+    if kind.grid_step is not None:
+        top = min(kind.high, (float(v.max()) if len(v) else 1.0) + 0.05)
+        return np.round(np.arange(kind.low, top + kind.grid_step / 2, kind.grid_step), 6)
     if not len(v):
         return np.zeros(0)
     lo, hi = float(v.min()), float(v.max())

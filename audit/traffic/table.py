@@ -25,7 +25,7 @@ from typing import Sequence
 import numpy as np
 
 from ..runset import FILE_SCORE_KINDS as SCORE_KINDS
-from ..runset import ScoreKindError, score_kind as _kind
+from ..scores import COSINE_DISTANCE, ScoreKind, ScoreKindError, score_kind as _kind
 from ..evaluation.threshold import KEEP, kept_counts
 from .content import ContentCheck, ContentChecker
 from .read import Locator, TrafficReader, fetch
@@ -188,26 +188,28 @@ def gate_row(q: TrafficQuery, score_kind: str) -> np.ndarray | TrafficProblem:
         The gate values in gate order (:func:`gate_rows`: negated for a similarity, rounded half-even to
         :data:`DECIMALS`, ascending), ``inf`` past the last result.
     TrafficProblem
-        For a cosine distance outside [0, 2] (:func:`out_of_range`): the score kind is wrong, the record is not a
-        question.
+        For a score outside its kind's bounded range (:func:`out_of_range`; a cosine distance outside [0, 2]): the
+        score kind is wrong, the record is not a question.
     """
     scores = [r.score for r in q.results]
-    if score_kind == "cosine-distance":
-        problem = out_of_range(scores, q.file, q.line, q.query_id, q.trace_id)
+    kind = _kind(score_kind)
+    if kind.bounded:
+        problem = out_of_range(scores, q.file, q.line, q.query_id, q.trace_id, kind)
         if problem is not None:
             return problem
-    return gate_rows(np.array(scores, dtype=np.float64), np.array([len(scores)]), _kind(score_kind).sign)[0]
+    return gate_rows(np.array(scores, dtype=np.float64), np.array([len(scores)]), kind.sign)[0]
 
 
-def out_of_range(scores: Sequence[float], file: str, line: int, query_id: str, trace_id: str | None
-                 ) -> TrafficProblem | None:
-    """The problem of a question whose scores are not all cosine distances in [0, 2] (the score kind is wrong),
-    naming the first result outside; None when they all are."""
-    if not scores or (min(scores) >= 0 and max(scores) <= 2):
+def out_of_range(scores: Sequence[float], file: str, line: int, query_id: str, trace_id: str | None,
+                 kind: ScoreKind = COSINE_DISTANCE) -> TrafficProblem | None:
+    """The problem of a question whose scores do not all lie in ``kind``'s range (default cosine distance, [0, 2]:
+    the score kind is wrong), naming the first result outside; None when they all do (NaN is not counted,
+    :meth:`audit.scores.ScoreKind.outside`)."""
+    if not kind.outside(scores):
         return None
-    bad_i = next(i for i, x in enumerate(scores) if x < 0 or x > 2)
-    return TrafficProblem(file, line, f"result {bad_i} has a cosine distance {scores[bad_i]:g} outside [0, 2] (is the "
-                                      "score kind right?)", query_id if trace_id else None)
+    bad_i = next(i for i, x in enumerate(scores) if x < kind.low or x > kind.high)
+    return TrafficProblem(file, line, f"result {bad_i} has a {kind.label} {scores[bad_i]:g} outside {kind.interval} "
+                                      "(is the score kind right?)", query_id if trace_id else None)
 
 
 def has_text(q: TrafficQuery | TrafficRow) -> bool:
@@ -234,7 +236,8 @@ def read_traffic(paths: Sequence[str | Path], score_kind: str, corpus=None) -> T
         read one after the other (on Ray, one task a file: :func:`audit.traffic.shards.read_shards`).
     score_kind : str
         What the results' scores are: ``similarity`` (higher is better), ``ip``, ``cosine-distance`` (in
-        [0, 2]) or ``l2``. A cosine distance outside [0, 2] makes that record a problem.
+        [0, 2]) or ``l2``. A score outside its kind's bounded range (:attr:`audit.scores.ScoreKind.bounded`: a
+        cosine distance outside [0, 2]) makes that record a problem.
     corpus : audit.ingest.Corpus, optional
         Check each returned content that names a document (:mod:`audit.traffic.content`).
 
@@ -250,12 +253,12 @@ def read_traffic(paths: Sequence[str | Path], score_kind: str, corpus=None) -> T
         raise ScoreKindError(f"unknown traffic score kind {score_kind!r}; use one of {', '.join(SCORE_KINDS)}")
     reader = TrafficReader(list(paths))
     checker = ContentChecker(corpus) if corpus is not None else None
-    cols = _Columns(_kind(score_kind).sign)
+    kind = _kind(score_kind)
+    cols = _Columns(kind.sign)
     systems: Counter = Counter()
-    distance = score_kind == "cosine-distance"
     for fi, offset, line, items, rows in reader.lines():
-        if distance:
-            fine = [_in_range(reader, str(reader.files[fi]), line, q) for q in rows]
+        if kind.bounded:  # a score outside the kind's range (a cosine distance outside [0, 2]) is a problem
+            fine = [_in_range(reader, str(reader.files[fi]), line, q, kind) for q in rows]
             if not all(fine):
                 items, rows = [i for i, f in zip(items, fine) if f], [q for q, f in zip(rows, fine) if f]
         bad = [not all([checker.check(r) for r in q.result_records()]) for q in rows] if checker is not None else None
@@ -271,9 +274,9 @@ def read_traffic(paths: Sequence[str | Path], score_kind: str, corpus=None) -> T
         content=checker.summary() if checker is not None else None)
 
 
-def _in_range(reader: TrafficReader, file: str, line: int, q: TrafficRow) -> bool:
-    """Whether every score of ``q`` is a cosine distance in [0, 2]; if not, the question is a problem of the reader."""
-    problem = out_of_range(q.scores, file, line, q.query_id, q.trace_id)
+def _in_range(reader: TrafficReader, file: str, line: int, q: TrafficRow, kind: ScoreKind) -> bool:
+    """Whether every score of ``q`` lies in ``kind``'s range; if not, the question is a problem of the reader."""
+    problem = out_of_range(q.scores, file, line, q.query_id, q.trace_id, kind)
     if problem is not None:
         reader._problem(problem)
     return problem is None

@@ -19,7 +19,7 @@ from ..models import ModelUnavailable
 from ..report.markup import chunk_text_html
 from ..retrieval import RERANK_DEPTH, bm25_tokens, rank_query
 from ..runset import Ranked
-from ..scores import cosine_distances
+from ..scores import COSINE_DISTANCE, cosine_distances
 from ..sources.builtin import pairs_over_window
 from ..capabilities import CANNOT, can
 
@@ -50,7 +50,7 @@ def hits_frame(runset, run, ranked: Ranked, query_id: str | None = None, top: in
     r = runset.run(run) if isinstance(run, str) else run
     sp = runset.space(r)
     relevant = runset.qrels(r).relevant(query_id) if query_id is not None else frozenset()
-    cosine = r.kind.name == "cosine-distance"
+    cosine = r.kind == COSINE_DISTANCE  # the score itself is a cosine distance
     rows = []
     for i, (cid, sc) in enumerate(ranked.top(top)):
         c = sp.chunk(cid)

@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ..evaluation.threshold import (
+    CUT_STEP,
     KEEP,
     OUTCOME_MEANING,
     Bluff,
@@ -30,7 +31,7 @@ from ..evaluation.threshold import (
     run_threshold,
 )
 from ..evaluation.saved_cut import save_cut
-from ..runset import SCORE_KINDS
+from ..scores import COSINE_DISTANCE
 from ..words import plural
 
 __all__ = ["DOMAIN_OUTCOMES", "KEEP", "SWEEP_LINES", "plural", "save_cut", "SweepView", "ThresholdBase",
@@ -39,8 +40,6 @@ __all__ = ["DOMAIN_OUTCOMES", "KEEP", "SWEEP_LINES", "plural", "save_cut", "Swee
            "histogram_step", "outcome_counts_frame", "slider_range", "sweep_view", "sweep_window", "threshold_base",
            "threshold_view"]
 
-_COSINE = SCORE_KINDS["cosine-distance"]
-
 #: The outcomes of each kind of query, in the order the page stacks them; each domain's add up to its queries.
 DOMAIN_OUTCOMES = {"in-domain": ("answered", "answered without", "abandoned"),
                    "out-of-domain": ("bluff", "refused")}
@@ -48,7 +47,8 @@ DOMAIN_OUTCOMES = {"in-domain": ("answered", "answered without", "abandoned"),
 SWEEP_LINES = ("answered", "answered without", "abandoned", "abandoned answerable", "bluff")
 
 
-def gate_distance_frame(queries: Sequence[QueryDistances], cut: float, keep: int = KEEP, kind=_COSINE) -> pd.DataFrame:
+def gate_distance_frame(queries: Sequence[QueryDistances], cut: float, keep: int = KEEP,
+                        kind=COSINE_DISTANCE) -> pd.DataFrame:
     """One row per query: the value the gate decides on, and what it decides at ``cut`` (a gate value).
 
     ``kind`` (:class:`~audit.runset.ScoreKind`) turns gate values into the run's own units for the
@@ -75,25 +75,26 @@ def gate_distance_frame(queries: Sequence[QueryDistances], cut: float, keep: int
                                        "distance to the answer"])
 
 
-def histogram_extent(frame: pd.DataFrame, cut: float, kind=_COSINE) -> tuple[float, float]:
+def histogram_extent(frame: pd.DataFrame, cut: float, kind=COSINE_DISTANCE) -> tuple[float, float]:
     """The gate-value histogram's axis ``(lo, hi)`` in the run's units, holding every value and the cut.
 
-    Cosine distance: ``(0, top)`` with ``top`` the largest value or the cut plus 0.05, rounded up to a
-    multiple of 0.05 and capped at 2. Other kinds: the values' range and the cut, padded by 5 % of it.
+    A kind with a bounded range (:attr:`audit.scores.ScoreKind.bounded`; cosine distance [0, 2]): ``(low, top)``
+    with ``top`` the largest value or the cut plus 0.05, rounded up to a multiple of 0.05 and capped at the
+    range's upper end. Other kinds: the values' range and the cut, padded by 5 % of it.
     """
     d = frame["gate distance"].dropna()
     vals = [float(cut)] + d.astype(float).tolist()
-    if kind.name == "cosine-distance":
-        return 0.0, min(2.0, math.ceil(round((max(vals) + 0.05) * 20, 9)) / 20)
+    if kind.bounded:
+        return kind.low, kind.clip(math.ceil(round((max(vals) + 0.05) * 20, 9)) / 20)
     lo, hi = min(vals), max(vals)
     pad = (hi - lo) * 0.05 or 0.05
     return lo - pad, hi + pad
 
 
-def histogram_step(extent: tuple[float, float], kind=_COSINE) -> float:
-    """The width of the gate-value histogram's bins in the run's units: 0.025 for a cosine distance, else a 30th of
-    ``extent``."""
-    return 0.025 if kind.name == "cosine-distance" else (extent[1] - extent[0]) / 30
+def histogram_step(extent: tuple[float, float], kind=COSINE_DISTANCE) -> float:
+    """The width of the gate-value histogram's bins in the run's units: the kind's declared bin width
+    (:attr:`audit.scores.ScoreKind.bin_width`; cosine distance's is its grid step), else a 30th of ``extent``."""
+    return kind.bin_width if kind.bin_width is not None else (extent[1] - extent[0]) / 30
 
 
 def histogram_bins(frame: pd.DataFrame, domain: str, cut: float, step: float) -> pd.DataFrame:
@@ -301,18 +302,20 @@ def _distinct_labels(cuts: dict) -> dict:
     return texts
 
 
-def slider_range(queries: Sequence[QueryDistances], kind=_COSINE, keep: int = KEEP) -> tuple[float, float, float]:
+def slider_range(queries: Sequence[QueryDistances], kind=COSINE_DISTANCE,
+                 keep: int = KEEP) -> tuple[float, float, float]:
     """``(lo, hi, step)`` of the cut slider in the run's own units: every value the page can show.
 
-    Cosine distance: ``lo`` = 0 and ``hi`` the largest of the first ``keep`` values of each order, each
-    nearest value, each value of the answer and 0.5, plus 0.05, rounded up to a multiple of 0.05, at
-    most 2; step 0.005. Other kinds: the values' range padded by 5 %, 200 steps.
+    A kind with a bounded range (:attr:`audit.scores.ScoreKind.bounded`; cosine distance [0, 2]): ``lo`` its
+    lower end and ``hi`` the largest of the first ``keep`` values of each order, each nearest value, each value
+    of the answer and 0.5, plus 0.05, rounded up to a multiple of 0.05, at most its upper end; step 0.005
+    (:data:`audit.evaluation.threshold.CUT_STEP`). Other kinds: the values' range padded by 5 %, 200 steps.
     """
     seen = [float(d) for q in queries for d in q.distances[:keep] if math.isfinite(d)]
     seen += [q.nearest for q in queries if math.isfinite(q.nearest)]
     seen += [q.nearest_correct for q in queries if q.nearest_correct is not None]
-    if kind.name == "cosine-distance":
-        return 0.0, min(2.0, math.ceil((max(seen + [0.5]) + 0.05) * 20) / 20), 0.005
+    if kind.bounded:
+        return kind.low, kind.clip(math.ceil((max(seen + [0.5]) + 0.05) * 20) / 20), CUT_STEP
     shown = [kind.from_gate(v) for v in seen] or [0.0, 1.0]
     lo, hi = min(shown), max(shown)
     pad = (hi - lo) * 0.05 or 0.05
@@ -324,7 +327,7 @@ def answerless(queries: Sequence[QueryDistances]) -> int:
     return sum(1 for q in queries if q.in_domain and q.nearest_correct is None)
 
 
-def bluffs_frame(found: Sequence[Bluff], kind=_COSINE) -> pd.DataFrame:
+def bluffs_frame(found: Sequence[Bluff], kind=COSINE_DISTANCE) -> pd.DataFrame:
     """One row per chunk the gate keeps for an out-of-domain query: ``query_id``, ``query``, ``nearest rank``
     (1 = the nearest kept chunk), ``score`` (the run's own units: a cosine distance or a similarity), ``doc_id``,
     ``section``, ``chunk_id``, ``content``."""
