@@ -1,5 +1,6 @@
-"""``report --json`` has one shape for every source (issue 37): ``results``, one row per run, made by
-``build_report(runset)``; what a source adds stays beside it under its own keys (a store's ``comparison``).
+"""``report --json`` has one shape for every source (issues 37, 50): the same top-level keys, one per section of
+the audit document (null where the source cannot show it) and ``not_shown``; ``results``, one row per run, made by
+``build_report(runset)``; what a source adds is a section of its own (a store's ``approximate``).
 
 The sources: the built-in pipelines, a team's runs, every live store engine (the servers and folders the store
 protocol's tests start: tests/test_store_protocol.py), a Lance dataset, and an endpoint (a loopback server,
@@ -20,6 +21,7 @@ from pgfixture import pg_server  # noqa: F401 - the session fixture
 from test_store_protocol import LIVE, _numpy_topk, chroma_server, data, store  # noqa: F401 - fixtures
 
 from audit.cli import main
+from audit.report.sections import SECTIONS
 from audit.sources.imported import read_qrels, read_queries
 
 pytestmark = pytest.mark.store
@@ -32,6 +34,8 @@ def _report(tmp_path, *args) -> dict:
     assert main(["report", *args, "--json", str(out)]) == 0
     js = json.loads(out.read_text(), parse_constant=lambda c: pytest.fail(f"non-strict JSON constant {c}"))
     assert isinstance(js["results"], list) and js["results"], "no results"
+    assert list(js) == [s.name for s in SECTIONS] + ["not_shown"], "one shape for every source"
+    assert [n["section"] for n in js["not_shown"]] == [k for k in js if k != "not_shown" and js[k] is None]
     return js
 
 
@@ -83,9 +87,9 @@ def test_every_live_store_engine(store, data, tmp_path):
     hits = [i for i, q in zip((10, 21, 32, 39), data["qs"]) if f"c{i}" in _numpy_topk(data["rows"], q, 8)[0]]
     assert rows["exact"]["n_queries"] == 4
     assert rows["exact"]["Success@8"] == len(hits) / 4
-    # what the store adds stays beside the results, keys as before
-    assert {"store", "model", "comparison", "approximate_ms", "exact_ms"} <= set(js)
-    by_k = {r["k"]: r for r in js["comparison"]["rows"]}
+    # what the store adds is its own section: the approximate index against the exact scan
+    assert set(js["approximate"]) == {"store", "model", "comparison", "approximate_ms", "exact_ms"}
+    by_k = {r["k"]: r for r in js["approximate"]["comparison"]["rows"]}
     assert by_k[8]["recall_exact"] == rows["exact"]["Success@8"]
 
 

@@ -128,12 +128,13 @@ class Judgments:
     def from_runset(cls, runset, run: str) -> "Judgments":
         """The judgments of a :class:`~audit.runset.RunSet` for traced questions.
 
-        The built-in pipelines' chunk ids are their own, not a served system's: their questions are judged by
-        the ground truth's needles (a traced chunk holding the needle is relevant). Any other source's
-        questions are judged by the qrels of ``run``'s space, matched by query id or text.
+        A run whose chunks were cut here (its space's cut rule is known) has chunk ids of the audit's own, not a
+        served system's: its questions are judged by the ground truth's needles (a traced chunk holding the needle
+        is relevant). Any other run's questions are judged by the qrels of ``run``'s space, matched by query id or
+        text.
         """
         gt = runset.ground_truth
-        if runset.source.kind == "builtin" and gt is not None:
+        if runset.space(run).strategy is not None and gt is not None:
             return cls.from_needles(gt.needles, "the ground truth's needles")
         queries = {q.query_id: q.text for q in runset.queries}
         return cls.from_qrels(queries, runset.qrels(run))

@@ -16,7 +16,6 @@ from ..evaluation.paired import PairedTest, paired_test
 from ..evaluation.threshold import gate_queries, separation
 from ..report.formats import FORMATS_NOTE, formats_frame, not_read_frame
 from ..report.tables import chunks_frame, latency_frame, runs_frame
-from ..capabilities import missing
 
 __all__ = ["FORMATS_NOTE", "BestColumn", "Fact", "OverviewView", "best_column", "formats_frame", "headlines",
            "not_read_frame", "overview", "overview_chunks_frame", "rejected_frame"]
@@ -61,21 +60,19 @@ def best_column(results, k: int = 8) -> BestColumn | None:
     return BestColumn(k, b.name, b.success(k).estimate, r.name, r.success(k).estimate, paired_test(b, r, k))
 
 
-def headlines(runset, results, k: int = 8) -> list[str]:
+def headlines(runset, results, k: int = 8, threshold=None) -> list[str]:
     """Findings computed on the loaded data, as plain sentences.
 
     Destroyed answers per strategy, overlap-only and past-window needles (built-in strategies), the best run at
     ``k`` and whether a paired sign test separates it from the runner-up, and whether a cut can separate
-    in-domain from out-of-domain questions.
+    in-domain from out-of-domain questions (``threshold``: the document's ``threshold`` section, its primary run).
     """
-    from ..sources.builtin import base_strategy, column_name
-
     out: list[str] = []
     if not any(len(q.query_ids) for q in runset.judgments.values()):
         return ["No ground truth is loaded, so nothing can be measured yet: give a ground-truth JSONL."]
     gt = runset.ground_truth
     n = len(gt.needles) if gt is not None else 0
-    spaces = [runset.spaces[s] for s in runset.strategies]
+    spaces = [sp for sp in runset.spaces.values() if sp.strategy is not None and sp.needles is not None]
     for sp in spaces:
         st_, ns = sp.strategy, sp.needles
         if st_.cut == "blind":
@@ -100,8 +97,7 @@ def headlines(runset, results, k: int = 8) -> list[str]:
                        f"window ({runset.model.get('window')} tokens): the embedding never saw them.")
     bc = best_column(results, k)
     if bc is not None:
-        label = "R" if runset.strategies else "Success"
-        line = f"Best {'column' if runset.strategies else 'run'} at {label}@{k}: {bc.best} ({bc.recall:.3f})"
+        line = f"Best run at Success@{k}: {bc.best} ({bc.recall:.3f})"
         if bc.test is None:
             line += "."
         else:
@@ -114,11 +110,7 @@ def headlines(runset, results, k: int = 8) -> list[str]:
                          if t.queries_needed else "; wins equal losses, more queries would not separate them")
             line += "."
         out.append(line)
-    if runset.strategies:
-        name = column_name(base_strategy(runset.strategies), "dense")
-        sep_runs = [runset.run(name)] if name in runset.run_names and runset.out_of_domain else []
-    else:
-        sep_runs = [r for r in runset.runs if r.available and runset.has_out_of_domain(r)][:1]
+    sep_runs = [runset.run(name) for name in list(threshold or {})[:1]]
     for r in sep_runs:
         kind = r.gate_kind
         sep = separation(gate_queries(runset, r))
@@ -159,9 +151,9 @@ class OverviewView:
         The metric row, each with what it counts.
     headlines : list of str
     chunks : pandas.DataFrame or None
-        Chunks per built-in strategy (None for other sources).
-    measures : pandas.DataFrame or None
-        A team's runs' headline measures (None for built-in columns).
+        Chunks per strategy when their token costs are known (the ``tokens`` section; None otherwise).
+    measures : pandas.DataFrame
+        Every run's headline measures.
     latency : pandas.DataFrame
     files : pandas.DataFrame
         The files read (role, name, sha256).
@@ -179,7 +171,7 @@ class OverviewView:
     facts: list
     headlines: list
     chunks: pd.DataFrame | None
-    measures: pd.DataFrame | None
+    measures: pd.DataFrame
     latency: pd.DataFrame
     files: pd.DataFrame
     rejected: pd.DataFrame
@@ -189,8 +181,12 @@ class OverviewView:
     embedded_now: str = ""
 
 
-def overview(runset, results) -> OverviewView:
-    """The Overview of ``runset`` evaluated as ``results``."""
+def overview(runset, results, document=None) -> OverviewView:
+    """The Overview of ``runset`` evaluated as ``results``, drawn from its audit document (``document``: already
+    built, else built here: :func:`audit.report.sections.build_document`)."""
+    from ..report.sections import build_document
+
+    doc = document if document is not None else build_document(runset, results=results)
     c = runset.corpus
     facts = []
     if c is not None:
@@ -203,38 +199,36 @@ def overview(runset, results) -> OverviewView:
                           "documentation and ticket wording)", f"{len(gt.rejected)} rejected" if gt.rejected else None))
     facts.append(Fact("Queries", f"{len(runset.in_domain)} / {len(runset.out_of_domain)}",
                       "judged in-domain questions / out-of-domain questions (should get no answer)"))
-    if runset.strategies:
-        facts.append(Fact("Build time (s)", f"{runset.settings.get('wall_s', 0.0):.1f}",
+    facts.append(Fact("Runs", f"{len(runset.runs)}", "systems compared: " + ", ".join(runset.run_names)))
+    wall = doc["provenance"].data.get("wall_seconds")
+    if wall is not None:
+        facts.append(Fact("Build time (s)", f"{wall:.1f}",
                           "seconds to build this audit: chunk, embed (or read the cache), rank every query"))
-    else:
-        facts.append(Fact("Runs", f"{len(runset.runs)}", "systems compared: " + ", ".join(runset.run_names)))
-        sp = runset.spaces.get("")
-        known = len(sp.chunks) if sp is not None and sp.chunks is not None else None
-        facts.append(Fact("Chunks known", "—" if known is None else f"{known:,}",
-                          "distinct chunks whose text this source gave (a store: the rows returned or judged "
-                          "relevant, not the table's size)"))
-        if sp is not None and sp.chunks is not None and c is not None:
-            facts.append(Fact("Chunks ≠ document", f"{len(sp.chunk_errors)}",
-                              "chunks whose quote differs from their document at their offsets (see Citations)"))
-    if runset.strategies:
-        title = "Retrieval audit"
-        caption = ("How the documents are chunked, how well each retriever finds the sentence that answers a question, "
-                   "where a distance threshold should refuse, and whether citations quote what sits at their locator.")
+    known = sum(len(sp.chunks) for sp in runset.spaces.values() if sp.chunks is not None)
+    facts.append(Fact("Chunks known", f"{known:,}" if known else "—",
+                      "distinct chunks whose text this source gave or cut (a store: the rows returned or judged "
+                      "relevant, not the table's size)"))
+    cit = doc["citations"]
+    if cit is not None:
+        facts.append(Fact("Chunks ≠ document", f"{len(cit.errors)}",
+                          f"of {cit.checked:,} chunks with offsets, those whose quote differs from their document at "
+                          "their offsets (see Citations)"))
+    title = f"Retrieval audit: {runset.source.name}"
+    caption = ("How the documents are chunked, how well each run finds the sentence that answers a question, where a "
+               "threshold should refuse, and whether citations quote what sits at their locator. "
+               f"Judged by {doc['questions'].judged_by}; scores in each run's own units.")
+    embedded = ""
+    if doc["retrieval"] is not None:
         n_enc = runset.settings.get("n_chunks_encoded", 0)
-        q_ms = runset.settings.get("query_embed_ms", math.nan)
+        lat = doc["latency"]
+        q_ms = lat.query_embedding_ms if lat is not None else None
         embedded = (f"Embedded now: {n_enc:,} chunks (0 = everything came from the embedding cache). Query embedding: "
-                    + ("cached (no model call)" if q_ms is None or math.isnan(q_ms) else f"{q_ms:.1f} ms/query") + ".")
-    else:
-        title = "Retrieval audit: " + ("your system" if runset.source.kind == "files" else runset.source.name)
-        caption = ((f"{runset.source.name}. " if runset.source.kind == "files" else "")
-                   + f"Judged by {runset.judged_by}. The pages read these runs as the source returned them, scores in "
-                   "each run's own units; nothing is re-ranked.")
-        embedded = ""
-    not_shown = missing(runset, "judgments", "out_of_domain", "chunks", "offsets")
+                    + ("cached (no model call)" if q_ms is None else f"{q_ms:.1f} ms/query") + ".")
+    not_shown = [n.why for n in doc.not_shown if n.section in ("results", "threshold", "citations")]
     return OverviewView(
-        title, caption, facts, headlines(runset, results),
-        overview_chunks_frame(runset) if runset.strategies else None,
-        None if runset.strategies else runs_frame(results), latency_frame(runset),
+        title, caption, facts, headlines(runset, results, threshold=doc["threshold"]),
+        overview_chunks_frame(runset) if doc["tokens"] is not None else None,
+        runs_frame(results), latency_frame(runset),
         pd.DataFrame(list(runset.source.files), columns=["role", "name", "sha256"]), rejected_frame(runset),
         [f"{f.source}: {f.reason}" for f in c.failures] if c is not None else [],
         list(c.skipped) if c is not None else [], not_shown, embedded)

@@ -67,7 +67,7 @@ def stages_view(files: Sequence, runset, run: str) -> StagesView:
     if not judgments.by_id:
         return StagesView(None, "the page's questions have no relevant chunk judged")
     deeper, name = None, ""
-    if runset.source.kind != "builtin":
+    if runset.space(run).strategy is None:  # the run's chunk ids are the served system's: it is the deeper run
         r = runset.run(run)
         deeper, name = {q: r.ids(q) for q in r.rankings}, run
     try:

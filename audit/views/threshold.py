@@ -427,7 +427,7 @@ def threshold_base(runset, run, queries: Sequence[QueryDistances] | None = None,
 
     r = runset.run(run) if isinstance(run, str) else run
     t = threshold if threshold is not None else run_threshold(
-        runset, r, need_out_of_domain=not (runset.strategies or in_domain_only))
+        runset, r, need_out_of_domain=not in_domain_only)
     if t is None:
         return None
     kind = r.gate_kind
