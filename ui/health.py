@@ -1,5 +1,7 @@
-"""The Index health page's two actions: retrying failed documents (the page's only write) and the model of an
-upgrade preview."""
+"""The Index health page's parts beside its view-model, for whatever store the source holds: which store is shown
+(:func:`pick_store`: another file or index where the store offers them), its health read once per state
+(:func:`read_health`), retrying failed documents (the page's only write, where the store offers ``retry``) and the
+model of an upgrade preview."""
 
 from __future__ import annotations
 
@@ -11,10 +13,12 @@ import streamlit as st
 from audit.home import default_home
 from audit.index import IndexRunResult, IndexStore, retry_failed_documents
 from audit.ingest import load_corpus
+from audit.stores.base import StoreError
 
 from . import cache, paths, session
+from .text import md
 
-__all__ = ["index_name", "preview_model", "retry_failed", "sources_now"]
+__all__ = ["index_name", "pick_store", "preview_model", "read_health", "retry_failed", "sources_now"]
 
 
 def sources_now(ctx, db_path: Path, own_db: Path) -> dict | None:
@@ -30,6 +34,71 @@ def index_name(db_path: Path, own_db: Path) -> str:
     """How a page names an index file: "this corpus's own index" for the dashboard's own (never the server's
     folder nor a session id), else the path as given."""
     return "this corpus's own index" if db_path.resolve() == own_db.resolve() else str(db_path)
+
+
+def pick_store(ctx, file_key: str = "health_db", index_key: str = "health_index"):
+    """The store the page shows: the source's own (``ctx.store``), or, where it offers ``files``, another file of
+    its engine chosen on the page (:func:`ui.paths.pick_index`), and, where it offers ``indexes``, the index chosen
+    (the sidebar's strategy first). None after the page said why (no file there, not an index, no index in it).
+    """
+    store = ctx.store
+    if store.supports("files"):
+        own = store.path
+        path = paths.pick_index("Index database", file_key, own)
+        if path is None:
+            return None
+        if not path.is_file():
+            st.info(md(f"No index database at {index_name(path, own)} yet.") + " The dashboard writes it when it "
+                    "builds the audit of a corpus; from a shell: `python -m audit index FOLDER --db FILE` (add "
+                    "`--model NAME` for another model).")
+            return None
+        store = store.at(path=path)
+    if store.supports("indexes"):
+        # read through a read-only connection: a path that is not an index is refused, never created or changed
+        try:
+            names = store.indexes()
+        except StoreError as e:
+            st.error(md(str(e)), icon=":material/error:")
+            store.close()
+            return None
+        if not names:
+            st.info(md(f"{index_name(store.path, ctx.store.path)} holds no index yet")
+                    + ": run `python -m audit index FOLDER --db FILE`.")
+            store.close()
+            return None
+        focus = st.session_state.get("focus_strategy")
+        name = st.selectbox("Index (strategy)", names, key=index_key, index=names.index(focus) if focus in names else 0)
+        store.close()
+        store = store.at(index=name)
+    return store
+
+
+def read_health(ctx, store, key: str = "store_health"):
+    """The store's :class:`~audit.views.index_health.StoreHealth` with the sidebar's health inputs, or None after
+    the page said why. A store offering a manifest (an index file) is read once per state of its index
+    (:func:`ui.cache.index_health`); any other is checked once per store and inputs, again on "Check again"."""
+    from audit.views.index_health import ModelUnavailable, store_health
+
+    given = ctx.health_inputs
+    try:
+        if store.supports("manifest"):
+            return cache.index_health(store, given.get("encoder"), sources_now(ctx, store.path, ctx.store.path))
+        inputs = {k: given.get(k) for k in ("corpus", "encoder", "model_dims", "model_name")}
+        docs, encoder = inputs["corpus"], inputs["encoder"]
+        digest = cache.sha256_bytes(repr((getattr(store.spec, "to_dict", lambda: store.spec)(),
+                                          getattr(docs, "name", None), getattr(docs, "sha256", None),
+                                          getattr(encoder, "dims", inputs["model_dims"]),
+                                          getattr(encoder, "name", inputs["model_name"]))).encode("utf-8"))
+        held = st.session_state.get(f"_{key}")
+        again = st.button("Check again", key=f"{key}_again", help="Run the checks where the store lives again")
+        if held is None or held[0] != digest or again:
+            with st.spinner("Checking the store…"):
+                held = (digest, store_health(store, **inputs))
+            st.session_state[f"_{key}"] = held
+        return held[1]
+    except (StoreError, ValueError, ModelUnavailable) as e:
+        st.error(md(str(e)), icon=":material/error:")
+        return None
 
 
 def retry_failed(ctx, db_path: Path, own_db: Path, name: str) -> IndexRunResult:

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from audit.runset import RunSet
     from audit.health import HealthReport
 
-__all__ = ["draw_store_health", "draw_store_inputs", "store_spec"]
+__all__ = ["draw_store_health", "draw_store_inputs", "health_inputs", "opened_store", "store_spec"]
 
 _SPEC = "_store_spec"          # session key: the last complete store spec (for draw_store_health)
 _SYSTEM = "_store_system"      # session key: (inputs digest, RunSet)
@@ -65,6 +65,26 @@ def _stores() -> dict[str, str]:
 def store_spec():
     """The store last described by :func:`draw_store_inputs` in this session, as its engine's spec (None before)."""
     return st.session_state.get(_SPEC)
+
+
+def opened_store():
+    """The store of :func:`store_spec` opened through the registry (its client connects at its first call), or
+    None before one is described or when its engine cannot be opened here (the sidebar said why)."""
+    from audit.stores.registry import open_store
+
+    spec = store_spec()
+    if spec is None:
+        return None
+    try:
+        return open_store(spec)
+    except StoreError:
+        return None
+
+
+def health_inputs() -> dict:
+    """What the store's health checks are given beside it, from the sidebar's inputs: ``corpus`` (the documents),
+    ``encoder`` (the model), or ``model_dims`` and ``model_name`` (query vectors of a hosted model)."""
+    return dict(st.session_state.get(_HEALTH, {}))
 
 
 def _asked(spec) -> dict:
