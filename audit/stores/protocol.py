@@ -303,9 +303,22 @@ class VectorStore:
         KeyError
             ``what`` is not a key of :data:`OFFERS`.
         """
-        from .registry import ENGINES
+        engine = self.declared()
+        if engine is None:
+            if what not in OFFERS:
+                raise KeyError(f"unknown offer {what!r}; known: {', '.join(OFFERS)}")
+            return False
+        return engine.supports(what)
 
-        return ENGINES[self.engine].supports(what)
+    @classmethod
+    def declared(cls) -> Engine | None:
+        """The engine's declaration: the ``ENGINE`` of the module that holds the store's class (every engine module
+        holds both), read where it is already loaded (no import: the registry imports the engines, not the other
+        way); None for a class outside an engine module (it offers nothing beyond the protocol)."""
+        import sys
+
+        engine = getattr(sys.modules.get(cls.__module__), "ENGINE", None)
+        return engine if isinstance(engine, Engine) else None
 
     @property
     def provenance(self) -> str:
@@ -320,9 +333,8 @@ class VectorStore:
     @property
     def table_word(self) -> str:
         """What the engine calls the set of rows asked, for people (``Table``, ``Collection``, ``Index`` …)."""
-        from .registry import ENGINES
-
-        return ENGINES[self.engine].table
+        engine = self.declared()
+        return engine.table if engine is not None else "Table"
 
     # -- written once -------------------------------------------------------------------------------
     def runset(self, *, needles=None, queries=None, qrels=None, encoder=None, query_vectors=None, ood_queries=None,

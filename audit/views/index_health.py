@@ -149,8 +149,11 @@ PROBLEMS = {"failed": "failed documents", "stale": "stale documents", "missing":
 
 
 def _named(f) -> str:
-    """A finding's name as the reader needs it: what was found when it is not ok, the check's condition when ok."""
-    return f.title if f.severity == "ok" else PROBLEMS.get(f.check, f.title)
+    """A finding's name as the reader needs it: what was found when it is not ok, the check's condition when ok; a
+    store's finding over rows keeps its check id (its title, as ``health --store`` prints it)."""
+    if f.severity == "ok" or getattr(f, "concerns", "documents") == "rows":
+        return f.title
+    return PROBLEMS.get(f.check, f.title)
 
 
 def finding_heading(f) -> str:
