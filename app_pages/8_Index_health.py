@@ -20,66 +20,15 @@ from audit.views.index_health import (
     PIPELINE_VERSION,
     ModelUnavailable,
     chunk_checks_frame,
-    finding_documents_frame,
-    finding_heading,
-    finding_line,
-    findings_frame,
-    health_summary,
     sentence,
-    severity_css,
-    status_label,
 )
 from ui import cache, context, footer, paths, stop, table
 from ui.notices import notices
-from ui.health import pick_store, preview_model, read_health, retry_failed
+from ui.health import draw_findings, draw_status, pick_store, preview_model, read_health, retry_failed
 from ui.layout import cells
 from ui.text import md
 
 _DONE = "_health_retry_done"  # the last retry's outcome, shown once after the rerun
-
-
-def status_section(health, engine_table: str, table_name: str) -> None:
-    rep, man = health.report, health.manifest
-    # the status on its own line: in a cell of five it read "UNHEAL…" at 1400 px
-    st.metric("Status", status_label(rep.healthy), help="`python -m audit health` exits 1 when unhealthy, 0 otherwise")
-    bad = any(f.severity == "unhealthy" for f in rep.findings)
-    warn = any(f.severity == "warning" for f in rep.findings)
-    (st.error if bad else st.warning if warn else st.success)(health_summary(rep, engine_table, table_name, md))
-    figures = [("Documents", rep.n_documents, None)] if rep.n_documents is not None else []
-    if man is not None:
-        figures.append(("Failed documents", int((man["status"] == "failed").sum()),
-                        "documents the indexer could not read; the rest of the index stays searchable"))
-    figures.append(("Chunks" if man is not None else "Rows", rep.n_rows, None))
-    ident = rep.figures.get("identity_max_deviation")
-    if ident is not None:
-        figures.append(("L2/cos identity", "n/a" if ident != ident else f"{ident:.1e}",
-                        "max |L2²/2 − (1 − cos)|, checked on a sample of unit vectors; exact up to float noise only "
-                        "when vectors are unit"))
-    c = cells(len(figures))
-    for cell, (label, value, help_) in zip(c, figures):
-        cell.metric(label, value, help=help_)
-    if rep.stamp is not None:
-        st.caption(md(f"Generation {rep.target['generation']} · model {rep.stamp.model} ({rep.stamp.dims} dims, "
-                      f"window {rep.stamp.window} tokens) · pipeline {rep.stamp.pipeline_version} · strategy "
-                      f"{rep.stamp.strategy}"))
-
-
-def findings_section(rep) -> None:
-    st.subheader("Findings")
-    table(findings_frame(rep), "health_findings", "health_findings.csv", "Download findings (CSV)",
-          csv=finding_documents_frame(rep) if any(f.documents for f in rep.findings) else rep.to_frame(),
-          style=lambda df: df.style.apply(severity_css, subset=["severity"]), width="stretch",
-          help={"documents": "documents the finding concerns", "count": "documents or rows the finding concerns "
-                "(for rows: the row count)"})
-    for f in rep.findings:
-        if f.documents:
-            with st.expander(md(finding_heading(f))):
-                table(pd.DataFrame(f.documents).rename(columns={"doc_id": "document"}), f"health_docs_{f.check}",
-                      f"health_{f.check}.csv", width="stretch")
-        elif f.severity != "ok":
-            (st.error if f.severity == "unhealthy" else st.warning)(finding_line(f, md))
-    for n in rep.not_checked:
-        st.caption(f"Not checked: {md(n)}")
 
 
 def extraction_section(view) -> None:
@@ -213,8 +162,8 @@ with closing(picked) as store:
     health = read_health(ctx, store)
     if health is None:
         stop(ctx)
-    status_section(health, store.table_word, store.table)
-    findings_section(health.report)
+    draw_status(health, store.table_word, store.table)
+    draw_findings(health.report)
     if ctx.supports("extraction"):
         extraction_section(health.extraction)
     else:
