@@ -1,10 +1,13 @@
-"""Index health: the manifest, the findings with their documents, retry, and an upgrade preview.
+"""Index health: the store's findings, and what the store offers beside them — the extraction audit, the
+manifest, retry, an upgrade preview.
 
-One function per section, drawn from :mod:`audit.views.index_health`. For the built-in pipelines the page
-opens the index read-only and its only write is "Retry failed documents" (:func:`ui.health.retry_failed`),
-after which the script reruns so every section reads the new state. A live store shows its own checks
-(SQL aggregates in the database, :attr:`ui.context.PageContext.health`); a team's files, the chunk checks
-their files allow.
+One path for every source, one function per section, drawn from :mod:`audit.views.index_health`
+(:func:`~audit.views.index_health.store_health`). The store is the one the sidebar read the run set from
+(:attr:`ui.context.PageContext.store`: the built-in pipelines' own SQLite index, a team's live store), read only;
+each section beyond the findings is drawn where the store declares it offers it
+(:meth:`ui.context.PageContext.supports`), never by asking which engine it is. The only write is "Retry failed
+documents" (:func:`ui.health.retry_failed`), after which the script reruns so every section reads the new state. A
+source without a store (a team's files, an endpoint) shows the chunk checks its files allow.
 """
 
 from contextlib import closing
@@ -12,55 +15,20 @@ from contextlib import closing
 import pandas as pd
 import streamlit as st
 
-from audit.capabilities import sentence
 from audit.views.index_health import (
     NOT_AUDITED,
     PIPELINE_VERSION,
     ModelUnavailable,
     chunk_checks_frame,
-    finding_documents_frame,
-    finding_heading,
-    findings_frame,
-    severity_css,
-    status_label,
-    upgrade_preview,
+    sentence,
 )
 from ui import cache, context, footer, paths, stop, table
 from ui.notices import notices
-from ui.health import index_name, preview_model, retry_failed, sources_now
+from ui.health import draw_findings, draw_status, pick_store, preview_model, read_health, retry_failed
 from ui.layout import cells
 from ui.text import md
 
 _DONE = "_health_retry_done"  # the last retry's outcome, shown once after the rerun
-
-
-def status_section(rep, man: pd.DataFrame) -> None:
-    # the status on its own line: in a cell of five it read "UNHEAL…" at 1400 px
-    st.metric("Status", status_label(rep.healthy), help="`python -m audit health` exits 1 when unhealthy, 0 otherwise")
-    c = cells(4)
-    c[0].metric("Documents", rep.n_documents)
-    c[1].metric("Failed documents", int((man["status"] == "failed").sum()),
-                help="documents the indexer could not read; the rest of the index stays searchable")
-    c[2].metric("Chunks", rep.n_rows)
-    c[3].metric("L2/cos identity", "n/a" if rep.figures["identity_max_deviation"] != rep.figures["identity_max_deviation"]
-                else f"{rep.figures['identity_max_deviation']:.1e}", help="max |L2²/2 − (1 − cos)|, checked on a sample of "
-                                                                "unit vectors; exact up to float noise only when "
-                                                                "vectors are unit")
-    st.caption(md(f"Generation {rep.target['generation']} · model {rep.stamp.model} ({rep.stamp.dims} dims, window "
-                  f"{rep.stamp.window} tokens) · pipeline {rep.stamp.pipeline_version} · strategy "
-                  f"{rep.stamp.strategy}"))
-
-
-def findings_section(rep) -> None:
-    st.subheader("Findings")
-    table(findings_frame(rep), "health_findings", "health_findings.csv", "Download findings (CSV)",
-          csv=finding_documents_frame(rep), style=lambda df: df.style.apply(severity_css, subset=["severity"]),
-          width="stretch", help={"documents": "documents the finding concerns"})
-    for f in rep.findings:
-        if f.documents:
-            with st.expander(md(finding_heading(f))):
-                table(pd.DataFrame(f.documents).rename(columns={"doc_id": "document"}), f"health_docs_{f.check}",
-                      f"health_{f.check}.csv", width="stretch")
 
 
 def extraction_section(view) -> None:
@@ -133,7 +101,7 @@ def retry_section(ctx, db_path, own_db, name: str, man: pd.DataFrame, model: str
         st.rerun()  # every section above was drawn from the state before the retry
 
 
-def preview_section(store, name: str, rep) -> None:
+def preview_section(store, rep) -> None:
     st.subheader("Upgrade preview")
     st.caption("Pick another model or pipeline version: which documents would go stale and how many chunks would "
                "be embedded again (the stored chunk texts whose vector for that model is not in the cache). "
@@ -148,7 +116,7 @@ def preview_section(store, name: str, rep) -> None:
         return
     try:
         target = None if new_model == rep.stamp.model else cache.encoder(new_model.strip())
-        pv = upgrade_preview(store, name, target, new_pipe or None)
+        pv = store.upgrade_preview(target, new_pipe or None)
         q = cells(2)
         q[0].metric("Stale documents", f"{len(pv.stale)} / {rep.n_documents}",
                     help="documents that would go stale under the target")
@@ -161,65 +129,49 @@ def preview_section(store, name: str, rep) -> None:
         st.error(md(str(e)))
 
 
-def source_section(ctx) -> None:
-    """A source that holds no index of this dashboard: the checks its own data allows, then the store's table."""
-    rs = ctx.runset
-    checks = chunk_checks_frame(rs)
+def chunks_section(ctx) -> None:
+    """The checks the run set's own chunks allow without their vectors (a team's chunk file)."""
+    checks = chunk_checks_frame(ctx.runset)
     if checks is not None:
         st.subheader("Your chunks")
         table(checks, "health_chunk_checks", "chunk_checks.csv", "Download chunk checks (CSV)",
               help={"chunks": "chunks failing the check"})
-    if ctx.can("store_health"):
-        st.subheader("The store's table")
-        ctx.health()  # the source's own checks, with the documents and model its sidebar inputs give
-    else:
-        st.info(sentence("store_health"))
-    st.caption(NOT_AUDITED)
 
 
 ctx = context()
 st.title("Index health")
 notices(ctx, "health")
-if not ctx.can("index_file"):
-    source_section(ctx)
+chunks_section(ctx)
+if not ctx.can("store_health"):
+    st.info(sentence("store_health"))
+    st.caption(NOT_AUDITED)
     stop(ctx)
-st.caption("What a platform team checks after an upgrade. Stale is computed against the current configuration "
-           "(the model chosen in the sidebar, this code's pipeline and extractor versions, the source files as they "
-           "are now), never stored. Unhealthy: failed, stale, mixed models or dims, count stamp ≠ rows, NaN or "
-           "non-unit vectors, empty chunks, missing sources. Warnings: over the window, duplicates, oversize, and the "
-           "extraction audit.")
+if ctx.supports("manifest"):
+    st.caption("What a platform team checks after an upgrade. Stale is computed against the current configuration "
+               "(the model chosen in the sidebar, this code's pipeline and extractor versions, the source files as "
+               "they are now), never stored. Unhealthy: failed, stale, mixed models or dims, count stamp ≠ rows, NaN "
+               "or non-unit vectors, empty chunks, missing sources. Warnings: over the window, duplicates, oversize, "
+               "and the extraction audit.")
 
-own_db = ctx.index_file
-db_path = paths.pick_index("Index database", "health_db", own_db)
-if db_path is None:
+# Everything shown is read through the store opened read-only (a path that is not an index is refused, never
+# created or changed); only "Retry failed documents" opens an index file for writing.
+picked = pick_store(ctx)
+if picked is None:
     stop(ctx)
-if not db_path.is_file():
-    st.info(md(f"No index database at {index_name(db_path, own_db)} yet.") + " The dashboard writes it when it builds the audit of a "
-            "corpus; from a shell: `python -m audit index FOLDER --db FILE` (add `--model NAME` for another model).")
-    stop(ctx)
-
-# Everything shown is read through a read-only connection (a path that is not an index is refused,
-# never created or changed); only "Retry failed documents" opens the file for writing.
-ro_store = paths.open_index(db_path)
-if ro_store is None:
-    stop(ctx)
-with closing(ro_store) as store:
-    names = store.indexes()
-    if not names:
-        st.info(md(f"{index_name(db_path, own_db)} holds no index yet") + ": run `python -m audit index FOLDER --db FILE`.")
+with closing(picked) as store:
+    health = read_health(ctx, store)
+    if health is None:
         stop(ctx)
-    focus = st.session_state.get("focus_strategy")
-    name = st.selectbox("Index (strategy)", names, key="health_index",
-                        index=names.index(focus) if focus in names else 0)
-    strip = bool(st.session_state.get("strip_running_lines", False))
-    # read once per state of the index (ui.cache.index_health): the checks, the extraction audit, the manifest
-    rep, extraction, man = cache.index_health(db_path, name, store, ctx.encoder, strip,
-                                              sources_now(ctx, db_path, own_db))
-
-    status_section(rep, man)
-    findings_section(rep)
-    extraction_section(extraction)
-    manifest_section(man, name)
-    retry_section(ctx, db_path, own_db, name, man, rep.stamp.model)
-    preview_section(store, name, rep)
+    draw_status(health, store.table_word, store.table)
+    draw_findings(health.report)
+    if ctx.supports("extraction"):
+        extraction_section(health.extraction)
+    else:
+        st.caption(NOT_AUDITED)
+    if ctx.supports("manifest"):
+        manifest_section(health.manifest, store.table)
+    if ctx.supports("retry"):
+        retry_section(ctx, store.path, ctx.store.path, store.table, health.manifest, health.report.stamp.model)
+    if ctx.supports("upgrade_preview"):
+        preview_section(store, health.report)
 footer(ctx)

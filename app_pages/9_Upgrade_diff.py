@@ -1,12 +1,14 @@
-"""Upgrade diff: the same questions before and after — two runs of the source's run set, or two index files.
+"""Upgrade diff: the same questions before and after, on the sides the source offers
+(:func:`audit.views.upgrade_diff.sides`).
 
-With an index file of this dashboard (the capability ``index_file``) the two sides are two index files (a copy
-taken before an upgrade and the upgraded one) asked the ground truth's questions
-(:func:`audit.views.upgrade_diff.index_pair`); otherwise two runs of the run set (``before`` / ``after`` of two
-tables, ``approximate`` / ``exact``, two of a team's run files: :func:`audit.views.upgrade_diff.runs_diff`).
-Either way one computation (:func:`audit.evaluation.upgrade.diff_runs`) and one drawing (:func:`draw_diff`); the
-cut follows the one saved-threshold rule of ``python -m audit compare``: a typed cut, else the one saved for the
-before run, else the before run's balanced cut.
+One path for every source: the sides are two runs of the source's run set (``before`` / ``after`` of two tables,
+``approximate`` / ``exact``, two of a team's run files, two built-in columns:
+:func:`audit.views.upgrade_diff.runs_diff`), and, where the source's store offers ``index_pair`` (the audit's own
+index files, :meth:`ui.context.PageContext.supports`), two indexes of its engine — a copy taken before an upgrade
+and the upgraded one, or an "after" index built here — asked the ground truth's questions
+(:func:`audit.views.upgrade_diff.store_pair`). Either way one computation (:func:`audit.evaluation.upgrade.diff_runs`)
+and one drawing (:func:`draw_diff`); the cut follows the one saved-threshold rule of ``python -m audit compare``: a
+typed cut, else the one saved for the before run, else the before run's balanced cut.
 """
 
 import sqlite3
@@ -14,18 +16,20 @@ from contextlib import closing
 
 import streamlit as st
 
-from audit.capabilities import CANNOT, can
 from audit.views.upgrade_diff import (
+    INDEXES,
     KS,
     UPGRADE_RETRIEVERS,
     IndexUnusable,
     ModelUnavailable,
+    StoreError,
     common_indexes,
     default_pair,
     files_diff,
-    index_pair,
     plural,
     runs_diff,
+    sides,
+    store_pair,
 )
 from ui import cache, context, footer, paths, stop
 from ui.diff import build_after
@@ -68,43 +72,44 @@ def two_runs(ctx):
         return None
 
 
-def _index_runsets(old_path, new_path, name, retriever, gt, gt_key):
-    """The two index files asked the ground truth's questions, memoised for this session on the files' state."""
+def _index_runsets(ctx, old_path, new_path, name, retriever, gt, gt_key):
+    """The two indexes asked the ground truth's questions, memoised for this session on the files' state."""
     key = (str(old_path), old_path.stat().st_mtime_ns, str(new_path), new_path.stat().st_mtime_ns, name,
            retriever, gt_key)
     held = st.session_state.get(_MEMO)
     if held is not None and held[0] == key:
         return held[1]
-    old_store, new_store = _open_both(old_path, new_path)
-    if old_store is None:
-        return None
-    with closing(old_store) as old, closing(new_store) as new:
+    with closing(ctx.store.at(path=old_path, index=name)) as old, closing(ctx.store.at(path=new_path, index=name)) as new:
         with st.spinner(f"Putting the {plural(len(gt.needles), 'question')} to both indexes…"):
-            pair = index_pair(old, new, name, retriever, gt, cache.encoder)
+            pair = store_pair(old, new, retriever, gt, cache.encoder)
     st.session_state[_MEMO] = (key, pair)
     return pair
 
 
-def _open_both(old_path, new_path):
-    """Both files opened read-only, or (None, None) after the page said why (a path that is not an index is
-    refused, never changed)."""
-    old_store, new_store = paths.open_index(old_path), paths.open_index(new_path)
-    if old_store is None or new_store is None:
-        for s in (old_store, new_store):
-            if s is not None:
-                s.close()
-        return None, None
-    return old_store, new_store
+def _common(ctx, old_path, new_path):
+    """The index names both files hold, or None after the page said why (a path that is not an index is refused,
+    never changed)."""
+    with closing(ctx.store.at(path=old_path)) as old, closing(ctx.store.at(path=new_path)) as new:
+        try:
+            common = common_indexes(old, new)
+        except StoreError as e:
+            st.error(md(str(e)), icon=":material/error:")
+            return None
+        if not common:
+            st.error(md(f"No index name in both files (before: {', '.join(old.indexes()) or 'none'}; after: "
+                        f"{', '.join(new.indexes()) or 'none'})."))
+            return None
+    return common
 
 
-def two_files(ctx):
-    """Two index files of the built-in pipelines (before and after an upgrade)."""
+def two_indexes(ctx):
+    """Two indexes of the store's engine (before and after an upgrade): two files, or an "after" one built here."""
     rs = ctx.runset
     gt = rs.ground_truth
     if gt is None or not gt.needles:
         st.info("No ground truth loaded: choose one in the sidebar (Ground truth). The comparison needs questions.")
         return None
-    default_db = ctx.index_file
+    default_db = ctx.store.path
     c1, c2 = st.columns(2)
     with c1:
         old_path = paths.pick_index("Before (index database)", "diff_old", default_db, optional=True)
@@ -121,15 +126,9 @@ def two_files(ctx):
                 + md(f" Not found: {', '.join(index_name(p, default_db) for p in missing if p)}."
                      if any(missing) else ""))
         return None
-    old_store, new_store = _open_both(old_path, new_path)
-    if old_store is None:
+    common = _common(ctx, old_path, new_path)
+    if common is None:
         return None
-    with closing(old_store) as old, closing(new_store) as new:
-        common = common_indexes(old, new)
-        if not common:
-            st.error(md(f"No index name in both files (before: {', '.join(old.indexes()) or 'none'}; after: "
-                        f"{', '.join(new.indexes()) or 'none'})."))
-            return None
     s1, s2, s3, s4 = st.columns(4)
     focus = st.session_state.get("focus_strategy")
     name = s1.selectbox("Index (strategy)", common, key="diff_index",
@@ -140,11 +139,9 @@ def two_files(ctx):
     with s4:
         given = cut_input("cosine distance", "diff_cut")
     try:
-        pair = _index_runsets(old_path, new_path, name, retriever, gt, rs.source.identity)
-    except (IndexUnusable, ValueError, ModelUnavailable, sqlite3.DatabaseError) as e:
+        pair = _index_runsets(ctx, old_path, new_path, name, retriever, gt, rs.source.identity)
+    except (StoreError, IndexUnusable, ValueError, ModelUnavailable, sqlite3.DatabaseError) as e:
         st.error(md(str(e)))
-        return None
-    if pair is None:
         return None
     return files_diff(pair, name, retriever, k, given, threshold_file(ctx)), "each index file's own chunks and model"
 
@@ -155,16 +152,12 @@ notices(ctx, "diff")
 st.caption("The same questions before and after an upgrade, a deploy or a new index: ranks, questions lost and "
            "gained, a paired sign test, the score distributions, and what one cut does on both sides. A threshold "
            "chosen before is not valid after.")
-if ctx.can("index_file"):
-    out = two_files(ctx)
-elif not can(ctx.runset, "two_runs"):
-    st.info(CANNOT["two_runs"].capitalize() + ".")
+offered, why = sides(ctx.runset, ctx.store)
+if not offered:
+    st.info(why)
     stop(ctx)
-elif not can(ctx.runset, "judgments"):
-    st.info(CANNOT["judgments"].capitalize() + ".")
-    stop(ctx)
-else:
-    out = two_runs(ctx)
+side = st.radio("Compare", offered, horizontal=True, key="diff_sides") if len(offered) > 1 else offered[0]
+out = two_indexes(ctx) if side == INDEXES else two_runs(ctx)
 if out is not None:
     draw_diff(*out)
 footer(ctx)

@@ -3,9 +3,11 @@
 A page, a report section or a command never asks which source made its run set (a strategy list, an index file,
 a corpus standing in for "the built-in pipelines"): it asks :func:`can` for a capability named in :data:`CANNOT`,
 computed from what the run set holds, and each capability names what the data can do, never where it came from.
-The CLI, the report's sections (:mod:`audit.report.sections`) and the pages share this one registry. Two capabilities are not in the run set but beside it, in what the sidebar hands a page
-(:class:`ui.context.PageContext`): ``index_file`` (the audit's own SQLite index the run set was read through)
-and ``store_health`` (the source checks its own vectors where they live); :func:`can` takes them as keywords.
+The CLI, the report's sections (:mod:`audit.report.sections`) and the pages share this one registry. One capability is not in the run set but beside it, in what the sidebar hands a page
+(:class:`ui.context.PageContext`): ``store_health``, the store the run set was read from (the audit's own SQLite
+index or a team's live store), which checks its own vectors where they live; :func:`can` takes it as a keyword.
+What a store offers beyond that (a manifest, a retry, an upgrade preview) it declares itself
+(:meth:`audit.stores.protocol.VectorStore.supports`), whichever engine it is.
 
 The capabilities (the first column of :data:`CANNOT`):
 
@@ -25,7 +27,6 @@ vectors        the chunks' vectors (a space with vectors)
 two_runs       two available runs of the same questions
 requests       each question's request outcome (a live endpoint)
 traffic        production traffic queries ranked by the run set
-index_file     beside the run set: the SQLite index it was read through (manifest, retry, preview)
 store_health   beside the run set: the source's own checks of its vectors where they live
 ============== =====================================================================================
 """
@@ -57,14 +58,13 @@ CANNOT = {
     "two_runs": "one run only: give a second run of the same questions (e.g. before and after) to compare them",
     "requests": "no request was sent: request outcomes and their latency are a live endpoint's",
     "traffic": "no production traffic in this run set",
-    "index_file": "no index file of this dashboard: this source's vectors live in its own index",
     "store_health": "vectors (NaN, norms, dimensions, model stamps) need the index itself: the source \"Live vector "
                     "store\" (or `python -m audit health --store URI …`) checks a pgvector table, a Chroma or Milvus "
                     "collection, `health --index DATASET` a Lance dataset",
 }
 
 
-def can(runset, what: str, run=None, *, index_file=None, store_health=None) -> bool:
+def can(runset, what: str, run=None, *, store_health=None) -> bool:
     """Whether ``runset`` (and ``run``, where it matters) holds what ``what`` needs.
 
     Parameters
@@ -74,10 +74,8 @@ def can(runset, what: str, run=None, *, index_file=None, store_health=None) -> b
         A key of :data:`CANNOT`.
     run : Run or str, optional
         For ``out_of_domain`` and ``chunks``: that run (its space) only (default: any run, any space).
-    index_file : path or None
-        Beside the run set: the SQLite index it was read through (``index_file`` only).
-    store_health : callable or None
-        Beside the run set: how the source checks its own vectors (``store_health`` only).
+    store_health : VectorStore or None
+        Beside the run set: the store it was read from, which checks its own vectors (``store_health`` only).
 
     Raises
     ------
@@ -119,16 +117,14 @@ def can(runset, what: str, run=None, *, index_file=None, store_health=None) -> b
         return bool(runset.settings.get("requests")) or any(r.requests for r in runset.runs)
     if what == "traffic":
         return any(q.phrasing == "traffic" for q in runset.queries)
-    if what == "index_file":
-        return index_file is not None
     if what == "store_health":
         return store_health is not None
     raise KeyError(f"unknown capability {what!r}; known: {', '.join(CANNOT)}")
 
 
-def capabilities(runset, *, index_file=None, store_health=None) -> frozenset[str]:
+def capabilities(runset, *, store_health=None) -> frozenset[str]:
     """Every capability of :data:`CANNOT` the run set (and what is beside it) holds."""
-    return frozenset(w for w in CANNOT if can(runset, w, index_file=index_file, store_health=store_health))
+    return frozenset(w for w in CANNOT if can(runset, w, store_health=store_health))
 
 
 def sentence(what: str) -> str:

@@ -486,6 +486,33 @@ def test_upgrade_diff_between_two_index_files(test_env, tmp_path):
     _provenance(at)
 
 
+def test_upgrade_diff_offers_the_built_in_runs_beside_its_indexes(test_env):
+    # Issue 50: one page for every source. The built-in index offers two indexes (its store declares index_pair),
+    # and its run set's two runs are offered beside them, as every source's are.
+    from audit.views.upgrade_diff import INDEXES, RUNS
+
+    at = _app("app_pages/9_Upgrade_diff.py")
+    assert at.radio(key="diff_sides").options == [INDEXES, RUNS] and at.radio(key="diff_sides").value == INDEXES
+    assert at.text_input(key="diff_old") is not None  # the indexes' form first, as before
+    at.radio(key="diff_sides").set_value(RUNS).run()
+    assert not at.exception, [e.value for e in at.exception]
+    before, after = at.selectbox(key="diff_before").value, at.selectbox(key="diff_after").value
+    assert before != after and {before, after} <= {r for r in at.selectbox(key="diff_before").options}
+    assert int(_metric(at, "Judged questions lost at k=8")) >= 0
+    _provenance(at)
+
+
+def test_index_health_draws_the_built_in_index_as_a_store(test_env):
+    # The built-in index is read through its store: the summary line names the index and its rows like a live
+    # store's, beside the figures only an index file has.
+    at = _app("app_pages/8_Index_health.py")
+    at.selectbox(key="health_index").set_value("E").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any(_text(s).startswith("Index E: ") and "healthy" in _text(s) for s in [*at.success, *at.warning])
+    assert {"Status", "Documents", "Failed documents", "Chunks", "L2/cos identity"} <= {m.label for m in at.metric}
+    assert "Rows" not in [m.label for m in at.metric]
+
+
 def _copy_db(src: Path, dst: Path) -> None:
     import sqlite3
 

@@ -45,7 +45,25 @@ def test_the_built_in_pipelines_hold_chunks_vectors_tokens_needles_and_documents
                                      "chunk_cuts", "query_time_search", "tokens", "vectors", "two_runs",
                                      "phrasings", "latency"}
     assert not can(builtin, "requests") and not can(builtin, "traffic")
-    assert not can(builtin, "index_file") and can(builtin, "index_file", index_file="index.sqlite")
+
+
+def test_the_index_file_is_no_capability_but_what_its_store_offers(builtin, tmp_path):
+    # The audit's own index is a store like every engine (issue 50): the run set's capabilities do not name it, and
+    # "store_health" is what any store beside the run set gives; a manifest, a retry or an upgrade preview is what
+    # the store declares it offers, whichever source holds it.
+    from audit.stores.registry import ENGINES, open_store
+
+    assert "index_file" not in CANNOT
+    with pytest.raises(KeyError, match="unknown capability 'index_file'"):
+        can(builtin, "index_file")
+    with pytest.raises(TypeError):
+        can(builtin, "judgments", index_file="index.sqlite")  # the keyword is gone with it
+    store = open_store(f"sqlite:{tmp_path / 'index.sqlite'}")  # nothing is opened before its first call
+    assert can(builtin, "store_health", store_health=store) and not can(builtin, "store_health")
+    assert all(store.supports(o) for o in ("manifest", "retry", "upgrade_preview", "extraction", "index_pair"))
+    assert not any(ENGINES[e].supports("manifest") for e in ("pgvector", "chroma", "milvus", "lance"))
+    with pytest.raises(KeyError, match="unknown offer 'index_file'"):
+        store.supports("index_file")
 
 
 def test_a_teams_runs_hold_their_rankings_and_judgments_only():

@@ -33,10 +33,11 @@ VIEW_MODEL = {"1_Overview.py": "audit.views.overview", "2_Strategies.py": "audit
 #: for a finite mask) and uses the standard library.
 PAGE_LIBRARIES = {"streamlit", "pandas", "numpy"}
 #: Attributes whose presence stands in for the source kind (``rs.strategies`` = "built-in", ``ctx.index_file``,
-#: ``ctx.health``, ``rs.corpus``, ``rs.ground_truth``, a space's ``chunks``/``tokens``/``vectors``); and the names
-#: pages gave such a stand-in (``builtin = bool(rs.strategies)``, ``corpus = rs.corpus``).
-STAND_IN_ATTRS = {"strategies", "index_file", "health", "corpus", "ground_truth", "chunks", "tokens", "vectors",
-                  "requests"}
+#: ``ctx.health``, ``ctx.store`` (a page asks ``ctx.can("store_health")`` or ``ctx.supports(…)``), ``rs.corpus``,
+#: ``rs.ground_truth``, a space's ``chunks``/``tokens``/``vectors``); and the names pages gave such a stand-in
+#: (``builtin = bool(rs.strategies)``, ``corpus = rs.corpus``).
+STAND_IN_ATTRS = {"strategies", "index_file", "health", "store", "corpus", "ground_truth", "chunks", "tokens",
+                  "vectors", "requests"}
 STAND_IN_NAMES = {"builtin", "corpus", "index_file", "ground_truth"}
 #: The objects a page holds the source through: the context, the run set, a space.
 HOLDERS = {"ctx", "rs", "runset", "sp", "s", "space"}
@@ -157,9 +158,12 @@ def test_the_stand_in_rule_catches_what_it_must():
                             "if corpus is None or c.start is None: pass\n"
                             "if sp.chunks is None: pass\n"
                             "if ctx.health is not None: pass\n"
-                            "if builtin and retriever != 'dense': pass\n")
-    assert [line for line, _ in caught] == [1, 2, 3, 4, 5, 6, 7, 8]
-    assert not stand_in_tests("if ctx.can('index_file'): pass\n"
+                            "if builtin and retriever != 'dense': pass\n"
+                            "if ctx.store is None: pass\n")
+    assert [line for line, _ in caught] == [1, 2, 3, 4, 5, 6, 7, 8, 9]
+    assert not stand_in_tests("if ctx.can('store_health'): pass\n"
+                              "if ctx.supports('manifest'): pass\n"
+                              "if ctx.store.supports('retry'): pass\n"
                               "if not can(rs, 'strategies'): pass\n"
                               "if check.strategies: pass\n"  # a needle check's verdicts, not the source
                               "if c.start is None: pass\n")

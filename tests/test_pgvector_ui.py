@@ -132,7 +132,8 @@ def test_store_source_runs_equal_numpy_and_never_show_the_uri(env):
     # Health of the source table: every check healthy, drawn as a table.
     assert shown(at.success[0]).startswith(f"Table ui_chunks: {len(chunks)} rows, metric cosine — healthy (0 failed")
     frame = at.dataframe[0].value
-    assert list(frame.columns) == ["check", "severity", "title", "detail", "concerns", "count"]  # one health form
+    # the one findings table of every store (Index health's, the audit's own index included)
+    assert list(frame.columns) == ["severity", "check", "result", "documents", "count", "concerns"]
     assert int(frame.set_index("check").loc["rows", "count"]) == len(chunks)
     # The password (and the URI holding it) appears nowhere on the page.
     page = _everything(at)
@@ -146,7 +147,7 @@ def test_store_health_flags_a_bad_table(env):
     at = _fill(AppTest.from_function(_script, default_timeout=120).run(), "ui_bad")
     frame = at.dataframe[0].value.set_index("check")
     # c0 at half length: one non-unit norm (unhealthy); c1 now holds c0's vector: texts differ, so no duplicate text.
-    assert frame.loc["norms", "severity"] == "unhealthy" and int(frame.loc["norms", "count"]) == 1
+    assert frame.loc["norms", "severity"] == "UNHEALTHY" and int(frame.loc["norms", "count"]) == 1
     assert "unhealthy" in shown(at.error[0])
     assert any("norms" in shown(e) and "c0" in shown(e) for e in at.error[1:])
 

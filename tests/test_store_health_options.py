@@ -65,9 +65,10 @@ def env(pg_server, tmp_path_factory):  # noqa: F811
 
 
 def _findings(at) -> dict:
-    """check → (severity, count) of the health table on the page."""
+    """check → (severity, count) of the health table on the page (the one findings table of every store, whose
+    severity reads UNHEALTHY / warning / ok: as the CLI's JSON writes it here)."""
     frame = [d.value for d in at.dataframe if "severity" in d.value.columns][0]  # not "Your chunks"
-    return {r.check: (r.severity, int(r.count)) for r in frame.itertuples()}
+    return {r.check: (r.severity.lower(), int(r.count)) for r in frame.itertuples()}
 
 
 def _asked(at, name="vectors"):

@@ -55,3 +55,43 @@ def test_an_index_the_file_does_not_hold_is_named(indexed):  # noqa: F811
     store, docs, enc = indexed
     with pytest.raises(KeyError, match="no index 'B' in .*i.sqlite; indexes: E"):
         index_health(store, "B", enc)
+
+
+def test_the_index_opens_through_the_registry_and_its_health_is_the_index_checks(indexed):  # noqa: F811
+    # Issue 50: the audit's own index is opened as every engine is (registry → VectorStore), and the health the
+    # page draws of it is what audit.index.health gives on the file itself, finding for finding.
+    from audit.index.health import check_index
+    from audit.index.manifest import manifest
+    from audit.index.stamp import Stamp
+    from audit.stores.protocol import VectorStore
+    from audit.stores.registry import open_store
+    from audit.views.index_health import store_health
+
+    store, docs, enc = indexed
+    direct = check_index(store, "E", Stamp.from_generation(store.generation("E")).with_model(enc), enc)
+    with open_store(f"sqlite:{store.path}", table="E") as opened:
+        assert isinstance(opened, VectorStore) and opened.engine == "sqlite" and opened.table == "E"
+        through = opened.health(encoder=enc)
+        page = store_health(opened, encoder=enc)
+        preview = opened.upgrade_preview(HashingEncoder(dims=48))
+    for rep in (through, page.report):
+        assert [f.to_json() for f in rep.findings] == [f.to_json() for f in direct.findings]
+        assert (rep.engine, rep.target, rep.n_rows, rep.n_documents, rep.healthy) == \
+            (direct.engine, direct.target, direct.n_rows, direct.n_documents, direct.healthy)
+        assert rep.figures.keys() == direct.figures.keys()
+    assert page.manifest.equals(manifest(store, "E")) and page.extraction is not None
+    assert preview.chunks_total > 0 and len(preview.stale) == N_DOCS  # another model: every document goes stale
+
+
+def test_a_store_without_a_manifest_draws_its_health_alone(indexed):  # noqa: F811
+    # The one view-model path for any store: its report, and nothing it does not offer.
+    from types import SimpleNamespace
+
+    from audit.views.index_health import store_health
+
+    report = SimpleNamespace(findings=())
+    asked = {}
+    store = SimpleNamespace(supports=lambda what: False, health=lambda **kw: asked.update(kw) or report)
+    view = store_health(store, corpus="docs", model_dims=8, model_name="m")
+    assert view.report is report and view.manifest is None and view.extraction is None
+    assert asked == {"corpus": "docs", "encoder": None, "model_dims": 8, "model_name": "m"}

@@ -3,7 +3,7 @@
 - :mod:`ui.sidebar` — the sidebar: the source (built-in pipelines, a team's files, a live store, a live
   endpoint), its inputs, the run the detail pages show; it leaves one :class:`~ui.context.PageContext`;
 - :mod:`ui.context` — :class:`~ui.context.PageContext` (the :class:`~audit.runset.RunSet`, its results,
-  the models, the source's own health); :func:`~ui.context.context`, :func:`~ui.context.footer`,
+  the models, the store it was read from and what it offers); :func:`~ui.context.context`, :func:`~ui.context.footer`,
   :func:`~ui.context.stop`, :func:`~ui.context.focus_run`;
 - the sources' sidebar parts: :mod:`ui.files_source`, :mod:`ui.store_source`, :mod:`ui.endpoint_source`,
   and production traffic beside any of them, :mod:`ui.traffic`;
@@ -12,7 +12,7 @@
 - :mod:`ui.threshold` — the cut every page applies under the one saved-threshold rule, its slider, the saved
   cut's note; :mod:`ui.record` — "Download this audit", the decision record built when pressed;
   :mod:`ui.charts` — every chart, one palette (Okabe–Ito); :mod:`ui.notices` — the run set's warnings;
-  :mod:`ui.health` — Index health's retry and preview model; :mod:`ui.diff` — the one drawing of an
+  :mod:`ui.health` — Index health's store, its read, retry and preview model; :mod:`ui.diff` — the one drawing of an
   Upgrade diff (Upgrade diff and History pages); :mod:`ui.history` — each audit recorded once per session
   and configuration, and which records a session may see;
 - :mod:`ui.tables` — :func:`~ui.tables.table`, a table with column help and its CSV download;

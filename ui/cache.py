@@ -423,33 +423,34 @@ def sweep_view(digest: str, run: str, lo: float, hi: float, balanced: float, _sw
 
 
 
-def index_health(db_path: Path, name: str, store, encoder, strip: bool, sources: dict | None) -> tuple:
-    """``(health report, extraction view, manifest frame)`` of index ``name`` in ``db_path``, read once per state.
+def index_health(store, encoder, sources: dict | None):
+    """:func:`audit.views.index_health.store_health` of a store that offers a manifest (an index file), read once
+    per state of its index.
 
     Index health read every chunk row and vector of the index on each view (1.5 s p50 with eight reviewers); the
     report and the extraction view are now kept per (file, index, its active generation, its manifest — every
-    document's status, stamps and chunk count —, the model judged against, the sources' sha256). The manifest is
-    read each view (one row a document); a retry or a rebuild changes it or the generation, so the next view reads
-    again, while a checkpoint of the file's log does not. The reading itself is the view's
-    (:func:`audit.views.index_health.index_health`).
+    document's status, stamps and chunk count —, the model judged against, the extraction option, the sources'
+    sha256). The manifest is read each view (one row a document); a retry or a rebuild changes it or the
+    generation, so the next view reads again, while a checkpoint of the file's log does not.
+
+    Raises StoreError (the file or its index unusable).
     """
     import hashlib
+    from dataclasses import replace
 
-    from audit.views.index_health import manifest
+    from audit.views.index_health import StoreHealth
 
-    man = manifest(store, name)
-    generation = store.generation(name) or {}
-    version = (str(db_path.resolve()), name, repr(sorted(generation.items())),
+    man = store.manifest()
+    version = (str(store.path.resolve()), store.table, repr(sorted(store.generation().items())),
                hashlib.sha256(man.to_csv(index=False).encode("utf-8")).hexdigest(),
-               getattr(encoder, "name", ""), getattr(encoder, "digest", ""), bool(strip),
+               getattr(encoder, "name", ""), getattr(encoder, "digest", ""), bool(store.spec.strip_running_lines),
                None if sources is None else tuple(sorted(sources.items())))
-    rep, extraction = _index_health(version, name, store, encoder, strip, sources)
-    return rep, extraction, man
+    held: StoreHealth = _index_health(version, store, encoder, sources)
+    return replace(held, manifest=man)
 
 
 @st.cache_resource(show_spinner="Reading the index…", max_entries=16, ttl=3600)
-def _index_health(version: tuple, name: str, _store, _encoder, strip: bool, _sources):
-    from audit.views.index_health import extraction_view, index_health as read_health
+def _index_health(version: tuple, _store, _encoder, _sources):
+    from audit.views.index_health import store_health
 
-    h = read_health(_store, name, _encoder, strip, _sources)
-    return h.report, extraction_view(h.snapshot)
+    return store_health(_store, encoder=_encoder, sources=_sources)

@@ -3,15 +3,14 @@
 Whatever the source (the built-in pipelines, a team's files, a live store, a live endpoint), the
 sidebar leaves one :class:`PageContext` in ``st.session_state``: the :class:`~audit.runset.RunSet`,
 its results (evaluated once, :func:`ui.cache.results`) and what a page may need beside them (the
-embedding model for a typed question, the cross-encoder, how the source checks its own health). A
-page never asks which source it is: it asks the run set what it holds (:mod:`audit.capabilities`).
+embedding model for a typed question, the cross-encoder, the store the run set was read from). A
+page never asks which source it is: it asks the run set what it holds (:mod:`audit.capabilities`) and the
+store what it offers (:meth:`PageContext.supports`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable
-
 import streamlit as st
 
 from audit.capabilities import can
@@ -37,11 +36,14 @@ class PageContext:
     cross_encoder : object or None
     cross_error : str or None
         Why reranking is unavailable.
-    index_file : pathlib.Path or None
-        The SQLite index a built-in run set was read through (Index health's manifest, retry, preview).
-    health : callable or None
-        Draws the source's own health checks (a vector store's, :meth:`audit.stores.protocol.VectorStore.health`);
-        None when the source has none.
+    store : VectorStore or None
+        The store the run set was read from, opened through the registry like every engine
+        (:func:`audit.stores.registry.open_store`): the built-in pipelines' own SQLite index, a team's live
+        store; None for a team's files or an endpoint. Its connection opens at its first call; a page releases it
+        (``with``/``closing``) when done.
+    health_inputs : dict
+        What the store's health checks are given beside it (:meth:`audit.stores.protocol.VectorStore.health`'s
+        ``corpus``, ``encoder``, ``model_dims``, ``model_name``), as the sidebar's inputs give them.
     own_runset : RunSet or None
         The run set on its own judgments when ``runset`` is judged on a version of the judging store.
     """
@@ -52,8 +54,8 @@ class PageContext:
     encoder: object | None = None
     cross_encoder: object | None = None
     cross_error: str | None = None
-    index_file: object | None = None
-    health: Callable | None = field(default=None, repr=False)
+    store: object | None = field(default=None, repr=False)
+    health_inputs: dict = field(default_factory=dict, repr=False)
     own_runset: object | None = field(default=None, repr=False)
 
     @property
@@ -61,9 +63,15 @@ class PageContext:
         return self.runset.corpus
 
     def can(self, what: str, run=None) -> bool:
-        """Whether the run set, or what the sidebar holds beside it (its index file, its store's own checks), can
-        show ``what`` (a key of :data:`audit.capabilities.CANNOT`)."""
-        return can(self.runset, what, run, index_file=self.index_file, store_health=self.health)
+        """Whether the run set, or the store the sidebar holds beside it (its own checks), can show ``what`` (a key
+        of :data:`audit.capabilities.CANNOT`)."""
+        return can(self.runset, what, run, store_health=self.store)
+
+    def supports(self, what: str) -> bool:
+        """Whether the source's store offers ``what`` beyond the protocol (a key of
+        :data:`audit.stores.protocol.OFFERS`: a manifest, a retry, an upgrade preview …), as its engine declares;
+        False when the source has no store."""
+        return self.store is not None and self.store.supports(what)
 
 
 #: ``st.session_state`` key: the judgments version every page is judged on (None: the run set's own judgments),

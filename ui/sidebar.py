@@ -406,12 +406,22 @@ def build(corpus: Corpus, gt: GroundTruth, gt_id: str, strategies: list[Strategy
                 cold.clear()
     except (ValueError, ModelUnavailable) as e:
         _fail(md(str(e)))
-    from audit.home import default_index_path
-
-    index_file = session.index_path(corpus.name) if private else default_index_path(corpus.name)
     return PageContext(runset=run, results=cache.results(key.digest, run), digest=key.digest, encoder=enc,
                        cross_encoder=cross, cross_error=cross_error or run.settings.get("rerank_error"),
-                       index_file=index_file)
+                       store=_own_index(corpus, private), health_inputs={"encoder": enc})
+
+
+def _own_index(corpus, private: bool):
+    """The SQLite index the built-in pipelines read the run set through, opened through the registry like every
+    engine (:func:`audit.stores.registry.open_store`; the file is opened at the store's first call): the session's
+    own for an upload, else ``$AUDIT_HOME``'s for the corpus; with the sidebar's extraction option and the
+    dashboard's embedding cache (what an upgrade preview looks vectors up in)."""
+    from audit.home import default_home, default_index_path
+    from audit.stores.registry import open_store
+
+    path = session.index_path(corpus.name) if private else default_index_path(corpus.name)
+    return open_store(f"sqlite:{path}", strip_running_lines=_strip(),
+                      cache_paths=(str(default_home() / "cache.sqlite"),))
 
 
 def focus_section(box, ctx: PageContext) -> None:
@@ -443,21 +453,23 @@ def focus_section(box, ctx: PageContext) -> None:
             st.caption(md(f"{rs.source.name} · {len(rs.runs)} runs · {len(rs.in_domain)} judged questions"))
 
 
-def source_context(runset, label_key: str, health=None) -> PageContext:
-    """The context of a run set a source module returned (a team's files, a store, an endpoint): evaluated once.
+def source_context(runset, label_key: str, store=None, health_inputs=None) -> PageContext:
+    """The context of a run set a source module returned (a team's files, a store, an endpoint): evaluated once;
+    ``store`` is the store it was read from (None: files, an endpoint), checked with ``health_inputs``.
 
     The digest names the object the session holds (a new answer of the store is a new run set), so derived tables
     never mix two answers.
     """
     digest = cache.sha256_bytes(f"{label_key}:{runset.source.identity}:{id(runset)}:{session.session_id()}"
                                 .encode("utf-8"))[:16]
-    return PageContext(runset=runset, results=cache.results(digest, runset), digest=digest, health=health)
+    return PageContext(runset=runset, results=cache.results(digest, runset), digest=digest, store=store,
+                       health_inputs=dict(health_inputs or {}))
 
 
 def _store_source():
     """The "Live vector store" source: the store's answers (runs ``approximate`` and ``exact``, or ``before`` and
     ``after`` for two tables) as the pages' run set; stops the page until asked."""
-    from .store_source import draw_store_health, draw_store_inputs
+    from .store_source import draw_store_inputs, health_inputs, opened_store
 
     with st.sidebar.expander("Live vector store", expanded=True):
         two = st.checkbox("Two tables (before / after an upgrade)", key="store_upgrade", **KEPT,
@@ -469,7 +481,7 @@ def _store_source():
                 "upload query vectors) in the sidebar, then press **Ask the store**. The connection string comes from "
                 "`$AUDIT_STORE_URI` or a `[stores]` entry of audit.toml and is never shown.")
         st.stop()
-    return source_context(runset, "store", health=draw_store_health)
+    return source_context(runset, "store", store=opened_store(), health_inputs=health_inputs())
 
 
 def _offered(cfg: Config) -> dict[str, list[str]]:

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
     from audit.runset import RunSet
     from audit.health import HealthReport
 
-__all__ = ["draw_store_health", "draw_store_inputs", "store_spec"]
+__all__ = ["draw_store_health", "draw_store_inputs", "health_inputs", "opened_store", "store_spec"]
 
 _SPEC = "_store_spec"          # session key: the last complete store spec (for draw_store_health)
 _SYSTEM = "_store_system"      # session key: (inputs digest, RunSet)
@@ -65,6 +65,26 @@ def _stores() -> dict[str, str]:
 def store_spec():
     """The store last described by :func:`draw_store_inputs` in this session, as its engine's spec (None before)."""
     return st.session_state.get(_SPEC)
+
+
+def opened_store():
+    """The store of :func:`store_spec` opened through the registry (its client connects at its first call), or
+    None before one is described or when its engine cannot be opened here (the sidebar said why)."""
+    from audit.stores.registry import open_store
+
+    spec = store_spec()
+    if spec is None:
+        return None
+    try:
+        return open_store(spec)
+    except StoreError:
+        return None
+
+
+def health_inputs() -> dict:
+    """What the store's health checks are given beside it, from the sidebar's inputs: ``corpus`` (the documents),
+    ``encoder`` (the model), or ``model_dims`` and ``model_name`` (query vectors of a hosted model)."""
+    return dict(st.session_state.get(_HEALTH, {}))
 
 
 def _asked(spec) -> dict:
@@ -499,11 +519,10 @@ def draw_store_inputs(key: str = "store", upgrade: bool = False) -> RunSet | Non
 
 def draw_store_health(spec=None, key: str = "store_health", corpus=None, encoder=None,
                       model_dims: int | None = None, model_name: str | None = None) -> HealthReport | None:
-    """Draw the health of the store's table: every check as a table (with its CSV) and the findings.
-
-    The same checks as ``python -m audit health --store …`` on the same spec, documents and model
-    (:meth:`audit.stores.protocol.VectorStore.health`): with the sidebar's model column, the mixed-model
-    finding; with its documents, the missing-document and offset checks.
+    """Draw the health of the store's table as the Index health page draws any store's (:func:`ui.health.draw_status`,
+    :func:`ui.health.draw_findings`): the same checks as ``python -m audit health --store …`` on the same spec,
+    documents and model (:meth:`audit.stores.protocol.VectorStore.health`): with the sidebar's model column, the
+    mixed-model finding; with its documents, the missing-document and offset checks.
 
     Parameters
     ----------
@@ -511,7 +530,7 @@ def draw_store_health(spec=None, key: str = "store_health", corpus=None, encoder
         Default: the store described by :func:`draw_store_inputs` in this session, checked with that sidebar's
         documents and model (the arguments below are then ignored).
     key : str
-        Key of the table (and, derived, of its download and the recheck button).
+        Key of the findings table (and, derived, of the kept checks and the recheck button).
     corpus : Corpus, optional
         The documents, for the rows whose document is gone or whose text no longer matches.
     encoder : Encoder, optional
@@ -524,46 +543,27 @@ def draw_store_health(spec=None, key: str = "store_health", corpus=None, encoder
     HealthReport or None
         None when there is no store yet or the checks failed (the reason is shown, without credentials).
     """
-    from audit.stores.base import model_of
+    from contextlib import closing
+
     from audit.stores.registry import open_store
 
-    from .tables import table
+    from .health import checked_health, draw_findings, draw_status
 
+    given = {"corpus": corpus, "encoder": encoder, "model_dims": model_dims, "model_name": model_name}
     if spec is None:
-        spec = store_spec()
-        given = st.session_state.get(_HEALTH, {})
-        corpus, encoder = given.get("corpus"), given.get("encoder")
-        model_dims, model_name = given.get("model_dims"), given.get("model_name")
+        spec, given = store_spec(), health_inputs()
     if spec is None:
         st.info("Choose a live store (table and columns) to check its health.")
         return None
-    dims, name = model_of(encoder, model_dims, model_name)
-    digest = _digest(spec.to_dict(), f"{corpus.name}:{corpus.sha256}" if corpus is not None else None, dims, name)
-    held = st.session_state.get(f"_{key}")
-    again = st.button("Check again", key=f"{key}_again", help="Run the checks in the database again")
-    if held is None or held[0] != digest or again:
-        try:
-            with st.spinner("Checking the store…"):
-                with open_store(spec) as store:
-                    health = store.health(corpus=corpus, model_dims=dims, model_name=name)
-        except StoreError as e:
-            st.error(md(e))
-            return None
-        st.session_state[f"_{key}"] = held = (digest, health)
-    health = held[1]
-    bad = [c for c in health.findings if c.severity == "unhealthy"]
-    warn = [c for c in health.findings if c.severity == "warning"]
-    head = (f"Table {md(spec.table)}: {health.n_rows:,} rows, metric {md(health.target['metric'])} — "
-            f"{'**unhealthy**' if bad else 'healthy'} ({len(bad)} failed, {len(warn)} warnings; "
-            f"{health.seconds:.2f} s in the database)")
-    (st.error if bad else st.warning if warn else st.success)(head)
-    table(health.to_frame(), key, "store-health.csv",
-          help={"count": "rows the check concerns (for rows: the row count)",
-                "severity": "unhealthy fails the check (exit 1 on the command line); warning is shown only"})
-    for c in bad + warn:
-        say = st.error if c.severity == "unhealthy" else st.warning
-        extra = f" — e.g. {md(', '.join(c.examples[:10]))}" if c.examples else ""
-        say(f"**{md(c.check)}**: {md(c.detail)}{extra}")
-    for n in health.not_checked:
-        st.caption(f"Not checked: {md(n)}")
-    return health
+    try:
+        store = open_store(spec)
+    except StoreError as e:
+        st.error(md(e))
+        return None
+    with closing(store):
+        health = checked_health(store, given, key=f"_{key}_checks")
+    if health is None:
+        return None
+    draw_status(health, store.table_word, store.table)
+    draw_findings(health.report, key)
+    return health.report

@@ -6,7 +6,8 @@ Modules (this package imports none of them itself, so importing one costs only w
 - :mod:`.protocol` — the interface every engine implements (:class:`~audit.stores.protocol.VectorStore`:
   ``search``, ``health``, ``runset``, ``load``, ``dims``, ``rows``, ``chunks``) and the declaration each
   engine makes of itself (:class:`~audit.stores.protocol.Engine`: its noun, URI prefixes, column options,
-  metrics, search settings, :class:`~audit.stores.protocol.Locator`, spec; ``is_available``, ``install``).
+  metrics, search settings, :class:`~audit.stores.protocol.Locator`, spec, what its stores offer beyond the
+  protocol, :data:`~audit.stores.protocol.OFFERS`; ``is_available``, ``install``, ``supports``).
 - :mod:`.base` — its vocabulary: :class:`~audit.stores.base.StoreError`, the two modes, the
   :class:`~audit.stores.base.SearchResult`, the one rule every engine's distances go through
   (:func:`~audit.stores.base.rescore`: canonical cosine distances of the rows' own vectors, ties by id), and
@@ -22,8 +23,9 @@ Modules (this package imports none of them itself, so importing one costs only w
   hosted model, JSONL or ``.npy`` + ids).
 - One package per live engine, holding all its code: :mod:`.pgvector`, :mod:`.chroma`, :mod:`.milvus` (each
   with an ``engine`` module: its ``ENGINE`` declaration and its ``STORE`` class).
-- The audit's own index behind the protocol: :mod:`.sqlite` (an index file, :mod:`audit.index`) and
-  :mod:`.lance` (a Lance dataset, :mod:`audit.index.lance`).
+- The audit's own index behind the protocol: :mod:`.sqlite` (an index file, :mod:`audit.index`; the dashboard's
+  built-in source reads through it, and it offers the manifest, retry, upgrade preview …) and :mod:`.lance` (a
+  Lance dataset, :mod:`audit.index.lance`).
 
 Every store's health is the one report of :mod:`audit.health`. A new live engine is one package here (its code
 and an ``engine`` module with ``ENGINE`` and a ``VectorStore`` subclass as ``STORE``), a line in

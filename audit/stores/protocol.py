@@ -18,6 +18,9 @@ each back end behind one provider interface with ``is_available`` and ``install_
 - ``store.runset(needles=… | queries=…, qrels=…, encoder=… | query_vectors=…)`` →
   :class:`audit.runset.RunSet`: the questions asked both ways, runs ``approximate`` and ``exact``
   (:func:`audit.stores.runsets.system_from_store`, written once for every engine).
+- ``store.supports(what)`` — what the store offers beyond the protocol, as its engine declares it
+  (:data:`OFFERS`: a manifest of documents, a retry of failed ones, an upgrade preview …); a page asks this,
+  never which engine it holds.
 - ``store.load()`` — chunks and vectors in memory (``corpus``, ``chunks``, ``vectors``, ``stamp``), where the
   engine can give them whole (SQLite, Lance: the built-in pipelines then run over them); a live store says it
   is audited where it lives (:class:`StoreError`).
@@ -40,11 +43,25 @@ import numpy as np
 
 from .base import MODES, SearchResult, StoreError, model_of, noted
 
-__all__ = ["COLUMNS", "ClientStore", "Engine", "Locator", "Searcher", "VectorStore"]
+__all__ = ["COLUMNS", "OFFERS", "ClientStore", "Engine", "Locator", "Searcher", "VectorStore"]
 
 
 #: Every option that describes a store's rows beside its table (``--id-column`` … ``--model-column``).
 COLUMNS = ("id_column", "text_column", "vector_column", "doc_column", "start_column", "end_column", "model_column")
+
+#: What a store may offer beyond the protocol (an engine's :attr:`Engine.offers`), each with what it gives.
+OFFERS = {
+    "files": "the store is a file: another file of the engine opens in its place (``path``, ``at(path=…)``)",
+    "indexes": "several indexes in one store, one asked by name (``indexes()``, ``at(index=…)``)",
+    "manifest": "one row per document: its status, why it failed, its stamps and chunk counts (``manifest()``)",
+    "retry": "documents that failed are indexed again with the index's own model (the dashboard's one write)",
+    "upgrade_preview": "which documents another model or pipeline version would make stale, and the chunks it "
+                       "would embed again (``upgrade_preview(target, pipeline_version)``)",
+    "extraction": "the documents as this product extracted them: the extraction audit beside the health checks "
+                  "(``health_view(…)``)",
+    "index_pair": "two stores of the engine asked the ground truth's questions by the built-in retrievers, each "
+                  "embedded with its own index's model (``load()``); an \"after\" store can be built here",
+}
 
 
 @dataclass(frozen=True)
@@ -133,6 +150,8 @@ class Engine:
         :class:`StoreError`).
     shared : bool
         Offered on a shared dashboard (False: single-user mode only, e.g. a folder whose opening unpickles data).
+    offers : tuple of str
+        What a store of this engine offers beyond the protocol (keys of :data:`OFFERS`; :meth:`supports`).
     """
 
     name: str
@@ -153,6 +172,24 @@ class Engine:
     locator: Locator | None = None
     spec: Callable | None = None
     shared: bool = True
+    offers: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        unknown = [o for o in self.offers if o not in OFFERS]
+        if unknown:
+            raise ValueError(f"engine {self.name!r} offers {unknown}: not in OFFERS ({', '.join(OFFERS)})")
+
+    def supports(self, what: str) -> bool:
+        """Whether a store of this engine offers ``what`` (a key of :data:`OFFERS`).
+
+        Raises
+        ------
+        KeyError
+            ``what`` is not a key of :data:`OFFERS` (the message lists them).
+        """
+        if what not in OFFERS:
+            raise KeyError(f"unknown offer {what!r}; known: {', '.join(OFFERS)}")
+        return what in self.offers
 
     def is_available(self) -> bool:
         """Whether every required module is importable (nothing is imported)."""
@@ -257,6 +294,32 @@ class VectorStore:
         raise StoreError(f"a {self.noun} is audited where it lives: search it, check its health, or ask it the "
                          "questions (runset); it is never loaded whole")
 
+    def supports(self, what: str) -> bool:
+        """Whether this store offers ``what`` beyond the protocol (a key of :data:`OFFERS`), as its engine declares
+        (:meth:`Engine.supports`): what a page asks before drawing a manifest, a retry or an upgrade preview.
+
+        Raises
+        ------
+        KeyError
+            ``what`` is not a key of :data:`OFFERS`.
+        """
+        engine = self.declared()
+        if engine is None:
+            if what not in OFFERS:
+                raise KeyError(f"unknown offer {what!r}; known: {', '.join(OFFERS)}")
+            return False
+        return engine.supports(what)
+
+    @classmethod
+    def declared(cls) -> Engine | None:
+        """The engine's declaration: the ``ENGINE`` of the module that holds the store's class (every engine module
+        holds both), read where it is already loaded (no import: the registry imports the engines, not the other
+        way); None for a class outside an engine module (it offers nothing beyond the protocol)."""
+        import sys
+
+        engine = getattr(sys.modules.get(cls.__module__), "ENGINE", None)
+        return engine if isinstance(engine, Engine) else None
+
     @property
     def provenance(self) -> str:
         """One line naming the store for reports (never a password or a user)."""
@@ -266,6 +329,12 @@ class VectorStore:
     def table(self) -> str:
         """What the store calls the set of rows asked (a table, a collection, an index, a dataset)."""
         return getattr(self.spec, "table", "")
+
+    @property
+    def table_word(self) -> str:
+        """What the engine calls the set of rows asked, for people (``Table``, ``Collection``, ``Index`` …)."""
+        engine = self.declared()
+        return engine.table if engine is not None else "Table"
 
     # -- written once -------------------------------------------------------------------------------
     def runset(self, *, needles=None, queries=None, qrels=None, encoder=None, query_vectors=None, ood_queries=None,

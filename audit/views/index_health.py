@@ -1,6 +1,8 @@
-"""The Index health page's view-model: findings with their documents, severity styling, a team's chunk checks and
-the extraction section (where content died, per document), and one index read for the page
-(:func:`index_health`) with its upgrade preview (:func:`upgrade_preview`).
+"""The Index health page's view-model: one path for every store (:func:`store_health`: its health report, and
+what the store declares it offers beside it — the manifest, the extraction audit), findings with their documents
+or example rows, severity styling, a team's chunk checks and the extraction section (where content died, per
+document); one index file read for the page (:func:`index_health`) with its upgrade preview
+(:func:`upgrade_preview`).
 
 Every place vectors live has its health checks (a SQLite index: :mod:`audit.index.health`; a live
 store: :func:`audit.stores.pgvector.check_health`; a Lance dataset: its streamed checks); a report's
@@ -17,11 +19,14 @@ from .. import PIPELINE_VERSION
 from ..index import Stamp
 from ..index.health import check_snapshot, snapshot
 from ..index.manifest import manifest, upgrade_preview
+from ..capabilities import sentence
 from ..models import ModelUnavailable
+from ..stores.base import StoreError
 
 __all__ = ["CHECK_LABELS", "NOT_AUDITED", "PIPELINE_VERSION", "PROBLEMS", "SEVERITY_LABEL", "ExtractionView",
-           "IndexHealth", "ModelUnavailable", "chunk_checks_frame", "extraction_view", "finding_documents_frame",
-           "finding_heading", "findings_frame", "index_health", "severity_css", "status_label", "upgrade_preview"]
+           "IndexHealth", "ModelUnavailable", "StoreError", "StoreHealth", "chunk_checks_frame", "extraction_view",
+           "finding_documents_frame", "finding_heading", "finding_line", "findings_frame", "health_summary",
+           "index_health", "sentence", "severity_css", "status_label", "store_health", "upgrade_preview"]
 
 SEVERITY_LABEL = {"unhealthy": "UNHEALTHY", "warning": "warning", "ok": "ok"}
 
@@ -65,6 +70,68 @@ def index_health(store, name: str, encoder, strip_running_lines: bool = False,
     return IndexHealth(snap, check_snapshot(snap), manifest(store, name))
 
 
+@dataclass(frozen=True)
+class StoreHealth:
+    """What the Index health page draws of one store, whatever its engine.
+
+    Attributes
+    ----------
+    report : HealthReport
+        Every health check of the store (:meth:`audit.stores.protocol.VectorStore.health`).
+    manifest : DataFrame or None
+        One row per document, when the store offers ``manifest``.
+    extraction : ExtractionView or None
+        The extraction audit read with the checks, when the store offers ``extraction``.
+    """
+
+    report: object
+    manifest: pd.DataFrame | None = None
+    extraction: ExtractionView | None = None
+
+
+def store_health(store, *, corpus=None, encoder=None, model_dims: int | None = None, model_name: str | None = None,
+                 sources: dict | None = None) -> StoreHealth:
+    """The store's health as the page draws it: its report (the store read once for the checks and, where it
+    offers ``extraction``, the extraction audit: ``store.health_view``), and its manifest where it offers one.
+
+    ``corpus``, ``encoder``, ``model_dims`` and ``model_name`` are what the health checks are given
+    (:meth:`audit.stores.protocol.VectorStore.health`); ``sources`` (doc id → sha256 of the source now) stands
+    for the source files of a store that extracted its documents (a session's uploads).
+
+    Raises
+    ------
+    StoreError
+        The store unreachable, a table or an index missing.
+    """
+    extraction = None
+    if store.supports("extraction"):
+        snap, report = store.health_view(encoder, sources)
+        extraction = extraction_view(snap)
+    else:
+        report = store.health(corpus=corpus, encoder=encoder, model_dims=model_dims, model_name=model_name)
+    return StoreHealth(report, store.manifest() if store.supports("manifest") else None, extraction)
+
+
+def health_summary(report, table_word: str, table: str, escape=str) -> str:
+    """The health in one line (Markdown): ``Table t: 1,000 rows, metric cosine — healthy (0 failed, 1 warnings;
+    0.12 s in the database)``; ``table_word`` is what the engine calls the rows asked (``Table``, ``Index`` …);
+    ``escape`` makes a name or a value Markdown-safe (the page's)."""
+    bad = sum(1 for f in report.findings if f.severity == "unhealthy")
+    warn = sum(1 for f in report.findings if f.severity == "warning")
+    metric = (report.target or {}).get("metric")
+    seconds = report.seconds
+    return (f"{table_word} {escape(table)}: {report.n_rows:,} rows" + (f", metric {escape(metric)}" if metric else "")
+            + f" — {'**unhealthy**' if bad else 'healthy'} ({bad} failed, {warn} warnings"
+            + (f"; {seconds:.2f} s in the database" if seconds == seconds else "") + ")")
+
+
+def finding_line(f, escape=str) -> str:
+    """A finding that is not ok and concerns rows, in one line (Markdown): ``**models**: 2 model stamps … — e.g.
+    c1, c4`` (its check id, its result and up to ten example rows; ``escape`` makes each Markdown-safe)."""
+    extra = f" — e.g. {escape(', '.join(f.examples[:10]))}" if f.examples else ""
+    return f"**{escape(f.check)}**: {escape(f.detail)}{extra}"
+
+
 def status_label(healthy: bool) -> str:
     """The one word the page exists for: ``healthy`` or ``UNHEALTHY``."""
     return "healthy" if healthy else "UNHEALTHY"
@@ -82,8 +149,11 @@ PROBLEMS = {"failed": "failed documents", "stale": "stale documents", "missing":
 
 
 def _named(f) -> str:
-    """A finding's name as the reader needs it: what was found when it is not ok, the check's condition when ok."""
-    return f.title if f.severity == "ok" else PROBLEMS.get(f.check, f.title)
+    """A finding's name as the reader needs it: what was found when it is not ok, the check's condition when ok; a
+    store's finding over rows keeps its check id (its title, as ``health --store`` prints it)."""
+    if f.severity == "ok" or getattr(f, "concerns", "documents") == "rows":
+        return f.title
+    return PROBLEMS.get(f.check, f.title)
 
 
 def finding_heading(f) -> str:
@@ -95,10 +165,12 @@ def finding_heading(f) -> str:
 
 def findings_frame(report) -> pd.DataFrame:
     """Health findings: ``severity`` (UNHEALTHY / warning / ok), ``check`` (what was found, :data:`PROBLEMS`, when
-    not ok; the check's condition when ok), ``result``, ``documents`` (how many documents the finding concerns)."""
+    not ok; the check's condition when ok; a store's check id), ``result``, ``documents`` (how many documents the
+    finding concerns), ``count`` and ``concerns`` (what the finding counts: documents, or a store's rows)."""
     return pd.DataFrame([{"severity": SEVERITY_LABEL[f.severity], "check": _named(f), "result": f.detail,
-                          "documents": len(f.documents)} for f in report.findings],
-                        columns=["severity", "check", "result", "documents"])
+                          "documents": len(f.documents), "count": getattr(f, "count", len(f.documents)),
+                          "concerns": getattr(f, "concerns", "documents")} for f in report.findings],
+                        columns=["severity", "check", "result", "documents", "count", "concerns"])
 
 
 def finding_documents_frame(report) -> pd.DataFrame:

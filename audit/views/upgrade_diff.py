@@ -1,10 +1,13 @@
-"""The Upgrade diff page's view-model: two runs of the same questions before and after (any source's two runs,
-or two index files of the built-in pipelines), computed by :func:`audit.evaluation.upgrade.diff_runs`.
+"""The Upgrade diff page's view-model: two runs of the same questions before and after, computed by
+:func:`audit.evaluation.upgrade.diff_runs` whatever the two sides are.
 
-Two runs of one run set: :func:`runs_diff`. Two index files: :func:`index_pair` asks both the ground truth's
-questions (:func:`audit.sources.builtin.index_runsets`), :func:`files_diff` compares them. Either way the cut
-follows the one saved-threshold rule (:func:`audit.evaluation.saved_cut.choose`): a typed cut, else the one
-saved for the before run, else the before run's balanced cut. The page opens the files (read-only) and draws.
+Which sides a source offers (:func:`sides`): two runs of its run set (any source with two runs and judgments:
+:func:`runs_diff`), and, where the source's store offers ``index_pair`` (:meth:`VectorStore.supports
+<audit.stores.protocol.VectorStore.supports>`: the audit's own index files), two stores of its engine asked the
+ground truth's questions by the built-in retrievers (:func:`store_pair`, or :func:`index_pair` on opened index
+files; :func:`audit.sources.builtin.index_runsets`), compared by :func:`files_diff`. Either way the cut follows
+the one saved-threshold rule (:func:`audit.evaluation.saved_cut.choose`): a typed cut, else the one saved for the
+before run, else the before run's balanced cut. The page opens the stores (read-only) and draws.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..capabilities import CANNOT, can, sentence
 from ..evaluation.measures import KS
 from ..evaluation.saved_cut import choose
 from ..evaluation.upgrade import UpgradeDiff, diff_runs
@@ -22,17 +26,36 @@ from ..words import format_p
 from ..report.upgrade import diff_tests_frame
 from ..retrieval import RETRIEVERS
 from ..sources.builtin import column_name, index_runsets
+from ..stores.base import StoreError
 from ..words import plural
 
-__all__ = ["KS", "UPGRADE_RETRIEVERS", "IndexUnusable", "ModelUnavailable", "UpgradeDiff", "changed_only",
-           "common_indexes", "cut_caption", "default_pair", "diff_runs", "diff_tests_frame",
-           "files_diff", "index_pair", "p_label", "plural", "runs_diff", "shown_ranks"]
+__all__ = ["CANNOT", "INDEXES", "KS", "RUNS", "UPGRADE_RETRIEVERS", "IndexUnusable", "ModelUnavailable", "StoreError",
+           "UpgradeDiff", "changed_only", "common_indexes", "cut_caption", "default_pair", "diff_runs",
+           "diff_tests_frame", "files_diff", "index_pair", "p_label", "plural", "runs_diff", "shown_ranks", "sides",
+           "store_pair"]
 
 #: The retrievers two index files are compared on (no cross-encoder: nothing is re-ranked here).
 UPGRADE_RETRIEVERS = tuple(r for r in RETRIEVERS if r != "rerank")
 
 #: The run names a source's two sides usually carry, before first.
 _PAIRS = (("before", "after"), ("old", "new"), ("exact", "approximate"))
+
+
+#: The two kinds of sides a comparison can have, as the page offers them.
+INDEXES = "two indexes (before and after an upgrade)"
+RUNS = "two runs of this source"
+
+
+def sides(runset, store) -> tuple[list[str], str | None]:
+    """The sides this source offers, in the order offered (:data:`INDEXES` where ``store`` offers ``index_pair``,
+    :data:`RUNS` where the run set holds two runs and judged questions), and, when it offers none, why (the
+    sentence of the first capability missing)."""
+    offered = [INDEXES] if store is not None and store.supports("index_pair") else []
+    if can(runset, "two_runs") and can(runset, "judgments"):
+        offered.append(RUNS)
+    if offered:
+        return offered, None
+    return offered, sentence("two_runs" if not can(runset, "two_runs") else "judgments")
 
 
 def p_label(p: float) -> str:
@@ -111,6 +134,20 @@ def index_pair(old, new, name: str, retriever: str, ground_truth, encoder_of):
         A file cannot be read as an index, its model cannot be loaded, or its stamp is not that model's.
     """
     lo, ln = old.load(name), new.load(name)
+    return index_runsets(lo, ln, ground_truth, encoder_of(lo.stamp.model), encoder_of(ln.stamp.model), retriever,
+                         names=("before", "after"))
+
+
+def store_pair(old, new, retriever: str, ground_truth, encoder_of):
+    """Two stores of one engine offering ``index_pair`` (each at the same index) asked the ground truth's questions:
+    :func:`index_pair` over their chunks and vectors (:meth:`~audit.stores.protocol.VectorStore.load`).
+
+    Raises
+    ------
+    StoreError, ModelUnavailable, ValueError
+        A store cannot be read, its model cannot be loaded, or its stamp is not that model's.
+    """
+    lo, ln = old.load(), new.load()
     return index_runsets(lo, ln, ground_truth, encoder_of(lo.stamp.model), encoder_of(ln.stamp.model), retriever,
                          names=("before", "after"))
 
