@@ -75,7 +75,7 @@ def test_the_page_counts_at_a_cut_equal_the_cli_json(test_env, tmp_path):  # noq
                      "--strategies", "E", "--retrievers", "dense", "--json", str(out), "--quiet"]) == 0
     finally:
         os.environ["AUDIT_HOME"] = old_home
-    sweep = {row["threshold"]: row for row in json.loads(out.read_text(encoding="utf-8"))["threshold"]["sweep"]
+    sweep = {row["threshold"]: row for row in json.loads(out.read_text(encoding="utf-8"))["threshold"]["E/dense"]["sweep"]
              if row["threshold"] is not None}
     at = _app("app_pages/5_Threshold.py")  # strategy E, dense: the sidebar's defaults, as the CLI's above
     top = at.slider(key=SLIDER).max

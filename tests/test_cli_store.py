@@ -70,7 +70,7 @@ def test_report_store_compares_the_index_with_an_exact_scan(table, tmp_path, cap
     code = main(["report", "--store", table["uri"], *COLUMNS, "--ground-truth", str(GOLDEN / "gt.jsonl"),
                  "--model", "hashing", "--json", str(out)])
     assert code == 0
-    rows = {r["k"]: r for r in json.loads(out.read_text())["comparison"]["rows"]}
+    rows = {r["k"]: r for r in json.loads(out.read_text())["approximate"]["comparison"]["rows"]}
     # independent: numpy brute force over the same vectors, relevant = chunks whose text holds the needle
     enc, chunks, vecs = load_encoder("hashing"), table["chunks"], table["vecs"]
     needles = load_needles(GOLDEN / "gt.jsonl")

@@ -60,9 +60,9 @@ def test_a_token_sent_back_bare_in_a_body_a_header_or_a_redirect_is_in_no_output
     out, err = capsys.readouterr()
     assert code == 0, err
     data = json.loads(out_json.read_text())
-    blue = {o["query_id"]: o for o in data["requests"]["blue"]["questions"]}
+    blue = {o["query_id"]: o for o in data["endpoint"]["requests"]["blue"]["questions"]}
     # the service knew only blue's credential: green's requests are all refused with a 401 that quotes nothing
-    assert svc.unauthorized == 9 and data["requests"]["blue"]["counts"]["all"]["answered"] == 6
+    assert svc.unauthorized == 9 and data["endpoint"]["requests"]["blue"]["counts"]["all"]["answered"] == 6
     assert blue["q1"]["reason"] == 'HTTP 401: {"error": "token *** has expired"}'  # the bare token, redacted
     assert blue["q2"]["reason"] == 'HTTP 403: {"detail": "forbidden", "you_sent": "***"}'
     assert blue["q3"]["reason"] == "HTTP 307: redirect to /login?token=*** not followed"

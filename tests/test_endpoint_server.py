@@ -103,7 +103,7 @@ def test_exact_outcome_counts_measures_both_ways_and_the_secret_never_shows(serv
                              "--concurrency", "8", "--retries", "0", "--json", str(out_json),
                              "--fail-under", "Success@1=0.3")
     data = json.loads(out_json.read_text())
-    log = data["requests"]["blue"]
+    log = data["endpoint"]["requests"]["blue"]
     assert log["counts"]["all"] == {"answered": 9, "timed_out": 2, "http_error": 1, "malformed": 1}
     assert log["counts"]["in_domain"] == {"answered": 6, "timed_out": 1, "http_error": 1, "malformed": 1}
     assert log["counts"]["out_of_domain"] == {"answered": 3, "timed_out": 1, "http_error": 0, "malformed": 0}
@@ -119,11 +119,11 @@ def test_exact_outcome_counts_measures_both_ways_and_the_secret_never_shows(serv
     assert lat["answered"]["n"] == 9 and lat["answered"]["max_ms"] < 1000.0
     # the measures over all questions (failures as misses) and over the answered ones, both labelled
     assert data["results_over"].startswith("over all questions") and data["results"][0]["n_queries"] == 9
-    assert data["results_answered"][0]["n_queries"] == 6
+    assert data["endpoint"]["results_answered"][0]["n_queries"] == 6
     assert "over the answered questions only" in out and "a failed request counts as a miss" in out
     # --fail-under gates on all questions: Success@1 over all is 2/9 < 0.3, over the answered 2/6 would pass
     assert data["results"][0]["Success@1"] == pytest.approx(2 / 9)
-    assert data["results_answered"][0]["Success@1"] == pytest.approx(2 / 6)
+    assert data["endpoint"]["results_answered"][0]["Success@1"] == pytest.approx(2 / 6)
     assert code == 1 and "gate failed: blue Success@1 = 0.222 < 0.3 (over all questions)" in err
     # the team's citations: b2 is stale and k4's offsets are one character late in data/example; the service
     # returned both among its chunks, and the audit names them
@@ -140,8 +140,9 @@ def test_measures_over_answered_equal_those_of_the_same_rankings_as_a_run_file(s
     _, out, _ = _report(capsys, "--endpoint", "blue", "--endpoint-config", cfg, "--queries",
                         str(EXAMPLE / "queries.tsv"), "--qrels", str(EXAMPLE / "qrels.trec"), "--deadline", "1",
                         "--concurrency", "4", "--retries", "0", "--json", str(ep_json))
-    assert "Chunk offsets: not checked (give --corpus)." in out  # an endpoint returns its chunks: no --chunks
-    ep = json.loads(ep_json.read_text())
+    assert "citations: no chunk offsets and documents" in out  # an endpoint returns its chunks: no offsets checked
+    js = json.loads(ep_json.read_text())
+    ep = {"results": js["results"], "results_answered": js["endpoint"]["results_answered"]}
     run = tmp_path / "ref.trec"
     _trec(run, svc, ANSWERED)
     answered_qrels = tmp_path / "answered.trec"
@@ -179,7 +180,7 @@ def test_both_shipped_vector_mappings_give_the_plain_mappings_figures(served, se
     assert _report(capsys, "--endpoint", "qdrant", "--qrels", str(tmp_path / "qdrant.trec"), "--json", str(qd),
                    *common)[0] == 0
     data, qdata = json.loads(both.read_text()), json.loads(qd.read_text())
-    logs = {**data["requests"], **qdata["requests"]}
+    logs = {**data["endpoint"]["requests"], **qdata["endpoint"]["requests"]}
     for name in ("plain", "chroma", "qdrant"):  # the faults follow the question, whatever the API
         assert logs[name]["counts"]["all"] == {"answered": 9, "timed_out": 2, "http_error": 1, "malformed": 1}, name
     rows = {r["name"]: r for r in data["results"] + qdata["results"]}
@@ -290,10 +291,10 @@ def test_the_example_command_of_the_readme_runs(open_served, tmp_path, capsys, m
                              "--out-of-domain", str(ood), "--json", str(out_json))
     assert code == 0 and err == "" and "blue: 5 questions" in out
     data = json.loads(out_json.read_text())
-    assert data["requests"]["blue"]["counts"]["all"]["answered"] == 5 and svc.requests == 5
-    asked = [r["query_id"] for r in data["requests"]["blue"]["questions"]]
+    assert data["endpoint"]["requests"]["blue"]["counts"]["all"]["answered"] == 5 and svc.requests == 5
+    asked = [r["query_id"] for r in data["endpoint"]["requests"]["blue"]["questions"]]
     assert asked == ["n1/doc", "n1/ticket", "n2/doc", "ood-1", "ood-2"]
-    assert data["judged_by"].startswith("needles resolved against the returned chunks' text")
+    assert data["questions"]["judged_by"].startswith("needles resolved against the returned chunks' text")
     # needles looked for in the returned text: b2 holds n1, l1 holds n2 (all 12 chunks come back at k = 20),
     # so RR is the mean of 1 / (rank of the holder) in the service's own order
     def rank_of(text, cid):

@@ -223,7 +223,7 @@ def test_report_cli_under_a_filter(prod, capsys, tmp_path):
     assert code == 0
     assert "filter tenant = 'small'" in text
     assert f"short lists at k=1 (the approximate index returned fewer rows than the exact scan): {N_Q} of {N_Q}" in text
-    rows = {r["k"]: r for r in json.loads(out.read_text())["comparison"]["rows"]}
+    rows = {r["k"]: r for r in json.loads(out.read_text())["approximate"]["comparison"]["rows"]}
     assert (rows[8]["recall_exact"], rows[8]["recall_approximate"], len(rows[8]["short"])) == (1.0, 0.0, N_Q)
     code = main(["report", "--store", prod["uri"], "--table", "tenants", "--id-column", "id", "--text-column", "body",
                  "--vector-column", "emb", "--ground-truth", str(prod["gt"]), "--query-vectors", str(prod["qv"]),

@@ -34,7 +34,7 @@ def _report(env, tmp_path, strategy="E") -> dict:
     assert main(["report", "--corpus", env["AUDIT_CORPUS"], "--ground-truth", env["AUDIT_GROUND_TRUTH"],
                  "--out-of-domain", env["AUDIT_OUT_OF_DOMAIN"], "--model", "hashing", "--reranker", "none",
                  "--strategies", strategy, "--retrievers", "dense", "--json", str(out), "--quiet"]) == 0
-    return json.loads(out.read_text(encoding="utf-8"))["threshold"]
+    return json.loads(out.read_text(encoding="utf-8"))["threshold"][f"{strategy}/dense"]
 
 
 def test_report_applies_it_to_its_run_only(saved, tmp_path):

@@ -141,7 +141,7 @@ def test_the_report_is_the_same_whatever_the_kernel_sums(tmp_path, monkeypatch):
     base = golden_report(tmp_path / "base", monkeypatch)
     base_json = json.dumps(base, sort_keys=True)
     # the sweep holds the cuts where near-equal distances sit: the case issue 21 found
-    assert len(base["threshold"]["sweep"]) > 100
+    assert len(base["threshold"]["E/dense"]["sweep"]) > 100
     for name, product in ALTERNATIVES.items():
         monkeypatch.setattr(scores, "_dot_products", product)
         (tmp_path / name).mkdir()

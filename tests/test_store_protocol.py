@@ -646,7 +646,7 @@ def test_every_store_command_only_reads(store, data, tmp_path, capsys, monkeypat
     js = tmp_path / "r.json"
     assert main(["report", *cli, "--ground-truth", str(data["gt"]), "--query-vectors", str(data["qv"]),
                  "--json", str(js)]) == 0
-    rows = {r["k"]: r for r in json.loads(js.read_text())["comparison"]["rows"]}
+    rows = {r["k"]: r for r in json.loads(js.read_text())["approximate"]["comparison"]["rows"]}
     hits = [i for i, q in zip((10, 21, 32, 39), data["qs"]) if f"c{i}" in _numpy_topk(data["rows"], q, 8)[0]]
     assert rows[8]["recall_exact"] == len(hits) / 4
     side = f"store:{store.get('table', TABLE)}"  # FAISS: the rows file is what the index's rows are read from
