@@ -138,3 +138,20 @@ def test_html_is_refused_not_ignored_for_a_stores_index_comparison(tmp_path, cap
                  str(tmp_path / "r.html")])
     assert code == 2 and not (tmp_path / "r.html").exists()
     assert "--html/--pdf: a store's approximate index against its exact scan has no decision" in capsys.readouterr().err
+
+
+def test_the_provenance_writes_the_strategies_as_a_person_reads_them():
+    # issue 54: the record's provenance printed the strategies as raw JSON
+    from audit.report.record import _provenance
+    from audit.runset import RunSet, Source
+
+    class _Report:
+        runset = RunSet(Source("builtin", "docs"), (), {}, ())
+
+    data = {"questions": {"judged_by": "needle"}, "provenance": {"strategies": [
+        {"name": "A", "cut": "blind", "target": 512, "header": False, "overlap": 0},
+        {"name": "F", "cut": "boundaries", "target": 512, "header": True, "overlap": 64}]}}
+    page = _provenance(_Report(), data, "2026-12-07T00:00:00+00:00")
+    assert ("A: blind, 512 characters, no header, no overlap; F: boundaries, 512 characters, header, "
+            "64-character overlap") in page
+    assert "&quot;" not in page

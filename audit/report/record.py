@@ -110,6 +110,9 @@ def _provenance(report, data: Mapping, generated_at: str, record_id: int | None 
         if k in ("files", "wall_seconds") or v in (None, "", [], {}) or (
                 rs.corpus is not None and k in ("corpus", "corpus_sha256")):
             continue
+        if k == "strategies" and isinstance(v, list):
+            items.append(("strategies", "; ".join(_strategy_words(x) for x in v)))
+            continue
         items.append((k.replace("_", " "), json.dumps(v, ensure_ascii=False, sort_keys=True)
                       if isinstance(v, (dict, list)) else str(v)))
     items.append(("written", generated_at))
@@ -134,6 +137,16 @@ def _label(name: str, entry: Mapping) -> str:
 #: Up to this many runs with a threshold, the record details each; beyond, the first (the document's primary run)
 #: and every run whose cut was saved, the others in one table.
 DETAILED = 4
+
+
+def _strategy_words(p: Mapping) -> str:
+    """A strategy's parameters as a person reads them: ``A: blind, 512 characters, no header, no overlap``."""
+    if not isinstance(p, Mapping):
+        return str(p)
+    overlap = p.get("overlap") or 0
+    return (f"{p.get('name')}: {p.get('cut')}, {p.get('target')} characters, "
+            f"{'header' if p.get('header') else 'no header'}, "
+            f"{f'{overlap}-character overlap' if overlap else 'no overlap'}")
 
 
 def _thresholds(report, data: Mapping) -> list[tuple[str, str, Mapping]]:
