@@ -36,9 +36,10 @@ run: $(STAMP)
 HYPOTHESIS_PROFILE ?= ci
 export HYPOTHESIS_PROFILE
 
-# Every tier: model weights, Chromium, database server, Ray (pytest markers in pyproject.toml).
+# Every tier: model weights, Chromium, database server, Ray (pytest markers in pyproject.toml), on two workers;
+# loadgroup keeps each of the store, ray and browser tiers on one worker (tests/conftest.py: XDIST_GROUPS).
 test: $(DEVSTAMP)
-	$(BIN)/pytest -q
+	$(BIN)/pytest -q -n 2 --dist loadgroup
 
 # The inner loop: everything but the tiers that load models, start a browser, a server or Ray, or take
 # seconds a test (slow), on two workers.

@@ -21,7 +21,7 @@ from audit.views.query_explorer import (
     shown_runs,
 )
 from ui import context, footer, stop, table
-from ui.context import focus_run
+from ui.focus import focus_run
 from ui.live import live_search, pick_question, question_mode
 from ui.notices import notices
 from ui.text import md

@@ -22,7 +22,7 @@ from audit.views.threshold import (
 )
 from ui import cache, context, download, footer, stop, table
 from ui.charts import distance_histogram, outcomes_against_cut, sweep_chart
-from ui.context import focus_run
+from ui.focus import focus_run
 from ui.notices import notices
 from ui.record import download_record
 from ui.text import md

@@ -17,7 +17,7 @@ from audit.views.tokens import (
 )
 from ui import context, download, footer, stop, table
 from ui.charts import header_share_chart, token_hist_chart
-from ui.context import focus_run
+from ui.focus import focus_run
 from ui.notices import notices
 from ui.text import md
 from ui.vega import draw

@@ -23,7 +23,7 @@ from audit.views.citations import (
     with_needle_checks,
 )
 from ui import cache, context, footer, paths, stop, table
-from ui.context import focus_run
+from ui.focus import focus_run
 from ui.live import live_search, question_mode
 from ui.notices import notices
 from ui.text import md

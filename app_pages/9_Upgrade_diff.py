@@ -37,7 +37,7 @@ from ui.health import index_name
 from ui.diff import draw_diff
 from ui.notices import notices
 from ui.text import md
-from ui.threshold import threshold_file
+from ui.session import threshold_file
 
 _MEMO = "_diff_index_runsets"  # session: the last two index files' run sets (embedding the questions is slow)
 
@@ -66,7 +66,7 @@ def two_runs(ctx):
         st.info("Choose two different runs.")
         return None
     try:
-        return runs_diff(rs, before, after, k, given, threshold_file(ctx)), ""
+        return runs_diff(rs, before, after, k, given, threshold_file(ctx.runset)), ""
     except ValueError as e:
         st.error(md(str(e)))
         return None
@@ -143,7 +143,10 @@ def two_indexes(ctx):
     except (StoreError, IndexUnusable, ValueError, ModelUnavailable, sqlite3.DatabaseError) as e:
         st.error(md(str(e)))
         return None
-    return files_diff(pair, name, retriever, k, given, threshold_file(ctx)), "each index file's own chunks and model"
+    if pair is None:
+        return None
+    saved = threshold_file(ctx.runset)
+    return files_diff(pair, name, retriever, k, given, saved), "each index file's own chunks and model"
 
 
 ctx = context()

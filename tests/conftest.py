@@ -68,6 +68,43 @@ def no_secret_in_any_output(tmp_path_factory):
         pytest.fail("a test secret reached an output file: " + "; ".join(leaks[:20]), pytrace=False)
 
 
+# --------------------------------------------------------------------------- two workers (`make test`: -n 2)
+#: The tiers that must never run on two workers at once: one PostgreSQL/Chroma/Milvus Lite server tier, one Ray,
+#: one Chromium driving a Streamlit server (pyproject.toml's markers). Under ``--dist loadgroup`` every test of a
+#: tier goes to the same worker, so two tests of one tier never overlap; a test of two tiers joins the first here.
+XDIST_GROUPS = ("store", "ray", "browser")
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_collection_modifyitems(config, items):
+    """Put each test of a tier in :data:`XDIST_GROUPS` in that tier's ``xdist_group`` (before xdist's own hook reads
+    the groups), then make sure the group reached the test's id (after it)."""
+    for item in items:
+        tier = next((t for t in XDIST_GROUPS if item.get_closest_marker(t)), None)
+        if tier is not None and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group(name=tier))
+    result = yield
+    _group_ids(config, items)
+    return result
+
+
+def _group_ids(config, items) -> None:
+    """The group suffix xdist's scheduler reads (``test_x[p]@store``), written where pytest keeps the id.
+
+    xdist 3.8 writes it into ``item._nodeid``; pytest 9.2 keeps a structured ``item._id`` instead, so the suffix is
+    lost and ``--dist loadgroup`` spreads a group over both workers without a word (pytest-dev/pytest-xdist#1386).
+    Done only on a worker under loadgroup, and only where xdist's own suffix did not take.
+    """
+    if not getattr(config.option, "loadgroup", False):
+        return
+    for item in items:
+        names = sorted({str(m.args[0] if m.args else m.kwargs.get("name", "default"))
+                        for m in item.iter_markers("xdist_group")})
+        node_id = getattr(item, "_id", None)
+        if names and "@" not in item.nodeid.rpartition("]")[2] and node_id is not None:
+            item._id = type(node_id).parse(f"{item.nodeid}@{'_'.join(names)}")
+
+
 @pytest.fixture(scope="session")
 def builtin_corpus():
     from audit.ingest import load_builtin

@@ -1,17 +1,18 @@
-"""The package's map is true (issue 23): no import circle anywhere in ``audit/``, and every module a docstring
-names exists.
+"""The package's map is true (issues 23 and 50): no import circle anywhere in ``audit/`` or the dashboard's ``ui/``,
+and every module a docstring of either names exists.
 
 Both are read from the source with :mod:`ast`, nothing is imported:
 
-- **Import graph**: every ``import`` / ``from … import`` of every module, at the top or inside a function
+- **Import graph**: one graph over ``audit/`` and ``ui/`` (a ``ui`` module's import of ``audit.*`` is an edge into
+  the audit's part of it): every ``import`` / ``from … import`` of every module, at the top or inside a function
   (``if TYPE_CHECKING:`` blocks included), relative ones resolved against the module's package. An edge goes
   to the module named (``from .a import b`` → ``pkg.a.b`` when that is a module, else ``pkg.a``), and to every
   package above it that the importing module is not already inside (Python runs ``pkg/__init__.py`` first):
   that is how ``audit.sources.vectorstore → audit.sources.pgvector.connection`` came back to ``vectorstore``
   through ``pgvector/__init__.py``. A cycle fails the test, named module by module.
-- **Docstring references**: every ``:mod:`` target (relative ones too) is a module, and every dotted
-  ``audit.x.y`` name in a docstring is a module or a name defined in one (a top-level name, or a class's
-  member for ``Class.member``).
+- **Docstring references**: in ``audit/`` and ``ui/``, every ``:mod:`` target (relative ones too) is a module, and
+  every dotted ``audit.x.y`` or ``ui.x.y`` name in a docstring is a module or a name defined in one (a top-level
+  name, or a class's member for ``Class.member``).
 """
 
 from __future__ import annotations
@@ -23,12 +24,14 @@ from pathlib import Path
 from conftest import ROOT
 
 PACKAGE = ROOT / "audit"
+#: The packages whose modules make the graph: the audit, and the dashboard's ``ui`` on top of it.
+PACKAGES = (PACKAGE, ROOT / "ui")
 
 
 def _modules() -> dict[str, tuple[Path, bool]]:
-    """Dotted module name → (file, whether it is a package's ``__init__``)."""
+    """Dotted module name → (file, whether it is a package's ``__init__``), over :data:`PACKAGES`."""
     out = {}
-    for p in sorted(PACKAGE.rglob("*.py")):
+    for p in (p for pkg in PACKAGES for p in sorted(pkg.rglob("*.py"))):
         parts = list(p.relative_to(ROOT).with_suffix("").parts)
         is_pkg = parts[-1] == "__init__"
         out[".".join(parts[:-1] if is_pkg else parts)] = (p, is_pkg)
@@ -155,12 +158,17 @@ def test_every_import_is_seen():
     assert "audit.jsontext" in g["audit.groundtruth"]
     assert "audit.stores.runsets" in g["audit.stores.protocol"]  # inside VectorStore.runset
     assert "audit.stores.base" in g["audit.stores.filters"]
+    # the dashboard's modules are in the same graph: a relative import inside ui/, a function-level one, and an
+    # import of the audit, each as an edge
+    assert "ui.session" in g["ui.history"]
+    assert "ui.text" in g["ui.context"]  # inside footer
+    assert "audit.capabilities" in g["ui.context"]
 
 
 # --------------------------------------------------------------------------- docstring references
 
 _MOD_ROLE = re.compile(r":mod:`~?([A-Za-z_.]+)`")
-_DOTTED = re.compile(r"(?<![\w.])(audit(?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
+_DOTTED = re.compile(r"(?<![\w.])((?:audit|ui)(?:\.[A-Za-z_][A-Za-z0-9_]*)+)")
 
 
 def _docstrings(tree) -> list[str]:
@@ -256,7 +264,7 @@ def test_every_module_a_docstring_names_exists():
 def test_the_package_docstring_is_a_map_of_every_top_level_module():
     doc = ast.get_docstring(ast.parse((PACKAGE / "__init__.py").read_text(encoding="utf-8")))
     named = set(_MOD_ROLE.findall(doc))
-    top = {m for m in MODULES if m.count(".") == 1 and not m.split(".")[1].startswith("_")}
+    top = {m for m in MODULES if m.startswith("audit.") and m.count(".") == 1 and not m.split(".")[1].startswith("_")}
     assert top - named == set(), f"modules the map leaves out: {sorted(top - named)}"
     assert named - set(MODULES) == set(), f"modules the map names that do not exist: {sorted(named - set(MODULES))}"
 
@@ -271,11 +279,12 @@ def _unit(module: str) -> str:
 
 
 def folder_graph(graph: dict[str, set[str]]) -> dict[str, set[str]]:
-    """Top-level part → the top-level parts its modules import (function-level imports counted, as in
-    :func:`import_graph`); ``audit/__init__.py`` itself is left out (it imports nothing)."""
+    """Top-level part of ``audit`` → the top-level parts its modules import (function-level imports counted, as in
+    :func:`import_graph`); ``audit/__init__.py`` itself is left out (it imports nothing), and so is ``ui`` (it sits
+    on top of the audit, which never imports it)."""
     out: dict[str, set[str]] = {}
     for a, targets in graph.items():
-        if a == "audit":
+        if a == "audit" or not a.startswith("audit."):
             continue
         ua = _unit(a)
         out.setdefault(ua, set())

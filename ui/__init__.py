@@ -4,7 +4,7 @@
   endpoint), its inputs, the run the detail pages show; it leaves one :class:`~ui.context.PageContext`;
 - :mod:`ui.context` — :class:`~ui.context.PageContext` (the :class:`~audit.runset.RunSet`, its results,
   the models, the store it was read from and what it offers); :func:`~ui.context.context`, :func:`~ui.context.footer`,
-  :func:`~ui.context.stop`, :func:`~ui.context.focus_run`;
+  :func:`~ui.context.stop`; :mod:`ui.focus` — :func:`~ui.focus.focus_run`, the run the detail pages show;
 - the sources' sidebar parts: :mod:`ui.files_source`, :mod:`ui.store_source`, :mod:`ui.endpoint_source`,
   and production traffic beside any of them, :mod:`ui.traffic`;
 - :mod:`ui.cache` — every ``st.cache_*`` wrapper (models, corpora, ground truth, the built run set,
@@ -18,7 +18,7 @@
 - :mod:`ui.tables` — :func:`~ui.tables.table`, a table with column help and its CSV download;
 - :mod:`ui.live` — a typed query run now; :mod:`ui.progress` — the build's progress bar;
 - :mod:`ui.paths` — audit.toml and the allowed roots as pages use them; :mod:`ui.session` — a
-  session's own uploads, index and threshold; :mod:`ui.access` — the sign-in gate;
+  session's own uploads, index and saved-threshold file; :mod:`ui.access` — the sign-in gate;
   :mod:`ui.text` — :func:`~ui.text.md`, data escaped for Markdown; :mod:`ui.authoring` — the Ground truth
   page's draft (per session) and the hand-off of a saved ground truth to the sidebar.
 

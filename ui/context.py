@@ -15,7 +15,7 @@ import streamlit as st
 
 from audit.capabilities import can
 
-__all__ = ["CTX_KEY", "PageContext", "VERSION_KEY", "context", "focus_run", "footer", "stop"]
+__all__ = ["CTX_KEY", "PageContext", "VERSION_KEY", "context", "footer", "stop"]
 
 CTX_KEY = "_audit_context"
 
@@ -111,19 +111,6 @@ def _on_version(ctx: PageContext, ref: str) -> PageContext:
         return ctx
     return replace(ctx, runset=runset, results=evaluate(runset), digest=f"{ctx.digest}:{v.digest}",
                    own_runset=ctx.runset)
-
-
-def focus_run(ctx: PageContext):
-    """The run the detail pages show: the sidebar's strategy × retriever for built-in columns, else its run choice."""
-    rs = ctx.runset
-    if can(rs, "chunk_cuts"):
-        name = f"{st.session_state.get('focus_strategy')}/{st.session_state.get('focus_retriever')}"
-    else:
-        name = st.session_state.get("focus_run")
-    try:
-        return rs.run(name)
-    except KeyError:
-        return rs.runs[0]
 
 
 def footer(ctx: PageContext) -> None:

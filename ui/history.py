@@ -83,9 +83,7 @@ def record_once(ctx) -> int | None:
     from audit.history.record import record_of
     from audit.report.report import build_report
 
-    from .threshold import threshold_file
-
-    path = threshold_file(ctx)
+    path = session.threshold_file(rs)
     try:
         report = build_report(rs, None, saved_path=path, results=ctx.results)
         record = record_of(rs, report.results, report.thresholds, "dashboard",
@@ -140,7 +138,7 @@ def sidebar_series(ctx) -> list[str]:
     """The series name of the sidebar's run (:func:`audit.history.record.series_name`), the one History opens on."""
     from audit.history.record import series_name
 
-    from .context import focus_run
+    from .focus import focus_run
 
     rs = ctx.runset
     try:

@@ -24,9 +24,9 @@ def _builder(ctx: PageContext, pdf: bool):
 
     from . import paths
     from .history import visible_session
-    from .threshold import threshold_file
+    from .session import threshold_file
 
-    runset, results, saved = ctx.runset, ctx.results, threshold_file(ctx)
+    runset, results, saved = ctx.runset, ctx.results, threshold_file(ctx.runset)
     config, session = paths.config(), visible_session()  # read here: the callable runs outside the script
     traffic = _traffic(ctx)
 

@@ -22,7 +22,7 @@ import streamlit as st
 from audit.home import default_home, default_index_path
 
 __all__ = ["UPLOAD_NAME", "active_sessions", "folder", "index_path", "is_upload", "session_id", "sweep",
-           "threshold_path"]
+           "threshold_file", "threshold_path"]
 
 #: The corpus name of a session's uploads (no session id: it is shown).
 UPLOAD_NAME = "uploaded files"
@@ -68,6 +68,13 @@ def index_path(corpus_name: str) -> Path:
 def threshold_path(corpus_name: str) -> Path | None:
     """Where a threshold is saved and read: the session's folder for uploads, None (the default file) otherwise."""
     return folder() / "threshold.json" if is_upload(corpus_name) else None
+
+
+def threshold_file(runset) -> Path | None:
+    """The saved-threshold file of ``runset`` in this session: its own for uploads, else None
+    (``$AUDIT_HOME/threshold.json``, :func:`audit.evaluation.saved_cut.threshold_file`)."""
+    c = runset.corpus
+    return threshold_path(c.name) if c is not None else None
 
 
 def active_sessions() -> set[str] | None:

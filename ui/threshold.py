@@ -20,7 +20,8 @@ from audit.views.threshold import outcome_counts_frame
 
 from . import cache, session, vega
 from .charts import outcome_bar
-from .context import PageContext, focus_run
+from .context import PageContext
+from .focus import focus_run
 from .layout import cells
 
 __all__ = ["PageCut", "cut_slider", "note_inputs", "outcome_metrics", "page_cut", "save_section", "set_chosen"]
@@ -73,12 +74,6 @@ class PageCut:
             return None
 
 
-def threshold_file(ctx: PageContext):
-    """The saved-threshold file of this session: its own for uploads, else ``$AUDIT_HOME/threshold.json``."""
-    c = ctx.runset.corpus
-    return session.threshold_path(c.name) if c is not None else None
-
-
 def page_cut(ctx: PageContext, run=None, in_domain_only: bool = False) -> PageCut | None:
     """The cut the pages apply to ``run`` (default: the sidebar's run), or None when it has no threshold to show.
 
@@ -92,7 +87,7 @@ def page_cut(ctx: PageContext, run=None, in_domain_only: bool = False) -> PageCu
         return None
     base = page.threshold
     chosen = st.session_state.get(_CHOSEN, {}).get((ctx.digest, r.name))
-    choice = choose(r.cut_key, chosen, base.balanced, path=threshold_file(ctx))
+    choice = choose(r.cut_key, chosen, base.balanced, path=session.threshold_file(ctx.runset))
     return PageCut(r, float(choice.cut), choice, base, page.queries, ctx.runset, page)
 
 
@@ -201,7 +196,7 @@ def _save(ctx: PageContext, run, cut: float, label: str) -> None:
     if author is None:
         author = st.session_state.get("threshold_author", "") or ""
     try:
-        saved = save_cut(cut, run.cut_key, label, threshold_file(ctx), note, author)
+        saved = save_cut(cut, run.cut_key, label, session.threshold_file(ctx.runset), note, author)
     except ValueError as e:
         st.session_state[_SAVED_MSG] = ("error", str(e))
         return
