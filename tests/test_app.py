@@ -150,7 +150,7 @@ def test_overview_counts_and_findings():
     findings = " ".join(_text(m) for m in at.markdown)
     # n1 straddles offset 512: blind chunking (A) destroys exactly it.
     assert f"destroys 1 of {N_ACCEPTED} answers" in findings
-    assert "Best column at R@8" in findings
+    assert "Best run at Success@8" in findings
     rejected = _table(at, "id", "reason")
     assert set(rejected["id"]) == {"bad1", "bad2"}
     assert "overlaps a heading" in " ".join(rejected["reason"])

@@ -81,7 +81,7 @@ def test_overview_summarises_the_files():
     metrics = {m.label: m.value for m in at.metric}
     # data/example/README.md: 2 runs, 9 judged queries, 4 out-of-domain, 12 chunks, 2 wrong on purpose
     assert metrics["Runs"] == "2" and metrics["Queries"] == "9 / 4"
-    assert metrics["Chunks known"] == "12" and metrics["Chunks ≠ document"] == "2"
+    assert metrics["Chunks known"] == "12" and metrics["Offset errors"] == "2"
     assert metrics["Documents"] == "3"
     assert not at.error
     runs = _frames(at)[1]

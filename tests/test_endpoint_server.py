@@ -118,7 +118,7 @@ def test_exact_outcome_counts_measures_both_ways_and_the_secret_never_shows(serv
     assert lat["timed_out"]["n"] == 2 and lat["timed_out"]["p50_ms"] >= 1000.0
     assert lat["answered"]["n"] == 9 and lat["answered"]["max_ms"] < 1000.0
     # the measures over all questions (failures as misses) and over the answered ones, both labelled
-    assert data["results_over"].startswith("over all questions") and data["results"][0]["n_queries"] == 9
+    assert data["endpoint"]["results_over"].startswith("over all questions") and data["results"][0]["n_queries"] == 9
     assert data["endpoint"]["results_answered"][0]["n_queries"] == 6
     assert "over the answered questions only" in out and "a failed request counts as a miss" in out
     # --fail-under gates on all questions: Success@1 over all is 2/9 < 0.3, over the answered 2/6 would pass

@@ -72,7 +72,7 @@ def test_report_with_query_vectors_equals_the_model(table, tmp_path, capsys):
     assert (jsonl["approximate"]["comparison"]["rows"] == model["approximate"]["comparison"]["rows"]
             == npy["approximate"]["comparison"]["rows"])
     assert model["approximate"]["comparison"]["rows"][0]["n_queries"] > 0
-    assert jsonl["model"] == "query vectors q.jsonl" and model["model"] == "hashing"
+    assert jsonl["approximate"]["model"] == "query vectors q.jsonl" and model["approximate"]["model"] == "hashing"
 
 
 def test_query_vectors_errors_exit_2_naming_the_file(table, capsys):

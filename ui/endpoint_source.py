@@ -202,7 +202,7 @@ def draw_endpoint_source():
 
 def draw_requests(ctx) -> None:
     """The requests of a run set asked over HTTP (Overview): outcomes, latency per outcome, measures both ways."""
-    from audit.report import Report
+    from audit.report.sections import Inputs
     from audit.report.endpoint import latency_frame, measures_frame, outcomes_frame
     from audit.sources.endpoint import OUTCOME_LABELS, OUTCOMES
 
@@ -233,6 +233,6 @@ def draw_requests(ctx) -> None:
     table(lf, "endpoint_latency_table", "endpoint-latency.csv", formats={c: "%.0f" for c in lf.columns if "(ms)" in c})
     st.markdown("**Measures over all questions and over the answered questions only** (`--fail-under` gates on "
                 "all questions: a failed request counts as a miss)")
-    mf = measures_frame(Report(rs, ctx.results))
+    mf = measures_frame(Inputs(rs, tuple(ctx.results)))
     table(mf, "endpoint_measures_table", "endpoint-measures.csv",
           formats={c: "%.3f" for c in ("Success@1", "Success@8", "nDCG@10", "RR")})

@@ -210,7 +210,7 @@ def overview(runset, results, document=None) -> OverviewView:
                       "relevant, not the table's size)"))
     cit = doc["citations"]
     if cit is not None:
-        facts.append(Fact("Chunks ≠ document", f"{len(cit.errors)}",
+        facts.append(Fact("Offset errors", f"{len(cit.errors)}",
                           f"of {cit.checked:,} chunks with offsets, those whose quote differs from their document at "
                           "their offsets (see Citations)"))
     title = f"Retrieval audit: {runset.source.name}"
