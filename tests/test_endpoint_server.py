@@ -127,7 +127,7 @@ def test_exact_outcome_counts_measures_both_ways_and_the_secret_never_shows(serv
     assert code == 1 and "gate failed: blue Success@1 = 0.222 < 0.3 (over all questions)" in err
     # the team's citations: b2 is stale and k4's offsets are one character late in data/example; the service
     # returned both among its chunks, and the audit names them
-    assert {e["chunk_id"] for e in data["chunk_errors"]} == {"b2", "k4"}
+    assert {e["chunk_id"] for e in data["citations"]["errors"]} == {"b2", "k4"}
     for text in (out, err, out_json.read_text()):
         assert SECRET not in text and "EP_TEST_KEY" not in text.replace("env:EP_TEST_KEY", "")
 
