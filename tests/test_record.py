@@ -138,3 +138,28 @@ def test_html_is_refused_not_ignored_for_a_stores_index_comparison(tmp_path, cap
                  str(tmp_path / "r.html")])
     assert code == 2 and not (tmp_path / "r.html").exists()
     assert "--html/--pdf: a store's approximate index against its exact scan has no decision" in capsys.readouterr().err
+
+
+def test_a_pdf_where_chromium_exists_but_does_not_start(tmp_path, monkeypatch, capsys):
+    # a Chromium that is there and executable but exits at once (a broken install): the same fallback as a missing
+    # one (the HTML beside, one line, exit 0), never a traceback and exit 1 (which CI reads as a failed gate)
+    import os
+
+    import pytest
+
+    pytest.importorskip("playwright")
+    broken = tmp_path / "chromium"
+    broken.write_text("#!/bin/sh\necho 'error while loading shared libraries: libnss3.so' >&2\nexit 127\n")
+    os.chmod(broken, 0o755)
+    monkeypatch.setenv("AUDIT_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("AUDIT_HISTORY", "off")
+    monkeypatch.setenv("AUDIT_CHROMIUM", str(broken))
+    pdf = tmp_path / "record.pdf"
+    assert main(["report", "--queries", str(EX / "queries.tsv"), "--qrels", str(EX / "qrels.trec"), "--run",
+                 f"after={EX / 'after.trec'}", "--pdf", str(pdf)]) == 0
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if "not written" in ln]
+    assert not pdf.exists() and (tmp_path / "record.html").exists()
+    assert len(lines) == 1 and lines[0].startswith(f"warning: {pdf} not written, Chromium ({broken}) did not start")
+    assert "print it to PDF" in lines[0] and lines[0].endswith(f"the HTML is {tmp_path / 'record.html'}")
+    assert "Traceback" not in err
