@@ -446,7 +446,10 @@ def store_arg(a, table: str | None = None, uri: str | None = None):
     table = table or a.table or fields.get("table")
     where = given or os.environ.get(ENV_URI, "")
     engine = engine_for(where)
-    missing = ([] if table else ["--table"]) + [f"--{o.replace('_', '-')}" for o in engine.required if not opt[o]]
+    if table and not engine.has_table:
+        raise InputError(f"--table {table!r}: a {engine.noun} has no table (it is asked whole); drop --table")
+    missing = ([] if table or not engine.has_table else ["--table"]) + [f"--{o.replace('_', '-')}"
+                                                                        for o in engine.required if not opt[o]]
     if missing:
         raise InputError(f"a store needs {', '.join(missing)}")
     try:
