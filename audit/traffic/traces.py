@@ -7,15 +7,23 @@ a time). Each span becomes one small :class:`SpanRecord` holding only what a sta
 OpenInference kind (``openinference.span.kind``, the names of ``openinference.semconv.trace``):
 
 - ``RETRIEVER``: the question (``input.value``) and the documents, read by :mod:`audit.traffic.otlp`'s own rule
-  (``retrieval.documents.{i}.document.id|score|content|metadata``, rank ``i + 1``);
+  (``retrieval.documents.{i}.document.id|score|content|metadata``, rank ``i + 1``); a document without a score
+  (LangChain's retriever spans give ids and content only) is read with a NaN score, since a stage needs ids and
+  text only. A RETRIEVER whose children are RETRIEVER spans is a hybrid search's fusion: its documents are the
+  fused order, its children the lists (:meth:`Trace.retrieval_lists`);
 - ``RERANKER``: ``reranker.input_documents.{i}.document.*`` and ``reranker.output_documents.{i}.document.*``
   (id and content; the score may be absent), ``reranker.model_name``, ``reranker.top_k``, ``reranker.query``;
-- ``LLM``: the prompt, as the text of ``llm.prompt_template.variables`` (a JSON object: its values),
-  ``llm.input_messages.{i}.message.content`` (and ``….message.contents.{j}.message_content.text``) and
-  ``input.value``, joined by blank lines;
+- ``LLM``: the prompt, as the text of ``llm.prompt_template.variables`` (a JSON object: every string inside it,
+  a list of documents included), ``llm.input_messages.{i}.message.content`` (and
+  ``….message.contents.{j}.message_content.text``) and ``input.value`` (its strings when it is JSON:
+  ``input.mime_type`` ``application/json``, or text that reads as a JSON object or array), joined by blank lines
+  — JSON is decoded, never compared as escaped text; the user messages are kept apart too, for a question the
+  service rewrote before retrieval (:meth:`Trace.questions`);
 - any other kind: its ids and its ``input.value`` (a CHAIN root's question), for the links.
 
-The resource's ``service.name`` and ``service.version`` are kept with every span. A malformed attribute is one
+The resource's ``service.name`` and ``service.version`` are kept with every span, and each span's start and end
+times: the order spans ran in (:meth:`Trace.in_run_order`: by start time, else rerankers by the chain of their
+documents), whatever order the export wrote them in. A malformed attribute is one
 :class:`~audit.traffic.records.TrafficProblem` naming the file, line and span id; the span keeps what was
 readable (a RERANKER span whose output cannot be read has no output: it then simply has fewer stages).
 
@@ -43,7 +51,8 @@ from .otlp import (_DOC_KEY, INPUT_VALUE, KIND_ATTRIBUTE, RETRIEVER, _attributes
 from .read import MAX_PROBLEMS, _decode, _decoded_exactly, _is_otlp, gc_paused, open_traffic, traffic_files
 from .records import TrafficProblem, TrafficResult
 
-__all__ = ["GRACE", "LLM", "RERANKER", "Reranker", "SpanRecord", "Trace", "TraceReader", "assemble", "span_records"]
+__all__ = ["GRACE", "INPUT_MIME", "JSON_MIME", "LLM", "RERANKER", "Reranker", "SpanRecord", "Trace", "TraceReader",
+           "assemble", "span_records"]
 
 #: OpenInference span kinds read beyond RETRIEVER (``OpenInferenceSpanKindValues``).
 RERANKER = "RERANKER"
