@@ -738,8 +738,11 @@ def test_a_lance_dataset_is_asked_whole_without_table(data, tmp_path, capsys):
     assert "needs --table" not in out.err and "Lance index" in out.out and "40 chunks" in out.out
     js = tmp_path / "r.json"
     assert main(["report", *cli, "--ground-truth", str(data["gt"]), "--query-vectors", str(data["qv"]),
-                 "--json", str(js), "--no-history"]) == 0
-    assert json.loads(js.read_text())["approximate"]["comparison"]["rows"]
+                 "--json", str(js), "--no-history", "--nprobes", "2", "--refine-factor", "3"]) == 0
+    got = json.loads(js.read_text())["approximate"]
+    assert got["comparison"]["rows"]
+    assert got["comparison"]["settings"] == {"nprobes": 2, "refine_factor": 3}  # Lance's own settings, asked
+    assert got["store"]["engine"] == "lance" and got["store"]["table"] is None
     capsys.readouterr()
     assert main(["health", *cli, "--table", "chunks"]) == 2
     err = capsys.readouterr().err.strip()
