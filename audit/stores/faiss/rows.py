@@ -1,7 +1,8 @@
 """The rows of a FAISS index: what each of its row numbers (its labels) is, read from the file that says so.
 
 A FAISS index holds vectors only; search returns row numbers (labels: positions, or the ids an ``IndexIDMap``
-was given: any signed 64-bit integer, negative ones included; only -1, :data:`NO_RESULT`, means "no result"). The file beside it maps them to the team's ids and texts:
+was given: any signed 64-bit integer, negative ones included; only -1, :data:`NO_RESULT`, means "no result").
+The file beside it maps them to the team's ids and texts:
 
 - **JSONL** (one object a line) or **Parquet** (one row a record) of the team's: ``row`` (the label; default the
   line's or record's position from 0), the id column (default ``id``), the text column (default ``text``), and
