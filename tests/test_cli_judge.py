@@ -218,3 +218,42 @@ def test_qa_proposals_labelled_on_the_keyboard_become_a_ground_truth(tmp_path, c
     assert [n.id for n in load_needles(tmp_path / "gt.jsonl")] == ["f1", "f2"]
     code, out = judge("save", "--who", "qa", **j)
     assert code == 0 and "0 added" in out  # accepted needles are no chunk judgment
+
+
+def test_trec_export_refuses_an_id_with_whitespace_and_what_it_writes_reads_back(tmp_path, capsys):
+    from audit.qrels import read_qrels
+
+    rows = [{"query_id": "q1", "chunk_id": "c1", "grade": 2}, {"query_id": "q1", "chunk_id": "doc 7#p2", "grade": 1}]
+    (tmp_path / "j.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert judge("import", str(tmp_path / "j.jsonl"), "--format", "jsonl", "--who", "qa", home=tmp_path)[0] == 0
+    out = tmp_path / "head.qrels"
+    code = main(["judge", "export", "--format", "trec", "--out", str(out), "--judgments", str(tmp_path / "j.sqlite")])
+    err = capsys.readouterr().err
+    assert code == 2 and "'doc 7#p2'" in err and "--format jsonl" in err and len(err.strip().splitlines()) == 1
+    assert not out.exists()  # nothing half written
+    # without the whitespace id, the file reads back as the labels (read_qrels, the reader `report --qrels` uses)
+    rows[1]["chunk_id"] = "doc-7#p2"
+    (tmp_path / "j.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    assert judge("import", str(tmp_path / "j.jsonl"), "--format", "jsonl", "--who", "qa", "--replace",
+                 home=tmp_path)[0] == 0
+    assert judge("export", "--format", "trec", "--out", str(out), home=tmp_path)[0] == 0
+    assert {c: g for c, g in read_qrels(out).judgments["q1"].items()} == {"c1": 2, "doc-7#p2": 1}
+
+
+def test_agreement_text_names_the_undefined_resamples_as_the_json_does(tmp_path, capsys):
+    # three items, one disagreement: many resamples draw one item thrice, one grade throughout, κ undefined
+    (tmp_path / "ana.qrels").write_text("q1 0 a 1\nq1 0 b 0\nq1 0 c 1\n")
+    (tmp_path / "ben.qrels").write_text("q1 0 a 1\nq1 0 b 0\nq1 0 c 0\n")
+    code, out = judge("agreement", str(tmp_path / "ana.qrels"), str(tmp_path / "ben.qrels"), "--n-boot", "300",
+                      "--seed", "3", "--json", str(tmp_path / "ag.json"), home=tmp_path, capsys=capsys)
+    ag = json.loads((tmp_path / "ag.json").read_text())
+    # by hand, the same resamples: κ is undefined when both sequences hold one and the same grade
+    rng = np.random.default_rng(3)
+    a, b = [1, 0, 1], [1, 0, 0]
+    undefined = sum(len({a[i] for i in d} | {b[i] for i in d}) == 1 for d in (rng.integers(0, 3, 3) for _ in range(300)))
+    assert code == 0 and ag["kappa"]["n_undefined"] == undefined > 0
+    kappa_line = next(ln for ln in out.splitlines() if ln.strip().startswith("κ"))
+    assert f"300 resamples, {undefined} undefined and left out of the interval" in kappa_line
+    alpha_line = next(ln for ln in out.splitlines() if ln.strip().startswith("α"))
+    n_alpha = ag["alpha"]["n_undefined"]
+    assert (f"{n_alpha} undefined" in alpha_line) == (n_alpha > 0)

@@ -134,6 +134,33 @@ def test_an_id_map_index_returns_its_own_labels(vecs, tmp_path):
     assert "searches exactly: approximate equals exact" in ap.note
 
 
+def test_negative_id_map_labels_are_rows_and_only_minus_one_is_no_result(vecs, tmp_path):
+    # FAISS's ids are signed 64-bit: an IndexIDMap given negative ids (a hash folded to int64) returns them; only -1
+    # is "no result". Checked against FAISS's own search on the same index.
+    v, q = vecs
+    n = 40
+    labels = np.array([-(2**62) + 11 * i if i % 2 else -2 - i for i in range(n)], dtype=np.int64)
+    index = faiss.IndexIDMap(faiss.IndexFlatIP(D))
+    index.add_with_ids(v[:n], labels)
+    folder = tmp_path / "signed"
+    folder.mkdir()
+    faiss.write_index(index, str(folder / "index.faiss"))
+    (folder / "rows.jsonl").write_text("".join(json.dumps({"row": int(x), "id": f"id{int(x)}", "text": "t"}) + "\n"
+                                               for x in labels))
+    k = n + 5  # more than the index holds: FAISS pads with -1, which is dropped
+    _dist, own = index.search(q[:3], k)
+    want = [[f"id{int(x)}" for x in row if x != -1] for row in own]
+    assert all(len(w) == n for w in want) and (own == -1).sum() == 3 * 5
+    with open_store(make_spec(f"faiss:{folder / 'index.faiss'}", str(folder / "rows.jsonl"))) as s:
+        ap, ex = s.search(q[:3], k, "approximate"), s.search(q[:3], k, "exact")
+    assert [list(r) for r in ap.ids] == want and [list(r) for r in ex.ids] == want
+    # -1 itself cannot name a row: FAISS would never return it as one
+    (folder / "rows.jsonl").write_text('{"row": -1, "id": "x", "text": "t"}\n')
+    with pytest.raises(StoreError, match=r"rows.jsonl:1: row must be a signed 64-bit integer other than -1"):
+        with open_store(make_spec(f"faiss:{folder / 'index.faiss'}", str(folder / "rows.jsonl"))) as s:
+            s.dims()
+
+
 def test_l2_and_inner_product_give_the_same_cosine_for_unit_vectors(vecs, tmp_path):
     v, q = vecs
     got = {}

@@ -63,3 +63,38 @@ def test_refusals(tmp_path):
     with pytest.raises(StoreError, match="not a Qdrant local-mode folder"):
         with open_store(make_spec(f"qdrant-local:{tmp_path}", "c")) as s:
             s.dims()
+
+
+def test_points_without_the_named_vector_are_skipped_and_counted(tmp_path):
+    # named vectors are optional per point: 9 of 40 points carry only "title", not "dense"
+    from qdrant_client import QdrantClient, models
+
+    rng = np.random.default_rng(53)
+    v = rng.standard_normal((40, 8)).astype(np.float32)
+    t = rng.standard_normal((40, 4)).astype(np.float32)
+    q = rng.standard_normal((3, 8)).astype(np.float32)
+    q /= np.linalg.norm(q, axis=1, keepdims=True)
+    lacking = {2, 5, 11, 17, 18, 23, 30, 31, 39}
+    folder = tmp_path / "qdrant"
+    team = QdrantClient(path=str(folder))
+    team.create_collection("named", vectors_config={
+        "dense": models.VectorParams(size=8, distance=models.Distance.COSINE),
+        "title": models.VectorParams(size=4, distance=models.Distance.COSINE)})
+    team.upsert("named", points=[models.PointStruct(
+        id=i, vector={"title": t[i].tolist()} | ({} if i in lacking else {"dense": v[i].tolist()}),
+        payload={"text": f"chunk {i}"}) for i in range(40)])
+    # Qdrant's own search of the named vector: the independent reading
+    own = [tuple(str(p.id) for p in team.query_points("named", query=x.tolist(), using="dense", limit=5).points)
+           for x in q]
+    team.close()
+    spec = make_spec(f"qdrant-local:{folder}", "named", vector_column="dense")
+    with open_store(spec) as s:
+        ap, ex = s.search(q, 5, "approximate"), s.search(q, 5, "exact")
+        h = s.health()
+    assert list(ap.ids) == own and list(ex.ids) == own
+    assert not any(int(i) in lacking for row in ex.ids for i in row)
+    for r in (ap, ex):
+        assert "9 points of 'named' have no vector named 'dense': left out of the search" in r.note
+    f = h.finding("null_vectors")
+    assert (f.count, f.detail) == (9, "9 rows have no vector named 'dense'")
+    assert h.finding("dims").count == 0 and "8" in h.finding("dims").detail  # no NaN, no one-dimensional vector

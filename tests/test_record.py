@@ -93,7 +93,9 @@ def test_html_needs_runs_with_traffic(tmp_path, capsys):
 def test_the_sweep_is_inline_svg():  # vl-convert-python is in requirements.txt: no skip
     rs = _system()
     page = render_html(build_report(rs), charts=True)
-    assert page.count("<svg") == 2  # one sweep per run with out-of-domain rankings, drawn in the file
+    # one sweep per run with out-of-domain rankings, and the comparison of every run, drawn in the file
+    assert page.count("<svg") == 3 and page.count('aria-label="sweep of run') == 2
+    assert page.count('aria-label="Success@k of every run"') == 1
     assert not re.search(r"<(img|script|link|iframe)\b", page, re.I)
 
 
@@ -155,3 +157,51 @@ def test_the_provenance_writes_the_strategies_as_a_person_reads_them():
     assert ("A: blind, 512 characters, no header, no overlap; F: boundaries, 512 characters, header, "
             "64-character overlap") in page
     assert "&quot;" not in page
+
+
+def test_a_pdf_where_chromium_exists_but_does_not_start(tmp_path, monkeypatch, capsys):
+    # a Chromium that is there and executable but exits at once (a broken install): the same fallback as a missing
+    # one (the HTML beside, one line, exit 0), never a traceback and exit 1 (which CI reads as a failed gate)
+    import os
+
+    import pytest
+
+    pytest.importorskip("playwright")
+    broken = tmp_path / "chromium"
+    broken.write_text("#!/bin/sh\necho 'error while loading shared libraries: libnss3.so' >&2\nexit 127\n")
+    os.chmod(broken, 0o755)
+    monkeypatch.setenv("AUDIT_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("AUDIT_HISTORY", "off")
+    monkeypatch.setenv("AUDIT_CHROMIUM", str(broken))
+    pdf = tmp_path / "record.pdf"
+    assert main(["report", "--queries", str(EX / "queries.tsv"), "--qrels", str(EX / "qrels.trec"), "--run",
+                 f"after={EX / 'after.trec'}", "--pdf", str(pdf)]) == 0
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if "not written" in ln]
+    assert not pdf.exists() and (tmp_path / "record.html").exists()
+    assert len(lines) == 1 and lines[0].startswith(f"warning: {pdf} not written, Chromium ({broken}) did not start")
+    assert "print it to PDF" in lines[0] and lines[0].endswith(f"the HTML is {tmp_path / 'record.html'}")
+    assert "Traceback" not in err
+
+
+def test_a_teams_runs_without_out_of_domain_questions_get_the_comparison_chart(tmp_path, monkeypatch):
+    # no out-of-domain run: no sweep to draw, but the comparison is (issue 53: the record drew no chart at all)
+    from audit.report.record import comparison_points
+
+    monkeypatch.setenv("AUDIT_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("AUDIT_HISTORY", "off")
+    assert main(["report", "--queries", str(EX / "queries.tsv"), "--qrels", str(EX / "qrels.trec"), "--run",
+                 f"before={EX / 'before.trec'}", "--run", f"after={EX / 'after.trec'}", "--json",
+                 str(tmp_path / "r.json"), "--html", str(tmp_path / "r.html")]) == 0
+    data = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    page = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert 'aria-label="sweep of run' not in page and page.count("<svg") == 1
+    chart = page[page.index('aria-label="Success@k of every run"'):]
+    chart = chart[:chart.index("</figure>")]
+    assert ">before<" in chart and ">after<" in chart  # the legend names each run
+    # the chart's points are the JSON's results, read back independently: one per run and k, with its interval
+    points = {(p["run"], p["k"]): (p["success"], p["low"], p["high"]) for p in comparison_points(data)}
+    want = {(r["name"], int(key[8:])): (r[key], r[key + "_low"], r[key + "_high"]) for r in data["results"]
+            for key in r if key.startswith("Success@") and key[8:].isdigit()}
+    assert points == want and {run for run, _ in points} == {"before", "after"} and len(points) >= 4
+    assert all(lo <= est <= hi for est, lo, hi in points.values())

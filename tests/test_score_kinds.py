@@ -196,3 +196,40 @@ def test_no_score_kind_is_compared_by_name_outside_audit_scores():
 def test_no_other_module_writes_the_grid_step_as_a_number():
     found = [hit for p in _code_files() for hit in step_written(p)]
     assert not found, "read kind.grid_step / kind.bin_width (audit/scores.py) instead:\n" + "\n".join(found)
+
+
+def test_values_outside_the_kinds_range_are_flagged_once_and_the_balanced_cut_stays_inside(tmp_path, capsys):
+    # a dot product written as a "cosine distance": negative values. In domain the relevant chunk comes first at
+    # -0.9 .. -0.6; out of domain the best value is -0.3 .. -0.1: unclipped, the balanced cut would be negative.
+    import json
+
+    from audit.cli import main
+    from audit.scores import SCORE_KINDS
+
+    ind = {f"q{i}": -0.9 + 0.06 * i for i in range(6)}
+    ood = {f"o{i}": -0.3 + 0.05 * i for i in range(4)}
+    (tmp_path / "q.tsv").write_text("".join(f"{q}\tquestion {q}?\n" for q in ind))
+    (tmp_path / "ood.tsv").write_text("".join(f"{q}\tstray {q}?\n" for q in ood))
+    (tmp_path / "qrels").write_text("".join(f"{q} 0 c-{q} 1\n" for q in ind))
+    (tmp_path / "run").write_text("".join(f"{q} Q0 c-{q} 1 {v:.2f} dot\n{q} Q0 x1 2 {v + 1.0:.2f} dot\n"
+                                          for q, v in ind.items()))
+    (tmp_path / "ood-run").write_text("".join(f"{q} Q0 x2 1 {v:.2f} dot\n" for q, v in ood.items()))
+    out = tmp_path / "r.json"
+    assert main(["report", "--queries", str(tmp_path / "q.tsv"), "--qrels", str(tmp_path / "qrels"), "--run",
+                 f"dot={tmp_path / 'run'}", "--score", "dot=cosine-distance", "--ood-queries",
+                 str(tmp_path / "ood.tsv"), "--ood-run", f"dot={tmp_path / 'ood-run'}", "--json", str(out),
+                 "--no-history"]) == 0
+    text = capsys.readouterr().out
+    js = json.loads(out.read_text())
+    # by hand from the files written: every value below 0 or above 2 (a read-back of both run files)
+    values = [float(ln.split()[4]) for f in ("run", "ood-run") for ln in (tmp_path / f).read_text().splitlines()]
+    lo, hi = SCORE_KINDS["cosine-distance"].range
+    n_out = sum(not lo <= v <= hi for v in values)
+    assert n_out == 10 and len(values) == 16  # the six x1 values (0.1 .. 0.4) lie inside
+    msgs = [w["message"] for w in js["warnings"] if "outside" in w["message"]]
+    assert msgs == [f"run dot: {n_out} of {len(values)} values outside [0, 2] under cosine distance: is the score "
+                    "kind right? (the balanced cut is kept inside the range)"]
+    assert text.count("values outside [0, 2]") == 1
+    t = js["threshold"]["dot"]
+    assert lo <= t["balanced"] <= hi and lo <= t["cut"] <= hi
+    assert t["balanced"] == lo  # the widest run of best outcomes lies below 0 (about -0.45): clipped to the range

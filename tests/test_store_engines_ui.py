@@ -80,6 +80,9 @@ def test_a_milvus_lite_store_on_the_same_inputs(milvus_env):
     at.text_input(key="store_table").input("chunks").run()
     assert not at.exception, [e.value for e in at.exception]
     at.text_input(key="store_text").input("text").run()
+    # Milvus declares ef_search and probes: those are drawn, nothing of pgvector's or LanceDB's own
+    assert [n.label for n in at.number_input if n.key != "store_k"] == list(ENGINES["milvus"].settings)
+    assert not [b for b in at.selectbox if b.key == "store_iterative_scan"]
     at.button(key="store_go").click().run()
     assert not at.exception, [e.value for e in at.exception]
     top = at.session_state["top"]
@@ -120,3 +123,35 @@ def test_qdrant_local_mode_is_offered_to_one_user_only(tmp_path, monkeypatch, sh
     options = at.selectbox(key="store_engine").options  # the engines' labels
     assert (ENGINES["qdrant"].label in options) is not shared, options
     assert {ENGINES["faiss"].label, ENGINES["lancedb"].label} <= set(options)  # offered in both modes
+
+
+def test_a_lancedb_table_is_asked_with_its_own_settings(tmp_path, monkeypatch):
+    # LanceDB declares nprobes and refine_factor (probes is its other name): the form offers those, never pgvector's
+    if not ENGINES["lancedb"].is_available():
+        pytest.skip(ENGINES["lancedb"].install)
+    import lancedb
+
+    from audit.models import load_encoder
+
+    texts = [f"row {i} says {'alpha beta gamma delta'.split()[i % 4]}" for i in range(12)]
+    v = load_encoder("hashing").encode(texts)
+    folder = tmp_path / "ldb"
+    db = lancedb.connect(str(folder))
+    db.create_table("chunks", data=[{"id": f"r{i:02d}", "text": texts[i], "vector": [float(x) for x in v[i]]}
+                                    for i in range(12)])
+    gt = tmp_path / "gt.jsonl"
+    gt.write_text('{"id": "n0", "needle": "row 3 says delta", "questions": ["row 3 says delta"]}\n')
+    (tmp_path / "audit.toml").write_text(f'shared = true\n[ground_truths]\ngolden = "{gt}"\n[models]\nhashing = '
+                                         f'"hashing"\n[stores]\nldb = "lancedb:{folder}"\n', encoding="utf-8")
+    monkeypatch.setenv("AUDIT_CONFIG", str(tmp_path / "audit.toml"))
+    monkeypatch.setenv("AUDIT_STORE_URI", "")
+    at = AppTest.from_function(_script, default_timeout=120).run()
+    at.selectbox(key="store_engine").set_value("lancedb").run()
+    at.text_input(key="store_table").input("chunks").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert [n.label for n in at.number_input if n.key != "store_k"] == ["nprobes", "refine_factor"]
+    at.number_input(key="store_nprobes").set_value(3).run()
+    at.button(key="store_go").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert list(at.session_state["top"]) == ["approximate", "exact"]
+    assert at.session_state["top"]["exact"][0] == "r03"

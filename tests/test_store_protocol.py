@@ -722,3 +722,28 @@ def test_chroma_is_opened_without_telemetry_or_an_embedding_function(tmp_path, m
     with open_collection(make_spec(f"chroma:{tmp_path / 'db'}", TABLE)) as o:
         assert o.space == "cosine"
         assert o.collection._embedding_function is None  # nothing that could fetch a model
+
+
+@pytest.mark.store
+def test_a_lance_dataset_is_asked_whole_without_table(data, tmp_path, capsys):
+    """``health --store lance:…`` and ``report --store lance:…`` need no --table (a dataset has none: the engine
+    declares it), and refuse one in one line."""
+    if not ENGINES["lance"].is_available():
+        pytest.skip(ENGINES["lance"].install)
+    folder = tmp_path / "index.lance"
+    _lance_dataset(folder, data["rows"], data["corpus"])
+    cli = ["--store", f"lance:{folder}"]
+    assert main(["health", *cli, "--corpus", str(data["root"] / "docs")]) in (0, 1)  # a verdict, not bad input
+    out = capsys.readouterr()
+    assert "needs --table" not in out.err and "Lance index" in out.out and "40 chunks" in out.out
+    js = tmp_path / "r.json"
+    assert main(["report", *cli, "--ground-truth", str(data["gt"]), "--query-vectors", str(data["qv"]),
+                 "--json", str(js), "--no-history", "--nprobes", "2", "--refine-factor", "3"]) == 0
+    got = json.loads(js.read_text())["approximate"]
+    assert got["comparison"]["rows"]
+    assert got["comparison"]["settings"] == {"nprobes": 2, "refine_factor": 3}  # Lance's own settings, asked
+    assert got["store"]["engine"] == "lance" and got["store"]["table"] is None
+    capsys.readouterr()
+    assert main(["health", *cli, "--table", "chunks"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == "error: --table 'chunks': a Lance dataset has no table (it is asked whole); drop --table"

@@ -4,8 +4,9 @@ Two self-contained functions the sidebar and the Index health page call:
 
 - :func:`draw_store_inputs` draws the store's inputs (which store, the table and every column of
   ``health --store``, the metric, the filters, the documents for the offsets check, the questions, a model or
-  uploaded query vectors, ``hnsw.ef_search`` / ``ivfflat.probes`` / ``hnsw.iterative_scan``; a configured
-  ``[stores.NAME]`` table fills them)
+  uploaded query vectors, and the approximate search's settings the engine declares (pgvector's ``ef_search`` /
+  ``probes`` / ``iterative_scan``, LanceDB's ``nprobes`` / ``refine_factor``: :data:`audit.stores.protocol.SETTINGS`);
+  a configured ``[stores.NAME]`` table fills them)
   and returns the store's answers as an :class:`~audit.runset.RunSet` (runs
   ``approximate`` and ``exact``; with ``upgrade=True`` a second table and runs ``before`` and
   ``after`` for the Upgrade diff), or None until the user asks the store.
@@ -211,7 +212,8 @@ def _spec_inputs(key: str):
         if uri is None:
             return None
     noun = engine.table
-    table = field(noun, "table", f"{noun} holding the chunks (--table)")
+    # an engine whose store is asked whole (a Lance dataset) has no table to name
+    table = field(noun, "table", f"{noun} holding the chunks (--table)") if engine.has_table else ""
     cols = {}
     if "id_column" in engine.columns:
         c1 = c2 = c3 = st  # one a line: three side by side in the sidebar cut the column names ("embec")
@@ -247,10 +249,10 @@ def _spec_inputs(key: str):
                            help="--filter: every search keeps to the rows whose column equals the value, as your "
                                 "service's WHERE does (values of one column OR-ed, columns AND-ed); health reads "
                                 "the whole table")
-    if not table.strip():
+    if engine.has_table and not table.strip():
         return None
     try:
-        spec = make_spec(uri, table.strip(), metric=metric, name=None if name == _TYPED else name,
+        spec = make_spec(uri, table.strip() or None, metric=metric, name=None if name == _TYPED else name,
                          filters=tuple(x.strip() for x in filters.splitlines() if x.strip()),
                          **{k: (v.strip() or None) for k, v in cols.items()})
     except StoreError as e:
@@ -444,6 +446,7 @@ def draw_store_inputs(key: str = "store", upgrade: bool = False) -> RunSet | Non
     RunSet or None
     """
     from audit.sources.imported import InputFileError
+    from audit.stores.protocol import SETTINGS
     from audit.stores.registry import engine_for, open_store
     from audit.stores.runsets import upgrade_runset
 
@@ -476,22 +479,20 @@ def draw_store_inputs(key: str = "store", upgrade: bool = False) -> RunSet | Non
         return None
     needles, ood, q_digest = q
     encoder, vectors, e_digest = e
-    c1, c2 = st.columns(2)  # two a row: three in the sidebar wrapped "ef_search" letter by letter
-    c3 = st
-    k = c1.number_input("k", 1, 1000, 20, key=f"{key}_k", help="Rows per question, both ways")
-    ef = c2.number_input("ef_search", 0, 10000, 0, key=f"{key}_ef",
-                         help="hnsw.ef_search of the approximate search; 0 = the server's (pgvector: 40)")
-    probes = c3.number_input("probes", 0, 100000, 0, key=f"{key}_probes",
-                             help="ivfflat.probes of the approximate search; 0 = the server's (pgvector: 1)")
-    scan = ""
-    if "iterative_scan" in engine_for(spec.uri).settings:
-        scan = st.selectbox("iterative_scan", ["", "off", "relaxed_order", "strict_order"], key=f"{key}_scan",
-                            format_func=lambda v: v or "the server's",
-                            help="hnsw.iterative_scan of the approximate search (--iterative-scan; pgvector 0.8+, "
-                                 "said unavailable on older): with filters, keep scanning until k rows pass")
+    k = st.number_input("k", 1, 1000, 20, key=f"{key}_k", help="Rows per question, both ways")
+    # the engine's own settings, as it declares them (audit.stores.protocol.SETTINGS): pgvector's are not LanceDB's
+    chosen = {}
+    for name in engine_for(spec.uri).form_settings():
+        decl = SETTINGS[name]
+        if decl.choices:
+            v = st.selectbox(name, list(decl.choices), key=f"{key}_{name}", format_func=lambda v: v or "the engine's",
+                             help=decl.help)
+        else:
+            v = int(st.number_input(name, 0, decl.top, 0, key=f"{key}_{name}", help=decl.help))
+        chosen[name] = v or None
     # the model column feeds the health checks only: typing it does not ask the store again
     digest = _digest(st.session_state.get(f"{_SPEC}_name"), _asked(spec), after and _asked(after), q_digest,
-                     e_digest, c_digest, k, ef, probes, scan)
+                     e_digest, c_digest, k, sorted(chosen.items()))
     held = st.session_state.get(_SYSTEM)
     if held is not None and held[0] == digest:
         return held[1]
@@ -502,8 +503,7 @@ def draw_store_inputs(key: str = "store", upgrade: bool = False) -> RunSet | Non
     try:
         with st.spinner("Asking the store: approximate index and exact scan…"):
             kw = dict(needles=needles, encoder=encoder, query_vectors=vectors, ood_queries=ood, k=int(k), corpus=corpus,
-                      ef_search=int(ef) or None, probes=int(probes) or None,
-                      **({"iterative_scan": scan} if scan else {}))
+                      **{n: v for n, v in chosen.items() if v is not None})
             if after is not None:
                 with open_store(spec) as before_store, open_store(after) as after_store:
                     system = upgrade_runset(before_store, after_store, **kw)

@@ -360,7 +360,7 @@ def add_store_options(p: argparse.ArgumentParser) -> None:
                    "lancedb:FOLDER, qdrant-local:FOLDER, or NAME: a store of audit.toml's [stores] "
                    "(a [stores.NAME] table also gives the table, columns, metric and filters; an option given here wins)")
     g.add_argument("--table", help="TABLE or SCHEMA.TABLE holding the chunks (a collection; FAISS: the rows file "
-                   "beside the index)")
+                   "beside the index; a Lance dataset has none: it is asked whole)")
     g.add_argument("--id-column", help="chunk id column")
     g.add_argument("--text-column", help="embedded text column")
     g.add_argument("--vector-column", help="pgvector vector (or real[]) column")
@@ -372,6 +372,10 @@ def add_store_options(p: argparse.ArgumentParser) -> None:
                    help="the distance the table is indexed for: <=> cosine (default), <-> l2, <#> inner product")
     g.add_argument("--ef-search", type=int, help="hnsw.ef_search for the approximate search (pgvector default 40)")
     g.add_argument("--probes", type=int, help="ivfflat.probes for the approximate search (pgvector default 1)")
+    g.add_argument("--nprobes", type=int, help="IVF partitions searched by a Lance dataset or a LanceDB table's index "
+                   "(the engines that declare it; others name it in the note, not applied)")
+    g.add_argument("--refine-factor", type=int, help="Lance/LanceDB: re-rank refine_factor × k candidates by their "
+                   "full vectors")
     g.add_argument("--query-vectors", metavar="FILE",
                    help="instead of --model (a hosted embedding model): the questions' vectors, JSONL "
                         '{"id": "n1/doc", "vector": [...]} (a needle id serves both its questions) or .npy with '
@@ -446,7 +450,10 @@ def store_arg(a, table: str | None = None, uri: str | None = None):
     table = table or a.table or fields.get("table")
     where = given or os.environ.get(ENV_URI, "")
     engine = engine_for(where)
-    missing = ([] if table else ["--table"]) + [f"--{o.replace('_', '-')}" for o in engine.required if not opt[o]]
+    if table and not engine.has_table:
+        raise InputError(f"--table {table!r}: a {engine.noun} has no table (it is asked whole); drop --table")
+    missing = ([] if table or not engine.has_table else ["--table"]) + [f"--{o.replace('_', '-')}"
+                                                                        for o in engine.required if not opt[o]]
     if missing:
         raise InputError(f"a store needs {', '.join(missing)}")
     try:
@@ -458,8 +465,14 @@ def store_arg(a, table: str | None = None, uri: str | None = None):
         raise InputError(str(e)) from None
 
 def store_settings(a) -> dict:
-    """The approximate search's settings given on the command line (``ef_search``, ``probes``, ``iterative_scan``)."""
-    return {"ef_search": a.ef_search, "probes": a.probes, "iterative_scan": getattr(a, "iterative_scan", None)}
+    """The approximate search's settings given on the command line (``ef_search``, ``probes``, ``iterative_scan``,
+    and ``nprobes`` / ``refine_factor`` when given: :data:`audit.stores.protocol.SETTINGS`); an engine that does not
+    declare one names it in its note, not applied."""
+    out = {"ef_search": a.ef_search, "probes": a.probes, "iterative_scan": getattr(a, "iterative_scan", None)}
+    for name in ("nprobes", "refine_factor"):
+        if getattr(a, name, None) is not None:
+            out[name] = getattr(a, name)
+    return out
 
 
 def query_vectors_arg(a):

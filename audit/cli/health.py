@@ -43,7 +43,7 @@ def cmd_health(a) -> int:
         write_json(a.json, [r.to_json() for r in reports] if source == "db" else reports[0].to_json())
     code = EXIT_OK if all(r.healthy for r in reports) else EXIT_GATE
     name = (Path(reports[0].target["db"]).name if source == "db" else str(a.index) if source == "index"
-            else reports[0].target["store"])
+            else reports[0].target.get("store") or reports[0].target.get("uri"))  # a Lance dataset: its URI
     return after_health(a, _KINDS[source], name, [r.to_json() for r in reports], code, model)
 
 

@@ -176,7 +176,10 @@ def _system(a, st):
 
     with tempfile.TemporaryDirectory(prefix="judge-") as tmp:  # the head version read as the qrels file it exports
         path = Path(tmp) / "head.qrels"
-        write_trec_qrels(st.judgments(), path)
+        try:
+            write_trec_qrels(st.judgments(), path)
+        except ValueError as e:  # an id TREC's fields cannot hold
+            raise InputError(f"the judgments' head version: {e}") from None
         return load_system(a.queries, runs, scores, str(path), None, None, None, ood, ood_runs)
 
 
@@ -449,7 +452,10 @@ def _export(a, st) -> int:
 
     v = st.version(a.version)
     js = st.judgments(v.id)
-    n = write_trec_qrels(js, a.out, a.space) if a.format == "trec" else write_judgments_jsonl(js, a.out)
+    try:
+        n = write_trec_qrels(js, a.out, a.space) if a.format == "trec" else write_judgments_jsonl(js, a.out)
+    except ValueError as e:  # an id TREC's fields cannot hold
+        raise InputError(f"{a.out}: {e}") from None
     print(f"wrote {n} judgments of v{v.id} {v.digest} to {a.out}")
     return EXIT_OK
 

@@ -11,9 +11,9 @@ def write_record(a, report, data: dict | None = None) -> None:
     document's JSON: its traffic and stages sections included).
 
     Called after the audit is recorded: the history (when recording is on) adds the record's id and link, the trend
-    of the report's series (this audit included) and the latest health findings. A PDF
-    where Chromium or Playwright is missing: the HTML is written beside it (``FILE.html``) and one line on stderr
-    says how to print it; the exit code is unchanged.
+    of the report's series (this audit included) and the latest health findings. A PDF where Chromium or
+    Playwright is missing, or Chromium does not start: the HTML is written beside it (``FILE.html``) and one line
+    on stderr says how to print it; the exit code is unchanged.
     """
     html_path, pdf_path = getattr(a, "html", None), getattr(a, "pdf", None)
     if not html_path and not pdf_path:

@@ -95,8 +95,12 @@ def _show_questions(a) -> bool:
     return show_questions(cfg) and not a.hide_questions
 
 
-def _table(a, corpus):
-    """The traffic read, in this process or on Ray (``--traffic-engine``); on Ray, what it cost goes to stderr."""
+def _table(a, corpus, stages=None):
+    """The traffic read, in this process or on Ray (``--traffic-engine``); on Ray, what it cost goes to stderr.
+
+    With ``stages`` (the traces followed, :class:`audit.report.stages.StagesReport`) that read a judged trace, a
+    traffic without one scored retrieval (LangChain's retriever spans give ids and content only) is not an error:
+    the stages need no score, and the traffic section says what it lacks."""
     import sys
 
     from ..traffic.shards import read_shards
@@ -110,7 +114,7 @@ def _table(a, corpus):
     table = got.table
     if got.engine == "ray":
         print(got.summary(), file=sys.stderr)
-    if not len(table):
+    if not len(table) and not (stages is not None and stages.stages.n):
         first = f": {table.problems[0]}" if table.problems else ""
         more = f" (and {table.n_problems - 1} more)" if table.n_problems > 1 else ""
         raise InputError(f"no retrieval read from the traffic{first}{more}")
@@ -158,9 +162,9 @@ def load_traffic(a):
         system = loaded.runset
         try:
             name = a.traffic_run or _only_ood_run(system)
-            table = _table(a, system.corpus)
-            cut = _check_cut(table.score_kind, a.threshold) if a.threshold is not None else None
             stages = _stages_of_runs(a, system) if a.stages else None
+            table = _table(a, system.corpus, stages)
+            cut = _check_cut(table.score_kind, a.threshold) if a.threshold is not None else None
         except ValueError as e:
             raise InputError(str(e)) from None
         beside = {"traffic": TrafficInput(table, cut, name, window, baseline, show, opts), "stages": stages}
@@ -180,7 +184,7 @@ def load_traffic(a):
 
     stages = _stages_alone(a) if a.stages else None
     corpus = corpus_arg(a.corpus) if a.corpus else None
-    table = _table(a, corpus)
+    table = _table(a, corpus, stages)
     try:
         cut = _check_cut(table.score_kind, a.threshold) if a.threshold is not None else None
     except ValueError as e:

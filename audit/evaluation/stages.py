@@ -141,10 +141,26 @@ class Judgments:
 
     def find(self, question: str | None, ids: Sequence[str] = ()) -> Judgment | None:
         """The judgment of a traced question, or None."""
+        return self.match([("question", question)] if question else [], ids)[0]
+
+    def match(self, questions: Sequence[tuple[str, str]], ids: Sequence[str] = ()) -> tuple[Judgment | None, str]:
+        """The judgment of a trace and how it was found: by id, else by the first of ``questions`` (``(where,
+        text)``, in the order to try: :meth:`audit.traffic.traces.Trace.questions`) whose text is judged.
+
+        Returns
+        -------
+        judgment : Judgment or None
+        where : str
+            ``id``, the ``where`` of the question that matched, or "" when none did.
+        """
         for i in ids:
             if i in self.by_id:
-                return self.by_id[i]
-        return self.by_text.get(view(question)) if question else None
+                return self.by_id[i], "id"
+        for where, text in questions:
+            j = self.by_text.get(view(text)) if text else None
+            if j is not None:
+                return j, where
+        return None, ""
 
 
 @dataclass(frozen=True)
@@ -161,13 +177,24 @@ class Verdict:
     chunk_id : str or None
         The relevant chunk the stage is about (the one that got furthest, best ranked).
     rank_before, rank_after : int or None
-        1-based ranks in the reranker's input and output (the retriever's rank when there is no reranker;
-        the deeper run's rank for ``cut_by_k``).
+        1-based ranks in the reranker's input and output (the retriever's rank when there is no reranker: in
+        the fused order where a fusion span gives it, else in the chunk's own list; the deeper run's rank for
+        ``cut_by_k``).
     depth : int
-        Documents the trace's RETRIEVER spans returned.
+        Documents the trace's retrieval returned: the fused list's where a fusion span gives it, else the
+        longest list's (a hybrid search's lists are each in ``lists``).
     prefix : int or None
         ``truncated``: characters of the chunk's text (matching view) that reached the prompt, of ``length``.
     length : int or None
+    lists : tuple of dict
+        Each list the trace retrieved (a RETRIEVER span without RETRIEVER children, in the order they ran):
+        ``span_id``, ``name``, ``rank`` (1-based, of its first relevant chunk; None when it lists none) and
+        ``depth`` (its documents). ``fused`` adds the fusion span's own (its ``rank`` in the fused order).
+    fused : dict or None
+        The fusion span's ``span_id``, ``name``, ``rank``, ``depth``; None without one.
+    matched_by : str
+        How the trace found its judgment: ``id`` (the trace or a retriever span id), ``retriever input``,
+        ``root input`` or ``LLM user message`` (a service that rewrote the question before retrieval).
     """
 
     trace_id: str
@@ -180,9 +207,15 @@ class Verdict:
     depth: int = 0
     prefix: int | None = None
     length: int | None = None
+    lists: tuple = ()
+    fused: dict | None = None
+    matched_by: str = ""
 
     def to_dict(self) -> dict:
-        return {k: getattr(self, k) for k in self.__dataclass_fields__}
+        """Every field; ``lists`` as a list."""
+        out = {k: getattr(self, k) for k in self.__dataclass_fields__}
+        out["lists"] = [dict(x) for x in self.lists]
+        return out
 
 
 def prefix_reached(text: str, prompt: str) -> int:
@@ -205,7 +238,14 @@ def _first_rank(results: Sequence, keep) -> tuple[int, object] | None:
     return next(((i + 1, r) for i, r in enumerate(results) if keep(r)), None)
 
 
-def stage_of(trace, judgment: Judgment, deeper: Sequence[str] | None = None, min_prefix: int = MIN_PREFIX) -> Verdict:
+def _list_rank(span, judgment: Judgment) -> dict:
+    """One retrieved list's ``span_id``, ``name``, ``rank`` of its first relevant chunk (None: none) and ``depth``."""
+    r = _first_rank(span.documents, judgment.relevant)
+    return {"span_id": span.span_id, "name": span.name, "rank": r[0] if r else None, "depth": len(span.documents)}
+
+
+def stage_of(trace, judgment: Judgment, deeper: Sequence[str] | None = None, min_prefix: int = MIN_PREFIX,
+             matched_by: str = "") -> Verdict:
     """The stage where ``trace``'s question lost its relevant chunk (the module's rule).
 
     Parameters
@@ -217,26 +257,45 @@ def stage_of(trace, judgment: Judgment, deeper: Sequence[str] | None = None, min
         Chunk ids of a deeper run of the same question, rank order: tells ``cut_by_k`` from ``not_retrieved``.
     min_prefix : int
         :data:`MIN_PREFIX`, characters.
+    matched_by : str
+        How the trace was matched to ``judgment`` (:attr:`Verdict.matched_by`), echoed.
 
     Returns
     -------
     Verdict
     """
     version = trace.version or NO_VERSION
-    retrieved = tuple(d for s in trace.of_kind("RETRIEVER") for d in s.documents)
-    base = dict(trace_id=trace.trace_id, query_id=judgment.query_id, version=version, depth=len(retrieved))
-    hit = _first_rank(retrieved, judgment.relevant)
+    lists, fuser = trace.retrieval_lists()
+    per_list = tuple(_list_rank(x, judgment) for x in lists)
+    fused = _list_rank(fuser, judgment) if fuser is not None else None
+    joined = tuple(d for x in lists for d in x.documents)
+    # the retriever's order: the fused one where a fusion span gives it, else each list's own ranks (best first)
+    if fuser is not None:
+        retrieved = fuser.documents
+        depth = len(retrieved)
+        ranked = [(i + 1, d) for i, d in enumerate(retrieved)]
+    else:
+        retrieved = joined
+        depth = max((len(x.documents) for x in lists), default=0)
+        ranked = sorted(((i + 1, n, d) for n, x in enumerate(lists) for i, d in enumerate(x.documents)),
+                        key=lambda t: (t[0], t[1]))
+        ranked = [(r, d) for r, _n, d in ranked]
+    base = dict(trace_id=trace.trace_id, query_id=judgment.query_id, version=version, depth=depth, lists=per_list,
+                fused=fused, matched_by=matched_by)
+    hit = next(((r, d) for r, d in ranked if judgment.relevant(d)), None)
+    if hit is None:
+        hit = _first_rank(joined, judgment.relevant)  # in a list, left out of the fused order
     if hit is None:
         if deeper:
             deep = next((i + 1 for i, c in enumerate(deeper) if c in judgment.chunk_ids), None)
-            if deep is not None and deep > len(retrieved):
+            if deep is not None and deep > depth:
                 return Verdict(**base, stage="cut_by_k", chunk_id=deeper[deep - 1], rank_before=deep)
         return Verdict(**base, stage="not_retrieved")
-    texts = {d.chunk_id: d.content for d in retrieved if d.chunk_id is not None and d.content is not None}
+    texts = {d.chunk_id: d.content for d in (*joined, *retrieved) if d.chunk_id is not None and d.content is not None}
     kept: list[tuple[int | None, int | None, object]] = []  # (rank before, rank after, document)
-    rerankers = [s.reranker for s in trace.of_kind("RERANKER") if s.reranker is not None and s.reranker.output]
+    rerankers = [s.reranker for s in trace.rerankers()]
     if rerankers:
-        rr = rerankers[-1]  # the last reranker decides what goes on
+        rr = rerankers[-1]  # the last reranker to run (by time, or the chain of its documents) decides what goes on
         before = rr.input or retrieved
         for i, d in enumerate(rr.output):
             d = _with_text(d, texts)
@@ -247,7 +306,7 @@ def stage_of(trace, judgment: Judgment, deeper: Sequence[str] | None = None, min
             first = _first_rank(before, judgment.relevant) or hit
             return Verdict(**base, stage="dropped_by_reranker", chunk_id=first[1].chunk_id, rank_before=first[0])
     else:
-        kept = [(i + 1, None, d) for i, d in enumerate(retrieved) if judgment.relevant(d)]
+        kept = [(r, None, d) for r, d in ranked if judgment.relevant(d)] or [(None, None, hit[1])]
     rank_b, rank_a, best = kept[0]
     chunk = dict(chunk_id=best.chunk_id, rank_before=rank_b, rank_after=rank_a)
     prompts = [view(s.prompt) for s in trace.of_kind("LLM") if s.prompt]

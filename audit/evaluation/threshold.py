@@ -319,7 +319,7 @@ def _round_inside(mid: float, lo: float, hi: float, step: float) -> float:
     return mid
 
 
-def fewest_errors_cut(counts: Sequence[GateCounts], step: float | None = None) -> float:
+def fewest_errors_cut(counts: Sequence[GateCounts], step: float | None = None, kind=None) -> float:
     """The balanced cut: the middle of the widest run of equal outcomes among the best swept cuts.
 
     The rule (docs/definitions.md, *Threshold outcomes*), on the finite swept cuts:
@@ -352,6 +352,10 @@ def fewest_errors_cut(counts: Sequence[GateCounts], step: float | None = None) -
         negated score of a similarity run), from :func:`sweep`.
     step : float, optional
         The slider's step in the same units; default :func:`cut_step` (0.005 for cosine distance).
+    kind : audit.scores.ScoreKind, optional
+        The kind of the gate's values: the proposal is never outside its declared range
+        (:meth:`~audit.scores.ScoreKind.clip`; values outside it, a dot product read as a cosine distance, are
+        flagged in the document's warnings).
 
     Returns
     -------
@@ -388,9 +392,8 @@ def fewest_errors_cut(counts: Sequence[GateCounts], step: float | None = None) -
         if chosen is None or rank > chosen[0]:  # strictly better: on equal widths the lower run stays
             chosen = (rank, lo, finite[b].threshold)
     (_, width), lo, hi = chosen
-    if width <= 0:
-        return float(hi)
-    return float(_round_inside((lo + hi) / 2, lo, hi, step))
+    cut = float(hi) if width <= 0 else float(_round_inside((lo + hi) / 2, lo, hi, step))
+    return cut if kind is None else float(kind.to_gate(kind.clip(kind.from_gate(cut))))
 
 
 def add_cut(counts: Sequence[GateCounts], queries: Sequence[QueryDistances], cut: float,
@@ -625,7 +628,7 @@ def run_threshold(runset, run, cut: float | None = None, how: str = "given",
     qs = gate_queries(runset, r)
     table = gate_table(qs, KEEP)  # every count below from it: one pass over the queries
     counts = gate_counts(table, sweep_cuts(qs, step=kind.grid_step))
-    balanced_gate = fewest_errors_cut(counts)
+    balanced_gate = fewest_errors_cut(counts, kind=kind)  # never outside the kind's range
     if cut is not None and not math.isfinite(cut):
         raise ValueError(f"the cut must be a finite number in the run's units, got {cut!r}")
     gate_cut = kind.to_gate(cut) if cut is not None else balanced_gate

@@ -234,7 +234,8 @@ def diff_runs(before_set, before_run, after_set, after_run, k: int = 8, threshol
             threshold = None
     if not note:
         if threshold is None:
-            threshold, how = kind_b.from_gate(fewest_errors_cut(run_sweep(before_set, rb)[1])), "balanced"
+            threshold = kind_b.from_gate(fewest_errors_cut(run_sweep(before_set, rb)[1], kind=kind_b))
+            how = "balanced"
         cb = counts_at(qb, kind_b.to_gate(threshold)).to_dict()
         ca = counts_at(qa, kind_a.to_gate(threshold)).to_dict()
         at = pd.DataFrame([{"outcome": key, "before": cb[key], "after": ca[key], "change": ca[key] - cb[key]}

@@ -27,7 +27,8 @@ _rows = Finding.of_rows
 def health_from_rows(spec, batches: Iterable[dict], *, kind: str, index_detail: str, spec_dict: dict | None = None,
                      corpus=None,
                      model_dims: int | None = None, model_name: str | None = None,
-                     not_applicable: Mapping[str, str] | None = None, vector_type: str = "vector") -> HealthReport:
+                     not_applicable: Mapping[str, str] | None = None, vector_type: str = "vector",
+                     no_vector: str = "have no vector") -> HealthReport:
     """The store's health from its rows streamed in batches (engines without SQL aggregates).
 
     The checks, their names, severities, row counts and examples are those of
@@ -50,6 +51,8 @@ def health_from_rows(spec, batches: Iterable[dict], *, kind: str, index_detail: 
         The ``approximate_index`` finding (always ``ok``: no index is no fault).
     not_applicable : mapping of check name → reason, optional
         Checks the engine makes impossible (``duplicate_ids`` in Chroma): reported ``ok`` with the reason.
+    no_vector : str
+        How the ``null_vectors`` finding says a row lacks its vector (Qdrant: ``have no vector named 'dense'``).
 
     Returns
     -------
@@ -116,7 +119,7 @@ def health_from_rows(spec, batches: Iterable[dict], *, kind: str, index_detail: 
         checks.append(_rows("null_vectors", OK, 0, f"not applicable: {na['null_vectors']}"))
     else:
         checks.append(_rows("null_vectors", UNHEALTHY if nulls else OK, len(nulls),
-                            f"{len(nulls)} rows have no vector" if nulls else "no NULL vector", examples=ex(nulls)))
+                            f"{len(nulls)} rows {no_vector}" if nulls else "no NULL vector", examples=ex(nulls)))
     if "non_finite" in na:
         checks.append(_rows("non_finite", OK, 0, f"not applicable: {na['non_finite']}"))
     else:

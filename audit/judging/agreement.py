@@ -71,14 +71,17 @@ class Agreement:
                 "n_boot": self.n_boot, "seed": self.seed, "n_undefined": self.n_undefined}
 
     def line(self) -> str:
-        """``κ 0.615 [0.286, 0.901] over 12 items (ana, ben; 1000 resamples, seed 0)``."""
+        """``κ 0.615 [0.286, 0.901] over 12 items (ana, ben; 1000 resamples, seed 0)``; the resamples on which the
+        statistic was undefined are named as the JSON's ``n_undefined`` counts them (``1000 resamples, 37
+        undefined and left out of the interval``)."""
         sym = "κ" if self.statistic == "kappa" else "α (ordinal)"
         if not math.isfinite(self.value):
             return f"{sym} undefined over {self.n_items} items ({', '.join(self.reviewers)})"
         iv = ("" if not (math.isfinite(self.low) and math.isfinite(self.high))
               else f" [{self.low:.3f}, {self.high:.3f}]")
+        dropped = (f", {self.n_undefined} undefined and left out of the interval" if self.n_undefined else "")
         return (f"{sym} {self.value:.3f}{iv} over {self.n_items} items ({', '.join(self.reviewers)}; "
-                f"{self.n_boot} resamples, seed {self.seed})")
+                f"{self.n_boot} resamples{dropped}, seed {self.seed})")
 
 
 def cohen_kappa(a: Sequence[int], b: Sequence[int]) -> float:

@@ -34,8 +34,24 @@ GRADE_NAMES = {"irrelevant": 0, "not relevant": 0, "related": 1, "highly relevan
 
 
 def write_trec_qrels(judgments: Judgments, path: str | Path, space: str = "") -> int:
-    """Write one space's labels as TREC qrels; returns the lines written."""
+    """Write one space's labels as TREC qrels; returns the lines written.
+
+    TREC qrels are fields split on whitespace, so an id holding whitespace (or nothing) cannot be written in a
+    form that reads back as itself: it is refused, named, before the file is opened (the judgments JSONL holds
+    any id).
+
+    Raises
+    ------
+    ValueError
+        A query or chunk id that is empty or holds whitespace (the first one, in the order written).
+    """
     rows = [(q, c, g) for s, q, c, g in judgments.rows() if s == space]
+    for q, c, _g in rows:
+        for what, x in (("query id", q), ("chunk id", c)):
+            if not x or any(ch.isspace() for ch in x):
+                raise ValueError(f"{what} {x!r} (query {q!r}) holds whitespace or is empty: TREC qrels split "
+                                 "fields on whitespace, so it would not read back; export --format jsonl "
+                                 "keeps any id")
     order = {q: i for i, (s, q) in enumerate(judgments.queries) if s == space}
     rows.sort(key=lambda r: (order.get(r[0], len(order)), r[1]))
     with open(path, "w", encoding="utf-8", newline="\n") as fh:

@@ -1,7 +1,8 @@
 """The decision record printed to PDF: headless Chromium through Playwright, every request aborted.
 
 The HTML (:func:`audit.report.record.render_html`) is the record; the PDF is the same page printed, so it holds
-the same figures. Where Chromium or Playwright is missing, :class:`RecordError` says how to print the HTML by hand.
+the same figures. Where Chromium or Playwright is missing, or Chromium is there but does not start (a broken
+install, a sandbox that refuses it), :class:`RecordError` says how to print the HTML by hand.
 """
 
 from __future__ import annotations
@@ -17,8 +18,17 @@ PDF_HOWTO = ("no Chromium here to print the PDF: open the HTML file in any brows
              "(or install Chromium and Playwright: apt-get install chromium; pip install playwright)")
 
 
+def _not_started(exe: str, error: Exception) -> str:
+    """The one line for a Chromium that exists but does not start: its first line of error, then :data:`PDF_HOWTO`'s
+    way to print the HTML by hand."""
+    first = next((ln.strip() for ln in str(error).splitlines() if ln.strip()), type(error).__name__)
+    return (f"Chromium ({exe}) did not start ({first[:200]}): open the HTML file in any browser and print it to PDF "
+            "(or repair Chromium: apt-get install --reinstall chromium)")
+
+
 class RecordError(RuntimeError):
-    """The PDF cannot be printed here (no Chromium, no Playwright): the message says how to get it."""
+    """The PDF cannot be printed here (no Chromium, no Playwright, a Chromium that does not start): the message
+    says how to get it."""
 
 
 def find_chromium() -> str | None:
@@ -52,7 +62,8 @@ def to_pdf(page_html: str, path: str | Path | None = None, chromium: str | None 
     Raises
     ------
     RecordError
-        No Chromium (:func:`find_chromium`) or no Playwright here; the message says how to get the PDF.
+        No Chromium (:func:`find_chromium`), no Playwright here, or a Chromium that does not start; the message
+        says how to get the PDF.
     """
     exe = chromium or find_chromium()
     if exe is None:
@@ -62,8 +73,11 @@ def to_pdf(page_html: str, path: str | Path | None = None, chromium: str | None 
     except ImportError:
         raise RecordError(PDF_HOWTO) from None
     with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=exe, args=["--headless", "--no-sandbox", "--disable-gpu",
-                                                               "--disable-background-networking"])
+        try:
+            browser = p.chromium.launch(executable_path=exe, args=["--headless", "--no-sandbox", "--disable-gpu",
+                                                                   "--disable-background-networking"])
+        except Exception as e:  # playwright's Error (and a file that is not an executable): it did not start
+            raise RecordError(_not_started(exe, e)) from None
         try:
             page = browser.new_page()
             page.route("**/*", lambda route: route.abort())

@@ -8,8 +8,8 @@
    the configuration it was chosen on; given; balanced), and what it does — in-domain answered / answered
    without / abandoned, out-of-domain bluffs / refused, each with its Wilson 95% interval — with the sweep
    drawn, and the traffic's NO ANSWER share when traffic was given;
-3. the comparison: Success@k with Wilson intervals, the paired sign tests with Holm-adjusted p, the questions
-   lost and gained;
+3. the comparison: Success@k with Wilson intervals (drawn per run for every source that has results, and in a
+   table), the paired sign tests with Holm-adjusted p, the questions lost and gained;
 4. the citations audit (returned contents against their documents; needles only an overlap tail holds);
 5. the health findings recorded in the history, when there are any;
 6. a live endpoint's outcomes and latency;
@@ -41,7 +41,7 @@ from ..evaluation.saved_cut import describe_key
 from ..evaluation.threshold import KEEP
 from ..words import format_p
 
-__all__ = ["OUTCOMES", "render_html"]
+__all__ = ["OUTCOMES", "comparison_points", "render_html"]
 
 #: The five outcomes at a cut, in reading order: (JSON key, label, domain).
 OUTCOMES = (("answered", "answered with the answer", "in-domain"),
@@ -311,10 +311,57 @@ def _success_ks(rows: Sequence[Mapping]) -> list[str]:
     return [k for k in rows[0].keys() if k.startswith("Success@") and k[8:].isdigit()]
 
 
-def _comparison(report, data: Mapping) -> str:
+def comparison_points(data: Mapping) -> list[dict]:
+    """The comparison chart's data, read from the document's JSON (``results``): one point per run and k with
+    ``run``, ``k``, ``success``, ``low``, ``high`` (rows whose estimate is null are left out)."""
+    rows = data.get("results") or []
+    out = []
+    for r in rows:
+        for k in _success_ks(rows):
+            est = r.get(k)
+            if est is None or (isinstance(est, float) and not math.isfinite(est)):
+                continue
+            out.append({"run": r.get("name"), "k": int(k[8:]), "success": est, "low": r.get(f"{k}_low"),
+                        "high": r.get(f"{k}_high")})
+    return out
+
+
+def _comparison_svg(data: Mapping) -> str:
+    """Success@k with its Wilson interval per run, side by side at each k, as SVG; '' without results, a line
+    saying how to draw it without vl-convert."""
+    points = comparison_points(data)
+    if not points:
+        return ""
+    try:
+        import vl_convert as vlc
+    except ImportError:
+        return ('<p class="muted">Chart left out: pip install vl-convert-python to draw the comparison '
+                '(the figures below are complete).</p>')
+    enc = {"x": {"field": "k", "type": "ordinal", "title": "k"},
+           "xOffset": {"field": "run", "type": "nominal"},
+           "color": {"field": "run", "type": "nominal", "title": None, "legend": {"orient": "top"}}}
+    spec = {
+        "$schema": "https://vega.github.io/schema/vega-lite/v5.json", "width": 640, "height": 240,
+        "title": "Success@k with its Wilson 95% interval, per run", "background": "white",
+        "data": {"values": points},
+        "layer": [
+            {"mark": {"type": "rule"}, "encoding": {**enc, "y": {"field": "low", "type": "quantitative",
+                                                                  "title": "Success@k", "scale": {"domain": [0, 1]}},
+                                                     "y2": {"field": "high"}}},
+            {"mark": {"type": "point", "filled": True, "size": 50},
+             "encoding": {**enc, "y": {"field": "success", "type": "quantitative"}}},
+        ],
+    }
+    svg = vlc.vegalite_to_svg(spec)
+    return f'<figure aria-label="Success@k of every run">{svg}</figure>'
+
+
+def _comparison(report, data: Mapping, charts: bool = True) -> str:
     out = ["<h2>The comparison</h2>"]
     rows = data.get("results") or []
     ks = _success_ks(rows)
+    if charts:
+        out.append(_comparison_svg(data))
     if rows and ks:
         head = ["run"] + [k + " [Wilson 95%]" for k in ks]
         body = []
@@ -448,7 +495,8 @@ def render_html(report, data: Mapping | None = None, *, traffic: Mapping | None 
     generated_at : str, optional
         ISO 8601 UTC (default: now).
     charts : bool
-        Draw the sweep as SVG (vl-convert-python); False leaves it out.
+        Draw the sweep and the comparison (Success@k with its interval per run, whatever the source) as SVG
+        (vl-convert-python); False leaves them out.
     record_id : int, optional
         This audit's history record: named with its stable link (``history?record=N`` on the dashboard).
 
@@ -474,7 +522,7 @@ def render_html(report, data: Mapping | None = None, *, traffic: Mapping | None 
         _provenance(report, data, when, record_id),
         _decision(report, data, traffic, charts),
         _stages(stages),
-        _comparison(report, data),
+        _comparison(report, data, charts),
         _citations(report, data),
         _health(health),
         _endpoint(data),

@@ -61,6 +61,12 @@ class StagesReport:
         Files that are not OTLP exports (query logs: no trace to follow), skipped.
     duplicates : int
         Copies of a span already in its trace (the same traceId and spanId), left out.
+    matched_by : dict
+        Judged traces by how they found their judgment (``id``, ``retriever input``, ``root input``, ``LLM user
+        message``; :meth:`audit.evaluation.stages.Judgments.match`).
+    unscored_retrievers : int
+        RETRIEVER spans with documents that carry no score (read: a stage needs ids and text only; the measures
+        that need scores, as the traffic's NO ANSWER share, say so in their own section).
     """
 
     stages: StageCounts
@@ -75,6 +81,8 @@ class StagesReport:
     deeper: str = ""
     not_otlp: tuple = ()
     duplicates: int = 0
+    matched_by: dict = field(default_factory=dict)
+    unscored_retrievers: int = 0
 
     def to_frame(self, version: str | None = None):
         """``pandas.DataFrame``: one row a stage (``stage``, ``meaning``, ``questions``, ``share``, ``low``,
@@ -103,7 +111,8 @@ class StagesReport:
                 "judgments": self.judgments, "deeper_run": self.deeper or None, "span_kinds": self.kinds,
                 "rerankers": self.rerankers, "verdicts": [v.to_dict() for v in self.stages.verdicts],
                 "n_problems": self.n_problems, "problems": [p.to_dict() for p in self.problems],
-                "not_otlp": list(self.not_otlp), "duplicates": self.duplicates}
+                "not_otlp": list(self.not_otlp), "duplicates": self.duplicates, "matched_by": self.matched_by,
+                "unscored_retrievers": self.unscored_retrievers}
         return out
 
     def render_text(self) -> str:
@@ -115,6 +124,12 @@ class StagesReport:
                  + (f"; {self.no_retriever:,} without a RETRIEVER span" if self.no_retriever else "")]
         if self.deeper:
             lines.append(f"cut_by_k told apart by the deeper run {self.deeper}")
+        if set(self.matched_by) - {"id", "retriever input"}:
+            lines.append("judgments found by " + ", ".join(f"{w} {c:,}" for w, c in self.matched_by.items())
+                         + " (the retriever's input was rewritten)")
+        if self.unscored_retrievers:
+            lines.append(f"{self.unscored_retrievers:,} RETRIEVER spans give no scores: read for their ids and text "
+                         "(the stages need no score)")
         if self.duplicates:
             lines.append(f"{self.duplicates:,} spans read twice (same traceId and spanId): each counted once")
         if self.not_otlp:
@@ -161,8 +176,9 @@ def build_stages_report(reader: TraceReader, judgments: Judgments,
         No trace was read at all (the message names the first problem).
     """
     verdicts = []
-    n = unjudged = no_retriever = 0
+    n = unjudged = no_retriever = unscored = 0
     rerankers: Counter = Counter()
+    matched: Counter = Counter()
     for trace in reader:
         n += 1
         retrievers = trace.of_kind(RETRIEVER)
@@ -171,16 +187,18 @@ def build_stages_report(reader: TraceReader, judgments: Judgments,
         if not retrievers:
             no_retriever += 1
             continue
-        j = judgments.find(trace.question, [trace.trace_id, *(s.span_id for s in retrievers)])
+        unscored += sum(s.unscored > 0 for s in retrievers)
+        j, where = judgments.match(trace.questions(), [trace.trace_id, *(s.span_id for s in retrievers)])
         if j is None:
             unjudged += 1
             continue
-        verdicts.append(stage_of(trace, j, deeper.get(j.query_id) if deeper else None))
+        matched[where] += 1
+        verdicts.append(stage_of(trace, j, deeper.get(j.query_id) if deeper else None, matched_by=where))
     if n == 0:
         first = f": {reader.problems[0]}" if reader.problems else ""
         raise ValueError(f"no trace read from the traffic{first}"
                          + (f" ({', '.join(reader.not_otlp)}: not OTLP exports)" if reader.not_otlp else ""))
     return StagesReport(count_stages(verdicts), n, unjudged, no_retriever, dict(reader.kinds), dict(rerankers),
                         tuple(reader.problems), reader.n_problems, judgments.source, deeper_name,
-                        tuple(reader.not_otlp), reader.duplicates)
+                        tuple(reader.not_otlp), reader.duplicates, dict(matched), unscored)
 

@@ -27,7 +27,7 @@ def _spec(uri: str, table: str | None = None, **_):
 
 ENGINE = Engine("lance", "Lance dataset (the audit's own)", "scale", ("lance",), "audit.stores.lance",
                 "lance:./index.lance", noun="Lance dataset", table="Dataset", prefixes=("lance:",),
-                settings=("nprobes", "refine_factor"), spec=_spec)
+                settings=("nprobes", "refine_factor"), spec=_spec, has_table=False)
 
 
 @dataclass(frozen=True)
@@ -51,6 +51,15 @@ class LanceSpec:
     @property
     def provenance(self) -> str:
         return f"Lance dataset {self.path}"
+
+    def to_dict(self) -> dict:
+        """The dataset as data, in the shape of every live store's (:func:`audit.stores.spec.described`): no table
+        (a dataset is asked whole), cosine distance, the audit's own columns."""
+        from .spec import described
+
+        return described(self.path, None, "cosine", {"id_column": "chunk_id", "text_column": "text",
+                                                     "vector_column": self.vector_column,
+                                                     "doc_column": self.doc_column}, engine="lance")
 
 
 class LanceStore(VectorStore):

@@ -43,7 +43,7 @@ import numpy as np
 
 from .base import MODES, SearchResult, StoreError, model_of, noted
 
-__all__ = ["COLUMNS", "OFFERS", "ClientStore", "Engine", "Locator", "Searcher", "VectorStore"]
+__all__ = ["COLUMNS", "OFFERS", "SETTINGS", "ClientStore", "Engine", "Locator", "Searcher", "Setting", "VectorStore"]
 
 
 #: Every option that describes a store's rows beside its table (``--id-column`` … ``--model-column``).
@@ -61,6 +61,45 @@ OFFERS = {
                   "(``health_view(…)``)",
     "index_pair": "two stores of the engine asked the ground truth's questions by the built-in retrievers, each "
                   "embedded with its own index's model (``load()``); an \"after\" store can be built here",
+}
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One setting of an approximate search, as the store form asks it (an integer; 0 = the engine's own).
+
+    Attributes
+    ----------
+    help : str
+        The input's help: what the setting does, and the engine's own value.
+    top : int
+        The largest value offered.
+    same_as : str or None
+        The setting it is another name of (LanceDB's ``nprobes`` is ``probes``): where an engine declares both,
+        the form asks this one only.
+    choices : tuple of str
+        A setting chosen among names (``iterative_scan``), not a number.
+    """
+
+    help: str
+    top: int = 100000
+    same_as: str | None = None
+    choices: tuple = ()
+
+
+#: Every approximate-search setting an engine may declare (:attr:`Engine.settings`), by the keyword its ``search``
+#: takes: the store form draws the declared ones, and only those.
+SETTINGS = {
+    "ef_search": Setting("HNSW's candidate list (pgvector's hnsw.ef_search, FAISS's efSearch, Milvus's ef) of the "
+                         "approximate search; 0 = the engine's own (pgvector: 40)", 10000),
+    "probes": Setting("IVF lists searched (pgvector's ivfflat.probes, FAISS's nprobe, Milvus's nprobe); 0 = the "
+                      "engine's own (pgvector: 1)"),
+    "nprobes": Setting("IVF partitions searched (Lance's nprobes); 0 = the engine's own", same_as="probes"),
+    "refine_factor": Setting("Lance's refine_factor: re-rank refine_factor × k candidates by their full vectors; "
+                             "0 = none", 1000),
+    "iterative_scan": Setting("hnsw.iterative_scan of the approximate search (--iterative-scan; pgvector 0.8+, said "
+                              "unavailable on older): with filters, keep scanning until k rows pass",
+                              choices=("", "off", "relaxed_order", "strict_order")),
 }
 
 
@@ -142,7 +181,11 @@ class Engine:
     metrics : tuple of str
         The distances a store may be indexed for, to be chosen (empty: the engine reads it from the store).
     settings : tuple of str
-        The approximate search's settings the engine applies (others are named in the note, not applied).
+        The approximate search's settings the engine applies (keys of :data:`SETTINGS`; others are named in the
+        note, not applied). The store form draws these (:meth:`form_settings`).
+    has_table : bool
+        Whether a store of the engine holds several tables (collections, indexes) and ``--table`` names one
+        (False: a Lance dataset is asked whole).
     locator : Locator or None
         How a typed store is named (None: not offered to be typed).
     spec : callable or None
@@ -173,11 +216,21 @@ class Engine:
     spec: Callable | None = None
     shared: bool = True
     offers: tuple[str, ...] = ()
+    has_table: bool = True
 
     def __post_init__(self) -> None:
         unknown = [o for o in self.offers if o not in OFFERS]
         if unknown:
             raise ValueError(f"engine {self.name!r} offers {unknown}: not in OFFERS ({', '.join(OFFERS)})")
+        unknown = [x for x in self.settings if x not in SETTINGS]
+        if unknown:
+            raise ValueError(f"engine {self.name!r} declares settings {unknown}: not in SETTINGS ({', '.join(SETTINGS)})")
+
+    def form_settings(self) -> tuple[str, ...]:
+        """The settings the store form asks, in declared order: :attr:`settings` less those another declared one
+        renames (:attr:`Setting.same_as`: LanceDB declares ``probes`` and ``nprobes``, the form asks ``nprobes``)."""
+        renamed = {SETTINGS[x].same_as for x in self.settings}
+        return tuple(x for x in self.settings if x not in renamed)
 
     def supports(self, what: str) -> bool:
         """Whether a store of this engine offers ``what`` (a key of :data:`OFFERS`).

@@ -7,15 +7,23 @@ a time). Each span becomes one small :class:`SpanRecord` holding only what a sta
 OpenInference kind (``openinference.span.kind``, the names of ``openinference.semconv.trace``):
 
 - ``RETRIEVER``: the question (``input.value``) and the documents, read by :mod:`audit.traffic.otlp`'s own rule
-  (``retrieval.documents.{i}.document.id|score|content|metadata``, rank ``i + 1``);
+  (``retrieval.documents.{i}.document.id|score|content|metadata``, rank ``i + 1``); a document without a score
+  (LangChain's retriever spans give ids and content only) is read with a NaN score, since a stage needs ids and
+  text only. A RETRIEVER whose children are RETRIEVER spans is a hybrid search's fusion: its documents are the
+  fused order, its children the lists (:meth:`Trace.retrieval_lists`);
 - ``RERANKER``: ``reranker.input_documents.{i}.document.*`` and ``reranker.output_documents.{i}.document.*``
   (id and content; the score may be absent), ``reranker.model_name``, ``reranker.top_k``, ``reranker.query``;
-- ``LLM``: the prompt, as the text of ``llm.prompt_template.variables`` (a JSON object: its values),
-  ``llm.input_messages.{i}.message.content`` (and ``….message.contents.{j}.message_content.text``) and
-  ``input.value``, joined by blank lines;
+- ``LLM``: the prompt, as the text of ``llm.prompt_template.variables`` (a JSON object: every string inside it,
+  a list of documents included), ``llm.input_messages.{i}.message.content`` (and
+  ``….message.contents.{j}.message_content.text``) and ``input.value`` (its strings when it is JSON:
+  ``input.mime_type`` ``application/json``, or text that reads as a JSON object or array), joined by blank lines
+  — JSON is decoded, never compared as escaped text; the user messages are kept apart too, for a question the
+  service rewrote before retrieval (:meth:`Trace.questions`);
 - any other kind: its ids and its ``input.value`` (a CHAIN root's question), for the links.
 
-The resource's ``service.name`` and ``service.version`` are kept with every span. A malformed attribute is one
+The resource's ``service.name`` and ``service.version`` are kept with every span, and each span's start and end
+times: the order spans ran in (:meth:`Trace.in_run_order`: by start time, else rerankers by the chain of their
+documents), whatever order the export wrote them in. A malformed attribute is one
 :class:`~audit.traffic.records.TrafficProblem` naming the file, line and span id; the span keeps what was
 readable (a RERANKER span whose output cannot be read has no output: it then simply has fewer stages).
 
@@ -33,16 +41,18 @@ import json
 import re
 import zlib
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Iterable, Iterator, Sequence
 
 from ..jsontext import stream_lines
-from .otlp import INPUT_VALUE, KIND_ATTRIBUTE, RETRIEVER, _attributes, _get, request_spans, retrieval_row, span_id
+from .otlp import (_DOC_KEY, INPUT_VALUE, KIND_ATTRIBUTE, RETRIEVER, _attributes, _get, _time, request_spans,
+                   retrieval_row, span_id)
 from .read import MAX_PROBLEMS, _decode, _decoded_exactly, _is_otlp, gc_paused, open_traffic, traffic_files
 from .records import TrafficProblem, TrafficResult
 
-__all__ = ["GRACE", "LLM", "RERANKER", "Reranker", "SpanRecord", "Trace", "TraceReader", "assemble", "span_records"]
+__all__ = ["GRACE", "INPUT_MIME", "JSON_MIME", "LLM", "RERANKER", "Reranker", "SpanRecord", "Trace", "TraceReader",
+           "assemble", "span_records"]
 
 #: OpenInference span kinds read beyond RETRIEVER (``OpenInferenceSpanKindValues``).
 RERANKER = "RERANKER"
@@ -55,11 +65,15 @@ RERANKER_MODEL = "reranker.model_name"
 RERANKER_TOP_K = "reranker.top_k"
 RERANKER_QUERY = "reranker.query"
 PROMPT_VARIABLES = "llm.prompt_template.variables"
+#: ``input.mime_type``: ``application/json`` says ``input.value`` is JSON (OpenInference's MimeTypeValues).
+INPUT_MIME = "input.mime_type"
+JSON_MIME = "application/json"
 #: Traces held back after their root span is read, for spans exported late (an LLM span that streams past its
 #: parent, a Collector's batches out of order).
 GRACE = 1000
 _RERANK_DOC = re.compile(r"^reranker\.(input|output)_documents\.(\d+)\.document\.(id|score|content)$")
 _MESSAGE = re.compile(r"^llm\.input_messages\.(\d+)\.message\.(?:content|contents\.(\d+)\.message_content\.text)$")
+_ROLE = re.compile(r"^llm\.input_messages\.(\d+)\.message\.role$")
 
 
 @dataclass(frozen=True)
@@ -106,7 +120,19 @@ class SpanRecord:
     reranker : Reranker or None
         A RERANKER's input and output.
     prompt : str or None
-        An LLM span's input text (characters); None when it records none.
+        An LLM span's input text (characters); None when it records none. JSON (``input.mime_type``
+        ``application/json``, the template variables) is decoded: its strings, not their escaped spelling.
+    user : tuple of str
+        An LLM span's user messages (``llm.input_messages.{i}.message`` with role ``user``), in order: where a
+        service that rewrites the question before retrieval still holds the question as asked.
+    name : str or None
+        The span's ``name`` (a retriever's, to tell the lists of a hybrid search apart).
+    start, end : int or None
+        ``startTimeUnixNano`` / ``endTimeUnixNano`` (epoch nanoseconds); None when absent or unreadable. The
+        order the stages ran in (:meth:`Trace.in_run_order`).
+    unscored : int
+        A RETRIEVER's documents that carry no score (LangChain's retriever spans give ids and content only);
+        their score is NaN. A stage needs only ids and text.
     file : str
     line : int
         Where the span was read (1-based line).
@@ -122,6 +148,11 @@ class SpanRecord:
     documents: tuple = ()
     reranker: Reranker | None = None
     prompt: str | None = None
+    user: tuple = ()
+    name: str | None = None
+    start: int | None = None
+    end: int | None = None
+    unscored: int = 0
     file: str = ""
     line: int = 0
 
@@ -142,6 +173,54 @@ class Trace:
     def of_kind(self, kind: str) -> tuple:
         """The spans of one OpenInference kind, in the order read."""
         return tuple(s for s in self.spans if s.kind == kind)
+
+    def in_run_order(self, spans: Sequence[SpanRecord]) -> tuple:
+        """``spans`` in the order they ran, whatever the order they were exported in.
+
+        By start time (``startTimeUnixNano``) where every one has a distinct one; else, for rerankers, by the
+        chain of their documents (a reranker whose input is another's output ran after it); else as read.
+        """
+        spans = tuple(spans)
+        starts = [s.start for s in spans]
+        if None not in starts and len(set(starts)) == len(starts):
+            return tuple(sorted(spans, key=lambda s: s.start))
+        chained = _chain(spans)
+        return chained if chained is not None else spans
+
+    def rerankers(self) -> tuple:
+        """The RERANKER spans that read and wrote documents, in the order they ran (:meth:`in_run_order`): the
+        last one decides what goes on to the prompt."""
+        return self.in_run_order([s for s in self.of_kind(RERANKER) if s.reranker is not None and s.reranker.output])
+
+    def retrieval_lists(self) -> tuple[tuple, SpanRecord | None]:
+        """The lists of a search, and the span that fused them.
+
+        Returns
+        -------
+        lists : tuple of SpanRecord
+            The RETRIEVER spans that retrieved (none of their children is a RETRIEVER), in the order they ran.
+        fused : SpanRecord or None
+            A RETRIEVER span whose children are RETRIEVER spans (a hybrid search's ensemble: its documents are the
+            fused order), the outermost; None when there is none.
+        """
+        retrievers = self.of_kind(RETRIEVER)
+        parents = {s.parent_id for s in retrievers if s.parent_id is not None}
+        fusers = [s for s in retrievers if s.span_id in parents]
+        lists = [s for s in retrievers if s.span_id not in parents]
+        fused = next((f for f in fusers if self.parent(f) is None or self.parent(f).kind != RETRIEVER), None)
+        return self.in_run_order(lists), fused
+
+    def questions(self) -> tuple:
+        """Where the question may be read, in the order tried: ``(where, text)`` for the RETRIEVER spans' input,
+        the root span's input (its strings, when it is JSON) and the LLM spans' user messages (a service that
+        rewrites the question before retrieval holds the question as asked in the last two)."""
+        out = [("retriever input", s.question) for s in self.in_run_order(self.of_kind(RETRIEVER)) if s.question]
+        root = self.root
+        if root is not None and root.kind != RETRIEVER and root.question:
+            out.append(("root input", root.question))
+            out += [("root input", x) for x in _json_strings(root.question) if x != root.question]
+        out += [("LLM user message", u) for s in self.of_kind(LLM) for u in s.user]
+        return tuple(out)
 
     @property
     def root(self) -> SpanRecord | None:
@@ -164,6 +243,55 @@ class Trace:
     def parent(self, span: SpanRecord) -> SpanRecord | None:
         """The span's parent in this trace (None for a root or a parent not exported)."""
         return next((s for s in self.spans if s.span_id == span.parent_id), None)
+
+
+def _chain(spans: tuple) -> tuple | None:
+    """Rerankers ordered by the chain of their documents (each one's input ids are the previous one's output ids,
+    as sets); None when they do not form one chain."""
+    if len(spans) < 2 or any(s.reranker is None for s in spans):
+        return None
+
+    def ids(docs) -> frozenset:
+        return frozenset(d.chunk_id for d in docs if d.chunk_id is not None)
+
+    after = {}
+    for a in spans:
+        nxt = [b for b in spans if b is not a and ids(b.reranker.input) and ids(b.reranker.input) == ids(a.reranker.output)]
+        if len(nxt) > 1:
+            return None
+        after[id(a)] = nxt[0] if nxt else None
+    heads = [s for s in spans if not any(after[id(a)] is s for a in spans)]
+    if len(heads) != 1:
+        return None
+    out, cur = [], heads[0]
+    while cur is not None and len(out) <= len(spans):
+        out.append(cur)
+        cur = after[id(cur)]
+    return tuple(out) if len(out) == len(spans) else None
+
+
+def _json_strings(text: str) -> list[str]:
+    """The strings of ``text`` read as JSON (every string value, depth first, in order); [] when it is not a JSON
+    object or array."""
+    t = text.strip() if isinstance(text, str) else ""
+    if not t or t[0] not in "[{":
+        return []
+    try:
+        value = json.loads(t)
+    except ValueError:
+        return []
+    return _strings(value)
+
+
+def _strings(value) -> list[str]:
+    """Every string inside a decoded JSON value (dict values and list items, in order)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        return [x for v in value.values() for x in _strings(v)]
+    if isinstance(value, list):
+        return [x for v in value for x in _strings(v)]
+    return []
 
 
 def _documents(docs: dict, where: str, problems: list) -> tuple:
@@ -204,6 +332,18 @@ def _reranker(attrs: dict, problems: list) -> Reranker:
                     _documents(docs["output"], RERANKER_OUTPUT, problems), model, top_k)
 
 
+def _user_messages(attrs: dict) -> tuple:
+    """The text of an LLM span's ``user`` messages, in order."""
+    users = {int(m[1]) for k, v in attrs.items() if (m := _ROLE.match(k)) and isinstance(v, str) and v.lower() == "user"}
+    out = []
+    for i in sorted(users):
+        parts = {k: v for k, v in attrs.items() if isinstance(v, str) and (m := _MESSAGE.match(k)) and int(m[1]) == i}
+        text = "\n".join(parts[k] for k in sorted(parts))
+        if text:
+            out.append(text)
+    return tuple(out)
+
+
 def _prompt(attrs: dict, problems: list) -> str | None:
     pieces: list[str] = []
     variables = attrs.get(PROMPT_VARIABLES)
@@ -212,7 +352,7 @@ def _prompt(attrs: dict, problems: list) -> str | None:
             parsed = json.loads(variables) if isinstance(variables, str) else variables
             if not isinstance(parsed, dict):
                 raise ValueError
-            pieces += [v if isinstance(v, str) else json.dumps(v, ensure_ascii=False) for v in parsed.values()]
+            pieces += _strings(parsed)  # a list of documents is its texts, not their escaped JSON
         except ValueError:
             problems.append(f"{PROMPT_VARIABLES} is not a JSON object")
     messages: dict = {}
@@ -226,10 +366,30 @@ def _prompt(attrs: dict, problems: list) -> str | None:
     pieces += [messages[k] for k in sorted(messages)]
     value = attrs.get(INPUT_VALUE)
     if isinstance(value, str):
-        pieces.append(value)
+        decoded = _json_strings(value) if attrs.get(INPUT_MIME) == JSON_MIME or value.lstrip()[:1] in ("{", "[") \
+            else []
+        pieces += decoded or [value]  # JSON's strings as they read, not as escaped text
     elif value is not None:
         problems.append(f"{INPUT_VALUE} must be a string")
     return "\n\n".join(pieces) if pieces else None
+
+
+def _span_time(span, *keys) -> int | None:
+    """A span's time field as epoch nanoseconds; None when absent or unreadable (the order then falls back)."""
+    try:
+        return _time(_get(span, *keys))
+    except (ValueError, TypeError):
+        return None
+
+
+def _document_indices(attrs: dict) -> set:
+    return {int(m[1]) for k in attrs if isinstance(k, str) and (m := _DOC_KEY.match(k))}
+
+
+def _unscored(attrs: dict) -> dict:
+    """Document index → the score key to stand in, for the documents of a RETRIEVER span that give no score."""
+    scored = {int(m[1]) for k in attrs if isinstance(k, str) and (m := _DOC_KEY.match(k)) and m[2] == "score"}
+    return {i: f"retrieval.documents.{i}.document.score" for i in _document_indices(attrs) - scored}
 
 
 def _record(span: dict, service, version, file: str, line: int, problems: list) -> SpanRecord:
@@ -240,18 +400,26 @@ def _record(span: dict, service, version, file: str, line: int, problems: list) 
     tid = span_id(_get(span, "traceId", "trace_id"), 16, "traceId")
     parent = _get(span, "parentSpanId", "parent_span_id")
     parent = span_id(parent, 8, "parentSpanId") if parent else None
+    name = span.get("name")
     base = dict(trace_id=tid, span_id=sid, parent_id=parent, kind=kind, service=service, version=version,
+                name=name if isinstance(name, str) else None, start=_span_time(span, "startTimeUnixNano",
+                "start_time_unix_nano"), end=_span_time(span, "endTimeUnixNano", "end_time_unix_nano"),
                 file=file, line=line)
     notes: list[str] = []
     if kind == RETRIEVER:
-        got = retrieval_row(span, attrs, service)  # the one reading of a retrieval's documents
-        rec = SpanRecord(**base, question=got.query, documents=got.result_records())
+        # a stage needs ids and text only: a document without a score (LangChain's retriever spans) is read with a
+        # NaN score, through the one reading of a retrieval's documents (given a stand-in score, then NaN)
+        unscored = _unscored(attrs)
+        got = retrieval_row(span, {**attrs, **{k: 0.0 for k in unscored.values()}}, service)
+        docs = tuple(replace(d, score=float("nan")) if i in unscored else d
+                     for i, d in zip(sorted(_document_indices(attrs)), got.result_records()))
+        rec = SpanRecord(**base, question=got.query, documents=docs, unscored=len(unscored))
     elif kind == RERANKER:
         query = attrs.get(RERANKER_QUERY, attrs.get(INPUT_VALUE))
         rec = SpanRecord(**base, question=query if isinstance(query, str) else None,
                          reranker=_reranker(attrs, notes))
     elif kind == LLM:
-        rec = SpanRecord(**base, prompt=_prompt(attrs, notes))
+        rec = SpanRecord(**base, prompt=_prompt(attrs, notes), user=_user_messages(attrs))
     else:
         q = attrs.get(INPUT_VALUE)
         rec = SpanRecord(**base, question=q if isinstance(q, str) else None)

@@ -46,12 +46,14 @@ class StagesView:
 
     @property
     def verdicts(self) -> pd.DataFrame:
-        """One row a judged traced question: trace, query id, version, stage, chunk, ranks before and after."""
+        """One row a judged traced question: trace, query id, version, stage, chunk, ranks before and after, and how
+        the trace found its judgment (``matched_by``: a rewritten question is matched by the root's input or the
+        user message)."""
         if self.report is None:
             return pd.DataFrame()
         rows = [v.to_dict() for v in self.report.stages.verdicts]
         return pd.DataFrame(rows, columns=["trace_id", "query_id", "version", "stage", "chunk_id", "rank_before",
-                                           "rank_after", "depth", "prefix", "length"])
+                                           "rank_after", "depth", "prefix", "length", "matched_by"])
 
 
 def stages_view(files: Sequence, runset, run: str) -> StagesView:

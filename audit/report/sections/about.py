@@ -101,6 +101,39 @@ class QuestionsSection(Section):
         return L
 
 
+def out_of_range(runset) -> list[str]:
+    """One warning per run whose values lie outside their kind's declared range (:attr:`audit.scores.ScoreKind.range`,
+    asked with :meth:`~audit.scores.ScoreKind.outside`): its scores under its score kind, and the cosine distances
+    the gate reads where the rankings carry them. A dot product written as a cosine distance, a negative distance:
+    the figures are computed as given, the balanced cut stays inside the range, and this says so once.
+
+    Returns
+    -------
+    list of str
+        ``run NAME: 3 of 40 values outside [0, 2] under cosine distance: is the score kind right?``, in run order.
+    """
+    import numpy as np
+
+    from ...scores import COSINE_DISTANCE
+
+    out = []
+    for r in runset.runs:
+        if not r.available:
+            continue
+        checks = [(r.kind, [x.scores for x in r.rankings.values()])]
+        if r.gate_kind is not r.kind:
+            checks.append((COSINE_DISTANCE, [x.distances for x in r.rankings.values() if x.distances is not None]))
+        for kind, arrays in checks:
+            if not kind.bounded or not arrays:
+                continue
+            values = np.concatenate([np.asarray(a, dtype=np.float64) for a in arrays])
+            n = kind.outside(values)
+            if n:
+                out.append(f"run {r.name}: {n:,} of {values.size:,} values outside {kind.interval} under {kind.label}: "
+                           "is the score kind right? (the balanced cut is kept inside the range)")
+    return out
+
+
 class WarningsSection(Section):
     """What the readers accepted but say once: each an object with ``message`` (and, from a team's files,
     ``kind``, ``subject``, ``ids``)."""
@@ -108,7 +141,7 @@ class WarningsSection(Section):
     name = "warnings"
 
     def compute(self, inputs, done):
-        return tuple(inputs.runset.warnings)
+        return tuple(inputs.runset.warnings) + tuple(out_of_range(inputs.runset))
 
     def to_json(self, ws):
         return [w.to_dict() if hasattr(w, "to_dict") else {"message": str(w)} for w in ws]

@@ -81,6 +81,8 @@ class TrafficSection(Section):
         from ..traffic import build_traffic_report
 
         t: TrafficInput = inputs.beside["traffic"]
+        if not len(t.table):  # only with --stages: traces whose retrievals carry no score (see why_not)
+            return None
         labelled = from_runset(inputs.runset, t.run) if t.run else None
         cut, source = t.cut, "given"
         if cut is None and labelled is not None and labelled.score_kind == t.table.score_kind:
@@ -88,6 +90,12 @@ class TrafficSection(Section):
             cut, source = (rc.threshold.cut, _cut_source(rc.choice.how, t.run)) if rc is not None else (None, "")
         return build_traffic_report(t.table, cut, source, labelled, t.window, t.baseline, t.show_questions,
                                     **(t.options or {}))
+
+    def why_not(self, inputs, done):
+        t = inputs.beside["traffic"]
+        first = f" ({t.table.problems[0]})" if t.table.problems else ""
+        return (f"no retrieval with scores was read from the traffic{first}: the traffic's figures (the NO ANSWER "
+                "share, the score drift) need scores; the stages read ids and text")
 
     def to_json(self, rep):
         return rep.to_json()

@@ -1,7 +1,8 @@
 """The rows of a FAISS index: what each of its row numbers (its labels) is, read from the file that says so.
 
 A FAISS index holds vectors only; search returns row numbers (labels: positions, or the ids an ``IndexIDMap``
-was given). The file beside it maps them to the team's ids and texts:
+was given: any signed 64-bit integer, negative ones included; only -1, :data:`NO_RESULT`, means "no result").
+The file beside it maps them to the team's ids and texts:
 
 - **JSONL** (one object a line) or **Parquet** (one row a record) of the team's: ``row`` (the label; default the
   line's or record's position from 0), the id column (default ``id``), the text column (default ``text``), and
@@ -25,8 +26,11 @@ import numpy as np
 
 from ..base import StoreError
 
-__all__ = ["FaissRow", "PICKLE_REFUSED", "llamaindex_rows", "read_rows", "refuse_pickle"]
+__all__ = ["NO_RESULT", "FaissRow", "PICKLE_REFUSED", "llamaindex_rows", "read_rows", "refuse_pickle"]
 
+#: The one label FAISS returns for "no result" (a search that finds fewer than k). Every other signed 64-bit
+#: integer is a label an ``IndexIDMap`` can be given, negative ones included.
+NO_RESULT = -1
 #: The one line a LangChain pickle gets.
 PICKLE_REFUSED = ("{path}: a Python pickle (LangChain's FAISS docstore); loading it would run code, so the audit "
                   "never unpickles it: give the file mapping the index's rows to ids and texts instead (JSONL or "
@@ -80,8 +84,9 @@ def _int(v, where: str, what: str) -> int | None:
 
 def _row(rec: dict, pos: int, where: str, cols: dict) -> FaissRow:
     label = _int(rec.get("row", pos), where, "row")
-    if label is None or label < 0:
-        raise StoreError(f"{where}: row must be an integer >= 0, got {rec.get('row')!r}")
+    if label is None or label == NO_RESULT or not -2**63 <= label < 2**63:
+        raise StoreError(f"{where}: row must be a signed 64-bit integer other than -1 (FAISS's \"no result\"), "
+                         f"got {rec.get('row')!r}")
     rid = rec.get(cols["id"])
     if isinstance(rid, bool) or not isinstance(rid, (str, int)) or not str(rid).strip():
         raise StoreError(f"{where}: no id in {cols['id']!r} (a string or an integer)")

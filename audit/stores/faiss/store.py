@@ -23,7 +23,7 @@ from ...sources.imported.chunks import UserChunk
 from ..base import SearchResult, StoreError, check_search
 from ..scan import exact_topk, search_result
 from ..spec import check_offsets, described
-from .rows import FaissRow, llamaindex_rows, read_rows, refuse_pickle
+from .rows import NO_RESULT, FaissRow, llamaindex_rows, read_rows, refuse_pickle
 
 __all__ = ["FaissSpec", "check_health", "chunks", "open_index", "search", "stream_rows", "table_dims"]
 
@@ -341,7 +341,7 @@ def _search(o: _Opened, q, k, mode, ef_search, probes, kind, pos, settings, note
             t0 = time.perf_counter()
             dist, lab = o.index.search(x[None, :], int(k))
             ms.append((time.perf_counter() - t0) * 1000.0)
-            keep = lab[0] >= 0
+            keep = lab[0] != NO_RESULT  # an IndexIDMap's ids are signed: only -1 is "no result"
             lab, dist = lab[0][keep], dist[0][keep]
             ids.append(o.row_ids(lab))
             raw.append([float(v) for v in dist])

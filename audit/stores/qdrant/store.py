@@ -131,10 +131,29 @@ class _Opened:
         self.dims = int(params.size)
         self.using = spec.vector_column
 
-    def vector(self, v) -> np.ndarray:
+        self._missing: int | None = None
+
+    def vector(self, v) -> np.ndarray | None:
+        """A point's vector under the name read; None when the point has none under it (named vectors are
+        optional per point)."""
         if isinstance(v, dict):
             v = v.get(self.using)
-        return np.asarray(v, np.float32)
+        return None if v is None else np.asarray(v, np.float32)
+
+    def missing(self, spec: "QdrantSpec") -> int:
+        """Points without a vector under the name read (0 for an unnamed vector, which every point has); counted
+        once per opening with ``scroll``."""
+        if not self.using:
+            return 0
+        if self._missing is None:
+            self._missing = sum(self.vector(p.vector) is None for pts in _scroll(self, spec, True) for p in pts)
+        return self._missing
+
+    def missing_note(self, spec: "QdrantSpec") -> str:
+        """The note for :meth:`missing` points ("" when none)."""
+        n = self.missing(spec)
+        return (f"{n} point{'s' if n != 1 else ''} of {spec.table!r} {'have' if n != 1 else 'has'} no vector named "
+                f"{self.using!r}: left out of the search" if n else "")
 
 
 @contextmanager
@@ -182,7 +201,7 @@ def check_health(spec: QdrantSpec, corpus=None, model_dims: int | None = None, m
         As :func:`open_collection`.
     """
     with opened_or(conn, open_collection, spec) as o:
-        def batches():
+        def batches():  # a point without the named vector is a row without a vector (null_vectors names it)
             for pts in _scroll(o, spec, True):
                 yield {"ids": [str(p.id) for p in pts], "texts": [_key(p.payload, spec.text_column) for p in pts],
                        "vectors": [o.vector(p.vector) for p in pts],
@@ -196,8 +215,10 @@ def check_health(spec: QdrantSpec, corpus=None, model_dims: int | None = None, m
         return health_from_rows(spec, batches(), spec_dict={**spec.to_dict(), "metric": o.metric},
                                 kind="collection", index_detail=detail, corpus=corpus, model_dims=model_dims,
                                 model_name=model_name,
-                                not_applicable={"null_vectors": "Qdrant stores a vector for every point",
-                                                "duplicate_ids": "Qdrant point ids are unique"})
+                                not_applicable=({} if o.using else {"null_vectors": "Qdrant stores the unnamed "
+                                                                                    "vector for every point"})
+                                | {"duplicate_ids": "Qdrant point ids are unique"},
+                                no_vector=f"have no vector named {o.using!r}" if o.using else "have no vector")
 
 
 def table_dims(spec: QdrantSpec, conn=None) -> int | None:
@@ -231,6 +252,9 @@ def search(spec: QdrantSpec, queries: np.ndarray, k: int, mode: str = "approxima
     ------
     StoreError
         Bad arguments, query dims not the collection's.
+
+    Points without a vector under the name read (named vectors are optional per point) are left out of both
+    modes (``query_points`` never returns them) and counted in the note.
     """
     q = check_search(queries, k, mode)
     notes = ["Qdrant local mode searches by brute force: approximate equals exact"] if mode == "approximate" else []
@@ -256,13 +280,18 @@ def search(spec: QdrantSpec, queries: np.ndarray, k: int, mode: str = "approxima
             kind, index = o.kind, f"local mode ({o.distance}, brute force)"
         else:
             t0 = time.perf_counter()
-            pages = [(pts, [str(p.id) for p in pts], np.stack([o.vector(p.vector) for p in pts]) if pts else
-                      np.zeros((0, o.dims), np.float32)) for pts in _scroll(o, spec, True)]
+            pages = []
+            for pts in _scroll(o, spec, True):
+                pts = [p for p in pts if o.vector(p.vector) is not None]  # no vector under the name: not ranked
+                pages.append((pts, [str(p.id) for p in pts], np.stack([o.vector(p.vector) for p in pts]) if pts
+                              else np.zeros((0, o.dims), np.float32)))
             ids, raw, vecs = exact_topk(((i, v) for _, i, v in pages), q, int(k), o.exact_kind)
             ms = [(time.perf_counter() - t0) * 1000.0 / len(q)] * len(q)
             text_of = {str(p.id): _key(p.payload, spec.text_column) for pts, _, _ in pages for p in pts}
             texts = [[text_of.get(i) for i in row] for row in ids]
             kind, index = o.exact_kind, None
+        if o.missing_note(spec):
+            notes.append(o.missing_note(spec))
         return search_result(mode, int(k), o.metric, kind, index, ids, raw, vecs, q, texts, ms, {}, notes)
 
 
