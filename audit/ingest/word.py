@@ -23,7 +23,7 @@ from .document import Document
 from .locators import LocatorMap
 from .spreadsheet import OLE_MAGIC, TextBuilder, _ole_reason, cell_text, render_table
 
-__all__ = ["docx_document"]
+__all__ = ["docx_document", "symbol_character"]
 
 _HEADING = re.compile(r"^heading ([1-9])$", re.I)
 _LIST_LEVEL = re.compile(r"^list(?: \w+)*? ([2-9])$", re.I)
