@@ -311,3 +311,23 @@ def test_the_innermost_heading_is_in_a_quotes_locator_when_the_chunk_starts_unde
     assert loc.headings == ("Your first week", "Day two")
     # the chunk's own locator is its start's: the parent
     assert build_context("q", [(chunk, 0.2)], corpus).citations[0].locator_label == "Your first week"
+
+
+def test_a_symbol_without_a_mapping_in_a_footnote_is_named():
+    def build(d):
+        p = d.add_paragraph("Failover is automatic.")
+        note_ref(p, "footnote", 1)
+        add_notes(d, "footnote", {1: "See the diagram"})
+        from lxml import etree
+
+        add = etree.SubElement  # a heavy arrow (Wingdings F0E8, no mapping) at the end of the note's paragraph
+        part = next(r.target_part for r in d.part.rels.values() if r.reltype.endswith("/footnotes"))
+        root = etree.fromstring(part.blob)
+        para = root.xpath("//w:footnote[@w:id='1']/w:p", namespaces={"w": W})[0]
+        run = add(para, f"{{{W}}}r")
+        add(run, f"{{{W}}}sym", {f"{{{W}}}font": "Wingdings", f"{{{W}}}char": "F0E8"})
+        part._blob = etree.tostring(root)
+
+    doc = document_from_bytes("f.docx", _docx(build))
+    assert doc.text.endswith("## Footnotes\n\n[^1]: See the diagram")
+    assert doc.locators.notes == ("1 symbol character without a Unicode mapping left out (Wingdings F0E8)",)

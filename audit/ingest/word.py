@@ -243,8 +243,10 @@ class _Marks:
     default numbering); a note without text gives no mark.
     """
 
-    def __init__(self, footnotes: dict[str, str], endnotes: dict[str, str]) -> None:
+    def __init__(self, footnotes: dict[str, str], endnotes: dict[str, str],
+                 unmapped_in: dict[tuple[str, str], list[str]] | None = None) -> None:
         self.notes = {"footnote": footnotes, "endnote": endnotes}
+        self._unmapped_in = unmapped_in or {}  # (kind, note id) → the symbols without a mapping in that note
         self.read: dict[str, list[tuple[str, str]]] = {"footnote": [], "endnote": []}  # (mark, text)
         self.given: dict[tuple[str, str], str] = {}  # (kind, note id) → its mark's label
         self.unmapped: list[str] = []  # "Wingdings F0E8"
@@ -260,6 +262,7 @@ class _Marks:
         label = str(n) if kind == "footnote" else _roman(n)
         self.given[key] = label
         self.read[kind].append((label, text))
+        self.unmapped += self._unmapped_in.get(key, [])
         return f"[^{label}]"
 
     def symbol(self, el) -> str:
@@ -394,16 +397,21 @@ def _related(document, kind: str) -> list:
     return out
 
 
-def _notes_of(document, kind: str) -> dict[str, str]:
+def _notes_of(document, kind: str, unmapped: dict) -> dict[str, str]:
     """``id → text`` of the footnotes or endnotes (``kind`` ``footnote``/``endnote``) Word numbers: every note
-    but the separators, its paragraphs in the final view, one line each."""
+    but the separators, its paragraphs in the final view, one line each; the symbols without a mapping in each
+    go into ``unmapped`` under ``(kind, id)`` (counted once the note is read)."""
     out = {}
     for root in _related(document, kind + "s"):
         for note in root.iter(_W + kind):
             if note.get(_W + "type") not in (None, "normal"):
                 continue  # the separator lines Word draws above the notes
-            lines = [" ".join(_paragraph_text(p).split()) for p in note.iter(_W + "p")]
-            out[note.get(_W + "id") or ""] = "\n".join(x for x in lines if x)
+            own = _Marks({}, {})
+            lines = [" ".join(_paragraph_text(p, own).split()) for p in note.iter(_W + "p")]
+            note_id = note.get(_W + "id") or ""
+            out[note_id] = "\n".join(x for x in lines if x)
+            if own.unmapped:
+                unmapped[(kind, note_id)] = own.unmapped
     return out
 
 
@@ -505,7 +513,8 @@ def docx_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
         raise ValueError(f"corrupt Word file ({type(e).__name__}: {first})") from None
     numbering = _Numbering(document)
     styles = _Styles(document)
-    marks = _Marks(_notes_of(document, "footnote"), _notes_of(document, "endnote"))
+    unmapped: dict = {}
+    marks = _Marks(_notes_of(document, "footnote", unmapped), _notes_of(document, "endnote", unmapped), unmapped)
     title = None
     body = TextBuilder()
     outline: list[tuple[int, int, str]] = []  # (offset in body, level as styled, text)
