@@ -331,3 +331,17 @@ def test_a_symbol_without_a_mapping_in_a_footnote_is_named():
     doc = document_from_bytes("f.docx", _docx(build))
     assert doc.text.endswith("## Footnotes\n\n[^1]: See the diagram")
     assert doc.locators.notes == ("1 symbol character without a Unicode mapping left out (Wingdings F0E8)",)
+
+
+def test_an_outline_level_makes_headings_never_unmakes_them():
+    def build(d):
+        toc = d.styles["TOC Heading"]  # python-docx's template defines it as Word does: based on Heading 1, outline
+        assert toc.base_style.name == "Heading 1"  # level 9 ("body text") so the contents list leaves it out
+        ppr = toc.element.get_or_add_pPr()
+        if ppr.find(f"{{{W}}}outlineLvl") is None:
+            ppr.append(_el("outlineLvl", val="9"))
+        d.add_paragraph("Contents", style=toc)
+        d.add_paragraph("Body.")
+
+    doc = document_from_bytes("f.docx", _docx(build))
+    assert doc.text == "# f\n\n## Contents\n\nBody."  # as before outline levels were read

@@ -45,8 +45,10 @@ def _outline_level(ppr) -> int | None:
 def _style_kind(style) -> tuple[str, int]:
     """``("title", 1)``, ``("heading", n)`` or ``("", 0)`` from a paragraph style and its base styles.
 
-    A style named Title or Heading N decides; else the first outline level set along the chain (a custom
-    "Subheading" style with outline level 2 is a Heading 2, as Word's navigation pane shows it).
+    A style named Title or Heading N decides; else the first heading outline level set along the chain (a
+    custom "Subheading" style with outline level 2 is a Heading 2, as Word's navigation pane shows it). An
+    outline level only makes headings: "body text" (Word's TOC Heading sets it) never unmakes one, so a style
+    based on Heading 1 stays a heading whatever its outline level.
     """
     for _ in range(8):
         if style is None:
@@ -58,8 +60,8 @@ def _style_kind(style) -> tuple[str, int]:
         if m:
             return "heading", int(m.group(1))
         level = _outline_level(style.element.find(_W + "pPr"))
-        if level is not None:
-            return ("heading", level) if level else ("", 0)
+        if level:
+            return "heading", level
         style = style.base_style
     return "", 0
 
@@ -532,8 +534,8 @@ def docx_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
         style = styles.of(item)
         kind, level = styles.kind(style)
         own = _outline_level(item._p.find(_W + "pPr"))
-        if own is not None and kind != "title":  # the paragraph's own outline level overrides its style's
-            kind, level = ("heading", own) if own else ("", 0)
+        if own and kind != "title":  # the paragraph's own outline level makes it a heading of that level
+            kind, level = "heading", own
         if kind == "title" and title is None:
             title = " ".join(text.split())
             continue
