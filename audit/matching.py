@@ -2,7 +2,8 @@
 
 The view of a text is its NFC normalisation, with every character of Unicode category ``Cf``
 (soft hyphen, zero-width space, BOM...) removed, then every run of whitespace collapsed to one
-space (docs/definitions.md, *Matching view*). Each view character keeps the range of original
+space, and a hyphen at a line end between two letters joined (``con-`` / ``figuration`` reads
+``configuration``; docs/definitions.md, *Matching view*). Each view character keeps the range of original
 characters it stands for, so a match in the view is a range of the original text. Ground-truth
 validation, correct retrieval, needle sets, imported qrels and every highlight use these functions.
 """
@@ -20,6 +21,35 @@ __all__ = ["collapse", "collapse_with_map", "find_collapsed", "find_view", "occu
 
 
 _WS = re.compile(r"\s+")
+
+#: A line-end hyphen between two letters, in a text: the hyphen (``-`` or U+2010) and the whitespace run after it,
+#: which holds exactly one line break (``\n``, ``\r\n`` or ``\r``). The matching view drops both.
+_LINE_HYPHEN = re.compile(r"(?<=[^\W\d_])[-\u2010][^\S\r\n]*(?:\r\n|\n|\r)[^\S\r\n]*(?=[^\W\d_])")
+#: The same in a view (whitespace already one space): a hyphen and a space between two letters.
+_VIEW_HYPHEN = re.compile(r"(?<=[^\W\d_])[-\u2010] (?=[^\W\d_])")
+
+
+def _line_breaks(run: str) -> int:
+    """How many line breaks a whitespace run holds (``\r\n`` is one)."""
+    return run.count("\n") + run.count("\r") - run.count("\r\n")
+
+
+def _join_hyphens(text: str, v: str, starts: list[int], ends: list[int]) -> tuple[str, list[int], list[int]]:
+    """The view ``v`` (with its map into ``text``) without its line-end hyphens between two letters.
+
+    A hyphen of the view followed by a space that stands for a whitespace run of ``text`` holding exactly one
+    line break is dropped with that space; the letters on either side keep their own ranges, so a match across
+    the join is the original range hyphen and line break included.
+    """
+    if "-" not in v and "\u2010" not in v:
+        return v, starts, ends
+    drop = [m.start() for m in _VIEW_HYPHEN.finditer(v)
+            if _line_breaks(text[starts[m.start() + 1]:ends[m.start() + 1]]) == 1]
+    if not drop:
+        return v, starts, ends
+    gone = set(drop) | {i + 1 for i in drop}
+    keep = [i for i in range(len(v)) if i not in gone]
+    return "".join(v[i] for i in keep), [starts[i] for i in keep], [ends[i] for i in keep]
 
 
 @lru_cache(maxsize=1)
@@ -82,7 +112,8 @@ def view_with_map(text: str) -> tuple[str, list[int], list[int]]:
     Returns
     -------
     view : str
-        NFC of ``text``, ``Cf`` characters removed, whitespace runs → one space.
+        NFC of ``text``, ``Cf`` characters removed, whitespace runs → one space, a line-end hyphen between
+        two letters dropped with the line break after it.
     starts, ends : list of int
         ``text[starts[i]:ends[i]]`` is the original of view character ``i``, in
         code points (a collapsed whitespace run maps to the whole run, a composed
@@ -90,7 +121,7 @@ def view_with_map(text: str) -> tuple[str, list[int], list[int]]:
         ``[i, i + m)`` is the original range ``[starts[i], ends[i + m - 1])``.
     """
     if _plain(text):
-        return _plain_view_with_map(text)
+        return _join_hyphens(text, *_plain_view_with_map(text))
     joins = _joins()
     out: list[str] = []
     starts, ends = [], []
@@ -108,7 +139,7 @@ def view_with_map(text: str) -> tuple[str, list[int], list[int]]:
             ends.append(e)
         s = e
     # whitespace runs (also those interrupted only by removed Cf characters) become one space
-    return _merge_spaces(out, starts, ends)
+    return _join_hyphens(text, *_merge_spaces(out, starts, ends))
 
 
 def _plain_view_with_map(text: str) -> tuple[str, list[int], list[int]]:
@@ -156,7 +187,7 @@ def reader_form(text: str) -> str:
 def view(text: str) -> str:
     """The matching view of ``text``, stripped (what a needle is compared as)."""
     if _plain(text):
-        return _WS.sub(" ", text).strip()
+        return _WS.sub(" ", _LINE_HYPHEN.sub("", text)).strip()
     return view_with_map(text)[0].strip()
 
 

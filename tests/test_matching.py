@@ -76,3 +76,66 @@ def test_plain_view_by_hand():
 def test_plain_view_equals_the_loop(text):
     assert _plain(text)
     assert view_with_map(text) == _plain_view_by_loop(text)
+
+
+# --------------------------------------------------------------------------- a hyphen at a line end (issue 53)
+
+def test_a_line_end_hyphen_between_letters_is_joined_in_the_view_only():
+    text = "Check the con-\nfiguration first."
+    assert view(text) == "Check the configuration first."
+    v, starts, ends = view_with_map(text)
+    i = v.index("configuration")
+    # the match is the original range, hyphen and line break included
+    assert text[starts[i]:ends[i + len("configuration") - 1]] == "con-\nfiguration"
+    assert view("con-  \r\n  figuration") == "configuration"  # spaces around the break, a CRLF
+    assert view("con‐\nfiguration") == "configuration"  # U+2010 HYPHEN
+    # not joined: no line break, two line breaks (a paragraph), a digit or a space on either side
+    assert view("well-known") == "well-known" and view("con- figuration") == "con- figuration"
+    assert view("con-\n\nfiguration") == "con- figuration"
+    assert view("page 3-\n4") == "page 3- 4" and view("x -\ny") == "x - y"
+    assert view("- item\n- item") == "- item - item"
+
+
+HYPHEN_ALPHABET = list("ab -\n\r\t9") + ["\u2010", "\u00ad", "é", "e\u0301"]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(HYPHEN_ALPHABET), max_size=40).map("".join))
+def test_the_view_and_its_map_join_the_same_hyphens(text):
+    v, starts, ends = view_with_map(text)
+    assert view(text) == v.strip()
+    assert len(v) == len(starts) == len(ends)
+    assert all(a < b for a, b in zip(starts, ends)) and starts == sorted(starts)
+    # every view character outside whitespace comes from its own range of the text
+    for ch, a, b in zip(v, starts, ends):
+        if ch != " ":
+            assert ch in unicodedata.normalize("NFC", text[a:b])
+
+
+def test_a_pdf_word_hyphenated_at_a_line_end_is_found_as_the_page_reads():
+    """fpdf2 writes the page; pypdf's text layer (the independent reading) holds the split word; the canonical
+    text keeps it split (its offsets do not move) and the needle typed as the page reads is found across it."""
+    import io
+
+    from fpdf import FPDF
+    from pypdf import PdfReader
+
+    from audit.ingest.pdf import pdf_document
+    from audit.matching import find_view
+
+    pdf = FPDF(format="A4")
+    pdf.set_font("Helvetica", size=11)
+    pdf.add_page()
+    for line in ["Before the relay starts, check its con-", "figuration and the keys it reads."]:
+        pdf.cell(0, 6, line)
+        pdf.ln(6)
+    raw = bytes(pdf.output())
+    layer = PdfReader(io.BytesIO(raw)).pages[0].extract_text()
+    assert "con-\nfiguration" in layer
+    doc = pdf_document("relay.pdf", raw, "relay")
+    assert "con-\nfiguration" in doc.text  # the canonical text is not changed
+    assert " ".join(doc.text.split()).endswith(" ".join(layer.split()))
+    needle = "check its configuration and the keys it reads."
+    hit = find_view(doc.text, needle)
+    assert hit is not None
+    assert doc.text[hit[0]:hit[1]] == "check its con-\nfiguration and the keys it reads."

@@ -18,7 +18,7 @@ import re
 import zipfile
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import event, given, settings
 from hypothesis import strategies as hs
 from lxml import etree
 
@@ -63,8 +63,16 @@ def _r(text: str, deleted: bool = False):
     return _w("r", t)
 
 
-#: A run: its text and how it sits in the paragraph (plain, inserted, deleted, inside an inline content control).
-RUN = hs.tuples(WORDS, hs.sampled_from(["plain", "plain", "ins", "del", "sdt"]))
+#: Symbols (``w:sym``) by font and code, and the character each draws in the font's published encoding (Adobe's
+#: Symbol: 0xB3 greaterequal, 0xA3 lessequal, 0xAE arrowright; Wingdings 0xE0 a right arrow, 0xFC a check mark);
+#: None for a code the reader has no mapping for (it must say so).
+SYMBOLS = {("Symbol", "F0B3"): "≥", ("Symbol", "F0A3"): "≤", ("Symbol", "F0AE"): "→", ("Wingdings", "F0E0"): "→",
+           ("Wingdings", "F0FC"): "✓", ("Wingdings", "F0E8"): None}
+#: A run: its text and how it sits in the paragraph (plain, inserted, deleted, inside an inline content control),
+#: a footnote reference (the text is the note's; ``fn-del``: the reference inside a deletion), or a symbol.
+RUN = hs.one_of(hs.tuples(WORDS, hs.sampled_from(["plain", "plain", "ins", "del", "sdt"])),
+                hs.tuples(WORDS, hs.sampled_from(["fn", "fn", "fn-del"])),
+                hs.tuples(hs.sampled_from(sorted(SYMBOLS)), hs.just("sym")))
 #: A block: a paragraph of runs, a heading (level 1-3), a paragraph in a block content control, or a table.
 BLOCK = hs.one_of(
     hs.tuples(hs.just("p"), hs.lists(RUN, min_size=1, max_size=4)),
@@ -74,11 +82,27 @@ BLOCK = hs.one_of(
 )
 
 
+def _footnotes_part(d, notes: dict[int, str]) -> None:
+    """A footnotes part holding ``notes`` after Word's two separators (python-docx writes none of its own)."""
+    from docx.opc.constants import CONTENT_TYPE as CT
+    from docx.opc.constants import RELATIONSHIP_TYPE as RT
+    from docx.opc.packuri import PackURI
+    from docx.opc.part import Part
+
+    root = _w("footnotes", _w("footnote", _w("p", _w("r", _w("separator"))), type="separator", id="-1"),
+              _w("footnote", _w("p", _w("r", _w("continuationSeparator"))), type="continuationSeparator", id="0"))
+    for i, text in notes.items():
+        root.append(_w("footnote", _w("p", _w("r", _w("footnoteRef")), _r(" " + text)), id=str(i)))
+    d.part.relate_to(Part(PackURI("/word/footnotes.xml"), CT.WML_FOOTNOTES, etree.tostring(root), d.part.package),
+                     RT.FOOTNOTES)
+
+
 def _word_file(blocks) -> bytes:
     import docx
 
     d = docx.Document()
     n = 0
+    notes: dict[int, str] = {}
     for kind, spec in blocks:
         if kind == "h":
             d.add_heading(spec[1], level=spec[0])
@@ -93,6 +117,13 @@ def _word_file(blocks) -> bytes:
                 n += 1
                 if how == "plain":
                     p._p.append(_r(text))
+                elif how == "sym":
+                    p._p.append(_w("r", _w("sym", font=text[0], char=text[1])))
+                elif how in ("fn", "fn-del"):
+                    notes[n] = text
+                    ref = _w("r", _w("footnoteReference", id=str(n)))
+                    p._p.append(ref if how == "fn" else _w("del", ref, id=str(n), author="R",
+                                                           date="2026-03-01T09:00:00Z"))
                 elif how == "sdt":
                     p._p.append(_w("sdt", _w("sdtPr"), _w("sdtContent", _r(text))))
                 else:
@@ -102,6 +133,8 @@ def _word_file(blocks) -> bytes:
                 body = p._p.getparent()
                 at = body.index(p._p)
                 body.insert(at, _w("sdt", _w("sdtPr"), _w("sdtContent", p._p)))
+    if notes:
+        _footnotes_part(d, notes)
     buf = io.BytesIO()
     d.save(buf)
     return buf.getvalue()
@@ -117,24 +150,74 @@ def _word_text_nodes(raw: bytes) -> tuple[list[str], int]:
     return paragraphs, len(root.xpath("//w:ins | //w:del", namespaces=ns))
 
 
+def _word_pieces(raw: bytes) -> tuple[list[str], int, list[str], list[str]]:
+    """The body's pieces in document order, read with lxml from the zip: each run's ``w:t`` text outside deletions
+    and each symbol as the character :data:`SYMBOLS` gives; the symbols without one; the footnotes' texts in the
+    order of their references outside deletions; the texts of those referenced only inside a deletion."""
+    z = zipfile.ZipFile(io.BytesIO(raw))
+    ns = {"w": W}
+    root = etree.fromstring(z.read("word/document.xml"))
+    pieces, unmapped, order = [], 0, []
+    for r in root.xpath("//w:body//w:r[not(ancestor::w:del)]", namespaces=ns):
+        for c in r:
+            if c.tag == f"{{{W}}}t":
+                pieces.append(c.text or "")
+            elif c.tag == f"{{{W}}}sym":
+                ch = SYMBOLS[(c.get(f"{{{W}}}font"), c.get(f"{{{W}}}char"))]
+                unmapped += ch is None
+                pieces.append(ch or "")
+            elif c.tag == f"{{{W}}}footnoteReference":
+                order.append(c.get(f"{{{W}}}id"))
+    texts = {}
+    if "word/footnotes.xml" in z.namelist():
+        notes = etree.fromstring(z.read("word/footnotes.xml"))
+        texts = {n.get(f"{{{W}}}id"): _collapse("".join(n.xpath(".//w:t/text()", namespaces=ns)))
+                 for n in notes.xpath("w:footnote[not(@w:type)]", namespaces=ns)}
+    read = [texts[i] for i in order if texts.get(i)]
+    left = [t for i, t in texts.items() if t and i not in order]
+    return pieces, unmapped, read, left
+
+
 @pytest.mark.slow  # seconds: a file written and read per example
 @settings(max_examples=40, derandomize=True)
 @given(hs.lists(BLOCK, min_size=1, max_size=6))
 def test_word_keeps_every_text_node_of_the_final_view(blocks):
     raw = _word_file(blocks)
     paragraphs, changes = _word_text_nodes(raw)
-    if not any(p.strip() for p in paragraphs):
+    pieces, unmapped, notes, left = _word_pieces(raw)
+    if not any(p.strip() for p in paragraphs + pieces):
         return  # nothing to read: the reader refuses the file ("no text in the Word file")
+    event(f"footnotes read: {bool(notes)}, deleted: {bool(left)}, symbols: {sum(p in '≥≤→✓' for p in pieces)}, "
+          f"unmapped: {unmapped}")
     doc = document_from_bytes("f.docx", raw)
-    assert _in_order(paragraphs, doc.text) == []
+    body, _, read_notes = doc.text.partition("\n\n## Footnotes\n\n")
+    # every run's text and every mapped symbol of the body, in order; every footnote referenced, in order
+    assert _in_order(pieces, body) == []
+    assert _in_order(notes, read_notes) == [] and bool(read_notes) == bool(notes)
     said = " ".join(doc.locators.notes)
     assert ("unaccepted tracked changes" in said) == (changes > 0)
+    # what is not read is named: the notes whose mark is deleted, the symbols without a mapping
+    m = re.search(r"(\d+) footnotes? whose reference mark is not in the text read", said)
+    assert (int(m.group(1)) if m else 0) == len(left)
+    m = re.search(r"(\d+) symbol characters? without a Unicode mapping left out", said)
+    assert (int(m.group(1)) if m else 0) == unmapped
 
 
 # --------------------------------------------------------------------------- xlsx
 
+#: A percentage cell: the stored value and its number format.
+PERCENT = hs.tuples(hs.floats(-10, 10, allow_nan=False).map(lambda x: round(x, 5)), hs.sampled_from(["0%", "0.00%"]))
 VALUE = hs.one_of(hs.none(), hs.none(), WORDS.filter(lambda s: not s.startswith("=")), hs.integers(-10 ** 6, 10 ** 6),
-                  hs.just("=1+1"))
+                  hs.just("=1+1"), PERCENT)
+
+
+def _percent(value: float, fmt: str) -> str:
+    """A percentage as Excel shows it: × 100, half away from zero to the format's places (Decimal, not the product)."""
+    from decimal import ROUND_HALF_UP, Decimal
+
+    places = 2 if fmt == "0.00%" else 0
+    q = (Decimal(repr(value)) * 100).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    return f"{abs(q) if q == 0 else q:.{places}f}%"
 
 
 @pytest.mark.slow  # seconds: a file written and read per example
@@ -149,7 +232,10 @@ def test_a_sheet_gives_every_cell_value_or_a_note(grid, wrong_dimension, hidden)
     ws.title = "Data"
     for r, row in enumerate(grid, 1):
         for c, v in enumerate(row, 1):
-            ws.cell(r, c, v)
+            if isinstance(v, tuple):
+                ws.cell(r, c, v[0]).number_format = v[1]
+            else:
+                ws.cell(r, c, v)
     if hidden:
         h = wb.create_sheet("Draft")
         h["A1"] = "draft words"
@@ -170,6 +256,8 @@ def test_a_sheet_gives_every_cell_value_or_a_note(grid, wrong_dimension, hidden)
         assert all(k[0] == "Draft" or str(v).startswith("=") for k, v in values.items()), e
         return
     cells = {(s.sheet, s.row, s.col): doc.text[s.start:s.end] for s in doc.locators.cells}
+    spans = {(s.sheet, s.row, s.col): s for s in doc.locators.cells}
+    event(f"percent cells: {sum(1 for k in values if ref[k[0]].cell(k[1], k[2]).number_format.endswith('%'))}")
     said = " ".join(doc.locators.notes)
     for (sheet, r, c), v in values.items():
         where = f"{sheet}!{get_column_letter(c)}{r}"
@@ -177,6 +265,10 @@ def test_a_sheet_gives_every_cell_value_or_a_note(grid, wrong_dimension, hidden)
             assert "sheet 'Draft' is hidden: skipped" in said
         elif isinstance(v, str) and v.startswith("="):  # openpyxl writes no cached value
             assert f"{where}: formula without a cached value ({v})" in said
+        elif ref[sheet].cell(r, c).number_format in ("0%", "0.00%"):  # shown as the sheet shows it, stored kept
+            span = spans[(sheet, r, c)]
+            assert doc.text[span.start:span.end] == _percent(v, ref[sheet].cell(r, c).number_format), where
+            assert span.stored == "" or float(span.stored) == v, where
         else:
             assert cells[(sheet, r, c)] == str(v).strip(), where
 

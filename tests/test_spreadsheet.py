@@ -60,7 +60,7 @@ def test_workbook_canonical_text_sections_and_notes():
     # header row once, then one "header: value" paragraph a row; the formula's cached 42; the merge once;
     # the hidden sheet left out
     assert doc.text == PRICES_TEXT
-    assert doc.extractor == "xlsx" and doc.extractor_version == "2" and doc.title == "prices"
+    assert doc.extractor == "xlsx" and doc.extractor_version == "3" and doc.title == "prices"
     assert [s.title for s in doc.sections] == ["Q1 prices", "Notes"]
     assert "secret draft" not in doc.text
     assert doc.locators.notes == ("sheet 'Draft' is hidden: skipped",)
@@ -204,3 +204,93 @@ def test_bad_workbooks_give_one_reason():
         document_from_bytes("empty.xlsx", _xlsx(only_hidden))
     assert str(e.value) == ("no value in any visible sheet (sheet 'Visible' holds no value: skipped; "
                             "sheet 'H' is hidden: skipped)")
+
+
+# --------------------------------------------------------------------------- cells as the sheet shows them (issue 53)
+
+def _excel_display(value, fmt: str) -> str:
+    """The independent reading of the formats this test writes: Python's own format specifications, one per
+    number format code, half away from zero as Excel rounds (never the product's formatter)."""
+    from decimal import ROUND_HALF_UP, Decimal
+
+    def rounded(x, places):
+        return Decimal(repr(x)).quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+
+    specs = {"0%": lambda v: f"{rounded(v * 100, 0):.0f}%", "0.0%": lambda v: f"{rounded(v * 100, 1):.1f}%",
+             "0.00%": lambda v: f"{rounded(v * 100, 2):.2f}%", "0.00": lambda v: f"{rounded(v, 2):.2f}",
+             "#,##0": lambda v: f"{rounded(v, 0):,.0f}", "#,##0.00": lambda v: f"{rounded(v, 2):,.2f}",
+             '"$"#,##0.00': lambda v: ("-" if v < 0 else "") + f"${rounded(abs(v), 2):,.2f}",
+             '0.0 "kg"': lambda v: f"{rounded(v, 1):.1f} kg"}
+    return specs[fmt](value)
+
+
+SHOWN = [(0.15, "0%"), (0.155, "0.0%"), (0.0725, "0.00%"), (3.14159, "0.00"), (1234567.891, "#,##0"),
+         (1234.5, "#,##0.00"), (-5, '"$"#,##0.00'), (12, '0.0 "kg"')]
+
+
+def _formatted_workbook() -> bytes:
+    import xlsxwriter
+
+    buf = io.BytesIO()
+    wb = xlsxwriter.Workbook(buf, {"in_memory": True})
+    ws = wb.add_worksheet("Targets")
+    ws.write_row(0, 0, ["metric", "value", "plain"])
+    for r, (v, fmt) in enumerate(SHOWN, start=1):
+        ws.write(r, 0, f"m{r}")
+        ws.write_number(r, 1, v, wb.add_format({"num_format": fmt}))
+        ws.write_number(r, 2, v)  # General: read as stored
+    ws.write(len(SHOWN) + 1, 0, "when")
+    ws.write_datetime(len(SHOWN) + 1, 1, dt.datetime(2026, 3, 1), wb.add_format({"num_format": "d mmm yyyy"}))
+    wb.close()
+    return buf.getvalue()
+
+
+def test_a_cell_reads_as_the_sheet_shows_it_and_keeps_its_stored_value():
+    import openpyxl
+
+    raw = _formatted_workbook()
+    ref = openpyxl.load_workbook(io.BytesIO(raw))["Targets"]  # the independent reading: openpyxl's number format
+    doc = document_from_bytes("targets.xlsx", raw)
+    cells = {(s.row, s.col): s for s in doc.locators.cells}
+    for r, (v, fmt) in enumerate(SHOWN, start=2):
+        c = ref.cell(r, 2)
+        assert c.number_format == fmt and c.value == v
+        span = cells[(r, 2)]
+        assert doc.text[span.start:span.end] == _excel_display(v, fmt), fmt
+        assert span.stored == cell_text(v)  # the stored value, kept with the cell's locator
+        plain = cells[(r, 3)]
+        assert doc.text[plain.start:plain.end] == cell_text(v) and plain.stored == ""
+    assert "value: 15%" in doc.text and "value: 1,234.50" in doc.text and "value: -$5.00" in doc.text
+    # a date keeps its ISO form whatever its format (dates are not read as shown)
+    span = cells[(len(SHOWN) + 2, 2)]
+    assert doc.text[span.start:span.end] == "2026-03-01" and span.stored == ""
+    # a needle typed as the sheet reads is found, and its locator is the cell that stores 0.15
+    corpus = Corpus("t", (doc,))
+    _, where, rejected = validate([Needle("n1", "metric: m1 | value: 15%", ("Target?",))], corpus)
+    assert rejected == []
+    loc = locator(doc, where["n1"].start, where["n1"].end)
+    assert (loc.sheet, loc.range) == ("Targets", "A2:B2") and check_locator(doc, loc) == ""
+
+
+def test_the_stored_value_survives_the_index_json():
+    from audit.ingest.locators import LocatorMap
+
+    doc = document_from_bytes("targets.xlsx", _formatted_workbook())
+    again = LocatorMap.from_json(doc.locators.to_json())
+    assert again == doc.locators
+    # a map written before stored values were kept (seven fields a cell) still reads
+    old = LocatorMap.from_json('{"kind":"sheet","sheets":["S"],"cells":[[0,2,0,1,1,1,1]],"cues":[],"notes":[]}')
+    assert old.cells[0].stored == ""
+
+
+@pytest.mark.parametrize("value,fmt,shown", [
+    (0.15, "0%", "15%"), (2.5, "0", "3"), (-2.5, "0", "-3"),  # half away from zero
+    (-5, "#,##0_);(#,##0)", "(5)"), (5, "#,##0_);(#,##0)", "5"),  # the negative section, padding
+    (0, '#,##0;(#,##0);"-"', "-"), (1234, "[Red]#,##0", "1,234"), (1234.5, "[$€-407] #,##0.00", "€ 1,234.50"),
+    (0.5, "#.00", ".50"), (2, "#.##", "2."), (-0.001, "0.00", "0.00"),
+    (0.15, "General", None), (45000, "yyyy-mm-dd", None), (1e6, "0.00E+00", None), (7, "@", None),
+    (1234, "#,##0,", None), (5, "[>100]0;0", None), (True, "0%", None), ("15", "0%", None)])
+def test_shown_text_by_hand(value, fmt, shown):
+    from audit.ingest.spreadsheet import shown_text
+
+    assert shown_text(value, fmt) == shown

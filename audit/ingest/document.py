@@ -19,9 +19,11 @@ __all__ = ["EXTRACTOR_VERSIONS", "LIGATURES", "STRIP_RUNNING_LINES", "Corpus", "
 #: positions' tables and columns are recorded with the document; html 3: ``<br>`` in ``<pre>``; docx 2: Word's
 #: final view of tracked changes, content controls read, the heading path recorded; webvtt 2 and srt 2: rolling
 #: captions read once; xlsx 2: a merged title above the header row is the sheet's heading; pdf 4: running lines
-#: per parity, tables with empty cells and tables read one cell per line recorded).
+#: per parity, tables with empty cells and tables read one cell per line recorded; docx 3: footnotes and
+#: endnotes read with their marks, symbol characters mapped, outline levels as headings; xlsx 3: number cells read as
+#: their common number format shows them).
 EXTRACTOR_VERSIONS = {"markdown": "2", "text": "2", "rst": "2", "pydoc-topics": "2", "pdf": "4", "html": "3",
-                      "beir": "2", "xlsx": "2", "csv": "1", "webvtt": "2", "srt": "2", "docx": "2"}
+                      "beir": "2", "xlsx": "3", "csv": "1", "webvtt": "2", "srt": "2", "docx": "3"}
 
 
 #: Suffix of a PDF's extractor version when its running headers and footers were stripped.

@@ -113,6 +113,10 @@ class CellSpan:
         1-based row and column of the cell (its top-left cell when merged).
     row_end, col_end : int
         The last row and column of a merged range (equal to ``row``/``col`` otherwise).
+    stored : str
+        The cell's stored value as text (:func:`audit.ingest.spreadsheet.cell_text`) where the text is the
+        value as the sheet shows it under its number format and differs from it (``0.15`` for ``15%``); ""
+        where the text is the stored value.
     """
 
     start: int
@@ -122,6 +126,7 @@ class CellSpan:
     col: int
     row_end: int
     col_end: int
+    stored: str = ""
 
     @property
     def ref(self) -> str:
@@ -209,7 +214,7 @@ class LocatorMap:
         ix = {s: i for i, s in enumerate(sheets)}
         return json.dumps({"kind": self.kind, "sheets": sheets,
                            "cells": [[c.start, c.end, ix[c.sheet], c.row, c.col, c.row_end, c.col_end]
-                                     for c in self.cells],
+                                     + ([c.stored] if c.stored else []) for c in self.cells],
                            "cues": [[c.start, c.end, c.t_start_ms, c.t_end_ms] for c in self.cues],
                            "notes": list(self.notes), "media": self.media,
                            "outline": [list(h) for h in self.outline]},
@@ -223,8 +228,9 @@ class LocatorMap:
         d = json.loads(text)
         sheets = d.get("sheets", [])
         return cls(kind=d["kind"],
-                   cells=tuple(CellSpan(int(a), int(b), sheets[int(s)], int(r), int(c), int(r2), int(c2))
-                               for a, b, s, r, c, r2, c2 in d.get("cells", [])),
+                   cells=tuple(CellSpan(int(a), int(b), sheets[int(s)], int(r), int(c), int(r2), int(c2),
+                                        str(rest[0]) if rest else "")
+                               for a, b, s, r, c, r2, c2, *rest in d.get("cells", [])),
                    cues=tuple(CueSpan(int(a), int(b), int(t0), int(t1)) for a, b, t0, t1 in d.get("cues", [])),
                    notes=tuple(d.get("notes", [])), media=str(d.get("media", "")),
                    outline=tuple((int(a), int(lv), str(t)) for a, lv, t in d.get("outline", [])))

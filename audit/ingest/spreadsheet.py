@@ -4,7 +4,8 @@ Each visible sheet is a section (a CSV is one sheet named after its file); its f
 value is the header row, written once as its cells joined by `` | ``; every later row is one
 paragraph of ``header: value`` pairs joined by `` | ``, so a chunk reads alone. Every character
 that comes from a cell is recorded (:class:`audit.ingest.locators.CellSpan`), which gives each
-chunk its sheet and A1 range (``#sheet=NAME&range=A2:D9``; a CSV: RFC 7111's ``#row=2-9``). A merged
+chunk its sheet and A1 range (``#sheet=NAME&range=A2:D9``; a CSV: RFC 7111's ``#row=2-9``). A number cell
+reads as the sheet shows it under a common number format (``15%``), its span keeping the stored value. A merged
 title above a sheet's header row is the sheet's ``###`` heading; a sheet is read to its real extent
 whatever dimension it declares; a CSV field may be as long as the file. Hidden sheets and formulas
 without a cached value are left out and listed (docs/definitions.md, *Canonical text*; docs/readers.md).
@@ -23,7 +24,8 @@ from typing import Callable, Iterable, Sequence
 from .document import Document
 from .locators import CellSpan, LocatorMap, a1, column_letters
 
-__all__ = ["CELL_SEPARATOR", "TextBuilder", "cell_text", "csv_document", "render_table", "xlsx_document"]
+__all__ = ["CELL_SEPARATOR", "TextBuilder", "cell_text", "csv_document", "render_table", "shown_text",
+           "xlsx_document"]
 
 #: Between two cells of a row, and between a header's names.
 CELL_SEPARATOR = " | "
@@ -93,6 +95,143 @@ def cell_text(value) -> str:
     if isinstance(value, (_dt.date, _dt.time)):
         return value.isoformat()
     return str(value).replace("\r\n", "\n").replace("\r", "\n").strip()
+
+
+_LOCALE = re.compile(r"\[\$([^\]-]*)(?:-[0-9A-Fa-f]+)?\]")
+_NUMBER_PART = set("0#,.")
+
+
+def _tokens(section: str) -> list[tuple[str, str]] | None:
+    """A format section as ``("lit", text)`` and ``("num", placeholders)`` tokens, or None for what is not read
+    here (a condition, a date or time code, a fraction, ``?`` digits, text ``@``, a fill of several numbers)."""
+    out: list[tuple[str, str]] = []
+    i, n = 0, len(section)
+    while i < n:
+        ch = section[i]
+        if ch == '"':
+            j = section.find('"', i + 1)
+            if j < 0:
+                return None
+            out.append(("lit", section[i + 1:j]))
+            i = j + 1
+        elif ch == "\\" and i + 1 < n:
+            out.append(("lit", section[i + 1]))
+            i += 2
+        elif ch == "[":
+            j = section.find("]", i)
+            if j < 0:
+                return None
+            m = _LOCALE.fullmatch(section[i:j + 1])
+            if m:
+                out.append(("lit", m.group(1)))
+            elif not re.fullmatch(r"\[(?:[A-Za-z]+|Color ?\d+)\]", section[i:j + 1]):
+                return None  # a condition ([>=100]) or an elapsed time ([h])
+            i = j + 1  # a colour: not shown
+        elif ch in "_*" and i + 1 < n:
+            i += 2  # padding the width of a character, a fill: no character of the cell's text
+        elif ch in _NUMBER_PART:
+            j = i
+            while j < n and section[j] in _NUMBER_PART:
+                j += 1
+            out.append(("num", section[i:j]))
+            i = j
+        elif ch == "%" or ch in " $-+()/:!^&'~{}<>=€£¥":
+            out.append(("lit", ch))
+            i += 1
+        else:
+            return None  # a date or time code, ?, @, E+ and anything else: not one of the common formats
+    return out if sum(1 for k, _ in out if k == "num") <= 1 else None
+
+
+def _sections(fmt: str) -> list[str]:
+    """The ``;``-separated sections of a number format (a ``;`` inside quotes or after ``\\`` is text)."""
+    parts, cur, quoted, i = [], "", False, 0
+    while i < len(fmt):
+        ch = fmt[i]
+        if ch == '"':
+            quoted = not quoted
+        elif ch == "\\" and i + 1 < len(fmt):
+            cur += fmt[i:i + 2]
+            i += 2
+            continue
+        elif ch == ";" and not quoted:
+            parts.append(cur)
+            cur = ""
+            i += 1
+            continue
+        cur += ch
+        i += 1
+    return parts + [cur]
+
+
+def shown_text(value, number_format: str | None) -> str | None:
+    """A number cell as Excel shows it under a common number format, or None (then :func:`cell_text`'s stored form).
+
+    Parameters
+    ----------
+    value : int or float
+        The stored value (a bool, text, a date or None gives None).
+    number_format : str
+        The cell's number format code (openpyxl's ``cell.number_format``).
+
+    Returns
+    -------
+    str or None
+        Read: fixed decimals (``0``, ``0.00``, ``#.##``), thousands separators (``#,##0``), percentages
+        (``0%``, ``0.0%``: the value × 100), literal text and currency signs (``"$"#,##0.00``, ``[$€-407]``,
+        ``0.0 "kg"``), the negative and zero sections (``#,##0;(#,##0);"-"``) and colours (not shown); half
+        away from zero, as Excel rounds; a result that rounds to zero has no minus sign; padding (``_)``) and
+        fills (``*``) give no character. None for ``General`` and text, dates and times (ISO, as stored), scientific notation,
+        fractions, conditions, thousands scaling (``#,##0,``) and anything else not listed: such a cell
+        reads as stored.
+    """
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not number_format:
+        return None
+    if isinstance(value, float) and (value != value or value in (float("inf"), float("-inf"))):
+        return None
+    fmt = number_format.strip()
+    if fmt.lower() in ("general", "@") or "E+" in fmt.upper() or "E-" in fmt.upper():
+        return None
+    sections = _sections(fmt)
+    if len(sections) > 4:
+        return None
+    from decimal import ROUND_HALF_UP, Decimal
+
+    d = Decimal(repr(value)) if isinstance(value, float) else Decimal(value)
+    sign = ""
+    section = sections[0]
+    if d < 0 and len(sections) >= 2 and sections[1]:
+        section, d = sections[1], -d  # the negative section shows its own signs
+    elif d < 0:
+        sign, d = "-", -d
+    if d == 0 and len(sections) >= 3 and sections[2]:
+        section = sections[2]
+    tokens = _tokens(section)
+    if tokens is None:
+        return None
+    nums = [t for k, t in tokens if k == "num"]
+    if not nums:  # a section of text alone ("zero", "-")
+        return "".join(t for _, t in tokens).strip() or None
+    pattern = nums[0]
+    whole, _, frac = pattern.partition(".")
+    if "." in frac or whole.endswith(",") or "," in frac:
+        return None  # thousands scaling, a second point
+    d = d * (Decimal(100) ** sum(t.count("%") for k, t in tokens if k == "lit"))
+    places = len(frac)
+    q = d.quantize(Decimal(1).scaleb(-places), rounding=ROUND_HALF_UP)
+    if q == 0:
+        sign = ""
+    text = f"{q:,.{places}f}" if "," in whole else f"{q:.{places}f}"
+    int_part, _, dec_part = text.partition(".")
+    optional = len(frac) - len(frac.rstrip("#"))  # trailing # digits drop their zeros
+    keep = len(dec_part) - optional
+    while len(dec_part) > keep and dec_part.endswith("0"):
+        dec_part = dec_part[:-1]
+    if int_part == "0" and "0" not in whole.replace(",", ""):
+        int_part = ""  # "#.00" shows 0.5 as .50
+    number = int_part + ("." + dec_part if "." in pattern else "")  # Excel keeps the point: 2 under #.## is "2."
+    out = sign + "".join(number if k == "num" else t for k, t in tokens)
+    return out.strip() or None
 
 
 #: A table as rendering reads it: ``(row number, [(column, text, row_end, col_end), ...])`` per row,
@@ -221,7 +360,10 @@ def xlsx_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
 
     Canonical text: ``# title`` (the workbook's title property, else ``fallback_title``), then per
     visible worksheet in workbook order ``## sheet name`` and the sheet as :func:`render_table`
-    writes it, values from :func:`cell_text`. A formula cell gives its cached value (what the
+    writes it. A number cell reads as the sheet shows it where its number format is a common one
+    (:func:`shown_text`: ``15%`` for 0.15 under ``0%``, ``1,234.50`` under ``#,##0.00``), and its span keeps
+    the stored value (:attr:`audit.ingest.locators.CellSpan.stored`); every other cell (General, text,
+    dates and times, formats not read) gives :func:`cell_text` of its value. A formula cell gives its cached value (what the
     application that saved the file computed; openpyxl ``data_only=True``); one without a cached
     value gives no text and is listed in ``locators.notes`` as ``formula without a cached value``.
     Hidden and very hidden sheets are skipped and listed; so is a sheet without a value. A merged
@@ -256,6 +398,7 @@ def xlsx_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
             notes.append(f"sheet {ws.title!r} is {ws.sheet_state.replace('veryHidden', 'very hidden')}: skipped")
             continue
         merged = {(r.min_row, r.min_col): (r.max_row, r.max_col) for r in ws.merged_cells.ranges}
+        stored: dict[tuple[int, int], str] = {}  # (row, col) → the stored value of a cell read as shown
         rows = []
         for row in ws.iter_rows():
             cells = []
@@ -268,6 +411,9 @@ def xlsx_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
                     if f is not None and c.value is None:
                         notes.append(f"{ws.title}!{a1(c.row, c.column)}: formula without a cached value ({f})")
                     continue
+                shown = shown_text(c.value, c.number_format)
+                if shown is not None and shown != text:
+                    stored[(c.row, c.column)], text = text, shown
                 r2, c2 = merged.get((c.row, c.column), (c.row, c.column))
                 cells.append((c.column, text, r2, c2))
             if cells:
@@ -279,8 +425,10 @@ def xlsx_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
         titles, rows = _title_rows(rows)
         for row, (col, text, r2, c2) in titles:
             out.heading(3, " ".join(text.split()))
-            spans.append(CellSpan(out.n - len(" ".join(text.split())), out.n, ws.title, row, col, r2, c2))
-        spans += render_table(out, rows, ws.title)
+            spans.append(CellSpan(out.n - len(" ".join(text.split())), out.n, ws.title, row, col, r2, c2,
+                                  stored.get((row, col), "")))
+        spans += [replace(sp, stored=stored[(sp.row, sp.col)]) if (sp.row, sp.col) in stored else sp
+                  for sp in render_table(out, rows, ws.title)]
     if not spans:
         raise ValueError("no value in any visible sheet" + (f" ({'; '.join(notes)})" if notes else ""))
     return _document(doc_id, out, title, "xlsx", LocatorMap("sheet", cells=tuple(spans), notes=tuple(notes)))

@@ -4,9 +4,13 @@ The body is read in order: the Title style gives the title, Heading styles give 
 (Heading 1 → ``## `` section, Heading 2–9 → ``### ``), list paragraphs are kept as list lines,
 tables are written as spreadsheets are (the header row once, then ``header: value`` rows).
 The body is Word's final view (tracked insertions kept, deletions dropped) read through content
-controls, and every heading is kept in the document's outline (its heading path). Headers,
-footers, footnotes, comments and text boxes are not read; unaccepted changes and text boxes are
-named in the document's notes (docs/definitions.md, *Canonical text*; docs/readers.md).
+controls, and every heading is kept in the document's outline (its heading path); a paragraph with an
+outline level (Word's navigation pane) is a heading like a Heading style. Footnotes and endnotes are
+read at the end of the document, each after its reference mark (``[^1]`` in the text where Word shows the
+number); symbol characters (``w:sym``, a Symbol or Wingdings font) are read as the Unicode character they
+draw. Headers, footers, comments and text boxes are not read; they, unaccepted changes, symbols
+without a Unicode mapping and notes whose mark is not in the text read are named in the document's
+notes (docs/definitions.md, *Canonical text*; docs/readers.md).
 """
 
 from __future__ import annotations
@@ -19,14 +23,33 @@ from .document import Document
 from .locators import LocatorMap
 from .spreadsheet import OLE_MAGIC, TextBuilder, _ole_reason, cell_text, render_table
 
-__all__ = ["docx_document"]
+__all__ = ["docx_document", "symbol_character"]
 
 _HEADING = re.compile(r"^heading ([1-9])$", re.I)
 _LIST_LEVEL = re.compile(r"^list(?: \w+)*? ([2-9])$", re.I)
 
 
+def _outline_level(ppr) -> int | None:
+    """The outline level a paragraph's (or a style's) properties ``ppr`` give, as a heading level (Word's 0 → 1,
+    8 → 9), 0 for body text (Word's 9), None when they set none."""
+    el = ppr.find(_W + "outlineLvl") if ppr is not None else None
+    if el is None:
+        return None
+    try:
+        val = int(el.get(_W + "val"))
+    except (TypeError, ValueError):
+        return None
+    return val + 1 if 0 <= val <= 8 else 0
+
+
 def _style_kind(style) -> tuple[str, int]:
-    """``("title", 1)``, ``("heading", n)`` or ``("", 0)`` from a paragraph style and its base styles."""
+    """``("title", 1)``, ``("heading", n)`` or ``("", 0)`` from a paragraph style and its base styles.
+
+    A style named Title or Heading N decides; else the first heading outline level set along the chain (a
+    custom "Subheading" style with outline level 2 is a Heading 2, as Word's navigation pane shows it). An
+    outline level only makes headings: "body text" (Word's TOC Heading sets it) never unmakes one, so a style
+    based on Heading 1 stays a heading whatever its outline level.
+    """
     for _ in range(8):
         if style is None:
             break
@@ -36,6 +59,9 @@ def _style_kind(style) -> tuple[str, int]:
         m = _HEADING.match(name)
         if m:
             return "heading", int(m.group(1))
+        level = _outline_level(style.element.find(_W + "pPr"))
+        if level:
+            return "heading", level
         style = style.base_style
     return "", 0
 
@@ -163,10 +189,124 @@ def _runs(element) -> list:
     return out
 
 
-def _paragraph_text(p) -> str:
-    """A paragraph's text in Word's final view: python-docx's run text (``w:t``, tabs, line breaks) of every
-    run :func:`_runs` keeps."""
-    return "".join(r.text for r in _runs(p))
+#: Adobe's Symbol encoding (Word's "Symbol" font), codes 0x20–0xFE: the Unicode character each code draws;
+#: ``\0`` where none exists (the pieces of large brackets and of the radical, the arrow extenders, the logo).
+_SYMBOL = (" !∀#∃%&∋()∗+,−./0123456789:;<=>?≅ΑΒΧΔΕΦΓΗΙϑΚΛΜΝΟΠΘΡΣΤΥςΩΞΨΖ[∴]⊥_\0αβχδεφγηιϕκλμνοπθρστυϖωξψζ{|}∼"
+           + "\0" * 33 + "€ϒ′≤⁄∞ƒ♣♦♥♠↔←↑→↓°±″≥×∝∂•÷≠≡≈…\0\0↵ℵℑℜ℘⊗⊕∅∩∪⊃⊇⊄⊂⊆∈∉∠∇®©™∏√⋅¬∧∨⇔⇐⇑⇒⇓◊〈®©™∑"
+           + "\0" * 10 + "\0〉∫⌠\0⌡" + "\0" * 9)
+#: Wingdings codes that Word's AutoCorrect and bullets use, and the Unicode character each draws
+#: (``-->`` is Wingdings F0E0, ``:)`` F04A, the check-mark bullet F0FC).
+_WINGDINGS = {0x4A: "☺", 0x4B: "😐", 0x4C: "☹", 0x6C: "●", 0x6E: "■", 0x6F: "□", 0x71: "❑", 0x75: "◆", 0x76: "❖",
+              0xA7: "▪", 0xD8: "➢", 0xDF: "←", 0xE0: "→", 0xE1: "↑", 0xE2: "↓", 0xEF: "⇦", 0xF0: "⇨", 0xF1: "⇧",
+              0xF2: "⇩", 0xFB: "✗", 0xFC: "✓", 0xFD: "☒", 0xFE: "☑"}
+#: What python-docx reads as a run's text (each child's ``str``), in the run's order.
+_RUN_TEXT = {_W + "t", _W + "tab", _W + "br", _W + "cr", _W + "noBreakHyphen", _W + "ptab"}
+#: A run's children that python-docx's run text leaves out and this reader reads.
+_MARKED = {_W + "sym", _W + "footnoteReference", _W + "endnoteReference"}
+
+
+def symbol_character(font: str, code: str) -> str | None:
+    """The Unicode character a Word symbol (``<w:sym w:font="Symbol" w:char="F0B3"/>``) draws, or None.
+
+    Parameters
+    ----------
+    font : str
+        The symbol's font (``w:font``); Symbol and Wingdings are mapped.
+    code : str
+        Its character code in hex (``w:char``). A symbol font's codes lie in U+F020–U+F0FF (Word adds
+        0xF000 to the font's own code) or are given as the font's code alone.
+
+    Returns
+    -------
+    str or None
+        ``≥`` for Symbol F0B3, ``→`` for Wingdings F0E0; the code itself as a Unicode character for a
+        text font (its code is a Unicode code point); None for a code without a mapping.
+    """
+    try:
+        n = int(code, 16)
+    except (TypeError, ValueError):
+        return None
+    own = n - 0xF000 if 0xF000 <= n <= 0xF0FF else n
+    name = (font or "").strip().lower()
+    if name == "symbol":
+        ch = _SYMBOL[own - 0x20] if 0x20 <= own <= 0xFE else "\0"
+        return ch if ch != "\0" else None
+    if name == "wingdings":
+        return _WINGDINGS.get(own)
+    if n == own and n >= 0x20 and not 0xD800 <= n <= 0xDFFF and n <= 0x10FFFF:
+        return chr(n)  # a text font: the code is the character's code point
+    return None
+
+
+class _Marks:
+    """Footnote and endnote marks given as the text is read, and the symbols found without a mapping.
+
+    Footnotes are numbered 1, 2, 3… and endnotes i, ii, iii… in the order their marks are read (Word's
+    default numbering); a note without text gives no mark.
+    """
+
+    def __init__(self, footnotes: dict[str, str], endnotes: dict[str, str],
+                 unmapped_in: dict[tuple[str, str], list[str]] | None = None) -> None:
+        self.notes = {"footnote": footnotes, "endnote": endnotes}
+        self._unmapped_in = unmapped_in or {}  # (kind, note id) → the symbols without a mapping in that note
+        self.read: dict[str, list[tuple[str, str]]] = {"footnote": [], "endnote": []}  # (mark, text)
+        self.given: dict[tuple[str, str], str] = {}  # (kind, note id) → its mark's label
+        self.unmapped: list[str] = []  # "Wingdings F0E8"
+
+    def mark(self, kind: str, note_id: str | None) -> str:
+        key = (kind, note_id or "")
+        if key in self.given:
+            return f"[^{self.given[key]}]"
+        text = self.notes[kind].get(note_id or "")
+        if not text:
+            return ""
+        n = len(self.read[kind]) + 1
+        label = str(n) if kind == "footnote" else _roman(n)
+        self.given[key] = label
+        self.read[kind].append((label, text))
+        self.unmapped += self._unmapped_in.get(key, [])
+        return f"[^{label}]"
+
+    def symbol(self, el) -> str:
+        font, code = el.get(_W + "font") or "", el.get(_W + "char") or ""
+        ch = symbol_character(font, code)
+        if ch is None:
+            self.unmapped.append(f"{font or 'no font'} {code.upper() or '(no code)'}")
+            return ""
+        return ch
+
+
+def _roman(n: int) -> str:
+    """``n`` in lower-case Roman numerals (Word's endnote numbers: i, ii, iii, iv…)."""
+    out = ""
+    for value, letters in ((1000, "m"), (900, "cm"), (500, "d"), (400, "cd"), (100, "c"), (90, "xc"), (50, "l"),
+                           (40, "xl"), (10, "x"), (9, "ix"), (5, "v"), (4, "iv"), (1, "i")):
+        while n >= value:
+            out += letters
+            n -= value
+    return out
+
+
+def _run_text(r, marks: "_Marks | None") -> str:
+    """A run's text: python-docx's (``w:t``, tabs, line breaks) with its symbols (``w:sym``) as the characters they
+    draw and its footnote and endnote references as their marks (``[^1]``; none without ``marks``)."""
+    if not any(c.tag in _MARKED for c in r):
+        return r.text
+    out = []
+    for c in r:
+        if c.tag in _RUN_TEXT:
+            out.append(str(c))
+        elif c.tag == _W + "sym":
+            out.append(marks.symbol(c) if marks is not None else (symbol_character(
+                c.get(_W + "font") or "", c.get(_W + "char") or "") or ""))
+        elif marks is not None and c.tag in (_W + "footnoteReference", _W + "endnoteReference"):
+            out.append(marks.mark("footnote" if c.tag == _W + "footnoteReference" else "endnote", c.get(_W + "id")))
+    return "".join(out)
+
+
+def _paragraph_text(p, marks: "_Marks | None" = None) -> str:
+    """A paragraph's text in Word's final view: the text (:func:`_run_text`) of every run :func:`_runs` keeps."""
+    return "".join(_run_text(r, marks) for r in _runs(p))
 
 
 def _blocks(container) -> list:
@@ -184,10 +324,10 @@ def _blocks(container) -> list:
     return out
 
 
-def _cell_text(tc) -> str:
+def _cell_text(tc, marks: "_Marks | None" = None) -> str:
     """A table cell's text: its paragraphs in Word's final view (those of a nested table and of content
     controls included), one line each."""
-    return "\n".join(_paragraph_text(p) for p in tc.iter(_W + "p")
+    return "\n".join(_paragraph_text(p, marks) for p in tc.iter(_W + "p")
                      if not any(a.tag == _W + "txbxContent" for a in p.iterancestors()))
 
 
@@ -206,7 +346,7 @@ def _unwrap_controls(tbl) -> None:
         parent.remove(el)
 
 
-def _table_rows(table) -> list:
+def _table_rows(table, marks: "_Marks | None" = None) -> list:
     """The table's non-empty cells as :func:`~audit.ingest.spreadsheet.render_table` reads them.
 
     A merged cell (python-docx repeats it in each grid cell it covers) is given once, at its
@@ -228,12 +368,85 @@ def _table_rows(table) -> list:
             r2 = r
             while r2 + 1 < len(grid) and c < len(grid[r2 + 1]) and grid[r2 + 1][c] is tc:
                 r2 += 1
-            text = cell_text(_cell_text(tc))
+            text = cell_text(_cell_text(tc, marks))
             if text:
                 cells.append((c + 1, text, r2 + 1, c2 + 1))
         if cells:
             rows.append((r + 1, cells))
     return rows
+
+
+_REL = "http://schemas.openxmlformats.org/officeDocument/2006/relationships/"
+#: The parts beside the body that a Word file relates to its document, by relationship type.
+_PARTS = {"footnotes": _REL + "footnotes", "endnotes": _REL + "endnotes", "header": _REL + "header",
+          "footer": _REL + "footer", "comments": _REL + "comments"}
+
+
+def _related(document, kind: str) -> list:
+    """The XML roots of the parts of ``kind`` (a key of :data:`_PARTS`) the document relates to, in relationship
+    order, parsed as python-docx parses the body (its run elements read their text alike); a part that does not
+    parse is left out (the body is what matters)."""
+    from docx.oxml.parser import parse_xml
+
+    out = []
+    for rel in document.part.rels.values():
+        if rel.is_external or rel.reltype != _PARTS[kind]:
+            continue
+        try:
+            out.append(parse_xml(rel.target_part.blob))
+        except Exception:  # a damaged side part: the body is still read
+            continue
+    return out
+
+
+def _notes_of(document, kind: str, unmapped: dict) -> dict[str, str]:
+    """``id → text`` of the footnotes or endnotes (``kind`` ``footnote``/``endnote``) Word numbers: every note
+    but the separators, its paragraphs in the final view, one line each; the symbols without a mapping in each
+    go into ``unmapped`` under ``(kind, id)`` (counted once the note is read)."""
+    out = {}
+    for root in _related(document, kind + "s"):
+        for note in root.iter(_W + kind):
+            if note.get(_W + "type") not in (None, "normal"):
+                continue  # the separator lines Word draws above the notes
+            own = _Marks({}, {})
+            lines = [" ".join(_paragraph_text(p, own).split()) for p in note.iter(_W + "p")]
+            note_id = note.get(_W + "id") or ""
+            out[note_id] = "\n".join(x for x in lines if x)
+            if own.unmapped:
+                unmapped[(kind, note_id)] = own.unmapped
+    return out
+
+
+def _side_notes(document, marks: _Marks) -> list[str]:
+    """What the parts beside the body hold that is not read: notes whose mark is not in the text read, page
+    headers and footers, comments; and the symbols without a Unicode mapping. One note each."""
+    notes = []
+    for kind in ("footnote", "endnote"):
+        left = [t for i, t in marks.notes[kind].items() if t and (kind, i) not in marks.given]
+        if left:
+            notes.append(f"{len(left)} {kind}{'s' * (len(left) != 1)} whose reference mark is not in the text read "
+                         f"(in a text box or a deletion): not read ({sum(map(len, left))} characters)")
+    for kind, what in (("header", "page header"), ("footer", "page footer")):
+        texts = [t for t in (_part_text(r) for r in _related(document, kind)) if t]
+        if texts:
+            notes.append(f"{len(texts)} {what}{'s' * (len(texts) != 1)} not read ({sum(map(len, texts))} "
+                         f"characters: {texts[0][:60]!r})")
+    comments = [t for r in _related(document, "comments") for t in (_part_text(c) for c in r.iter(_W + "comment"))
+                if t]
+    if comments:
+        notes.append(f"{len(comments)} comment{'s' * (len(comments) != 1)} not read "
+                     f"({sum(map(len, comments))} characters)")
+    if marks.unmapped:
+        seen = list(dict.fromkeys(marks.unmapped))
+        notes.append(f"{len(marks.unmapped)} symbol character{'s' * (len(marks.unmapped) != 1)} without a Unicode "
+                     f"mapping left out ({', '.join(seen[:5])}{', …' if len(seen) > 5 else ''})")
+    return notes
+
+
+def _part_text(el) -> str:
+    """The text of an element of a side part (a header, a comment): its paragraphs in the final view, whitespace
+    runs as one space."""
+    return " ".join(" ".join(_paragraph_text(p) for p in el.iter(_W + "p")).split())
 
 
 def _reader_notes(body) -> list[str]:
@@ -270,6 +483,13 @@ def docx_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
     with its level, which gives a range its heading path, and the notes (unaccepted tracked
     changes, text boxes not read).
 
+    A footnote or endnote reference gives its mark in the text (``[^1]``: footnotes 1, 2, 3…, endnotes i, ii,
+    iii…, in the order read) and the notes follow the body under ``## Footnotes`` and ``## Endnotes``, one
+    ``[^1]: text`` paragraph each (in the outline as headings of level 1). A symbol (``w:sym``) gives the
+    character :func:`symbol_character` maps it to. A paragraph whose style (or own properties) sets an
+    outline level is a heading of that level. The notes also name page headers, footers and comments (not
+    read), footnotes whose mark is not in the text read, and symbols without a mapping (left out).
+
     Raises
     ------
     ValueError
@@ -295,22 +515,27 @@ def docx_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
         raise ValueError(f"corrupt Word file ({type(e).__name__}: {first})") from None
     numbering = _Numbering(document)
     styles = _Styles(document)
+    unmapped: dict = {}
+    marks = _Marks(_notes_of(document, "footnote", unmapped), _notes_of(document, "endnote", unmapped), unmapped)
     title = None
     body = TextBuilder()
     outline: list[tuple[int, int, str]] = []  # (offset in body, level as styled, text)
     in_list = False
     for item in items:
         if isinstance(item, Table):
-            rows = _table_rows(item)
+            rows = _table_rows(item, marks)
             if rows:
                 render_table(body, rows, "", label=lambda c: f"column {c}")
                 in_list = False
             continue
-        text = _paragraph_text(item._p).replace("\r\n", "\n").replace("\r", "\n").strip()
+        text = _paragraph_text(item._p, marks).replace("\r\n", "\n").replace("\r", "\n").strip()
         if not text:
             continue
         style = styles.of(item)
         kind, level = styles.kind(style)
+        own = _outline_level(item._p.find(_W + "pPr"))
+        if own and kind != "title":  # the paragraph's own outline level makes it a heading of that level
+            kind, level = "heading", own
         if kind == "title" and title is None:
             title = " ".join(text.split())
             continue
@@ -332,6 +557,13 @@ def docx_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
         body.block()
         body.add(text)
         in_list = False
+    for kind, heading in (("footnote", "Footnotes"), ("endnote", "Endnotes")):
+        if marks.read[kind] and body.n:
+            outline.append((body.n + 2, 1, heading))
+            body.heading(2, heading)
+            for label, note in marks.read[kind]:
+                body.block()
+                body.add(f"[^{label}]: {note}")
     title = title or " ".join(core_title.split()) or fallback_title
     if not body.n:
         raise ValueError("no text in the Word file")
@@ -345,6 +577,6 @@ def docx_document(doc_id: str, raw: bytes, fallback_title: str) -> Document:
 
     doc = markdown_document(doc_id, out.text, source=doc_id, extractor="docx", fallback_title=title,
                             headings=headings)
-    lmap = LocatorMap("text", notes=tuple(_reader_notes(body_el)),
+    lmap = LocatorMap("text", notes=tuple(_reader_notes(body_el) + _side_notes(document, marks)),
                       outline=tuple((offset + at, lv, t) for at, lv, t in outline))
     return replace(doc, title=title, locators=lmap)
