@@ -67,6 +67,14 @@ def _fig(name: str, value: Any, shown: str | None = None, run: str | None = None
     return f'<{tag}{attrs} data-value="{_e(raw)}">{_e(shown if shown is not None else raw)}</{tag}>'
 
 
+def _needed_cell(q: Mapping | None, pair: str) -> str:
+    """A comparison's ``questions_needed`` (``{N, power, alpha, note}``) as one figure: ``N (80%)`` or its note."""
+    if not q:
+        return "n/a"
+    shown = (f"{q['N']:,} ({q.get('power', 0):.0%})" if q.get("N") is not None else str(q.get("note")))
+    return _fig("questions_needed", q.get("N") if q.get("N") is not None else q.get("note"), shown, pair)
+
+
 def _table(head: Sequence[str], rows: Iterable[Sequence[str]], cls: str = "") -> str:
     """A table whose cells are already HTML (each built with :func:`_e` or :func:`_fig`)."""
     h = "".join(f"<th>{_e(c)}</th>" for c in head)
@@ -326,11 +334,14 @@ def _comparison(report, data: Mapping) -> str:
                          _fig("p", c.get("p"), format_p(c["p"]) if c.get("p") is not None else "n/a", pair),
                          _fig("p_holm", c.get("p (Holm)"),
                               format_p(c["p (Holm)"]) if c.get("p (Holm)") is not None else "n/a", pair),
-                         _e(c.get("queries needed"))])
+                         _needed_cell(c.get("questions_needed"), pair)])
         out.append("<p>Paired sign tests on Success@k (wins: questions <i>a</i> finds in the top k and <i>b</i> "
                    "misses; exact two-sided binomial test on the discordant questions), p Holm-adjusted "
                    + ("over this table" if any(r.get("strategy") for r in rows) else "per k") + ".</p>"
-                   + _table(["a", "b", "k", "wins", "losses", "p", "p (Holm)", "queries needed"], body))
+                   + _table(["a", "b", "k", "wins", "losses", "p", "p (Holm)", "questions needed (power)"], body)
+                   + "<p>Questions needed: the smallest number of questions whose exact two-sided sign test detects a "
+                     "difference like the one observed (same discordance rate and win share) with the stated power "
+                     "(docs/definitions.md, <i>Questions needed</i>).</p>")
     lost = [t for t in report.tests if t.win_ids or t.loss_ids]
     if lost:
         body = [[_e(t.a), _e(t.b), _e(t.k), _e(", ".join(t.win_ids) or "—"), _e(", ".join(t.loss_ids) or "—")]
