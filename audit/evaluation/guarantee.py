@@ -121,9 +121,11 @@ class Certified:
         if self.n == 0:
             return f"no {noun} to certify anything with"
         more = max(0, self.needed_at_zero - self.n)
-        return (f"no cut can promise that it {what} at most {self.target:.0%} of the time with {conf} confidence: "
-                f"{self.n} {noun} support it only if none goes wrong at {self.needed_at_zero} or more"
-                + (f" (needs {more} more)" if more else ""))
+        verb = "bluffed" if self.side == "bluff" else "abandoned"
+        why = (f"{self.n} {noun} are too few: it takes at least {self.needed_at_zero} with none {verb} "
+               f"(needs {more} more)" if more else
+               f"even the strictest cut tested has {self.errors} of {self.n} {verb}")
+        return f"no cut can promise that it {what} at most {self.target:.0%} of the time with {conf} confidence: {why}"
 
 
 def certify(cuts: Sequence[float], errors: Sequence[int], n: int, target: float, delta: float,
