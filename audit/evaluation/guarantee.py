@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
-__all__ = ["Certified", "CertifiedRange", "certified_range", "certify", "questions_at_zero", "upper_bound"]
+__all__ = ["Certified", "CertifiedRange", "Guarantee", "certified_range", "certify", "questions_at_zero", "run_guarantee",
+           "upper_bound"]
 
 
 @lru_cache(maxsize=4096)
@@ -224,3 +225,64 @@ def certified_range(gate_cuts: Sequence[float], cuts: Sequence[float], bluffs: S
     up = replace(up, cut=None if hi is None else float(cuts[hi]))
     down = replace(down, cut=None if lo is None else float(cuts[lo]))
     return CertifiedRange(up, down, delta, None if empty else down.cut, None if empty else up.cut, empty)
+
+
+#: The sample the bounds rest on, said with them.
+SAMPLE = ("the labelled questions of this audit ({ind} in-domain, {ood} out-of-domain): the promise holds for "
+          "questions drawn like them")
+
+
+@dataclass(frozen=True)
+class Guarantee:
+    """What one run's sweep can promise (docs/definitions.md, *The certified cut*).
+
+    Attributes
+    ----------
+    certified : Certified
+        The bluff side at confidence 1 − δ (:func:`audit.evaluation.guarantee.certify`).
+    abandoned : Certified
+        The abandoned-answerable side at 1 − δ.
+    range : CertifiedRange
+        Both sides at δ/2 each.
+    at_cut : float
+        The bluff rate's upper bound (1 − δ) at the cut applied.
+    auc : Auc or None
+        The gate value's ROC AUC, in-domain questions positive (:func:`audit.evaluation.auc.roc_auc`).
+    answerable : int
+        In-domain questions whose top 4 held the answer with no threshold.
+    sample : str
+        Which questions the bounds rest on.
+    """
+
+    certified: object
+    abandoned: object
+    range: object
+    at_cut: float
+    auc: object
+    answerable: int
+    sample: str
+
+
+def run_guarantee(t, qs, kind, targets) -> Guarantee:
+    """The :class:`Guarantee` of one run's threshold ``t`` (:class:`audit.evaluation.threshold.RunThreshold`: its
+    sweep in the run's units, gate order), its gate queries ``qs`` (gate values) and score ``kind``, at ``targets``
+    (:class:`audit.evaluation.targets.Targets`)."""
+    import numpy as np
+
+    from .auc import roc_auc
+    from .threshold import KEEP, gate_distance
+
+    rows = [c for c in t.sweep if np.isfinite(c.threshold)]
+    cuts = [c.threshold for c in rows]
+    n_out = t.at_cut.out_of_domain
+    answerable = sum(1 for q in qs if q.in_domain and bool(np.asarray(q.correct)[:KEEP].any()))
+    up = certify(cuts, [c.bluff for c in rows], n_out, targets.alpha, targets.delta, "bluff")
+    down = certify(cuts[::-1], [c.abandoned_answerable for c in rows][::-1], answerable, targets.beta,
+                   targets.delta, "abandoned")
+    rng = certified_range([kind.to_gate(c) for c in cuts], cuts, [c.bluff for c in rows], n_out,
+                          [c.abandoned_answerable for c in rows], answerable, targets.alpha, targets.beta,
+                          targets.delta)
+    auc = roc_auc([-gate_distance(q) for q in qs if q.in_domain], [-gate_distance(q) for q in qs if not q.in_domain])
+    sample = SAMPLE.format(ind=t.at_cut.in_domain, ood=n_out)
+    return Guarantee(up, down, rng, upper_bound(t.at_cut.bluff, n_out, targets.delta) if n_out else float("nan"),
+                     auc, answerable, sample)

@@ -11,13 +11,12 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from ...evaluation.auc import roc_auc
-from ...evaluation.guarantee import certified_range, certify, upper_bound
+from ...evaluation.guarantee import run_guarantee
 from ...evaluation.saved_cut import choose, load_cuts
-from ...evaluation.threshold import KEEP, bluffs, gate_distance, gate_queries, run_threshold
+from ...evaluation.threshold import KEEP, bluffs, gate_queries, run_threshold
 from .base import Section
 
-__all__ = ["Guarantee", "RunCut", "ThresholdSection", "guarantee", "primary_run"]
+__all__ = ["RunCut", "ThresholdSection", "primary_run"]
 
 #: Sweep rows a text report shows of the primary run (evenly spaced over the sweep, plus the cut's own row).
 TEXT_ROWS = 15
@@ -27,7 +26,7 @@ TEXT_ROWS = 15
 class RunCut:
     """One run's threshold: the :class:`~audit.evaluation.threshold.RunThreshold`, the
     :class:`~audit.evaluation.saved_cut.CutChoice` behind its cut, its bluffs at the cut (gate values) and the run;
-    the guarantee (:class:`Guarantee`)."""
+    the guarantee (:class:`audit.evaluation.guarantee.Guarantee`)."""
 
     threshold: object
     choice: object
@@ -35,61 +34,6 @@ class RunCut:
     run: object
     bluff_rows: tuple = ()
     guarantee: object = None
-
-
-#: The sample the bounds rest on, said with them.
-SAMPLE = ("the labelled questions of this audit ({ind} in-domain, {ood} out-of-domain): the promise holds for "
-          "questions drawn like them")
-
-
-@dataclass(frozen=True)
-class Guarantee:
-    """What one run's sweep can promise (docs/definitions.md, *The certified cut*).
-
-    Attributes
-    ----------
-    certified : Certified
-        The bluff side at confidence 1 − δ (:func:`audit.evaluation.guarantee.certify`).
-    abandoned : Certified
-        The abandoned-answerable side at 1 − δ.
-    range : CertifiedRange
-        Both sides at δ/2 each.
-    at_cut : float
-        The bluff rate's upper bound (1 − δ) at the cut applied.
-    auc : Auc or None
-        The gate value's ROC AUC, in-domain questions positive (:func:`audit.evaluation.auc.roc_auc`).
-    answerable : int
-        In-domain questions whose top 4 held the answer with no threshold.
-    sample : str
-        Which questions the bounds rest on.
-    """
-
-    certified: object
-    abandoned: object
-    range: object
-    at_cut: float
-    auc: object
-    answerable: int
-    sample: str
-
-
-def guarantee(t, qs, kind, targets) -> Guarantee:
-    """The :class:`Guarantee` of one run's threshold ``t`` (its sweep in run units, gate order), its gate queries
-    ``qs`` (gate values) and score ``kind``, at ``targets`` (:class:`audit.evaluation.targets.Targets`)."""
-    rows = [c for c in t.sweep if np.isfinite(c.threshold)]
-    cuts = [c.threshold for c in rows]
-    n_out = t.at_cut.out_of_domain
-    answerable = sum(1 for q in qs if q.in_domain and bool(np.asarray(q.correct)[:KEEP].any()))
-    up = certify(cuts, [c.bluff for c in rows], n_out, targets.alpha, targets.delta, "bluff")
-    down = certify(cuts[::-1], [c.abandoned_answerable for c in rows][::-1], answerable, targets.beta,
-                   targets.delta, "abandoned")
-    rng = certified_range([kind.to_gate(c) for c in cuts], cuts, [c.bluff for c in rows], n_out,
-                          [c.abandoned_answerable for c in rows], answerable, targets.alpha, targets.beta,
-                          targets.delta)
-    auc = roc_auc([-gate_distance(q) for q in qs if q.in_domain], [-gate_distance(q) for q in qs if not q.in_domain])
-    sample = SAMPLE.format(ind=t.at_cut.in_domain, ood=n_out)
-    return Guarantee(up, down, rng, upper_bound(t.at_cut.bluff, n_out, targets.delta) if n_out else float("nan"),
-                     auc, answerable, sample)
 
 
 def primary_run(runset, names) -> str | None:
@@ -143,7 +87,7 @@ class ThresholdSection(Section):
             qs = gate_queries(rs, run)
             bl = tuple(bluffs(qs, run.gate_kind.to_gate(t.cut), rs.space(run)))
             rows = _with_locators(rs, [_bluff_row(run, b) for b in bl], rs.space(run))
-            out[run.name] = RunCut(t, choice, bl, run, tuple(rows), guarantee(t, qs, run.gate_kind, inputs.targets))
+            out[run.name] = RunCut(t, choice, bl, run, tuple(rows), run_guarantee(t, qs, run.gate_kind, inputs.targets))
         return out or None
 
     def to_json(self, cuts):
