@@ -26,7 +26,7 @@ __all__ = ["LIMIT", "QuestionsNeeded", "questions_for_half_width", "questions_fo
 #: Beyond this many questions "questions needed" says "more than 100,000".
 LIMIT = 100_000
 #: Up to this N every N is tried in turn; beyond it N doubles until the power reaches the target, then bisects.
-SCAN_TO = 4096
+SCAN_TO = 1024
 _BLOCK = 256
 
 
@@ -89,11 +89,25 @@ def _cutoffs(D: np.ndarray, alpha: float) -> np.ndarray:
     return c.astype(np.int64)
 
 
+#: ``c_D`` for D = 0, 1, … already computed, per level α (they depend on nothing else).
+_CUTOFFS: dict = {}
+
+
+def _cutoffs_to(dmax: int, alpha: float) -> np.ndarray:
+    """``c_D`` for D = 0 … at least ``dmax``, grown by doubling and kept per ``alpha``."""
+    have = _CUTOFFS.get(alpha, np.empty(0, dtype=np.int64))
+    if len(have) <= dmax:
+        size = max(1024, 1 << dmax.bit_length())
+        have = np.concatenate([have, _cutoffs(np.arange(len(have), size), alpha)])
+        _CUTOFFS[alpha] = have
+    return have
+
+
 def _reject(D: np.ndarray, w: float, alpha: float) -> np.ndarray:
     from scipy.special import bdtr, bdtrc
 
     D = np.asarray(D, dtype=np.int64)
-    c = _cutoffs(D, alpha)
+    c = _cutoffs_to(int(D.max()) if len(D) else 0, alpha)[D]
     cc = np.clip(c, 0, None)
     p = bdtr(cc, D, w) + bdtrc(np.clip(D - cc - 1, 0, None), D, w)
     return np.where(c >= 0, p, 0.0)
