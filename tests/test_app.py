@@ -483,6 +483,12 @@ def test_upgrade_diff_between_two_index_files(test_env, tmp_path):
                                                                                                "rank after")})
     lost = int(_metric(at, "Judged questions lost at k=8"))
     assert lost == int(((ranks["rank before"] <= 8) & ~(ranks["rank after"] <= 8)).sum())
+    # beside the p, the questions a sign test needs for 80% power (issue 52), the table's column the same N
+    tests = _table(at, "k", "questions needed")
+    power = [_text(c) for c in at.caption if "Questions needed at k=8" in _text(c)]
+    n8 = tests.loc[tests["k"] == 8, "questions needed"].iloc[0]
+    assert power and (n8 == "never" and "no number of questions" in power[0]
+                      or f"{n8} questions detect" in power[0])
     _provenance(at)
 
 
