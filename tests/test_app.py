@@ -180,6 +180,10 @@ def test_strategies_table_filter_pairs_and_rank_matrix():
     pairs = _table(at, "wins (a hits, b misses)")
     row = pairs[(pairs["a"] == "A/dense") & (pairs["b"] == "C/dense")].iloc[0]
     assert len(_table(at, "outcome")) == row["wins (a hits, b misses)"] + row["losses"]
+    # beside it, the power sentence of that pair, its N the table's "questions needed" (issue 52)
+    need = row["questions needed"]
+    text = " ".join(_text(m) for m in at.markdown if "Questions needed" in _text(m))
+    assert (need == "never" and "no number of questions" in text) or f"{need} questions detect" in text
     # missed everywhere: no remaining row has a rank within the top k
     at.checkbox(key="missed_only").check().run()
     rm = _table(at, "question", "A/dense").drop(columns=["question"])
