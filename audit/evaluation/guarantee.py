@@ -120,7 +120,7 @@ class Certified:
             return (f"at {self.cut:.4g} the system {what} at most {self.target:.0%} of the time, with {conf} "
                     f"confidence ({self.errors} of {self.n} seen; exact upper bound {self.bound:.1%})")
         if self.n == 0:
-            return f"no {noun} to certify anything with"
+            return f"there are no {noun} to bound this rate with"
         more = max(0, self.needed_at_zero - self.n)
         verb = "bluffed" if self.side == "bluff" else "abandoned"
         why = (f"{self.n} {noun} are too few: it takes at least {self.needed_at_zero} with none {verb} "
