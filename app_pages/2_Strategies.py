@@ -99,8 +99,8 @@ else:
         with st.expander("All pairs as a table"):
             table(pairs_frame(tests), "pairs_table", f"paired_tests_at_{pk}.csv", "Download paired tests (CSV)",
                   formats={"p": "%.4f", "p (Holm)": "%.4f"},
-                  help={"queries needed": "the observed win/loss ratio scaled up until p < 0.05; — when already "
-                                          "significant"})
+                  help={"questions needed": "questions whose exact sign test (α = 0.05) detects a difference "
+                                            "like this one with 80% power"})
         c1, c2 = st.columns(2)
         c1.selectbox("Pair: run a", cols, index=0, key="pair_a")
         c2.selectbox("Pair: run b", cols, index=1, key="pair_b")
@@ -111,11 +111,7 @@ else:
             t = oriented_pair(tests, a, b)
             st.markdown(f"**{md(a)}** vs **{md(b)}** at k={pk}: +{len(t.win_ids)} / −{len(t.loss_ids)}, p = {t.p:.4g}, "
                         f"Holm p = {t.p_holm:.4g} → " + ("**significant**" if t.significant else "not significant"))
-            if not t.significant:
-                st.markdown(
-                    f"Queries needed (the observed win/loss ratio scaled up until p < 0.05): **{t.queries_needed}** "
-                    f"(this run set has {t.n})" if t.queries_needed else
-                    "Queries needed: **never** — wins equal losses, scaling the sample up cannot separate them.")
+            st.markdown(f"Questions needed: {md(t.needed().sentence())} (this run set has {t.n}).")
             table(discordant_frame(t, rs.in_domain), "discordant_table", "discordant.csv",
                   "Download discordant queries (CSV)")
     else:

@@ -18,6 +18,8 @@ from audit.views.threshold import (
     histogram_step,
     plural,
     sweep_window,
+    Targets,
+    promise_view,
     threshold_view,
 )
 from ui import cache, context, download, footer, stop, table
@@ -69,6 +71,35 @@ st.caption(f"At {cut:.4g} ({how}): in domain {counts.answered} answered + {count
            f"cut: {view.balanced:.4g} — among the cuts with the fewest bluffs + abandoned answerable, none beaten on "
            "every outcome, the middle of the widest run of equal counts: a computed default, not a recommendation; "
            "the right cut depends on what a bluff costs against an abandoned answer.")
+st.subheader("The promise")
+t1, t2, t3 = st.columns(3)
+t1.number_input("Bluff rate at most (%)", 0.1, 50.0, 5.0, 0.5, key="certified_alpha",
+                help="α: the share of out-of-domain questions the certified cut may answer")
+t2.number_input("Confidence (%)", 50.0, 99.9, 95.0, 0.5, key="certified_confidence",
+                help="1 − δ: how sure the promise is; the certified range spends half of δ on each side")
+t3.number_input("Abandoned answerable at most (%)", 0.1, 50.0, 10.0, 0.5, key="certified_beta",
+                help="β: the share of answerable in-domain questions a cut of the certified range may abandon")
+targets = Targets(alpha=st.session_state["certified_alpha"] / 100,
+                  delta=round(1 - st.session_state["certified_confidence"] / 100, 9),
+                  beta=st.session_state["certified_beta"] / 100)
+promise = promise_view(pc.page, cut, targets)
+g = promise.guarantee
+m1, m2, m3, m4 = st.columns(4)
+m1.metric("Certified cut", "none" if g.certified.cut is None else f"{g.certified.cut:.4g}",
+          help="the loosest cut whose exact upper bound on the bluff rate is at most the target, testing cuts from "
+               "the strictest and stopping at the first that fails (fixed-sequence testing)")
+m2.metric("Balanced cut", f"{view.balanced:.4g}", help="fewest bluffs + abandoned answerable: a default, no promise")
+m3.metric(f"Bluff rate bound at {cut:.4g}", "n/a" if math.isnan(promise.bound) else f"{promise.bound:.1%}",
+          help="exact (Clopper-Pearson) upper bound at the chosen confidence on the bluff rate at the slider's cut")
+m4.metric("AUC (gate value)", "n/a" if g.auc is None else f"{g.auc.value:.3f}",
+          help="how well the best score alone separates in-domain from out-of-domain questions (1 = perfectly); "
+               "DeLong 95% interval in the text below")
+for line in promise.lines():
+    st.markdown(md(line))
+if g.auc is not None:
+    st.caption(f"ROC AUC of the gate value, in-domain against out-of-domain questions: {g.auc.value:.3f} "
+               f"[{g.auc.low:.3f}, {g.auc.high:.3f}] ({g.auc.method} 95%), beside the worst in-domain and best "
+               "out-of-domain values below.")
 with st.expander("What each outcome means"):
     table(oc, "outcome_counts_table", "outcome_counts.csv", "Download outcome counts (CSV)",
           help={"queries": "queries with this outcome at the cut; each domain's rows add up to its queries",

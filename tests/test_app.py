@@ -180,6 +180,10 @@ def test_strategies_table_filter_pairs_and_rank_matrix():
     pairs = _table(at, "wins (a hits, b misses)")
     row = pairs[(pairs["a"] == "A/dense") & (pairs["b"] == "C/dense")].iloc[0]
     assert len(_table(at, "outcome")) == row["wins (a hits, b misses)"] + row["losses"]
+    # beside it, the power sentence of that pair, its N the table's "questions needed" (issue 52)
+    need = row["questions needed"]
+    text = " ".join(_text(m) for m in at.markdown if "Questions needed" in _text(m))
+    assert (need == "never" and "no number of questions" in text) or f"{need} questions detect" in text
     # missed everywhere: no remaining row has a rank within the top k
     at.checkbox(key="missed_only").check().run()
     rm = _table(at, "question", "A/dense").drop(columns=["question"])
@@ -483,6 +487,12 @@ def test_upgrade_diff_between_two_index_files(test_env, tmp_path):
                                                                                                "rank after")})
     lost = int(_metric(at, "Judged questions lost at k=8"))
     assert lost == int(((ranks["rank before"] <= 8) & ~(ranks["rank after"] <= 8)).sum())
+    # beside the p, the questions a sign test needs for 80% power (issue 52), the table's column the same N
+    tests = _table(at, "k", "questions needed")
+    power = [_text(c) for c in at.caption if "Questions needed at k=8" in _text(c)]
+    n8 = tests.loc[tests["k"] == 8, "questions needed"].iloc[0]
+    assert power and (n8 == "never" and "no number of questions" in power[0]
+                      or f"{n8} questions detect" in power[0])
     _provenance(at)
 
 

@@ -91,3 +91,25 @@ def test_the_page_counts_at_a_cut_equal_the_cli_json(test_env, tmp_path):  # noq
                                                                "Refused")}
         assert shown_ == {"Answered": row["answered"], "Answered without": row["answered without"],
                           "Abandoned": row["abandoned"], "Bluffs": row["bluff"], "Refused": row["refused"]}, cut
+
+
+def test_the_promise_shows_the_certified_cut_and_the_bound_at_the_slider():
+    # 4 out-of-domain questions: at 95% even zero bluffs bound the rate at 1 − 0.05^(1/4) = 52.7% > 5%: no certified
+    # cut, and the page says how many questions it takes (59)
+    from scipy.stats import beta
+
+    at = _app("app_pages/5_Threshold.py")
+    assert not at.exception
+    assert _metric(at, "Certified cut") == "none"
+    text = " ".join(shown(m) for m in at.markdown)
+    assert "it takes at least 59 with none bluffed (needs 55 more)" in text
+    assert "These bounds rest on the labelled questions" in text
+    bluffs = int(_metric(at, "Bluffs"))
+    bound = next(m for m in at.metric if m.label.startswith("Bluff rate bound at"))
+    want = 1.0 if bluffs == N_OOD else beta.ppf(0.95, bluffs + 1, N_OOD - bluffs)
+    assert bound.value == f"{want:.1%}"
+    # a looser promise (at most 50% at 60%) is certified on 4 questions: 1 − 0.4^(1/4) = 20.5%
+    at.number_input(key="certified_alpha").set_value(50.0).run()
+    at.number_input(key="certified_confidence").set_value(60.0).run()
+    assert not at.exception and _metric(at, "Certified cut") != "none"
+    assert _metric(at, "AUC (gate value)") != "n/a"

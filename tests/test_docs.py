@@ -249,7 +249,8 @@ def test_report_help_is_grouped_by_what_each_option_applies_to():
         "live store (pgvector, Chroma, Milvus Lite, FAISS, LanceDB, Qdrant local mode)",
         "live endpoint (a team's retrieval service over HTTP)", "production traffic",
         "history and the gate (every audit is recorded: python -m audit history list)",
-        "output: the cut, the files written, the gates"]
+        "output: the cut, the files written, the gates",
+        "the promise: the certified cut and the questions a decision needs"]
     assert groups["options"] == ["-h"]  # nothing left in argparse's catch-all group
     assert "--run" in groups["a team's runs (--run: your system's rankings, judged here)"]
     assert "--store" in groups["live store (pgvector, Chroma, Milvus Lite, FAISS, LanceDB, Qdrant local mode)"]

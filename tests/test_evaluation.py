@@ -1,4 +1,4 @@
-"""Statistics: the specification's figures, Holm, queries needed, columns."""
+"""Statistics: the specification's figures, Holm, columns."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import pytest
 
 import numpy as np
 
-from audit.evaluation import holm, paired_test, paired_tests, queries_needed, sign_test, wilson
+from audit.evaluation import holm, paired_test, paired_tests, sign_test, wilson
 from audit.evaluation.judgments import Qrels
 from audit.evaluation.measures import evaluate_run
 from audit.runset import Ranked, Run
@@ -48,16 +48,6 @@ def test_holm_by_hand():
     # sorted p: 0.01*3=0.03, 0.02*2=0.04, 0.04*1=0.04 (monotone); back in input order
     assert holm([0.04, 0.01, 0.02]) == pytest.approx([0.04, 0.03, 0.04])
     assert holm([0.5, 0.9]) == [1.0, 1.0]
-
-
-def test_queries_needed():
-    assert queries_needed(5, 5, 64) is None
-    assert queries_needed(0, 0, 64) is None
-    assert queries_needed(18, 3, 64) == 64  # already significant
-    # +10/-6 (p=0.45): scaling the 10:6 ratio, the first discordant count with p < 0.05 is found by hand
-    n = queries_needed(10, 6, 64)
-    d = next(dd for dd in range(17, 1000) if sign_test(round(dd * 10 / 16), dd - round(dd * 10 / 16)) < 0.05)
-    assert n == math.ceil(64 * d / 16) and n > 64
 
 
 def col(name, ranks):

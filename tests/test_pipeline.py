@@ -96,7 +96,7 @@ def test_report_tables_and_json_shape(tmp_path):
     # A and C are not the specification's pairs: only the retriever comparisons on the base strategy (no E: A)
     kc = key_comparisons(run, results)
     assert set(zip(kc["a"], kc["b"])) == {("A/bm25", "A/dense"), ("A/hybrid", "A/dense"), ("A/hybrid", "A/bm25")}
-    assert list(kc.columns) == ["a", "b", "k", "wins", "losses", "p", "p (Holm)", "queries needed"]
+    assert list(kc.columns) == ["a", "b", "k", "wins", "losses", "p", "p (Holm)", "questions needed"]
 
 
 def test_shuffling_the_ground_truth_changes_no_query_result():

@@ -8,6 +8,8 @@ import html
 import json
 import re
 
+import pytest
+
 from conftest import ROOT
 
 from audit.cli import main
@@ -64,6 +66,14 @@ def test_the_record_escapes_the_note_and_reads_every_figure_from_the_json(tmp_pa
     assert "q2, q3, q4, q5" in page
     # the returned contents that differ from their documents (b2 stale, k4 one character late)
     assert int(f[("chunk_errors", "")]) == 2 and int(f[("chunks_checked", "")]) == 12
+    # the promise (issue 52): 4 out-of-domain questions certify no 5% at 95% (59 needed); the bound at the cut is
+    # the JSON's, 1 − 0.05^(1/4) with no bluff; the questions needed of the comparison are its power N
+    assert f[("certified:cut", "before")] == "" and int(f[("certified:needed", "before")]) == 59
+    assert float(f[("certified:bound_at_cut", "before")]) == t["certified"]["bound_at_cut"] == \
+        pytest.approx(1 - 0.05 ** 0.25)
+    assert float(f[("auc", "before")]) == t["auc"]["value"]
+    assert int(f[("questions_needed", "before|after|1")]) == c["questions_needed"]["N"]
+    assert "The bounds rest on the labelled questions" in page
 
 
 def test_report_html_and_a_pdf_without_chromium(tmp_path, monkeypatch, capsys):

@@ -27,7 +27,7 @@ from audit.views.threshold import answerless, bluffs_frame, slider_range
 from audit.views.tokens import token_hist_frame
 from audit.views.upgrade_diff import changed_only, diff_tests_frame, p_label
 
-AB = PairedTest("A/dense", "B/dense", 8, wins=3, losses=1, n=10, p=0.625, p_holm=0.9, queries_needed=28,
+AB = PairedTest("A/dense", "B/dense", 8, wins=3, losses=1, n=10, p=0.625, p_holm=0.9,
                 win_ids=("q1", "q2", "q3"), loss_ids=("q4",))
 
 
@@ -38,7 +38,9 @@ def test_oriented_pair_flips_a_test_stored_the_other_way():
     assert (ba.a, ba.b, ba.wins, ba.losses) == ("B/dense", "A/dense", 1, 3)
     assert (ba.win_ids, ba.loss_ids) == (("q4",), ("q1", "q2", "q3"))
     # the two-sided p, its Holm adjustment, n and the sample size needed do not depend on the order
-    assert (ba.p, ba.p_holm, ba.n, ba.queries_needed) == (0.625, 0.9, 10, 28)
+    assert (ba.p, ba.p_holm, ba.n) == (0.625, 0.9, 10)
+    # the questions needed read the discordance rate and the win share 3:1 either way round
+    assert ba.needed().N == AB.needed().N and AB.needed().N is not None
     with pytest.raises(ValueError, match="choose two runs"):
         oriented_pair([AB], "A/dense", "C/dense")
 
@@ -180,14 +182,16 @@ def test_health_tables():
 
 
 def test_upgrade_diff_tables():
-    t = [PairedTest("after", "before", 8, 5, 1, 20, 0.21875, 0.21875, 40),
-         PairedTest("after", "before", 1, 9, 0, 20, 0.00390625, 0.00390625, None)]
+    t = [PairedTest("after", "before", 8, 5, 1, 20, 0.21875, 0.21875),
+         PairedTest("after", "before", 1, 5, 5, 20, 1.0, 1.0)]
     empty = pd.DataFrame()
     diff = UpgradeDiff("before", "after", "", "cosine-distance", empty, t, empty, empty, None, "", None)
     df = diff_tests_frame(diff)
     assert list(df["k"]) == [8, 1]
-    assert list(df["wins (only after)"]) == [5, 9] and list(df["losses (only before)"]) == [1, 0]
-    assert list(df["queries needed"]) == ["40", "—"]  # p < 0.05 already: nothing needed
+    assert list(df["wins (only after)"]) == [5, 5] and list(df["losses (only before)"]) == [1, 5]
+    # the power of the exact sign test at the observed rates (tests/test_power.py checks it against scipy);
+    # wins equal losses (+5/−5) never separate
+    assert list(df["questions needed"]) == [t[0].needed().label, "never"] and t[0].needed().N is not None
     assert p_label(0.21875) == "p = 0.2188" and p_label(0.00001) == "p < 0.0001"
     pq = pd.DataFrame({"query": ["a", "b", "c"], "change": ["", "lost@8", "gained@8"]})
     assert list(changed_only(pq, True)["query"]) == ["b", "c"] and len(changed_only(pq, False)) == 3

@@ -6,7 +6,6 @@ The specification's own figures (Wilson 38/64, the four sign tests) are in tests
 from __future__ import annotations
 
 import json
-import math
 import subprocess
 import sys
 
@@ -15,7 +14,7 @@ from conftest import ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from audit.evaluation.stats import Z95, queries_needed, sign_test, wilson
+from audit.evaluation.stats import Z95, sign_test, wilson
 
 scipy_stats = pytest.importorskip("scipy.stats")
 scipy_special = pytest.importorskip("scipy.special")
@@ -79,102 +78,6 @@ def test_sign_test_by_hand():
     assert sign_test(5, 1) == 14 / 64
     with pytest.raises(ValueError):
         sign_test(-1, 2)
-
-
-def _queries_needed_by_definition(wins, losses, n_queries, alpha=0.05, max_steps=None):
-    """The definition (docs/definitions.md, *Paired tests*) with scipy's p-value at every D'."""
-    d = wins + losses
-    if d == 0 or wins == losses:
-        return None
-    if _scipy_sign(wins, losses) < alpha:
-        return n_queries
-    share = wins / d
-    stop = 100 * d + 10_000 if max_steps is None else min(100 * d + 10_000, d + 1 + max_steps)
-    for dd in range(d + 1, stop):
-        w = int(round(share * dd))
-        if _scipy_sign(w, dd - w) < alpha:
-            return int(math.ceil(n_queries * dd / d))
-    return "beyond" if max_steps is not None and stop < 100 * d + 10_000 else None
-
-
-def test_queries_needed_equals_the_definition_with_scipy():
-    checked = 0
-    for d in range(1, 25):
-        for w in range(d + 1):
-            want = _queries_needed_by_definition(w, d - w, 94, max_steps=300)
-            got = queries_needed(w, d - w, 94)
-            if want == "beyond":  # the definition needs more than 300 steps: ours must too
-                assert got is None or got > math.ceil(94 * (d + 300) / d), (w, d - w, got)
-            else:
-                assert got == want, (w, d - w)
-                checked += 1
-    assert checked > 250  # most of the 324 pairs are decided within 300 steps
-
-
-def test_queries_needed_by_hand():
-    # +10/-6 (p = 0.45), share 0.625: D' = 60 gives 38/22 (p = 0.0519), 64 gives 40/24 (0.0599) and 65 gives
-    # 41/24 (0.0464), the first below 0.05; so 64 queries scale to ceil(64 * 65 / 16) = 260
-    assert sign_test(38, 22) > 0.05 and sign_test(40, 24) > 0.05 > sign_test(41, 24)
-    assert all(sign_test(round(0.625 * dd), dd - round(0.625 * dd)) >= 0.05 for dd in range(17, 65))
-    assert queries_needed(10, 6, 64) == 260
-    assert queries_needed(47, 46, 94) is None  # 47:46 never reaches p < 0.05 below D' = 19,300
-
-
-def _queries_needed_exact_scan(wins: int, losses: int, n_queries: int, alpha: float = 0.05):
-    """Every D' in exact integers, one step at a time (Pascal's rule): the definition without a float."""
-    d = wins + losses
-    if d == 0 or wins == losses:
-        return None
-    if sign_test(wins, losses) < alpha:
-        return n_queries
-    share, k = wins / d, min(wins, losses)
-    c, tail = math.comb(d, k), sum(math.comb(d, i) for i in range(k + 1))
-    for dd in range(d + 1, 100 * d + 10_000):
-        tail, c = 2 * tail - c, c * dd // (dd - k)
-        w = round(share * dd)
-        while k < min(w, dd - w):
-            c, k = c * (dd - k) // (k + 1), k + 1
-            tail += c
-        if min(1.0, 2 * tail / (1 << dd)) < alpha:
-            return math.ceil(n_queries * dd / d)
-    return None
-
-
-@settings(max_examples=60, deadline=None)
-@given(w=st.integers(0, 200), l=st.integers(0, 200), exact_to=st.sampled_from([0, 50, 4096]),
-       margin=st.sampled_from([1e-6, 0.02]))
-def test_queries_needed_screened_equals_the_exact_scan(w, l, exact_to, margin):
-    # the float screen (beyond EXACT_SCAN_TO) gives the exact scan's answer; a wide margin sends every
-    # count near alpha to the exact integers and changes nothing
-    from audit.evaluation import stats
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(stats, "EXACT_SCAN_TO", exact_to)
-        mp.setattr(stats, "SCREEN_MARGIN", margin)
-        assert queries_needed(w, l, 1000) == _queries_needed_exact_scan(w, l, 1000)
-
-
-def test_queries_needed_decides_the_band_in_exact_integers(monkeypatch):
-    # +10/-6 scaled: D' = 60 has p = 0.0519, inside a 5% band around 0.05 (float alone cannot rule it out),
-    # so its tail is summed exactly and found not significant; D' = 65 (p = 0.0464, outside the band) is taken
-    # on the float, and the answer is the by-hand one
-    from audit.evaluation import stats
-
-    monkeypatch.setattr(stats, "EXACT_SCAN_TO", 0)
-    monkeypatch.setattr(stats, "SCREEN_MARGIN", 0.05)
-    calls = []
-    real = stats._tail
-    monkeypatch.setattr(stats, "_tail", lambda d, k: calls.append(d) or real(d, k))
-    assert queries_needed(10, 6, 64) == 260
-    assert 60 in calls and 65 not in calls
-
-
-@pytest.mark.slow
-def test_queries_needed_at_a_large_runs_scale():
-    # 5,100 : 5,000 discordant queries of 10,000 (a 100k-query run's paired test): the screen's answer is the
-    # exact scan's (which takes seconds), and the answer scales the counts, not the queries
-    assert queries_needed(5100, 5000, 10_000) == _queries_needed_exact_scan(5100, 5000, 10_000) == 38_801
-    assert queries_needed(5100, 5000, 20_000) == 77_602
 
 
 @settings(max_examples=200, deadline=None)

@@ -29,6 +29,7 @@ def draw_diff(diff, side: str = "") -> None:
     m[2].metric(f"Sign test at k={k}", p_label(t.p), f"{t.wins} only after, {t.losses} only before",
                 delta_color="off", delta_arrow="off",
                 help="exact two-sided sign test on the questions answered by one side only")
+    st.caption(md(f"Questions needed at k={k}: {t.needed().sentence()} (this comparison has {t.n})."))
     if diff.lost:
         st.warning(md(f"Lost at k={k}: " + ", ".join(diff.lost)))
 

@@ -195,6 +195,23 @@ def cut_arg(value: float | None) -> float | None:
         raise InputError(str(e)) from None
 
 
+def targets_arg(a):
+    """The :class:`~audit.evaluation.targets.Targets` of ``--bluff-target``, ``--abandon-target``, ``--confidence``,
+    ``--power``, ``--test-alpha``, ``--half-width`` (defaults where a command has none); InputError naming the
+    option."""
+    from ..evaluation.targets import Targets
+
+    opts = {"alpha": ("--bluff-target", 0.05), "beta": ("--abandon-target", 0.10), "power": ("--power", 0.8),
+            "test_alpha": ("--test-alpha", 0.05), "half_width": ("--half-width", 0.05)}
+    values = {k: getattr(a, opt[2:].replace("-", "_"), d) for k, (opt, d) in opts.items()}
+    conf = getattr(a, "confidence", 0.95)
+    for k, (opt, _) in {**opts, "delta": ("--confidence", 0)}.items():
+        v = conf if k == "delta" else values[k]
+        if v is None or not 0 < v < 1:
+            raise InputError(f"{opt} must be a number strictly between 0 and 1, got {v!r}")
+    return Targets(delta=round(1 - conf, 12), **values)
+
+
 def ground_truth_arg(corpus, a):
     """The validated ground truth of ``--ground-truth``/``--out-of-domain`` (built in for python-reference);
     InputError naming the file and line, or saying that nothing is left to evaluate."""

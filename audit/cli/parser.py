@@ -70,6 +70,24 @@ examples:
   python -m audit export --format beir --out beir/ --corpus docs/ --ground-truth needles.jsonl"""
 
 
+
+def add_target_options(parser) -> None:
+    """The certified cut's targets and the questions-needed settings (:class:`audit.evaluation.targets.Targets`)."""
+    t = parser.add_argument_group("the promise: the certified cut and the questions a decision needs")
+    t.add_argument("--bluff-target", type=float, default=0.05, metavar="ALPHA",
+                   help="bluff rate the certified cut must stay under (default 0.05)")
+    t.add_argument("--abandon-target", type=float, default=0.10, metavar="BETA",
+                   help="abandoned-answerable rate the certified range must stay under (default 0.10)")
+    t.add_argument("--confidence", type=float, default=0.95,
+                   help="confidence of the certified cut's promise, 1 − δ (default 0.95)")
+    t.add_argument("--power", type=float, default=0.8,
+                   help="power a comparison's 'questions needed' must reach (default 0.8)")
+    t.add_argument("--test-alpha", type=float, default=0.05,
+                   help="level of the sign test that power is for (default 0.05)")
+    t.add_argument("--half-width", type=float, default=0.05,
+                   help="half-width of the 95%% Wilson interval Success@k's 'questions needed' asks for "
+                        "(default 0.05)")
+
 def _add_strip_option(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     p.add_argument("--strip-running-lines", action=argparse.BooleanOptionalAction, default=None,
                    help="remove PDFs' running headers and footers at extraction (default: [ingest] "
@@ -133,6 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
     o.add_argument("--fail-under", action="append", metavar="METRIC=VALUE",
                    help="exit 1 when any column is below, e.g. recall@8=0.7 (repeatable)")
     o.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_target_options(r)
     r.set_defaults(func=cmd_report)
 
     c = sub.add_parser("chunks", help="write one strategy's chunks as JSONL", allow_abbrev=False)

@@ -41,6 +41,7 @@ from .common import (
     store_settings,
     strategies_arg,
     strip_arg,
+    targets_arg,
     write_json,
 )
 from .history import after_report
@@ -79,7 +80,7 @@ def write_report(a, loaded: Loaded) -> int:
     """
 
     try:
-        report = build_report(loaded.runset, a.threshold, **loaded.beside)
+        report = build_report(loaded.runset, a.threshold, targets=targets_arg(a), **loaded.beside)
     except ValueError as e:
         raise InputError(str(e)) from None
     code = gates_failed(loaded.gates, report.results, skip_unavailable=loaded.skip_unavailable, where=loaded.where)

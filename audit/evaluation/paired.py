@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Sequence
 
-from .stats import holm, queries_needed, sign_test
+from .power import QuestionsNeeded, questions_for_power
+from .stats import holm, sign_test
 
 __all__ = ["PairedTest", "holm_adjusted", "paired_on_hits", "paired_test", "paired_tests"]
 
@@ -21,8 +22,7 @@ class PairedTest:
 
     ``wins``: queries ``a`` hits and ``b`` misses; ``losses``: the reverse; ``p``: exact two-sided
     sign test; ``p_holm``: Holm-adjusted within the family it was computed in (equal to ``p`` for a
-    single test); ``queries_needed``: :func:`~audit.evaluation.stats.queries_needed` (None = never);
-    ``win_ids`` / ``loss_ids``: the discordant query ids.
+    single test); ``win_ids`` / ``loss_ids``: the discordant query ids.
     """
 
     a: str
@@ -33,13 +33,17 @@ class PairedTest:
     n: int
     p: float
     p_holm: float
-    queries_needed: int | None
     win_ids: tuple[str, ...] = ()
     loss_ids: tuple[str, ...] = ()
 
     @property
     def significant(self) -> bool:
         return self.p_holm < 0.05
+
+    def needed(self, power: float = 0.8, alpha: float = 0.05) -> QuestionsNeeded:
+        """The questions a sign test needs to detect a difference like this one with ``power`` at ``alpha``
+        (:func:`audit.evaluation.power.questions_for_power` on the observed discordance rate and win share)."""
+        return questions_for_power(self.wins, self.losses, self.n, power, alpha)
 
     def oriented(self, a: str, b: str) -> "PairedTest":
         """This test read as ``a`` against ``b`` (wins and losses swapped when it was computed the other way).
@@ -71,8 +75,7 @@ def paired_on_hits(name_a: str, name_b: str, k: int, ids_a, ids_b, hits_a, hits_
     wins = tuple(i for i, x, y in zip(ida, hits_a, hits_b) if x and not y)
     losses = tuple(i for i, x, y in zip(ida, hits_a, hits_b) if y and not x)
     p = sign_test(len(wins), len(losses))
-    return PairedTest(name_a, name_b, k, len(wins), len(losses), len(ida), p, p,
-                      queries_needed(len(wins), len(losses), len(ida)), wins, losses)
+    return PairedTest(name_a, name_b, k, len(wins), len(losses), len(ida), p, p, wins, losses)
 
 
 def paired_test(a, b, k: int) -> PairedTest:

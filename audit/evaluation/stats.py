@@ -1,4 +1,4 @@
-"""Statistics with their sources: Wilson score intervals, exact sign tests, Holm, "queries needed".
+"""Statistics with their sources: Wilson score intervals, exact sign tests, Holm.
 
 Wilson (1927) for a proportion; the exact two-sided binomial sign test on discordant pairs; Holm
 (1979) for families of tests (docs/definitions.md, *Metrics*, *Paired tests*). The interval and
@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Sequence
 
-__all__ = ["Interval", "Z95", "holm", "queries_needed", "sign_test", "wilson"]
+__all__ = ["Interval", "Z95", "holm", "sign_test", "wilson"]
 
 #: z of a two-sided 95% interval: ``scipy.special.ndtri(0.975)`` (= ``ndtri(0.5 + 0.5 * 0.95)``, what
 #: scipy's Wilson interval uses), written out to the last digit of its float64.
@@ -157,86 +157,3 @@ def holm(pvalues: Sequence[float]) -> list[float]:
         running = max(running, min(1.0, (m - rank) * pvalues[i]))
         out[i] = running
     return out
-
-
-#: Up to this discordant count ``queries_needed`` tests each count in exact integers alone (a few
-#: operations on numbers of ``D'`` bits a step); beyond it a float screen finds the count first.
-EXACT_SCAN_TO = 4096
-
-#: The float screen's margin: a count whose float p-value is above ``alpha · (1 + SCREEN_MARGIN)`` is
-#: not significant, one below ``alpha · (1 − SCREEN_MARGIN)`` is; only one inside the band is decided
-#: by the exact integers. cephes' incomplete beta (``scipy.special.bdtr``) is good to ~1e-13 relative
-#: there (its documentation's tests); the margin leaves seven orders of magnitude.
-SCREEN_MARGIN = 1e-6
-
-
-def queries_needed(wins: int, losses: int, n_queries: int, alpha: float = 0.05) -> int | None:
-    """Queries needed for p < ``alpha`` if the observed wins and losses scaled up.
-
-    The discordant count ``D = wins + losses`` is raised one at a time, keeping
-    the win share (``w = round(share · D')``, rounding half to even), until the sign test gives
-    p < alpha; the answer is ``ceil(n_queries * D' / D)``. ``None`` ("never") when wins equal
-    losses, when there is no discordant pair, or when no D' below ``100 · D + 10,000``
-    reaches it. Returns ``n_queries`` when already significant. A scaling of the observed
-    ratio, not a power analysis.
-
-    Every D' is decided exactly as :func:`sign_test` decides it. Up to :data:`EXACT_SCAN_TO` each is
-    tested in exact integers, without summing the binomial tail again
-    (``Σ_{i≤k} C(D+1, i) = 2 · Σ_{i≤k} C(D, i) − C(D, k)``, Pascal's rule). Beyond it (a large run's
-    thousands of discordant queries: each exact step costs operations on numbers of D' bits) the
-    p-values of a block of counts are screened in floats (``scipy.special.bdtr``); a count is taken on
-    the float alone only when it is further than :data:`SCREEN_MARGIN` (relative) from ``alpha``,
-    otherwise its tail is summed in exact integers. So the answer never rests on a float's last bits.
-    """
-    d = wins + losses
-    if d == 0 or wins == losses:
-        return None
-    if sign_test(wins, losses) < alpha:
-        return n_queries
-    share = wins / d
-    limit = 100 * d + 10_000  # the first D' not tried
-    exact_to = min(limit, EXACT_SCAN_TO)
-    if d + 1 < exact_to:
-        k = min(wins, losses)
-        tail, c = _tail(d, k)  # Σ_{i ≤ k} C(D, i), C(D, k)
-        for dd in range(d + 1, exact_to):
-            tail = 2 * tail - c  # D → D + 1 at the same k
-            c = c * dd // (dd - k)  # C(D + 1, k) = C(D, k) · (D + 1) / (D + 1 − k)
-            w = int(round(share * dd))
-            kk = min(w, dd - w)
-            while k < kk:  # C(D, k + 1) = C(D, k) · (D − k) / (k + 1)
-                c = c * (dd - k) // (k + 1)
-                k += 1
-                tail += c
-            while k > kk:  # never with a share in (0, 1); kept so the tail is right whatever the rounding
-                tail -= c
-                c = c * k // (dd - k + 1)
-                k -= 1
-            if _p_two_sided(tail, dd) < alpha:
-                return int(math.ceil(n_queries * dd / d))
-    found = _screened(share, max(d + 1, exact_to), limit, alpha)
-    return None if found is None else int(math.ceil(n_queries * found / d))
-
-
-def _screened(share: float, start: int, stop: int, alpha: float) -> int | None:
-    """The first ``D'`` in ``[start, stop)`` whose exact sign test at ``round(share · D')`` wins has p < alpha.
-
-    Blocks of counts (doubling from 4,096) are screened with ``scipy.special.bdtr`` (the binomial CDF at
-    p = ½); counts inside the :data:`SCREEN_MARGIN` band are decided by :func:`_tail` in exact integers.
-    """
-    import numpy as np
-    from scipy.special import bdtr
-
-    lo_ok, hi_ok = alpha * (1 - SCREEN_MARGIN), alpha * (1 + SCREEN_MARGIN)
-    size = 4096
-    while start < stop:
-        dd = np.arange(start, min(stop, start + size), dtype=np.int64)
-        w = np.rint(share * dd.astype(np.float64)).astype(np.int64)  # half to even, as round()
-        kk = np.minimum(w, dd - w)
-        p = np.minimum(1.0, 2.0 * bdtr(kk, dd, 0.5))
-        for i in np.flatnonzero(p < hi_ok):
-            if p[i] < lo_ok or _p_two_sided(_tail(int(dd[i]), int(kk[i]))[0], int(dd[i])) < alpha:
-                return int(dd[i])
-        start += size
-        size *= 2
-    return None

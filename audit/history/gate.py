@@ -68,7 +68,8 @@ class SeriesVerdict:
         t = self.test
         return {"series": self.series, "baseline": self.baseline_id, "n_common": self.n_common, "note": self.note,
                 "worse": self.worse, **({"wins": t.wins, "losses": t.losses, "p": t.p, "p_holm": t.p_holm,
-                                         "lost": list(t.loss_ids), "gained": list(t.win_ids)} if t else {})}
+                                         "lost": list(t.loss_ids), "gained": list(t.win_ids),
+                                         "questions_needed": t.needed().to_dict()} if t else {})}
 
 
 @dataclass(frozen=True)
@@ -99,6 +100,7 @@ class GateResult:
             L.append(f"  {v.series}: vs record #{v.baseline_id}, {t.wins} better / {t.losses} worse of {v.n_common} "
                      f"questions, p = {format_p(t.p)} (Holm {format_p(t.p_holm)}) — "
                      + ("WORSE" if v.worse else "not worse"))
+            L.append(f"    power: {t.needed().sentence()}")
             if v.note:
                 L.append(f"    {v.note}")
             if v.worse:

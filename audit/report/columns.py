@@ -71,7 +71,9 @@ COLUMN_HELP: dict[str, str] = {
     "p": "exact two-sided sign test on the discordant queries",
     "p (Holm)": "p after Holm's adjustment over every pair in the table",
     "significant (Holm p < 0.05)": "whether the Holm-adjusted p is below 0.05",
-    "queries needed": "the observed win/loss ratio scaled up until p < 0.05; never when wins equal losses",
+    "questions needed": "the smallest number of questions whose exact two-sided sign test (α = 0.05) detects a "
+                        "difference like this one with 80% power, at the observed discordance rate and win share; "
+                        "never when wins equal losses",
     "query_id": "the question's id in the ground truth",
     "question": "the question as asked",
     "query": "the question as asked",

@@ -67,6 +67,14 @@ def _fig(name: str, value: Any, shown: str | None = None, run: str | None = None
     return f'<{tag}{attrs} data-value="{_e(raw)}">{_e(shown if shown is not None else raw)}</{tag}>'
 
 
+def _needed_cell(q: Mapping | None, pair: str) -> str:
+    """A comparison's ``questions_needed`` (``{N, power, alpha, note}``) as one figure: ``N (80%)`` or its note."""
+    if not q:
+        return "n/a"
+    shown = (f"{q['N']:,} ({q.get('power', 0):.0%})" if q.get("N") is not None else str(q.get("note")))
+    return _fig("questions_needed", q.get("N") if q.get("N") is not None else q.get("note"), shown, pair)
+
+
 def _table(head: Sequence[str], rows: Iterable[Sequence[str]], cls: str = "") -> str:
     """A table whose cells are already HTML (each built with :func:`_e` or :func:`_fig`)."""
     h = "".join(f"<th>{_e(c)}</th>" for c in head)
@@ -213,6 +221,52 @@ def _sweep_svg(entry: Mapping, run: str) -> str:
     return f'<figure aria-label="sweep of run {_e(run)}">{svg}</figure>'
 
 
+def _promise(t: Mapping, run: str) -> str:
+    """What the run's sweep can promise (``certified``, ``certified_abandoned``, ``certified_range``, ``auc`` of its
+    threshold entry), in sentences with each figure marked."""
+    c, a, rng, auc = (t.get("certified"), t.get("certified_abandoned"), t.get("certified_range"), t.get("auc"))
+    if not c:
+        return ""
+    conf = f"{1 - c['delta']:.0%}"
+    out = ["<h4>The promise</h4>"]
+    if c.get("cut") is not None:
+        out.append(f"<p>Certified cut {_fig('certified:cut', c['cut'], _num(c['cut'], '.4g'), run)}: it answers an "
+                   f"out-of-domain question at most {_e(format(c['alpha'], '.0%'))} of the time, with {conf} "
+                   f"confidence (exact upper bound {_fig('certified:bound', c['bound'], _num(c['bound'], '.1%'), run)}"
+                   f", {_e(c['errors'])} of {_e(c['n'])} seen).</p>")
+    else:
+        need = c["questions_needed"]["at_zero_bluffs"]
+        out.append(f"<p>{_fig('certified:cut', None, 'No cut', run)} can promise at most "
+                   f"{_e(format(c['alpha'], '.0%'))} bluffs with {conf} confidence: {_e(c['n'])} out-of-domain "
+                   f"questions are too few; it takes at least "
+                   f"{_fig('certified:needed', need, f'{need:,}', run)} with none bluffed.</p>")
+    bound = c.get("bound_at_cut")
+    out.append(f"<p>At the cut applied, the bluff rate is at most "
+               f"{_fig('certified:bound_at_cut', bound, _num(bound, '.1%'), run)} with {conf} confidence.</p>")
+    if a:
+        cut_a = a.get("cut")
+        out.append("<p>Abandoned answerable questions: " + (
+            f"every cut from {_fig('certified_abandoned:cut', cut_a, _num(cut_a, '.4g'), run)} to no threshold "
+            f"abandons at most {_e(format(a['beta'], '.0%'))} of the answerable questions, with {conf} confidence "
+            f"({_e(a.get('answerable'))} answerable seen)." if cut_a is not None else
+            f"{_fig('certified_abandoned:cut', None, 'no cut', run)} can promise at most "
+            f"{_e(format(a['beta'], '.0%'))} with {conf} confidence.") + "</p>")
+    if rng:
+        out.append("<p>" + (f"{_fig('certified_range:empty', True, 'No cut', run)} meets both promises with {conf} "
+                            "confidence (each side tested at half the risk)." if rng.get("empty") else
+                            f"Every cut from {_fig('certified_range:strictest', rng['strictest'], _num(rng['strictest'], '.4g'), run)}"
+                            f" to {_fig('certified_range:loosest', rng['loosest'], _num(rng['loosest'], '.4g'), run)}"
+                            f" meets both promises with {conf} confidence.") + "</p>")
+    if auc:
+        out.append(f"<p>ROC AUC of the gate value (in-domain against out-of-domain questions): "
+                   f"{_fig('auc', auc.get('value'), _num(auc.get('value')), run)} "
+                   f"[{_fig('auc:low', auc.get('low'), _num(auc.get('low')), run)}, "
+                   f"{_fig('auc:high', auc.get('high'), _num(auc.get('high')), run)}] ({_e(auc.get('method'))} "
+                   "95%).</p>")
+    out.append(f'<p class="muted">The bounds rest on {_e(c.get("sample"))}.</p>')
+    return "".join(out)
+
+
 def _stages(stages: Mapping | None) -> str:
     """Where the traced questions lost their answer (``stages`` of the JSON, :mod:`audit.report.stages`)."""
     if not stages:
@@ -284,6 +338,7 @@ def _decision(report, data: Mapping, traffic: Mapping | None, charts: bool) -> s
                          f"out-of-domain {_e(_num(sep.get('best_out_of_domain'), '.4g'))} → "
                          + ("no cut is right for both: a product decision." if sep.get("overlap")
                             else "a cut separates them.") + "</p>")
+        block.append(_promise(t, run))
         for o in t.get("offered") or []:
             block.append(f'<p class="muted">Saved for another configuration, not applied here: '
                          f"{_e(_num(o.get('cut'), '.4g'))} ({_e(o.get('label'))}{': ' if o.get('label') else ''}"
@@ -386,11 +441,14 @@ def _comparison(report, data: Mapping, charts: bool = True) -> str:
                          _fig("p", c.get("p"), format_p(c["p"]) if c.get("p") is not None else "n/a", pair),
                          _fig("p_holm", c.get("p (Holm)"),
                               format_p(c["p (Holm)"]) if c.get("p (Holm)") is not None else "n/a", pair),
-                         _e(c.get("queries needed"))])
+                         _needed_cell(c.get("questions_needed"), pair)])
         out.append("<p>Paired sign tests on Success@k (wins: questions <i>a</i> finds in the top k and <i>b</i> "
                    "misses; exact two-sided binomial test on the discordant questions), p Holm-adjusted "
                    + ("over this table" if any(r.get("strategy") for r in rows) else "per k") + ".</p>"
-                   + _table(["a", "b", "k", "wins", "losses", "p", "p (Holm)", "queries needed"], body))
+                   + _table(["a", "b", "k", "wins", "losses", "p", "p (Holm)", "questions needed (power)"], body)
+                   + "<p>Questions needed: the smallest number of questions whose exact two-sided sign test detects a "
+                     "difference like the one observed (same discordance rate and win share) with the stated power "
+                     "(docs/definitions.md, <i>Questions needed</i>).</p>")
     lost = [t for t in report.tests if t.win_ids or t.loss_ids]
     if lost:
         body = [[_e(t.a), _e(t.b), _e(t.k), _e(", ".join(t.win_ids) or "—"), _e(", ".join(t.loss_ids) or "—")]

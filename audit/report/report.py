@@ -83,7 +83,7 @@ def threshold_runs(runset) -> list:
 
 
 def build_report(runset, threshold: float | None = None, saved_path=None, results: Sequence[RunResult] | None = None,
-                 **beside) -> Report:
+                 targets=None, **beside) -> Report:
     """Build the audit document of ``runset`` (:func:`audit.report.sections.build_document`) as a :class:`Report`.
 
     Parameters
@@ -95,6 +95,8 @@ def build_report(runset, threshold: float | None = None, saved_path=None, result
         The saved-threshold file (default ``$AUDIT_HOME/threshold.json``).
     results : sequence of RunResult, optional
         Already computed (:func:`audit.evaluation.evaluate`).
+    targets : Targets, optional
+        The certified cut's targets and the questions-needed settings (:class:`audit.evaluation.targets.Targets`).
     **beside
         Inputs beside the run set: ``approximate``, ``traffic``, ``stages``, ``health``, ``history``.
 
@@ -103,4 +105,4 @@ def build_report(runset, threshold: float | None = None, saved_path=None, result
     ValueError
         ``threshold`` is not finite.
     """
-    return Report(build_document(runset, threshold, saved_path, results, **beside))
+    return Report(build_document(runset, threshold, saved_path, results, targets, **beside))

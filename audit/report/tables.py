@@ -194,25 +194,33 @@ def key_comparisons(runset, results: Sequence[RunResult], ks: Sequence[int] = (1
 
     Sign tests on hit@k, Holm-adjusted over every row of the table. Empty for a source without
     built-in strategies. Columns: ``a``, ``b``, ``k``, ``wins``, ``losses``, ``p``, ``p (Holm)``,
-    ``queries needed``.
+    ``questions needed``.
     """
     tests = holm_adjusted([paired_test(result(results, a), result(results, b), k)
                            for a, b in _pairs_for(runset, results) for k in ks])
     return tests_frame(tests)
 
 
-def tests_frame(tests: Sequence[PairedTest]) -> pd.DataFrame:
-    """Columns ``a``, ``b``, ``k``, ``wins``, ``losses``, ``p``, ``p (Holm)``, ``queries needed``."""
+def tests_frame(tests: Sequence[PairedTest], targets=None) -> pd.DataFrame:
+    """Columns ``a``, ``b``, ``k``, ``wins``, ``losses``, ``p``, ``p (Holm)``, ``questions needed``
+    (:func:`needed_label` at ``targets``' power and test level, default 80% and 0.05)."""
     return pd.DataFrame([{"a": t.a, "b": t.b, "k": t.k, "wins": t.wins, "losses": t.losses, "p": t.p,
-                          "p (Holm)": t.p_holm, "queries needed": needed_label(t)} for t in tests],
-                        columns=["a", "b", "k", "wins", "losses", "p", "p (Holm)", "queries needed"])
+                          "p (Holm)": t.p_holm, "questions needed": needed_label(t, targets)} for t in tests],
+                        columns=["a", "b", "k", "wins", "losses", "p", "p (Holm)", "questions needed"])
 
 
-def needed_label(t) -> str:
-    """'queries needed' as shown: '—' when already p < 0.05, 'never' when wins equal losses."""
-    if t.p < 0.05:
-        return "—"
-    return str(t.queries_needed) if t.queries_needed else "never"
+def needed(t, targets=None):
+    """:meth:`~audit.evaluation.paired.PairedTest.needed` at ``targets``' power and test level
+    (:class:`audit.evaluation.targets.Targets`; None: 80% and 0.05)."""
+    if targets is None:
+        return t.needed()
+    return t.needed(targets.power, targets.test_alpha)
+
+
+def needed_label(t, targets=None) -> str:
+    """'questions needed' as shown: the smallest number of questions whose exact sign test reaches the power
+    (:func:`audit.evaluation.power.questions_for_power`), "never" when wins equal losses, "more than 100,000"."""
+    return needed(t, targets).label
 
 
 def rank_matrix(results: Sequence[RunResult]) -> pd.DataFrame:

@@ -106,8 +106,7 @@ def headlines(runset, results, k: int = 8, threshold=None) -> list[str]:
             line += (f", {verdict} the runner-up {bc.runner_up} ({bc.runner_recall:.3f}): paired sign test "
                      f"+{t.wins}/−{t.losses}, p = {t.p:.3g}")
             if not bc.significant:
-                line += (f"; at this win/loss ratio about {t.queries_needed} queries would be needed"
-                         if t.queries_needed else "; wins equal losses, more queries would not separate them")
+                line += f"; {t.needed().sentence()}"
             line += "."
         out.append(line)
     sep_runs = [runset.run(name) for name in list(threshold or {})[:1]]

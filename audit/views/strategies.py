@@ -88,16 +88,16 @@ def run_tests(results, names: Sequence[str], k: int, phrasing: str | None = None
 
 def pairs_frame(tests: Sequence[PairedTest]) -> pd.DataFrame:
     """Paired sign tests as a table: ``a``, ``b``, ``k``, ``wins (a hits, b misses)``, ``losses``, ``discordant``,
-    ``p``, ``p (Holm)``, ``significant (Holm p < 0.05)``, ``queries needed`` ("—" when already significant,
+    ``p``, ``p (Holm)``, ``significant (Holm p < 0.05)``, ``questions needed`` (80% power; "never" when wins equal losses,
     "never" when wins equal losses)."""
     from ..report.tables import needed_label
 
     rows = [{"a": t.a, "b": t.b, "k": t.k, "wins (a hits, b misses)": t.wins, "losses": t.losses,
              "discordant": t.wins + t.losses, "p": t.p, "p (Holm)": t.p_holm,
              "significant (Holm p < 0.05)": "yes" if t.significant else "no",
-             "queries needed": needed_label(t)} for t in tests]
+             "questions needed": needed_label(t)} for t in tests]
     return pd.DataFrame(rows, columns=["a", "b", "k", "wins (a hits, b misses)", "losses", "discordant", "p",
-                                       "p (Holm)", "significant (Holm p < 0.05)", "queries needed"])
+                                       "p (Holm)", "significant (Holm p < 0.05)", "questions needed"])
 
 
 def pair_matrix(tests: Sequence[PairedTest], columns: Sequence[str]) -> pd.DataFrame:

@@ -30,12 +30,14 @@ from ..evaluation.threshold import (
     gate_queries,
     run_threshold,
 )
+from ..evaluation.guarantee import run_guarantee, upper_bound
 from ..evaluation.saved_cut import save_cut
+from ..evaluation.targets import Targets
 from ..scores import COSINE_DISTANCE
 from ..words import plural
 
-__all__ = ["DOMAIN_OUTCOMES", "KEEP", "SWEEP_LINES", "plural", "save_cut", "SweepView", "ThresholdBase",
-           "ThresholdView", "answerless",
+__all__ = ["DOMAIN_OUTCOMES", "KEEP", "SWEEP_LINES", "plural", "save_cut", "PromiseView", "SweepView", "Targets",
+           "ThresholdBase", "ThresholdView", "answerless", "promise_view",
            "bend_window", "bluffs_frame", "gate_distance_frame", "histogram_bins", "histogram_extent",
            "histogram_step", "outcome_counts_frame", "slider_range", "sweep_view", "sweep_window", "threshold_base",
            "threshold_view"]
@@ -465,3 +467,56 @@ def threshold_view(runset, run, cut: float | None = None, queries: Sequence[Quer
     return ThresholdView(r.name, kind, cut, counts, b.sweep, t.balanced, t.separation, dist,
                          histogram_extent(dist, cut, kind), bluffs_frame(bluffs(qs, g, runset.space(r), show=2), kind),
                          out, b.answerless, b.slider)
+
+
+@dataclass(frozen=True)
+class PromiseView:
+    """What the Threshold page says a cut can promise (docs/guide/threshold.md, *The promise*).
+
+    Attributes
+    ----------
+    guarantee : Guarantee
+        :func:`audit.evaluation.guarantee.run_guarantee` of the run's sweep at the targets.
+    cut : float
+        The slider's cut, in the run's units.
+    bound : float
+        The bluff rate's exact upper bound (1 − δ) at ``cut``; NaN without out-of-domain questions.
+    bluffs, out_of_domain : int
+        The count the bound is computed from.
+    """
+
+    guarantee: object
+    cut: float
+    bound: float
+    bluffs: int
+    out_of_domain: int
+
+    def lines(self) -> list[str]:
+        """The promise in sentences (plain text), in reading order."""
+        g = self.guarantee
+        conf = f"{1 - g.certified.delta:.0%}"
+        out = ["Bluffs: " + g.certified.sentence("out-of-domain questions") + "."]
+        if self.out_of_domain:
+            out.append(f"At the slider's cut {self.cut:.4g}: {self.bluffs} of {self.out_of_domain} out-of-domain "
+                       f"questions bluff; with {conf} confidence the bluff rate is at most {self.bound:.1%}.")
+        out.append("Abandoned answerable: " + g.abandoned.sentence("answerable questions") + ".")
+        out.append(g.range.sentence() + f" (each side tested at δ/2 = {g.range.delta / 2:g})")
+        out.append(f"These bounds rest on {g.sample}.")
+        return out
+
+
+def promise_view(base: ThresholdBase, cut: float, targets: Targets | None = None) -> PromiseView:
+    """The certified cut, the certified range and the bound at ``cut`` (the run's units) for ``base``'s run.
+
+    Raises
+    ------
+    ValueError
+        A target outside (0, 1) (from :class:`~audit.evaluation.targets.Targets`).
+    """
+    from ..evaluation.threshold import gate_counts
+
+    targets = targets if targets is not None else Targets()
+    g = run_guarantee(base.threshold, base.queries, base.kind, targets)
+    (c,) = gate_counts(base.table, [base.kind.to_gate(float(cut))])
+    bound = upper_bound(c.bluff, c.out_of_domain, targets.delta) if c.out_of_domain else math.nan
+    return PromiseView(g, float(cut), bound, c.bluff, c.out_of_domain)

@@ -64,7 +64,7 @@ def _compute(s: Section, inputs: Inputs, done: Mapping[str, Any]) -> tuple[Any, 
     return (r, None) if r is not None else (None, s.why_not(inputs, done))
 
 
-def build_document(runset, threshold: float | None = None, saved_path=None, results=None,
+def build_document(runset, threshold: float | None = None, saved_path=None, results=None, targets=None,
                    **beside) -> Document:
     """The audit document of ``runset``: every section of :data:`SECTIONS` computed once, in order.
 
@@ -78,6 +78,8 @@ def build_document(runset, threshold: float | None = None, saved_path=None, resu
         The saved-threshold file (default ``$AUDIT_HOME/threshold.json``).
     results : sequence of RunResult, optional
         Already computed (:func:`audit.evaluation.evaluate`).
+    targets : Targets, optional
+        The certified cut's targets and the questions-needed settings (:class:`audit.evaluation.targets.Targets`).
     **beside
         What the command hands beside the run set (:attr:`Inputs.beside`): ``approximate``, ``traffic``,
         ``stages``, ``health``, ``history``.
@@ -94,7 +96,8 @@ def build_document(runset, threshold: float | None = None, saved_path=None, resu
     if stray:
         raise ValueError(f"no section reads {', '.join(stray)}; inputs beside the run set: {', '.join(sorted(known))}")
     results = tuple(results) if results is not None else tuple(evaluate(runset))
-    inputs = Inputs(runset, results, threshold, saved_path, {k: v for k, v in beside.items() if v is not None})
+    inputs = Inputs(runset, results, threshold, saved_path, {k: v for k, v in beside.items() if v is not None},
+                    targets)
     done: dict[str, Any] = {}
     not_shown = []
     for s in SECTIONS:
@@ -109,7 +112,7 @@ def with_beside(doc: Document, **beside) -> Document:
     """``doc`` with more inputs beside its run set: only the sections that read them are computed (the history's
     record is made from the document first, then added to it)."""
     inputs = Inputs(doc.inputs.runset, doc.inputs.results, doc.inputs.threshold, doc.inputs.saved_path,
-                    {**doc.inputs.beside, **{k: v for k, v in beside.items() if v is not None}})
+                    {**doc.inputs.beside, **{k: v for k, v in beside.items() if v is not None}}, doc.inputs.targets)
     done = dict(doc.results)
     not_shown = []
     for s in SECTIONS:

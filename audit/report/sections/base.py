@@ -37,6 +37,9 @@ class Inputs:
         (:class:`~audit.report.sections.live.TrafficInput`), ``stages`` (a built
         :class:`audit.report.stages.StagesReport`), ``history`` (:class:`~audit.report.sections.live.Recorded`),
         ``health`` (a sequence of :class:`audit.health.HealthReport`).
+    targets : Targets
+        The certified cut's targets and the questions-needed settings (:class:`audit.evaluation.targets.Targets`;
+        its defaults when not given).
     """
 
     runset: Any
@@ -44,6 +47,13 @@ class Inputs:
     threshold: float | None = None
     saved_path: Any = None
     beside: Mapping[str, Any] = field(default_factory=dict)
+    targets: Any = None
+
+    def __post_init__(self):
+        if self.targets is None:
+            from ...evaluation.targets import Targets
+
+            object.__setattr__(self, "targets", Targets())
 
 
 class Section:

@@ -10,9 +10,10 @@ import pandas as pd
 
 from ...evaluation.measures import KS
 from ...evaluation.paired import holm_adjusted, paired_test, paired_tests
+from ...evaluation.power import questions_for_half_width
 from ...words import format_p
 from ..serialize import records
-from ..tables import result, result_rows, tests_frame
+from ..tables import needed, result, result_rows, tests_frame
 from .base import Section
 
 __all__ = ["ComparisonsSection", "ResultsSection", "spec_pairs"]
@@ -26,6 +27,14 @@ def _cell(est: float, lo: float, hi: float) -> str:
 class Results:
     rows: tuple
     over: str
+    half_width: float = 0.05
+
+
+def success_needed(row: dict, half_width: float) -> dict:
+    """The questions a 95% Wilson interval of ``half_width`` needs at each Success@k of ``row``
+    (:func:`audit.evaluation.power.questions_for_half_width` at the observed estimate; None where there is none)."""
+    return {"half_width": half_width,
+            **{f"Success@{k}": questions_for_half_width(row[f"Success@{k}"], half_width) for k in KS}}
 
 
 class ResultsSection(Section):
@@ -37,10 +46,11 @@ class ResultsSection(Section):
     def compute(self, inputs, done):
         requests = inputs.runset.settings.get("requests")
         return Results(tuple(result_rows(inputs.runset, inputs.results)),
-                       ", over all questions: a failed request counts as a miss" if requests else "")
+                       ", over all questions: a failed request counts as a miss" if requests else "",
+                       inputs.targets.half_width)
 
     def to_json(self, r):
-        return list(r.rows)
+        return [{**x, "questions_needed": success_needed(x, r.half_width)} for x in r.rows]
 
     def text(self, r):
         rows = r.rows
@@ -61,6 +71,13 @@ class ResultsSection(Section):
         for x in rows:
             if not x["available"]:
                 L.append(f"{x['name']} unavailable: {x['reason']}")
+        need = [f"{x['name']} " + ", ".join(f"@{k} {n:,}" for k, n in
+                                             ((k, success_needed(x, r.half_width)[f"Success@{k}"]) for k in KS)
+                                             if n is not None)
+                for x in rows if x["available"]]
+        if need:
+            L.append(f"Questions a 95% Wilson interval of half-width ±{r.half_width:g} needs at the observed "
+                     "Success@k: " + "; ".join(need))
         return L
 
 
@@ -91,8 +108,11 @@ def spec_pairs(runset, results) -> list[tuple[str, str]]:
 
 @dataclass(frozen=True)
 class Comparisons:
+    """The paired tests, the family Holm adjusted over, and the targets their "questions needed" use."""
+
     tests: tuple
     holm: str
+    targets: object = None
 
 
 class ComparisonsSection(Section):
@@ -109,20 +129,25 @@ class ComparisonsSection(Section):
         if pairs:
             tests = holm_adjusted([paired_test(result(results, a), result(results, b), k)
                                    for a, b in pairs for k in (1, 8, 20)])
-            return Comparisons(tuple(tests), "over this table")
+            return Comparisons(tuple(tests), "over this table", inputs.targets)
         tests = [t for k in KS for t in paired_tests(list(results), k)]
-        return Comparisons(tuple(tests), "per k") if tests else None
+        return Comparisons(tuple(tests), "per k", inputs.targets) if tests else None
 
     def why_not(self, inputs, done):
         return "no two available runs of the same questions to compare"
 
     def to_json(self, c):
-        return records(tests_frame(c.tests))
+        rows = records(tests_frame(c.tests, c.targets))
+        for row, t in zip(rows, c.tests):
+            row["questions_needed"] = needed(t, c.targets).to_dict()
+        return rows
 
     def text(self, c):
-        tf = tests_frame(c.tests)
+        tf = tests_frame(c.tests, c.targets)
+        q = needed(c.tests[0], c.targets)
         return ["Paired sign tests on Success@k (wins = questions a finds and b misses), p Holm-adjusted "
-                f"{c.holm}; 'queries needed' scales the observed wins/losses until p < 0.05",
+                f"{c.holm}; 'questions needed': the smallest number of questions whose exact sign test "
+                f"(α = {q.alpha:g}) detects a difference like the one observed with {q.power:.0%} power",
                 tf.assign(p=tf["p"].map(format_p), **{"p (Holm)": tf["p (Holm)"].map(format_p)})
                 .to_string(index=False)]
 

@@ -1,6 +1,8 @@
 """``threshold``: for every available run that ranked out-of-domain questions, the cut applied under the one
 saved-cut rule (:mod:`audit.evaluation.saved_cut`), its outcomes with Wilson 95% intervals, the separation of the
-two domains, the sweep over every cut and the bluffs at the cut."""
+two domains (with the ROC AUC of the gate value, :mod:`audit.evaluation.auc`), the sweep over every cut, the bluffs at
+the cut, and the certified cut, the certified abandoned side and the certified range
+(:mod:`audit.evaluation.guarantee`)."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
+from ...evaluation.guarantee import run_guarantee
 from ...evaluation.saved_cut import choose, load_cuts
 from ...evaluation.threshold import KEEP, bluffs, gate_queries, run_threshold
 from .base import Section
@@ -22,13 +25,15 @@ TEXT_ROWS = 15
 @dataclass(frozen=True)
 class RunCut:
     """One run's threshold: the :class:`~audit.evaluation.threshold.RunThreshold`, the
-    :class:`~audit.evaluation.saved_cut.CutChoice` behind its cut, its bluffs at the cut (gate values) and the run."""
+    :class:`~audit.evaluation.saved_cut.CutChoice` behind its cut, its bluffs at the cut (gate values) and the run;
+    the guarantee (:class:`audit.evaluation.guarantee.Guarantee`)."""
 
     threshold: object
     choice: object
     bluffs: tuple
     run: object
     bluff_rows: tuple = ()
+    guarantee: object = None
 
 
 def primary_run(runset, names) -> str | None:
@@ -82,7 +87,7 @@ class ThresholdSection(Section):
             qs = gate_queries(rs, run)
             bl = tuple(bluffs(qs, run.gate_kind.to_gate(t.cut), rs.space(run)))
             rows = _with_locators(rs, [_bluff_row(run, b) for b in bl], rs.space(run))
-            out[run.name] = RunCut(t, choice, bl, run, tuple(rows))
+            out[run.name] = RunCut(t, choice, bl, run, tuple(rows), run_guarantee(t, qs, run.gate_kind, inputs.targets))
         return out or None
 
     def to_json(self, cuts):
@@ -96,7 +101,8 @@ class ThresholdSection(Section):
                          "at_cut_wilson": {k: {"estimate": iv.estimate, "low": iv.low, "high": iv.high,
                                                "successes": iv.successes, "n": iv.n}
                                            for k, iv in t.at_cut.intervals().items()},
-                         "saved": saved.to_dict() if saved is not None else None}
+                         "saved": saved.to_dict() if saved is not None else None,
+                         **_guarantee_json(c.guarantee)}
         return out
 
     def text(self, cuts):
@@ -130,9 +136,36 @@ class ThresholdSection(Section):
         for b in c.bluffs:
             near = "; ".join(f"{kind.from_gate(n.distance):.3f} {n.doc_id} > {n.section}" for n in b.nearest)
             L.append(f"  {b.query!r}: {near}")
+        if c.guarantee is not None:
+            L += _guarantee_text(name, c)
         for name, c in cuts.items():
             L += [f"  {name}: saved threshold not applied here: {o.describe()}" for o in c.choice.offered]
         return L
+
+
+def _guarantee_json(g) -> dict:
+    if g is None:
+        return {"certified": None, "certified_abandoned": None, "certified_range": None, "auc": None}
+    return {"certified": {**g.certified.to_dict(), "bound_at_cut": g.at_cut, "sample": g.sample},
+            "certified_abandoned": {**g.abandoned.to_dict(), "answerable": g.answerable, "sample": g.sample},
+            "certified_range": g.range.to_dict(),
+            "auc": g.auc.to_dict() if g.auc is not None else None}
+
+
+def _guarantee_text(name, c) -> list[str]:
+    g = c.guarantee
+    t = c.threshold
+    L = [f"Certified cut, run {name} (fixed-sequence testing, Angelopoulos et al. 2021; exact Clopper-Pearson "
+         f"bounds; {g.sample}):",
+         "  bluffs: " + g.certified.sentence("out-of-domain questions"),
+         f"  at the cut applied ({t.cut:.4g}) the bluff rate's {1 - g.certified.delta:.0%} upper bound is "
+         f"{g.at_cut:.1%} ({t.at_cut.bluff}/{t.at_cut.out_of_domain} seen)",
+         "  abandoned answerable: " + g.abandoned.sentence("answerable questions"),
+         "  " + g.range.sentence()]
+    if g.auc is not None:
+        L.append(f"  ROC AUC of the gate value (in-domain against out-of-domain): {g.auc.value:.3f} "
+                 f"[{g.auc.low:.3f}, {g.auc.high:.3f}] ({g.auc.method} 95%)")
+    return L
 
 
 def _bluff_row(run, b) -> dict:
