@@ -58,9 +58,9 @@ CANNOT = {
              "here; for your system, the judged questions show how your runs ranked them",
     "vectors": "the chunks' vectors are not here: NaN, norms, dimensions and model stamps need the index itself",
     "two_runs": "one run only: give a second run of the same questions (e.g. before and after) to compare them",
-    "reranked_pair": "no run is declared to reorder another: give the first stage's run and the reranked run and "
-                     "say which reorders which (--run first=… --run reranked=… --reranked reranked=first); the "
-                     "built-in rerank column needs a cross-encoder (--reranker)",
+    "reranked_pair": "no available run reorders another: a reranked run needs its first stage's run beside it, "
+                     "declared (--run first=… --run reranked=… --reranked reranked=first); the built-in rerank "
+                     "column needs a cross-encoder (--reranker)",
     "fusion_pair": "no two runs are named to be fused: --fuse RUN_A,RUN_B names two runs of the same chunks (the "
                    "built-in pipelines fuse the base strategy's dense and BM25 columns)",
     "requests": "no request was sent: request outcomes and their latency are a live endpoint's",

@@ -125,4 +125,21 @@ def with_beside(doc: Document, **beside) -> Document:
     return Document(inputs, SECTIONS, done, tuple(not_shown))
 
 
-__all__ += ["with_beside"]
+def compute_sections(runset, names, results=None) -> dict[str, tuple[Any, str | None]]:
+    """Only the sections ``names`` of ``runset``'s document, each as ``(result, why not)`` (a page that draws a few
+    sections; each named section may read only the run set, not an earlier section's result).
+
+    Raises
+    ------
+    KeyError
+        A name no section has.
+    """
+    from ...evaluation.measures import evaluate
+
+    wanted = [section(n) for n in names]
+    results = tuple(results) if results is not None else tuple(evaluate(runset))
+    inputs = Inputs(runset, results)
+    return {s.name: _compute(s, inputs, {}) for s in wanted}
+
+
+__all__ += ["compute_sections", "with_beside"]
