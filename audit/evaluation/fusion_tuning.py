@@ -31,7 +31,7 @@ import numpy as np
 from ..scores import canonical_scores
 from .stats import sign_test, wilson
 
-__all__ = ["DEFAULT_FOLDS", "DEFAULT_SEED", "FUSION_K", "FusionSetting", "FusionTuning", "RRF_GRID",
+__all__ = ["DEFAULT_FOLDS", "DEFAULT_SEED", "FUSION_K", "RRF", "WEIGHTED", "FusionSetting", "FusionTuning", "RRF_GRID",
            "WEIGHT_GRID", "fold_split", "fuse", "fusion_grid", "tune_fusion"]
 
 #: The cut-off fusion is tuned and scored at (Success@8: the specification's prompt keeps 8 chunks at most).
@@ -42,6 +42,8 @@ RRF_GRID = (1, 5, 10, 20, 40, 60, 100)
 WEIGHT_GRID = tuple(i / 10 for i in range(11))
 DEFAULT_FOLDS = 5
 DEFAULT_SEED = 0
+#: The two fusion methods (a setting's ``method``).
+RRF, WEIGHTED = "rrf", "weighted"
 
 
 @dataclass(frozen=True)
@@ -52,21 +54,21 @@ class FusionSetting:
     value: float
 
     def label(self, a: str = "a", b: str = "b") -> str:
-        if self.method == "rrf":
+        if self.method == RRF:
             return f"RRF k={self.value:g}"
         return f"weighted {a} {self.value:.1f} + {b} {1 - self.value:.1f}"
 
     def to_dict(self, a: str, b: str) -> dict:
-        if self.method == "rrf":
-            return {"method": "rrf", "k": self.value}
-        return {"method": "weighted", "weights": {a: self.value, b: round(1 - self.value, 10)}}
+        if self.method == RRF:
+            return {"method": RRF, "k": self.value}
+        return {"method": WEIGHTED, "weights": {a: self.value, b: round(1 - self.value, 10)}}
 
 
 def fusion_grid() -> tuple[FusionSetting, ...]:
     """The settings tried, in grid order: RRF k = 60 (the default) first, the other RRF constants ascending, then
     the weights ascending."""
-    return ((FusionSetting("rrf", 60),) + tuple(FusionSetting("rrf", k) for k in RRF_GRID if k != 60)
-            + tuple(FusionSetting("weighted", w) for w in WEIGHT_GRID))
+    return ((FusionSetting(RRF, 60),) + tuple(FusionSetting(RRF, k) for k in RRF_GRID if k != 60)
+            + tuple(FusionSetting(WEIGHTED, w) for w in WEIGHT_GRID))
 
 
 def _scaled(ranked, higher_is_better: bool) -> dict:
@@ -96,12 +98,12 @@ def fuse(a, b, setting: FusionSetting, higher_a: bool = True, higher_b: bool = T
         Every chunk of either list, by fused score descending, ties by chunk id ascending.
     """
     acc: dict = {}
-    if setting.method == "rrf":
+    if setting.method == RRF:
         k = setting.value
         for ranked in (a, b):
             for rank, c in enumerate(ranked.ids, start=1):
                 acc[c] = acc.get(c, 0.0) + 1.0 / (k + rank)
-    elif setting.method == "weighted":
+    elif setting.method == WEIGHTED:
         w = setting.value
         sa, sb = _scaled(a, higher_a), _scaled(b, higher_b)
         for c in dict.fromkeys([*a.ids, *b.ids]):
@@ -191,7 +193,7 @@ class FusionTuning:
                 "fold_settings": [s.to_dict(self.a, self.b) for s in self.fold_settings],
                 "in_sample": self.in_sample, "held_out": self.held_out, "held_out_low": held.low,
                 "held_out_high": held.high, "gap": self.gap,
-                "baseline": {"setting": {"method": "rrf", "k": 60}, f"Success@{self.k}": self.baseline},
+                "baseline": {"setting": {"method": RRF, "k": 60}, f"Success@{self.k}": self.baseline},
                 "sign_test": {"wins": self.wins, "losses": self.losses, "p": self.p,
                               "wins_ids": [q for q, h, b in zip(self.query_ids, self.held_out_hits, self.baseline_hits)
                                            if h and not b],

@@ -367,7 +367,7 @@ def _declared_pairs(strategies, retrievers, ran) -> dict:
         out["reranked"] = {column_name(n, "rerank"): column_name(n, "hybrid") for n in names}
         if "rerank" in ran:
             out["rerank_depth"] = RERANK_DEPTH
-    if "dense" in retrievers and "bm25" in retrievers and names:
+    if all(r in retrievers for r in ("dense", "bm25")) and names:
         base = base_strategy(names)
         out["fuse"] = (column_name(base, "dense"), column_name(base, "bm25"))
     return out
