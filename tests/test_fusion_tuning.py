@@ -124,11 +124,14 @@ def test_every_fusion_equals_the_reimplementation():
             assert fuse(a, b, FusionSetting("weighted", w), False, True) == _weighted(a, b, w)
 
 
-def test_rrf_at_60_ranks_as_the_specifications_listing():
+def test_the_definitions_worked_example():
     # two lists, [1, 2, 3] and [3, 1]: 1 gets 1/61 + 1/62, 3 gets 1/63 + 1/61, 2 gets 1/62
     a = Ranked((1, 2, 3), np.array([0.1, 0.2, 0.3]))
     b = Ranked((3, 1), np.array([5.0, 4.0]))
     assert fuse(a, b, FusionSetting("rrf", 60), False, True) == [1, 3, 2]
+    # weighted 0.5 (docs/definitions.md's example): scaled 1, 0.5, 0 and 1 (chunk 3), 0 (chunk 1); 1 and 3 tie at 0.5
+    assert fuse(a, b, FusionSetting("weighted", 0.5), False, True) == [1, 3, 2]
+    assert fuse(a, b, FusionSetting("weighted", 1.0), False, True) == [1, 2, 3]  # the first list alone
 
 
 def test_a_split_needs_enough_questions_and_folds():
