@@ -128,3 +128,46 @@ def test_a_bad_declaration_names_the_option_and_the_runs(files, tmp_path, monkey
     assert "--reranked reranked=second: 'second' is no run of --run; runs: first, reranked" in capsys.readouterr().err
     assert main([*base, "--fuse", "first"]) == 2
     assert "--fuse 'first': expected two different run names" in capsys.readouterr().err
+
+
+def test_the_built_in_rerank_column_over_hybrid_is_accounted_and_timed():
+    """With a cross-encoder (a stand-in that prefers short chunks and takes time: the code path and the cost, never a
+    quality claim), the built-in pipelines declare rerank over hybrid: the account equals the ranks read off the two
+    runs, and the depth curve of C/hybrid carries the measured cost per pair."""
+    import math
+    import time
+
+    import numpy as np
+    from test_pipeline import corpus, gt
+
+    from audit.chunking import Strategy
+    from audit.evaluation.depth import depth_curves
+    from audit.models import HashingEncoder
+    from audit.report.sections import build_document
+    from audit.sources import run_audit
+
+    class Cross:
+        name = "short-first"
+
+        def score(self, query, texts):
+            time.sleep(0.002)
+            return np.array([-float(len(t)) for t in texts])
+
+    c = corpus()
+    rs = run_audit(c, gt(c), [Strategy("C", "boundaries", target=60)], HashingEncoder(dims=64), reranker=Cross())
+    assert rs.settings["reranked"] == {"C/rerank": "C/hybrid"} and rs.settings["rerank_depth"] == 25
+    doc = build_document(rs)
+    rows = doc["reranker"]
+    qrels = rs.judgments["C"]
+    for r in rows:
+        before = {q: rs.run("C/hybrid").ranking(q).first_rank(qrels.relevant(q)) for q in qrels.query_ids}
+        after = {q: rs.run("C/rerank").ranking(q).first_rank(qrels.relevant(q)) for q in qrels.query_ids}
+        hit = lambda x: x is not None and x <= r.k  # noqa: E731
+        assert list(r.rescued_ids) == [q for q in qrels.query_ids if hit(after[q]) and not hit(before[q])]
+        assert list(r.pushed_out_ids) == [q for q in qrels.query_ids if hit(before[q]) and not hit(after[q])]
+    (curve,) = depth_curves(rs, doc.inputs.results)
+    assert (curve.run, curve.reranked, curve.reranker_depth) == ("C/hybrid", "C/rerank", 25)
+    assert math.isfinite(curve.ms_per_pair) and curve.ms_per_pair > 0
+    d = len(curve.points)
+    assert curve.points[d - 1].ms == pytest.approx(d * curve.ms_per_pair)  # the cost at depth d: d pairs
+    assert doc.to_json()["depth"]["C/hybrid"][0]["ms"] == pytest.approx(curve.ms_per_pair)
