@@ -12,7 +12,7 @@ def load_runs(a):
     (:class:`audit.cli.report.Loaded`, gated on ``--fail-under``)."""
     from ..runset import FILE_SCORE_KINDS
     from ..scores import known_kind
-    from ..sources.imported.system import load_system, parse_named
+    from ..sources.imported.system import declare_pairs, load_system, parse_named
 
     given = [f"--{o}" for o, v in (("strategies", a.strategies), ("retrievers", a.retrievers), ("db", a.db))
              if v is not None]
@@ -35,39 +35,9 @@ def load_runs(a):
         corpus = corpus_arg(a.corpus, strip_arg(a)) if a.corpus else None
         system = load_system(a.queries, runs, scores, a.qrels, a.ground_truth, a.chunks, corpus, a.ood_queries,
                              ood_runs)
-        system = declared(system, parse_named(getattr(a, "reranked", None), "--reranked"), getattr(a, "fuse", None))
+        system = declare_pairs(system, parse_named(getattr(a, "reranked", None), "--reranked"),
+                               getattr(a, "fuse", None))
     except ValueError as e:
         raise InputError(str(e)) from None
     return Loaded(system, gates=gates)
 
-
-def declared(runset, reranked: dict, fuse: str | None):
-    """``runset`` with what ``--reranked RERANKED=FIRST`` and ``--fuse RUN_A,RUN_B`` declare of its runs
-    (``settings["reranked"]``, ``settings["fuse"]``).
-
-    Raises
-    ------
-    ValueError
-        A name that is no run of ``--run``, a run reordering itself, or ``--fuse`` not naming two runs.
-    """
-    from dataclasses import replace
-
-    names = runset.run_names
-    for r, f in reranked.items():
-        for n in (r, f):
-            if n not in names:
-                raise ValueError(f"--reranked {r}={f}: {n!r} is no run of --run; runs: {', '.join(names)}")
-        if r == f:
-            raise ValueError(f"--reranked {r}={f}: a run cannot reorder itself")
-    settings = dict(runset.settings)
-    if reranked:
-        settings["reranked"] = dict(reranked)
-    if fuse is not None:
-        pair = tuple(x.strip() for x in fuse.split(","))
-        if len(pair) != 2 or not all(pair) or pair[0] == pair[1]:
-            raise ValueError(f"--fuse {fuse!r}: expected two different run names, RUN_A,RUN_B")
-        for n in pair:
-            if n not in names:
-                raise ValueError(f"--fuse {fuse}: {n!r} is no run of --run; runs: {', '.join(names)}")
-        settings["fuse"] = pair
-    return replace(runset, settings=settings)
