@@ -128,6 +128,8 @@ def test_a_bad_declaration_names_the_option_and_the_runs(files, tmp_path, monkey
     assert "--reranked reranked=second: 'second' is no run of --run; runs: first, reranked" in capsys.readouterr().err
     assert main([*base, "--fuse", "first"]) == 2
     assert "--fuse 'first': expected two different run names" in capsys.readouterr().err
+    assert main([*base, "--fusion-folds", "1"]) == 2
+    assert "--fusion-folds 1: cross-validation needs at least 2 folds" in capsys.readouterr().err
 
 
 def test_the_built_in_rerank_column_over_hybrid_is_accounted_and_timed():
