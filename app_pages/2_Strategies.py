@@ -1,8 +1,11 @@
-"""Strategies: every run side by side — Success@k with Wilson intervals, paired sign tests, per-query ranks.
+"""Strategies: every run side by side — Success@k with Wilson intervals, paired sign tests, the depth curve, fusion
+tuned by cross-validation, the reranker's account, per-query ranks.
 
 For the built-in pipelines a run is a strategy × retriever column; for your system, a store or an endpoint, one
 of its runs. Drawn from :mod:`audit.views.strategies`.
 """
+
+import math
 
 import streamlit as st
 
@@ -10,6 +13,13 @@ from audit.capabilities import CANNOT, can
 from audit.views.strategies import (
     KS,
     PHRASINGS,
+    account_frame,
+    account_questions,
+    depth_frame,
+    depth_marks,
+    depth_reading,
+    fold_frame,
+    fusion_frame,
     column_help,
     discordant_frame,
     needles_by_strategy,
@@ -22,7 +32,7 @@ from audit.views.strategies import (
     results_frame,
 )
 from ui import cache, context, download, footer, stop, table
-from ui.charts import recall_chart
+from ui.charts import depth_chart, recall_chart
 from ui.notices import notices
 from ui.text import md
 from ui.vega import draw
@@ -116,6 +126,73 @@ else:
                   "Download discordant queries (CSV)")
     else:
         st.info("Choose at least two runs.")
+
+st.subheader("Candidate depth, fusion and the reranker", anchor="reranker")
+cv = cache.candidates(ctx.digest, rs, results)
+
+
+def _why(name: str) -> None:
+    w = cv.why.get(name, "")
+    st.info(md(w[:1].upper() + w[1:] + ("" if w.endswith(".") else ".")))
+
+
+st.markdown("**The depth curve**: a reranker only reorders the candidates the first stage hands it, so the first "
+            "stage's Success@d is the most it can reach at depth d (Wilson 95% band; dashed: the specification's "
+            "depth 25 and a declared reranker's depth).")
+if cv.depth:
+    firsts = [c.run for c in cv.depth]
+    if st.session_state.get("depth_run") not in firsts:
+        st.session_state["depth_run"] = firsts[-1] if by_strategy else firsts[0]
+    st.selectbox("First stage", firsts, key="depth_run")
+    curve = next(c for c in cv.depth if c.run == st.session_state["depth_run"])
+    dframe = depth_frame(curve)
+    draw(depth_chart(dframe, depth_marks(curve)), key="depth_chart")
+    n_depth = len(curve.points)
+    c1, c2 = st.columns(2)
+    c1.number_input("From depth", 1, n_depth, min(curve.spec_depth, n_depth), key="depth_from")
+    c2.number_input("To depth", 1, n_depth, min(2 * curve.spec_depth, n_depth), key="depth_to")
+    d_from = min(int(st.session_state["depth_from"]), n_depth)
+    d_to = min(int(st.session_state["depth_to"]), n_depth)
+    st.markdown(md(depth_reading(curve, d_from, d_to).capitalize() + "."))
+    if not math.isfinite(curve.ms_per_pair):
+        st.caption("No reranking time was measured for this first stage (no timed reranker over it), so the curve "
+                   "has no cost beside it.")
+    table(dframe, "depth_table", f"depth_{curve.run.replace('/', '_')}.csv", "Download the depth curve (CSV)",
+          formats={"Success@d": "%.3f", "low": "%.3f", "high": "%.3f", "reranking ms": "%.1f"})
+else:
+    _why("depth")
+
+st.markdown("**Fusion tuned honestly**: RRF's k and weighted fusions of two runs, chosen by k-fold cross-validation "
+            "over the questions; the held-out figure is what the tuning is worth on questions it has not seen.")
+fu = cv.fusion
+if fu is not None:
+    m1, m2, m3, m4 = st.columns(4)
+    m1.metric(f"In-sample Success@{fu.k}", f"{fu.in_sample:.3f}")
+    m2.metric(f"Held-out Success@{fu.k}", f"{fu.held_out:.3f}")
+    m3.metric("Gap (optimism)", f"{fu.gap:+.3f}")
+    m4.metric(f"RRF k=60 Success@{fu.k}", f"{fu.baseline:.3f}")
+    st.caption(md(f"{fu.a} + {fu.b}, {fu.folds} folds over {fu.n} questions, seed {fu.seed}. Held-out tuning against "
+                  f"RRF k=60: +{fu.wins} / −{fu.losses}, sign test p = {fu.p:.4g}."))
+    table(fusion_frame(fu), "fusion_table", "fusion.csv", "Download fusion (CSV)", formats={f"Success@{fu.k}": "%.3f"})
+    table(fold_frame(fu), "fusion_folds", "fusion_folds.csv", "Download the folds' settings (CSV)")
+else:
+    _why("fusion")
+
+st.markdown("**The reranker's account**: per k, the questions a reranked run finds in its top k that its first "
+            "stage did not (rescued) and the reverse (pushed out); sign test, Holm across k of a pair.")
+if cv.reranker:
+    acc = account_frame(cv.reranker)
+    table(acc, "reranker_table", "reranker_account.csv", "Download the account (CSV)",
+          formats={"p": "%.4f", "p (Holm)": "%.4f"})
+    labels = [f"{r.reranked} over {r.first}, k={r.k}" for r in cv.reranker]
+    if st.session_state.get("reranker_row") not in labels:
+        st.session_state["reranker_row"] = labels[0]
+    st.selectbox("Questions of", labels, key="reranker_row")
+    row = cv.reranker[labels.index(st.session_state["reranker_row"])]
+    table(account_questions(row, rs.in_domain), "reranker_questions", "reranker_questions.csv",
+          "Download the questions (CSV)")
+else:
+    _why("reranker")
 
 st.subheader("Rank of the first relevant chunk, per question")
 st.checkbox("Only questions missed everywhere (no run has a relevant chunk within the top k)", key="missed_only")

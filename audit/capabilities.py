@@ -25,6 +25,8 @@ tokens         token counts of the chunks by the embedding model's tokenizer
 query_time_search a typed question can be embedded and ranked here (a model, the chunks' vectors, their cut rule)
 vectors        the chunks' vectors (a space with vectors)
 two_runs       two available runs of the same questions
+reranked_pair  an available run declared to reorder another available run (a reranker over its first stage)
+fusion_pair    two available runs of the same chunks named to be fused (``--fuse``; built in: dense and BM25)
 requests       each question's request outcome (a live endpoint)
 traffic        production traffic queries ranked by the run set
 store_health   beside the run set: the source's own checks of its vectors where they live
@@ -56,6 +58,11 @@ CANNOT = {
              "here; for your system, the judged questions show how your runs ranked them",
     "vectors": "the chunks' vectors are not here: NaN, norms, dimensions and model stamps need the index itself",
     "two_runs": "one run only: give a second run of the same questions (e.g. before and after) to compare them",
+    "reranked_pair": "no available run reorders another: a reranked run needs its first stage's run beside it, "
+                     "declared (--run first=… --run reranked=… --reranked reranked=first); the built-in rerank "
+                     "column needs a cross-encoder (--reranker)",
+    "fusion_pair": "no two runs are named to be fused: --fuse RUN_A,RUN_B names two runs of the same chunks (the "
+                   "built-in pipelines fuse the base strategy's dense and BM25 columns)",
     "requests": "no request was sent: request outcomes and their latency are a live endpoint's",
     "traffic": "no production traffic in this run set",
     "store_health": "vectors (NaN, norms, dimensions, model stamps) need the index itself: the source \"Live vector "
@@ -113,6 +120,14 @@ def can(runset, what: str, run=None, *, store_health=None) -> bool:
         return any(sp.vectors is not None for sp in runset.spaces.values())
     if what == "two_runs":
         return len([r for r in runset.runs if r.available]) >= 2
+    if what == "reranked_pair":
+        declared = runset.settings.get("reranked") or {}
+        ok = {r.name for r in runset.runs if r.available}
+        return any(r in ok and f in ok for r, f in declared.items())
+    if what == "fusion_pair":
+        pair = runset.settings.get("fuse") or ()
+        runs = {r.name: r for r in runset.runs if r.available}
+        return len(pair) == 2 and all(n in runs for n in pair) and runs[pair[0]].space == runs[pair[1]].space
     if what == "requests":
         return bool(runset.settings.get("requests")) or any(r.requests for r in runset.runs)
     if what == "traffic":

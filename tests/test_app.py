@@ -615,3 +615,35 @@ def test_upgrade_diff_wrong_files_relative_paths_and_the_sidebar_strategy(test_e
         assert not at.metric or "Judged questions lost at k=8" not in [m.label for m in at.metric]
     at.text_input(key="diff_old").input("nowhere.sqlite").run()
     assert f"Not found: {home.resolve() / 'nowhere.sqlite'}." in " ".join(_text(i) for i in at.info)
+
+
+def test_strategies_depth_curve_fusion_and_the_reranker():
+    """The depth curve equals the rank matrix read at each depth (the same page's first relevant ranks); the fusion's
+    untuned RRF k=60 equals the hybrid column (every list here is shorter than the stored depth); with no cross-encoder
+    the reranker's account says why it is empty."""
+    from audit.capabilities import CANNOT
+
+    at = _app("app_pages/2_Strategies.py")
+    assert not at.exception
+    run = at.selectbox(key="depth_run").value
+    assert run == "F/hybrid"  # the last first stage: F's hybrid, which its (unavailable) rerank column reorders
+    depth = _table(at, "d", "Success@d")
+    rm = _table(at, "question", "A/dense")
+    for _, row in depth.iterrows():
+        hits = int((rm[run] <= row["d"]).sum())
+        assert row["questions"] == hits and row["Success@d"] == pytest.approx(hits / len(rm))
+    assert depth["reranking ms"].isna().all()  # no reranker ran: no cost beside the curve
+    runs = _table(at, "run", "note")
+    e_hybrid = runs[runs["run"] == "E/hybrid"].iloc[0]
+    assert _metric(at, "RRF k=60 Success@8") == e_hybrid["Success@8 (recall@8) [Wilson 95%]"].split(" [")[0]
+    gap = float(_metric(at, "In-sample Success@8")) - float(_metric(at, "Held-out Success@8"))
+    assert float(_metric(at, "Gap (optimism)")) == pytest.approx(gap, abs=1e-3)
+    assert len(_table(at, "fold", "setting")) == 5
+    assert any(CANNOT["reranked_pair"][:40].capitalize() in _text(i) for i in at.info)
+    at.selectbox(key="depth_run").set_value("A/hybrid").run()
+    assert not at.exception
+    rm = _table(at, "question", "A/dense")
+    assert list(_table(at, "d", "Success@d")["questions"])[-1] == int((rm["A/hybrid"] <= len(_table(at, "d"))).sum())
+    at.number_input(key="depth_to").set_value(3).run()
+    assert not at.exception and any("depth 3 against" in _text(m) or "Depth 3 against" in _text(m)
+                                    for m in at.markdown)

@@ -278,3 +278,36 @@ def test_download_this_audit_is_built_when_pressed_never_on_a_rerun(monkeypatch)
         assert "Download this audit (HTML)" in labels
         at.run()  # a rerun: the file is still not built
     assert calls == []  # AppTest never presses a download button: nothing was rendered on any run
+
+
+def test_strategies_shows_a_declared_reranker_and_fusion():
+    """The sidebar declares after as reranking before and the pair to fuse (the CLI's --reranked, --fuse): the
+    Strategies page shows the reranker's account of the CLI (data/example's README: after finds 4 questions at rank 1
+    that before misses, and loses none), before's depth curve alone, and the fusion."""
+    import json
+
+    from audit.cli import main
+
+    at = _app("app_pages/2_Strategies.py")
+    assert not at.exception
+    assert any("No available run reorders another" in shown(i) for i in at.info)  # nothing declared yet
+    at.text_area(key="sys_reranked").input("after=before")
+    at.text_input(key="sys_fuse").input("before,after").run()
+    assert not at.exception
+    acc = _table_with(at, "rescued", "pushed out")
+    out = Path(os.environ["AUDIT_HOME"]) / "declared.json"
+    assert main(["report", "--queries", str(EX / "queries.tsv"), "--qrels", str(EX / "qrels.trec"), "--run",
+                 f"before={EX / 'before.trec'}", "--run", f"after={EX / 'after.trec'}", "--score",
+                 "before=cosine-distance", "--reranked", "after=before", "--fuse", "before,after", "--json", str(out),
+                 "--no-history", "--quiet"]) == 0
+    js = json.loads(out.read_text(encoding="utf-8"))
+    assert list(acc["rescued"]) == [e["rescued"] for e in js["reranker"]]
+    assert list(acc["pushed out"]) == [e["pushed_out"] for e in js["reranker"]]
+    assert int(acc[acc["k"] == 1]["rescued"].iloc[0]) == 4
+    assert at.selectbox(key="depth_run").options == ["before"]
+    assert list(_table_with(at, "d", "Success@d")["Success@d"]) == [p["Success"] for p in js["depth"]["before"]]
+    assert any(m.label == "Held-out Success@8" and m.value == f"{js['fusion']['held_out']:.3f}" for m in at.metric)
+    # a name that is no run: one message naming it, the page still draws
+    at.text_input(key="sys_fuse").input("before,nowhere").run()
+    assert not at.exception
+    assert any("'nowhere' is no run" in shown(e) for e in at.error)

@@ -100,6 +100,10 @@ def test_every_page_in_a_browser(server, page, tmp_path):
             assert len(nav) == len(PAGES)
         if name == "threshold":
             _move_threshold(page, shots)
+        if name == "strategies":  # issue 55: the depth curve and the fusion drawn; no cross-encoder, so says why
+            body = page.inner_text("body")
+            assert "Candidate depth, fusion and the reranker" in body and "Held-out Success@8" in body
+            assert "No available run reorders another" in body
     assert list(sorted(p.name for p in shots.iterdir())) == sorted(f"{n or 'overview'}.png" for n in PAGES)
     # how long the walk takes is a benchmark figure (bench/dashboard.py), never asserted: it depends on the machine
 

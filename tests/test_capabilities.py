@@ -40,10 +40,11 @@ def team(requests=False, second=True):
 
 def test_the_built_in_pipelines_hold_chunks_vectors_tokens_needles_and_documents(builtin):
     # run_audit cut both strategies here, embedded every chunk (vectors), counted tokens, located the two
-    # needles in the corpus and ranked gt()'s two out-of-domain questions: all four runs are available.
+    # needles in the corpus and ranked gt()'s two out-of-domain questions: all four runs are available. Its dense
+    # and BM25 columns are the pair fusion is tuned on; no rerank column was asked for, so no reranked pair.
     assert capabilities(builtin) == {"judgments", "needles", "out_of_domain", "chunks", "offsets", "corpus",
                                      "chunk_cuts", "query_time_search", "tokens", "vectors", "two_runs",
-                                     "phrasings", "latency"}
+                                     "phrasings", "latency", "fusion_pair"}
     assert not can(builtin, "requests") and not can(builtin, "traffic")
 
 

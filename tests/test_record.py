@@ -215,3 +215,25 @@ def test_a_teams_runs_without_out_of_domain_questions_get_the_comparison_chart(t
             for key in r if key.startswith("Success@") and key[8:].isdigit()}
     assert points == want and {run for run, _ in points} == {"before", "after"} and len(points) >= 4
     assert all(lo <= est <= hi for est, lo, hi in points.values())
+
+
+def test_the_record_carries_the_reranker_the_depth_curve_and_the_fusion_from_the_json():
+    from dataclasses import replace
+
+    rs = _system()
+    rs = replace(rs, settings={**rs.settings, "reranked": {"after": "before"}, "fuse": ("before", "after")})
+    report = build_report(rs)
+    data = report.to_json()
+    page = render_html(report, data, charts=False)
+    f = _figures(page)
+    for e in data["reranker"]:
+        pair = f"after|before|{e['k']}"
+        assert (int(f[("rescued", pair)]), int(f[("pushed_out", pair)])) == (e["rescued"], e["pushed_out"])
+        assert float(f[("p_holm", pair)]) == e["p_holm"]
+    # data/example's README: after finds 4 questions at rank 1 that before does not, and loses none
+    assert next(e for e in data["reranker"] if e["k"] == 1)["rescued"] == 4
+    points = data["depth"]["before"]
+    assert float(f[("Success@1", "before")]) == points[0]["Success"]
+    assert float(f[(f"Success@{len(points)}:high", "before")]) == points[-1]["high"]
+    fu = data["fusion"]
+    assert float(f[("gap", "before|after")]) == fu["gap"] == fu["in_sample"] - fu["held_out"]

@@ -387,6 +387,16 @@ def paired_table(digest: str, names: tuple, k: int, phrasing: str, _results: lis
     return run_tests(_results, list(names), k, None if phrasing == "both" else phrasing)
 
 
+@st.cache_resource(show_spinner="Depth curve, fusion cross-validation, reranker's account…", max_entries=16,
+                   ttl=3600)
+def candidates(digest: str, _runset, _results: list):
+    """:func:`audit.views.strategies.candidates_view` of the run set (a resource: the page only reads it), keyed on
+    the run set's digest like every derived table."""
+    from audit.views.strategies import candidates_view
+
+    return candidates_view(_runset, _results)
+
+
 @st.cache_resource(show_spinner="Sweeping the threshold…", max_entries=64, ttl=3600)
 def threshold_base(digest: str, run: str, _runset, in_domain_only: bool = False):
     """:func:`audit.views.threshold.threshold_base` of one run (None when the run has no threshold to show): the gate's

@@ -1,4 +1,5 @@
-"""Altair charts of the Threshold page (and every outcome bar, the History page's trends): the gate's values, the outcomes at the cut, the sweep.
+"""Altair charts of the Threshold page (and every outcome bar, the History page's trends, the Strategies page's recall
+and depth curve): the gate's values, the outcomes at the cut, the sweep.
 
 Every frame is computed in :mod:`audit.views.threshold`; these functions only choose marks and colours. The
 Threshold page's charts (histograms, outcome bar, outcomes against the cut, sweep) are :class:`ui.vega.Chart`
@@ -179,6 +180,32 @@ def recall_chart(frame: pd.DataFrame, k: int, by: str) -> Chart:
     at one ``k``), coloured ``by`` ``retriever`` (built-in columns) or ``run``. The spec depends on k, the colouring
     and the runs' order only."""
     return Chart(vega.spec(_recall_spec, int(k), by, tuple(frame["run"])), {"recall": frame})
+
+
+def _depth_spec(marked: bool) -> alt.LayerChart:
+    base = alt.Chart(alt.NamedData("depth")).encode(x=alt.X("d:Q", title="candidate depth d (the first stage's top d)"))
+    band = base.mark_area(opacity=0.25, color=OKABE_ITO["sky blue"]).encode(
+        y=alt.Y("low:Q", title="Success@d (the ceiling of any reranker at depth d)", scale=alt.Scale(domain=[0, 1])),
+        y2="high:Q")
+    line = base.mark_line(color=OKABE_ITO["blue"]).encode(
+        y="Success@d:Q", tooltip=["d:Q", alt.Tooltip("Success@d:Q", format=".3f"), alt.Tooltip("low:Q", format=".3f"),
+                                  alt.Tooltip("high:Q", format=".3f"), "questions:Q",
+                                  alt.Tooltip("reranking ms:Q", format=".1f")])
+    chart = band + line
+    if marked:
+        rule = alt.Chart(alt.NamedData("marks")).mark_rule(color=CUT_RED, strokeDash=[4, 3]).encode(
+            x="d:Q", tooltip=["d:Q", "mark:N"])
+        chart = chart + rule
+    return chart.properties(height=300)
+
+
+def depth_chart(curve: pd.DataFrame, marks: pd.DataFrame) -> Chart:
+    """A first stage's Success@d with its Wilson 95% band (:func:`audit.views.strategies.depth_frame`), the marked
+    depths as dashed rules (:func:`audit.views.strategies.depth_marks`)."""
+    data = {"depth": curve}
+    if len(marks):
+        data["marks"] = marks
+    return Chart(vega.spec(_depth_spec, bool(len(marks))), data)
 
 
 def _chunk_map_spec(doc_chars: int, strategies: tuple[str, ...], tails: bool, needles: bool) -> alt.LayerChart:

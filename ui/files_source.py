@@ -15,7 +15,7 @@ from pathlib import Path
 import streamlit as st
 
 from audit.runset import FILE_SCORE_KINDS as SCORE_KINDS
-from audit.sources.imported.system import load_checked, parse_named
+from audit.sources.imported.system import declare_pairs, load_checked, parse_named
 
 from . import cache, paths
 from .text import md
@@ -32,6 +32,9 @@ FIELDS = {"sys_queries": "Queries (id<TAB>text, or BEIR queries.jsonl)",
 NAMED = {"sys_runs": "Runs, one NAME=FILE a line (TREC or JSONL)",
          "sys_scores": "What each run's score means, NAME=" + "|".join(SCORE_KINDS) + " (default similarity)",
          "sys_ood_runs": "Out-of-domain runs, NAME=FILE (same names as the runs)"}
+#: What the runs are to each other (optional, the CLI's --reranked and --fuse).
+DECLARED = {"sys_reranked": "Reranked runs, one RERANKED=FIRST a line (the CLI's --reranked: the reranker's account)",
+            "sys_fuse": "Two runs to fuse, RUN_A,RUN_B (the CLI's --fuse: fusion tuned by cross-validation)"}
 _HELD = "_system_loaded"
 
 
@@ -184,7 +187,7 @@ def draw_files_source():
     When nothing usable is given yet, says what to give in the page area and stops the script.
     """
     errors: list[str] = []
-    for k in [*FIELDS, *NAMED]:
+    for k in [*FIELDS, *NAMED, *DECLARED]:
         st.session_state.setdefault(k, os.environ.get("AUDIT_" + k.upper(), ""))
     cfg = paths.config()
     how = ["path"] + (["upload"] if cfg.uploads.enabled else [])
@@ -217,12 +220,20 @@ def draw_files_source():
             except ValueError as e:
                 errors.append(str(e))
                 files["corpus"] = None
-        sig = _signature(files, uploads) if files else None
+        st.text_area(DECLARED["sys_reranked"], key="sys_reranked", height=68)
+        st.text_input(DECLARED["sys_fuse"], key="sys_fuse")
+        declared = (st.session_state.get("sys_reranked", ""), st.session_state.get("sys_fuse", ""))
+        sig = (_signature(files, uploads), declared) if files else None
         held = st.session_state.get(_HELD)
         if held is not None and held[0] == sig:
             runset, load_errors = held[1], held[2]
         else:
             runset, load_errors = _load(files, uploads) if files else (None, [])
+            if runset is not None:
+                try:
+                    runset = declare_pairs(runset, parse_named(_lines(declared[0]), "--reranked"), declared[1])
+                except ValueError as e:
+                    load_errors = [*load_errors, str(e)]
             st.session_state[_HELD] = (sig, runset, load_errors)
         for e in errors + load_errors:
             st.error(md(e))

@@ -344,6 +344,8 @@ def draw_traffic_stages(runset, run: str, version: str, key: str = "traffic") ->
         held[k] = stages_view(ti.table.files, runset, run)
     view = held[k]
     st.subheader("Where the answer was lost")
+    st.caption("Over every judged question, what a reranker rescued and pushed out and how deep its candidates "
+               "should be: [Strategies → Candidate depth, fusion and the reranker](./strategies#reranker).")
     if view.report is None or not view.report.stages.n:
         st.caption(md(f"No stages: {view.reason}."))
         return

@@ -347,7 +347,7 @@ def pick_source(a, verb: str) -> str:
         return "store"
     if a.run:
         return "runs"
-    for option in ("queries", "qrels", "chunks", "score", "ood_queries", "ood_run"):
+    for option in ("queries", "qrels", "chunks", "score", "ood_queries", "ood_run", "reranked", "fuse"):
         if getattr(a, option):
             raise InputError(f"--{option.replace('_', '-')} is for your own runs: give --run NAME=FILE too")
     return "builtin"

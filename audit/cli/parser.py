@@ -136,6 +136,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--ood-queries", help="with --run: out-of-domain queries (id<TAB>text)")
     s.add_argument("--ood-run", action="append", metavar="NAME=FILE",
                    help="with --run: the run NAME over the out-of-domain queries (threshold sweep)")
+    s.add_argument("--reranked", action="append", metavar="RERANKED=FIRST",
+                   help="with --run: run RERANKED reorders run FIRST (a reranker over its first stage; repeatable): "
+                        "the reranker's account and the depth curve of FIRST")
+    s.add_argument("--fuse", metavar="RUN_A,RUN_B",
+                   help="with --run: two runs of the same chunks (e.g. dense,bm25) whose fusion (RRF k, weights) is "
+                        "tuned by cross-validation")
     add_store_options(r)
     add_endpoint_options(r)
     add_traffic_options(r)
@@ -150,6 +156,10 @@ def build_parser() -> argparse.ArgumentParser:
                                                  "Playwright; without them, the HTML beside it and how to print it)")
     o.add_argument("--fail-under", action="append", metavar="METRIC=VALUE",
                    help="exit 1 when any column is below, e.g. recall@8=0.7 (repeatable)")
+    o.add_argument("--fusion-folds", type=int, default=None, metavar="N",
+                   help="folds of the fusion's cross-validation over questions (default 5)")
+    o.add_argument("--fusion-seed", type=int, default=None, metavar="N",
+                   help="seed of the fusion's split of questions into folds (default 0)")
     o.add_argument("--quiet", action="store_true", help="no progress bar")
     add_target_options(r)
     r.set_defaults(func=cmd_report)
@@ -181,6 +191,10 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--batch-size", type=int, default=256, help="with --out: chunks per embedding batch (default 256)")
     d.add_argument("--num-gpus", type=float, default=0, help="with --engine ray: GPUs per actor (default 0)")
     o = i.add_argument_group("output")
+    o.add_argument("--fusion-folds", type=int, default=None, metavar="N",
+                   help="folds of the fusion's cross-validation over questions (default 5)")
+    o.add_argument("--fusion-seed", type=int, default=None, metavar="N",
+                   help="seed of the fusion's split of questions into folds (default 0)")
     o.add_argument("--quiet", action="store_true", help="no progress bar")
     i.set_defaults(func=cmd_index)
 
@@ -223,6 +237,10 @@ def build_parser() -> argparse.ArgumentParser:
     o = x.add_argument_group("what is written")
     o.add_argument("--format", required=True, choices=["trec", "beir"])
     o.add_argument("--out", required=True, help="output folder")
+    o.add_argument("--fusion-folds", type=int, default=None, metavar="N",
+                   help="folds of the fusion's cross-validation over questions (default 5)")
+    o.add_argument("--fusion-seed", type=int, default=None, metavar="N",
+                   help="seed of the fusion's split of questions into folds (default 0)")
     o.add_argument("--quiet", action="store_true", help="no progress bar")
     b = x.add_argument_group("the built-in pipelines whose rankings are exported")
     b.add_argument("--corpus", default="python-reference", help="python-reference (built in) or a folder")

@@ -79,8 +79,17 @@ def write_report(a, loaded: Loaded) -> int:
         A bad cut (``--threshold``) or a baseline the history refuses.
     """
 
+    runset = loaded.runset
+    folds, seed = getattr(a, "fusion_folds", None), getattr(a, "fusion_seed", None)
+    if folds is not None and folds < 2:
+        raise InputError(f"--fusion-folds {folds}: cross-validation needs at least 2 folds")
+    if folds is not None or seed is not None:
+        from dataclasses import replace
+
+        runset = replace(runset, settings={**runset.settings, **({"fuse_folds": folds} if folds is not None else {}),
+                                           **({"fuse_seed": seed} if seed is not None else {})})
     try:
-        report = build_report(loaded.runset, a.threshold, targets=targets_arg(a), **loaded.beside)
+        report = build_report(runset, a.threshold, targets=targets_arg(a), **loaded.beside)
     except ValueError as e:
         raise InputError(str(e)) from None
     code = gates_failed(loaded.gates, report.results, skip_unavailable=loaded.skip_unavailable, where=loaded.where)

@@ -12,7 +12,7 @@ def load_runs(a):
     (:class:`audit.cli.report.Loaded`, gated on ``--fail-under``)."""
     from ..runset import FILE_SCORE_KINDS
     from ..scores import known_kind
-    from ..sources.imported.system import load_system, parse_named
+    from ..sources.imported.system import declare_pairs, load_system, parse_named
 
     given = [f"--{o}" for o, v in (("strategies", a.strategies), ("retrievers", a.retrievers), ("db", a.db))
              if v is not None]
@@ -35,6 +35,9 @@ def load_runs(a):
         corpus = corpus_arg(a.corpus, strip_arg(a)) if a.corpus else None
         system = load_system(a.queries, runs, scores, a.qrels, a.ground_truth, a.chunks, corpus, a.ood_queries,
                              ood_runs)
+        system = declare_pairs(system, parse_named(getattr(a, "reranked", None), "--reranked"),
+                               getattr(a, "fuse", None))
     except ValueError as e:
         raise InputError(str(e)) from None
     return Loaded(system, gates=gates)
+

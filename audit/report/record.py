@@ -458,6 +458,64 @@ def _comparison(report, data: Mapping, charts: bool = True) -> str:
     return "".join(out)
 
 
+#: Depths the record shows of each depth curve (with the run's length and the specification's 25).
+RECORD_DEPTHS = (1, 4, 8, 10, 20, 25, 50, 100)
+
+
+def _candidates(data: Mapping) -> str:
+    """The reranker's account, the depth curve and the cross-validated fusion, from the document's JSON (empty when
+    none of the three is shown)."""
+    acc, depth, fusion = data.get("reranker"), data.get("depth"), data.get("fusion")
+    if not (acc or depth or fusion):
+        return ""
+    out = ["<h2>The reranker and its candidates</h2>"]
+    if acc:
+        body = []
+        for e in acc:
+            pair = f"{e['reranked']}|{e['first']}|{e['k']}"
+            body.append([_e(e["reranked"]), _e(e["first"]), _e(e["k"]), _fig("rescued", e["rescued"], run=pair),
+                         _fig("pushed_out", e["pushed_out"], run=pair), _fig("unchanged", e["unchanged"], run=pair),
+                         _fig("p", e["p"], format_p(e["p"]), pair), _fig("p_holm", e["p_holm"], format_p(e["p_holm"]),
+                                                                       pair)])
+        out.append("<p>A reranker's account: per k, questions rescued (a relevant chunk in the reranked top k, none in "
+                   "the first stage's) and pushed out (the reverse); exact sign test of rescued against pushed out, "
+                   "Holm-adjusted across the k of a pair.</p>"
+                   + _table(["reranked", "first stage", "k", "rescued", "pushed out", "unchanged", "p", "p (Holm)"],
+                            body))
+    if depth:
+        body = []
+        for run, points in depth.items():
+            n = len(points)
+            for p in points:
+                if p["d"] in RECORD_DEPTHS or p["d"] == n:
+                    fig = f"Success@{p['d']}"
+                    body.append([_e(run), _e(p["d"]),
+                                 f"{_fig(fig, p['Success'], _num(p['Success']), run)} "
+                                 f"[{_fig(fig + ':low', p['low'], _num(p['low']), run)}, "
+                                 f"{_fig(fig + ':high', p['high'], _num(p['high']), run)}]",
+                                 "—" if p.get("ms") is None else _fig("reranking_ms", p["ms"], _num(p["ms"], ".0f"),
+                                                                       run)])
+        out.append("<p>The depth curve: the first stage's Success@d, the most any reranker over its top d can reach "
+                   "(Wilson 95%); the specification reranks the top 25.</p>"
+                   + _table(["first stage", "depth d", "Success@d [Wilson 95%]", "reranking ms a question"], body))
+    if fusion:
+        runs = "|".join(fusion["runs"])
+        tuned = fusion["tuned"]
+        setting = (f"RRF k={tuned['k']:g}" if "k" in tuned else
+                   " + ".join(f"{n} {w:.1f}" for n, w in tuned["weights"].items()))
+        k = fusion["k"]
+        out.append(f"<p>Fusion of {_e(' and '.join(fusion['runs']))} tuned by {_e(fusion['folds'])}-fold "
+                   f"cross-validation over {_e(fusion['n'])} questions (seed {_e(fusion['seed'])}); tuned on all "
+                   f"questions: {_e(setting)}. Success@{_e(k)} in-sample "
+                   f"{_fig('in_sample', fusion['in_sample'], _num(fusion['in_sample']), runs)}, held-out "
+                   f"{_fig('held_out', fusion['held_out'], _num(fusion['held_out']), runs)}, gap "
+                   f"{_fig('gap', fusion['gap'], format(fusion['gap'], '+.3f'), runs)}; untuned RRF k=60 "
+                   f"{_fig('baseline', fusion['baseline'][f'Success@{k}'], _num(fusion['baseline'][f'Success@{k}']), runs)}"
+                   f"; held-out against it +{_e(fusion['sign_test']['wins'])}/−{_e(fusion['sign_test']['losses'])}, "
+                   f"p {_fig('fusion_p', fusion['sign_test']['p'], format_p(fusion['sign_test']['p']), runs)}.</p>")
+    return "".join(out)
+
+
 def _citations(report, data: Mapping) -> str:
     out = ["<h2>Citations</h2>"]
     needles = data.get("needles")
@@ -581,6 +639,7 @@ def render_html(report, data: Mapping | None = None, *, traffic: Mapping | None 
         _decision(report, data, traffic, charts),
         _stages(stages),
         _comparison(report, data, charts),
+        _candidates(data),
         _citations(report, data),
         _health(health),
         _endpoint(data),

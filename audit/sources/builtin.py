@@ -353,8 +353,24 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
                   "bm25_tokens": bm25_tokens, "no_bm25_token": no_token, "bm25_no_match": no_match,
                   "query_embed_ms": q_ms,
                   "n_queries_encoded": n_q_encoded, "n_chunks_encoded": n_encoded,
-                  "wall_s": time.perf_counter() - t_start},
+                  "wall_s": time.perf_counter() - t_start, **_declared_pairs(strategies, retrievers, ran)},
         query_vectors=qvecs, warnings=tuple(warnings), rejected=tuple(ground_truth.rejected))
+
+
+def _declared_pairs(strategies, retrievers, ran) -> dict:
+    """What the built-in runs declare of each other: each strategy's rerank column reorders its hybrid column
+    (``reranked``, the cross-encoder's ``rerank_depth``), and the base strategy's dense and BM25 columns are the
+    pair fusion is tuned on (``fuse``; docs/definitions.md, *A reranker's account*, *Fusion tuned honestly*)."""
+    out: dict = {}
+    names = [s.name for s in strategies]
+    if "rerank" in retrievers and "hybrid" in retrievers:
+        out["reranked"] = {column_name(n, "rerank"): column_name(n, "hybrid") for n in names}
+        if "rerank" in ran:
+            out["rerank_depth"] = RERANK_DEPTH
+    if all(r in retrievers for r in ("dense", "bm25")) and names:
+        base = base_strategy(names)
+        out["fuse"] = (column_name(base, "dense"), column_name(base, "bm25"))
+    return out
 
 
 def _unspaced_warnings(queries, vocabulary, rule: str, no_token, warnings: list) -> tuple:

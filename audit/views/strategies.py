@@ -1,4 +1,5 @@
-"""The Strategies page's view-model: runs side by side with Wilson intervals, paired sign tests, per-query ranks.
+"""The Strategies page's view-model: runs side by side with Wilson intervals, paired sign tests, per-query ranks; the
+depth curve, the cross-validated fusion and the reranker's account (:func:`candidates_view`).
 
 For the built-in pipelines a run is a strategy × retriever column; for a team's system a run file,
 a store's approximate or exact run, an endpoint. The measures are the one engine's
@@ -9,7 +10,8 @@ beside them (``Success@8 (recall@8)``, ``RR@20 (MRR@20)``).
 from __future__ import annotations
 
 import math
-from typing import Sequence
+from dataclasses import dataclass
+from typing import Any, Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -20,7 +22,9 @@ from ..report import results_frame
 from ..report.columns import column_help
 from ..report.tables import rank_matrix
 
-__all__ = ["HOLE_COLUMN", "KS", "PHRASINGS", "column_help", "results_frame", "discordant_frame", "needles_by_strategy",
+__all__ = ["HOLE_COLUMN", "KS", "PHRASINGS", "CandidatesView", "account_frame", "account_questions",
+           "candidates_view", "depth_frame", "depth_marks", "depth_reading", "fold_frame", "fusion_frame",
+           "column_help", "results_frame", "discordant_frame", "needles_by_strategy",
            "oriented_pair", "pair_matrix", "pairs_frame",
            "rank_matrix_view", "recall_chart_frame", "results_display", "run_tests"]
 
@@ -154,3 +158,113 @@ def rank_matrix_view(runset, results, phrasing: str = "both", missed_within: int
     out = rm.copy()
     out.insert(0, "question", [info[q].text if q in info else "" for q in out.index])
     return out
+
+
+# --------------------------------------------------------------------------- the reranker and its candidates
+
+
+@dataclass(frozen=True)
+class CandidatesView:
+    """The three sections about a reranker's candidates, as the document computes them
+    (:mod:`audit.report.sections.reranking`).
+
+    Attributes
+    ----------
+    reranker : tuple of RerankAccount
+        Per declared pair and k (empty when not shown).
+    depth : tuple of DepthCurve
+        One per first-stage run (empty when not shown).
+    fusion : FusionTuning or None
+    why : mapping section name → str
+        Why each section that is not shown is not.
+    """
+
+    reranker: tuple
+    depth: tuple
+    fusion: Any
+    why: Mapping[str, str]
+
+
+def candidates_view(runset, results) -> CandidatesView:
+    """The ``reranker``, ``depth`` and ``fusion`` sections of ``runset``'s document
+    (:func:`audit.report.sections.compute_sections`)."""
+    from ..report.sections import compute_sections
+
+    got = compute_sections(runset, ("reranker", "depth", "fusion"), results)
+    why = {n: w for n, (r, w) in got.items() if r is None}
+    return CandidatesView(got["reranker"][0] or (), got["depth"][0] or (), got["fusion"][0], why)
+
+
+def depth_frame(curve) -> pd.DataFrame:
+    """One first stage's curve: ``d``, ``Success@d``, ``low``, ``high`` (Wilson 95%), ``questions`` (hits of n),
+    ``reranking ms`` (d × the measured ms a pair; NaN when not timed)."""
+    return pd.DataFrame({"d": [p.d for p in curve.points], "Success@d": [p.success for p in curve.points],
+                         "low": [p.low for p in curve.points], "high": [p.high for p in curve.points],
+                         "questions": [p.successes for p in curve.points],
+                         "reranking ms": [p.ms for p in curve.points]})
+
+
+def depth_marks(curve) -> pd.DataFrame:
+    """The depths marked on a curve: ``d`` and ``mark`` (the specification's 25; a declared reranker's depth), those
+    within the run's length."""
+    rows = [(curve.spec_depth, "the specification's depth")]
+    if curve.reranker_depth:
+        rows.append((curve.reranker_depth, f"{curve.reranked}'s depth"))
+    return pd.DataFrame([{"d": d, "mark": m} for d, m in rows if 1 <= d <= len(curve.points)], columns=["d", "mark"])
+
+
+def depth_reading(curve, d_from: int, d_to: int) -> str:
+    """The curve read between two depths: "depth 50 adds 3 questions of ceiling (0.812 → 0.859) for 2.0× the
+    reranking time" (the time only when it was measured).
+
+    Raises
+    ------
+    ValueError
+        A depth outside 1 .. the run's length.
+    """
+    a, b = curve.at(d_from), curve.at(d_to)
+    if a is None or b is None:
+        raise ValueError(f"depths run from 1 to {len(curve.points)} for {curve.run}, got {d_from} and {d_to}")
+    n = b.successes - a.successes
+    word = "adds" if n >= 0 else "loses"
+    from ..words import plural
+
+    s = (f"depth {d_to} against {d_from} {word} {plural(abs(n), 'question')} of ceiling "
+         f"({a.success:.3f} → {b.success:.3f})")
+    if math.isfinite(a.ms) and math.isfinite(b.ms) and a.ms > 0:
+        s += f" for {b.ms / a.ms:.1f}× the reranking time ({a.ms:.0f} → {b.ms:.0f} ms a question)"
+    return s
+
+
+def account_frame(rows) -> pd.DataFrame:
+    """The reranker's account as a table: ``first``, ``reranked``, ``k``, ``rescued``, ``pushed out``, ``unchanged``,
+    ``p``, ``p (Holm)``."""
+    return pd.DataFrame([{"first": r.first, "reranked": r.reranked, "k": r.k, "rescued": r.rescued,
+                          "pushed out": r.pushed_out, "unchanged": r.unchanged, "p": r.p, "p (Holm)": r.p_holm}
+                         for r in rows],
+                        columns=["first", "reranked", "k", "rescued", "pushed out", "unchanged", "p", "p (Holm)"])
+
+
+def account_questions(row, queries: Sequence) -> pd.DataFrame:
+    """The questions one account row names: ``question id``, ``what`` (rescued / pushed out), ``question`` (its text,
+    shown as text)."""
+    text = {q.query_id: q.text for q in queries}
+    out = [{"question id": q, "what": w, "question": text.get(q, "")}
+           for w, ids in (("rescued", row.rescued_ids), ("pushed out", row.pushed_out_ids)) for q in ids]
+    return pd.DataFrame(out, columns=["question id", "what", "question"])
+
+
+def fusion_frame(t) -> pd.DataFrame:
+    """The cross-validated fusion as rows: ``what`` (in-sample, held-out, untuned RRF k=60), ``setting``,
+    ``Success@8``."""
+    return pd.DataFrame([
+        {"what": "tuned on all questions, scored on them (in-sample)", "setting": t.tuned.label(t.a, t.b),
+         f"Success@{t.k}": t.in_sample},
+        {"what": f"each fold tuned on the other {t.folds - 1} (held-out)", "setting": "per fold, below",
+         f"Success@{t.k}": t.held_out},
+        {"what": "untuned", "setting": "RRF k=60", f"Success@{t.k}": t.baseline}])
+
+
+def fold_frame(t) -> pd.DataFrame:
+    """The setting each fold was scored with (tuned on the other folds): ``fold``, ``setting``."""
+    return pd.DataFrame([{"fold": i, "setting": s.label(t.a, t.b)} for i, s in enumerate(t.fold_settings, start=1)])

@@ -9,7 +9,8 @@ draw the same results.
 
 Modules: :mod:`.base` (Section, Inputs, Document), :mod:`.about` (provenance, questions, warnings), :mod:`.results`
 (results, comparisons), :mod:`.chunks` (phrasing, needles, tokens, latency, retrieval), :mod:`.threshold`,
-:mod:`.citations`, :mod:`.approximate`, :mod:`.live` (endpoint, traffic, stages, health, history).
+:mod:`.reranking` (reranker, depth, fusion), :mod:`.citations`, :mod:`.approximate`, :mod:`.live` (endpoint,
+traffic, stages, health, history).
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from .live import (
     TrafficInput,
     TrafficSection,
 )
+from .reranking import DepthSection, FusionSection, RerankerSection
 from .results import ComparisonsSection, ResultsSection
 from .threshold import RunCut, ThresholdSection, primary_run
 
@@ -40,7 +42,8 @@ __all__ = ["SECTIONS", "Approximate", "Document", "Inputs", "NotShown", "Recorde
 #: Every section of the document, in its order (the JSON's keys, the text's order).
 SECTIONS: tuple[Section, ...] = (
     ProvenanceSection(), QuestionsSection(), WarningsSection(), ResultsSection(), EndpointSection(),
-    PhrasingSection(), NeedlesSection(), TokensSection(), ComparisonsSection(), LatencySection(), RetrievalSection(),
+    PhrasingSection(), NeedlesSection(), TokensSection(), ComparisonsSection(), RerankerSection(),
+    DepthSection(), FusionSection(), LatencySection(), RetrievalSection(),
     CitationsSection(), ThresholdSection(), ApproximateSection(), TrafficSection(), StagesSection(), HealthSection(),
     HistorySection(),
 )
@@ -125,4 +128,21 @@ def with_beside(doc: Document, **beside) -> Document:
     return Document(inputs, SECTIONS, done, tuple(not_shown))
 
 
-__all__ += ["with_beside"]
+def compute_sections(runset, names, results=None) -> dict[str, tuple[Any, str | None]]:
+    """Only the sections ``names`` of ``runset``'s document, each as ``(result, why not)`` (a page that draws a few
+    sections; each named section may read only the run set, not an earlier section's result).
+
+    Raises
+    ------
+    KeyError
+        A name no section has.
+    """
+    from ...evaluation.measures import evaluate
+
+    wanted = [section(n) for n in names]
+    results = tuple(results) if results is not None else tuple(evaluate(runset))
+    inputs = Inputs(runset, results)
+    return {s.name: _compute(s, inputs, {}) for s in wanted}
+
+
+__all__ += ["compute_sections", "with_beside"]

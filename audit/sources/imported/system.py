@@ -24,7 +24,7 @@ from .chunks import check_chunks, needle_qrels, read_chunks
 from .readers import read_qrels, read_queries, read_run
 from ...runset import Query, Run, RunSet, Source, Space, digest, file_sha256
 
-__all__ = ["load_checked", "load_system", "parse_named", "team_runset"]
+__all__ = ["declare_pairs", "load_checked", "load_system", "parse_named", "team_runset"]
 
 
 def parse_named(specs: Sequence[str] | None, option: str, values: Sequence[str] | None = None) -> dict[str, str]:
@@ -48,6 +48,44 @@ def parse_named(specs: Sequence[str] | None, option: str, values: Sequence[str] 
             raise ValueError(f"{option} {spec!r}: {value!r} is not one of {', '.join(values)}")
         out[name] = value
     return out
+
+
+def declare_pairs(runset: RunSet, reranked: Mapping[str, str], fuse: str | None) -> RunSet:
+    """``runset`` with what ``--reranked RERANKED=FIRST`` and ``--fuse RUN_A,RUN_B`` declare of its runs
+    (``settings["reranked"]``: reranked run → first stage; ``settings["fuse"]``: the pair to fuse); its source's
+    identity then names the declaration too (caches key on it). Nothing declared: ``runset`` itself.
+
+    Raises
+    ------
+    ValueError
+        A name that is no run of the run set, a run reordering itself, or ``fuse`` not naming two runs; the message
+        names the option and the runs.
+    """
+    from dataclasses import replace
+
+    names = runset.run_names
+    for r, f in reranked.items():
+        for n in (r, f):
+            if n not in names:
+                raise ValueError(f"--reranked {r}={f}: {n!r} is no run of --run; runs: {', '.join(names)}")
+        if r == f:
+            raise ValueError(f"--reranked {r}={f}: a run cannot reorder itself")
+    settings = dict(runset.settings)
+    if reranked:
+        settings["reranked"] = dict(reranked)
+    if fuse is not None and fuse.strip():
+        pair = tuple(x.strip() for x in fuse.split(","))
+        if len(pair) != 2 or not all(pair) or pair[0] == pair[1]:
+            raise ValueError(f"--fuse {fuse!r}: expected two different run names, RUN_A,RUN_B")
+        for n in pair:
+            if n not in names:
+                raise ValueError(f"--fuse {fuse}: {n!r} is no run of --run; runs: {', '.join(names)}")
+        settings["fuse"] = pair
+    if settings == dict(runset.settings):
+        return runset
+    source = replace(runset.source, identity=digest(runset.source.identity, settings.get("reranked"),
+                                                    settings.get("fuse")))
+    return replace(runset, settings=settings, source=source)
 
 
 def team_runset(queries: Mapping[str, str], qrels: Qrels, judged_by: str, runs: Sequence[Run],
