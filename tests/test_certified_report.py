@@ -151,3 +151,25 @@ def test_comparisons_questions_needed_equal_the_exact_power(builtin, team):
             assert first == q["N"]
             checked += 1
     assert seen_half >= 1 and checked >= 3
+
+
+def test_builtin_auc_equals_sklearn(tmp_path, monkeypatch):
+    # the built-in report's AUC for every run, against scikit-learn on the gate values of the same run set (the
+    # document built through the Python API, so the run set's per-question values are at hand)
+    from audit.chunking import PRESETS
+    from audit.groundtruth import load_ground_truth
+    from audit.ingest import load_folder
+    from audit.models import load_encoder
+    from audit.report import build_report
+    from audit.sources.builtin import run_audit
+
+    monkeypatch.setenv("AUDIT_HOME", str(tmp_path / "home"))
+    corpus = load_folder(GOLDEN / "docs")
+    gt = load_ground_truth(corpus, GOLDEN / "gt.jsonl", GOLDEN / "ood.txt")
+    rs = run_audit(corpus, gt, [PRESETS["A"], PRESETS["E"]], load_encoder("hashing"), ["dense", "bm25"],
+                   reranker=None)
+    data = build_report(rs, saved_path=tmp_path / "threshold.json").to_json()
+    assert len(data["threshold"]) == 4
+    for name, entry in data["threshold"].items():
+        y, g = _gate_values(rs, name)
+        assert entry["auc"]["value"] == pytest.approx(roc_auc_score(y, -np.clip(g, -1e300, 1e300)), abs=1e-12)
