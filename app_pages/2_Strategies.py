@@ -148,12 +148,15 @@ if cv.depth:
     dframe = depth_frame(curve)
     draw(depth_chart(dframe, depth_marks(curve)), key="depth_chart")
     n_depth = len(curve.points)
-    c1, c2 = st.columns(2)
-    c1.number_input("From depth", 1, n_depth, min(curve.spec_depth, n_depth), key="depth_from")
-    c2.number_input("To depth", 1, n_depth, min(2 * curve.spec_depth, n_depth), key="depth_to")
-    d_from = min(int(st.session_state["depth_from"]), n_depth)
-    d_to = min(int(st.session_state["depth_to"]), n_depth)
-    st.markdown(md(depth_reading(curve, d_from, d_to).capitalize() + "."))
+    if n_depth < 1:  # the run returned nothing (an endpoint that answered no question): no depth to read
+        st.info(md(f"{curve.run} returned no candidate: no depth to read."))
+    else:
+        c1, c2 = st.columns(2)
+        c1.number_input("From depth", 1, n_depth, min(curve.spec_depth, n_depth), key="depth_from")
+        c2.number_input("To depth", 1, n_depth, min(2 * curve.spec_depth, n_depth), key="depth_to")
+        d_from = min(int(st.session_state["depth_from"]), n_depth)
+        d_to = min(int(st.session_state["depth_to"]), n_depth)
+        st.markdown(md(depth_reading(curve, d_from, d_to).capitalize() + "."))
     if not math.isfinite(curve.ms_per_pair):
         st.caption("No reranking time was measured for this first stage (no timed reranker over it), so the curve "
                    "has no cost beside it.")

@@ -23,6 +23,7 @@ from audit.views.threshold import (
     threshold_view,
 )
 from ui import cache, context, download, footer, stop, table
+from ui.layout import cells
 from ui.charts import distance_histogram, outcomes_against_cut, sweep_chart
 from ui.focus import focus_run
 from ui.notices import notices
@@ -84,16 +85,17 @@ targets = Targets(alpha=st.session_state["certified_alpha"] / 100,
                   beta=st.session_state["certified_beta"] / 100)
 promise = promise_view(pc.page, cut, targets)
 g = promise.guarantee
-m1, m2, m3, m4 = st.columns(4)
+m1, m2, m3, m4 = cells(4)
 m1.metric("Certified cut", "none" if g.certified.cut is None else f"{g.certified.cut:.4g}",
           help="the loosest cut whose exact upper bound on the bluff rate is at most the target, testing cuts from "
                "the strictest and stopping at the first that fails (fixed-sequence testing)")
 m2.metric("Balanced cut", f"{view.balanced:.4g}", help="fewest bluffs + abandoned answerable: a default, no promise")
-m3.metric(f"Bluff rate bound at {cut:.4g}", "n/a" if math.isnan(promise.bound) else f"{promise.bound:.1%}",
-          help="exact (Clopper-Pearson) upper bound at the chosen confidence on the bluff rate at the slider's cut")
-m4.metric("AUC (gate value)", "n/a" if g.auc is None else f"{g.auc.value:.3f}",
-          help="how well the best score alone separates in-domain from out-of-domain questions (1 = perfectly); "
-               "DeLong 95% interval in the text below")
+m3.metric("Bluff bound", "n/a" if math.isnan(promise.bound) else f"{promise.bound:.1%}",
+          help=f"at the slider's cut ({cut:.4g}): the exact (Clopper-Pearson) upper bound at the chosen confidence "
+               "on the bluff rate")
+m4.metric("AUC", "n/a" if g.auc is None else f"{g.auc.value:.3f}",
+          help="ROC AUC of the gate value: how well the best score alone separates in-domain from out-of-domain "
+               "questions (1 = perfectly); DeLong 95% interval in the text below")
 for line in promise.lines():
     st.markdown(md(line))
 if g.auc is not None:
