@@ -126,7 +126,8 @@ def _load_builtin(a) -> Loaded:
     bar = ProgressBar(a.quiet)
     try:
         run = run_audit(corpus, gt, strategies, encoder, retrievers, reranker=a.reranker, cache=cache,
-                        progress=bar, store=store, bm25_tokens=a.bm25_tokens, allow_unhealthy=a.allow_unhealthy)
+                        progress=bar, store=store, bm25_tokens=a.bm25_tokens, allow_unhealthy=a.allow_unhealthy,
+                        language=a.language)
     except UnhealthyIndex as e:
         raise InputError(f"{e}, or pass --allow-unhealthy to report anyway") from None
     except (ValueError, ModelUnavailable) as e:
