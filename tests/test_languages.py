@@ -68,3 +68,75 @@ def test_detected_languages_are_iso_639_1():
     assert detect_language("Wie teilt man die Dokumente in Abschnitte, bevor man sie indiziert?") == "de"
     assert detect_language("ドキュメントをチャンクに分割する方法を説明します。") == "ja"
     assert detect_language("1234 — 5678") == "und"
+
+
+def _mixed(tmp_path):
+    d = tmp_path / "mixed"
+    d.mkdir(exist_ok=True)
+    (d / "fr.md").write_text("# Sauvegardes\n\nLes sauvegardes quotidiennes sont conservées quatorze jours, puis "
+                             "elles sont supprimées automatiquement.\n", encoding="utf-8")
+    (d / "de.md").write_text("# Sicherungen\n\nDie täglichen Sicherungen werden vierzehn Tage lang aufbewahrt und "
+                             "danach automatisch gelöscht.\n", encoding="utf-8")
+    (d / "ja.md").write_text("# バックアップ\n\n毎日のバックアップは十四日間保存され、その後自動的に削除されます。\n",
+                             encoding="utf-8")
+    return d
+
+
+def test_a_mixed_folder_is_split_per_document_and_each_gets_its_rule(tmp_path):
+    corpus = load_corpus(_mixed(tmp_path))
+    langs = document_languages(corpus.documents)
+    assert langs == {"fr.md": "fr", "de.md": "de", "ja.md": "ja"}
+    de = next(d for d in corpus.documents if d.doc_id == "de.md")
+    assert "sicher" in bm25_tokens(de.text, "snowball", "de")  # German Snowball: Sicherungen → sicher
+    ja = next(d for d in corpus.documents if d.doc_id == "ja.md")
+    # Snowball has no Japanese stemmer: the unicode tokens, unstemmed (cjk-bigrams is the rule for such text)
+    assert bm25_tokens(ja.text, "snowball", "ja") == bm25_tokens(ja.text, "unicode")
+    assert document_languages(corpus.documents, "fr") == {"fr.md": "fr", "de.md": "fr", "ja.md": "fr"}
+
+
+def test_corpus_jsonl_carries_each_documents_language(tmp_path):
+    out = tmp_path / "c.jsonl"
+    assert main(["corpus", "--corpus", str(_mixed(tmp_path)), "--jsonl", str(out)]) == 0
+    rows = {r["doc_id"]: r for r in map(json.loads, out.read_text(encoding="utf-8").splitlines())}
+    assert {k: r["language"] for k, r in rows.items()} == {"fr.md": "fr", "de.md": "de", "ja.md": "ja"}
+    assert main(["corpus", "--corpus", str(_mixed(tmp_path)), "--jsonl", str(out), "--language", "de"]) == 0
+    assert {r["language"] for r in map(json.loads, out.read_text(encoding="utf-8").splitlines())} == {"de"}
+
+
+def french_report(tmp_path, monkeypatch, *extra: str) -> dict:
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("AUDIT_HOME", str(tmp_path / "home"))
+    shutil.copytree(FRENCH / "docs", tmp_path / "docs")
+    code = main(["report", "--corpus", "docs", "--ground-truth", str(FRENCH / "gt.jsonl"), "--out-of-domain",
+                 str(FRENCH / "ood.txt"), "--model", "hashing", "--reranker", "none", "--strategies", "E",
+                 "--retrievers", "dense,bm25,hybrid", "--json", "r.json", "--quiet", "--no-history", *extra])
+    assert code == 0
+    return json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+
+
+def test_french_corpus_three_token_rules_three_columns_compared(tmp_path, monkeypatch):
+    js = french_report(tmp_path, monkeypatch, "--bm25-tokens", "unicode,snowball,ascii")
+    assert js["provenance"]["language"] == "fr"
+    assert js["provenance"]["bm25_tokens"] == "unicode,snowball,ascii"
+    rows = {r["name"]: r for r in js["results"]}
+    assert {n: rows[n]["token_rule"] for n in ("E/dense", "E/bm25", "E/bm25-snowball", "E/bm25-ascii", "E/hybrid")} \
+        == {"E/dense": None, "E/bm25": "unicode", "E/bm25-snowball": "snowball", "E/bm25-ascii": "ascii",
+            "E/hybrid": "unicode"}
+    assert all(rows[n]["n_queries"] == 18 for n in ("E/bm25", "E/bm25-snowball", "E/bm25-ascii"))
+    compared = {(t["a"], t["b"]) for t in js["comparisons"]}
+    assert {("E/bm25-snowball", "E/bm25"), ("E/bm25-ascii", "E/bm25")} <= compared
+    # stemming finds at least what the unstemmed rule finds on these questions
+    assert rows["E/bm25-snowball"]["Success@8"] >= rows["E/bm25"]["Success@8"]
+
+
+def test_the_golden_reports_language_and_rules(tmp_path, monkeypatch):
+    from test_golden import golden_report  # noqa: F401  (the golden corpus: English, the unicode rule)
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("AUDIT_HOME", str(tmp_path / "home"))
+    shutil.copytree(GOLDEN / "docs", tmp_path / "docs")
+    assert main(["report", "--corpus", "docs", "--ground-truth", str(GOLDEN / "gt.jsonl"), "--model", "hashing",
+                 "--reranker", "none", "--strategies", "E", "--json", "r.json", "--quiet", "--no-history"]) == 0
+    js = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
+    assert js["provenance"]["language"] == "en"
+    assert {r["token_rule"] for r in js["results"] if r["retriever"] != "dense"} == {"unicode"}

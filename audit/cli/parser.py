@@ -234,6 +234,8 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("corpus", help="write the canonical documents as JSONL", allow_abbrev=False)
     d.add_argument("--corpus", default="python-reference")
     d.add_argument("--jsonl", required=True)
+    d.add_argument("--language", default=None, metavar="CODE",
+                   help="the ISO 639-1 code written for every document; default: detected per document (py3langid)")
     _add_strip_option(d)
     d.set_defaults(func=cmd_corpus)
 
