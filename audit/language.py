@@ -18,8 +18,8 @@ from collections import Counter
 from functools import lru_cache
 from typing import Iterable, Mapping, Sequence
 
-__all__ = ["ENGLISH_MODELS", "SNOWBALL", "corpus_language", "detect_language", "document_languages",
-           "question_languages", "stem_words", "stemmer_name"]
+__all__ = ["ENGLISH_MODELS", "SNOWBALL", "corpus_language", "dense_language_notice", "detect_language",
+           "document_languages", "question_languages", "stem_words", "stemmer_name"]
 
 #: ISO 639-1 code → PyStemmer's Snowball algorithm (``Stemmer.algorithms()``).
 SNOWBALL = {
@@ -106,3 +106,16 @@ def stem_words(words: Sequence[str], language: str | None) -> list[str]:
     if algorithm is None:
         return list(words)
     return _stemmer(algorithm).stemWords(list(words))
+
+
+def dense_language_notice(model: str | None, corpus_language: str | None) -> str | None:
+    """A sentence when ``model`` is English-trained (:data:`ENGLISH_MODELS`) and the corpus's main
+    language (the first of ``corpus_language``, :func:`audit.language.corpus_language`) is not English; else None."""
+    if not model or not corpus_language:
+        return None
+    main = corpus_language.split(",")[0]
+    short = model.rstrip("/").split("/")[-1]
+    if main in ("en", "und") or short not in {m.split("/")[-1] for m in ENGLISH_MODELS}:
+        return None
+    return (f"the dense model {model} was trained on English text only and this corpus is in {main}: its figures "
+            "measure a model out of its language (a multilingual model, --model, measures one in it)")

@@ -43,7 +43,7 @@ def test_the_built_in_pipelines_hold_chunks_vectors_tokens_needles_and_documents
     # needles in the corpus and ranked gt()'s two out-of-domain questions: all four runs are available.
     assert capabilities(builtin) == {"judgments", "needles", "out_of_domain", "chunks", "offsets", "corpus",
                                      "chunk_cuts", "query_time_search", "tokens", "vectors", "two_runs",
-                                     "phrasings", "latency"}
+                                     "phrasings", "latency", "languages"}
     assert not can(builtin, "requests") and not can(builtin, "traffic")
 
 

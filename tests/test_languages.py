@@ -140,3 +140,33 @@ def test_the_golden_reports_language_and_rules(tmp_path, monkeypatch):
     js = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     assert js["provenance"]["language"] == "en"
     assert {r["token_rule"] for r in js["results"] if r["retriever"] != "dense"} == {"unicode"}
+
+
+def test_figures_per_language_and_the_dense_models_notice(tmp_path, monkeypatch):
+    from audit.language import dense_language_notice
+
+    js = french_report(tmp_path, monkeypatch, "--bm25-tokens", "unicode,snowball")
+    lang = js["languages"]
+    assert lang["corpus"] == "fr" and lang["documents"] == {"fr": 3} and lang["questions"] == {"fr": 18}
+    rows = {r["name"]: r for r in lang["rows"]}
+    main_rows = {r["name"]: r for r in js["results"]}
+    for name in ("E/dense", "E/bm25", "E/bm25-snowball"):
+        assert rows[name]["language"] == "fr" and rows[name]["n_queries"] == 18
+        assert rows[name]["Success@8"] == main_rows[name]["Success@8"]
+        assert rows[name]["Success@8_low"] == main_rows[name]["Success@8_low"]
+    assert lang["dense_notice"] is None  # the hashing encoder is no English-trained model
+    assert "English" in dense_language_notice("sentence-transformers/all-MiniLM-L6-v2", "fr")
+    assert "English" in dense_language_notice("all-mpnet-base-v2", "de,fr")
+    assert dense_language_notice("all-MiniLM-L6-v2", "en,fr") is None
+    assert dense_language_notice("paraphrase-multilingual-MiniLM-L12-v2", "fr") is None
+
+
+def test_sources_without_detected_languages_say_so(tmp_path, monkeypatch):
+    ex = ROOT / "data" / "example"
+    monkeypatch.setenv("AUDIT_HOME", str(tmp_path / "home"))
+    out = tmp_path / "r.json"
+    assert main(["report", "--queries", str(ex / "queries.tsv"), "--qrels", str(ex / "qrels.trec"), "--run",
+                 f"before={ex / 'before.trec'}", "--json", str(out), "--quiet", "--no-history"]) == 0
+    js = json.loads(out.read_text(encoding="utf-8"))
+    assert js["languages"] is None
+    assert any(n["section"] == "languages" for n in js["not_shown"])

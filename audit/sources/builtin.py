@@ -24,7 +24,7 @@ from ..evaluation.needles import needle_sets
 from ..groundtruth import GroundTruth
 from ..index import EmbeddingCache, embed, index_corpus
 from ..ingest import Corpus
-from ..language import corpus_language, document_languages, question_languages
+from ..language import corpus_language, dense_language_notice, document_languages, question_languages
 from ..models import DEFAULT_RERANKER, Encoder, ModelUnavailable, load_cross_encoder, token_stats
 from ..progress import StageProgress
 from ..retrieval import RERANK_DEPTH, RETRIEVERS, STORED_DEPTH, TOKEN_RULES, Ranking, rank_query
@@ -266,6 +266,9 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
     doc_lang = document_languages(corpus.documents, language)
     q_lang = question_languages({q.query_id: q.text for q in queries}, doc_lang.values(), language)
     main_language = corpus_language(doc_lang)
+    notice = dense_language_notice(encoder.name, main_language)
+    if notice:
+        warnings.append(notice)
     no_token: tuple = ()
     if set(retrievers) & {"bm25", "hybrid", "rerank"}:
         no_token = tuple(q.query_id for q in queries if not tokenize(q.text, bm25_tokens, q_lang[q.query_id]))

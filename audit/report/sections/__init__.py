@@ -8,7 +8,8 @@ source cannot show it) and ``not_shown: [{section, why}]``; the text report, the
 draw the same results.
 
 Modules: :mod:`.base` (Section, Inputs, Document), :mod:`.about` (provenance, questions, warnings), :mod:`.results`
-(results, comparisons), :mod:`.chunks` (phrasing, needles, tokens, latency, retrieval), :mod:`.threshold`,
+(results, comparisons), :mod:`.chunks` (phrasing, needles, tokens, latency, retrieval), :mod:`.languages` (figures
+per question language), :mod:`.threshold`,
 :mod:`.citations`, :mod:`.approximate`, :mod:`.live` (endpoint, traffic, stages, health, history).
 """
 
@@ -22,6 +23,7 @@ from .approximate import Approximate, ApproximateSection
 from .base import Document, Inputs, NotShown, Section
 from .chunks import LatencySection, NeedlesSection, PhrasingSection, RetrievalSection, TokensSection
 from .citations import CitationsSection
+from .languages import LanguagesSection
 from .live import (
     EndpointSection,
     HealthSection,
@@ -40,7 +42,7 @@ __all__ = ["SECTIONS", "Approximate", "Document", "Inputs", "NotShown", "Recorde
 #: Every section of the document, in its order (the JSON's keys, the text's order).
 SECTIONS: tuple[Section, ...] = (
     ProvenanceSection(), QuestionsSection(), WarningsSection(), ResultsSection(), EndpointSection(),
-    PhrasingSection(), NeedlesSection(), TokensSection(), ComparisonsSection(), LatencySection(), RetrievalSection(),
+    PhrasingSection(), LanguagesSection(), NeedlesSection(), TokensSection(), ComparisonsSection(), LatencySection(), RetrievalSection(),
     CitationsSection(), ThresholdSection(), ApproximateSection(), TrafficSection(), StagesSection(), HealthSection(),
     HistorySection(),
 )
