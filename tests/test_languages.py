@@ -23,7 +23,7 @@ FRENCH = ROOT / "data" / "french"
 
 
 def _unicode_words(text: str) -> list[str]:
-    return re.findall(r"[^\W_]+", reader_form(text).casefold())
+    return re.findall(r"[^\W_]+", reader_form(text).casefold().replace("i\u0307", "i"))
 
 
 @pytest.mark.parametrize("folder", [GOLDEN / "docs", FRENCH / "docs"], ids=["english", "french"])
@@ -170,3 +170,56 @@ def test_sources_without_detected_languages_say_so(tmp_path, monkeypatch):
     js = json.loads(out.read_text(encoding="utf-8"))
     assert js["languages"] is None
     assert any(n["section"] == "languages" for n in js["not_shown"])
+
+
+# The matching view (needles) and BM25's tokens in other writing habits (docs/definitions.md, *Matching view*).
+NB, NNB = "\u00a0", "\u202f"  # no-break space, narrow no-break space
+
+
+def test_french_no_break_spaces_before_punctuation_match_a_typed_space_not_its_absence():
+    from audit.matching import find_view
+
+    doc = f"Pourquoi découper{NNB}? Voici l’en-tête{NB}: il aide{NB}; enfin{NNB}!"
+    assert find_view(doc, "Pourquoi découper ?") is not None  # any whitespace is one space
+    assert find_view(doc, "l’en-tête : il aide ; enfin !") is not None
+    assert find_view(doc, "Pourquoi découper?") is None  # stated: a space and no space differ
+    assert bm25_tokens(doc) == bm25_tokens("Pourquoi découper? Voici l’en-tête: il aide; enfin!")
+
+
+def test_apostrophes_differ_in_the_view_and_separate_alike_in_bm25():
+    from audit.matching import find_view
+
+    doc = "c’est ce qu’on appelle l’en-tête"
+    assert find_view(doc, "qu’on appelle l’en-tête") is not None
+    assert find_view(doc, "qu'on appelle l'en-tête") is None  # stated: copy the needle as the document writes it
+    for rule in ("unicode", "snowball"):
+        assert bm25_tokens(doc, rule, "fr") == bm25_tokens(doc.replace("’", "'"), rule, "fr")
+
+
+def test_guillemets_with_their_spaces_match_typed_spaces_not_straight_quotes():
+    from audit.matching import find_view
+
+    doc = f"ouvre un ticket «{NB}restauration{NB}» et attend"
+    assert find_view(doc, "ouvre un ticket « restauration »") is not None
+    assert find_view(doc, 'ouvre un ticket "restauration"') is None  # stated
+    assert bm25_tokens(doc) == bm25_tokens('ouvre un ticket "restauration" et attend')
+
+
+def test_german_sharp_s_is_kept_in_the_view_and_folded_to_ss_by_bm25():
+    from audit.matching import find_view
+
+    assert find_view("die Straße ist gesperrt", "Straße") is not None
+    assert find_view("die Straße ist gesperrt", "Strasse") is None  # stated: the view does not fold case or ß
+    for rule in ("unicode", "snowball"):
+        assert bm25_tokens("Straße", rule, "de") == bm25_tokens("STRASSE", rule, "de") == bm25_tokens("strasse", rule, "de")
+
+
+def test_turkish_dotted_and_dotless_i_under_case_folding():
+    from audit.matching import find_view
+
+    assert find_view("İstanbul'da", "istanbul") is None  # stated: the view is case-sensitive
+    assert bm25_tokens("İSTANBUL", "snowball", "tr") == bm25_tokens("istanbul", "snowball", "tr")
+    assert bm25_tokens("İstanbul") == ["i", "stanbul"]  # stated: unicode keeps its tokens (i + U+0307 splits)
+    # stated: casefold is not Turkish-aware: I folds to i, not to ı, so ISPARTA and ısparta differ
+    assert bm25_tokens("ISPARTA", "snowball", "tr") != bm25_tokens("ısparta", "snowball", "tr")
+    assert bm25_tokens("ılık", "snowball", "tr") == bm25_tokens("ILIK".replace("I", "ı"), "snowball", "tr")

@@ -48,7 +48,9 @@ def bm25_tokens(text: str, rule: str = "unicode", language: str | None = None) -
         (:func:`audit.retrieval.scripts.cjk_bigram_tokens`). ``snowball``: the
         ``unicode`` tokens stemmed by the Snowball stemmer of ``language``
         (PyStemmer, :func:`audit.language.stem_words`); unstemmed when
-        Snowball has no stemmer for it or ``language`` is None.
+        Snowball has no stemmer for it or ``language`` is None. Before
+        tokenising, ``i`` + U+0307 (what ``casefold`` makes of Turkish ``İ``)
+        is ``i``, so ``İstanbul`` is one token (``unicode`` cuts it in two).
     language : str or None
         The text's ISO 639-1 code (``snowball`` only).
 
@@ -69,7 +71,9 @@ def bm25_tokens(text: str, rule: str = "unicode", language: str | None = None) -
         from ..language import stem_words
         from ..matching import reader_form
 
-        return stem_words(_UNICODE_TOKEN.findall(reader_form(text).casefold()), language)
+        # casefold turns Turkish İ into i + U+0307 (COMBINING DOT ABOVE), which no regex \w holds: i alone
+        folded = reader_form(text).casefold().replace("i\u0307", "i")
+        return stem_words(_UNICODE_TOKEN.findall(folded), language)
     raise ValueError(f"BM25 token rule {rule!r} is unknown; choose one of {', '.join(TOKEN_RULES)}")
 
 
