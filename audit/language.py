@@ -18,7 +18,7 @@ from collections import Counter
 from functools import lru_cache
 from typing import Iterable, Mapping, Sequence
 
-__all__ = ["ENGLISH_MODELS", "SNOWBALL", "corpus_language", "dense_language_notice", "detect_language",
+__all__ = ["DETECT_CHARS", "ENGLISH_MODELS", "SNOWBALL", "corpus_language", "dense_language_notice", "detect_language",
            "document_languages", "question_languages", "stem_words", "stemmer_name"]
 
 #: ISO 639-1 code → PyStemmer's Snowball algorithm (``Stemmer.algorithms()``).
@@ -36,6 +36,11 @@ ENGLISH_MODELS = ("all-MiniLM-L6-v2", "all-mpnet-base-v2", "sentence-transformer
                   "sentence-transformers/all-mpnet-base-v2")
 
 
+#: Characters of a text read to tell its language (its beginning): enough for py3langid to be sure, and a long
+#: document costs no more than a short one (105 ms for a 6,000-character document read whole).
+DETECT_CHARS = 2000
+
+
 @lru_cache(maxsize=1)
 def _identifier():
     from py3langid.langid import MODEL_FILE, LanguageIdentifier
@@ -49,6 +54,7 @@ def detect_language(text: str, among: Iterable[str] | None = None) -> str:
     Parameters
     ----------
     text : str
+        Its first :data:`DETECT_CHARS` characters are read.
     among : iterable of str, optional
         Codes to choose from (the best-ranked of them); None: any of py3langid's 97.
 
@@ -57,6 +63,7 @@ def detect_language(text: str, among: Iterable[str] | None = None) -> str:
     str
         The code; ``und`` (undetermined) for a text without a letter.
     """
+    text = text[:DETECT_CHARS]
     if not any(ch.isalpha() for ch in text):
         return "und"
     ranked = _identifier().rank(text)

@@ -223,3 +223,22 @@ def test_turkish_dotted_and_dotless_i_under_case_folding():
     # stated: casefold is not Turkish-aware: I folds to i, not to ı, so ISPARTA and ısparta differ
     assert bm25_tokens("ISPARTA", "snowball", "tr") != bm25_tokens("ısparta", "snowball", "tr")
     assert bm25_tokens("ılık", "snowball", "tr") == bm25_tokens("ILIK".replace("I", "ı"), "snowball", "tr")
+
+
+def test_a_typed_query_is_read_in_one_of_the_documents_languages():
+    from types import SimpleNamespace
+
+    from audit.views.query_explorer import typed_language
+
+    assert typed_language(SimpleNamespace(settings={}), "découper") is None
+    assert typed_language(SimpleNamespace(settings={"languages": {"a": "fr"}}), "chunking") == "fr"
+    mixed = SimpleNamespace(settings={"languages": {"a": "fr", "b": "de"}})
+    assert typed_language(mixed, "Wie werden die täglichen Sicherungen aufbewahrt?") == "de"
+
+
+def test_language_detection_reads_the_beginning_only():
+    from audit.language import DETECT_CHARS
+
+    text = "Les sauvegardes quotidiennes sont conservées quatorze jours. " * 40
+    assert detect_language(text + "The daily backups are kept for fourteen days. " * 400) == "fr"
+    assert len(text) > DETECT_CHARS

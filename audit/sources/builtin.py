@@ -263,8 +263,9 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
             cross, reranker_name = reranker, getattr(reranker, "name", "cross-encoder")
 
     queries = ground_truth.queries + ground_truth.ood_queries
-    doc_lang = document_languages(corpus.documents, language)
-    q_lang = question_languages({q.query_id: q.text for q in queries}, doc_lang.values(), language)
+    # the built-in corpus (Python's reference topics) is English: no detection model loaded for it
+    doc_lang = document_languages(corpus.documents, language or ("en" if corpus.python_version else None))
+    q_lang = question_languages({q.query_id: q.text for q in queries}, doc_lang.values(), language)  # one: no model
     main_language = corpus_language(doc_lang)
     notice = dense_language_notice(encoder.name, main_language)
     if notice:
