@@ -242,3 +242,15 @@ def test_language_detection_reads_the_beginning_only():
     text = "Les sauvegardes quotidiennes sont conservées quatorze jours. " * 40
     assert detect_language(text + "The daily backups are kept for fourteen days. " * 400) == "fr"
     assert len(text) > DETECT_CHARS
+
+
+def test_audit_toml_sets_the_language_and_the_option_wins(tmp_path, monkeypatch):
+    out = tmp_path / "c.jsonl"
+    (tmp_path / "audit.toml").write_text('[ingest]\nlanguage = "de"\n', encoding="utf-8")
+    monkeypatch.setenv("AUDIT_CONFIG", str(tmp_path / "audit.toml"))
+    assert main(["corpus", "--corpus", str(_mixed(tmp_path)), "--jsonl", str(out)]) == 0
+    assert {r["language"] for r in map(json.loads, out.read_text(encoding="utf-8").splitlines())} == {"de"}
+    assert main(["corpus", "--corpus", str(_mixed(tmp_path)), "--jsonl", str(out), "--language", "fr"]) == 0
+    assert {r["language"] for r in map(json.loads, out.read_text(encoding="utf-8").splitlines())} == {"fr"}
+    (tmp_path / "audit.toml").write_text('[ingest]\nlanguage = "French"\n', encoding="utf-8")
+    assert main(["corpus", "--corpus", str(_mixed(tmp_path)), "--jsonl", str(out)]) == 2

@@ -91,7 +91,7 @@ def _defaults_single(env_corpus: str, env_gt: str, env_ood: str) -> dict:
         "model": os.environ.get("AUDIT_MODEL") or DEFAULT_MODEL,
         "reranker": os.environ.get("AUDIT_RERANKER") or DEFAULT_RERANKER,
         "bm25_tokens": "unicode",
-        "language": "",
+        "language": paths.config().language or "",
         "strip_running_lines": paths.config().strip_running_lines,
         "focus_strategy": "E",
         "focus_retriever": "dense",

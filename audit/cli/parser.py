@@ -113,8 +113,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "BM25 column per rule (E/bm25 for the first, E/bm25-RULE for the others), compared by the "
                         "paired test")
     b.add_argument("--language", default=None, metavar="CODE",
-                   help="the ISO 639-1 code of every document and question (fr, de, ja); default: detected per "
-                        "document (py3langid), each question told among its documents' languages")
+                   help="the ISO 639-1 code of every document and question (fr, de, ja); default: [ingest] language "
+                        "in audit.toml, else detected per document (py3langid), each question told among its "
+                        "documents' languages")
     b.add_argument("--db", help="index database (default .audit/index-<corpus>.sqlite)")
     b.add_argument("--index", metavar="DATASET", help="audit this Lance dataset as it is (no --corpus needed)")
     b.add_argument("--no-cache", action="store_true", help="no index database and no embedding cache: all in memory")
@@ -235,7 +236,8 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--corpus", default="python-reference")
     d.add_argument("--jsonl", required=True)
     d.add_argument("--language", default=None, metavar="CODE",
-                   help="the ISO 639-1 code written for every document; default: detected per document (py3langid)")
+                   help="the ISO 639-1 code written for every document; default: [ingest] language in audit.toml, "
+                        "else detected per document (py3langid)")
     _add_strip_option(d)
     d.set_defaults(func=cmd_corpus)
 

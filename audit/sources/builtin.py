@@ -123,10 +123,21 @@ def provenance_of(corpus: Corpus, encoder: Encoder, strategies: Sequence[Strateg
     py = f" (Python {p['python']} topics)" if corpus.python_version else ""
     line = (f"corpus {p['corpus']}{py} sha256:{p['corpus_sha256'][:12]} · {p['documents']} documents · "
             f"model {p['model']} ({p['model_digest'][:12]}, {p['dims']} dims, window {p['window']}) · "
-            f"reranker {p['reranker']} · strategies {strat} · BM25 tokens {p['bm25_tokens']} · "
+            f"reranker {p['reranker']} · strategies {strat} · BM25 tokens {_rule_labels(bm25_tokens, language)} · "
             + (f"language {language} · " if language else "") + f"retrieval-audit {p['audit_version']}")
     return p, line
 
+
+def _rule_labels(rules: str, language: str | None) -> str:
+    """The token rules as a reader names them: ``snowball`` with the stemmer's language (``snowball-fr``) when the
+    corpus has one language."""
+    if not language or "," in language:
+        return rules
+    return ",".join(f"snowball-{language}" if r == "snowball" else r for r in rules.split(","))
+
+
+#: The retriever beside which each further BM25 token rule adds a column (``E/bm25-snowball``).
+LEXICAL = RETRIEVERS[1]
 
 #: Retriever → the score kind of its ranking (:data:`audit.runset.SCORE_KINDS`).
 RETRIEVER_KINDS = {"dense": "cosine-distance", "bm25": "bm25", "hybrid": "rrf", "rerank": "logit"}
@@ -327,7 +338,7 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
         distances = cosine_distances(qvecs, vecs) if len(chunks) else np.zeros((len(queries), 0))
         ranked: dict[str, dict] = {r: {} for r in ran}
         latency: dict[str, dict] = {r: {} for r in ran}
-        more = tuple(other_bm25) if "bm25" in ran else ()
+        more = tuple(other_bm25) if LEXICAL in ran else ()
         ranked_more: dict[str, dict] = {rule: {} for rule in more}
         latency_more: dict[str, dict] = {rule: {} for rule in more}
         over: dict[str, tuple] = {}
@@ -364,7 +375,7 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
             else:
                 runs.append(Run(column_name(strat.name, r), RETRIEVER_KINDS[r], {}, strat.name, strat.name, r,
                                 available=False, reason=rerank_error or "not run", cut_key=key, token_rule=rule))
-            if r == "bm25":
+            if r == LEXICAL:
                 for extra in more:
                     key = {**key, "token_rule": extra}
                     runs.append(Run(column_name(strat.name, f"bm25-{extra}"), RETRIEVER_KINDS[r], ranked_more[extra],

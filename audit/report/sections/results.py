@@ -88,9 +88,8 @@ def spec_pairs(runset, results) -> list[tuple[str, str]]:
             if pa in ok and pb in ok:
                 pairs.append((pa, pb))
         bm25 = column_name(base, "bm25")
-        for run in runset.runs:
-            if (run.strategy == base and run.retriever == "bm25" and run.name != bm25 and run.name in ok
-                    and bm25 in ok):
+        for run in runset.runs:  # a BM25 column of another token rule: its cut key names the rule
+            if run.strategy == base and run.cut_key.get("token_rule") and run.name in ok and bm25 in ok:
                 pairs.append((run.name, bm25))
     return pairs
 
