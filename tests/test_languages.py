@@ -254,3 +254,23 @@ def test_audit_toml_sets_the_language_and_the_option_wins(tmp_path, monkeypatch)
     assert {r["language"] for r in map(json.loads, out.read_text(encoding="utf-8").splitlines())} == {"fr"}
     (tmp_path / "audit.toml").write_text('[ingest]\nlanguage = "French"\n', encoding="utf-8")
     assert main(["corpus", "--corpus", str(_mixed(tmp_path)), "--jsonl", str(out)]) == 2
+
+
+def test_each_token_rules_column_is_exported_as_its_own_run(tmp_path, monkeypatch):
+    js = french_report(tmp_path, monkeypatch, "--bm25-tokens", "unicode,snowball")
+    assert js["provenance"]["bm25_tokens"] == "unicode,snowball"
+    from audit.groundtruth import load_ground_truth
+    from audit.models import load_encoder
+    from audit.chunking import parse_strategies
+    from audit.report.export import export_trec
+    from audit.sources.builtin import run_audit
+
+    corpus = load_corpus(FRENCH / "docs")
+    rs = run_audit(corpus, load_ground_truth(corpus, FRENCH / "gt.jsonl"), parse_strategies("E"),
+                   load_encoder("hashing"), ("dense", "bm25"), reranker=None, bm25_tokens="unicode,snowball")
+    files = {p.name for p in export_trec(rs, tmp_path / "trec")}
+    assert {"E-dense.run", "E-bm25.run", "E-bm25-snowball.run"} <= files
+    manifest = json.loads((tmp_path / "trec" / "runs.json").read_text(encoding="utf-8"))["runs"]
+    assert [m.get("token_rule") for m in manifest] == [None, None, "snowball"]
+    lines = (tmp_path / "trec" / "E-bm25-snowball.run").read_text(encoding="utf-8").splitlines()
+    assert lines and all(line.endswith(" E-bm25-snowball") for line in lines)
