@@ -12,7 +12,8 @@ __all__ = ["cmd_corpus"]
 
 def cmd_corpus(a) -> int:
     """Write ``doc_id, title, language, text`` a line (``language``: the document's ISO 639-1 code,
-    :func:`audit.language.document_languages`, or ``--language``, or audit.toml's ``[ingest] language``); print the documents, characters and sections."""
+    :func:`audit.language.document_languages`, or ``--language``, or audit.toml's ``[ingest] language``); print
+    the documents, characters and sections."""
     from ..language import document_languages
 
     corpus = corpus_arg(a.corpus, strip_arg(a))

@@ -307,7 +307,8 @@ def postings_key(texts: Sequence[str], tokens: str = "unicode", k1: float = 1.2,
 
 def bm25_index(texts: Sequence[str], tokens: str = "unicode", cache=None, languages: Sequence[str] | None = None,
                language: str | None = None) -> BM25:
-    """``BM25(texts, tokens=tokens, languages=languages, language=language)``, restored from ``cache`` when the same index was built before.
+    """``BM25(texts, tokens=tokens, languages=languages, language=language)``, restored from ``cache`` when the same
+    index was built before.
 
     Parameters
     ----------

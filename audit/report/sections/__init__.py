@@ -42,7 +42,8 @@ __all__ = ["SECTIONS", "Approximate", "Document", "Inputs", "NotShown", "Recorde
 #: Every section of the document, in its order (the JSON's keys, the text's order).
 SECTIONS: tuple[Section, ...] = (
     ProvenanceSection(), QuestionsSection(), WarningsSection(), ResultsSection(), EndpointSection(),
-    PhrasingSection(), LanguagesSection(), NeedlesSection(), TokensSection(), ComparisonsSection(), LatencySection(), RetrievalSection(),
+    PhrasingSection(), LanguagesSection(), NeedlesSection(), TokensSection(), ComparisonsSection(), LatencySection(),
+    RetrievalSection(),
     CitationsSection(), ThresholdSection(), ApproximateSection(), TrafficSection(), StagesSection(), HealthSection(),
     HistorySection(),
 )
