@@ -275,3 +275,13 @@ def test_each_token_rules_column_is_exported_as_its_own_run(tmp_path, monkeypatc
     assert [m.get("token_rule") for m in manifest] == [None, None, "snowball"]
     lines = (tmp_path / "trec" / "E-bm25-snowball.run").read_text(encoding="utf-8").splitlines()
     assert lines and all(line.endswith(" E-bm25-snowball") for line in lines)
+
+
+def test_every_needle_of_the_french_ground_truth_is_accepted_french_typography_included():
+    from audit.groundtruth import load_ground_truth
+
+    corpus = load_corpus(FRENCH / "docs")
+    gt = load_ground_truth(corpus, FRENCH / "gt.jsonl")
+    assert len(gt.needles) == 9 and not gt.rejected
+    text = "".join(d.text for d in corpus.documents)
+    assert {"\u00a0", "\u202f", "’", "«", "»"} <= set(text)
