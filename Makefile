@@ -6,7 +6,7 @@ PORT    ?= 8501
 STAMP   := $(VENV)/.installed
 DEVSTAMP:= $(VENV)/.installed-dev
 
-.PHONY: run test test-fast report clean bench bench-runs bench-traffic docs
+.PHONY: run test test-fast report report-french clean bench bench-runs bench-traffic docs
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -48,6 +48,11 @@ test-fast: $(DEVSTAMP)
 
 report: $(STAMP)
 	$(BIN)/python -m audit report
+
+# A French corpus (data/french): three BM25 token rules side by side, compared by the paired test.
+report-french: $(STAMP)
+	$(BIN)/python -m audit report --corpus data/french/docs --ground-truth data/french/gt.jsonl \
+		--out-of-domain data/french/ood.txt --bm25-tokens unicode,snowball,ascii
 
 # The command-line reference, written from the parser (tests/test_docs.py fails when it differs).
 docs: $(STAMP)

@@ -15,6 +15,7 @@ Where things come from, one concept a module:
 - :mod:`audit.jsontext` text files read as lines and JSONL records: the one line rule, the one input-file error
 - :mod:`audit.qrels` qrels files (TREC, BEIR) read into judgments
 - :mod:`audit.matching` the matching view (normalised text, offsets back to the canonical text)
+- :mod:`audit.language` the language of a document or question (ISO 639-1, py3langid) and its Snowball stemmer
 - :mod:`audit.scores` the one door every score goes through (canonical values: no figure decided by last bits)
 - :mod:`audit.secrets` the one redaction rule: every shape of every configured secret out of every output
 - :mod:`audit.sqlitedb` the audit's own SQLite files (history, judgments) opened for several writers at once

@@ -44,6 +44,8 @@ CANNOT = {
                "(Ground truth → upload)",
     "out_of_domain": "no out-of-domain question ranked by the run: give out-of-domain questions (and, for your "
                      "own runs, each system's run over them) to see where a cut should refuse",
+    "languages": "no language was detected for the questions: only the built-in pipelines (report --corpus) "
+                 "detect the language of each document and question here",
     "phrasings": "every judged question is asked in one wording only, so there is no documentation-vs-ticket table",
     "latency": "no run carries its questions' wall time (runs read from files were timed elsewhere)",
     "chunks": "the chunks' text is not known for this source (give your chunks.jsonl to see what each run returned)",
@@ -96,6 +98,8 @@ def can(runset, what: str, run=None, *, store_health=None) -> bool:
     if what == "out_of_domain":
         runs = [runset.run(run) if isinstance(run, str) else run] if run is not None else runset.runs
         return any(r is not None and r.available and runset.has_out_of_domain(r) for r in runs)
+    if what == "languages":
+        return bool(runset.settings.get("question_languages"))
     if what == "phrasings":
         wordings = {q.phrasing for q in runset.queries if q.in_domain}
         return {"documentation", "ticket"} <= wordings

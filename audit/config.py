@@ -47,6 +47,7 @@ Example (paths relative to the file's own folder)::
     headers = { Authorization = "env:RAG_TOKEN" }   # env:VAR in header values only; never shown
     [ingest]
     strip_running_lines = true          # remove PDFs' running headers and footers at extraction (default false)
+    language = "fr"                     # ISO 639-1 code of every document and question (default: detected)
 
     [uploads]
     enabled = true
@@ -76,6 +77,7 @@ trusted), ``$AUDIT_ROOTS`` (``os.pathsep``-separated) and ``roots``.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,7 +95,7 @@ _TABLES = ("corpora", "ground_truths", "out_of_domain", "indexes", "models", "re
 _KNOWN = {"shared", "roots", "uploads", "access", "stores", "systems", "endpoints", "ingest", "traffic", "history",
           *_TABLES}
 #: Keys of ``[ingest]``: how documents are extracted (the CLI's options take precedence).
-INGEST_KEYS = ("strip_running_lines",)
+INGEST_KEYS = ("strip_running_lines", "language")
 #: Keys of a ``[stores.NAME]`` table beside ``uri``: the store spec's fields
 #: (:func:`audit.stores.registry.make_spec`), each a default for the dashboard's input and the CLI's option.
 STORE_KEYS = ("table", "id_column", "text_column", "vector_column", "doc_column", "start_column", "end_column",
@@ -162,6 +164,7 @@ class Config:
     require_login: bool = False
     allowed: tuple[str, ...] = ()
     strip_running_lines: bool = False
+    language: str | None = None  # [ingest] language: ISO 639-1 code of every document and question; None: detected
     traffic: object = None  # audit.traffic.settings.TrafficSettings ([traffic]); None: the defaults
     history: str | None = None  # [history] uri: "env:VAR", a PostgreSQL URI or a SQLite file (audit.history.recording)
 
@@ -405,6 +408,9 @@ def load_config(env: Mapping[str, str] | None = None, cwd: str | Path | None = N
     strip = ingest.get("strip_running_lines", False)
     if not isinstance(strip, bool):
         raise ConfigError(f"{where}: [ingest] strip_running_lines must be true or false, not {strip!r}")
+    language = ingest.get("language")
+    if language is not None and not (isinstance(language, str) and re.fullmatch(r"[a-z]{2,3}", language)):
+        raise ConfigError(f"{where}: [ingest] language must be an ISO 639-1 code such as \"fr\", not {language!r}")
     allowed = acc.get("allowed", [])
     if not isinstance(allowed, list) or not all(isinstance(a, str) for a in allowed):
         raise ConfigError(f"{where}: [access] allowed must be a list of e-mail addresses or \"@domain\" entries")
@@ -429,7 +435,7 @@ def load_config(env: Mapping[str, str] | None = None, cwd: str | Path | None = N
                         ttl_s=_number(up, "ttl_minutes", 60, where) * 60.0),
         require_login=bool(acc.get("require_login", False)),
         allowed=tuple(a.strip() for a in allowed if a.strip()),
-        strip_running_lines=strip,
+        strip_running_lines=strip, language=language,
         traffic=_traffic(data, where, base),
         history=_history(data, where, base),
     )

@@ -266,6 +266,9 @@ class Run:
     cut_key : mapping
         What a saved threshold must have been chosen on to apply to this run
         (:mod:`audit.evaluation.saved_cut`).
+    token_rule : str or None
+        For a built-in run that reads BM25 (``bm25``, ``hybrid``, ``rerank``): its BM25 token rule
+        (:data:`audit.retrieval.TOKEN_RULES`); None otherwise.
     """
 
     name: str
@@ -282,6 +285,7 @@ class Run:
     source: str = ""
     warnings: tuple = ()
     cut_key: Mapping[str, Any] = field(default_factory=dict)
+    token_rule: str | None = None
 
     @property
     def kind(self) -> ScoreKind:

@@ -44,7 +44,7 @@ def test_the_built_in_pipelines_hold_chunks_vectors_tokens_needles_and_documents
     # and BM25 columns are the pair fusion is tuned on; no rerank column was asked for, so no reranked pair.
     assert capabilities(builtin) == {"judgments", "needles", "out_of_domain", "chunks", "offsets", "corpus",
                                      "chunk_cuts", "query_time_search", "tokens", "vectors", "two_runs",
-                                     "phrasings", "latency", "fusion_pair"}
+                                     "phrasings", "latency", "fusion_pair", "languages"}
     assert not can(builtin, "requests") and not can(builtin, "traffic")
 
 

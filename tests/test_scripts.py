@@ -35,7 +35,7 @@ def test_unicode_is_unchanged_on_the_same_texts():
     assert bm25_tokens("如何轮换中继密钥？") == ["如何轮换中继密钥"]
     assert bm25_tokens("python3の使い方") == ["python3の使い方"]
     assert bm25_tokens("ง่าย") == ["ง", "าย"]
-    assert TOKEN_RULES == ("unicode", "ascii", "cjk-bigrams")
+    assert TOKEN_RULES == ("unicode", "ascii", "cjk-bigrams", "snowball")
 
 
 def test_bm25_scores_by_hand_under_both_rules():

@@ -56,6 +56,7 @@ class RunKey:
     model: str
     reranker: str
     bm25_tokens: str = "unicode"
+    language: str = ""  # ISO 639-1 code of every document and question; "": detected per document
 
     @property
     def digest(self) -> str:
@@ -333,7 +334,8 @@ def audit_run(key: RunKey, corpus: Corpus, gt: GroundTruth, strategies: list[Str
                 emb = embedding_cache(str(default_home().resolve()))
             slot.ready = []
             slot.run = run_audit(corpus, gt, strategies, enc, key.retrievers, reranker=reranker, cache=emb,
-                                 progress=report, store=store, bm25_tokens=key.bm25_tokens, on_strategy=finished)
+                                 progress=report, store=store, bm25_tokens=key.bm25_tokens, on_strategy=finished,
+                                 language=key.language or None)
         return slot.run
     finally:
         slot.progress = None
@@ -350,9 +352,11 @@ def is_built(key: RunKey, private: bool = False) -> bool:
 
 
 @st.cache_resource(show_spinner=False, max_entries=64, ttl=3600)
-def bm25(run_digest: str, strategy: str, _texts: tuple | list, tokens: str = "unicode") -> BM25:
-    """BM25 over one strategy's chunk texts of one run (for typed queries), with the run's token rule."""
-    return BM25(list(_texts), tokens=tokens)
+def bm25(run_digest: str, strategy: str, _texts: tuple | list, tokens: str = "unicode", _languages=None,
+         language: str | None = None) -> BM25:
+    """BM25 over one strategy's chunk texts of one run (for typed queries), with the run's token rule (``snowball``:
+    each chunk's language, ``language`` the typed query's default)."""
+    return BM25(list(_texts), tokens=tokens, languages=_languages, language=language)
 
 
 @st.cache_data(show_spinner=False, max_entries=16, ttl=3600)

@@ -54,7 +54,12 @@ def live_search(ctx: PageContext, run, query: str):
     t0 = time.perf_counter()
     qv = cache.query_vector(ctx.encoder.name, query, ctx.encoder)
     embed_ms = (time.perf_counter() - t0) * 1000.0
-    bm25 = cache.bm25(ctx.digest, sp.name, sp.chunks.texts, ctx.runset.settings.get("bm25_tokens", "unicode"))
+    settings = ctx.runset.settings
+    rule = getattr(run, "token_rule", None) or settings.get("bm25_tokens", "unicode")
+    langs = settings.get("languages") or {}
+    chunk_langs = [langs.get(c.doc_id) for c in sp.chunks.chunks] if rule == "snowball" else None
+    main_language = (settings.get("language") or "").split(",")[0] or None
+    bm25 = cache.bm25(ctx.digest, sp.name, sp.chunks.texts, rule, chunk_langs, main_language)
     ranked, latency = typed_ranking(ctx.runset, run, query, qv, bm25, ctx.cross_encoder, ctx.cross_error)
     return ranked, latency, embed_ms
 

@@ -16,6 +16,7 @@ from audit.chunking import PRESETS, Strategy
 from audit.groundtruth import BUILTIN_DATA, GroundTruth
 from audit.ingest import BUILTIN_CORPUS, TEXT_SUFFIXES, UPLOAD_TYPES, Corpus
 from audit.models import DEFAULT_MODEL, DEFAULT_RERANKER, ModelUnavailable
+from audit.language import SNOWBALL
 from audit.retrieval import RETRIEVERS, TOKEN_RULES
 from audit.sources import base_strategy
 
@@ -26,6 +27,9 @@ from .context import CTX_KEY, PageContext
 from .links import KEPT, LINKED, link_notice
 from .cold import ColdStart
 from .text import md
+
+#: The languages the sidebar offers to set (Snowball's, and the unspaced scripts' ones), ISO 639-1.
+LANGUAGE_CODES = tuple(sorted(set(SNOWBALL) | {"ja", "ko", "th", "zh"}))
 
 CORPUS_SOURCES = {"builtin": f"built-in ({BUILTIN_CORPUS})", "folder": "folder on disk", "upload": "upload files",
                   "named": "configured corpus"}
@@ -87,6 +91,7 @@ def _defaults_single(env_corpus: str, env_gt: str, env_ood: str) -> dict:
         "model": os.environ.get("AUDIT_MODEL") or DEFAULT_MODEL,
         "reranker": os.environ.get("AUDIT_RERANKER") or DEFAULT_RERANKER,
         "bm25_tokens": "unicode",
+        "language": paths.config().language or "",
         "strip_running_lines": paths.config().strip_running_lines,
         "focus_strategy": "E",
         "focus_retriever": "dense",
@@ -336,7 +341,12 @@ def strategies_section() -> tuple[list[Strategy], tuple[str, ...]]:
                  help="unicode: runs of letters or digits of any script, casefolded (the default); ascii: the "
                       "specification's [a-z0-9]+, lower-cased (non-Latin text gets no token); cjk-bigrams: "
                       "unicode, with runs of Han, Kana, Hangul and Thai letters cut into character pairs "
-                      "(Chinese, Japanese and Thai write no spaces between words)")
+                      "(Chinese, Japanese and Thai write no spaces between words); snowball: unicode, stemmed by "
+                      "the Snowball stemmer of each document's and question's language")
+        st.selectbox("Language", ["", *LANGUAGE_CODES], key="language", **KEPT,
+                     format_func=lambda c: c or "detected per document",
+                     help="the ISO 639-1 code of every document and question; detected per document by default "
+                          "(py3langid), each question told among its documents' languages")
 
     with st.sidebar.expander("Models", expanded=False):
         cfg = paths.config()
@@ -390,7 +400,7 @@ def build(corpus: Corpus, gt: GroundTruth, gt_id: str, strategies: list[Strategy
     key = cache.RunKey(corpus=f"{corpus.name}:{corpus.sha256}", ground_truth=f"{gt_id}:{len(gt.needles)}",
                        strategies=tuple(tuple(sorted(s.params().items())) for s in strategies),
                        retrievers=retrievers, model=model_name, reranker=reranker_name,
-                       bm25_tokens=st.session_state["bm25_tokens"])
+                       bm25_tokens=st.session_state["bm25_tokens"], language=st.session_state.get("language") or "")
     private = session.is_upload(corpus.name)
     if private:
         session.folder()  # refresh the folder's last use: an active upload session never ages out

@@ -38,6 +38,20 @@ def strip_arg(a) -> bool:
         raise InputError(str(e)) from None
 
 
+def language_arg(a) -> str | None:
+    """``--language``, else ``[ingest] language`` of audit.toml, else None (detected per document); InputError for a
+    malformed audit.toml."""
+    given = getattr(a, "language", None)
+    if given:
+        return given
+    from ..config import ConfigError, load_config
+
+    try:
+        return load_config().language
+    except ConfigError as e:
+        raise InputError(str(e)) from None
+
+
 def corpus_arg(spec: str, strip_running_lines: bool = False):
     from ..ingest import load_corpus
 

@@ -94,6 +94,16 @@ def _add_strip_option(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> N
                         "strip_running_lines in audit.toml, else off); the extractor version records it")
 
 
+def _token_rules(spec: str) -> str:
+    """``--bm25-tokens``: a comma list of :data:`TOKEN_RULES`, returned as given (spaces dropped)."""
+    rules = [r.strip() for r in spec.split(",") if r.strip()]
+    bad = [r for r in rules if r not in TOKEN_RULES]
+    if bad or not rules:
+        raise argparse.ArgumentTypeError(f"unknown BM25 token rule {bad[0] if bad else spec!r}; "
+                                         f"choose from {', '.join(TOKEN_RULES)}")
+    return ",".join(rules)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The ``python -m audit`` argument parser."""
     p = argparse.ArgumentParser(prog="python -m audit", description="Audit the retrieval half of a RAG system.",
@@ -113,10 +123,17 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--strategies", default=None, help="comma-separated presets (default A-F)")
     b.add_argument("--retrievers", default=None, help="dense,bm25,hybrid,rerank (default all)")
     b.add_argument("--reranker", default="cross-encoder/ms-marco-MiniLM-L-6-v2", help="name, path or none")
-    b.add_argument("--bm25-tokens", choices=list(TOKEN_RULES), default="unicode",
+    b.add_argument("--bm25-tokens", type=_token_rules, default="unicode", metavar="RULE[,RULE...]",
                    help="BM25 tokens: unicode (default: letter/digit runs of any script, casefolded), ascii "
-                        "(the specification's [a-z0-9]+, lower-cased) or cjk-bigrams (unicode, with runs of Han, "
-                        "Kana, Hangul and Thai letters cut into character pairs)")
+                        "(the specification's [a-z0-9]+, lower-cased), cjk-bigrams (unicode, with runs of Han, "
+                        "Kana, Hangul and Thai letters cut into character pairs) or snowball (unicode, stemmed by "
+                        "the Snowball stemmer of each document's and question's language); a comma list gives one "
+                        "BM25 column per rule (E/bm25 for the first, E/bm25-RULE for the others), compared by the "
+                        "paired test")
+    b.add_argument("--language", default=None, metavar="CODE",
+                   help="the ISO 639-1 code of every document and question (fr, de, ja); default: [ingest] language "
+                        "in audit.toml, else detected per document (py3langid), each question told among its "
+                        "documents' languages")
     b.add_argument("--db", help="index database (default .audit/index-<corpus>.sqlite)")
     b.add_argument("--index", metavar="DATASET", help="audit this Lance dataset as it is (no --corpus needed)")
     b.add_argument("--no-cache", action="store_true", help="no index database and no embedding cache: all in memory")
@@ -255,6 +272,9 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser("corpus", help="write the canonical documents as JSONL", allow_abbrev=False)
     d.add_argument("--corpus", default="python-reference")
     d.add_argument("--jsonl", required=True)
+    d.add_argument("--language", default=None, metavar="CODE",
+                   help="the ISO 639-1 code written for every document; default: [ingest] language in audit.toml, "
+                        "else detected per document (py3langid)")
     _add_strip_option(d)
     d.set_defaults(func=cmd_corpus)
 

@@ -32,6 +32,7 @@ from .common import (
     fail_under_arg,
     gates_failed,
     ground_truth_arg,
+    language_arg,
     loaded_dataset_arg,
     needles_arg,
     open_index_file,
@@ -136,7 +137,8 @@ def _load_builtin(a) -> Loaded:
     bar = ProgressBar(a.quiet)
     try:
         run = run_audit(corpus, gt, strategies, encoder, retrievers, reranker=a.reranker, cache=cache,
-                        progress=bar, store=store, bm25_tokens=a.bm25_tokens, allow_unhealthy=a.allow_unhealthy)
+                        progress=bar, store=store, bm25_tokens=a.bm25_tokens, allow_unhealthy=a.allow_unhealthy,
+                        language=language_arg(a))
     except UnhealthyIndex as e:
         raise InputError(f"{e}, or pass --allow-unhealthy to report anyway") from None
     except (ValueError, ModelUnavailable) as e:

@@ -22,9 +22,8 @@ __all__ = ["SCORE_KIND_OF", "export_beir", "export_trec"]
 SCORE_KIND_OF = {"dense": "cosine-distance", "bm25": "similarity", "hybrid": "similarity", "rerank": "similarity"}
 
 
-def _run_lines(runset, strategy: str, retriever: str) -> list[str]:
-    run = runset.column(strategy, retriever)
-    tag = f"{strategy}-{retriever}"
+def _run_lines(runset, run) -> list[str]:
+    tag = run.name.replace("/", "-")  # E/dense → E-dense; a further BM25 rule's column: E-bm25-snowball
     out = []
     for q in runset.in_domain:
         r = run.ranking(q.query_id)
@@ -50,7 +49,8 @@ def _write(path: Path, lines: list[str]) -> None:
 def export_trec(runset, out: str | Path) -> list[Path]:
     """Write one TREC run per (strategy, retriever) and the judgments per strategy.
 
-    Files: ``<strategy>-<retriever>.run`` (``qid Q0 chunk_id rank score tag``, the first
+    Files: ``<strategy>-<retriever>.run`` (``E-bm25-snowball.run`` for a further BM25 token rule's column;
+    ``qid Q0 chunk_id rank score tag``, the first
     :data:`~audit.retrieval.STORED_DEPTH` ranks; scores in their own units, see
     :data:`SCORE_KIND_OF`), ``<strategy>.qrels`` (``qid 0 chunk_id 1`` for every chunk whose text
     holds the query's needle; none for a destroyed needle), ``queries.tsv`` (``id<TAB>text``) and
@@ -59,11 +59,13 @@ def export_trec(runset, out: str | Path) -> list[Path]:
     out = Path(out)
     written, manifest = [], []
     for name in runset.strategies:
-        for r in [x.retriever for x in runset.runs if x.strategy == name and x.available]:
-            p = out / f"{name}-{r}.run"
-            _write(p, _run_lines(runset, name, r))
+        for x in [x for x in runset.runs if x.strategy == name and x.available]:
+            r = x.retriever
+            p = out / f"{x.name.replace('/', '-')}.run"
+            _write(p, _run_lines(runset, x))
             manifest.append({"file": p.name, "strategy": name, "retriever": r, "score": SCORE_KIND_OF[r],
-                             "depth": STORED_DEPTH if r != "rerank" else "rerank depth"})
+                             "depth": STORED_DEPTH if r != "rerank" else "rerank depth"}
+                            | ({"token_rule": x.token_rule} if x.cut_key.get("token_rule") else {}))
             written.append(p)
         p = out / f"{name}.qrels"
         _write(p, _qrels_lines(runset, name))
@@ -104,8 +106,8 @@ def export_beir(runset, out: str | Path) -> list[Path]:
         _write(d / "qrels" / "test.tsv", ["query-id\tcorpus-id\tscore"]
                + [line.replace(" 0 ", "\t", 1).replace(" ", "\t") for line in _qrels_lines(runset, name)])
         written += [d / "corpus.jsonl", d / "queries.jsonl", d / "qrels" / "test.tsv"]
-        for r in [x.retriever for x in runset.runs if x.strategy == name and x.available]:
-            p = d / "runs" / f"{r}.run"
-            _write(p, _run_lines(runset, name, r))
+        for x in [x for x in runset.runs if x.strategy == name and x.available]:
+            p = d / "runs" / f"{x.name.split('/', 1)[-1]}.run"
+            _write(p, _run_lines(runset, x))
             written.append(p)
     return written

@@ -32,7 +32,8 @@ def result(results: Sequence[RunResult], name: str) -> RunResult:
 
 
 def result_rows(runset, results, phrasing: str | None = None) -> list[dict]:
-    """One row per run: ``name``, ``strategy``, ``retriever`` (None for a run not made here), ``score_kind``,
+    """One row per run: ``name``, ``strategy``, ``retriever`` (None for a run not made here), ``token_rule`` (the
+    BM25 token rule of a built-in run that reads BM25, else None), ``score_kind``,
     ``n_queries``, ``n_missing``, ``n_unjudged``, ``available``, ``reason``, every measure under its ir_measures
     name with ``Success@k_low``/``_high`` (Wilson 95%), and ``destroyed``, ``overlap_only``, ``past_window``
     (needle counts of the run's chunks; None where the cut rule is not known) and ``rerank_pairs_over_window``.
@@ -45,7 +46,8 @@ def result_rows(runset, results, phrasing: str | None = None) -> list[dict]:
         r = r.subset(phrasing)
         run = runset.run(r.name)
         sp = runset.space(run)
-        row = {"name": r.name, "strategy": run.strategy, "retriever": run.retriever, "score_kind": r.score_kind,
+        row = {"name": r.name, "strategy": run.strategy, "retriever": run.retriever,
+               "token_rule": getattr(run, "token_rule", None), "score_kind": r.score_kind,
                "n_queries": r.n_queries, "n_missing": r.n_missing, "n_unjudged": r.n_unjudged,
                "available": r.available, "reason": r.reason}
         for name in measure_names():

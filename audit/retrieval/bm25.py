@@ -24,18 +24,19 @@ __all__ = ["BM25", "BM25S_MIN_DOCS", "POSTINGS_FORMAT", "TOKEN_RULES", "bm25_ind
 _ASCII_TOKEN = re.compile(r"[a-z0-9]+")
 _UNICODE_TOKEN = re.compile(r"[^\W_]+")
 
-#: BM25 token rules: ``unicode`` (the default), ``ascii`` (the specification's) and ``cjk-bigrams``
-#: (``unicode`` with character bigrams over Han, Kana, Hangul and Thai runs: :mod:`audit.retrieval.scripts`).
-TOKEN_RULES = ("unicode", "ascii", "cjk-bigrams")
+#: BM25 token rules: ``unicode`` (the default), ``ascii`` (the specification's), ``cjk-bigrams``
+#: (``unicode`` with character bigrams over Han, Kana, Hangul and Thai runs: :mod:`audit.retrieval.scripts`) and
+#: ``snowball`` (``unicode`` stemmed by the Snowball stemmer of the text's language: :mod:`audit.language`).
+TOKEN_RULES = ("unicode", "ascii", "cjk-bigrams", "snowball")
 
 
-def bm25_tokens(text: str, rule: str = "unicode") -> list[str]:
+def bm25_tokens(text: str, rule: str = "unicode", language: str | None = None) -> list[str]:
     """BM25 tokens of ``text`` (docs/definitions.md, *BM25*).
 
     Parameters
     ----------
     text : str
-    rule : {"unicode", "ascii", "cjk-bigrams"}
+    rule : {"unicode", "ascii", "cjk-bigrams", "snowball"}
         ``unicode``: the maximal runs of Unicode letters or digits
         (``[^\\W_]+``; the underscore separates) in the ``str.casefold()`` of the
         text's reader form (NFC, format characters of category ``Cf`` removed:
@@ -44,7 +45,14 @@ def bm25_tokens(text: str, rule: str = "unicode") -> list[str]:
         ``[a-z0-9]+`` of the lower-cased text. ``cjk-bigrams``: ``unicode``,
         except that runs of Han, Hiragana, Katakana, Hangul and Thai letters
         become their character bigrams
-        (:func:`audit.retrieval.scripts.cjk_bigram_tokens`).
+        (:func:`audit.retrieval.scripts.cjk_bigram_tokens`). ``snowball``: the
+        ``unicode`` tokens stemmed by the Snowball stemmer of ``language``
+        (PyStemmer, :func:`audit.language.stem_words`); unstemmed when
+        Snowball has no stemmer for it or ``language`` is None. Before
+        tokenising, ``i`` + U+0307 (what ``casefold`` makes of Turkish ``İ``)
+        is ``i``, so ``İstanbul`` is one token (``unicode`` cuts it in two).
+    language : str or None
+        The text's ISO 639-1 code (``snowball`` only).
 
     Raises
     ------
@@ -59,6 +67,13 @@ def bm25_tokens(text: str, rule: str = "unicode") -> list[str]:
         return _ASCII_TOKEN.findall(text.lower())
     if rule == "cjk-bigrams":
         return cjk_bigram_tokens(text)
+    if rule == "snowball":
+        from ..language import stem_words
+        from ..matching import reader_form
+
+        # casefold turns Turkish İ into i + U+0307 (COMBINING DOT ABOVE), which no regex \w holds: i alone
+        folded = reader_form(text).casefold().replace("i\u0307", "i")
+        return stem_words(_UNICODE_TOKEN.findall(folded), language)
     raise ValueError(f"BM25 token rule {rule!r} is unknown; choose one of {', '.join(TOKEN_RULES)}")
 
 
@@ -101,8 +116,12 @@ class BM25:
     backend : {"auto", "rank-bm25", "bm25s"}
         ``auto``: bm25s from :data:`BM25S_MIN_DOCS` chunks on (when it is
         installed), rank-bm25 below.
-    tokens : {"unicode", "ascii", "cjk-bigrams"}
+    tokens : {"unicode", "ascii", "cjk-bigrams", "snowball"}
         The token rule of :func:`bm25_tokens`, for chunks and queries alike.
+    languages : sequence of str, optional
+        Each text's ISO 639-1 code (``snowball``: the stemmer of each chunk); None: no stemming.
+    language : str or None
+        The language a query is read in when :meth:`rank` is not told (``snowball``): the corpus's main one.
 
     Attributes
     ----------
@@ -118,18 +137,21 @@ class BM25:
     """
 
     def __init__(self, texts: Sequence[str], k1: float = 1.2, b: float = 0.75, backend: str = "auto",
-                 tokens: str = "unicode") -> None:
+                 tokens: str = "unicode", languages: Sequence[str] | None = None,
+                 language: str | None = None) -> None:
         if backend not in _BM25_BACKENDS:
             raise ValueError(f"BM25 backend {backend!r} is unknown; choose one of {', '.join(_BM25_BACKENDS)}")
         if tokens not in TOKEN_RULES:
             raise ValueError(f"BM25 token rule {tokens!r} is unknown; choose one of {', '.join(TOKEN_RULES)}")
         self.tokens = tokens
+        self.language = language
         self.k1, self.b = k1, b
         self.n_docs = len(texts)
         if backend == "auto":
             backend = "bm25s" if self.n_docs >= BM25S_MIN_DOCS and _bm25s_version() else "rank-bm25"
         self.backend = backend
-        tokenized = [bm25_tokens(t, tokens) for t in texts]
+        langs = list(languages) if languages is not None else [None] * len(texts)
+        tokenized = [bm25_tokens(t, tokens, lang) for t, lang in zip(texts, langs)]
         self.vocabulary = frozenset(t for toks in tokenized for t in toks)
         self._empty = self.n_docs == 0 or not any(tokenized)
         self._impl = None
@@ -171,13 +193,15 @@ class BM25:
 
     @classmethod
     def from_postings(cls, n_docs: int, postings: dict[str, np.ndarray], k1: float = 1.2, b: float = 0.75,
-                      tokens: str = "unicode") -> "BM25":
+                      tokens: str = "unicode", language: str | None = None) -> "BM25":
         """The index :meth:`postings` came from, without bm25s or the chunk texts: the same scores to the bit.
 
         ``n_docs`` is the number of chunks it was built over; ``k1``, ``b`` and ``tokens`` are the ones it was built
-        with (:func:`postings_key` holds them in the key a cache stores it under).
+        with (:func:`postings_key` holds them in the key a cache stores it under); ``language`` is the queries'
+        default language (``snowball``).
         """
         self = cls.__new__(cls)
+        self.language = language
         self.tokens, self.k1, self.b, self.n_docs, self.backend = tokens, k1, b, int(n_docs), "bm25s"
         terms = bytes(np.asarray(postings["terms"], dtype=np.uint8)).decode("utf-8").split("\0")
         vocab = {t: j for j, t in enumerate(terms)}
@@ -186,20 +210,22 @@ class BM25:
         self._post = (vocab, postings["data"], postings["indices"], postings["indptr"])
         return self
 
-    def scores(self, query: str) -> np.ndarray:
-        """BM25 score of every chunk for ``query``, float64, shape ``(n_chunks,)``."""
+    def scores(self, query: str, language: str | None = None) -> np.ndarray:
+        """BM25 score of every chunk for ``query`` (read in ``language``, default :attr:`language`), float64,
+        shape ``(n_chunks,)``."""
         if self._impl is None and self._post is None:
             return np.zeros(self.n_docs)
-        toks = self.query_tokens(query)
+        toks = self.query_tokens(query, language)
         if not toks:
             return np.zeros(self.n_docs)
         if self.backend == "bm25s":
             return self._bm25s_scores(toks)
         return np.asarray(self._impl.get_scores(toks), dtype=np.float64)
 
-    def query_tokens(self, query: str) -> list[str]:
-        """The query's tokens under this index's rule (empty: BM25 cannot score it)."""
-        return bm25_tokens(query, self.tokens)
+    def query_tokens(self, query: str, language: str | None = None) -> list[str]:
+        """The query's tokens under this index's rule, read in ``language`` (default :attr:`language`; empty: BM25
+        cannot score it)."""
+        return bm25_tokens(query, self.tokens, language or getattr(self, "language", None))
 
     def _bm25s_scores(self, toks: list[str]) -> np.ndarray:
         # bm25s' posting lists (CSC over terms): data = idf * tf / (tf + k1 * (1 - b + b * |d| / avg)).
@@ -216,7 +242,7 @@ class BM25:
         out *= self.k1 + 1.0
         return out
 
-    def rank(self, query: str, k: int | None = None) -> Ranking:
+    def rank(self, query: str, k: int | None = None, language: str | None = None) -> Ranking:
         """Chunks with a positive score, best first (ties by chunk id).
 
         Scores equal to 9 decimals are ties: a sum of the same BM25 terms in
@@ -224,8 +250,9 @@ class BM25:
         summation order) is used must not decide the order of a tie.
         ``k``: keep only the first ``k`` (the same chunks, in the same order,
         as the first ``k`` of the full ranking) without sorting the rest.
+        ``language``: the query's (``snowball``; default :attr:`language`).
         """
-        s = self.scores(query)
+        s = self.scores(query, language)
         ids = np.flatnonzero(s > 0).astype(np.int64)
         sub = canonical_scores(s[ids])  # 9 decimals: the engine's summation order never decides a tie
         key = sub
@@ -254,9 +281,11 @@ def _bm25s_version() -> str | None:
 POSTINGS_FORMAT = 1
 
 
-def postings_key(texts: Sequence[str], tokens: str = "unicode", k1: float = 1.2, b: float = 0.75) -> bytes | None:
+def postings_key(texts: Sequence[str], tokens: str = "unicode", k1: float = 1.2, b: float = 0.75,
+                 languages: Sequence[str] | None = None) -> bytes | None:
     """32-byte key of the BM25 index of ``texts``: sha256 of (format, bm25s version, token rule, k1, b, the number of
-    texts, each text's sha256 in order). None when bm25s is absent (nothing to store).
+    texts, each text's sha256 in order, and under ``snowball`` each text's language and PyStemmer's version). None
+    when bm25s is absent (nothing to store).
 
     The same texts under another rule, k1, b or engine version never share a key, so a stored index is
     reused only where building it again would give the same postings (docs/definitions.md, *BM25*).
@@ -267,11 +296,19 @@ def postings_key(texts: Sequence[str], tokens: str = "unicode", k1: float = 1.2,
     h = hashlib.sha256(f"bm25\0{POSTINGS_FORMAT}\0{version}\0{tokens}\0{k1!r}\0{b!r}\0{len(texts)}\0".encode())
     for t in texts:
         h.update(hashlib.sha256(t.encode("utf-8")).digest())
+    if tokens == "snowball":
+        from importlib import metadata
+
+        h.update(f"PyStemmer\0{metadata.version('PyStemmer')}\0".encode())
+        for lang in (languages if languages is not None else [None] * len(texts)):
+            h.update(f"{lang or ''}\0".encode())
     return h.digest()
 
 
-def bm25_index(texts: Sequence[str], tokens: str = "unicode", cache=None) -> BM25:
-    """``BM25(texts, tokens=tokens)``, restored from ``cache`` when the same index was built before.
+def bm25_index(texts: Sequence[str], tokens: str = "unicode", cache=None, languages: Sequence[str] | None = None,
+               language: str | None = None) -> BM25:
+    """``BM25(texts, tokens=tokens, languages=languages, language=language)``, restored from ``cache`` when the same
+    index was built before.
 
     Parameters
     ----------
@@ -283,6 +320,8 @@ def bm25_index(texts: Sequence[str], tokens: str = "unicode", cache=None) -> BM2
         Where postings are kept (:meth:`audit.index.EmbeddingCache.get_postings`, keyed by
         :func:`postings_key`). Only a bm25s index (:data:`BM25S_MIN_DOCS` chunks or more) is stored: a
         smaller one builds in milliseconds.
+    languages, language : optional
+        Each text's language and the queries' default one (:class:`BM25`; the key holds ``languages``).
 
     Returns
     -------
@@ -290,12 +329,13 @@ def bm25_index(texts: Sequence[str], tokens: str = "unicode", cache=None) -> BM2
         Scores, rankings and vocabulary equal to the ones a fresh build gives (``tests/test_bm25_postings.py``).
     """
     texts = list(texts)
-    key = postings_key(texts, tokens) if cache is not None and len(texts) >= BM25S_MIN_DOCS else None
+    key = (postings_key(texts, tokens, languages=languages) if cache is not None and len(texts) >= BM25S_MIN_DOCS
+           else None)
     if key is not None:
         got = cache.get_postings(key)
         if got is not None:
-            return BM25.from_postings(len(texts), got, tokens=tokens)
-    bm = BM25(texts, tokens=tokens)
+            return BM25.from_postings(len(texts), got, tokens=tokens, language=language)
+    bm = BM25(texts, tokens=tokens, languages=languages, language=language)
     if key is not None and bm.postings() is not None:
         cache.put_postings(key, bm.postings())
     return bm

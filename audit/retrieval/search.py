@@ -49,8 +49,8 @@ class QueryRankings:
 
 
 def rank_query(query: str, query_vector: np.ndarray, vectors: np.ndarray, bm25: BM25, texts: Sequence[str],
-               retrievers: Sequence[str] = RETRIEVERS, cross_encoder=None, distances: np.ndarray | None = None
-               ) -> QueryRankings:
+               retrievers: Sequence[str] = RETRIEVERS, cross_encoder=None, distances: np.ndarray | None = None,
+               language: str | None = None) -> QueryRankings:
     """Rank every chunk for one query with each retriever of ``retrievers``.
 
     Parameters
@@ -70,6 +70,8 @@ def rank_query(query: str, query_vector: np.ndarray, vectors: np.ndarray, bm25: 
     distances : float64 array, shape (n_chunks,), optional
         The query's canonical cosine distances (:func:`audit.scores.cosine_distances`) when the
         caller has them already; computed here otherwise (the dense latency then includes them).
+    language : str or None
+        The query's ISO 639-1 code, for BM25's ``snowball`` rule (default: the index's own).
 
     Raises
     ------
@@ -84,7 +86,7 @@ def rank_query(query: str, query_vector: np.ndarray, vectors: np.ndarray, bm25: 
     t0 = time.perf_counter()
     dense = dense_ranking(vectors, query_vector, distances)
     t1 = time.perf_counter()
-    lexical = bm25.rank(query)
+    lexical = bm25.rank(query, language=language)
     t2 = time.perf_counter()
     rankings: dict[str, Ranking] = {"dense": dense, "bm25": lexical}
     lat = {"dense": (t1 - t0) * 1000.0, "bm25": (t2 - t1) * 1000.0}

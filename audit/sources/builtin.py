@@ -24,6 +24,7 @@ from ..evaluation.needles import needle_sets
 from ..groundtruth import GroundTruth
 from ..index import EmbeddingCache, embed, index_corpus
 from ..ingest import Corpus
+from ..language import corpus_language, dense_language_notice, document_languages, question_languages
 from ..models import DEFAULT_RERANKER, Encoder, ModelUnavailable, load_cross_encoder, token_stats
 from ..progress import StageProgress
 from ..retrieval import RERANK_DEPTH, RETRIEVERS, STORED_DEPTH, TOKEN_RULES, Ranking, rank_query
@@ -94,8 +95,12 @@ def judged_by_ground_truth(ground_truth) -> str:
 
 
 def provenance_of(corpus: Corpus, encoder: Encoder, strategies: Sequence[Strategy], reranker: str | None,
-                  rerank_error: str | None, bm25_tokens: str) -> tuple[dict, str]:
-    """What every report, export and page footer names (docs/definitions.md, *Provenance*), and its one line."""
+                  rerank_error: str | None, bm25_tokens: str, language: str | None = None) -> tuple[dict, str]:
+    """What every report, export and page footer names (docs/definitions.md, *Provenance*), and its one line.
+
+    ``bm25_tokens``: the token rules, comma-separated (the first is the one hybrid and rerank read);
+    ``language``: the corpus's languages (:func:`audit.language.corpus_language`), None when not detected.
+    """
     p = {
         "corpus": corpus.name,
         "corpus_sha256": corpus.sha256,
@@ -111,15 +116,28 @@ def provenance_of(corpus: Corpus, encoder: Encoder, strategies: Sequence[Strateg
         "audit_version": __version__,
         "pipeline_version": PIPELINE_VERSION,
     }
+    if language is not None:
+        p["language"] = language
     strat = "; ".join(f"{s['name']}={s['cut']}{'+header' if s['header'] else ''}/{s['target']}"
                       f"{'/overlap ' + str(s['overlap']) if s['overlap'] else ''}" for s in p["strategies"])
     py = f" (Python {p['python']} topics)" if corpus.python_version else ""
     line = (f"corpus {p['corpus']}{py} sha256:{p['corpus_sha256'][:12]} · {p['documents']} documents · "
             f"model {p['model']} ({p['model_digest'][:12]}, {p['dims']} dims, window {p['window']}) · "
-            f"reranker {p['reranker']} · strategies {strat} · BM25 tokens {p['bm25_tokens']} · "
-            f"retrieval-audit {p['audit_version']}")
+            f"reranker {p['reranker']} · strategies {strat} · BM25 tokens {_rule_labels(bm25_tokens, language)} · "
+            + (f"language {language} · " if language else "") + f"retrieval-audit {p['audit_version']}")
     return p, line
 
+
+def _rule_labels(rules: str, language: str | None) -> str:
+    """The token rules as a reader names them: ``snowball`` with the stemmer's language (``snowball-fr``) when the
+    corpus has one language."""
+    if not language or "," in language:
+        return rules
+    return ",".join(f"snowball-{language}" if r == "snowball" else r for r in rules.split(","))
+
+
+#: The retriever beside which each further BM25 token rule adds a column (``E/bm25-snowball``).
+LEXICAL = RETRIEVERS[1]
 
 #: Retriever → the score kind of its ranking (:data:`audit.runset.SCORE_KINDS`).
 RETRIEVER_KINDS = {"dense": "cosine-distance", "bm25": "bm25", "hybrid": "rrf", "rerank": "logit"}
@@ -166,9 +184,9 @@ def _from_store(store, corpus: Corpus, strategy: Strategy, encoder: Encoder, rep
 def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[Strategy], encoder: Encoder,
               retrievers: Sequence[str] = RETRIEVERS, reranker=DEFAULT_RERANKER,
               cache: EmbeddingCache | None = None, progress: StageProgress | None = None,
-              batch_size: int = 32, store=None, prebuilt: dict | None = None, bm25_tokens: str = "unicode",
-              allow_unhealthy: bool = False, source_kind: str = "builtin",
-              on_strategy: Callable[[Space, list, Qrels], None] | None = None) -> RunSet:
+              batch_size: int = 32, store=None, prebuilt: dict | None = None,
+              bm25_tokens: str | Sequence[str] = "unicode", allow_unhealthy: bool = False, source_kind: str = "builtin",
+              on_strategy: Callable[[Space, list, Qrels], None] | None = None, language: str | None = None) -> RunSet:
     """Run the built-in pipelines: chunk, embed, retrieve every query with every retriever, as one RunSet.
 
     Each strategy is a space (its chunks, vectors, token costs and needle diagnoses); each
@@ -192,8 +210,10 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
         ``strategy name → (ChunkSet, vectors)`` already built (e.g. a loaded
         index): used as they are.
     progress : callable(stage, done, total) or None
-    bm25_tokens : {"unicode", "ascii", "cjk-bigrams"}
-        BM25's token rule (:func:`audit.retrieval.bm25_tokens`). Queries without
+    bm25_tokens : str or sequence of str
+        BM25's token rule (:func:`audit.retrieval.bm25_tokens`), or several (a sequence, or a comma list): the
+        first is the ``bm25`` column's (and the one hybrid and rerank fuse); each other one gives a column
+        ``E/bm25-<rule>``; every BM25 run carries its rule (:attr:`audit.runset.Run.token_rule`). Queries without
         any token are listed in ``settings["no_bm25_token"]`` and in ``warnings``; queries whose
         words in a script without spaces match no chunk token in ``settings["bm25_no_match"]``
         and in ``warnings``, one line each.
@@ -204,6 +224,10 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
         run goes on and ``warnings`` says so.
     source_kind : str
         :attr:`audit.runset.Source.kind` of the result (``lance`` for a dataset read back).
+    language : str or None
+        The ISO 639-1 code of every document and question (``--language``); None: each document's is detected
+        and each question's is told among the documents' (:mod:`audit.language`). ``settings["languages"]``
+        (document → code), ``settings["question_languages"]`` and the provenance's ``language`` hold them.
     on_strategy : callable(space, runs, qrels) or None
         Called once each strategy is complete, in order, with its :class:`~audit.runset.Space`, its runs (one per
         retriever) and its judgments: what a first page shows while the next strategies build.
@@ -226,8 +250,13 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
     if bad:
         raise ValueError(f"unknown retriever {bad[0]!r}; choose from {','.join(RETRIEVERS)}")
     retrievers = tuple(r for r in RETRIEVERS if r in retrievers)
-    if bm25_tokens not in TOKEN_RULES:
-        raise ValueError(f"BM25 token rule {bm25_tokens!r} is unknown; choose one of {', '.join(TOKEN_RULES)}")
+    rules = tuple(dict.fromkeys(r.strip() for r in (bm25_tokens.split(",") if isinstance(bm25_tokens, str)
+                                                    else bm25_tokens) if r.strip()))
+    bad_rule = [r for r in rules if r not in TOKEN_RULES]
+    if bad_rule or not rules:
+        raise ValueError(f"BM25 token rule {bad_rule[0] if bad_rule else ''!r} is unknown; "
+                         f"choose one of {', '.join(TOKEN_RULES)}")
+    bm25_tokens = rules[0]
     report = progress or (lambda stage, done, total: None)
     warnings: list[str] = []
 
@@ -245,9 +274,16 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
             cross, reranker_name = reranker, getattr(reranker, "name", "cross-encoder")
 
     queries = ground_truth.queries + ground_truth.ood_queries
+    # the built-in corpus (Python's reference topics) is English: no detection model loaded for it
+    doc_lang = document_languages(corpus.documents, language or ("en" if corpus.python_version else None))
+    q_lang = question_languages({q.query_id: q.text for q in queries}, doc_lang.values(), language)  # one: no model
+    main_language = corpus_language(doc_lang)
+    notice = dense_language_notice(encoder.name, main_language)
+    if notice:
+        warnings.append(notice)
     no_token: tuple = ()
     if set(retrievers) & {"bm25", "hybrid", "rerank"}:
-        no_token = tuple(q.query_id for q in queries if not tokenize(q.text, bm25_tokens))
+        no_token = tuple(q.query_id for q in queries if not tokenize(q.text, bm25_tokens, q_lang[q.query_id]))
         if no_token:
             warnings.append(f"{len(no_token)} of {len(queries)} queries have no BM25 token under the "
                             f"{bm25_tokens!r} rule (BM25 scores them 0 and hybrid is dense alone for them): "
@@ -285,8 +321,12 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
                     raise UnhealthyIndex(f"{where}: {problem}; `python -m audit health` lists them: re-index")
                 warnings.append(f"unhealthy {where}: {problem} (reported anyway: --allow-unhealthy)")
         t = time.perf_counter()
-        bm25 = bm25_index(chunks.texts, bm25_tokens, cache)  # a warm run restores its postings
+        chunk_lang = [doc_lang.get(c.doc_id) for c in chunks.chunks]
+        first = main_language.split(",")[0] or None
+        # a warm run restores its postings
+        bm25 = bm25_index(chunks.texts, bm25_tokens, cache, chunk_lang, first)
         bm25_ms = (time.perf_counter() - t) * 1000.0
+        other_bm25 = {rule: bm25_index(chunks.texts, rule, cache, chunk_lang, first) for rule in rules[1:]}
         vocabulary |= bm25.vocabulary
         toks = token_stats(encoder, chunks.chunks)
         ns = needle_sets(chunks, ground_truth.needles, toks.cut)
@@ -298,34 +338,51 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
         distances = cosine_distances(qvecs, vecs) if len(chunks) else np.zeros((len(queries), 0))
         ranked: dict[str, dict] = {r: {} for r in ran}
         latency: dict[str, dict] = {r: {} for r in ran}
+        more = tuple(other_bm25) if LEXICAL in ran else ()
+        ranked_more: dict[str, dict] = {rule: {} for rule in more}
+        latency_more: dict[str, dict] = {rule: {} for rule in more}
         over: dict[str, tuple] = {}
         stage = f"strategy {strat.name} ({si + 1}/{len(strategies)}): retrieving {len(queries)} queries"
         # one BLAS thread for the per-query scans: a 1,252 × 384 product gains nothing from a second
         # thread, and when the other core is busy each scan waited ~8 ms for it (docs/benchmarks.md)
         with threadpool_limits(1, user_api="blas"):
             for qi, q in enumerate(queries):
-                found = rank_query(q.text, qvecs[qi], vecs, bm25, chunks.texts, ran, cross, distances=distances[qi])
+                found = rank_query(q.text, qvecs[qi], vecs, bm25, chunks.texts, ran, cross, distances=distances[qi],
+                                   language=q_lang[q.query_id])
                 rel = relevant.get(q.query_id, frozenset())
                 for r in ran:
                     ranked[r][q.query_id] = _ranked(found.rankings[r], distances[qi], rel, r == "dense")
                     latency[r][q.query_id] = found.latency_ms[r]
+                for rule in more:
+                    t_q = time.perf_counter()
+                    rk = other_bm25[rule].rank(q.text, language=q_lang[q.query_id])
+                    latency_more[rule][q.query_id] = (time.perf_counter() - t_q) * 1000.0
+                    ranked_more[rule][q.query_id] = _ranked(rk, distances[qi], rel, False)
                 if "rerank" in ran:
                     head = found.rankings["hybrid"].chunk_ids[:RERANK_DEPTH]
                     over[q.query_id] = tuple(pairs_over_window(cross, q.text, chunks.texts, head))
                 report(stage, qi + 1, len(queries))
         spaces[strat.name] = Space(strat.name, chunks, strat, vecs, toks, ns,
                                    {"n_encoded": n_enc, "embed_ms": embed_ms, "bm25_build_ms": bm25_ms}, over)
+        n_before = len(runs)
         for r in retrievers:
             key = {"corpus": corpus.sha256, "model_digest": encoder.digest, "strategy": strat.params(),
                    "retriever": r, "score_kind": "cosine-distance"}
+            rule = None if r == "dense" else bm25_tokens
             if r in ran:
                 runs.append(Run(column_name(strat.name, r), RETRIEVER_KINDS[r], ranked[r], strat.name, strat.name, r,
-                                latency_ms=latency[r], cut_key=key))
+                                latency_ms=latency[r], cut_key=key, token_rule=rule))
             else:
                 runs.append(Run(column_name(strat.name, r), RETRIEVER_KINDS[r], {}, strat.name, strat.name, r,
-                                available=False, reason=rerank_error or "not run", cut_key=key))
+                                available=False, reason=rerank_error or "not run", cut_key=key, token_rule=rule))
+            if r == LEXICAL:
+                for extra in more:
+                    key = {**key, "token_rule": extra}
+                    runs.append(Run(column_name(strat.name, f"bm25-{extra}"), RETRIEVER_KINDS[r], ranked_more[extra],
+                                    strat.name, strat.name, r, latency_ms=latency_more[extra], cut_key=key,
+                                    token_rule=extra))
         if on_strategy is not None:
-            on_strategy(spaces[strat.name], runs[-len(retrievers):], judgments[strat.name])
+            on_strategy(spaces[strat.name], runs[n_before:], judgments[strat.name])
 
     no_match: tuple = ()
     if set(retrievers) & {"bm25", "hybrid", "rerank"}:
@@ -339,10 +396,12 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
             encoder.encode([text], batch_size=1)
             times.append((time.perf_counter() - t) * 1000.0)
         q_ms = float(np.median(times)) if times else math.nan
-    prov, line = provenance_of(corpus, encoder, strategies, reranker_name, rerank_error, bm25_tokens)
+    prov, line = provenance_of(corpus, encoder, strategies, reranker_name, rerank_error, ",".join(rules),
+                               main_language)
     identity = digest(corpus.sha256, [(n.id, n.needle, n.questions) for n in ground_truth.needles],
                       list(ground_truth.out_of_domain), [s.params() for s in strategies], list(retrievers),
-                      encoder.digest, reranker_name, bm25_tokens)
+                      encoder.digest, reranker_name, *(rules if len(rules) > 1 else (bm25_tokens,)),
+                      *((language,) if language else ()))
     return RunSet(
         source=Source(source_kind, corpus.name, identity, provenance=prov, provenance_line=line),
         queries=tuple(queries), judgments=judgments, runs=tuple(runs), spaces=spaces, corpus=corpus,
@@ -350,7 +409,9 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
         model={"name": encoder.name, "digest": encoder.digest, "dims": encoder.dims, "window": encoder.window},
         settings={"retrievers": tuple(retrievers), "reranker": reranker_name, "rerank_error": rerank_error,
                   "rerank_window": window_of(cross) if cross is not None and not rerank_error else None,
-                  "bm25_tokens": bm25_tokens, "no_bm25_token": no_token, "bm25_no_match": no_match,
+                  "bm25_tokens": bm25_tokens, "bm25_token_rules": rules, "languages": doc_lang,
+                  "question_languages": q_lang, "language": main_language,
+                  "no_bm25_token": no_token, "bm25_no_match": no_match,
                   "query_embed_ms": q_ms,
                   "n_queries_encoded": n_q_encoded, "n_chunks_encoded": n_encoded,
                   "wall_s": time.perf_counter() - t_start, **_declared_pairs(strategies, retrievers, ran)},

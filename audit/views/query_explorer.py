@@ -25,7 +25,7 @@ from ..capabilities import CANNOT, can
 
 __all__ = ["HIT_COLUMNS", "ModelUnavailable", "can_rank_typed", "chunk_text_html", "destroyed_here", "embedded_cut",
            "first_correct", "hits_frame", "judged_line", "needle_notes", "needle_text", "no_bm25_token_note",
-           "pairs_over_window_of", "ranked_from_search", "run_title", "shown_runs", "typed_ranking"]
+           "pairs_over_window_of", "ranked_from_search", "run_title", "shown_runs", "typed_language", "typed_ranking"]
 
 HIT_COLUMNS = ["run", "rank", "chunk_id", "doc_id", "section", "score", "score kind", "cosine distance", "correct",
                "locator", "content (chars)"]
@@ -186,6 +186,17 @@ def can_rank_typed(runset, run) -> bool:
     return sp.vectors is not None and sp.chunks is not None and run.retriever is not None
 
 
+def typed_language(runset, query: str) -> str | None:
+    """The language a typed ``query`` is read in: told among the run set's documents' languages
+    (:func:`audit.language.question_languages`); None when the run set detected none."""
+    langs = runset.settings.get("languages") or {}
+    if not langs:
+        return None
+    from ..language import question_languages
+
+    return question_languages({"typed": query}, langs.values())["typed"]
+
+
 def typed_ranking(runset, run, query: str, query_vector: np.ndarray, bm25, cross_encoder=None,
                   cross_error: str | None = None) -> tuple[Ranked, dict]:
     """A typed ``query`` ranked now on ``run``'s space through the one query-time path
@@ -223,6 +234,6 @@ def typed_ranking(runset, run, query: str, query_vector: np.ndarray, bm25, cross
         raise ValueError(f"rerank is unavailable: {cross_error}")
     dist = cosine_distances(query_vector, sp.vectors)  # the canonical distances, as the audit run's
     found = rank_query(query, query_vector, sp.vectors, bm25, sp.chunks.texts, (run.retriever,), cross_encoder,
-                       distances=dist)
+                       distances=dist, language=typed_language(runset, query))
     return (ranked_from_search(found.rankings[run.retriever], dist),
             {f"{r} (ms)": v for r, v in found.latency_ms.items()})

@@ -8,9 +8,9 @@ source cannot show it) and ``not_shown: [{section, why}]``; the text report, the
 draw the same results.
 
 Modules: :mod:`.base` (Section, Inputs, Document), :mod:`.about` (provenance, questions, warnings), :mod:`.results`
-(results, comparisons), :mod:`.chunks` (phrasing, needles, tokens, latency, retrieval), :mod:`.threshold`,
-:mod:`.reranking` (reranker, depth, fusion), :mod:`.citations`, :mod:`.approximate`, :mod:`.live` (endpoint,
-traffic, stages, health, history).
+(results, comparisons), :mod:`.chunks` (phrasing, needles, tokens, latency, retrieval), :mod:`.languages` (figures
+per question language), :mod:`.threshold`, :mod:`.reranking` (reranker, depth, fusion), :mod:`.citations`,
+:mod:`.approximate`, :mod:`.live` (endpoint, traffic, stages, health, history).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from .approximate import Approximate, ApproximateSection
 from .base import Document, Inputs, NotShown, Section
 from .chunks import LatencySection, NeedlesSection, PhrasingSection, RetrievalSection, TokensSection
 from .citations import CitationsSection
+from .languages import LanguagesSection
 from .live import (
     EndpointSection,
     HealthSection,
@@ -42,8 +43,8 @@ __all__ = ["SECTIONS", "Approximate", "Document", "Inputs", "NotShown", "Recorde
 #: Every section of the document, in its order (the JSON's keys, the text's order).
 SECTIONS: tuple[Section, ...] = (
     ProvenanceSection(), QuestionsSection(), WarningsSection(), ResultsSection(), EndpointSection(),
-    PhrasingSection(), NeedlesSection(), TokensSection(), ComparisonsSection(), RerankerSection(),
-    DepthSection(), FusionSection(), LatencySection(), RetrievalSection(),
+    PhrasingSection(), LanguagesSection(), NeedlesSection(), TokensSection(), ComparisonsSection(),
+    RerankerSection(), DepthSection(), FusionSection(), LatencySection(), RetrievalSection(),
     CitationsSection(), ThresholdSection(), ApproximateSection(), TrafficSection(), StagesSection(), HealthSection(),
     HistorySection(),
 )

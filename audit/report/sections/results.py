@@ -88,7 +88,8 @@ SPEC_RETRIEVER_PAIRS = (("bm25", "dense"), ("hybrid", "dense"), ("hybrid", "bm25
 
 
 def spec_pairs(runset, results) -> list[tuple[str, str]]:
-    """The specification's pairs among runs made here by strategy × retriever (empty when none is)."""
+    """The specification's pairs among runs made here by strategy × retriever (empty when none is), and each BM25
+    column of another token rule against the base strategy's ``bm25`` (``E/bm25-snowball`` against ``E/bm25``)."""
     from ...sources.builtin import base_strategy, column_name
 
     ok = {r.name for r in results if r.available}
@@ -103,6 +104,10 @@ def spec_pairs(runset, results) -> list[tuple[str, str]]:
             pa, pb = column_name(base, a), column_name(base, b)
             if pa in ok and pb in ok:
                 pairs.append((pa, pb))
+        bm25 = column_name(base, "bm25")
+        for run in runset.runs:  # a BM25 column of another token rule: its cut key names the rule
+            if run.strategy == base and run.cut_key.get("token_rule") and run.name in ok and bm25 in ok:
+                pairs.append((run.name, bm25))
     return pairs
 
 
