@@ -363,7 +363,8 @@ def rows_of_runset(runset, configs: Sequence[Config], build_s: float) -> list[Sw
 
 def run_sweep(corpus, ground_truth, configs: Sequence[Config], encoder, cache=None, store: SweepStore | None = None,
               bm25_tokens: str = "unicode", progress: Callable | None = None,
-              on_config: Callable[[int, int, SweepRow, bool], None] | None = None) -> list[SweepRow]:
+              on_config: Callable[[int, int, SweepRow, bool], None] | None = None,
+              resume: bool = True) -> list[SweepRow]:
     """Every configuration's row, in grid order: kept ones from ``store``, the others computed and kept.
 
     The configurations of one strategy are run together by :func:`audit.sources.builtin.run_audit` (no
@@ -378,13 +379,15 @@ def run_sweep(corpus, ground_truth, configs: Sequence[Config], encoder, cache=No
         Passed to ``run_audit``.
     on_config : callable(done, total, row, resumed) or None
         Called once per configuration, in grid order as they finish.
+    resume : bool
+        False: recompute every configuration (the new rows replace the kept ones).
     """
     from ..sources.builtin import run_audit
 
     store = store or SweepStore(None)
     keys = [sweep_key(corpus.sha256, ground_truth, encoder.digest, bm25_tokens, c) for c in configs]
     rows: dict[int, SweepRow] = {}
-    for i, key in enumerate(keys):
+    for i, key in enumerate(keys if resume else ()):
         r = store.get(key)
         if r is not None:
             rows[i] = r
