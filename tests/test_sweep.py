@@ -13,7 +13,8 @@ from conftest import ROOT
 
 from audit.chunking import PRESETS
 from audit.cli import main
-from audit.evaluation.sweep import Config, SweepStore, config_grid, read_sweep, run_sweep
+from audit.evaluation.sweep import Config, SweepStore, config_grid, read_sweep
+from audit.sources.sweep import run_sweep
 from audit.groundtruth import load_ground_truth
 from audit.ingest import load_corpus
 from audit.models import load_encoder

@@ -71,7 +71,8 @@ def cmd_sweep(a) -> int:
     """``python -m audit sweep …``: run (or resume) the grid, print one line per configuration as it finishes and
     the reading; write ``--json`` (the audit document of the best configuration with the ``sweep`` section) and
     ``--csv`` (the grid)."""
-    from ..evaluation.sweep import SweepStore, config_grid, read_sweep, run_sweep
+    from ..evaluation.sweep import SweepStore, config_grid, read_sweep
+    from ..sources.sweep import run_sweep
     from ..home import default_sweep_path
     from ..index import EmbeddingCache
     from ..models import ModelUnavailable, load_encoder

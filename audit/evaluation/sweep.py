@@ -2,9 +2,9 @@
 the reading (docs/definitions.md, *The sweep*).
 
 Each configuration is a :class:`~audit.chunking.Strategy` (cut, header, overlap, target) searched by one retriever;
-its figures come from the built-in pipelines (:func:`audit.sources.builtin.run_audit`, one call per strategy for
-all of its retrievers, the embedding cache embedding a text once whichever configuration made it) and the one
-evaluation (:func:`audit.evaluation.measures.evaluate`). The reading: the best configuration at k, every other
+its figures come from the built-in pipelines (:mod:`audit.sources.sweep` runs them: one call of
+:func:`audit.sources.builtin.run_audit` per strategy for all of its retrievers, the embedding cache embedding a text
+once whichever configuration made it) and the one evaluation (:func:`audit.evaluation.measures.evaluate`). The reading: the best configuration at k, every other
 configuration's paired sign test against it (:func:`audit.evaluation.paired.paired_on_hits`) Holm-adjusted over
 that family (:func:`audit.evaluation.paired.holm_adjusted`), the configurations not distinguishable from the best
 (Holm p ≥ 0.05, the best included) and, among them, the cheapest by embedded tokens (ties: index bytes, then row
@@ -16,21 +16,23 @@ from __future__ import annotations
 import itertools
 import json
 import math
-import statistics
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
+from typing import Iterable, Sequence
 
 from ..chunking import Strategy
+from ..retrieval import RETRIEVERS
 from .paired import PairedTest, holm_adjusted, paired_on_hits
 from .stats import Interval, wilson
 
-__all__ = ["Config", "SweepReading", "SweepRow", "SweepStore", "config_grid", "read_sweep", "run_sweep",
-           "sweep_key", "SWEEP_KS"]
+__all__ = ["SWEEP_KS", "SWEEP_RETRIEVERS", "Config", "SweepReading", "SweepRow", "SweepStore", "config_grid",
+           "read_sweep", "sweep_key"]
 
 #: The cut-offs every row reports Success@k at (the reading's k is added when it is not one of them).
 SWEEP_KS = (1, 4, 8, 20)
+
+#: The retrievers a sweep can vary: every built-in one but the cross-encoder (a reranker is not a chunking choice).
+SWEEP_RETRIEVERS = tuple(r for r in RETRIEVERS if r != "rerank")
 
 #: Bytes per stored vector component (float32).
 BYTES_PER_DIM = 4
@@ -88,7 +90,7 @@ def config_grid(targets: Iterable[int], overlaps: Iterable[int], headers: Iterab
     for name, ax in zip(("target", "overlap", "header", "cut", "retriever"), axes):
         if not ax:
             raise ValueError(f"the sweep's {name} axis is empty")
-    bad = [r for r in axes[4] if r not in ("dense", "bm25", "hybrid")]
+    bad = [r for r in axes[4] if r not in SWEEP_RETRIEVERS]
     if bad:
         raise ValueError(f"unknown sweep retriever {bad[0]!r}; choose from dense, bm25, hybrid")
     out = []
@@ -324,94 +326,3 @@ class SweepStore:
             tmp = self.path.with_suffix(self.path.suffix + ".tmp")
             tmp.write_text(json.dumps(self._rows, allow_nan=True), encoding="utf-8")
             tmp.replace(self.path)
-
-
-def _first_ranks(result) -> tuple:
-    from .measures import QueryTable
-
-    pq = result.per_query
-    if isinstance(pq, QueryTable):
-        return tuple(int(x) for x in pq.first_relevant)
-    return tuple(int(q.first_relevant or 0) for q in pq)
-
-
-def rows_of_runset(runset, configs: Sequence[Config], build_s: float) -> list[SweepRow]:
-    """The rows of ``configs`` (one strategy, several retrievers) from the run set that ran them.
-
-    ``build_s``: when the space's costs do not say, the seconds the run took. Raises ``KeyError`` for a
-    configuration whose run is not in ``runset``.
-    """
-    from .measures import evaluate
-
-    results = {r.name: r for r in evaluate(runset)}
-    out = []
-    for cfg in configs:
-        st = cfg.strategy
-        sp = runset.spaces[st.name]
-        t, ns = sp.tokens, sp.needles
-        res = results[f"{st.name}/{cfg.retriever}"]
-        run = next(r for r in runset.runs if r.name == res.name)
-        ms = list(run.latency_ms.values())
-        costs = sp.costs
-        b = (costs.get("embed_ms", math.nan) + costs.get("bm25_build_ms", 0.0)) / 1000.0 if costs else build_s
-        out.append(SweepRow(cfg, tuple(res.query_ids), _first_ranks(res), tuple(ns.destroyed),
-                            tuple(ns.overlap_only), tuple(ns.past_window), len(sp.chunks),
-                            int(t.text_tokens.sum()), int(t.header_tokens.sum()), int(t.over_window.sum()),
-                            int(runset.model["dims"]), float(b), float(statistics.median(ms)) if ms else math.nan))
-    return out
-
-
-def run_sweep(corpus, ground_truth, configs: Sequence[Config], encoder, cache=None, store: SweepStore | None = None,
-              bm25_tokens: str = "unicode", progress: Callable | None = None,
-              on_config: Callable[[int, int, SweepRow, bool], None] | None = None,
-              resume: bool = True) -> list[SweepRow]:
-    """Every configuration's row, in grid order: kept ones from ``store``, the others computed and kept.
-
-    The configurations of one strategy are run together by :func:`audit.sources.builtin.run_audit` (no
-    cross-encoder); the embedding cache embeds each text once across configurations.
-
-    Parameters
-    ----------
-    cache : EmbeddingCache or None
-    store : SweepStore or None
-        Finished configurations (resumable).
-    progress : callable(stage, done, total) or None
-        Passed to ``run_audit``.
-    on_config : callable(done, total, row, resumed) or None
-        Called once per configuration, in grid order as they finish.
-    resume : bool
-        False: recompute every configuration (the new rows replace the kept ones).
-    """
-    from ..sources.builtin import run_audit
-
-    store = store or SweepStore(None)
-    keys = [sweep_key(corpus.sha256, ground_truth, encoder.digest, bm25_tokens, c) for c in configs]
-    rows: dict[int, SweepRow] = {}
-    for i, key in enumerate(keys if resume else ()):
-        r = store.get(key)
-        if r is not None:
-            rows[i] = r
-    by_strategy: dict[Strategy, list[int]] = {}
-    for i, c in enumerate(configs):
-        by_strategy.setdefault(c.strategy, []).append(i)
-    done = 0
-    for st, idx in by_strategy.items():
-        kept = [i for i in idx if i in rows]
-        for i in kept:
-            done += 1
-            if on_config:
-                on_config(done, len(configs), rows[i], True)
-        todo = [i for i in idx if i not in rows]
-        if not todo:
-            continue
-        t = time.perf_counter()
-        rs = run_audit(corpus, ground_truth, [st], encoder, [configs[i].retriever for i in todo], reranker=None,
-                       cache=cache, progress=progress, bm25_tokens=bm25_tokens)
-        new = rows_of_runset(rs, [configs[i] for i in todo], time.perf_counter() - t)
-        for i, row in zip(todo, new):
-            rows[i] = row
-            store.put(keys[i], row)
-            done += 1
-            if on_config:
-                on_config(done, len(configs), row, False)
-    return [rows[i] for i in range(len(configs))]
