@@ -197,3 +197,16 @@ def test_bad_axes_are_refused(docs):
     with pytest.raises(ValueError, match="cut rule"):
         config_grid([512], [0], [False], ["sideways"], ["dense"])
     assert Config(512, 64, True, "boundaries", "dense").strategy.name == "b512h+64"
+
+
+def test_the_pareto_view_marks_the_reading_and_the_front(reference_rows):
+    from audit.views.strategies import sweep_frame
+
+    js = read_sweep(reference_rows, 8).to_json()
+    df = sweep_frame(js)
+    assert len(df) == len(js["rows"]) and df["pareto"].any()
+    assert (df["reading"] == "worse").sum() == len(js["rows"]) - len(js["indistinguishable"])
+    assert df["reading"].isin(["best", "best and cheapest"]).sum() == 1
+    # nothing on the front is beaten on both axes
+    for _, a in df[df["pareto"]].iterrows():
+        assert not ((df["Success@8"] >= a["Success@8"]) & (df["embedded tokens"] < a["embedded tokens"])).any()
