@@ -210,3 +210,20 @@ def test_the_pareto_view_marks_the_reading_and_the_front(reference_rows):
     # nothing on the front is beaten on both axes
     for _, a in df[df["pareto"]].iterrows():
         assert not ((df["Success@8"] >= a["Success@8"]) & (df["embedded tokens"] < a["embedded tokens"])).any()
+
+
+@pytest.mark.ray
+def test_the_ray_path_gives_the_one_process_rows(tmp_path):
+    pytest.importorskip("ray")
+    corpus = load_corpus(str(GOLDEN / "docs"))
+    gt = load_ground_truth(corpus, str(GOLDEN / "gt.jsonl"), str(GOLDEN / "ood.txt"))
+    grid = config_grid([256, 512], [0, 64], [True], ["blind", "boundaries"], ["dense", "bm25"])
+    enc = load_encoder("hashing")
+    local = run_sweep(corpus, gt, grid, enc)
+    seen = []
+    on_ray = run_sweep(corpus, gt, grid, enc, store=SweepStore(tmp_path / "sweep.json"), engine="ray",
+                       model="hashing", num_cpus=2, on_config=lambda d, n, r, kept: seen.append(d))
+    figures = lambda r: {k: v for k, v in r.to_store().items() if k not in ("build_s", "query_ms")}  # noqa: E731
+    assert [figures(r) for r in on_ray] == [figures(r) for r in local]
+    assert seen == list(range(1, len(grid) + 1))
+    assert read_sweep(on_ray, 8).to_json()["cheapest"] == read_sweep(local, 8).to_json()["cheapest"]

@@ -48,6 +48,11 @@ def add_sweep_parser(sub, formatter) -> None:
     o.add_argument("--csv", help="write the grid, one row per configuration, as CSV to this file")
     o.add_argument("--fresh", action="store_true", help="recompute every configuration (ignore the kept ones)")
     o.add_argument("--quiet", action="store_true", help="no progress lines")
+    r = w.add_argument_group("where the configurations run")
+    r.add_argument("--engine", choices=["local", "ray"], default="local",
+                   help="this process, one strategy after the other (local, default), or a Ray Data task per "
+                        "strategy (ray: the same rows)")
+    r.add_argument("--ray-address", help="with --engine ray: an existing Ray cluster (default: Ray started locally)")
     w.set_defaults(func=cmd_sweep)
 
 
@@ -103,13 +108,14 @@ def cmd_sweep(a) -> int:
 
     try:
         rows = run_sweep(corpus, gt, grid, encoder, cache=cache, store=store, bm25_tokens=a.bm25_tokens,
-                         on_config=said, resume=not a.fresh)
+                         on_config=said, resume=not a.fresh, engine=a.engine,
+                         model=a.model, ray_address=a.ray_address)
         reading = read_sweep(rows, a.at)
         best = rows[reading.best].config
         runset = run_audit(corpus, gt, [best.strategy], encoder, [best.retriever], reranker=None, cache=cache,
                            bm25_tokens=a.bm25_tokens)
         report = build_report(runset, sweep=reading)
-    except (ValueError, ModelUnavailable) as e:
+    except (ValueError, ModelUnavailable) as e:  # RayUnavailable is a ValueError
         raise InputError(str(e)) from None
     print("\n".join(reading.text()))
     if a.json:

@@ -55,7 +55,8 @@ def rows_of_runset(runset, configs: Sequence[Config], build_s: float) -> list[Sw
 def run_sweep(corpus, ground_truth, configs: Sequence[Config], encoder, cache=None, store: SweepStore | None = None,
               bm25_tokens: str = "unicode", progress: Callable | None = None,
               on_config: Callable[[int, int, SweepRow, bool], None] | None = None,
-              resume: bool = True) -> list[SweepRow]:
+              resume: bool = True, engine: str = "local", model: str | None = None, ray_address: str | None = None,
+              num_cpus: int | None = None) -> list[SweepRow]:
     """Every configuration's row, in grid order: kept ones from ``store``, the others computed and kept.
 
     The configurations of one strategy are run together by :func:`audit.sources.builtin.run_audit` (no
@@ -72,6 +73,23 @@ def run_sweep(corpus, ground_truth, configs: Sequence[Config], encoder, cache=No
         Called once per configuration, in grid order as they finish.
     resume : bool
         False: recompute every configuration (the new rows replace the kept ones).
+    engine : {"local", "ray"}
+        ``local``: one strategy after the other in this process. ``ray``: the unfinished strategies as a Ray Data
+        job (:mod:`audit.cluster`; ``from_items`` of the strategies, one block each, a ``map`` task each), each
+        task loading ``model`` by name (:func:`audit.models.load_encoder`) and running without the embedding
+        cache; the rows are the one-process rows (the times are the workers').
+    model : str or None
+        With ``ray``: the encoder's name as :func:`audit.models.load_encoder` reads it (``hashing``, a
+        sentence-transformers name or path); None: ``encoder.name``.
+    ray_address, num_cpus
+        With ``ray``: as :func:`audit.cluster.start_ray`.
+
+    Raises
+    ------
+    ValueError
+        An unknown engine; ``run_audit``'s errors.
+    audit.cluster.RayUnavailable
+        ``engine="ray"`` where Ray is not installed.
     """
     from .builtin import run_audit
 
@@ -85,6 +103,13 @@ def run_sweep(corpus, ground_truth, configs: Sequence[Config], encoder, cache=No
     by_strategy: dict[Strategy, list[int]] = {}
     for i, c in enumerate(configs):
         by_strategy.setdefault(c.strategy, []).append(i)
+    if engine not in ("local", "ray"):
+        raise ValueError(f"unknown engine {engine!r} for a sweep; use local or ray")
+    remote: dict = {}
+    if engine == "ray":
+        jobs = [(st, [configs[i] for i in idx if i not in rows]) for st, idx in by_strategy.items()]
+        remote = _on_ray(corpus, ground_truth, [j for j in jobs if j[1]], model or encoder.name, bm25_tokens,
+                         ray_address, num_cpus)
     done = 0
     for st, idx in by_strategy.items():
         kept = [i for i in idx if i in rows]
@@ -95,10 +120,13 @@ def run_sweep(corpus, ground_truth, configs: Sequence[Config], encoder, cache=No
         todo = [i for i in idx if i not in rows]
         if not todo:
             continue
-        t = time.perf_counter()
-        rs = run_audit(corpus, ground_truth, [st], encoder, [configs[i].retriever for i in todo], reranker=None,
-                       cache=cache, progress=progress, bm25_tokens=bm25_tokens)
-        new = rows_of_runset(rs, [configs[i] for i in todo], time.perf_counter() - t)
+        if engine == "ray":
+            new = remote[st.name]
+        else:
+            t = time.perf_counter()
+            rs = run_audit(corpus, ground_truth, [st], encoder, [configs[i].retriever for i in todo],
+                           reranker=None, cache=cache, progress=progress, bm25_tokens=bm25_tokens)
+            new = rows_of_runset(rs, [configs[i] for i in todo], time.perf_counter() - t)
         for i, row in zip(todo, new):
             rows[i] = row
             store.put(keys[i], row)
@@ -106,3 +134,36 @@ def run_sweep(corpus, ground_truth, configs: Sequence[Config], encoder, cache=No
             if on_config:
                 on_config(done, len(configs), row, False)
     return [rows[i] for i in range(len(configs))]
+
+
+def _strategy_task(row: dict, corpus, ground_truth, model: str, bm25_tokens: str) -> dict:
+    """One Ray task: the rows of one strategy's configurations (``row["configs"]``, JSON), as JSON."""
+    import json
+
+    from ..models import load_encoder
+    from .builtin import run_audit
+
+    configs = [Config(**c) for c in json.loads(row["configs"])]
+    t = time.perf_counter()
+    rs = run_audit(corpus, ground_truth, [configs[0].strategy], load_encoder(model), [c.retriever for c in configs],
+                   reranker=None, bm25_tokens=bm25_tokens)
+    rows = rows_of_runset(rs, configs, time.perf_counter() - t)
+    return {"strategy": row["strategy"], "rows": json.dumps([r.to_store() for r in rows])}
+
+
+def _on_ray(corpus, ground_truth, jobs, model: str, bm25_tokens: str, ray_address, num_cpus) -> dict:
+    """``strategy name → rows`` of ``jobs`` (``(strategy, configs)``), one Ray Data task per strategy."""
+    import json
+
+    if not jobs:
+        return {}
+    from ..cluster import ray_session, require_ray
+
+    ray = require_ray()
+    with ray_session(ray_address, num_cpus):
+        items = [{"strategy": st.name, "configs": json.dumps([c.to_dict() for c in cs])} for st, cs in jobs]
+        ds = ray.data.from_items(items, override_num_blocks=len(items)).map(
+            _strategy_task, fn_kwargs={"corpus": corpus, "ground_truth": ground_truth, "model": model,
+                                       "bm25_tokens": bm25_tokens})
+        out = {r["strategy"]: [SweepRow.from_store(d) for d in json.loads(r["rows"])] for r in ds.iter_rows()}
+    return out
