@@ -196,7 +196,9 @@ def test_bad_axes_are_refused(docs):
     assert main(["sweep", "--corpus", "docs", *GT, "--model", "hashing", "--target", "64", "--overlap", "64"]) == 2
     with pytest.raises(ValueError, match="cut rule"):
         config_grid([512], [0], [False], ["sideways"], ["dense"])
-    assert Config(512, 64, True, "boundaries", "dense").strategy.name == "b512h+64"
+    assert Config(512, 64, True, "boundaries", "dense").strategy.name == "boundaries-512-header-64"
+    names = {c.strategy.name for c in config_grid([256, 512], [0, 64], [False, True], ["blind", "boundaries"], ["dense"])}
+    assert len(names) == 16  # one name per strategy
 
 
 def test_the_pareto_view_marks_the_reading_and_the_front(reference_rows):

@@ -60,9 +60,9 @@ class Config:
 
     @property
     def strategy(self) -> Strategy:
-        """The chunking strategy of this point, named ``b512h+64`` (cut initial, target, ``h`` for header,
-        ``+overlap``). Raises ``ValueError`` as :class:`~audit.chunking.Strategy` does."""
-        name = f"{self.cut[0]}{self.target}{'h' if self.header else ''}+{self.overlap}"
+        """The chunking strategy of this point, named ``boundaries-512-header-64`` (cut, target, ``header`` when on,
+        overlap): one name per strategy. Raises ``ValueError`` as :class:`~audit.chunking.Strategy` does."""
+        name = f"{self.cut}-{self.target}{'-header' if self.header else ''}-{self.overlap}"
         return Strategy(name, self.cut, self.header, self.overlap, self.target)
 
     @property
