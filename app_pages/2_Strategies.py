@@ -30,9 +30,10 @@ from audit.views.strategies import (
     recall_chart_frame,
     results_display,
     results_frame,
+    sweep_frame,
 )
 from ui import cache, context, download, footer, stop, table
-from ui.charts import depth_chart, recall_chart
+from ui.charts import depth_chart, pareto_chart, recall_chart
 from ui.notices import notices
 from ui.text import md
 from ui.vega import draw
@@ -196,6 +197,27 @@ if cv.reranker:
           "Download the questions (CSV)")
 else:
     _why("reranker")
+
+st.subheader("A chunking sweep: the cheapest configuration that is not worse")
+st.caption("Target size × overlap × header × cut × retriever, each with its bill: `python -m audit sweep --json "
+           "sweep.json` writes it (docs/definitions.md, *The sweep*). The best at k, the configurations its sign "
+           "test (Holm) cannot tell from it, and the cheapest of those by embedded tokens.")
+swept = st.file_uploader("A sweep's JSON", type=["json"], key="sweep_json")
+if swept is not None:
+    import json
+
+    try:
+        doc = json.loads(swept.getvalue().decode("utf-8"))
+        sw = doc.get("sweep") if isinstance(doc, dict) else None
+        sf = sweep_frame(sw) if sw else None
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as e:
+        st.error(f"not a sweep's JSON ({e}): write one with python -m audit sweep --json FILE")
+    else:
+        if sf is None:
+            st.info("This file has no sweep section: python -m audit sweep --json FILE writes one.")
+        else:
+            draw(pareto_chart(sf, sw["k"]), key="sweep_chart")
+            table(sf, "sweep_table", "sweep.csv", "Download the sweep (CSV)")
 
 st.subheader("Rank of the first relevant chunk, per question")
 st.checkbox("Only questions missed everywhere (no run has a relevant chunk within the top k)", key="missed_only")

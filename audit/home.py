@@ -1,7 +1,8 @@
 """Where the product keeps its files: ``$AUDIT_HOME``, or ``.audit`` under the working directory.
 
 The embedding cache (``cache.sqlite``), the persisted indexes (``index-<corpus>.sqlite``), the
-saved threshold (``threshold.json``) and ONNX exports (``onnx/``) live there. Read in this one
+saved threshold (``threshold.json``), a sweep's finished configurations (``sweep.json``) and ONNX exports
+(``onnx/``) live there. Read in this one
 place.
 """
 
@@ -11,7 +12,7 @@ import os
 import re
 from pathlib import Path
 
-__all__ = ["default_home", "default_index_path"]
+__all__ = ["default_home", "default_index_path", "default_sweep_path"]
 
 
 def default_home() -> Path:
@@ -26,3 +27,9 @@ def default_index_path(corpus_name: str) -> Path:
     """
     slug = re.sub(r"[^A-Za-z0-9._-]+", "-", str(corpus_name)).strip("-")[-60:] or "corpus"
     return default_home() / f"index-{slug}.sqlite"
+
+
+def default_sweep_path() -> Path:
+    """``default_home()/sweep.json``: a sweep's finished configurations, keyed on corpus, ground truth, model and
+    configuration (:class:`audit.evaluation.sweep.SweepStore`)."""
+    return default_home() / "sweep.json"

@@ -182,6 +182,36 @@ def recall_chart(frame: pd.DataFrame, k: int, by: str) -> Chart:
     return Chart(vega.spec(_recall_spec, int(k), by, tuple(frame["run"])), {"recall": frame})
 
 
+#: The sweep's reading, one colour each (Okabe & Ito).
+READING_COLOURS = {"best": OKABE_ITO["blue"], "best and cheapest": OKABE_ITO["blue"],
+                   "cheapest": OKABE_ITO["bluish green"], "not distinguishable": OKABE_ITO["sky blue"],
+                   "worse": OKABE_ITO["vermillion"]}
+
+
+def _pareto_spec(k: int) -> alt.LayerChart:
+    base = alt.Chart(alt.NamedData("sweep")).encode(x=alt.X("embedded tokens:Q", title="embedded tokens (the bill)",
+                                                            scale=alt.Scale(zero=False)))
+    colour = alt.Color("reading:N", title="reading", scale=alt.Scale(domain=list(READING_COLOURS),
+                                                                     range=list(READING_COLOURS.values())))
+    bars = base.mark_errorbar(opacity=0.4).encode(
+        y=alt.Y("low:Q", title=f"Success@{k} (share of questions)", scale=alt.Scale(domain=[0, 1])), y2="high:Q",
+        color=colour)
+    points = base.mark_point(filled=True, size=80).encode(
+        y=f"Success@{k}:Q", color=colour, shape=alt.Shape("pareto:N", title="on the Pareto front"),
+        tooltip=["configuration:N", alt.Tooltip(f"Success@{k}:Q", format=".3f"), alt.Tooltip("low:Q", format=".3f"),
+                 alt.Tooltip("high:Q", format=".3f"), "embedded tokens:Q", "index bytes:Q", "reading:N"])
+    front = alt.Chart(alt.NamedData("front")).mark_line(color=OKABE_ITO["black"], strokeDash=[4, 3]).encode(
+        x="embedded tokens:Q", y=f"Success@{k}:Q")
+    return (bars + front + points).properties(height=340)
+
+
+def pareto_chart(frame: pd.DataFrame, k: int) -> Chart:
+    """A sweep's configurations, Success@k (Wilson 95% bars) against embedded tokens, coloured by the reading, the
+    Pareto front dashed (:func:`audit.views.strategies.sweep_frame`)."""
+    front = frame[frame["pareto"]].sort_values("embedded tokens")
+    return Chart(vega.spec(_pareto_spec, int(k)), {"sweep": frame, "front": front})
+
+
 def _depth_spec(marked: bool) -> alt.LayerChart:
     base = alt.Chart(alt.NamedData("depth")).encode(x=alt.X("d:Q", title="candidate depth d (the first stage's top d)"))
     band = base.mark_area(opacity=0.25, color=OKABE_ITO["sky blue"]).encode(

@@ -19,6 +19,7 @@ from .history import add_history_options, add_history_parser, check_history_opti
 from .index import cmd_index
 from .judge import add_judge_parser
 from .report import cmd_report
+from .sweep import add_sweep_parser
 from .traffic import add_traffic_options
 
 
@@ -281,6 +282,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_groundtruth_parser(sub)
     add_history_parser(sub)
     add_judge_parser(sub, _Examples)
+    add_sweep_parser(sub, _Examples)
     return p
 
 

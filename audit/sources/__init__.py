@@ -1,7 +1,9 @@
 """Where run sets come from: every source returns a :class:`~audit.runset.RunSet` and nothing else.
 
 :mod:`.builtin` (the built-in pipelines: chunk, embed, retrieve), :mod:`.imported` (a team's system: its runs,
-judgments, queries and chunks from files) and :mod:`.endpoint` (a team's HTTP retrieval service), :mod:`.traffic` (production traffic read alone). A
+judgments, queries and chunks from files) and :mod:`.endpoint` (a team's HTTP retrieval service), 
+:mod:`.traffic` (production traffic read alone), :mod:`.sweep` (a chunking sweep's configurations, each through the
+built-in pipelines). A
 vector
 store is asked its questions through the store protocol (:meth:`audit.stores.protocol.VectorStore.runset`),
 each engine in its own package of :mod:`audit.stores`.

@@ -1,5 +1,6 @@
 """The Strategies page's view-model: runs side by side with Wilson intervals, paired sign tests, per-query ranks; the
-depth curve, the cross-validated fusion and the reranker's account (:func:`candidates_view`).
+depth curve, the cross-validated fusion and the reranker's account (:func:`candidates_view`); a chunking sweep's Pareto chart (:func:`sweep_frame`, from the
+``sweep`` section of ``python -m audit sweep --json``, :mod:`audit.evaluation.sweep`).
 
 For the built-in pipelines a run is a strategy × retriever column; for a team's system a run file,
 a store's approximate or exact run, an endpoint. The measures are the one engine's
@@ -26,7 +27,7 @@ __all__ = ["HOLE_COLUMN", "KS", "PHRASINGS", "CandidatesView", "account_frame", 
            "candidates_view", "depth_frame", "depth_marks", "depth_reading", "fold_frame", "fusion_frame",
            "column_help", "results_frame", "discordant_frame", "needles_by_strategy",
            "oriented_pair", "pair_matrix", "pairs_frame",
-           "rank_matrix_view", "recall_chart_frame", "results_display", "run_tests"]
+           "rank_matrix_view", "recall_chart_frame", "results_display", "run_tests", "sweep_frame"]
 
 #: The Hole@k shown beside the measures (docs/definitions.md, *Hole@k*).
 HOLE_COLUMN = "Hole@10"
@@ -268,3 +269,48 @@ def fusion_frame(t) -> pd.DataFrame:
 def fold_frame(t) -> pd.DataFrame:
     """The setting each fold was scored with (tuned on the other folds): ``fold``, ``setting``."""
     return pd.DataFrame([{"fold": i, "setting": s.label(t.a, t.b)} for i, s in enumerate(t.fold_settings, start=1)])
+
+
+def sweep_frame(sweep: Mapping[str, Any]) -> pd.DataFrame:
+    """The points of a sweep's Pareto chart: Success@k against embedded tokens, one row per configuration.
+
+    Parameters
+    ----------
+    sweep : mapping
+        The ``sweep`` section of the audit document's JSON (:meth:`audit.evaluation.sweep.SweepReading.to_json`).
+
+    Returns
+    -------
+    pandas.DataFrame
+        Grid order; columns ``configuration`` (``boundaries+header 512/64 dense``), ``Success@k``, ``low``,
+        ``high`` (Wilson 95%), ``embedded tokens``, ``index bytes``, ``pareto`` (no other configuration answers as
+        many questions or more with fewer tokens, or more with as many), ``reading`` (``best``, ``cheapest``,
+        ``not distinguishable``, ``worse``: the sweep's reading, docs/definitions.md, *The sweep*).
+
+    Raises
+    ------
+    KeyError
+        ``sweep`` lacks ``k``, ``rows``, ``best``, ``indistinguishable`` or ``cheapest``.
+    """
+    k = int(sweep["k"])
+    keys = ("target", "overlap", "header", "cut", "retriever")
+    ident = lambda c: tuple(c[x] for x in keys)  # noqa: E731
+    same = {ident(c) for c in sweep["indistinguishable"]}
+    best, cheapest = ident(sweep["best"]), ident(sweep["cheapest"])
+    rows = []
+    for r in sweep["rows"]:
+        i = ident(r)
+        reading = ("best" if i == best else "cheapest" if i == cheapest else
+                   "not distinguishable" if i in same else "worse")
+        if i == best and i == cheapest:
+            reading = "best and cheapest"
+        rows.append({"configuration": f"{r['cut']}{'+header' if r['header'] else ''} {r['target']}/{r['overlap']} "
+                                      f"{r['retriever']}",
+                     f"Success@{k}": r[f"Success@{k}"], "low": r[f"Success@{k}_low"], "high": r[f"Success@{k}_high"],
+                     "embedded tokens": int(r["embedded_tokens"]), "index bytes": int(r["index_bytes"]),
+                     "reading": reading})
+    df = pd.DataFrame(rows, columns=["configuration", f"Success@{k}", "low", "high", "embedded tokens",
+                                     "index bytes", "pareto", "reading"])
+    s, t = df[f"Success@{k}"].to_numpy(dtype=float), df["embedded tokens"].to_numpy(dtype=float)
+    df["pareto"] = [not bool(((s >= s[i]) & (t <= t[i]) & ((s > s[i]) | (t < t[i]))).any()) for i in range(len(df))]
+    return df

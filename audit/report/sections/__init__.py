@@ -10,7 +10,7 @@ draw the same results.
 Modules: :mod:`.base` (Section, Inputs, Document), :mod:`.about` (provenance, questions, warnings), :mod:`.results`
 (results, comparisons), :mod:`.chunks` (phrasing, needles, tokens, latency, retrieval), :mod:`.languages` (figures
 per question language), :mod:`.threshold`, :mod:`.reranking` (reranker, depth, fusion), :mod:`.citations`,
-:mod:`.approximate`, :mod:`.live` (endpoint, traffic, stages, health, history).
+:mod:`.approximate`, :mod:`.live` (endpoint, traffic, stages, health, history), :mod:`.sweep` (a chunking sweep).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from .live import (
 )
 from .reranking import DepthSection, FusionSection, RerankerSection
 from .results import ComparisonsSection, ResultsSection
+from .sweep import SweepSection
 from .threshold import RunCut, ThresholdSection, primary_run
 
 __all__ = ["SECTIONS", "Approximate", "Document", "Inputs", "NotShown", "Recorded", "RunCut", "Section",
@@ -46,7 +47,7 @@ SECTIONS: tuple[Section, ...] = (
     PhrasingSection(), LanguagesSection(), NeedlesSection(), TokensSection(), ComparisonsSection(),
     RerankerSection(), DepthSection(), FusionSection(), LatencySection(), RetrievalSection(),
     CitationsSection(), ThresholdSection(), ApproximateSection(), TrafficSection(), StagesSection(), HealthSection(),
-    HistorySection(),
+    HistorySection(), SweepSection(),
 )
 
 

@@ -36,7 +36,8 @@ class Inputs:
         (:class:`~audit.report.sections.approximate.Approximate`), ``traffic``
         (:class:`~audit.report.sections.live.TrafficInput`), ``stages`` (a built
         :class:`audit.report.stages.StagesReport`), ``history`` (:class:`~audit.report.sections.live.Recorded`),
-        ``health`` (a sequence of :class:`audit.health.HealthReport`).
+        ``health`` (a sequence of :class:`audit.health.HealthReport`), ``sweep``
+        (:class:`audit.evaluation.sweep.SweepReading`).
     targets : Targets
         The certified cut's targets and the questions-needed settings (:class:`audit.evaluation.targets.Targets`;
         its defaults when not given).
