@@ -88,7 +88,6 @@ __all__ = ["Config", "ConfigError", "PathRefused", "Uploads", "allowed_roots", "
 ROOTS_KNOB = "AUDIT_ROOTS (os.pathsep-separated folders) or `roots = [...]` in audit.toml"
 
 #: ``AUDIT_*`` variables that name a path the operator chose (trusted as allowed roots).
-_PATH_VARIABLES = ("AUDIT_CORPUS", "AUDIT_GROUND_TRUTH", "AUDIT_OUT_OF_DOMAIN", "AUDIT_MODEL", "AUDIT_RERANKER")
 _TABLES = ("corpora", "ground_truths", "out_of_domain", "indexes", "models", "rerankers")
 _KNOWN = {"shared", "roots", "uploads", "access", "stores", "systems", "endpoints", "ingest", "traffic", "history",
           *_TABLES}
@@ -473,15 +472,10 @@ def allowed_roots(config: Config | None = None, env: Mapping[str, str] | None = 
     existing file or folder (``AUDIT_CORPUS``, ``AUDIT_GROUND_TRUTH``, ...); every path the
     configuration names and its ``roots``; each entry of ``$AUDIT_ROOTS`` (``os.pathsep``-separated).
     """
-    env = os.environ if env is None else env
-    cwd = Path.cwd() if cwd is None else Path(cwd)
+    from .shownpaths import environment_roots
+
     config = config or Config()
-    cands: list[Path] = [cwd, cwd / (env.get("AUDIT_HOME") or ".audit")]
-    for var in _PATH_VARIABLES:
-        v = env.get(var)
-        if v and (cwd / v).exists():
-            cands.append(cwd / v)
-    cands += [cwd / r for r in (env.get("AUDIT_ROOTS") or "").split(os.pathsep) if r.strip()]
+    cands: list[Path] = environment_roots(env, cwd)
     cands += list(config.roots) + config.named_paths()
     if config.path is not None:
         cands.append(config.path)

@@ -37,6 +37,7 @@ import json
 import math
 from typing import Any, Iterable, Mapping, Sequence
 
+from ..shownpaths import display_path
 from ..evaluation.saved_cut import describe_key
 from ..evaluation.threshold import KEEP
 from ..words import format_p
@@ -99,7 +100,7 @@ def _provenance(report, data: Mapping, generated_at: str, record_id: int | None 
     source = src.name if src.name.startswith(src.kind) else f"{src.kind}: {src.name}"
     items: list[tuple[str, str]] = [("source", source)]
     if rs.corpus is not None:
-        items.append(("corpus", f"{rs.corpus.name} (sha256 {rs.corpus.sha256})"))
+        items.append(("corpus", f"{display_path(rs.corpus.name)} (sha256 {rs.corpus.sha256})"))
     if rs.model and "model" not in (data.get("provenance") or {}):  # the built-in provenance names it already
         items.append(("model", ", ".join(f"{k} {v}" for k, v in rs.model.items() if v not in (None, ""))))
     items.append(("ground truth", f"{(data.get('questions') or {}).get('judged_by') or ''}; digest "

@@ -18,6 +18,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from .. import PIPELINE_VERSION, __version__
+from ..shownpaths import display_path
 from ..chunking import ChunkSet, Strategy, chunk_corpus
 from ..evaluation.judgments import Qrels
 from ..evaluation.needles import needle_sets
@@ -97,7 +98,7 @@ def provenance_of(corpus: Corpus, encoder: Encoder, strategies: Sequence[Strateg
                   rerank_error: str | None, bm25_tokens: str) -> tuple[dict, str]:
     """What every report, export and page footer names (docs/definitions.md, *Provenance*), and its one line."""
     p = {
-        "corpus": corpus.name,
+        "corpus": display_path(corpus.name),  # a folder: its name under its allowed root, never a server path
         "corpus_sha256": corpus.sha256,
         "documents": len(corpus.documents),
         "python": corpus.python_version or platform.python_version(),
@@ -344,7 +345,7 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
                       list(ground_truth.out_of_domain), [s.params() for s in strategies], list(retrievers),
                       encoder.digest, reranker_name, bm25_tokens)
     return RunSet(
-        source=Source(source_kind, corpus.name, identity, provenance=prov, provenance_line=line),
+        source=Source(source_kind, display_path(corpus.name), identity, provenance=prov, provenance_line=line),
         queries=tuple(queries), judgments=judgments, runs=tuple(runs), spaces=spaces, corpus=corpus,
         ground_truth=ground_truth, judged_by=judged_by_ground_truth(ground_truth),
         model={"name": encoder.name, "digest": encoder.digest, "dims": encoder.dims, "window": encoder.window},
