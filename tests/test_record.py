@@ -76,9 +76,9 @@ def test_report_html_and_a_pdf_without_chromium(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert not pdf.exists() and (tmp_path / "record.html").exists()  # the HTML beside, and one line saying so
     assert [ln for ln in err.splitlines() if "not written" in ln] == [
-        f"warning: {pdf} not written, no Chromium here to print the PDF: open the HTML file in any browser and "
-        "print it to PDF (or install Chromium and Playwright: apt-get install chromium; pip install playwright); "
-        f"the HTML is {tmp_path / 'record.html'}"]
+        f"warning: {pdf} not written, Playwright is installed but no Chromium was found (chromium, chromium-browser, "
+        "google-chrome on the PATH, or $AUDIT_CHROMIUM): apt-get install chromium, or open the HTML file in any "
+        f"browser and print it to PDF; the HTML is {tmp_path / 'record.html'}"]  # names what is missing
     data = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     page = (tmp_path / "record.html").read_text(encoding="utf-8")
     assert f'data-figure="Success@1" data-run="after" data-value="{data["results"][0]["Success@1"]!r}"' in page

@@ -67,7 +67,7 @@ def _traffic(ctx: PageContext):
 
 def download_record(ctx: PageContext, key: str) -> None:
     """Draw "Download this audit" (HTML, and PDF where it can be printed) for the page's run set."""
-    from audit.report.pdf import PDF_HOWTO, pdf_available
+    from audit.report.pdf import pdf_missing
     from audit.views.record import record_filename
 
     name = ctx.runset.source.name
@@ -76,8 +76,9 @@ def download_record(ctx: PageContext, key: str) -> None:
                        mime="text/html", key=key, on_click="ignore", type="primary",
                        help="One file to forward: what was audited, the saved cut with its note and author and what "
                             "it does, the comparison, citations, health, trend. Opens offline in any browser.")
-    if pdf_available():
+    missing = pdf_missing()
+    if missing is None:
         c2.download_button("PDF", data=_builder(ctx, True), file_name=record_filename(name, ".pdf"),
                            mime="application/pdf", key=f"{key}_pdf", on_click="ignore")
     else:
-        c2.caption(PDF_HOWTO[0].upper() + PDF_HOWTO[1:] + ".")
+        c2.caption(missing[0].upper() + missing[1:] + ".")
