@@ -26,9 +26,15 @@ def _builder(ctx: PageContext, pdf: bool):
     from .history import visible_session
     from .session import threshold_file
 
+    from .focus import focus_run
+
     runset, results, saved = ctx.runset, ctx.results, threshold_file(ctx.runset)
     config, session = paths.config(), visible_session()  # read here: the callable runs outside the script
     traffic = _traffic(ctx)
+    try:
+        focus = focus_run(ctx).name  # the sidebar's run: its decision leads the record
+    except (KeyError, IndexError, ValueError, AttributeError):
+        focus = None
 
     def build() -> bytes:
         store = None
@@ -39,7 +45,7 @@ def _builder(ctx: PageContext, pdf: bool):
                 store = None
         try:
             page = record_html(runset=runset, results=results, saved_path=saved, store=store, session=session,
-                               traffic=traffic.to_json() if traffic is not None else None)
+                               traffic=traffic.to_json() if traffic is not None else None, focus=focus)
         finally:
             if store is not None:
                 store.close()
