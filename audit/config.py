@@ -526,14 +526,38 @@ def resolve_user_path(text: str, what: str, config: Config | None = None, env: M
         raise PathRefused(f"{what} {raw!r} is outside the folders this dashboard may read (the working "
                           f"directory, $AUDIT_HOME and what the operator configured); nothing was read. "
                           + (f"To allow it, the operator sets {ROOTS_KNOB}." if config is not None and config.shared
-                             else how_to_allow(resolved)))
+                             else how_to_allow(resolved, config)))
     return resolved
 
 
-def how_to_allow(path: Path) -> str:
-    """Single-user mode: exactly how to let the dashboard read ``path`` (its folder, or itself when a folder), as
-    a sentence with the command to restart it and the line for audit.toml (one rule: :func:`allowed_roots`)."""
+def how_to_allow(path: Path, config: Config | None = None) -> str:
+    """Single-user mode: exactly how to let the dashboard read ``path`` (its folder, or itself when a folder).
+
+    audit.toml is read at each use (:func:`load_config`), so the line to add takes effect at the next click, with
+    no restart and no session lost; the sentence gives that line whole (the roots already listed kept), the file
+    it goes in, and the environment variable as the other way (one rule: :func:`allowed_roots`).
+
+    Parameters
+    ----------
+    path : Path
+        The refused path, resolved.
+    config : Config, optional
+        The configuration in use (its file and its ``roots``); default: none (the working directory's audit.toml).
+
+    Returns
+    -------
+    str
+        The sentence.
+    """
+    import json
+
     folder = path if path.is_dir() else path.parent
-    return (f"To allow it, start the dashboard again with that folder allowed: `AUDIT_ROOTS={folder} make run` "
-            f"(several folders: separated by {os.pathsep!r}), or add `roots = [\"{folder}\"]` to audit.toml in the "
-            "working directory.")
+    listed = [str(r) for r in (config.roots if config is not None else ())] + [str(folder)]
+    line = "roots = [" + ", ".join(json.dumps(r) for r in listed) + "]"
+    replace = config is not None and bool(config.roots)
+    file = (f"{config.path.name} (the configuration file in use)" if config is not None and config.path is not None
+            else "audit.toml in the working directory (create it)")
+    how = f"replace the roots line of {file} with `{line}`" if replace else f"add the line `{line}` to {file}"
+    return (f"To allow it, {how}: it is read at each use, so the next click reads that folder, "
+            f"with no restart and no session lost. Or start the dashboard with `AUDIT_ROOTS={folder} make run` "
+            f"(several folders: separated by {os.pathsep!r}).")
