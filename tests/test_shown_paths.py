@@ -54,3 +54,13 @@ def test_an_index_file_in_a_store_provenance_is_named_under_its_root(tmp_path, m
     monkeypatch.chdir(tmp_path)
     spec = SqliteSpec(path=str(tmp_path / "idx" / "docs.sqlite"), index="E")
     assert str(tmp_path) not in spec.provenance and "idx/docs.sqlite" in spec.provenance
+
+
+def test_the_history_database_is_named_under_its_root_in_messages(tmp_path, monkeypatch):
+    from audit.history.store import open_history
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("AUDIT_HOME", str(tmp_path / "home"))
+    (tmp_path / "home").mkdir()
+    with open_history(str(tmp_path / "home" / "history.sqlite")) as h:
+        assert h.where == "history.sqlite" and str(tmp_path) not in h.where

@@ -54,7 +54,8 @@ def read_records(store, summaries) -> list:
     """The records of ``summaries`` (already filtered to what this session may see), each read once per server."""
     out = []
     for s in summaries:
-        key = (store.where, s.id, s.created_at)  # a recreated file may reuse an id, never with the same time
+        # a recreated file may reuse an id, never with the same time; the file's own path (its shown name may repeat)
+        key = (str(getattr(store, "path", store.where)), s.id, s.created_at)
         rec = _READ.get(key)
         if rec is None:
             rec = store.get(s.id)
