@@ -46,6 +46,11 @@ def test_the_provenance_line_names_the_corpus_folder_never_its_server_path(tmp_p
     prov, line = provenance_of(corpus, HashingEncoder(dims=16), [PRESETS["A"]], None, None, "words")
     assert str(tmp_path) not in line and str(tmp_path) not in str(prov)
     assert "corpus docs " in line and prov["corpus"] == "docs"
+    # a model given as a folder: named under its root too (a hub name is kept as given)
+    enc = HashingEncoder(dims=16)
+    enc.name = str(tmp_path / "work" / "models" / "mini")
+    prov, line = provenance_of(corpus, enc, [PRESETS["A"]], None, None, "words")
+    assert prov["model"] == "models/mini" and str(tmp_path) not in line
 
 
 def test_an_index_file_in_a_store_provenance_is_named_under_its_root(tmp_path, monkeypatch):

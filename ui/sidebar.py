@@ -17,6 +17,7 @@ from audit.groundtruth import BUILTIN_DATA, GroundTruth
 from audit.ingest import BUILTIN_CORPUS, TEXT_SUFFIXES, UPLOAD_TYPES, Corpus
 from audit.models import DEFAULT_MODEL, DEFAULT_RERANKER, ModelUnavailable
 from audit.retrieval import RETRIEVERS, TOKEN_RULES
+from audit.shownpaths import display_path
 from audit.sources import base_strategy
 
 from audit.config import Config
@@ -442,7 +443,7 @@ def focus_section(box, ctx: PageContext) -> None:
             st.caption(md(f"{st.session_state['focus_strategy']}: "
                           f"{spaces[st.session_state['focus_strategy']].strategy.description}"))
             st.selectbox("Retriever (detail pages)", ranked, key="focus_retriever", **LINKED)
-            st.caption(md(f"{rs.corpus.name} · {len(rs.corpus.documents)} docs · model {rs.model.get('name')}"))
+            st.caption(md(f"{display_path(rs.corpus.name)} · {len(rs.corpus.documents)} docs · model {rs.model.get('name')}"))
         else:
             names = [r.name for r in rs.runs if r.available]
             if st.session_state.get("focus_run") not in names:

@@ -102,7 +102,7 @@ def provenance_of(corpus: Corpus, encoder: Encoder, strategies: Sequence[Strateg
         "corpus_sha256": corpus.sha256,
         "documents": len(corpus.documents),
         "python": corpus.python_version or platform.python_version(),
-        "model": encoder.name,
+        "model": display_path(encoder.name),  # a model folder: its name under its root; a hub name as given
         "model_digest": encoder.digest,
         "dims": encoder.dims,
         "window": encoder.window,
@@ -348,7 +348,7 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
         source=Source(source_kind, display_path(corpus.name), identity, provenance=prov, provenance_line=line),
         queries=tuple(queries), judgments=judgments, runs=tuple(runs), spaces=spaces, corpus=corpus,
         ground_truth=ground_truth, judged_by=judged_by_ground_truth(ground_truth),
-        model={"name": encoder.name, "digest": encoder.digest, "dims": encoder.dims, "window": encoder.window},
+        model={"name": display_path(encoder.name), "digest": encoder.digest, "dims": encoder.dims, "window": encoder.window},
         settings={"retrievers": tuple(retrievers), "reranker": reranker_name, "rerank_error": rerank_error,
                   "rerank_window": window_of(cross) if cross is not None and not rerank_error else None,
                   "bm25_tokens": bm25_tokens, "no_bm25_token": no_token, "bm25_no_match": no_match,
