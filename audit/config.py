@@ -361,11 +361,23 @@ def _number(section: dict, key: str, default: float, where: str) -> float:
     return float(v)
 
 
+#: Addresses that serve this machine only: any other ``$AUDIT_ADDRESS`` (``make run ADDRESS=0.0.0.0``) is a team's.
+LOOPBACK = ("", "127.0.0.1", "localhost", "::1")
+
+
+def served_to_others(env: Mapping[str, str] | None = None) -> bool:
+    """Whether the dashboard listens beyond this machine (``$AUDIT_ADDRESS``, which ``make run`` sets from
+    ``ADDRESS``, is not a loopback address): it then runs in shared mode whatever audit.toml says."""
+    env = os.environ if env is None else env
+    return (env.get("AUDIT_ADDRESS") or "").strip() not in LOOPBACK
+
+
 def load_config(env: Mapping[str, str] | None = None, cwd: str | Path | None = None) -> Config:
     """Read the configuration (see the module docstring); the defaults when there is no file.
 
     Relative paths in the file are relative to the file's folder. Model and reranker values that look
-    like hub names (``org/name`` or a bare name) are kept as given.
+    like hub names (``org/name`` or a bare name) are kept as given. A dashboard served beyond this machine
+    (:func:`served_to_others`) is in shared mode.
 
     Raises
     ------
@@ -373,6 +385,15 @@ def load_config(env: Mapping[str, str] | None = None, cwd: str | Path | None = N
         Not TOML, an unknown top-level key, or a value of the wrong type; the message names the file
         and the key.
     """
+    cfg = _load_config(env, cwd)
+    if not cfg.shared and served_to_others(env):
+        from dataclasses import replace
+
+        cfg = replace(cfg, shared=True)
+    return cfg
+
+
+def _load_config(env: Mapping[str, str] | None, cwd: str | Path | None) -> Config:
     path = config_path(env, cwd)
     if path is None:
         return Config()

@@ -69,3 +69,13 @@ def test_the_history_database_is_named_under_its_root_in_messages(tmp_path, monk
     (tmp_path / "home").mkdir()
     with open_history(str(tmp_path / "home" / "history.sqlite")) as h:
         assert h.where == "history.sqlite" and str(tmp_path) not in h.where
+
+
+def test_a_dashboard_served_beyond_this_machine_runs_in_shared_mode(tmp_path):
+    from audit.config import load_config
+
+    assert not load_config(env={}, cwd=tmp_path).shared
+    assert not load_config(env={"AUDIT_ADDRESS": "127.0.0.1"}, cwd=tmp_path).shared
+    assert load_config(env={"AUDIT_ADDRESS": "0.0.0.0"}, cwd=tmp_path).shared
+    run = (ROOT / "Makefile").read_text().split("\nrun:", 1)[1].split("\n\n", 1)[0]
+    assert "AUDIT_ADDRESS=$(ADDRESS)" in run
