@@ -3,6 +3,9 @@ PY      ?= python3
 VENV    := .venv
 BIN     := $(VENV)/bin
 PORT    ?= 8501
+# The dashboard listens on this machine only; `make run ADDRESS=0.0.0.0` serves a team, and then runs in shared
+# mode (AUDIT_ADDRESS: audit.config.served_to_others; README, "Dashboard").
+ADDRESS ?= 127.0.0.1
 STAMP   := $(VENV)/.installed
 DEVSTAMP:= $(VENV)/.installed-dev
 
@@ -28,7 +31,7 @@ $(DEVSTAMP): requirements-dev.txt $(EXTRAS) $(STAMP)
 	touch $@
 
 run: $(STAMP)
-	$(BIN)/streamlit run app.py --server.headless true --server.port $(PORT) --browser.gatherUsageStats false \
+	AUDIT_ADDRESS=$(ADDRESS) $(BIN)/streamlit run app.py --server.headless true --server.port $(PORT) --server.address $(ADDRESS) --browser.gatherUsageStats false \
 		--server.fileWatcherType none
 
 # Property tests draw the same examples on every run here (tests/conftest.py's "ci" profile), so a run cannot

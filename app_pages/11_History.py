@@ -30,13 +30,18 @@ from audit.views.history import (
 from ui import context, footer, paths, table
 from ui.charts import outcomes_over_time, trend_chart
 from ui.diff import draw_diff
-from ui.history import linked_record, read_records, sidebar_series, visible_session
+from ui.history import WHEN_RECORDED, linked_record, read_records, record_now, sidebar_series, visible_session
 from ui.text import md
 
 ctx = context()
 st.title("History")
-st.caption("Every audit remembered: the CLI's report, health and compare, and this dashboard once per session and "
-           "configuration. A series is one run (or strategy and retriever) of one source across audits.")
+st.caption("Every audit remembered. A series is one run (or strategy and retriever) of one source across audits.")
+rc1, rc2 = st.columns([1, 3], vertical_alignment="center")
+rc2.caption(WHEN_RECORDED)
+if rc1.button("Record this audit", key="hist_record_now",
+              help="Append the sidebar's audit (its runs, figures and saved cuts) to the history now."):
+    if (rid := record_now(ctx)) is not None:
+        st.success(f"Recorded as record {rid}: it is in the series below.")
 
 
 try:

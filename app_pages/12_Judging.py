@@ -18,6 +18,8 @@ from audit.views.judging import (
     agreement_reports,
     disagreements_frame,
     effect_lines,
+    empty_pool_reason,
+    OTHER_QUEUES,
     item_view,
     my_items,
     save_settled,
@@ -86,6 +88,12 @@ with store:
         if not todo:
             if queue == "proposals" and not located:
                 st.info("No proposal yet: import question/answer pairs on the Ground truth page first.")
+            elif queue == "pool" and not mine and (why := empty_pool_reason(rs)):
+                st.info(why)
+                links = st.columns(len(OTHER_QUEUES))
+                for col, (q, label) in zip(links, OTHER_QUEUES.items()):
+                    col.button(label, key=f"judge_go_{q}", on_click=st.session_state.__setitem__,
+                               args=("judge_queue", q), help="open this queue")
             else:
                 st.success("Nothing left to label in your share of the queue." if mine else
                            "The queue is empty: every chunk of every run's first k is judged.")

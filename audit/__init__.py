@@ -47,7 +47,8 @@ What is computed and shown:
 - :mod:`audit.judging` the judging queue: versions of the judgments, pooling, reviewers' labels, agreement
 - :mod:`audit.cli` the command line, one module per verb (``python -m audit …``, ``retrieval-audit …``)
 - :mod:`audit.config` ``audit.toml`` (stores, endpoints, traffic, allowed roots, shared mode), :mod:`audit.home`
-  (where ``.audit/`` lives), :mod:`audit.uploads` (uploaded files, one session's own), :mod:`audit.words`
+  (where ``.audit/`` lives), :mod:`audit.shownpaths` (a path shown as its name under its allowed root),
+  :mod:`audit.uploads` (uploaded files, one session's own), :mod:`audit.words`
   (counts and durations in sentences), :mod:`audit.progress` (the two progress callbacks), :mod:`audit.timings`
   (the dashboard's server time per script run, for benchmarks), :mod:`audit.cluster` (Ray started here or
   joined: the ``[scale]`` extra's one door)

@@ -90,7 +90,6 @@ __all__ = ["Config", "ConfigError", "PathRefused", "Uploads", "allowed_roots", "
 ROOTS_KNOB = "AUDIT_ROOTS (os.pathsep-separated folders) or `roots = [...]` in audit.toml"
 
 #: ``AUDIT_*`` variables that name a path the operator chose (trusted as allowed roots).
-_PATH_VARIABLES = ("AUDIT_CORPUS", "AUDIT_GROUND_TRUTH", "AUDIT_OUT_OF_DOMAIN", "AUDIT_MODEL", "AUDIT_RERANKER")
 _TABLES = ("corpora", "ground_truths", "out_of_domain", "indexes", "models", "rerankers")
 _KNOWN = {"shared", "roots", "uploads", "access", "stores", "systems", "endpoints", "ingest", "traffic", "history",
           *_TABLES}
@@ -365,11 +364,23 @@ def _number(section: dict, key: str, default: float, where: str) -> float:
     return float(v)
 
 
+#: Addresses that serve this machine only: any other ``$AUDIT_ADDRESS`` (``make run ADDRESS=0.0.0.0``) is a team's.
+LOOPBACK = ("", "127.0.0.1", "localhost", "::1")
+
+
+def served_to_others(env: Mapping[str, str] | None = None) -> bool:
+    """Whether the dashboard listens beyond this machine (``$AUDIT_ADDRESS``, which ``make run`` sets from
+    ``ADDRESS``, is not a loopback address): it then runs in shared mode whatever audit.toml says."""
+    env = os.environ if env is None else env
+    return (env.get("AUDIT_ADDRESS") or "").strip() not in LOOPBACK
+
+
 def load_config(env: Mapping[str, str] | None = None, cwd: str | Path | None = None) -> Config:
     """Read the configuration (see the module docstring); the defaults when there is no file.
 
     Relative paths in the file are relative to the file's folder. Model and reranker values that look
-    like hub names (``org/name`` or a bare name) are kept as given.
+    like hub names (``org/name`` or a bare name) are kept as given. A dashboard served beyond this machine
+    (:func:`served_to_others`) is in shared mode.
 
     Raises
     ------
@@ -377,6 +388,15 @@ def load_config(env: Mapping[str, str] | None = None, cwd: str | Path | None = N
         Not TOML, an unknown top-level key, or a value of the wrong type; the message names the file
         and the key.
     """
+    cfg = _load_config(env, cwd)
+    if not cfg.shared and served_to_others(env):
+        from dataclasses import replace
+
+        cfg = replace(cfg, shared=True)
+    return cfg
+
+
+def _load_config(env: Mapping[str, str] | None, cwd: str | Path | None) -> Config:
     path = config_path(env, cwd)
     if path is None:
         return Config()
@@ -479,15 +499,10 @@ def allowed_roots(config: Config | None = None, env: Mapping[str, str] | None = 
     existing file or folder (``AUDIT_CORPUS``, ``AUDIT_GROUND_TRUTH``, ...); every path the
     configuration names and its ``roots``; each entry of ``$AUDIT_ROOTS`` (``os.pathsep``-separated).
     """
-    env = os.environ if env is None else env
-    cwd = Path.cwd() if cwd is None else Path(cwd)
+    from .shownpaths import environment_roots
+
     config = config or Config()
-    cands: list[Path] = [cwd, cwd / (env.get("AUDIT_HOME") or ".audit")]
-    for var in _PATH_VARIABLES:
-        v = env.get(var)
-        if v and (cwd / v).exists():
-            cands.append(cwd / v)
-    cands += [cwd / r for r in (env.get("AUDIT_ROOTS") or "").split(os.pathsep) if r.strip()]
+    cands: list[Path] = environment_roots(env, cwd)
     cands += list(config.roots) + config.named_paths()
     if config.path is not None:
         cands.append(config.path)
@@ -538,14 +553,38 @@ def resolve_user_path(text: str, what: str, config: Config | None = None, env: M
         raise PathRefused(f"{what} {raw!r} is outside the folders this dashboard may read (the working "
                           f"directory, $AUDIT_HOME and what the operator configured); nothing was read. "
                           + (f"To allow it, the operator sets {ROOTS_KNOB}." if config is not None and config.shared
-                             else how_to_allow(resolved)))
+                             else how_to_allow(resolved, config)))
     return resolved
 
 
-def how_to_allow(path: Path) -> str:
-    """Single-user mode: exactly how to let the dashboard read ``path`` (its folder, or itself when a folder), as
-    a sentence with the command to restart it and the line for audit.toml (one rule: :func:`allowed_roots`)."""
+def how_to_allow(path: Path, config: Config | None = None) -> str:
+    """Single-user mode: exactly how to let the dashboard read ``path`` (its folder, or itself when a folder).
+
+    audit.toml is read at each use (:func:`load_config`), so the line to add takes effect at the next click, with
+    no restart and no session lost; the sentence gives that line whole (the roots already listed kept), the file
+    it goes in, and the environment variable as the other way (one rule: :func:`allowed_roots`).
+
+    Parameters
+    ----------
+    path : Path
+        The refused path, resolved.
+    config : Config, optional
+        The configuration in use (its file and its ``roots``); default: none (the working directory's audit.toml).
+
+    Returns
+    -------
+    str
+        The sentence.
+    """
+    import json
+
     folder = path if path.is_dir() else path.parent
-    return (f"To allow it, start the dashboard again with that folder allowed: `AUDIT_ROOTS={folder} make run` "
-            f"(several folders: separated by {os.pathsep!r}), or add `roots = [\"{folder}\"]` to audit.toml in the "
-            "working directory.")
+    listed = [str(r) for r in (config.roots if config is not None else ())] + [str(folder)]
+    line = "roots = [" + ", ".join(json.dumps(r) for r in listed) + "]"
+    replace = config is not None and bool(config.roots)
+    file = (f"{config.path.name} (the configuration file in use)" if config is not None and config.path is not None
+            else "audit.toml in the working directory (create it)")
+    how = f"replace the roots line of {file} with `{line}`" if replace else f"add the line `{line}` to {file}"
+    return (f"To allow it, {how}: it is read at each use, so the next click reads that folder, "
+            f"with no restart and no session lost. Or start the dashboard with `AUDIT_ROOTS={folder} make run` "
+            f"(several folders: separated by {os.pathsep!r}).")

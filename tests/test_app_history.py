@@ -177,3 +177,24 @@ def test_a_link_to_a_record_opens_the_history_on_it(env, monkeypatch, tmp_path):
         at.run()
         at.switch_page("app_pages/11_History.py").run()
         assert not at.exception and any(said in shown(w) for w in at.warning), [shown(w) for w in at.warning]
+
+
+def test_issue54_item8_a_record_when_a_person_asks_and_the_page_says_when(env, monkeypatch):
+    """Every sidebar edit wrote a record and nothing said so: History says when an audit is recorded, and its
+    button records the sidebar's audit when asked (even a configuration this session recorded already)."""
+    monkeypatch.setenv("AUDIT_HISTORY", "on")
+    at = AppTest.from_file(APP, default_timeout=TIMEOUT)
+    at.run()
+    at.switch_page("app_pages/11_History.py").run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert any("An audit is recorded when you ask" in c.value for c in at.caption)
+    from audit.history.store import open_history
+
+    with open_history(str(env / "home" / "history.sqlite")) as h:
+        assert len(h.list()) == 1  # the configuration, once
+    at.button(key="hist_record_now").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    with open_history(str(env / "home" / "history.sqlite")) as h:
+        rows = h.list()
+    assert [r.command for r in rows] == ["dashboard", "dashboard"]
+    assert any(f"Recorded as record {max(r.id for r in rows)}" in s.value for s in at.success)

@@ -158,3 +158,18 @@ def test_the_ground_truth_pages_proposals_are_a_queue_whose_accepted_answers_bec
     assert not at.exception, [e.value for e in at.exception]
     draft = at.session_state["_gt_draft"]
     assert [(n.needle, n.questions) for n in draft.needles] == [(sentence, ("what are the limits?",))]
+
+
+def test_issue54_item4_an_empty_pool_with_needles_says_why_and_opens_the_other_queues(tmp_path):
+    """The built-in pipelines judge by needles, so every chunk is judged and the pool is empty: the page says so in
+    one sentence and its buttons open the other queues."""
+    for _ in environment({"AUDIT_MODEL": "hashing", "AUDIT_RERANKER": "none", "AUDIT_HOME": str(tmp_path / "home"),
+                          "AUDIT_HISTORY": "off", "AUDIT_SOURCE": "builtin"}):
+        at = open_app("app_pages/12_Judging.py")
+        at.text_input(key="judge_who").input("ana").run()
+        assert not at.exception, [e.value for e in at.exception]
+        said = [shown(i) for i in at.info if "pool is empty because the ground truth is needles" in shown(i)]
+        assert len(said) == 1 and "bluffs at the saved cut" in said[0] and "Q/A proposals" in said[0]
+        at.button(key="judge_go_bluffs").click().run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert at.radio(key="judge_queue").value == "bluffs"

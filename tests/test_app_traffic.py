@@ -172,3 +172,30 @@ def test_the_downloaded_record_carries_the_traffics_no_answer_share(env, monkeyp
     n, k = len(rows), sum(1 for r in rows if not any(x["score"] < cut for x in r["results"]))
     assert f'data-figure="traffic:no_answer" data-value="{k}"' in page
     assert f'data-figure="traffic:questions" data-value="{n}"' in page
+
+
+def test_issue54_item9_the_score_kind_is_the_runs_unless_the_file_says_and_the_page_shows_which(env, monkeypatch,
+                                                                                                tmp_path):
+    """The example's traffic holds cosine distances but was read as similarity by default: with no kind chosen it
+    is the run's (before: cosine-distance), or the file's own `score_kind`, and the pages say which rule chose."""
+    monkeypatch.delenv("AUDIT_TRAFFIC_SCORE")
+    at = _app("app_pages/5_Threshold.py")
+    assert not at.exception, [e.value for e in at.exception]
+    assert not any("the traffic's scores are similarity" in shown(w) for w in at.warning)
+    assert {x.label: x.value for x in at.metric}["Out of domain (estimate)"].endswith("%")
+    assert "scores read as cosine-distance (the score kind of run before)" in _text(at)
+    said = tmp_path / "home" / "said.jsonl"  # under $AUDIT_HOME: an allowed root
+    said.parent.mkdir(parents=True, exist_ok=True)
+    said.write_text("".join(json.dumps({**r, "score_kind": "similarity"}) + "\n" for r in _rows()))
+    monkeypatch.setenv("AUDIT_TRAFFIC", str(said))
+    at = _app()
+    assert "scores read as similarity (as the file says)" in _text(at)
+
+
+def test_issue54_item9_declared_kind_rule():
+    from audit.traffic.kind import declared_score_kind, traffic_score_kind
+
+    assert declared_score_kind([TRAFFIC]) is None
+    assert traffic_score_kind([TRAFFIC], "cosine-distance", "before") == ("cosine-distance",
+                                                                        "the score kind of run before")
+    assert traffic_score_kind([TRAFFIC], "rrf", "E/hybrid")[0] == "similarity"  # not a kind a file holds

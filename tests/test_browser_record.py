@@ -212,3 +212,61 @@ def test_download_this_audit_from_the_threshold_page(tmp_path):
             assert view.locator('[data-figure="count:refused"][data-run="before"]').inner_text() == "4"
         finally:
             browser.close()
+
+
+def test_issue54_item1_the_record_states_the_decision_on_the_sidebars_run(tmp_path):
+    """A cut saved with a reason for the second run, that run chosen in the sidebar: the downloaded record leads with
+    it, its cut, note and author equal the Threshold page's (it stated the first run's computed default before)."""
+    need_chromium()
+    pytest.importorskip("playwright.sync_api", reason="pip install playwright (requirements.txt)")
+    from playwright.sync_api import sync_playwright
+
+    from audit.evaluation.saved_cut import save_cut
+    from audit.sources.imported.system import load_system
+    from streamlit_harness import app_env, serve_app
+    from test_browser import _no_exception, _settle
+
+    rs = load_system(EX / "queries.tsv", {"before": EX / "before.trec", "after": EX / "after.trec"},
+                     {"before": "cosine-distance", "after": "cosine-distance"}, EX / "qrels.trec", None,
+                     EX / "chunks.jsonl", None, EX / "ood-queries.tsv",
+                     {"before": EX / "ood-before.trec", "after": EX / "ood-after.trec"})
+    home = tmp_path / "home"
+    home.mkdir()
+    save_cut(0.495, dict(rs.run("after").cut_key), "run after", home / "threshold.json", note=NOTE, author="PO")
+    ex = "data/example/"
+    env = app_env(AUDIT_HOME=str(home), AUDIT_HISTORY="off", AUDIT_MODEL="hashing", AUDIT_RERANKER="none",
+                  AUDIT_SOURCE="system", AUDIT_SYS_QUERIES=ex + "queries.tsv", AUDIT_SYS_QRELS=ex + "qrels.trec",
+                  AUDIT_SYS_CHUNKS=ex + "chunks.jsonl", AUDIT_SYS_OOD_QUERIES=ex + "ood-queries.tsv",
+                  AUDIT_SYS_RUNS=f"before={ex}before.trec\nafter={ex}after.trec",
+                  AUDIT_SYS_SCORES="before=cosine-distance\nafter=cosine-distance",
+                  AUDIT_SYS_OOD_RUNS=f"before={ex}ood-before.trec\nafter={ex}ood-after.trec")
+    with serve_app(env, tmp_path / "server.log") as app, sync_playwright() as p:
+        browser = launch_chromium(p)
+        try:
+            pg = browser.new_page(accept_downloads=True)
+            pg.set_default_timeout(60_000)
+            pg.goto(app.url + "threshold")
+            _settle(pg)
+            _no_exception(pg, "threshold")
+            box = pg.get_by_role("combobox", name="Run (detail pages)")
+            box.click()
+            box.fill("after")
+            box.press("Enter")
+            _settle(pg)
+            _no_exception(pg, "threshold")
+            with pg.expect_download() as dl:
+                pg.get_by_role("button", name="Download this audit (HTML)").click()
+            path = tmp_path / dl.value.suggested_filename
+            dl.value.save_as(path)
+            view = browser.new_page()
+            _open(view, path)
+            assert float(view.locator('[data-figure="cut"][data-run="after"]').get_attribute("data-value")) == 0.495
+            assert view.locator('[data-figure="how"][data-run="after"]').first.inner_text() == "saved"
+            assert view.locator('[data-figure="note"][data-run="after"]').inner_text() == NOTE
+            assert view.locator('[data-figure="author"][data-run="after"]').inner_text() == "PO"
+            import re
+
+            decision = path.read_text(encoding="utf-8").split("<h2>The decision</h2>", 1)[1]
+            assert re.search(r"<h3>(.*?)</h3>", decision)[1] == "run after"  # the sidebar's run leads
+        finally:
+            browser.close()

@@ -194,3 +194,24 @@ def test_item5_single_user_mode_says_exactly_how_to_allow_the_folder(layout):
                              cwd=project) == outside.resolve()
     shared = _refused(str(outside), project, config=Config(shared=True))
     assert ROOTS_KNOB in shared and "make run" not in shared
+
+
+def test_issue54_item2_the_refusal_gives_the_line_for_audit_toml_read_at_the_next_use(layout):
+    """A folder outside the allowed roots meant a restart that dropped every session: the refusal now gives the
+    exact line for audit.toml, which is read at each use, so the same path is accepted at the next call."""
+    from audit.config import load_config
+
+    project, outside = layout
+    env = {"AUDIT_CONFIG": str(project / "audit.toml")}
+    (project / "audit.toml").write_text("shared = false\n")
+    msg = _refused(str(outside), project, env=env, config=load_config(env=env, cwd=project))
+    line = f'roots = ["{outside.resolve()}"]'
+    assert f"add the line `{line}` to audit.toml" in msg and "no restart" in msg
+    (project / "audit.toml").write_text("shared = false\n" + line + "\n")  # as the message says, server still up
+    cfg = load_config(env=env, cwd=project)
+    assert resolve_user_path(str(outside), "corpus folder", config=cfg, env=env, cwd=project) == outside.resolve()
+    # with roots already listed, the line keeps them and adds the folder
+    other = project.parent / "other"
+    other.mkdir()
+    msg = _refused(str(other), project, env=env, config=cfg)
+    assert f'replace the roots line of audit.toml (the configuration file in use) with `roots = ["{outside.resolve()}", "{other.resolve()}"]`' in msg

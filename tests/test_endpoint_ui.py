@@ -157,3 +157,21 @@ def test_item5_the_endpoint_takes_queries_and_qrels_as_the_cli_does(tmp_path, mo
         assert int(m["queries"].iloc[0]) == len(read_qrels(EXAMPLE / "qrels.trec").query_ids)
     finally:
         srv.stop()
+
+
+def test_issue54_item6_every_page_with_the_endpoints_figures_says_over_which_questions(dashboard):
+    """Strategies showed the measures without saying that three requests failed and count as misses."""
+    svc, srv = dashboard
+    at = _ok(AppTest.from_file(APP, default_timeout=120).run())
+    _ok(at.multiselect(key="endpoint_names").set_value(["blue"]).run())
+    at.selectbox(key="endpoint_corpus").set_value("relay")
+    at.number_input(key="endpoint_deadline").set_value(1.0)
+    at.number_input(key="endpoint_retries").set_value(0)
+    _ok(at.run())
+    _ok(at.button(key="endpoint_go").click().run())
+    said = ("Endpoint run blue: figures over all 6 judged questions; 3 requests failed (timed out 1, HTTP error 1, "
+            "malformed response 1) and count as misses (Overview: the measures over the 3 answered only).")
+    for page_name in ("app_pages/2_Strategies.py", "app_pages/3_Query_explorer.py", "app_pages/5_Threshold.py",
+                      "app_pages/1_Overview.py"):
+        _ok(at.switch_page(page_name).run())
+        assert said in [shown(i) for i in at.info], page_name

@@ -126,3 +126,20 @@ def test_item6_history_times_are_drawn_in_utc_as_the_axis_says():
     assert '"type": "utc"' in text
     whens = [row["when"] for ds in spec["datasets"].values() for row in ds if "when" in row]
     assert "2024-05-02T23:30:00+00:00" in whens  # the instant itself, with its offset
+
+
+def test_issue54_item8_the_time_axis_reads_24_hour_iso_time():
+    """The axis read 05:05 for 17:05 (Vega's default 12-hour labels without AM/PM): both History charts label the
+    time as 2024-05-02 17:05, in UTC."""
+    from audit.views.history import changes_frame as changes
+    from ui.charts import outcomes_over_time, trend_chart
+
+    a, _ = made([True] * 3 + [False], rid=1, when="2024-05-01T10:00:00+00:00")
+    b, _ = made([True] * 4, rid=2, when="2024-05-02T17:05:00+00:00")
+    t = trend_frame([a, b], S, "Success@1")
+    specs = [trend_chart(t, changes(t), "Success@1").to_dict()]
+    a2, _ = made([True, False], ood=True, rid=1)
+    specs.append(outcomes_over_time(outcomes_frame([a2], S)).to_dict())
+    for spec in specs:
+        axes = [layer["encoding"]["x"]["axis"] for layer in spec.get("layer", [spec]) if "x" in layer["encoding"]]
+        assert axes and all(ax["format"] == "%Y-%m-%d %H:%M" and ax["formatType"] == "utc" for ax in axes)

@@ -86,9 +86,9 @@ def test_report_html_and_a_pdf_without_chromium(tmp_path, monkeypatch, capsys):
     err = capsys.readouterr().err
     assert not pdf.exists() and (tmp_path / "record.html").exists()  # the HTML beside, and one line saying so
     assert [ln for ln in err.splitlines() if "not written" in ln] == [
-        f"warning: {pdf} not written, no Chromium here to print the PDF: open the HTML file in any browser and "
-        "print it to PDF (or install Chromium and Playwright: apt-get install chromium; pip install playwright); "
-        f"the HTML is {tmp_path / 'record.html'}"]
+        f"warning: {pdf} not written, Playwright is installed but no Chromium was found (chromium, chromium-browser, "
+        "google-chrome on the PATH, or $AUDIT_CHROMIUM): apt-get install chromium, or open the HTML file in any "
+        f"browser and print it to PDF; the HTML is {tmp_path / 'record.html'}"]  # names what is missing
     data = json.loads((tmp_path / "r.json").read_text(encoding="utf-8"))
     page = (tmp_path / "record.html").read_text(encoding="utf-8")
     assert f'data-figure="Success@1" data-run="after" data-value="{data["results"][0]["Success@1"]!r}"' in page
@@ -237,3 +237,35 @@ def test_the_record_carries_the_reranker_the_depth_curve_and_the_fusion_from_the
     assert float(f[(f"Success@{len(points)}:high", "before")]) == points[-1]["high"]
     fu = data["fusion"]
     assert float(f[("gap", "before|after")]) == fu["gap"] == fu["in_sample"] - fu["held_out"]
+
+
+def _decision_heads(page: str) -> list[str]:
+    part = page.split("<h2>The decision</h2>", 1)[1].split("<h2>", 1)[0]
+    return [html.unescape(h) for h in re.findall(r"<h3>(.*?)</h3>", part) if h.startswith("run ")]
+
+
+def test_issue54_item1_the_dashboards_record_leads_with_the_sidebar_run_and_its_saved_cut(tmp_path):
+    """The downloaded record stated the first run's computed default while the user had saved a cut, with a reason,
+    for another run: the record now leads with the run the user is looking at, with its note and author."""
+    from audit.views.record import record_html
+
+    rs = _system()
+    path = tmp_path / "threshold.json"
+    save_cut(0.495, rs.run("after").cut_key, "run after", path, note="tickets cost more than silence", author="po")
+    page = record_html(runset=rs, saved_path=path, focus="after")
+    assert _decision_heads(page)[0] == "run after"
+    f = _figures(page)
+    assert float(f[("cut", "after")]) == 0.495 and f[("how", "after")] == "saved"
+    assert f[("note", "after")] == "tickets cost more than silence" and f[("author", "after")] == "po"
+
+
+def test_issue54_item1_beyond_four_runs_the_focused_run_is_detailed_even_unsaved():
+    from audit.ingest import load_corpus
+    from audit.views.record import record_html
+
+    files = {f"r{i}": EX / ("before.trec" if i % 2 else "after.trec") for i in range(1, 6)}
+    ood = {f"r{i}": EX / ("ood-before.trec" if i % 2 else "ood-after.trec") for i in range(1, 6)}
+    rs = load_system(EX / "queries.tsv", files, {n: "cosine-distance" for n in files}, EX / "qrels.trec", None,
+                     EX / "chunks.jsonl", load_corpus(str(EX / "docs")), EX / "ood-queries.tsv", ood)
+    heads = _decision_heads(record_html(runset=rs, focus="r4"))
+    assert heads == ["run r4"]  # the lead only (nothing saved): r1, the document's first, is among the other cuts

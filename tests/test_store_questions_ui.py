@@ -107,10 +107,15 @@ def test_a_typed_path_under_an_allowed_root_is_read_and_one_outside_is_refused(s
     assert not at.exception
     assert [shown(e) for e in at.error] == [
         f"ground truth {str(outside)!r} is outside the folders this dashboard may read (the working directory, "
-        "$AUDIT_HOME and what the operator configured); nothing was read. To allow it, start the dashboard again "
-        f"with that folder allowed: `AUDIT_ROOTS={outside.parent.resolve()} make run` (several folders: separated "
-        f"by ':'), or add `roots = [\"{outside.parent.resolve()}\"]` to audit.toml in the working directory."]
+        "$AUDIT_HOME and what the operator configured); nothing was read. To allow it, add the line "
+        f"`roots = [\"{outside.parent.resolve()}\"]` to audit.toml (the configuration file in use): it is read "
+        "at each use, so the next click reads that folder, with no restart and no session lost. Or start the "
+        f"dashboard with `AUDIT_ROOTS={outside.parent.resolve()} make run` (several folders: separated by ':')."]
     assert _said(at) == []
+    # issue 54 item 2: the line added as said, in the same session (no restart): the next run reads the folder
+    (single_user / "audit.toml").write_text(f'roots = ["{outside.parent.resolve()}"]\n', encoding="utf-8")
+    at.run()
+    assert not at.exception and not at.error and _said(at) == [_count(outside, GOLDEN / "ood.txt")]
 
 
 def test_shared_mode_offers_only_the_configured_and_the_built_in_questions(single_user):

@@ -336,12 +336,16 @@ def _utc(frame: pd.DataFrame) -> pd.DataFrame:
     return frame.assign(when=frame["when"].dt.tz_localize("UTC"))
 
 
+#: History's time axis: 24-hour ISO time in UTC (Vega's default labels read 05 PM as "05:00" without AM/PM).
+TIME_AXIS = alt.Axis(format="%Y-%m-%d %H:%M", formatType="utc", labelAngle=-30, labelOverlap=True)
+
+
 def trend_chart(trend: pd.DataFrame, changes: pd.DataFrame, measure: str) -> alt.LayerChart:
     """A measure over time (:func:`audit.views.history.trend_frame`): its Wilson band shaded, one line per
     ground-truth segment (a trend across a ground-truth change is never joined), a point per record, and a dashed
     rule labelled with what changed (:func:`audit.views.history.changes_frame`: model, chunking, ground truth)."""
     trend, changes = _utc(trend), _utc(changes)
-    x = alt.X("when:T", title="audit time (UTC)", scale=alt.Scale(type="utc"))
+    x = alt.X("when:T", title="audit time (UTC)", scale=alt.Scale(type="utc"), axis=TIME_AXIS)
     tip = ["label:N", alt.Tooltip("when:T", format="%Y-%m-%d %H:%M:%S UTC", timeUnit=UTC_SECONDS, title="when"),
            alt.Tooltip("value:Q", format=".3f"),
            alt.Tooltip("low:Q", format=".3f"), alt.Tooltip("high:Q", format=".3f"), "n:Q", "model:N", "chunking:N",
@@ -366,7 +370,7 @@ def outcomes_over_time(frame: pd.DataFrame) -> alt.Chart:
     per outcome in its colour."""
     outs = [o for o in OUTCOME_COLOURS if o in set(frame["outcome"])]
     return alt.Chart(_utc(frame)).mark_line(point=True).encode(
-        x=alt.X("when:T", title="audit time (UTC)", scale=alt.Scale(type="utc")),
+        x=alt.X("when:T", title="audit time (UTC)", scale=alt.Scale(type="utc"), axis=TIME_AXIS),
         y=alt.Y("queries:Q", title="queries"),
         color=_colour(outs, columns=3),
         tooltip=["record:Q", alt.Tooltip("cut:Q", format=".4g"), "how:N", "outcome:N", "queries:Q"],

@@ -5,7 +5,10 @@ the Judging page's version, when one is chosen): it records the run set once per
 digest, judging store version) per session — never on a rerun, a page switch or a widget change that leaves the
 run set as it was (a flag in ``st.session_state``). A session's uploads are recorded with its session id; in shared
 mode a session lists only the records of no session and its own (:func:`visible_session`). ``AUDIT_HISTORY=off``
-turns it off; a failed write is one warning in the sidebar, never an error.
+turns it off; a failed write is one warning in the sidebar, never an error. :func:`record_now` is History's
+"Record this audit" button: a record when a person asks, even of a configuration already recorded.
+
+:data:`WHEN_RECORDED` says the rule on the History page.
 """
 
 from __future__ import annotations
@@ -18,9 +21,13 @@ from audit.runset import digest
 
 from . import paths, session
 
-__all__ = ["RECORDED_KEY", "configuration_digest", "is_private", "linked_record", "read_records", "record_once",
-           "sidebar_series",
-           "visible_session"]
+__all__ = ["RECORDED_KEY", "WHEN_RECORDED", "configuration_digest", "is_private", "linked_record", "read_records",
+           "record_now", "record_once", "sidebar_series", "visible_session"]
+
+#: The rule, as the History page says it.
+WHEN_RECORDED = ("An audit is recorded when you ask: the button below, or the CLI's report, health and compare; "
+                 "this dashboard also records each configuration once per session, the first time a page draws it "
+                 "(never on a rerun, a page change or the same configuration again).")
 
 #: Session-state key: the (identity, configuration) pairs this session recorded.
 RECORDED_KEY = "_history_recorded"
@@ -47,7 +54,8 @@ def read_records(store, summaries) -> list:
     """The records of ``summaries`` (already filtered to what this session may see), each read once per server."""
     out = []
     for s in summaries:
-        key = (store.where, s.id, s.created_at)  # a recreated file may reuse an id, never with the same time
+        # a recreated file may reuse an id, never with the same time; the file's own path (its shown name may repeat)
+        key = (str(getattr(store, "path", store.where)), s.id, s.created_at)
         rec = _READ.get(key)
         if rec is None:
             rec = store.get(s.id)
@@ -79,6 +87,31 @@ def record_once(ctx) -> int | None:
     if key in done:
         return None
     done.add(key)  # before writing: a failed write is not retried on every rerun
+    return _write(ctx, st.sidebar)
+
+
+def record_now(ctx) -> int | None:
+    """Record ``ctx``'s run set now, because a person asked (History's "Record this audit" button).
+
+    Parameters
+    ----------
+    ctx : ui.context.PageContext
+        The page's context (the sidebar's run set and its results).
+
+    Returns
+    -------
+    int or None
+        The new record's id; None when the history is off or the write failed (then one warning on the page).
+    """
+    if not enabled():
+        st.warning("History is off here (AUDIT_HISTORY=off): nothing was recorded.")
+        return None
+    return _write(ctx, st)
+
+
+def _write(ctx, where) -> int | None:
+    """Build and append the record of ``ctx``'s run set; a failure is one warning drawn on ``where``."""
+    rs = ctx.runset
     from audit.evaluation.saved_cut import load_cuts
     from audit.history.record import record_of
     from audit.report.report import build_report
@@ -89,7 +122,7 @@ def record_once(ctx) -> int | None:
         record = record_of(rs, report.results, report.thresholds, "dashboard",
                            session=session.session_id() if is_private(rs) else None, saved_cuts=load_cuts(path))
     except Exception as e:  # noqa: BLE001 - recording never breaks a page
-        st.sidebar.warning(f"History not written: {type(e).__name__}")
+        where.warning(f"History not written: {type(e).__name__}")
         return None
     import contextlib
     import io
@@ -98,7 +131,7 @@ def record_once(ctx) -> int | None:
     with contextlib.redirect_stderr(err):
         rid = save(record, paths.config())
     if rid is None:
-        st.sidebar.warning(err.getvalue().strip().removeprefix("warning: ") or "History not written.")
+        where.warning(err.getvalue().strip().removeprefix("warning: ") or "History not written.")
     return rid
 
 

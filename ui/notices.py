@@ -9,13 +9,17 @@ __all__ = ["notices"]
 
 def notices(ctx, key: str = "page") -> None:
     """Each warning of the run set (:func:`audit.report.notices.notice_lines`: the CLI's ``warning:`` lines), then
-    the judged queries or needles left out, in an expander with their reasons."""
+    the judged queries or needles left out, in an expander with their reasons; for a live endpoint, over which
+    questions the page's figures are (:func:`audit.report.endpoint.over_which_questions`)."""
+    from audit.report.endpoint import over_which_questions
     from audit.report.notices import notice_lines, rejected_frame
     from audit.capabilities import can
 
     from .tables import table
     from .text import md
 
+    if (over := over_which_questions(ctx.runset)) is not None:
+        st.info(md(over))
     for line in notice_lines(ctx.runset):
         st.warning(md(line))
     rejected = rejected_frame(ctx.runset)

@@ -26,9 +26,15 @@ def _builder(ctx: PageContext, pdf: bool):
     from .history import visible_session
     from .session import threshold_file
 
+    from .focus import focus_run
+
     runset, results, saved = ctx.runset, ctx.results, threshold_file(ctx.runset)
     config, session = paths.config(), visible_session()  # read here: the callable runs outside the script
     traffic = _traffic(ctx)
+    try:
+        focus = focus_run(ctx).name  # the sidebar's run: its decision leads the record
+    except (KeyError, IndexError, ValueError, AttributeError):
+        focus = None
 
     def build() -> bytes:
         store = None
@@ -39,7 +45,7 @@ def _builder(ctx: PageContext, pdf: bool):
                 store = None
         try:
             page = record_html(runset=runset, results=results, saved_path=saved, store=store, session=session,
-                               traffic=traffic.to_json() if traffic is not None else None)
+                               traffic=traffic.to_json() if traffic is not None else None, focus=focus)
         finally:
             if store is not None:
                 store.close()
@@ -67,7 +73,7 @@ def _traffic(ctx: PageContext):
 
 def download_record(ctx: PageContext, key: str) -> None:
     """Draw "Download this audit" (HTML, and PDF where it can be printed) for the page's run set."""
-    from audit.report.pdf import PDF_HOWTO, pdf_available
+    from audit.report.pdf import pdf_missing
     from audit.views.record import record_filename
 
     name = ctx.runset.source.name
@@ -76,8 +82,9 @@ def download_record(ctx: PageContext, key: str) -> None:
                        mime="text/html", key=key, on_click="ignore", type="primary",
                        help="One file to forward: what was audited, the saved cut with its note and author and what "
                             "it does, the comparison, citations, health, trend. Opens offline in any browser.")
-    if pdf_available():
+    missing = pdf_missing()
+    if missing is None:
         c2.download_button("PDF", data=_builder(ctx, True), file_name=record_filename(name, ".pdf"),
                            mime="application/pdf", key=f"{key}_pdf", on_click="ignore")
     else:
-        c2.caption(PDF_HOWTO[0].upper() + PDF_HOWTO[1:] + ".")
+        c2.caption(missing[0].upper() + missing[1:] + ".")

@@ -18,6 +18,7 @@ from audit.ingest import BUILTIN_CORPUS, TEXT_SUFFIXES, UPLOAD_TYPES, Corpus
 from audit.models import DEFAULT_MODEL, DEFAULT_RERANKER, ModelUnavailable
 from audit.language import SNOWBALL
 from audit.retrieval import RETRIEVERS, TOKEN_RULES
+from audit.shownpaths import display_path
 from audit.sources import base_strategy
 
 from audit.config import Config
@@ -452,7 +453,7 @@ def focus_section(box, ctx: PageContext) -> None:
             st.caption(md(f"{st.session_state['focus_strategy']}: "
                           f"{spaces[st.session_state['focus_strategy']].strategy.description}"))
             st.selectbox("Retriever (detail pages)", ranked, key="focus_retriever", **LINKED)
-            st.caption(md(f"{rs.corpus.name} · {len(rs.corpus.documents)} docs · model {rs.model.get('name')}"))
+            st.caption(md(f"{display_path(rs.corpus.name)} · {len(rs.corpus.documents)} docs · model {rs.model.get('name')}"))
         else:
             names = [r.name for r in rs.runs if r.available]
             if st.session_state.get("focus_run") not in names:
@@ -531,9 +532,7 @@ def draw() -> PageContext:
                           "your pgvector table, Chroma or Milvus Lite collection (the engines installed here), asked through its "
                           "own index and by an exact scan. Live endpoint: your retrieval service over HTTP, asked every "
                           "question like traffic.")
-    from .traffic import draw_traffic_inputs
-
-    draw_traffic_inputs()  # production traffic, read against whichever source the pages show
+    traffic_box = st.sidebar.container()  # production traffic: drawn once the run set is known (its score kind)
     focus_box = st.sidebar.container()  # filled once the run set is known (its options depend on it)
     source = st.session_state["source"]
     if source == "system":
@@ -558,6 +557,14 @@ def draw() -> PageContext:
             st.error(f"Ground truth not loaded: {md(gt_error)}")
         ctx = build(corpus, gt, gt_id, strategies, retrievers)
     focus_section(focus_box, ctx)
+    from .focus import focus_run
+    from .traffic import draw_traffic_inputs
+
+    try:
+        focused = focus_run(ctx)
+    except (KeyError, IndexError, ValueError):  # an empty run set: no run's kind to read the traffic with
+        focused = None
+    draw_traffic_inputs(traffic_box, (ctx.runset, focused))  # read against whichever source the pages show
     st.session_state[CTX_KEY] = ctx
     from .context import VERSION_KEY
     from .history import record_once

@@ -21,6 +21,7 @@ import streamlit as st
 from audit.runset import FILE_SCORE_KINDS as SCORE_KINDS
 from audit.scores import score_kind
 from audit.report.traffic import SOURCES, TrafficReport, build_traffic_report
+from audit.traffic.kind import traffic_score_kind
 from audit.traffic.labelled import Labelled
 from audit.traffic.records import parse_time
 from audit.traffic.settings import show_questions
@@ -53,6 +54,17 @@ class TrafficInput:
     baseline: Window | None
     label: str
     run: str | None = None
+    kind_rule: str = ""  #: the score kind read and which rule chose it ("cosine-distance (as the file says)")
+
+
+def _run_kind(runs, configured: str | None) -> tuple[str | None, str | None]:
+    """``(score kind, run name)`` of the run the traffic is set beside: its configured run, else the focused one."""
+    if runs is None:
+        return None, None
+    rs, focused = runs
+    run = next((r for r in rs.runs if r.name == configured), None) if configured else None
+    run = run or focused
+    return (run.score_kind, run.name) if run is not None else (None, None)
 
 
 def traffic_input() -> TrafficInput | None:
@@ -71,15 +83,23 @@ def _window(prefix: str, errors: list[str]) -> Window | None:
         return None
 
 
+#: The "Its scores are" choice that reads the kind from the file, else the run set's (:mod:`audit.traffic.kind`).
+AUTO = "auto"
+_KIND_LABELS = {AUTO: "as the file says, else the runs' kind"}
+
+
 def _files(how: str, cfg, errors: list[str]) -> tuple[list[str], str, str | None, str]:
-    """``(paths, score kind, configured run, label)`` of the chosen traffic (empty paths: nothing chosen)."""
+    """``(paths, score kind, configured run, label)`` of the chosen traffic (empty paths: nothing chosen); the kind
+    is :data:`AUTO` when the sidebar leaves it to the file and the run set."""
     if how == "named":
         name = st.selectbox("Traffic", list(cfg.traffic.sources), key="traffic_name")
         src = cfg.traffic.sources[name]
         return list(src.files), src.score, src.run, f"traffic {name}"
-    st.selectbox("Its scores are", list(SCORE_KINDS), key="traffic_score",
+    st.selectbox("Its scores are", [AUTO, *SCORE_KINDS], key="traffic_score", format_func=lambda k: _KIND_LABELS.get(k, k),
                  help="What the traffic's scores mean: similarity (higher is better) or a distance (lower is "
-                      "better). An estimate needs the same kind as the labelled runs.")
+                      "better). By default the kind the file names (`score_kind` on a query-log line, the "
+                      "`retrieval.score_kind` attribute in OTLP), else the sidebar run's. An estimate needs the same "
+                      "kind as the labelled runs.")
     kind = st.session_state["traffic_score"]
     if how == "upload":
         up = st.file_uploader("OTLP JSON exports or query logs (JSONL)", type=["json", "jsonl", "ndjson"],
@@ -112,11 +132,25 @@ def _files(how: str, cfg, errors: list[str]) -> tuple[list[str], str, str | None
     return out, kind, None, "traffic (" + ", ".join(Path(p).name for p in out) + ")"
 
 
-def draw_traffic_inputs() -> TrafficInput | None:
-    """The sidebar's Traffic expander; reads the chosen traffic (kept in the session) and returns it, or None."""
+def draw_traffic_inputs(box=None, runs=None) -> TrafficInput | None:
+    """The sidebar's Traffic expander; reads the chosen traffic (kept in the session) and returns it, or None.
+
+    Parameters
+    ----------
+    box : streamlit container, optional
+        Where the expander is drawn (default: the sidebar).
+    runs : tuple, optional
+        ``(run set, focused run)``: the run set's score kind is the traffic's when the file names none (the traffic's
+        configured run's kind, else the focused run's).
+
+    Returns
+    -------
+    TrafficInput or None
+        The traffic read, with its score kind and the rule that chose it in :attr:`TrafficInput.kind_rule`.
+    """
     cfg = paths.config()
     st.session_state.setdefault("traffic_paths", os.environ.get("AUDIT_TRAFFIC", "").replace(os.pathsep, "\n"))
-    st.session_state.setdefault("traffic_score", os.environ.get("AUDIT_TRAFFIC_SCORE", "similarity"))
+    st.session_state.setdefault("traffic_score", os.environ.get("AUDIT_TRAFFIC_SCORE", AUTO))
     for k in ("traffic_since", "traffic_until", "traffic_base_since", "traffic_base_until"):
         st.session_state.setdefault(k, "")
     how = ["none"] + (["named"] if cfg.traffic and cfg.traffic.sources else []) + (
@@ -127,7 +161,7 @@ def draw_traffic_inputs() -> TrafficInput | None:
         st.session_state["traffic_how"] = "none"
     errors: list[str] = []
     chosen = None
-    with st.sidebar.expander("Traffic (production questions)", expanded=False):
+    with (box if box is not None else st.sidebar).expander("Traffic (production questions)", expanded=False):
         st.radio("Traffic", how, key="traffic_how", horizontal=True,
                  format_func=HOW.get,
                  help="Real questions and what the retriever returned (OpenInference retrieval spans or a query "
@@ -135,6 +169,9 @@ def draw_traffic_inputs() -> TrafficInput | None:
         how_now = st.session_state["traffic_how"]
         if how_now != "none":
             files, kind, run, label = _files(how_now, cfg, errors)
+            rule = "as audit.toml says" if how_now == "named" else "as chosen"
+            if kind == AUTO:
+                kind, rule = traffic_score_kind(files, *_run_kind(runs, run))
             st.text_input("From (ISO 8601, UTC unless an offset is given)", key="traffic_since")
             st.text_input("Until (exclusive)", key="traffic_until")
             st.text_input("Baseline from (drift between windows)", key="traffic_base_since")
@@ -153,9 +190,9 @@ def draw_traffic_inputs() -> TrafficInput | None:
                 if err:
                     errors.append(err)
                 elif t is not None:
-                    st.caption(f"{len(t):,} questions read ({kind})"
+                    st.caption(f"{len(t):,} questions read · scores read as {kind} ({rule})"
                                + (f" · {t.n_problems:,} lines or spans not read" if t.n_problems else ""))
-                    chosen = TrafficInput(t, window, baseline, label, run) if len(t) else None
+                    chosen = TrafficInput(t, window, baseline, label, run, f"{kind} ({rule})") if len(t) else None
                     if not len(t):
                         errors.append("no retrieval read from the traffic" + (f": {t.problems[0]}" if t.problems else ""))
         for e in errors:
@@ -278,6 +315,7 @@ def draw_traffic_section(labelled: Labelled | None, cut: float | None, cut_sourc
                 help="an estimate, under the assumption stated below: the maximum-likelihood mixing weight of the "
                      "labelled in-domain and out-of-domain distributions, with its 95% percentile-bootstrap interval")
     st.caption(md(f"{ti.label}: {len(ti.table):,} questions read"
+                  + (f", scores read as {ti.kind_rule}" if ti.kind_rule else "")
                   + (f", {ti.table.n_problems:,} lines or spans not read (listed below)" if ti.table.n_problems else "")
                   + (f"; compared with {labelled.system}" if labelled is not None else "")
                   + (f". Cut {t_cut:.4g} ({cut_source})." if t_cut is not None else ".")))
@@ -375,7 +413,7 @@ def draw_traffic_summary(labelled: Labelled | None, cut: float | None, cut_sourc
     rep = _report(ti, labelled, t_cut, cut_source, labelled_key)
     k, n = rep.no_answer()
     st.subheader("Real traffic")
-    parts = [f"{n:,} real questions — {md(ti.label)}"]
+    parts = [f"{n:,} real questions — {md(ti.label)}" + (f", scores read as {md(ti.kind_rule)}" if ti.kind_rule else "")]
     if t_cut is not None and n:
         parts.append(f"**{100 * k / n:.1f}%** get NO ANSWER at the cut {t_cut:.4g} ({md(cut_source)}; exact)")
     e = rep.estimate

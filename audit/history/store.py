@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Iterable, Sequence
 
 from ..conninfo import is_postgres_uri
+from ..shownpaths import display_path
 from ..sqlitedb import sqlite_connect, sqlite_write
 from .record import Record
 
@@ -283,7 +284,7 @@ class SqliteHistory(HistoryStore):
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
-        self.where = str(self.path)
+        self.where = display_path(self.path)  # in messages: its name under its allowed root, never a server path
         try:
             self.conn = sqlite_connect(self.path)
             self._run(lambda cur: [cur.execute(s) for s in self._schema()])

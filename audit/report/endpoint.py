@@ -18,7 +18,7 @@ from ..evaluation.measures import KS, evaluate_run
 from ..sources.endpoint.log import OUTCOME_LABELS, OUTCOMES, PERCENTILES
 
 __all__ = ["ALL_LABEL", "ANSWERED_LABEL", "answered_results", "latency_frame", "measures_frame", "outcomes_frame",
-           "requests_json", "requests_text"]
+           "over_which_questions", "requests_json", "requests_text"]
 
 #: The labels of the two sets of measures.
 ALL_LABEL = "over all questions (a failed request counts as a miss)"
@@ -135,3 +135,40 @@ def requests_text(report) -> list[str]:
     L.append(mf.to_string(index=False, formatters={c: (lambda v: f"{v:.3f}") for c in
                                                    ("Success@1", "Success@8", "nDCG@10", "RR")}))
     return L
+
+
+def over_which_questions(runset) -> str | None:
+    """Over which questions an endpoint's figures are computed, in one sentence (None without a request log).
+
+    Every page's figures (Strategies, Query explorer, Threshold …) are over all judged questions, a failed request
+    counting as a miss, as the CLI's ``results`` are; this sentence says so and names the failures, so a figure is
+    never read as if every question had been answered.
+
+    Parameters
+    ----------
+    runset : audit.runset.RunSet
+
+    Returns
+    -------
+    str or None
+        e.g. "Endpoint blue: figures over all 6 judged questions; 3 requests failed (timed out 1, HTTP error 1,
+        malformed response 1) and count as misses (Overview: the measures over the 3 answered only)."
+    """
+    logs = _logs(runset)
+    if not logs:
+        return None
+    parts = []
+    for name, log in logs.items():
+        c = log.counts(True)
+        n = sum(c.values())
+        failed = {OUTCOME_LABELS[o]: c[o] for o in OUTCOMES if o != "answered" and c[o]}
+        k = sum(failed.values())
+        head = f"Endpoint run {name}: figures over all {n} judged questions"
+        if not k:
+            parts.append(head + " (every request answered).")
+        else:
+            parts.append(head + f"; {k} request{'s' if k != 1 else ''} failed ("
+                         + ", ".join(f"{lab} {v}" for lab, v in failed.items())
+                         + f") and count as misses (Overview: the measures over the {c['answered']} answered only).")
+    return " ".join(parts)
+

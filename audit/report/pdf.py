@@ -11,11 +11,42 @@ import os
 import shutil
 from pathlib import Path
 
-__all__ = ["PDF_HOWTO", "RecordError", "find_chromium", "pdf_available", "to_pdf"]
+__all__ = ["PDF_HOWTO", "RecordError", "find_chromium", "pdf_available", "pdf_missing", "to_pdf"]
 
-#: One line for a machine without Chromium.
+#: One line for a machine without Chromium (and without Playwright).
 PDF_HOWTO = ("no Chromium here to print the PDF: open the HTML file in any browser and print it to PDF "
              "(or install Chromium and Playwright: apt-get install chromium; pip install playwright)")
+#: One line for a machine with Chromium but without Playwright for Python (which drives it; `make run` installs it).
+NO_PLAYWRIGHT = ("Chromium is here ({exe}) but Playwright for Python, which drives it, is not installed: run `make run` "
+                 "again (it installs requirements.txt) or `pip install playwright`; meanwhile open the HTML file in any "
+                 "browser and print it to PDF")
+#: One line for a machine with Playwright but without Chromium.
+NO_CHROMIUM = ("Playwright is installed but no Chromium was found (chromium, chromium-browser, google-chrome on the "
+               "PATH, or $AUDIT_CHROMIUM): apt-get install chromium, or open the HTML file in any browser and print it "
+               "to PDF")
+
+
+def _has_playwright() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("playwright") is not None
+
+
+def pdf_missing() -> str | None:
+    """What stops :func:`to_pdf` here, named: None when Chromium and Playwright for Python are both present.
+
+    Returns
+    -------
+    str or None
+        :data:`NO_PLAYWRIGHT` (Chromium found, Playwright not), :data:`NO_CHROMIUM` (the reverse),
+        :data:`PDF_HOWTO` (neither), each with how to print the HTML by hand; None when nothing is missing.
+    """
+    exe, pw = find_chromium(), _has_playwright()
+    if exe is not None and pw:
+        return None
+    if exe is not None:
+        return NO_PLAYWRIGHT.format(exe=Path(exe).name)
+    return NO_CHROMIUM if pw else PDF_HOWTO
 
 
 def _not_started(exe: str, error: Exception) -> str:
@@ -67,11 +98,11 @@ def to_pdf(page_html: str, path: str | Path | None = None, chromium: str | None 
     """
     exe = chromium or find_chromium()
     if exe is None:
-        raise RecordError(PDF_HOWTO)
+        raise RecordError(NO_CHROMIUM if _has_playwright() else PDF_HOWTO)
     try:
         from playwright.sync_api import sync_playwright
     except ImportError:
-        raise RecordError(PDF_HOWTO) from None
+        raise RecordError(NO_PLAYWRIGHT.format(exe=Path(exe).name)) from None
     with sync_playwright() as p:
         try:
             browser = p.chromium.launch(executable_path=exe, args=["--headless", "--no-sandbox", "--disable-gpu",
@@ -93,7 +124,5 @@ def to_pdf(page_html: str, path: str | Path | None = None, chromium: str | None 
 
 
 def pdf_available() -> bool:
-    """Whether :func:`to_pdf` can print here (Chromium found and Playwright importable)."""
-    import importlib.util
-
-    return find_chromium() is not None and importlib.util.find_spec("playwright") is not None
+    """Whether :func:`to_pdf` can print here (Chromium found and Playwright importable): :func:`pdf_missing` is None."""
+    return pdf_missing() is None

@@ -37,6 +37,7 @@ import json
 import math
 from typing import Any, Iterable, Mapping, Sequence
 
+from ..shownpaths import display_path
 from ..evaluation.saved_cut import describe_key
 from ..evaluation.threshold import KEEP
 from ..words import format_p
@@ -107,7 +108,7 @@ def _provenance(report, data: Mapping, generated_at: str, record_id: int | None 
     source = src.name if src.name.startswith(src.kind) else f"{src.kind}: {src.name}"
     items: list[tuple[str, str]] = [("source", source)]
     if rs.corpus is not None:
-        items.append(("corpus", f"{rs.corpus.name} (sha256 {rs.corpus.sha256})"))
+        items.append(("corpus", f"{display_path(rs.corpus.name)} (sha256 {rs.corpus.sha256})"))
     if rs.model and "model" not in (data.get("provenance") or {}):  # the built-in provenance names it already
         items.append(("model", ", ".join(f"{k} {v}" for k, v in rs.model.items() if v not in (None, ""))))
     items.append(("ground truth", f"{(data.get('questions') or {}).get('judged_by') or ''}; digest "
@@ -157,12 +158,17 @@ def _strategy_words(p: Mapping) -> str:
             f"{f'{overlap}-character overlap' if overlap else 'no overlap'}")
 
 
-def _thresholds(report, data: Mapping) -> list[tuple[str, str, Mapping]]:
-    """(run name, label for people, JSON entry) of each threshold the record details (:data:`DETAILED`), the
-    document's order."""
+def _thresholds(report, data: Mapping, focus: str | None = None) -> list[tuple[str, str, Mapping]]:
+    """(run name, label for people, JSON entry) of each threshold the record details (:data:`DETAILED`).
+
+    ``focus`` (the run the user is looking at: the dashboard's sidebar run) comes first and is always detailed, so
+    the record states the decision on that run; then the document's order. Without a focus in the document, the
+    document's first run leads. Beyond :data:`DETAILED` runs, only the lead and the saved cuts are detailed."""
     thr = data.get("threshold") or {}
-    return [(name, _label(name, entry), entry) for i, (name, entry) in enumerate(thr.items())
-            if len(thr) <= DETAILED or i == 0 or entry.get("how") == "saved"]
+    lead = focus if focus in thr else next(iter(thr), None)
+    order = ([lead] if lead is not None else []) + [n for n in thr if n != lead]
+    return [(name, _label(name, thr[name]), thr[name]) for name in order
+            if len(thr) <= DETAILED or name == lead or thr[name].get("how") == "saved"]
 
 
 def _other_cuts(data: Mapping, detailed: set) -> str:
@@ -290,9 +296,9 @@ def _stages(stages: Mapping | None) -> str:
     return "".join(out)
 
 
-def _decision(report, data: Mapping, traffic: Mapping | None, charts: bool) -> str:
+def _decision(report, data: Mapping, traffic: Mapping | None, charts: bool, focus: str | None = None) -> str:
     out = ["<h2>The decision</h2>"]
-    ths = _thresholds(report, data)
+    ths = _thresholds(report, data, focus)
     if not ths:
         out.append('<p class="muted">No threshold: the audit had no out-of-domain questions (give them to see '
                    "what a cut buys).</p>")
@@ -592,7 +598,7 @@ def _trend(trend) -> str:
 
 def render_html(report, data: Mapping | None = None, *, traffic: Mapping | None = None, health=None, trend=None,
                 generated_at: str | None = None, charts: bool = True, record_id: int | None = None,
-                stages: Mapping | None = None) -> str:
+                stages: Mapping | None = None, focus: str | None = None) -> str:
     """The decision record of ``report`` as one self-contained HTML page.
 
     Parameters
@@ -615,6 +621,9 @@ def render_html(report, data: Mapping | None = None, *, traffic: Mapping | None 
         (vl-convert-python); False leaves them out.
     record_id : int, optional
         This audit's history record: named with its stable link (``history?record=N`` on the dashboard).
+    focus : str, optional
+        The run the user is looking at (the dashboard's sidebar run): its decision leads the record and is always
+        detailed (default: the document's first run).
 
     Returns
     -------
@@ -636,7 +645,7 @@ def render_html(report, data: Mapping | None = None, *, traffic: Mapping | None 
         f"<h1>{_e(title)}</h1><p class='muted'>A decision record of the retrieval audit, written {_e(when)}. "
         "Every figure comes from the audit's report (the same as its JSON).</p>",
         _provenance(report, data, when, record_id),
-        _decision(report, data, traffic, charts),
+        _decision(report, data, traffic, charts, focus),
         _stages(stages),
         _comparison(report, data, charts),
         _candidates(data),

@@ -18,6 +18,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from .. import PIPELINE_VERSION, __version__
+from ..shownpaths import display_path
 from ..chunking import ChunkSet, Strategy, chunk_corpus
 from ..evaluation.judgments import Qrels
 from ..evaluation.needles import needle_sets
@@ -102,11 +103,11 @@ def provenance_of(corpus: Corpus, encoder: Encoder, strategies: Sequence[Strateg
     ``language``: the corpus's languages (:func:`audit.language.corpus_language`), None when not detected.
     """
     p = {
-        "corpus": corpus.name,
+        "corpus": display_path(corpus.name),  # a folder: its name under its allowed root, never a server path
         "corpus_sha256": corpus.sha256,
         "documents": len(corpus.documents),
         "python": corpus.python_version or platform.python_version(),
-        "model": encoder.name,
+        "model": display_path(encoder.name),  # a model folder: its name under its root; a hub name as given
         "model_digest": encoder.digest,
         "dims": encoder.dims,
         "window": encoder.window,
@@ -403,10 +404,10 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
                       encoder.digest, reranker_name, *(rules if len(rules) > 1 else (bm25_tokens,)),
                       *((language,) if language else ()))
     return RunSet(
-        source=Source(source_kind, corpus.name, identity, provenance=prov, provenance_line=line),
+        source=Source(source_kind, display_path(corpus.name), identity, provenance=prov, provenance_line=line),
         queries=tuple(queries), judgments=judgments, runs=tuple(runs), spaces=spaces, corpus=corpus,
         ground_truth=ground_truth, judged_by=judged_by_ground_truth(ground_truth),
-        model={"name": encoder.name, "digest": encoder.digest, "dims": encoder.dims, "window": encoder.window},
+        model={"name": display_path(encoder.name), "digest": encoder.digest, "dims": encoder.dims, "window": encoder.window},
         settings={"retrievers": tuple(retrievers), "reranker": reranker_name, "rerank_error": rerank_error,
                   "rerank_window": window_of(cross) if cross is not None and not rerank_error else None,
                   "bm25_tokens": bm25_tokens, "bm25_token_rules": rules, "languages": doc_lang,

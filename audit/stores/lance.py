@@ -13,6 +13,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 
+from ..shownpaths import display_path
 from .base import SearchResult, StoreError, check_search
 from .protocol import Engine, VectorStore
 
@@ -50,7 +51,7 @@ class LanceSpec:
 
     @property
     def provenance(self) -> str:
-        return f"Lance dataset {self.path}"
+        return f"Lance dataset {display_path(self.path)}"
 
     def to_dict(self) -> dict:
         """The dataset as data, in the shape of every live store's (:func:`audit.stores.spec.described`): no table

@@ -15,6 +15,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from ..shownpaths import display_path
 from ..evaluation.judgments import Qrels
 from ..matching import collapse
 from ..runset import Run
@@ -151,7 +152,7 @@ def system_from_store(spec, *, dims: int | None, search: Callable, rows: Callabl
                       note="a row is relevant when its text holds the needle (whitespace collapsed)", complete=True)
         judged_by = f"needles resolved against the texts of table {spec.table} (a row's text holds the needle)"
     else:
-        judged_by = f"qrels {qrels.source}" if qrels.source else "qrels"
+        judged_by = f"qrels {display_path(qrels.source)}" if qrels.source else "qrels"
     runs, ood_runs = [], {}
     for m in MODES:
         r = results[m]

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..shownpaths import display_path
 from .base import SearchResult, StoreError, check_search
 from .protocol import Engine, VectorStore
 
@@ -73,7 +74,7 @@ class SqliteSpec:
 
     @property
     def provenance(self) -> str:
-        return f"SQLite index {self.index} in {self.path}"
+        return f"SQLite index {self.index} in {display_path(self.path)}"
 
 
 class SqliteStore(VectorStore):

@@ -6,6 +6,7 @@ Modules, one concept each:
 - :mod:`audit.traffic.otlp` OpenInference retrieval spans in an OTLP JSON export (one request a line)
 - :mod:`audit.traffic.traces` whole traces of the same exports: retriever, reranker, LLM prompt, linked by ids
 - :mod:`audit.traffic.querylog` the plain JSONL query log
+- :mod:`audit.traffic.kind` which score kind the scores are: what the file says, else the run's
 - :mod:`audit.traffic.read` files, folders and patterns read streamed, each record's place to read it again
 - :mod:`audit.traffic.shards` many files (a day's shards) read one task a file on Ray Data, merged as one process
 - :mod:`audit.traffic.table` the traffic as numbers (gate values, times), the one gate applied to it

@@ -11,7 +11,8 @@ epoch nanoseconds) are required; ``query`` is a string or null (a log that leave
 ``results`` is a list, possibly empty, in the order returned, each with ``chunk_id`` (string or
 integer) and a finite ``score``, and optionally ``content``, ``doc_id`` and ``start``/``end`` (code
 points of the document's canonical text, end exclusive, both or neither). ``system`` (a string,
-optional) names who served the question.
+optional) names who served the question; ``score_kind`` (optional, e.g. ``cosine-distance``) says what the scores
+are, and the dashboard then reads them so (:mod:`audit.traffic.kind`).
 """
 
 from __future__ import annotations

@@ -22,8 +22,12 @@ from ..judging.versions import STORE_VERSION, accepted_needles, save_settled, se
 
 __all__ = ["ANSWERABLE", "ANSWERS", "BINARY", "GRADED", "ItemView", "JudgmentsError", "JudgmentsStore", "QUEUES",
            "ReviewerLabel", "STORE_VERSION", "accepted", "adjudication_choices", "agreement_frame", "agreement_lines",
-           "agreement_reports", "disagreements_frame", "effect_lines", "grade_scale", "item_view", "judged_runset", "my_items",
-           "on_version", "save_settled", "versions_frame"]
+           "agreement_reports", "disagreements_frame", "effect_lines", "empty_pool_reason", "grade_scale", "item_view",
+           "judged_runset", "my_items", "on_version", "OTHER_QUEUES", "save_settled", "versions_frame"]
+
+#: The queues a needle ground truth leaves to label, as the page's links name them.
+OTHER_QUEUES = {"bluffs": "bluffs at the saved cut", "traffic": "traffic near the saved cut",
+                "proposals": "Q/A proposals of the Ground truth page"}
 
 #: TREC DL's and TREC RAG's four-point scale, and the binary one.
 GRADED = {0: "0 · not relevant", 1: "1 · related", 2: "2 · highly relevant", 3: "3 · perfectly relevant"}
@@ -204,3 +208,26 @@ def effect_lines(runset, store, measure: str = "Success@8") -> list[str]:
         return []
     own = judgments_of_runset(runset)
     return [c.sentence() for c in version_effect(runset, own, own.merged(store.judgments()), measure)]
+
+
+def empty_pool_reason(runset) -> str | None:
+    """Why the pool is empty by construction, in one sentence, or None when it is not.
+
+    A needle ground truth judges every chunk (a chunk is relevant when its text holds the question's needle, and
+    not relevant otherwise), so no chunk of any run's first k is left unjudged: the pool is empty and the other
+    queues (:data:`OTHER_QUEUES`) are what a person can label.
+
+    Parameters
+    ----------
+    runset : audit.runset.RunSet
+
+    Returns
+    -------
+    str or None
+        The sentence, naming the other queues; None for judgments that leave chunks unjudged (qrels, BEIR).
+    """
+    if not (runset.judged_by or "").lower().startswith("needle"):
+        return None
+    return ("The pool is empty because the ground truth is needles: every chunk is judged by whether its text holds "
+            "the question's needle, so no chunk in any run's first k is unjudged; label "
+            + ", ".join(OTHER_QUEUES.values()) + " instead (below).")

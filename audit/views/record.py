@@ -68,10 +68,11 @@ def record_filename(source_name: str, suffix: str = ".html") -> str:
 
 def record_html(report=None, *, runset=None, results=None, saved_path: str | Path | None = None, data=None,
                 traffic=None, store=None, series: str | None = None, session=None, record_id: int | None = None,
-                stages=None) -> str:
+                stages=None, focus: str | None = None) -> str:
     """The decision record of ``report`` (or of ``runset`` with its ``results``, under the saved cuts of
     ``saved_path``) as HTML, with the history's trend and health when ``store`` is given, and the history record
-    ``record_id`` of this audit when it was recorded.
+    ``record_id`` of this audit when it was recorded. ``focus``: the run the user is looking at (the dashboard's
+    sidebar run), whose decision leads the record (:func:`audit.report.record.render_html`).
 
     Raises
     ------
@@ -89,4 +90,4 @@ def record_html(report=None, *, runset=None, results=None, saved_path: str | Pat
     if store is not None:
         trend, health = history_frames(store, report, series, session)
     return render_html(report, data, traffic=traffic, health=health, trend=trend, record_id=record_id,
-                       stages=stages)
+                       stages=stages, focus=focus)

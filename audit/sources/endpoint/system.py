@@ -29,6 +29,7 @@ import numpy as np
 
 from dataclasses import replace
 
+from ...shownpaths import display_path
 from ...evaluation.judgments import Qrels
 from ...runset import RequestOutcome, Run, RunSet
 from ...scores import ENGINE_SCORE_KINDS, engine_cosine_distances
@@ -234,7 +235,7 @@ def endpoint_system(endpoints: Sequence[EndpointSpec], *, needles: Sequence | No
         judged_by = judged_by or ("needles resolved against the returned chunks' text (a chunk is relevant when "
                                   "its text holds the needle, in any endpoint's answer)")
     else:
-        judged_by = judged_by or (f"qrels {qrels.source}" if qrels.source else "qrels")
+        judged_by = judged_by or (f"qrels {display_path(qrels.source)}" if qrels.source else "qrels")
     errors: list[ChunkError] = []
     if corpus is not None:
         offsets = [c for c in chunks if c.start is not None]

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from ... import __version__
+from ...shownpaths import display_path
 from ...evaluation.judgments import Qrels
 from ...groundtruth import load_needles
 from ...ingest import Corpus
@@ -156,11 +157,11 @@ def team_runset(queries: Mapping[str, str], qrels: Qrels, judged_by: str, runs: 
                           latency_ms=r.latency_ms, requests=r.requests))
     by_id = {c.chunk_id: c for c in chunks} if chunks is not None else None
     label = name or ("files: " + ", ".join(f["name"] for f in files)) if files else (name or kind)
-    prov = {"files": list(files), "corpus": corpus.name if corpus else None,
+    prov = {"files": list(files), "corpus": display_path(corpus.name) if corpus else None,
             "corpus_sha256": corpus.sha256 if corpus else None, "audit_version": __version__}
     line = (f"{label} — " + " · ".join(f"{f['role']} {f['name']}" + (f" ({f['sha256'][:12]})" if f["sha256"] else "")
                                   for f in files)
-            + (f" · corpus {corpus.name} sha256:{corpus.sha256[:12]}" if corpus else "")
+            + (f" · corpus {display_path(corpus.name)} sha256:{corpus.sha256[:12]}" if corpus else "")
             + f" · retrieval-audit {__version__}")
     settings = {"chunks_checked": (sum(1 for c in chunks if c.start is not None)
                                    if chunks is not None and corpus is not None else None)}
