@@ -318,7 +318,7 @@ def test_a_waiting_session_sees_the_build_progress(monkeypatch):
     started, release, calls, out = threading.Event(), threading.Event(), [], []
 
     def fake_run_audit(corpus, gt, strategies, enc, retrievers, reranker, cache, progress, store, bm25_tokens,
-                       on_strategy=None):
+                       on_strategy=None, **more):
         calls.append(corpus.name)
         progress("embedding chunks", 3, 10)
         started.set()
