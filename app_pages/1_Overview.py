@@ -7,7 +7,7 @@ import streamlit as st
 
 from audit.capabilities import can
 from audit.views.overview import FORMATS_NOTE, formats_frame, not_read_frame, overview
-from ui import context, footer, table
+from ui import cache, context, footer, table
 from ui.layout import cells
 from ui.notices import notices
 from ui.record import download_record
@@ -16,7 +16,8 @@ from ui.threshold import page_cut
 from ui.traffic import draw_traffic_summary, traffic_input
 
 ctx = context()
-rs, view = ctx.runset, overview(ctx.runset, ctx.results)
+rs = ctx.runset
+view = overview(rs, ctx.results, cache.document(ctx.digest, rs, ctx.results))
 
 st.title(md(view.title))
 st.caption(md(view.caption))

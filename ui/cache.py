@@ -383,6 +383,16 @@ def results(digest: str, _runset) -> list:
     return evaluate(_runset)
 
 
+@st.cache_resource(show_spinner="Building the audit document…", max_entries=16, ttl=3600)
+def document(digest: str, _runset, _results: list):
+    """The audit document of the run set whose digest is ``digest`` (:func:`audit.report.sections.build_document`),
+    built once per run set instead of on every rerun of the page that draws it (Overview). Its threshold entries
+    apply the default saved-threshold file; a page that shows a session's cut reads it through ui.threshold."""
+    from audit.report.sections import build_document
+
+    return build_document(_runset, results=_results)
+
+
 @st.cache_data(show_spinner="Running paired sign tests…", max_entries=32, ttl=3600)
 def paired_table(digest: str, names: tuple, k: int, phrasing: str, _results: list) -> list:
     """Holm-adjusted sign tests over every pair of the named runs at ``k`` (:func:`audit.views.strategies.run_tests`)."""

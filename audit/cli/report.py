@@ -117,7 +117,7 @@ def _load_builtin(a) -> Loaded:
     a.retrievers = a.retrievers or ",".join(RETRIEVERS)
     from ..home import default_index_path
     from ..index import EmbeddingCache
-    from ..models import ModelUnavailable, load_encoder
+    from ..models import ModelUnavailable
     from ..sources.builtin import UnhealthyIndex, run_audit
 
     gates = fail_under_arg(a.fail_under or [])
@@ -128,10 +128,7 @@ def _load_builtin(a) -> Loaded:
         raise InputError(f"unknown retriever {bad[0] if bad else ''!r}; choose from {','.join(RETRIEVERS)}")
     corpus = corpus_arg(a.corpus, strip_arg(a))
     gt = ground_truth_arg(corpus, a)
-    try:
-        encoder = load_encoder(a.model)
-    except ModelUnavailable as e:
-        raise InputError(str(e)) from None
+    encoder = encoder_arg(a.model)
     cache = None if a.no_cache else EmbeddingCache.default()
     store = None if a.no_cache else open_index_file(a.db or default_index_path(corpus.name))
     bar = ProgressBar(a.quiet)

@@ -10,7 +10,7 @@ import argparse
 import csv
 import sys
 
-from .common import InputError, corpus_arg, ground_truth_arg, strip_arg, write_json
+from .common import InputError, corpus_arg, encoder_arg, ground_truth_arg, strip_arg, write_json
 
 __all__ = ["add_sweep_parser", "cmd_sweep"]
 
@@ -80,7 +80,7 @@ def cmd_sweep(a) -> int:
     from ..sources.sweep import run_sweep
     from ..home import default_sweep_path
     from ..index import EmbeddingCache
-    from ..models import ModelUnavailable, load_encoder
+    from ..models import ModelUnavailable
     from ..report import build_report
     from ..sources.builtin import run_audit
 
@@ -94,10 +94,7 @@ def cmd_sweep(a) -> int:
         raise InputError(str(e)) from None
     corpus = corpus_arg(a.corpus, strip_arg(a))
     gt = ground_truth_arg(corpus, a)
-    try:
-        encoder = load_encoder(a.model)
-    except ModelUnavailable as e:
-        raise InputError(str(e)) from None
+    encoder = encoder_arg(a.model)
     cache = EmbeddingCache.default()
     store = SweepStore(default_sweep_path())
 
