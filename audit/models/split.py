@@ -28,7 +28,7 @@ from ..shownpaths import display_path
 from .base import ModelUnavailable, Progress
 from .digest import record_digest, recorded_digest, sha256_file
 
-__all__ = ["MPNET", "SPLIT_MODELS", "SplitModel", "JoinedParts", "installed_parts", "split_model",
+__all__ = ["MPNET", "SPLIT_MODELS", "SplitModel", "JoinedParts", "installed_parts", "pending_join", "split_model",
            "split_model_path"]
 
 
@@ -84,6 +84,14 @@ SPLIT_MODELS: dict[str, SplitModel] = {k.lower(): m for m in (MPNET,) for k in (
 def split_model(spec: str | os.PathLike | None) -> SplitModel | None:
     """The split model ``spec`` names (its name or hub id, any case), or None."""
     return SPLIT_MODELS.get(str(spec).lower()) if spec is not None else None
+
+
+def pending_join(spec: str | os.PathLike | None, home: Path | None = None) -> SplitModel | None:
+    """The split model ``spec`` names when its folder is not in the model cache yet (its first use joins it), else
+    None. A ``stat`` call: the dashboard asks it on every run to decide whether to show the joining's progress."""
+    model = split_model(spec)
+    folder = Path(home if home is not None else default_home()) / "models" / model.folder_name if model else None
+    return model if folder is not None and not (folder / model.weights).is_file() else None
 
 
 def installed_parts(model: SplitModel) -> list[Path]:
