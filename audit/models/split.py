@@ -157,11 +157,8 @@ class JoinedParts(io.RawIOBase):
             f = self._files[i]
             f.seek(self._pos - self._starts[i])
             n = f.readinto(view[got:])
-            if not n:  # this file ended: the next starts at its end
-                end = self._starts[i + 1] if i + 1 < len(self._starts) else self._size
-                if end <= self._pos:
-                    break
-                continue
+            if not n:  # shorter than when it was opened: end here (the zip reader then says what is missing)
+                break
             got += n
             self._pos += n
         return got
