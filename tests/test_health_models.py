@@ -124,3 +124,13 @@ def test_health_on_minilm_and_hashing_at_the_same_384_dims_is_mixed_too(tmp_path
     assert [(d["doc_id"], d["why"]) for d in f["documents"]] == (
         [(d, "all-MiniLM-L6-v2 (384 dims), generation 1 (active)") for d in DOCS]
         + [(d, "hashing:384 (384 dims), generation 2 (building)") for d in DOCS[:3]])
+
+
+def test_documents_without_pages_are_not_counted_as_pdfs_missing_their_layout(tmp_path):
+    """Markdown has no drawing positions to record: the table and column checks say none, not 'N PDF documents'."""
+    docs, _, _ = write_corpus(tmp_path)
+    store = IndexStore(tmp_path / "x.sqlite")
+    index_corpus(store, load_folder(docs), PRESETS["E"], HashingEncoder(dims=32))
+    rep = check_index(store, "E", encoder=HashingEncoder(dims=32))
+    by = {x.check: x for x in rep.findings}
+    assert (by["tables"].detail, by["columns"].detail) == ("none", "none")

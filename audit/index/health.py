@@ -392,7 +392,7 @@ def _extraction_finding(s: IndexSnapshot, check: str, title: str, detail_ok: str
 
 
 def _layout_unrecorded(s: IndexSnapshot) -> str:
-    n = sum(1 for de in s.extraction if not de.layout_checked)
+    n = sum(1 for de in s.extraction if de.n_pages and not de.layout_checked)  # a format without pages has no layout
     return (f" ({n} PDF documents indexed before drawing positions were recorded were not checked: re-index "
             "them)") if n else ""
 
