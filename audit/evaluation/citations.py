@@ -95,8 +95,9 @@ class PromptContext:
         return tuple(c for c in self.citations if not c.heading_only)
 
 
-#: An ATX heading line (CommonMark: up to 3 spaces, 1-6 ``#``, then a space, a tab or the end of the line).
-_ATX = re.compile(r"^ {0,3}#{1,6}(?:[ \t]|$)")
+#: A heading line read from text alone (stripped): an ATX heading (1-6 ``#``, then whitespace or the end), a setext
+#: underline, or a ``[title > section]`` header line.
+_HEADING_LINE = re.compile(r"^(#{1,6}(\s.*)?|[=-]{2,}|\[[^\]]*\])$")
 
 
 def heading_only(quote: str, doc=None, start: int | None = None) -> bool:
@@ -116,14 +117,15 @@ def heading_only(quote: str, doc=None, start: int | None = None) -> bool:
     Returns
     -------
     bool
-        Without a document or an offset: every non-blank line of ``quote`` is an ATX heading line
-        (``#`` to ``######`` followed by a space or the end of the line). An empty or blank quote is not
-        heading-only (the health check counts empty chunks).
+        Without a document or an offset (an index's rows, a team's chunk given as text): every non-blank
+        line of ``quote``, stripped, is a heading line (an ATX ``#`` heading, a setext underline, a
+        ``[title > section]`` header). An empty or blank quote is not heading-only (the health check
+        counts empty chunks). Index health's check calls this rule too.
     """
-    if not quote.strip():
+    if not (quote or "").strip():
         return False
     if doc is None or start is None or doc.text[start:start + len(quote)] != quote:
-        return all(_ATX.match(line) for line in quote.split("\n") if line.strip())
+        return all(_HEADING_LINE.match(line.strip()) for line in quote.splitlines() if line.strip())
     heads = doc.headings
     i = max(0, bisect.bisect_right(heads, (start, float("inf"))) - 1)
     at, end = start, start + len(quote)
