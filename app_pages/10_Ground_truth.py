@@ -305,15 +305,21 @@ with pick_tab:
     if passage and passage[0] in ids:
         doc = corpus.get(passage[0])
         sentences = candidate_sentences(doc, passage[1], passage[2])
-        st.markdown("**Candidate sentences** — select the sentence (or two, or more: the needle runs from the first "
-                    "selected to the last)")
+        if any(s.cell for s in sentences):  # a workbook or CSV row: its cells, a long cell's sentences after it
+            st.markdown("**Candidate cells** — select a cell, or one sentence of a long cell (or more: the needle "
+                        "runs from the first selected to the last)")
+        else:
+            st.markdown("**Candidate sentences** — select the sentence (or two, or more: the needle runs from the "
+                        "first selected to the last)")
         st.caption(md(f"{doc.doc_id}" + (f" › {doc.section_at(passage[1])}" if doc.section_at(passage[1]) else "")))
         chosen = [r for r in selected("gt_sentences") if r < len(sentences)]
         st.html(gv.passage_html(doc, sentences, chosen))
         st.dataframe(gv.sentences_frame(sentences), key="gt_sentences", on_select="rerun",
                      selection_mode="multi-row", hide_index=True,
                      column_config={"#": st.column_config.NumberColumn(width=40),
-                                    "sentence": st.column_config.TextColumn(width="large")})
+                                    "sentence": st.column_config.TextColumn(width="large"),
+                                    "cell": st.column_config.TextColumn(help="the sheet and cell it comes from; a "
+                                                                             "long cell's sentences follow it")})
         if changed("gt_chosen", (passage, tuple(chosen))) and chosen:
             reset_pick(passage, (doc.doc_id, min(sentences[r].start for r in chosen),
                                  max(sentences[r].end for r in chosen)))

@@ -9,7 +9,7 @@ from audit.capabilities import can
 from audit.views.overview import FORMATS_NOTE, formats_frame, not_read_frame, overview
 from ui import cache, context, footer, table
 from ui.layout import cells
-from ui.notices import notices
+from ui.notices import notices, rerank_unavailable
 from ui.record import download_record
 from ui.text import md
 from ui.threshold import page_cut
@@ -81,8 +81,7 @@ if len(view.latency):
                    "cross-encoder.")
 else:
     st.caption("No latency was measured for this source (run files carry none).")
-if ctx.cross_error and "rerank" in rs.retrievers:
-    st.warning(f"Rerank column unavailable: {md(ctx.cross_error)}")
+rerank_unavailable(ctx)  # the whole box once a session, then one line
 
 if view.not_shown:
     st.info("Not given, so not shown: " + "; ".join(view.not_shown) + ".")

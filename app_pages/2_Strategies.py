@@ -34,7 +34,7 @@ from audit.views.strategies import (
 )
 from ui import cache, context, download, footer, stop, table
 from ui.charts import depth_chart, pareto_chart, recall_chart
-from ui.notices import notices
+from ui.notices import notices, rerank_unavailable
 from ui.text import md
 from ui.vega import draw
 
@@ -77,8 +77,7 @@ if by_strategy:
                + ".")
     table(needles_by_strategy(rs), "strategy_needles_table", f"needles_by_strategy_{phrasing}.csv",
           "Download needle counts (CSV)")
-if ctx.cross_error and "rerank" in rs.retrievers:
-    st.warning(f"rerank: {md(ctx.cross_error)}")
+rerank_unavailable(ctx)  # the whole box once a session, then one line
 
 st.subheader("Success@k with Wilson 95% error bars")
 st.selectbox("k (cut-off)", list(KS), index=KS.index(8), key="chart_k")

@@ -14,6 +14,8 @@ from audit.views.citations import (
     badge_outcomes,
     citations_frame,
     cited_questions,
+    heading_only_frame,
+    heading_only_note,
     media_clip,
     needle_text,
     overlap_only_frame,
@@ -127,11 +129,19 @@ else:
         cf = citations_frame(res, corpus, kind.label)
         if needle:
             cf = with_needle_checks(cf, res, needle, rs.qrels(run).relevant(query.query_id), corpus)
-        st.metric("Sources kept", len(res.citations))
+        m1, m2 = st.columns(2)
+        m1.metric("Sources kept", len(res.citations))
+        m2.metric("Sources of substance", len(res.substantive),
+                  help="the kept sources whose quote is more than a heading: a chunk that is only a title or a "
+                       "heading line is cited but says nothing a claim can rest on")
+        if note := heading_only_note(res):
+            st.warning(md(note))
         st.markdown("**Citation table** (attached by the server; the model never sees it)")
         # Fewer columns on screen (the CSV keeps them all): the title names the document, and "check" only
         # says something when a quote differs from its locator.
         narrow = cf.drop(columns=["doc_id"] + (["check"] if (cf["quote matches locator"] == "yes").all() else []))
+        if not (cf["heading only"] == "yes").any():  # the column only says something when a quote is a heading
+            narrow = narrow.drop(columns=["heading only"])
         table(narrow, "citations_table", "citations.csv", "Download citation table (CSV)", csv=cf,
               formats={kind.label: "%.4f"},
               titles={kind.label: "score" if kind.higher_is_better else "distance",
@@ -181,6 +191,13 @@ else:
               help={"reason": "the first differing character: document offset, offset in the chunk, both characters"})
     else:
         st.success("Every quote equals the canonical text at its #char= locator.")
+heads = heading_only_frame(rs, run)
+if len(heads):
+    st.warning(md(f"{len(heads)} chunk(s) of {sp.name or run.name} quote only a heading (a title line cut alone, a "
+                  "heading before a long paragraph): retrieved and cited like any other, they are never a source of "
+                  "substance. Flagged in the citation table as 'heading only'."))
+    table(heads, "heading_only_table", "heading_only_chunks.csv", "Download heading-only chunks (CSV)",
+          help={"content": "the chunk's own content: the quote a citation would show"})
 
 if sp.needles is not None:
     st.subheader("Needles reachable only through an overlap tail")

@@ -84,7 +84,7 @@ from pathlib import Path
 from typing import Mapping
 
 __all__ = ["Config", "ConfigError", "PathRefused", "Uploads", "allowed_roots", "config_path", "how_to_allow",
-           "is_allowed", "load_config", "resolve_user_path", "ROOTS_KNOB"]
+           "how_to_share", "is_allowed", "load_config", "resolve_user_path", "ROOTS_KNOB"]
 
 #: The setting named in every refusal: what an operator changes to allow another folder.
 ROOTS_KNOB = "AUDIT_ROOTS (os.pathsep-separated folders) or `roots = [...]` in audit.toml"
@@ -588,3 +588,39 @@ def how_to_allow(path: Path, config: Config | None = None) -> str:
     return (f"To allow it, {how}: it is read at each use, so the next click reads that folder, "
             f"with no restart and no session lost. Or start the dashboard with `AUDIT_ROOTS={folder} make run` "
             f"(several folders: separated by {os.pathsep!r}).")
+
+
+#: What :func:`how_to_share` offers by name: the table of audit.toml, and an example of its lines.
+SHARE_LINES = {
+    "corpus": ("[corpora]", '[corpora] handbook = "/srv/rag/handbook"'),
+    "ground truth": ("[ground_truths]", '[ground_truths] handbook = "/srv/rag/handbook-needles.jsonl" (and '
+                                        '[out_of_domain] handbook = "/srv/rag/ood.txt")'),
+    "system": ("[systems.NAME]", '[systems.relay] queries = "…", qrels = "…", runs = {before = "…"} (and chunks, '
+                                 'corpus, ood_queries, ood_runs)'),
+}
+
+
+def how_to_share(what: str, config: Config | None = None) -> str:
+    """Why an upload is this session's alone, and the audit.toml lines that offer the same files to every session.
+
+    Uploads are kept per session (one session never sees another's), so a second reviewer uploads the same files
+    again; a folder or files named once in audit.toml are offered by name to every session, read at each use
+    (:func:`load_config`: the next click, no restart).
+
+    Parameters
+    ----------
+    what : str
+        ``corpus``, ``ground truth`` or ``system`` (:data:`SHARE_LINES`).
+    config : Config, optional
+        The configuration in use (its file's name; whether it already names some).
+
+    Returns
+    -------
+    str
+        One sentence (Markdown: the lines in backticks).
+    """
+    table, example = SHARE_LINES[what]
+    file = config.path.name if config is not None and config.path is not None else "audit.toml"
+    return (f"Uploaded files stay in this session: another reviewer uploads them again. To offer the same files to "
+            f"everyone by name, the operator lists them once under `{table}` in {file} (e.g. `{example}`): it is "
+            "read at each use, so they are offered at the next click, with no restart.")

@@ -6,6 +6,8 @@
 - :func:`columns_and_table_pdf`: one page of two text columns drawn line by line across the page (left
   line, right line, next baseline: how many generators write them), then a 4 × 3 table.
 - :func:`columns_in_order_pdf`: the same two columns drawn column by column (the extractor reads them right).
+- :func:`report_table_pdf`: a report's table whose number columns are set flush right (fpdf2's ``table`` with
+  ``text_align``), beside a paragraph with bold words on each line (prose, not a table).
 
 Core fonts only (Helvetica, Latin-1), so nothing depends on the fonts of the machine.
 """
@@ -111,4 +113,35 @@ def outline_pdf() -> bytes:
     pdf.add_page()
     pdf.start_section("Backups")
     pdf.multi_cell(0, 6, "Backups\nBackups are kept for ninety days.")
+    return bytes(pdf.output())
+
+
+#: A report's table: the Port and Requests columns hold numbers, set flush right as reports set them.
+REPORT_TABLE = [("Service", "Port", "Requests", "Owner"), ("relay", "8443", "1,204", "ops"),
+                ("vault", "8200", "87", "security"), ("backup", "9000", "12,950", "ops"),
+                ("gateway", "443", "310", "edge")]
+
+
+def report_table_pdf() -> bytes:
+    """A paragraph whose lines each carry a bold word, then :data:`REPORT_TABLE` with its number columns flush
+    right: a cell's start moves with its width, so those columns share no x position from row to row."""
+    pdf = _new("Traffic report")
+    pdf.add_page()
+    for _ in range(4):  # prose with a bold word a line: three pieces a line, at other places on each line
+        pdf.write(6, "The relay keeps its ")
+        pdf.set_font("Helvetica", "B", 11)
+        pdf.write(6, "signing")
+        pdf.set_font("Helvetica", size=11)
+        pdf.write(6, " keys in the vault.\n")
+        pdf.write(6, "Backups of the ")
+        pdf.set_font("Helvetica", "B", 11)
+        pdf.write(6, "vault")
+        pdf.set_font("Helvetica", size=11)
+        pdf.write(6, " run nightly and are kept for ninety days.\n")
+    pdf.ln(4)
+    with pdf.table(text_align=("LEFT", "RIGHT", "RIGHT", "LEFT"), width=140, first_row_as_headings=False) as t:
+        for row in REPORT_TABLE:
+            r = t.row()
+            for cell in row:
+                r.cell(cell)
     return bytes(pdf.output())

@@ -353,3 +353,18 @@ def test_item3_saving_extends_the_uploaded_ground_truth_and_keeps_its_out_of_dom
     at.switch_page("app_pages/1_Overview.py").run()
     _ok(at)
     assert {m.label: m.value for m in at.metric}["Needles accepted"] == "2"
+
+
+def test_item54_7_a_workbook_row_offers_its_cells_and_the_cell_is_the_needle(monkeypatch):
+    # data/formats/docs/oncall.xlsx, sheet Escalation, row 3: "Severity: SEV2 | Respond within: 30 minutes | Action:
+    # Open an incident channel and post the first update." -- its three cells are the candidates (before issue 54's
+    # item 7 the whole row was the one candidate, and "Action: " had to be trimmed by counting characters)
+    monkeypatch.setenv("AUDIT_CORPUS", str(ROOT / "data" / "formats" / "docs"))
+    at = _page()
+    _pick(at, "post the first update", 0, 2)
+    cands = _table(at, "sentence", "cell")
+    assert list(cands["sentence"]) == ["SEV2", "30 minutes", "Open an incident channel and post the first update."]
+    assert list(cands["cell"]) == ["Escalation!A3", "Escalation!B3", "Escalation!C3"]
+    assert "Candidate cells" in " ".join(shown(m) for m in at.markdown)
+    assert any(t.startswith("Occurs exactly once: oncall.xlsx › Escalation") for t in _texts(at, "success"))
+    assert "Length: 51 characters." in _texts(at, "info")  # the cell alone: len("Open an … first update.") == 51

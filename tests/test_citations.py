@@ -108,3 +108,25 @@ def test_question_outcomes_badges_at_the_cut():
         ("hit", "answered", "answered"), ("wrong", "answered without", "answered"),
         ("far", "abandoned", "NO ANSWER"), ("ood-near", "bluff", "bluff"), ("ood-far", "refused", "NO ANSWER")]
     assert [o.index for o in got] == [0, 1, 2, 3, 4] and got[4].nearest == 0.41 and not got[4].in_domain
+
+
+def test_a_title_cut_alone_is_a_heading_only_citation_never_one_of_substance():
+    # boundaries cut of "# Guide\n\nIntro words here.\n\n## Install…": the preamble [0, 27) is "# Guide\n\nIntro words
+    # here." (text, not heading-only); with the intro removed the preamble is the title line alone
+    from audit.evaluation.citations import heading_only, heading_only_chunks
+
+    d = markdown_document("a.md", "# Guide\n\n## Install\n\nRun the installer twice.\n\n### Steps\n")
+    c = Corpus("t", (d,))
+    cs = chunk_corpus(c, PRESETS["C"])
+    assert [ch.content for ch in cs.chunks] == ["# Guide", "Run the installer twice.\n\n### Steps"]
+    assert [ch.chunk_id for ch in heading_only_chunks(cs, c)] == [0]  # the second holds a sentence too
+    ctx = build_context("how to install?", [(cs[0], 0.2), (cs[1], 0.3)], c)
+    assert [x.heading_only for x in ctx.citations] == [True, False]
+    assert [x.index for x in ctx.substantive] == [2]
+    # without the document (a team's chunk with no offsets) the rule is the quote's lines: ATX headings only
+    assert heading_only("## Install\n\n### Steps") and heading_only("  # Title  ")
+    assert not heading_only("#hashtag is not a heading") and not heading_only("## Install\nRun it.")
+    assert not heading_only("   ")  # blank: counted by the health check as empty, not as a heading
+    # with the document, the heading ranges decide: a setext title is a heading too, though no line starts with #
+    s = markdown_document("s.md", "Guide\n=====\n\nBody text.\n")
+    assert heading_only("Guide\n=====", s, 0) and not heading_only("Guide\n=====\n\nBody text.", s, 0)

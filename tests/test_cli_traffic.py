@@ -103,7 +103,7 @@ def test_a_saved_cut_is_applied_to_the_traffic_and_labelled_as_saved(tmp_path, m
 
 
 def test_another_score_kind_is_refused_with_the_reason(capsys):
-    assert main(example_args("--traffic", str(TRAFFIC), "--traffic-run", "before")) == 0
+    assert main(example_args("--traffic", str(TRAFFIC), "--traffic-score", "similarity", "--traffic-run", "before")) == 0
     text = capsys.readouterr().out
     assert ("Estimate refused: the traffic's scores are similarity and run before's are cosine-distance: two kinds "
             "of score are not one axis") in text
@@ -160,3 +160,36 @@ def test_two_labelled_runs_need_traffic_run(capsys):
     assert main(example_args("--traffic", str(TRAFFIC))) == 2
     assert "give --traffic-run NAME: which run served the traffic? (runs with an out-of-domain run: before, after)" \
         in capsys.readouterr().err
+
+
+def test_item54_9_the_score_kind_follows_the_file_else_the_served_run(tmp_path, capsys):
+    # the example's traffic holds cosine distances and does not say so; run before is read as cosine-distance
+    # (--score before=cosine-distance): without --traffic-score the traffic takes its served run's kind, as the
+    # dashboard does, and says so (before issue 54 item 9 the CLI read it as similarity and refused the estimate)
+    out = tmp_path / "r.json"
+    assert main(example_args("--traffic", str(TRAFFIC), "--traffic-run", "before", "--json", str(out),
+                             "--bootstrap", "100")) == 0
+    text = capsys.readouterr().out
+    t = json.loads(out.read_text())["traffic"]
+    assert (t["score_kind"], t["score_kind_rule"]) == ("cosine-distance", "the score kind of run before")
+    assert t["estimate_refused"] is None and t["estimate"] is not None
+    assert "200 questions read (scores: cosine-distance, the score kind of run before)" in text
+    # a file that names its kind wins over the run's: the same lines, the first one declaring similarity
+    lines = TRAFFIC.read_text(encoding="utf-8").splitlines()
+    first = json.loads(lines[0])
+    first["score_kind"] = "similarity"
+    declared = tmp_path / "declared.jsonl"
+    declared.write_text("\n".join([json.dumps(first), *lines[1:]]) + "\n", encoding="utf-8")
+    assert main(example_args("--traffic", str(declared), "--traffic-run", "before", "--json", str(out),
+                             "--bootstrap", "100")) == 0
+    t = json.loads(out.read_text())["traffic"]
+    assert (t["score_kind"], t["score_kind_rule"]) == ("similarity", "as the file says")
+    assert t["estimate_refused"].startswith("the traffic's scores are similarity and run before's are cosine-distance")
+    # read alone, a file that names no kind is read as similarity, the default, and the report says so
+    assert main(["report", "--traffic", str(TRAFFIC), "--json", str(out)]) == 0
+    t = json.loads(out.read_text())["traffic"]
+    assert (t["score_kind"], t["score_kind_rule"]) == ("similarity", "the default: no file or run names one")
+    # --traffic-score still decides when given
+    assert main(["report", "--traffic", str(TRAFFIC), "--traffic-score", "cosine-distance", "--json", str(out)]) == 0
+    t = json.loads(out.read_text())["traffic"]
+    assert (t["score_kind"], t["score_kind_rule"]) == ("cosine-distance", "as given by --traffic-score")

@@ -215,3 +215,16 @@ def test_issue54_item2_the_refusal_gives_the_line_for_audit_toml_read_at_the_nex
     other.mkdir()
     msg = _refused(str(other), project, env=env, config=cfg)
     assert f'replace the roots line of audit.toml (the configuration file in use) with `roots = ["{outside.resolve()}", "{other.resolve()}"]`' in msg
+
+
+def test_item54_2_an_upload_says_how_to_share_the_same_files_by_name(tmp_path):
+    from audit.config import how_to_share
+
+    (tmp_path / "team.toml").write_text("shared = true\n", encoding="utf-8")
+    cfg = load_config({"AUDIT_CONFIG": str(tmp_path / "team.toml")})
+    assert how_to_share("corpus", cfg) == (
+        "Uploaded files stay in this session: another reviewer uploads them again. To offer the same files to everyone "
+        'by name, the operator lists them once under `[corpora]` in team.toml (e.g. `[corpora] handbook = '
+        '"/srv/rag/handbook"`): it is read at each use, so they are offered at the next click, with no restart.')
+    assert "`[systems.NAME]` in audit.toml" in how_to_share("system")
+    assert "`[ground_truths]`" in how_to_share("ground truth", cfg)

@@ -85,6 +85,19 @@ def test_a_two_column_page_with_a_table_gives_exactly_a_column_and_a_table_findi
     assert "6 lines join a left and a right column (x = 56.7 and 311.8 pt)" in columns.evidence  # 20 mm, 110 mm
 
 
+def test_item54_a_table_with_numbers_flush_right_is_a_table_and_bold_words_are_not():
+    # issue 54, also seen: a report's table pages escaped the audit. Its number columns are set flush right, so
+    # each row starts those cells at another x; only Service and Owner (left-aligned) share columns. The rows still
+    # fill the same four cells in the same order: a table read as lines of words. The prose above it, three pieces a
+    # line (a bold word in each), puts its pieces at other places on every line: no table.
+    doc, _, audit = _audit(pdfdraw.report_table_pdf(), "report.pdf")
+    assert _summary(audit) == [("tables", (1,), 1)]
+    (t,) = audit.findings
+    assert "5 rows × 4 cells read as lines of words, first row 'Service | Port | Requests | Owner'" in t.evidence
+    (ts, te), = t.ranges
+    assert doc.text[ts:te] == "\n".join(" ".join(row) for row in pdfdraw.REPORT_TABLE)
+
+
 def test_two_columns_drawn_column_by_column_are_read_right_and_not_flagged():
     doc, _, audit = _audit(pdfdraw.columns_in_order_pdf(), "ordered.pdf")
     assert audit.findings == ()
@@ -249,7 +262,7 @@ def test_index_strip_option_is_stamped_and_health_judges_it_against_the_current_
     capsys.readouterr()
     # judged without the option, the stripped extraction is stale: exit 1 naming both versions
     assert main(["health", "--db", db, "--model", "hashing"]) == 1
-    assert "extractor pdf 4+strip-running-lines → 4" in capsys.readouterr().out
+    assert "extractor pdf 5+strip-running-lines → 5" in capsys.readouterr().out
     out_json = tmp_path / "h.json"
     assert main(["health", "--db", db, "--model", "hashing", "--strip-running-lines", "--json", str(out_json)]) == 0
     text = capsys.readouterr().out

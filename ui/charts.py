@@ -352,7 +352,8 @@ def trend_chart(trend: pd.DataFrame, changes: pd.DataFrame, measure: str) -> alt
            "ground truth:N"]
     y = alt.Y("value:Q", title=measure, scale=alt.Scale(domain=[0, 1]))
     band = alt.Chart(trend[trend["low"].notna()]).mark_area(opacity=0.25, color=BEFORE).encode(
-        x=x, y=alt.Y("low:Q", title=measure, scale=alt.Scale(domain=[0, 1])), y2="high:Q", detail="segment:N")
+        x=x, y=alt.Y("low:Q", title=measure, scale=alt.Scale(domain=[0, 1])), y2="high:Q", detail="segment:N",
+        tooltip=tip)  # its own tooltip: Streamlit's default one read the time as "Dec 07, 2026", without the hour
     line = alt.Chart(trend).mark_line(color=OKABE_ITO["blue"], point=alt.OverlayMarkDef(size=60, filled=True)).encode(
         x=x, y=y, detail="segment:N", tooltip=tip)
     layers = [band, line]

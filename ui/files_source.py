@@ -15,6 +15,7 @@ from pathlib import Path
 import streamlit as st
 
 from audit.runset import FILE_SCORE_KINDS as SCORE_KINDS
+from audit.config import how_to_share
 from audit.sources.imported.system import declare_pairs, load_checked, parse_named
 
 from . import cache, paths
@@ -99,6 +100,8 @@ def _from_uploads(errors: list[str]) -> tuple[dict, dict]:
                             accept_multiple_files=True, key="sys_docs_file")
     st.text_area(NAMED["sys_scores"], key="sys_scores", height=80)
     every = [f for f in [*up.values(), *(runs or []), *(ood or []), *(docs or [])] if f]
+    if every:
+        st.caption(how_to_share("system", cfg))
     try:
         cfg.uploads.check([(f.name, f.size) for f in every])
     except ValueError as e:

@@ -4,7 +4,29 @@ from __future__ import annotations
 
 import streamlit as st
 
-__all__ = ["notices"]
+__all__ = ["notices", "rerank_unavailable"]
+
+#: Session key: the rerank notice already shown in full in this session (its text).
+_RERANK_SHOWN = "_rerank_notice_shown"
+
+
+def rerank_unavailable(ctx) -> None:
+    """Why the rerank column is missing: the whole box (the reason and how to rerank here) the first time a
+    session meets it, then one line on every page that mentions it (the box repeated on most pages).
+
+    Nothing when the sidebar's retrievers ask for no rerank column or it ran."""
+    from .text import md
+
+    why = ctx.cross_error
+    if not why or "rerank" not in ctx.runset.retrievers:
+        return
+    if st.session_state.get(_RERANK_SHOWN) != why:
+        st.session_state[_RERANK_SHOWN] = why
+        st.warning(f"Rerank column unavailable: {md(why)}")
+        return
+    reason = why.split(" — ", 1)[0]
+    st.caption(md(f"Rerank column unavailable: {reason}.") + " To rerank, give a local cross-encoder folder in the "
+               "sidebar's Reranker field (the first notice of this session said how).")
 
 
 def notices(ctx, key: str = "page") -> None:

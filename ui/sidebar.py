@@ -21,7 +21,7 @@ from audit.retrieval import RETRIEVERS, TOKEN_RULES
 from audit.shownpaths import display_path
 from audit.sources import base_strategy
 
-from audit.config import Config
+from audit.config import Config, how_to_share
 
 from . import cache, paths, session
 from .context import CTX_KEY, PageContext
@@ -142,6 +142,7 @@ def _load_corpus(src: str) -> Corpus | None:
         return None
     cfg.uploads.check([(f.name, f.size) for f in files])  # before reading a byte of them; ValueError says which
     raw = tuple((f.name, f.getvalue()) for f in files)
+    st.caption(how_to_share("corpus", cfg))  # a second reviewer would upload them again: say how to share them
     return _session_corpus(raw)
 
 
@@ -253,6 +254,8 @@ def ground_truth_section(corpus: Corpus) -> tuple[GroundTruth, str, str | None]:
                 path_error, f, o = str(e), None, None
             gt_up = (f.name, f.getvalue()) if f else None
             ood_up = (o.name, o.getvalue()) if o else None
+            if gt_up or ood_up:
+                st.caption(how_to_share("ground truth", cfg))
         st.caption('Format: one JSON object a line, `{"id": "n01", "needle": "verbatim answer sentence", '
                    '"questions": ["documentation wording", "ticket wording"]}`.')
         gt_id = _gt_identity(gsrc, gt_path, ood_path, gt_up, ood_up)

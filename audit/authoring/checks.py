@@ -10,7 +10,9 @@ Every rule is the product's own, called, never restated (docs/definitions.md, *G
   the cut that destroys it is the gap between two consecutive chunks falling inside it, as the
   Chunk map draws it (:func:`audit.report.markup.chunk_map_html`);
 - candidate sentences are the specification's sentence regex inside the boundaries cut's
-  paragraphs (:func:`audit.chunking.paragraph_ranges`, :func:`audit.chunking.sentence_ranges`);
+  paragraphs (:func:`audit.chunking.paragraph_ranges`, :func:`audit.chunking.sentence_ranges`); in a
+  workbook or CSV (a document with a cell map) the candidates of a row are its cells, and a cell of
+  several sentences is followed by each of its sentences (the same regex inside the cell);
 - a question "quotes its needle" when more than half of its distinct BM25 tokens
   (:func:`audit.retrieval.bm25_tokens`) are tokens of the needle: it then measures BM25 more than
   understanding (a hint, never a refusal);
@@ -193,11 +195,17 @@ def find_passages(views: CorpusViews, words: str, doc_id: str | None = None, lim
 
 @dataclass(frozen=True)
 class Sentence:
-    """One candidate sentence: canonical ``[start, end)`` and its text in the matching view."""
+    """One candidate sentence: canonical ``[start, end)``, its text in the matching view, and its cell.
+
+    ``cell`` is ``""`` outside a spreadsheet; in a workbook or CSV, the cell it comes from as
+    ``SHEET!A1`` (a merge as its range), followed by ``, sentence i of n`` for one sentence of a
+    cell that holds several.
+    """
 
     start: int
     end: int
     text: str
+    cell: str = ""
 
 
 def candidate_sentences(doc: Document, start: int, end: int) -> list[Sentence]:
@@ -205,16 +213,34 @@ def candidate_sentences(doc: Document, start: int, end: int) -> list[Sentence]:
 
     Paragraphs are the boundaries cut's (a blank line separates two); sentences are the matches of the
     specification's regex ``[^.!?]*[.!?]*\\s*`` inside them, trimmed (:func:`audit.chunking.sentence_ranges`).
+    A document with a cell map (a workbook, a CSV: :attr:`audit.ingest.locators.LocatorMap.cells`) offers
+    the cells of each paragraph (a row) instead, never the ``header: `` names and `` | `` separators around
+    them: each cell, then, when it holds more than one sentence, each of its sentences (the same regex
+    inside the cell), so a needle is one cell or one sentence of a long cell without trimming by hand.
 
     Returns
     -------
     list of Sentence
-        In document order; empty when the range touches no paragraph.
+        In document order (a cell before its own sentences); empty when the range touches no paragraph.
     """
-    out = []
+    cells = doc.locators.cells if doc.locators is not None else ()
+    out, seen = [], set()
     for pf, pt in paragraph_ranges(doc.text):
-        if pf < max(end, start + 1) and start < pt:
+        if not (pf < max(end, start + 1) and start < pt):
+            continue
+        if not cells:
             out += [Sentence(a, b, view(doc.text[a:b])) for a, b in sentence_ranges(doc.text, pf, pt)]
+            continue
+        for span in doc.locators.spans_in(pf, pt):
+            if span.start in seen or not doc.text[span.start:span.end].strip():
+                continue  # a cell holding a blank line spans two paragraphs: offered once
+            seen.add(span.start)
+            ref = f"{span.sheet}!{span.ref}"
+            out.append(Sentence(span.start, span.end, view(doc.text[span.start:span.end]), ref))
+            parts = sentence_ranges(doc.text, span.start, span.end)
+            if len(parts) > 1:
+                out += [Sentence(a, b, view(doc.text[a:b]), f"{ref}, sentence {i} of {len(parts)}")
+                        for i, (a, b) in enumerate(parts, start=1)]
     return out
 
 

@@ -38,7 +38,9 @@ def add_traffic_options(r: argparse.ArgumentParser) -> None:
                    help="OTLP JSON exports of OpenInference retrieval spans (one request a line), query logs (JSONL) "
                         "or folders of them: what the cut does to real questions")
     g.add_argument("--traffic-score", choices=list(SCORE_KINDS), default=None,
-                   help="what the traffic's scores are (default similarity)")
+                   help="what the traffic's scores are (default: the kind the file names — score_kind on a query-log "
+                        "line, the retrieval.score_kind attribute in OTLP —, else the score kind of --traffic-run's "
+                        "run, else similarity; the report says which was used)")
     g.add_argument("--traffic-engine", choices=["local", "ray"], default="local",
                    help="read the traffic's files in this process (local, default) or one Ray Data task a file (ray, "
                         "the [scale] extra): a day's shards; the same figures")
@@ -95,20 +97,34 @@ def _show_questions(a) -> bool:
     return show_questions(cfg) and not a.hide_questions
 
 
-def _table(a, corpus, stages=None):
+def _kind(a, run=None) -> tuple[str, str]:
+    """``(score kind, which rule chose it)`` of the traffic: ``--traffic-score``, else the dashboard's one rule
+    (:func:`audit.traffic.kind.traffic_score_kind`: the file's declaration, else ``run``'s score kind, else
+    similarity)."""
+    from ..traffic.kind import traffic_score_kind
+
+    if a.traffic_score:
+        return a.traffic_score, "as given by --traffic-score"
+    return traffic_score_kind(a.traffic, run.score_kind if run is not None else None,
+                              run.name if run is not None else None)
+
+
+def _table(a, corpus, stages=None, run=None):
     """The traffic read, in this process or on Ray (``--traffic-engine``); on Ray, what it cost goes to stderr.
 
-    With ``stages`` (the traces followed, :class:`audit.report.stages.StagesReport`) that read a judged trace, a
-    traffic without one scored retrieval (LangChain's retriever spans give ids and content only) is not an error:
-    the stages need no score, and the traffic section says what it lacks."""
+    Its score kind is :func:`_kind`'s (``run``: the run of the system that served it, when known). With ``stages``
+    (the traces followed, :class:`audit.report.stages.StagesReport`) that read a judged trace, a traffic without
+    one scored retrieval (LangChain's retriever spans give ids and content only) is not an error: the stages need
+    no score, and the traffic section says what it lacks. Returns ``(table, the score kind's rule in words)``."""
     import sys
 
     from ..traffic.shards import read_shards
 
     if a.ray_address and a.traffic_engine != "ray":
         raise InputError("--ray-address goes with --traffic-engine ray")
+    kind, rule = _kind(a, run)
     try:
-        got = read_shards(a.traffic, a.traffic_score or "similarity", corpus, a.traffic_engine, a.ray_address)
+        got = read_shards(a.traffic, kind, corpus, a.traffic_engine, a.ray_address)
     except ValueError as e:
         raise InputError(str(e)) from None
     table = got.table
@@ -118,7 +134,7 @@ def _table(a, corpus, stages=None):
         first = f": {table.problems[0]}" if table.problems else ""
         more = f" (and {table.n_problems - 1} more)" if table.n_problems > 1 else ""
         raise InputError(f"no retrieval read from the traffic{first}{more}")
-    return table
+    return table, rule
 
 
 def _options(a) -> dict:
@@ -163,11 +179,12 @@ def load_traffic(a):
         try:
             name = a.traffic_run or _only_ood_run(system)
             stages = _stages_of_runs(a, system) if a.stages else None
-            table = _table(a, system.corpus, stages)
+            served = system.run(name) if name else (system.runs[0] if len(system.runs) == 1 else None)
+            table, rule = _table(a, system.corpus, stages, served)
             cut = _check_cut(table.score_kind, a.threshold) if a.threshold is not None else None
         except ValueError as e:
             raise InputError(str(e)) from None
-        beside = {"traffic": TrafficInput(table, cut, name, window, baseline, show, opts), "stages": stages}
+        beside = {"traffic": TrafficInput(table, cut, name, window, baseline, show, opts, rule), "stages": stages}
         return Loaded(system, beside, loaded.gates, loaded.where, loaded.skip_unavailable)
     judged = ("queries", "qrels", "ground_truth") if a.stages else ()
     given = [f"--{o.replace('_', '-')}" for o in _BUILTIN_ONLY if getattr(a, o, None) and o not in judged]
@@ -184,12 +201,12 @@ def load_traffic(a):
 
     stages = _stages_alone(a) if a.stages else None
     corpus = corpus_arg(a.corpus) if a.corpus else None
-    table = _table(a, corpus, stages)
+    table, rule = _table(a, corpus, stages)
     try:
         cut = _check_cut(table.score_kind, a.threshold) if a.threshold is not None else None
     except ValueError as e:
         raise InputError(str(e)) from None
-    beside = {"traffic": TrafficInput(table, cut, None, window, baseline, show, opts), "stages": stages}
+    beside = {"traffic": TrafficInput(table, cut, None, window, baseline, show, opts, rule), "stages": stages}
     return Loaded(traffic_runset(table), beside, history=False)
 
 

@@ -4,11 +4,15 @@ The specification's rules: the model writes ``[n]``; the server attaches documen
 locator. ``quote`` is the chunk's own ``content``, never ``text`` (which carries the header and
 the overlap tail). Locators: ``#char=start,end`` in canonical text (end exclusive). When the gate
 keeps nothing the answer is ``NO ANSWER`` and the model is never called (docs/definitions.md,
-*Citations and locators*).
+*Citations and locators*). A chunk whose quote is only headings (a title line cut alone, a ``###`` line
+before a long paragraph) is cited like any other but is flagged: it is never a citation of substance
+(:func:`heading_only`).
 """
 
 from __future__ import annotations
 
+import bisect
+import re
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -20,8 +24,8 @@ from ..ingest.locators import Locator, check_locator, locator
 from .threshold import KEEP, BluffChunk, QueryDistances, gate, kept
 
 __all__ = ["BADGES", "Citation", "CitationCheck", "NoAnswer", "PromptContext", "QuestionOutcome", "answer_or_refuse",
-           "audit_citations", "build_context", "nearest_refused", "question_outcomes", "verify_citation",
-           "verify_locator"]
+           "audit_citations", "build_context", "heading_only", "heading_only_chunks", "nearest_refused", "quote_of",
+           "question_outcomes", "verify_citation", "verify_locator"]
 
 #: Gate outcome (:data:`audit.evaluation.threshold.OUTCOMES`) → the badge a question list shows: what
 #: the reader of the answer sees. ``NO ANSWER`` is an in-domain question abandoned or an out-of-domain
@@ -74,6 +78,7 @@ class Citation:
     end: int
     page: str = ""
     where: Locator | None = None
+    heading_only: bool = False
 
 
 @dataclass(frozen=True)
@@ -83,6 +88,79 @@ class PromptContext:
     question: str
     prompt: str
     citations: tuple[Citation, ...]
+
+    @property
+    def substantive(self) -> tuple[Citation, ...]:
+        """The citations of substance: every one whose quote is more than headings (:func:`heading_only`)."""
+        return tuple(c for c in self.citations if not c.heading_only)
+
+
+#: A heading line read from text alone (stripped): an ATX heading (1-6 ``#``, then whitespace or the end), a setext
+#: underline, or a ``[title > section]`` header line.
+_HEADING_LINE = re.compile(r"^(#{1,6}(\s.*)?|[=-]{2,}|\[[^\]]*\])$")
+
+
+def heading_only(quote: str, doc=None, start: int | None = None) -> bool:
+    """Whether a quote is only headings: cited, it says nothing a claim could rest on.
+
+    Parameters
+    ----------
+    quote : str
+        The chunk's own ``content`` (what a citation quotes).
+    doc : Document or None
+        The chunk's document; with ``start`` the rule is its heading ranges
+        (:attr:`audit.ingest.Document.headings`: the title, ``##`` and ``###`` lines, a PDF outline's
+        headings): every character of ``quote`` that is not whitespace lies inside one.
+    start : int or None
+        Offset of ``quote`` in the document's canonical text.
+
+    Returns
+    -------
+    bool
+        Without a document or an offset (an index's rows, a team's chunk given as text): every non-blank
+        line of ``quote``, stripped, is a heading line (an ATX ``#`` heading, a setext underline, a
+        ``[title > section]`` header). An empty or blank quote is not heading-only (the health check
+        counts empty chunks). Index health's check calls this rule too.
+    """
+    if not (quote or "").strip():
+        return False
+    if doc is None or start is None or doc.text[start:start + len(quote)] != quote:
+        return all(_HEADING_LINE.match(line.strip()) for line in quote.splitlines() if line.strip())
+    heads = doc.headings
+    i = max(0, bisect.bisect_right(heads, (start, float("inf"))) - 1)
+    at, end = start, start + len(quote)
+    while at < end:
+        while i < len(heads) and heads[i][1] <= at:
+            i += 1
+        if i < len(heads) and heads[i][0] <= at:
+            at = heads[i][1]  # inside a heading: jump to its end
+            continue
+        nxt = min(end, heads[i][0]) if i < len(heads) else end
+        if doc.text[at:nxt].strip():
+            return False  # text outside every heading
+        at = nxt
+    return True
+
+
+def heading_only_chunks(chunks, corpus: Corpus | None = None) -> list:
+    """The chunks of a space whose quote is only headings (:func:`heading_only`), in chunk order.
+
+    ``chunks`` is a :class:`~audit.chunking.ChunkSet` or a team's chunks (a mapping of id to chunk, or a
+    sequence); a chunk's document comes from ``corpus`` when both are known.
+    """
+    items = chunks.chunks if hasattr(chunks, "chunks") else (chunks.values() if hasattr(chunks, "values")
+                                                             else chunks)
+    out = []
+    for c in items:
+        doc = None
+        if corpus is not None and getattr(c, "start", None) is not None:
+            try:
+                doc = corpus.get(c.doc_id)
+            except KeyError:
+                doc = None
+        if heading_only(quote_of(c), doc, getattr(c, "start", None)):
+            out.append(c)
+    return out
 
 
 @dataclass(frozen=True)
@@ -124,7 +202,7 @@ def nearest_refused(chunks: ChunkSet, chunk_ids: Sequence[int], distances: Seque
     out = []
     for i in np.argsort(dist, kind="stable")[:show]:
         c = chunks[chunk_ids[int(i)]]
-        out.append(BluffChunk(c.chunk_id, float(dist[i]), c.doc_id, c.label, _quote(c)))
+        out.append(BluffChunk(c.chunk_id, float(dist[i]), c.doc_id, c.label, quote_of(c)))
     return tuple(out)
 
 
@@ -176,7 +254,7 @@ def _title(c, corpus: Corpus | None) -> str:
         return c.doc_id
 
 
-def _quote(c) -> str:
+def quote_of(c) -> str:
     """What a citation quotes: the chunk's own ``content`` (a team's chunk without one: its ``text``)."""
     return c.content if getattr(c, "content", None) is not None else c.text
 
@@ -194,14 +272,23 @@ def build_context(question: str, hits: Sequence[tuple[Chunk, float]], corpus: Co
 
     The locator label is the chunk's section (a Word chunk: the innermost heading of its start,
     :attr:`audit.ingest.locators.Locator.headings`); a chunk before the first section has none,
-    and its source line shows the document name alone.
+    and its source line shows the document name alone. A citation whose quote is only headings is
+    marked ``heading_only`` (:func:`heading_only`; with ``corpus``, by its document's heading ranges).
     """
     wheres = [_where(corpus, c) for c, _ in hits]
+
+    def _doc(c):
+        try:
+            return corpus.get(c.doc_id) if corpus is not None and getattr(c, "start", None) is not None else None
+        except KeyError:
+            return None
+
     cites = tuple(Citation(index=i, doc_id=c.doc_id, document_name=_title(c, corpus),
                            locator_label=w.headings[-1] if w is not None and w.headings else c.section or "",
-                           fragment=c.locator, quote=_quote(c), cosine_distance=float(d),
+                           fragment=c.locator, quote=quote_of(c), cosine_distance=float(d),
                            chunk_id=c.chunk_id, start=c.start, end=c.end,
-                           page=f"#page={w.page}" if w is not None and w.page is not None else "", where=w)
+                           page=f"#page={w.page}" if w is not None and w.page is not None else "", where=w,
+                           heading_only=heading_only(quote_of(c), _doc(c), getattr(c, "start", None)))
                   for i, ((c, d), w) in enumerate(zip(hits, wheres), start=1))
     blocks = "\n\n".join(f"[{c.index}] {c.document_name}" + (f" - {c.locator_label}" if c.locator_label else "")
                          + f"\n{c.quote}" for c in cites)

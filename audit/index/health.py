@@ -28,7 +28,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import re
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -332,14 +331,13 @@ def check_duplicates(s: IndexSnapshot) -> Finding:
                     "none", f"{sum(1 for ids in seen.values() if len(ids) > 1)} texts appear in more than one chunk")
 
 
-_HEADING_LINE = re.compile(r"^(#{1,6}(\s.*)?|[=-]{2,}|\[[^\]]*\])$")
-
-
 def heading_only(content: str) -> bool:
     """Whether a chunk's ``content`` holds only heading lines (ATX ``#`` headings, setext underlines, a
-    ``[title > section]`` header) and blank lines: nothing a citation could quote as an answer."""
-    lines = [ln.strip() for ln in (content or "").splitlines() if ln.strip()]
-    return bool(lines) and all(_HEADING_LINE.match(ln) for ln in lines)
+    ``[title > section]`` header) and blank lines: nothing a citation could quote as an answer. The one rule,
+    read from the text alone: :func:`audit.evaluation.citations.heading_only`."""
+    from ..evaluation.citations import heading_only as rule
+
+    return rule(content or "")
 
 
 def check_heading_only(s: IndexSnapshot) -> Finding:

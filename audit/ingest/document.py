@@ -21,8 +21,8 @@ __all__ = ["EXTRACTOR_VERSIONS", "LIGATURES", "STRIP_RUNNING_LINES", "Corpus", "
 #: captions read once; xlsx 2: a merged title above the header row is the sheet's heading; pdf 4: running lines
 #: per parity, tables with empty cells and tables read one cell per line recorded; docx 3: footnotes and
 #: endnotes read with their marks, symbol characters mapped, outline levels as headings; xlsx 3: number cells read as
-#: their common number format shows them).
-EXTRACTOR_VERSIONS = {"markdown": "2", "text": "2", "rst": "2", "pydoc-topics": "2", "pdf": "4", "html": "3",
+#: their common number format shows them; pdf 5: tables whose number columns are set flush right or centred recorded).
+EXTRACTOR_VERSIONS = {"markdown": "2", "text": "2", "rst": "2", "pydoc-topics": "2", "pdf": "5", "html": "3",
                       "beir": "2", "xlsx": "3", "csv": "1", "webvtt": "2", "srt": "2", "docx": "3"}
 
 
@@ -33,7 +33,7 @@ STRIP_RUNNING_LINES = "+strip-running-lines"
 def extractor_version(extractor: str, strip_running_lines: bool = False) -> str | None:
     """The extractor version this code writes for ``extractor`` (None for an unknown extractor).
 
-    With ``strip_running_lines`` a PDF's version is ``4+strip-running-lines``: the option changes the
+    With ``strip_running_lines`` a PDF's version is ``5+strip-running-lines``: the option changes the
     canonical text, so the stamp records it and an index built without it is stale under it (and the
     reverse). Other formats have no pages, so the option does not change them.
     """

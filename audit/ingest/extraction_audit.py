@@ -451,19 +451,38 @@ def _within(xs: Sequence[float], cols: Sequence[float]) -> bool:
     return all(any(abs(a - b) <= X_TOLERANCE for b in cols) for a in xs)
 
 
+def _same_slots(xs: Sequence[float], cols: Sequence[float]) -> bool:
+    """Whether a line of pieces ``xs`` fills the same cells as a row at ``cols`` where some cells are aligned to the
+    right or centred (their start moves with their width): as many pieces, at least :data:`GRID_MIN_LINES` of
+    them, at least two starting at a column of ``cols`` (within :data:`X_TOLERANCE`: the left-aligned cells), and
+    each piece lying between its neighbours' columns in the other line (``cols[i-1] < xs[i] < cols[i+1]`` and the
+    reverse), so the pieces are the same cells in the same order. Prose with a bold word breaks it: its pieces
+    fall at other places on the next line."""
+    if len(xs) != len(cols) or len(xs) < GRID_MIN_LINES:
+        return False
+    if sum(abs(a - b) <= X_TOLERANCE for a, b in zip(xs, cols)) < 2:
+        return False
+    for a, b in ((xs, cols), (cols, xs)):
+        for i, x in enumerate(a):
+            if (i and not b[i - 1] < x) or (i + 1 < len(b) and not x < b[i + 1]):
+                return False
+    return True
+
+
 def _blocks(lines: list[list[Fragment]]) -> list[tuple[list[list[Fragment]], list[float]]]:
     """Maximal runs of ≥ :data:`GRID_MIN_LINES` consecutive lines of ≥ 2 pieces drawn in the same columns,
     with the columns' x positions.
 
     A line belongs to the run when each of its pieces starts at one of the run's columns (a row with an
     empty cell has fewer pieces), or when the run's columns are all among its own (the run's first line
-    had the empty cell: its columns become the line's).
+    had the empty cell: its columns become the line's), or when it fills the same cells in the same order,
+    some of them aligned to the right or centred (``_same_slots``: a column of numbers set flush right).
     """
     out, cur, cols = [], [], []
     for line in lines + [[]]:
         xs = [round(f.x, 1) for f in line]
         if len(line) >= 2 and cur:
-            if _within(xs, cols):
+            if _within(xs, cols) or _same_slots(xs, cols):
                 cur.append(line)
                 continue
             if _within(cols, xs):

@@ -111,6 +111,8 @@ COLUMN_HELP: dict[str, str] = {
     "document": "the document's title",
     "section": "the section the chunk starts in (empty before the first section)",
     "quote (chars)": "length of the quote, the chunk's own content (characters)",
+    "heading only": "yes: the quote is only a heading (a title or heading line cut alone): cited, it says nothing a "
+                    "claim can rest on, so it never counts as a source of substance",
     "quote matches locator": "the quote equals the canonical text at its #char= locator, character for character, "
                              "and its sheet range or time range names the cells or cues it comes from",
     "check": "why the quote differs from its locator; ok when it matches",

@@ -544,6 +544,10 @@ def _citations(report, data: Mapping) -> str:
                "that differs from their document at their offsets.</p>")
     if errors:
         out.append(_table(["chunk", "reason"], ([_e(e.get("chunk_id")), _e(e.get("reason"))] for e in errors[:50])))
+    heads = cit.get("heading_only") or []
+    if heads:
+        out.append(f"<p>{_fig('heading_only', len(heads))} chunks quote only a heading: cited, they are never a "
+                   "source of substance.</p>")
     return "".join(out)
 
 

@@ -102,6 +102,9 @@ class TrafficReport:
     review : list of ReviewItem
     show_questions : bool
         Whether question text may appear in what this report renders.
+    kind_rule : str
+        Which rule chose the score kind the traffic was read with, in words (:func:`audit.traffic.kind.traffic_score_kind`);
+        "" when not said.
     """
 
     table: TrafficTable
@@ -118,6 +121,7 @@ class TrafficReport:
     drift_window: WindowShift | None = None
     review: list = field(default_factory=list)
     show_questions: bool = False
+    kind_rule: str = ""
 
     # ------------------------------------------------------------------ exact figures
 
@@ -300,7 +304,7 @@ class TrafficReport:
                        "compression": "gzip" if str(f) in t.compressed else None} for f in t.files],
             "skipped_files": [f.to_dict() for f in t.skipped_files],
             "duplicate_spans": {"count": t.duplicates, "first": list(t.duplicate_examples)},
-            "score_kind": t.score_kind, "read": len(t), "window": _window_dict(self.window), "questions": n,
+            "score_kind": t.score_kind, "score_kind_rule": self.kind_rule or None, "read": len(t), "window": _window_dict(self.window), "questions": n,
             "problems": {"count": t.n_problems, "first": [p.to_dict() for p in t.problems]},
             "skipped_spans": dict(sorted(t.skipped.items())),
             "cut": {"value": self.cut, "source": self.cut_source},
@@ -327,7 +331,7 @@ class TrafficReport:
         L = ["", "Traffic: " + ", ".join(f"{Path(f).name} ({t.formats.get(str(f), '?')}"
                                          + (", gzip" if str(f) in t.compressed else "") + ")" for f in t.files),
              *(f"  {s}" for s in self.reading_notes()),
-             f"{len(t):,} questions read (scores: {t.score_kind})"
+             f"{len(t):,} questions read (scores: {t.score_kind}" + (f", {self.kind_rule}" if self.kind_rule else "") + ")"
              + (f"; {sum(t.skipped.values()):,} spans of other kinds skipped ("
                 + ", ".join(f"{k} {v:,}" for k, v in sorted(t.skipped.items())) + ")" if t.skipped else "")
              + (f"; {t.n_problems:,} lines or spans not read" if t.n_problems else "")]
@@ -386,7 +390,7 @@ class TrafficReport:
 def build_traffic_report(table: TrafficTable, cut: float | None = None, cut_source: str = "given",
                          labelled: Labelled | None = None, window: Window | None = None,
                          baseline: Window | None = None, show_questions: bool = False, review_n: int = 10,
-                         bootstrap: int = BOOTSTRAP, seed: int = SEED) -> TrafficReport:
+                         bootstrap: int = BOOTSTRAP, seed: int = SEED, kind_rule: str = "") -> TrafficReport:
     """Compute every figure of the traffic section.
 
     Parameters
@@ -407,11 +411,14 @@ def build_traffic_report(table: TrafficTable, cut: float | None = None, cut_sour
         Questions on each side of the cut in the review list.
     bootstrap, seed : int
         Of the estimate (:func:`audit.traffic.mixture.estimate_mixture`).
+    kind_rule : str
+        Which rule chose the table's score kind, in words (shown beside the kind).
     """
     rows = table.rows(window)
     cut_gate = table.to_gate(cut) if cut is not None else None
     kept = table.kept_counts(cut_gate, rows) if cut is not None else None
-    rep = TrafficReport(table, window, baseline, rows, cut, cut_source, kept, labelled, show_questions=show_questions)
+    rep = TrafficReport(table, window, baseline, rows, cut, cut_source, kept, labelled, show_questions=show_questions,
+                        kind_rule=kind_rule)
     g = table.gate_distance(rows)
     if labelled is not None:
         rep.refused = refusal(labelled, table.score_kind, table.systems.keys())

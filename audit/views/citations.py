@@ -20,7 +20,9 @@ from ..evaluation.citations import (
     QuestionOutcome,
     answer_or_refuse,
     audit_citations,
+    heading_only_chunks,
     question_outcomes,
+    quote_of,
     verify_citation,
 )
 from ..evaluation.threshold import KEEP, gate_queries
@@ -31,8 +33,9 @@ from ..runset import Ranked
 from .query_explorer import needle_text
 
 __all__ = ["BADGES", "KEEP", "ModelUnavailable", "NoAnswer", "answer", "answer_only_in_tail", "badge_outcomes",
-           "citations_frame", "cited_questions", "media_clip", "needle_text", "overlap_only_frame", "quote_audit",
-           "quote_failures_frame", "quote_in_document_html", "refused_frame", "with_needle_checks"]
+           "citations_frame", "cited_questions", "heading_only_frame", "heading_only_note", "media_clip",
+           "needle_text", "overlap_only_frame", "quote_audit", "quote_failures_frame", "quote_in_document_html",
+           "refused_frame", "with_needle_checks"]
 
 
 def cited_questions(runset) -> list:
@@ -80,7 +83,8 @@ def citations_frame(ctx: PromptContext, corpus, kind_label: str = "cosine distan
 
     Columns: ``[n]``, ``doc_id``, ``document``, ``section``, ``locator`` (``#char=`` and the format's fragment:
     ``#page=N``, ``#sheet=…&range=…``, ``#row=…``, ``#t=…``), ``where`` (its reading: ``pages N–M``, the sheet
-    and range, the times), the score (``kind_label``: the run's own units), ``quote (chars)``, ``quote matches
+    and range, the times), the score (``kind_label``: the run's own units), ``quote (chars)``, ``heading only``
+    ("yes" when the quote is only headings: cited, never a source of substance; "" otherwise), ``quote matches
     locator`` (yes / no / "not checked": no offsets or no documents), ``check``; then the documented locator
     fields that apply to at least one citation (:func:`audit.ingest.locators.locator_columns`). A quote matches
     when it equals the canonical text at ``#char=`` and its format locator names the cells or cues it comes from
@@ -104,9 +108,10 @@ def citations_frame(ctx: PromptContext, corpus, kind_label: str = "cosine distan
         rows.append({"[n]": c.index, "doc_id": c.doc_id, "document": c.document_name, "section": c.locator_label,
                      "locator": c.fragment + (f" {w.fragment}" if w is not None and w.fragment else ""),
                      "where": w.where if w is not None else "", kind_label: c.cosine_distance,
-                     "quote (chars)": len(c.quote), "quote matches locator": ok, "check": why})
+                     "quote (chars)": len(c.quote), "heading only": "yes" if c.heading_only else "",
+                     "quote matches locator": ok, "check": why})
     df = pd.DataFrame(rows, columns=["[n]", "doc_id", "document", "section", "locator", "where", kind_label,
-                                     "quote (chars)", "quote matches locator", "check"])
+                                     "quote (chars)", "heading only", "quote matches locator", "check"])
     if len(wheres) == len(rows):
         for name, values in locator_columns(wheres).items():
             df[name] = values
@@ -137,6 +142,33 @@ def with_needle_checks(citations: pd.DataFrame, ctx: PromptContext, needle: str,
             at.append(loc.display if loc is not None else "")
         out["needle at"] = at
     return out
+
+
+def heading_only_note(ctx: PromptContext) -> str:
+    """One sentence on the cited chunks whose quote is only a heading ("" when none): which, and how many of the
+    sources are of substance."""
+    heads = [c for c in ctx.citations if c.heading_only]
+    if not heads:
+        return ""
+    which = ", ".join(f"[{c.index}] ({c.quote.strip()[:60]!r})" for c in heads)
+    one = len(heads) == 1
+    return (f"{which} {'is' if one else 'are'} only a heading: cited, but {'it says' if one else 'they say'} nothing a "
+            f"claim can rest on, so {'it does' if one else 'they do'} not count as a source of substance "
+            f"({len(ctx.substantive)} of the {len(ctx.citations)} sources are).")
+
+
+def heading_only_frame(runset, run) -> pd.DataFrame:
+    """The chunks of ``run``'s space whose quote is only headings (:func:`audit.evaluation.citations.heading_only`):
+    ``chunk``, ``doc_id``, ``locator`` (``#char=start,end`` when known), ``content``."""
+    r = runset.run(run) if isinstance(run, str) else run
+    sp = runset.space(r)
+    cols = ["chunk", "doc_id", "locator", "content"]
+    if sp.chunks is None:
+        return pd.DataFrame(columns=cols)
+    return pd.DataFrame([{"chunk": c.chunk_id, "doc_id": c.doc_id,
+                          "locator": f"#char={c.start},{c.end}" if getattr(c, "start", None) is not None else "",
+                          "content": quote_of(c)} for c in heading_only_chunks(sp.chunks, runset.corpus)],
+                        columns=cols)
 
 
 def answer_only_in_tail(citations: pd.DataFrame) -> bool:

@@ -84,10 +84,13 @@ def passages_frame(passages: Sequence[Passage]) -> pd.DataFrame:
 
 
 def sentences_frame(sentences: Sequence[Sentence]) -> pd.DataFrame:
-    """One row per candidate sentence: its number, text (matching view), offset and length in characters."""
-    return pd.DataFrame([{"#": i, "sentence": s.text, "start (char)": s.start, "length (chars)": len(s.text)}
-                         for i, s in enumerate(sentences, start=1)],
-                        columns=["#", "sentence", "start (char)", "length (chars)"])
+    """One row per candidate sentence: its number, text (matching view), offset and length in characters; in a
+    workbook or CSV also ``cell`` (``SHEET!A1``, and which sentence of a long cell), after the text."""
+    cells = any(s.cell for s in sentences)
+    cols = ["#", "sentence", *(["cell"] if cells else []), "start (char)", "length (chars)"]
+    return pd.DataFrame([{"#": i, "sentence": s.text, "cell": s.cell, "start (char)": s.start,
+                          "length (chars)": len(s.text)} for i, s in enumerate(sentences, start=1)],
+                        columns=cols)
 
 
 _NUMBER = ('<span style="display: inline-block; min-width: 1.3em; margin-right: 0.25em; padding: 0 0.2em; '
@@ -104,7 +107,7 @@ def passage_html(doc: Document, sentences: Sequence[Sentence], chosen: Sequence[
     """
     if not sentences:
         return ""
-    lo, hi = sentences[0].start, sentences[-1].end
+    lo, hi = min(s.start for s in sentences), max(s.end for s in sentences)  # a cell ends after its sentences
     layers = [(sentences[i].start - lo, sentences[i].end - lo, "background-color: #86efac;") for i in chosen
               if 0 <= i < len(sentences)]
     markers = [(s.start - lo, _NUMBER.format(i)) for i, s in enumerate(sentences, start=1)]

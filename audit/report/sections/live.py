@@ -52,6 +52,9 @@ class TrafficInput:
     show_questions : bool
     options : dict
         ``review_n``, ``bootstrap``, ``seed`` (:func:`audit.report.traffic.build_traffic_report`).
+    kind_rule : str
+        Which rule chose the traffic's score kind, in words ("as the file says", "the score kind of run before":
+        :func:`audit.traffic.kind.traffic_score_kind`); "" when not said.
     """
 
     table: Any
@@ -61,6 +64,7 @@ class TrafficInput:
     baseline: Any = None
     show_questions: bool = False
     options: dict | None = None
+    kind_rule: str = ""
 
 
 def _cut_source(how: str, run: str) -> str:
@@ -89,7 +93,7 @@ class TrafficSection(Section):
             rc = (done.get("threshold") or {}).get(t.run)
             cut, source = (rc.threshold.cut, _cut_source(rc.choice.how, t.run)) if rc is not None else (None, "")
         return build_traffic_report(t.table, cut, source, labelled, t.window, t.baseline, t.show_questions,
-                                    **(t.options or {}))
+                                    **(t.options or {}), kind_rule=t.kind_rule)
 
     def why_not(self, inputs, done):
         t = inputs.beside["traffic"]
