@@ -11,6 +11,7 @@ import csv
 import sys
 
 from .common import InputError, corpus_arg, encoder_arg, ground_truth_arg, strip_arg, write_json
+from .record import write_record
 
 __all__ = ["add_sweep_parser", "cmd_sweep"]
 
@@ -18,11 +19,13 @@ SWEEP_EXAMPLES = """\
 examples:
   python -m audit sweep --target 256,512 --overlap 0,64 --header off,on --cut blind,boundaries \\
       --retrievers dense,bm25 --at 8 --json sweep.json --csv sweep.csv
+  python -m audit sweep --target 256,384,512,768 --retrievers dense --cheapest-by bytes --html sweep.html
   python -m audit sweep --corpus docs/ --ground-truth needles.jsonl --target 384,512,768 --retrievers dense"""
 
 
 def add_sweep_parser(sub, formatter) -> None:
     """The ``sweep`` verb and its options."""
+    from ..evaluation.sweep import CHEAPEST_BY
     from ..retrieval.bm25 import TOKEN_RULES
 
     w = sub.add_parser("sweep", help="a grid of chunking configurations, their bill, and the cheapest not worse",
@@ -44,7 +47,14 @@ def add_sweep_parser(sub, formatter) -> None:
                         "strip_running_lines in audit.toml, else off)")
     o = w.add_argument_group("the reading and the files written")
     o.add_argument("--at", type=int, default=8, metavar="K", help="the k the reading uses (default 8)")
+    o.add_argument("--cheapest-by", choices=list(CHEAPEST_BY), default="tokens",
+                   help="what the cheapest of the configurations not distinguishable from the best is ranked by: "
+                        "tokens (embedded tokens, ties by index bytes; the default) or bytes (index bytes, ties by "
+                        "embedded tokens)")
     o.add_argument("--json", help="write the audit document with its sweep section as JSON to this file")
+    o.add_argument("--html", help="write the decision record (why this configuration, then the best configuration's "
+                                  "audit) as one self-contained HTML file")
+    o.add_argument("--pdf", help="write the decision record as PDF (headless Chromium; without it, the HTML beside)")
     o.add_argument("--csv", help="write the grid, one row per configuration, as CSV to this file")
     o.add_argument("--fresh", action="store_true", help="recompute every configuration (ignore the kept ones)")
     o.add_argument("--quiet", action="store_true", help="no progress lines")
@@ -74,8 +84,9 @@ def _headers(text: str) -> list[bool]:
 
 def cmd_sweep(a) -> int:
     """``python -m audit sweep …``: run (or resume) the grid, print one line per configuration as it finishes and
-    the reading; write ``--json`` (the audit document of the best configuration with the ``sweep`` section) and
-    ``--csv`` (the grid)."""
+    the reading (cheapest by ``--cheapest-by``); write ``--json`` (the audit document of the best configuration
+    with the ``sweep`` section), ``--csv`` (the grid) and ``--html`` / ``--pdf`` (the decision record, led by why
+    this configuration)."""
     from ..evaluation.sweep import SweepStore, config_grid, read_sweep
     from ..sources.sweep import run_sweep
     from ..home import default_sweep_path
@@ -107,7 +118,7 @@ def cmd_sweep(a) -> int:
         rows = run_sweep(corpus, gt, grid, encoder, cache=cache, store=store, bm25_tokens=a.bm25_tokens,
                          on_config=said, resume=not a.fresh, engine=a.engine,
                          model=a.model, ray_address=a.ray_address)
-        reading = read_sweep(rows, a.at)
+        reading = read_sweep(rows, a.at, cheapest_by=a.cheapest_by)
         best = rows[reading.best].config
         runset = run_audit(corpus, gt, [best.strategy], encoder, [best.retriever], reranker=None, cache=cache,
                            bm25_tokens=a.bm25_tokens)
@@ -115,10 +126,12 @@ def cmd_sweep(a) -> int:
     except (ValueError, ModelUnavailable) as e:  # RayUnavailable is a ValueError
         raise InputError(str(e)) from None
     print("\n".join(reading.text()))
+    data = report.to_json()
     if a.json:
-        write_json(a.json, report.to_json())
+        write_json(a.json, data)
     if a.csv:
         write_csv(a.csv, reading)
+    write_record(a, report, data)
     return 0
 
 
