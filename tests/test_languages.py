@@ -12,6 +12,7 @@ import Stemmer
 from conftest import ROOT
 
 from audit.cli import main
+from audit.chunking import PRESETS
 from audit.ingest import load_corpus
 from audit.language import SNOWBALL, detect_language, document_languages
 from audit.matching import reader_form
@@ -161,15 +162,66 @@ def test_figures_per_language_and_the_dense_models_notice(tmp_path, monkeypatch)
     assert dense_language_notice("paraphrase-multilingual-MiniLM-L12-v2", "fr") is None
 
 
-def test_sources_without_detected_languages_say_so(tmp_path, monkeypatch):
+def test_team_runs_and_traffic_state_their_language_and_how_it_was_decided(tmp_path, monkeypatch):
     ex = ROOT / "data" / "example"
     monkeypatch.setenv("AUDIT_HOME", str(tmp_path / "home"))
-    out = tmp_path / "r.json"
+    team = ["--queries", str(ex / "queries.tsv"), "--qrels", str(ex / "qrels.trec"), "--run",
+            f"before={ex / 'before.trec'}", "--quiet", "--no-history"]
+
+    def report(*extra):
+        out = tmp_path / "r.json"
+        assert main(["report", *extra, "--json", str(out)]) == 0
+        return json.loads(out.read_text(encoding="utf-8"))
+
+    # a team's runs: no documents, so the language is told from its questions (English), and figures per language
+    js = report(*team)
+    assert (js["provenance"]["language"], js["provenance"]["language_from"]) == ("en", "detected")
+    assert js["languages"]["questions"] == {"en": 9} and js["languages"]["documents"] == {}
+    assert {r["language"] for r in js["languages"]["rows"]} == {"en"}
+    # given on the command line: stated as given, every question in it
+    js = report(*team, "--language", "fr")
+    assert (js["provenance"]["language"], js["provenance"]["language_from"]) == ("fr", "given")
+    assert js["languages"]["questions"] == {"fr": 9}
+    # traffic read alone: its questions' language, stated for the traffic and for the audit
+    js = report("--traffic", str(ex / "traffic.jsonl"))
+    p = js["provenance"]
+    assert (p["language"], p["language_from"], p["traffic_language"], p["traffic_language_from"]) == \
+        ("en", "detected", "en", "detected")
+    # the built-in corpus is English by default (no detection model loaded for it)
+    from audit.groundtruth import load_ground_truth
+    from audit.ingest import load_corpus
+    from audit.models import load_encoder
+    from audit.sources.builtin import run_audit
+
+    corpus = load_corpus("python-reference")
+    rs = run_audit(corpus, load_ground_truth(corpus, None, None), [PRESETS["E"]], load_encoder("hashing"),
+                   ["bm25"], reranker=None)
+    assert (rs.settings["language"], rs.settings["language_from"]) == ("en", "default")
+    assert "language en (default)" in rs.source.provenance_line
+
+
+def test_a_bad_language_code_is_one_line(capsys):
+    ex = ROOT / "data" / "example"
     assert main(["report", "--queries", str(ex / "queries.tsv"), "--qrels", str(ex / "qrels.trec"), "--run",
-                 f"before={ex / 'before.trec'}", "--json", str(out), "--quiet", "--no-history"]) == 0
-    js = json.loads(out.read_text(encoding="utf-8"))
-    assert js["languages"] is None
-    assert any(n["section"] == "languages" for n in js["not_shown"])
+                 f"before={ex / 'before.trec'}", "--language", "French", "--no-history"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == \
+        ["error: --language 'French': an ISO 639-1 code such as fr, de or ja"]
+
+
+def test_a_set_without_documents_reads_a_sample_and_every_question_when_they_disagree():
+    from audit.language import SAMPLE, decide_languages
+
+    en = {f"e{i}": "How long are undelivered messages kept before they are deleted?" for i in range(3 * SAMPLE)}
+    d = decide_languages((), en)
+    assert (d.language, d.how, d.read) == ("en", "detected", SAMPLE)  # they agree: the sample decides
+    assert set(d.questions.values()) == {"en"} and len(d.questions) == 3 * SAMPLE
+    mixed = {**en, **{f"f{i}": "Combien de temps les messages non distribués sont-ils conservés avant suppression ?"
+                      for i in range(SAMPLE)}}
+    d = decide_languages((), mixed)
+    assert d.read == len(mixed) and d.language == "en,fr"  # they disagree: every question read
+    assert d.questions["f0"] == "fr" and d.questions["e0"] == "en"
+    assert decide_languages((), {"q": "12 34"}).how == "default"  # no letter: und, by default
+    assert decide_languages((), en, given="de").questions["e1"] == "de"
 
 
 # The matching view (needles) and BM25's tokens in other writing habits (docs/definitions.md, *Matching view*).

@@ -473,6 +473,7 @@ def source_context(runset, label_key: str, store=None, health_inputs=None) -> Pa
     """
     digest = cache.sha256_bytes(f"{label_key}:{runset.source.identity}:{id(runset)}:{session.session_id()}"
                                 .encode("utf-8"))[:16]
+    runset = cache.languages(digest, runset, st.session_state.get("language") or paths.config().language or None)
     return PageContext(runset=runset, results=cache.results(digest, runset), digest=digest, store=store,
                        health_inputs=dict(health_inputs or {}))
 

@@ -120,6 +120,11 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--ground-truth", help="JSONL of {id, needle, questions: [doc, ticket]}")
     q.add_argument("--out-of-domain", help="one query a line; # comments")
     q.add_argument("--model", default=None, help="sentence-transformers name or path (default all-MiniLM-L6-v2)")
+    q.add_argument("--language", default=None, metavar="CODE",
+                   help="the ISO 639-1 code of every document and question, whatever the source (fr, de, ja); "
+                        "default: [ingest] language in audit.toml, else detected (py3langid): per document, each "
+                        "question told among its documents' languages; without documents, from the questions (the "
+                        "traffic's for traffic alone). The provenance says which: given, detected or default")
     b = r.add_argument_group("the built-in pipelines (this tool chunks, embeds and retrieves)")
     b.add_argument("--strategies", default=None, help="comma-separated presets (default A-F)")
     b.add_argument("--retrievers", default=None, help="dense,bm25,hybrid,rerank (default all)")
@@ -131,10 +136,6 @@ def build_parser() -> argparse.ArgumentParser:
                         "the Snowball stemmer of each document's and question's language); a comma list gives one "
                         "BM25 column per rule (E/bm25 for the first, E/bm25-RULE for the others), compared by the "
                         "paired test")
-    b.add_argument("--language", default=None, metavar="CODE",
-                   help="the ISO 639-1 code of every document and question (fr, de, ja); default: [ingest] language "
-                        "in audit.toml, else detected per document (py3langid), each question told among its "
-                        "documents' languages")
     b.add_argument("--db", help="index database (default .audit/index-<corpus>.sqlite)")
     b.add_argument("--index", metavar="DATASET", help="audit this Lance dataset as it is (no --corpus needed)")
     b.add_argument("--no-cache", action="store_true", help="no index database and no embedding cache: all in memory")

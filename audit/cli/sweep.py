@@ -10,7 +10,7 @@ import argparse
 import csv
 import sys
 
-from .common import InputError, corpus_arg, encoder_arg, ground_truth_arg, strip_arg, write_json
+from .common import InputError, corpus_arg, encoder_arg, ground_truth_arg, language_arg, strip_arg, write_json
 from .record import write_record
 
 __all__ = ["add_sweep_parser", "cmd_sweep"]
@@ -42,6 +42,9 @@ def add_sweep_parser(sub, formatter) -> None:
     q.add_argument("--out-of-domain", help="one query a line; # comments")
     q.add_argument("--model", default=None, help="sentence-transformers name or path (default all-MiniLM-L6-v2)")
     q.add_argument("--bm25-tokens", choices=list(TOKEN_RULES), default="unicode", help="BM25's token rule")
+    q.add_argument("--language", default=None, metavar="CODE",
+                   help="the ISO 639-1 code of every document and question (fr, de, ja), which snowball stems in; "
+                        "default: [ingest] language in audit.toml, else detected per document (py3langid)")
     q.add_argument("--strip-running-lines", action=argparse.BooleanOptionalAction, default=None,
                    help="remove PDFs' running headers and footers at extraction (default: [ingest] "
                         "strip_running_lines in audit.toml, else off)")
@@ -103,6 +106,7 @@ def cmd_sweep(a) -> int:
                            [r.strip() for r in a.retrievers.split(",") if r.strip()])
     except ValueError as e:
         raise InputError(str(e)) from None
+    language = language_arg(a)
     corpus = corpus_arg(a.corpus, strip_arg(a))
     gt = ground_truth_arg(corpus, a)
     encoder = encoder_arg(a.model)
@@ -117,11 +121,11 @@ def cmd_sweep(a) -> int:
     try:
         rows = run_sweep(corpus, gt, grid, encoder, cache=cache, store=store, bm25_tokens=a.bm25_tokens,
                          on_config=said, resume=not a.fresh, engine=a.engine,
-                         model=a.model, ray_address=a.ray_address)
+                         model=a.model, ray_address=a.ray_address, language=language)
         reading = read_sweep(rows, a.at, cheapest_by=a.cheapest_by)
         best = rows[reading.best].config
         runset = run_audit(corpus, gt, [best.strategy], encoder, [best.retriever], reranker=None, cache=cache,
-                           bm25_tokens=a.bm25_tokens)
+                           bm25_tokens=a.bm25_tokens, language=language)
         report = build_report(runset, sweep=reading)
     except (ValueError, ModelUnavailable) as e:  # RayUnavailable is a ValueError
         raise InputError(str(e)) from None

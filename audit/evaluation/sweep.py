@@ -428,13 +428,16 @@ def why_configuration(choice) -> list:
                   *_saving(choice["bytes_saved"], choice["bytes_saved_share"], "bytes"), "."]
 
 
-def sweep_key(corpus_sha256: str, ground_truth, model_digest: str, bm25_tokens: str, config: Config) -> str:
+def sweep_key(corpus_sha256: str, ground_truth, model_digest: str, bm25_tokens: str, config: Config,
+              language: str | None = None) -> str:
     """The resumable file's key of one configuration: a digest of the corpus, the ground truth (needles, their
-    questions, the out-of-domain queries), the model, BM25's token rule and the configuration."""
+    questions, the out-of-domain queries), the model, BM25's token rule, the configuration and the language when
+    one is given (a detected one follows from the corpus; keys written without it stay valid)."""
     from ..runset import digest
 
     return digest(corpus_sha256, [(n.id, n.needle, n.questions) for n in ground_truth.needles],
-                  list(ground_truth.out_of_domain), model_digest, bm25_tokens, config.to_dict())
+                  list(ground_truth.out_of_domain), model_digest, bm25_tokens, config.to_dict(),
+                  *((language,) if language else ()))
 
 
 class SweepStore:

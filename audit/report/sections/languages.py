@@ -73,7 +73,7 @@ class LanguagesSection(Section):
                 "rows": list(x.rows)}
 
     def text(self, x):
-        docs = ", ".join(f"{k} {v}" for k, v in x.documents.items())
+        docs = ", ".join(f"{k} {v}" for k, v in x.documents.items()) or "none read"
         qs = ", ".join(f"{k} {v}" for k, v in x.questions.items())
         lines = [f"By language (documents: {docs}; judged questions: {qs}): Success@k with Wilson 95% intervals, RR@20"]
         show = []
