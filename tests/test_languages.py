@@ -337,3 +337,43 @@ def test_every_needle_of_the_french_ground_truth_is_accepted_french_typography_i
     assert len(gt.needles) == 9 and not gt.rejected
     text = "".join(d.text for d in corpus.documents)
     assert {"\u00a0", "\u202f", "’", "«", "»"} <= set(text)
+
+
+# The optional stop-word list (issue 57): any token rule + "+stop" drops the stop words of the text's language first.
+def test_stop_words_are_bm25s_lists_per_language_and_dropped_before_stemming():
+    import bm25s.stopwords
+
+    from audit.retrieval.bm25 import check_token_rule, stop_words
+
+    assert stop_words("fr") == frozenset(bm25s.stopwords.STOPWORDS_FRENCH) and {"le", "des", "et"} <= stop_words("fr")
+    assert stop_words("de") >= {"der", "und"} and stop_words("ja") == frozenset() == stop_words(None)
+    text = "Le découpage des documents et les chunks"
+    fr = Stemmer.Stemmer("french")
+    # by hand: le, des, et, les are French stop words; the rest is stemmed by Snowball's French stemmer
+    assert bm25_tokens(text, "snowball+stop", "fr") == fr.stemWords(["découpage", "documents", "chunks"])
+    assert bm25_tokens(text, "unicode+stop", "fr") == ["découpage", "documents", "chunks"]
+    assert bm25_tokens("The chunk of a document", "ascii+stop", "en") == ["chunk", "document"]
+    assert bm25_tokens(text, "unicode+stop", "ja") == bm25_tokens(text, "unicode")  # no list: every token kept
+    assert bm25_tokens(text, "unicode+stop", None) == bm25_tokens(text, "unicode")
+    with pytest.raises(ValueError, match=r"each optionally with \+stop"):
+        check_token_rule("unicode+stems")
+
+
+def test_a_stop_word_column_is_compared_and_keyed_apart(tmp_path, monkeypatch):
+    from audit.retrieval.bm25 import postings_key
+
+    texts = ["le chunk"] * 3
+    assert postings_key(texts, "unicode") != postings_key(texts, "unicode+stop", languages=["fr"] * 3)
+    assert postings_key(texts, "unicode+stop", languages=["fr"] * 3) != \
+        postings_key(texts, "unicode+stop", languages=["en"] * 3)  # the list read depends on the language
+    monkeypatch.setenv("AUDIT_HOME", str(tmp_path / "home"))
+    out = tmp_path / "r.json"
+    fr = ROOT / "data" / "french"
+    assert main(["report", "--corpus", str(fr / "docs"), "--ground-truth", str(fr / "gt.jsonl"), "--model", "hashing",
+                 "--reranker", "none", "--strategies", "E", "--retrievers", "bm25", "--bm25-tokens",
+                 "unicode,snowball+stop", "--no-cache", "--quiet", "--no-history", "--json", str(out)]) == 0
+    js = json.loads(out.read_text(encoding="utf-8"))
+    assert {r["name"]: r["token_rule"] for r in js["results"]} == {"E/bm25": "unicode",
+                                                                    "E/bm25-snowball+stop": "snowball+stop"}
+    assert any(c["a"] == "E/bm25-snowball+stop" and c["b"] == "E/bm25" for c in js["comparisons"])
+    assert js["provenance"]["bm25_tokens"] == "unicode,snowball+stop"

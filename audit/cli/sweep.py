@@ -26,7 +26,7 @@ examples:
 def add_sweep_parser(sub, formatter) -> None:
     """The ``sweep`` verb and its options."""
     from ..evaluation.sweep import CHEAPEST_BY
-    from ..retrieval.bm25 import TOKEN_RULES
+    from ..retrieval.bm25 import STOP, TOKEN_RULES
 
     w = sub.add_parser("sweep", help="a grid of chunking configurations, their bill, and the cheapest not worse",
                        allow_abbrev=False, epilog=SWEEP_EXAMPLES, formatter_class=formatter)
@@ -41,7 +41,8 @@ def add_sweep_parser(sub, formatter) -> None:
     q.add_argument("--ground-truth", help="JSONL of {id, needle, questions: [doc, ticket]}")
     q.add_argument("--out-of-domain", help="one query a line; # comments")
     q.add_argument("--model", default=None, help="sentence-transformers name or path (default all-MiniLM-L6-v2)")
-    q.add_argument("--bm25-tokens", choices=list(TOKEN_RULES), default="unicode", help="BM25's token rule")
+    q.add_argument("--bm25-tokens", choices=[*TOKEN_RULES, *(r + STOP for r in TOKEN_RULES)], default="unicode",
+                   help="BM25's token rule (+stop: the stop words of the text's language dropped first)")
     q.add_argument("--language", default=None, metavar="CODE",
                    help="the ISO 639-1 code of every document and question (fr, de, ja), which snowball stems in; "
                         "default: [ingest] language in audit.toml, else detected per document (py3langid)")

@@ -29,6 +29,7 @@ from ..language import decide_languages, dense_language_notice, language_words
 from ..models import DEFAULT_RERANKER, Encoder, ModelUnavailable, load_cross_encoder, token_stats
 from ..progress import StageProgress
 from ..retrieval import RERANK_DEPTH, RETRIEVERS, STORED_DEPTH, TOKEN_RULES, Ranking, rank_query
+from ..retrieval.bm25 import check_token_rule
 from ..retrieval import bm25_index
 from ..retrieval import bm25_tokens as tokenize
 from ..runset import Ranked, Run, RunSet, Source, Space, digest
@@ -138,7 +139,8 @@ def _rule_labels(rules: str, language: str | None) -> str:
     corpus has one language."""
     if not language or "," in language:
         return rules
-    return ",".join(f"snowball-{language}" if r == "snowball" else r for r in rules.split(","))
+    return ",".join(f"snowball-{language}{r[len('snowball'):]}" if r.startswith("snowball") else r
+                    for r in rules.split(","))
 
 
 #: The retriever beside which each further BM25 token rule adds a column (``E/bm25-snowball``).
@@ -257,10 +259,10 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
     retrievers = tuple(r for r in RETRIEVERS if r in retrievers)
     rules = tuple(dict.fromkeys(r.strip() for r in (bm25_tokens.split(",") if isinstance(bm25_tokens, str)
                                                     else bm25_tokens) if r.strip()))
-    bad_rule = [r for r in rules if r not in TOKEN_RULES]
-    if bad_rule or not rules:
-        raise ValueError(f"BM25 token rule {bad_rule[0] if bad_rule else ''!r} is unknown; "
-                         f"choose one of {', '.join(TOKEN_RULES)}")
+    if not rules:
+        raise ValueError(f"BM25 token rule '' is unknown; choose one of {', '.join(TOKEN_RULES)}")
+    for r in rules:
+        check_token_rule(r)
     bm25_tokens = rules[0]
     report = progress or (lambda stage, done, total: None)
     warnings: list[str] = []
