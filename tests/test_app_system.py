@@ -83,6 +83,7 @@ def test_overview_summarises_the_files():
     assert metrics["Runs"] == "2" and metrics["Queries"] == "9 / 4"
     assert metrics["Chunks known"] == "12" and metrics["Offset errors"] == "2"
     assert metrics["Documents"] == "3"
+    assert metrics["Language"] == "en (detected)"  # issue 57: told from data/example/docs, said how
     assert not at.error
     runs = _frames(at)[1]
     assert list(runs["run"]) == ["before", "after"]
