@@ -21,7 +21,8 @@ from typing import Iterable, Mapping, Sequence
 
 __all__ = ["DETECT_CHARS", "ENGLISH_MODELS", "LANGUAGE_FROM", "SAMPLE", "SNOWBALL", "LanguageDecision",
            "corpus_language", "decide_languages", "dense_language_notice", "detect_language", "document_languages",
-           "language_words", "question_languages", "stamp_languages", "stem_words", "stemmer_name"]
+           "language_words", "question_languages", "stamp_languages", "stem_words", "stemmer_name",
+           "traffic_language"]
 
 #: ISO 639-1 code → PyStemmer's Snowball algorithm (``Stemmer.algorithms()``).
 SNOWBALL = {
@@ -229,6 +230,12 @@ def decide_languages(documents: Sequence = (), questions: Mapping[str, str] | No
                             docs, qs, len(ids))
 
 
+def traffic_language(texts: Iterable[str], given: str | None = None) -> LanguageDecision:
+    """The language of traffic from the texts of some of its questions (:meth:`audit.traffic.table.TrafficTable.
+    sample_texts`), decided as a set of questions without documents is (:func:`decide_languages`)."""
+    return decide_languages((), {str(i): x for i, x in enumerate(t for t in texts if t)}, given)
+
+
 def stamp_languages(runset, given: str | None = None, traffic=None):
     """``runset`` with its languages decided (:func:`decide_languages` over its corpus's documents and its questions'
     texts) and stated: ``settings`` gains ``languages`` (document → code), ``question_languages``, ``language`` and
@@ -249,8 +256,7 @@ def stamp_languages(runset, given: str | None = None, traffic=None):
     prov = dict(runset.source.provenance)
     extra = {}
     if traffic is not None:
-        texts = [t for t in traffic if t]
-        t = decide_languages((), {str(i): x for i, x in enumerate(texts)}, given)
+        t = traffic_language(traffic, given)
         extra = {"traffic_language": t.language, "traffic_language_from": t.how}
         if not runset.queries and not docs:
             decided = LanguageDecision(t.language, t.how, {}, {}, t.read)
