@@ -241,35 +241,40 @@ def stamp_languages(runset, given: str | None = None, traffic=None):
     texts) and stated: ``settings`` gains ``languages`` (document → code), ``question_languages``, ``language`` and
     ``language_from``; the source's provenance gains ``language`` and ``language_from`` and its line
     ``language fr (detected)``. A run set whose source decided already (the built-in pipelines: their BM25 reads
-    the languages) is returned as it is.
+    the languages) keeps its decision.
 
     ``traffic``: texts of the traffic's questions (an iterable of str, e.g.
     :meth:`audit.traffic.table.TrafficTable.sample_texts`): their language is decided the same way and stated as
     ``traffic_language`` / ``traffic_language_from`` (and decides the run set's when it has no question of its own:
     traffic read alone).
     """
-    if runset.settings.get("language_from"):
+    done = bool(runset.settings.get("language_from"))
+    if done and traffic is None:
         return runset
-    corpus = runset.corpus
-    docs = [d for d in corpus.documents if getattr(d, "text", "")] if corpus is not None else []
-    decided = decide_languages(docs, {q.query_id: q.text for q in runset.queries}, given)
-    prov = dict(runset.source.provenance)
-    extra = {}
-    if traffic is not None:
-        t = traffic_language(traffic, given)
-        extra = {"traffic_language": t.language, "traffic_language_from": t.how}
-        if not runset.queries and not docs:
+    stamp: dict = {}
+    words: list[str] = []
+    settings = dict(runset.settings)
+    if not done:
+        corpus = runset.corpus
+        docs = [d for d in corpus.documents if getattr(d, "text", "")] if corpus is not None else []
+        decided = decide_languages(docs, {q.query_id: q.text for q in runset.queries}, given)
+        t = traffic_language(traffic, given) if traffic is not None else None
+        if t is not None and not runset.queries and not docs:
             decided = LanguageDecision(t.language, t.how, {}, {}, t.read)
-    stamp = {"language": decided.language, "language_from": decided.how, **extra}
-    prov.update(stamp)
-    line = runset.source.provenance_line
-    words = language_words(decided.language, decided.how)
-    if extra:
-        words += f" · traffic {language_words(extra['traffic_language'], extra['traffic_language_from'])}"
+        stamp = {"language": decided.language, "language_from": decided.how}
+        settings.update(languages=decided.documents, question_languages=decided.questions)
+        words.append(language_words(decided.language, decided.how))
+    else:
+        t = traffic_language(traffic, given)
+    if t is not None:
+        stamp.update(traffic_language=t.language, traffic_language_from=t.how)
+        words.append(f"traffic {language_words(t.language, t.how)}")
+    settings.update(stamp)
+    prov = {**runset.source.provenance, **stamp}
+    line, said = runset.source.provenance_line, " · ".join(words)
     if " · retrieval-audit " in line:
         head, _, tail = line.rpartition(" · retrieval-audit ")
-        line = f"{head} · {words} · retrieval-audit {tail}"
+        line = f"{head} · {said} · retrieval-audit {tail}"
     else:
-        line = f"{line} · {words}" if line else words
-    settings = {**runset.settings, "languages": decided.documents, "question_languages": decided.questions, **stamp}
+        line = f"{line} · {said}" if line else said
     return replace(runset, settings=settings, source=replace(runset.source, provenance=prov, provenance_line=line))

@@ -198,6 +198,15 @@ def test_team_runs_and_traffic_state_their_language_and_how_it_was_decided(tmp_p
                    ["bm25"], reranker=None)
     assert (rs.settings["language"], rs.settings["language_from"]) == ("en", "default")
     assert "language en (default)" in rs.source.provenance_line
+    # traffic beside it: the built-in decision kept, the traffic's own stated beside it
+    from audit.language import stamp_languages
+
+    both = stamp_languages(rs, traffic=["Comment découper un long document en morceaux ?"] * 3)
+    assert (both.settings["language"], both.settings["language_from"]) == ("en", "default")
+    assert (both.source.provenance["traffic_language"], both.source.provenance["traffic_language_from"]) == \
+        ("fr", "detected")
+    assert "language en (default) · " in both.source.provenance_line
+    assert both.source.provenance_line.count("traffic language fr (detected)") == 1
 
 
 def test_a_bad_language_code_is_one_line(capsys):
