@@ -19,7 +19,7 @@ from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Iterable, Mapping, Sequence
 
-__all__ = ["DETECT_CHARS", "ENGLISH_MODELS", "LANGUAGE_FROM", "SAMPLE", "SNOWBALL", "LanguageDecision",
+__all__ = ["DETECT_CHARS", "ENGLISH_MODELS", "LANGUAGE_FROM", "MIN_SHARE", "SAMPLE", "SURE", "SNOWBALL", "LanguageDecision",
            "corpus_language", "decide_languages", "dense_language_notice", "detect_language", "document_languages",
            "language_words", "question_languages", "stamp_languages", "stem_words", "stemmer_name",
            "traffic_language"]
@@ -74,6 +74,19 @@ def detect_language(text: str, among: Iterable[str] | None = None) -> str:
         allowed = set(among)
         ranked = [x for x in ranked if x[0] in allowed] or ranked
     return str(ranked[0][0])
+
+
+def _reading(text: str) -> tuple[str, float]:
+    """``text``'s language and py3langid's probability of it, normalised over its languages (softmax of its
+    log-probabilities); ``("und", 0.0)`` for a text without a letter."""
+    import math
+
+    text = text[:DETECT_CHARS]
+    if not any(ch.isalpha() for ch in text):
+        return "und", 0.0
+    ranked = _identifier().rank(text)
+    top = ranked[0][1]
+    return str(ranked[0][0]), 1.0 / sum(math.exp(v - top) for _, v in ranked)
 
 
 def document_languages(documents, override: str | None = None) -> dict[str, str]:
@@ -136,9 +149,14 @@ def dense_language_notice(model: str | None, corpus_language: str | None) -> str
 #: built-in corpus, Python's English reference; or no text at all, ``und``).
 LANGUAGE_FROM = ("given", "detected", "default")
 
-#: Questions read to tell the language of a set without documents (evenly spread over it): when they agree on one
-#: language, every question is that language; when they do not, every question is read (a mixed set).
+#: Questions read to tell the language of a set without documents (evenly spread over it): when one language holds
+#: :data:`MIN_SHARE` of them or more and no other does, every question is that language; when several do, every
+#: question is read, told among those (a mixed set).
 SAMPLE = 200
+#: The share of the sample's sure readings a language must hold to be one of the set's.
+MIN_SHARE = 0.1
+#: A reading is sure when py3langid gives its language this probability or more (normalised over its languages).
+SURE = 0.9
 
 
 @dataclass(frozen=True)
@@ -201,9 +219,10 @@ def decide_languages(documents: Sequence = (), questions: Mapping[str, str] | No
     -------
     LanguageDecision
         With documents: each detected (:func:`document_languages`), each question told among their languages
-        (:func:`question_languages`). Without: :data:`SAMPLE` questions spread over the set are read; when they
-        agree, every question has their language, else every question is read. No text with a letter: ``und``,
-        ``default``.
+        (:func:`question_languages`). Without: :data:`SAMPLE` questions spread over the set are read, and the
+        readings py3langid is sure of (:data:`SURE`) count; when one language holds :data:`MIN_SHARE` of them and
+        no other does, every question has it, else every question is read and told among the languages that do;
+        none sure: ``und``, detected. No text with a letter: ``und``, ``default``.
     """
     questions = dict(questions or {})
     if given:
@@ -219,15 +238,19 @@ def decide_languages(documents: Sequence = (), questions: Mapping[str, str] | No
     if not ids:
         return LanguageDecision("und", "default", docs, dict.fromkeys(questions, "und"))
     sample = [ids[i] for i in _spread(len(ids), SAMPLE)]
-    seen = {q: detect_language(questions[q]) for q in sample}
-    codes = set(seen.values())
+    # only sure readings count (py3langid's probability, normalised over its languages, SURE or more): a short
+    # question is read as some language with little confidence ("question q17": French at 0.65, Occitan beside it)
+    sure = [c for c, prob in (_reading(questions[q]) for q in sample) if prob >= SURE]
+    if not sure:
+        return LanguageDecision("und", "detected", docs, dict.fromkeys(questions, "und"), len(sample))
+    counts = Counter(sure)
+    codes = sorted(c for c, n in counts.items() if n >= MIN_SHARE * len(sure))
     if len(codes) == 1:
         (code,) = codes
         return LanguageDecision(code, "detected", docs, dict.fromkeys(questions, code), len(sample))
-    rest = {q: detect_language(questions[q]) for q in ids if q not in seen}
-    qs = {q: seen.get(q) or rest.get(q) or "und" for q in questions}
-    return LanguageDecision(corpus_language({q: c for q, c in qs.items() if q in seen or q in rest}), "detected",
-                            docs, qs, len(ids))
+    rest = {q: detect_language(questions[q], codes) for q in ids}
+    qs = {q: rest.get(q) or "und" for q in questions}
+    return LanguageDecision(corpus_language(rest), "detected", docs, qs, len(sample) + len(ids))
 
 
 def traffic_language(texts: Iterable[str], given: str | None = None) -> LanguageDecision:

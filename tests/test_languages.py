@@ -227,8 +227,20 @@ def test_a_set_without_documents_reads_a_sample_and_every_question_when_they_dis
     mixed = {**en, **{f"f{i}": "Combien de temps les messages non distribués sont-ils conservés avant suppression ?"
                       for i in range(SAMPLE)}}
     d = decide_languages((), mixed)
-    assert d.read == len(mixed) and d.language == "en,fr"  # they disagree: every question read
+    assert d.read == SAMPLE + len(mixed) and d.language == "en,fr"  # two languages of 10%+: every question read
     assert d.questions["f0"] == "fr" and d.questions["e0"] == "en"
+    # only sure readings count: 2,000 synthetic "question qN" (a benchmark's questions) are read as French or
+    # Occitan with little confidence, so the set is undetermined after 200 readings, never 2,000
+    from audit.language import SURE, _reading
+
+    synthetic = {f"q{i}": f"question q{i}" for i in range(2000)}
+    assert {c for c, _ in (_reading(synthetic[f"q{i}"]) for i in range(0, 2000, 10))} >= {"fr", "oc"}
+    assert all(prob < SURE for _, prob in (_reading(synthetic[f"q{i}"]) for i in range(0, 2000, 10)))
+    d = decide_languages((), synthetic)
+    assert (d.language, d.how, d.read) == ("und", "detected", SAMPLE) and set(d.questions.values()) == {"und"}
+    # a minority language under MIN_SHARE of the sure readings is not one of the set's: 5 in 200 French
+    few = {**{f"e{i}": en["e0"] for i in range(195)}, **{f"f{i}": mixed["f0"] for i in range(5)}}
+    assert decide_languages((), few).language == "en"
     assert decide_languages((), {"q": "12 34"}).how == "default"  # no letter: und, by default
     assert decide_languages((), en, given="de").questions["e1"] == "de"
 
