@@ -371,7 +371,10 @@ with pick_tab:
                 q = (ss.get(key) or "").strip()
                 if q:
                     qv = cache.query_vector(ctx.encoder.name, q, ctx.encoder) if check.strategies else None
-                    say(gv.question_messages(check_question(q, check, qv, strategies, ctx.runset.settings.get("bm25_tokens", "unicode")), phrasing))
+                    settings = ctx.runset.settings
+                    main = (settings.get("language") or "").split(",")[0] or None
+                    say(gv.question_messages(check_question(q, check, qv, strategies,
+                                                            settings.get("bm25_tokens", "unicode"), main), phrasing))
             editing = ss.get("gt_editing")
             if not editing:
                 st.text_input("Id (blank: the next free one)", key="gt_new_id", placeholder=draft.next_id())

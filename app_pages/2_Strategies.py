@@ -30,7 +30,9 @@ from audit.views.strategies import (
     recall_chart_frame,
     results_display,
     results_frame,
+    sweep_cost,
     sweep_frame,
+    sweep_why,
 )
 from ui import cache, context, download, footer, stop, table
 from ui.charts import depth_chart, pareto_chart, recall_chart
@@ -200,7 +202,8 @@ else:
 st.subheader("A chunking sweep: the cheapest configuration that is not worse")
 st.caption("Target size × overlap × header × cut × retriever, each with its bill: `python -m audit sweep --json "
            "sweep.json` writes it (docs/definitions.md, *The sweep*). The best at k, the configurations its sign "
-           "test (Holm) cannot tell from it, and the cheapest of those by embedded tokens.")
+           "test (Holm) cannot tell from it, and the cheapest of those by embedded tokens (`--cheapest-by bytes`: "
+           "by index bytes).")
 swept = st.file_uploader("A sweep's JSON", type=["json"], key="sweep_json")
 if swept is not None:
     import json
@@ -209,13 +212,17 @@ if swept is not None:
         doc = json.loads(swept.getvalue().decode("utf-8"))
         sw = doc.get("sweep") if isinstance(doc, dict) else None
         sf = sweep_frame(sw) if sw else None
+        why = sweep_why(sw) if sw else None
     except (ValueError, KeyError, TypeError, UnicodeDecodeError) as e:
         st.error(f"not a sweep's JSON ({e}): write one with python -m audit sweep --json FILE")
     else:
         if sf is None:
             st.info("This file has no sweep section: python -m audit sweep --json FILE writes one.")
         else:
-            draw(pareto_chart(sf, sw["k"]), key="sweep_chart")
+            with st.container(key="sweep_pareto"):  # the chart's element carries no key class: its box does
+                draw(pareto_chart(sf, sw["k"], sweep_cost(sw)), key="sweep_chart")
+            if why:
+                st.container(key="sweep_why").markdown("**Why this configuration**: " + md(why))
             table(sf, "sweep_table", "sweep.csv", "Download the sweep (CSV)")
 
 st.subheader("Rank of the first relevant chunk, per question")

@@ -44,8 +44,9 @@ CANNOT = {
                "(Ground truth → upload)",
     "out_of_domain": "no out-of-domain question ranked by the run: give out-of-domain questions (and, for your "
                      "own runs, each system's run over them) to see where a cut should refuse",
-    "languages": "no language was detected for the questions: only the built-in pipelines (report --corpus) "
-                 "detect the language of each document and question here",
+    "languages": "no language was decided for the questions (every report and page decides it: --language, "
+                 "audit.toml's [ingest] language, or detected; a run set rebuilt from an older history record has "
+                 "none)",
     "phrasings": "every judged question is asked in one wording only, so there is no documentation-vs-ticket table",
     "latency": "no run carries its questions' wall time (runs read from files were timed elsewhere)",
     "chunks": "the chunks' text is not known for this source (give your chunks.jsonl to see what each run returned)",

@@ -15,11 +15,14 @@ its ``unicode`` tokens unstemmed (docs/definitions.md, *BM25*).
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from typing import Iterable, Mapping, Sequence
 
-__all__ = ["DETECT_CHARS", "ENGLISH_MODELS", "SNOWBALL", "corpus_language", "dense_language_notice", "detect_language",
-           "document_languages", "question_languages", "stem_words", "stemmer_name"]
+__all__ = ["DETECT_CHARS", "ENGLISH_MODELS", "LANGUAGE_FROM", "MIN_SHARE", "SAMPLE", "SURE", "SNOWBALL", "LanguageDecision",
+           "corpus_language", "decide_languages", "dense_language_notice", "detect_language", "document_languages",
+           "language_words", "question_languages", "stamp_languages", "stem_words", "stemmer_name",
+           "traffic_language"]
 
 #: ISO 639-1 code → PyStemmer's Snowball algorithm (``Stemmer.algorithms()``).
 SNOWBALL = {
@@ -71,6 +74,19 @@ def detect_language(text: str, among: Iterable[str] | None = None) -> str:
         allowed = set(among)
         ranked = [x for x in ranked if x[0] in allowed] or ranked
     return str(ranked[0][0])
+
+
+def _reading(text: str) -> tuple[str, float]:
+    """``text``'s language and py3langid's probability of it, normalised over its languages (softmax of its
+    log-probabilities); ``("und", 0.0)`` for a text without a letter."""
+    import math
+
+    text = text[:DETECT_CHARS]
+    if not any(ch.isalpha() for ch in text):
+        return "und", 0.0
+    ranked = _identifier().rank(text)
+    top = ranked[0][1]
+    return str(ranked[0][0]), 1.0 / sum(math.exp(v - top) for _, v in ranked)
 
 
 def document_languages(documents, override: str | None = None) -> dict[str, str]:
@@ -126,3 +142,162 @@ def dense_language_notice(model: str | None, corpus_language: str | None) -> str
         return None
     return (f"the dense model {model} was trained on English text only and this corpus is in {main}: its figures "
             "measure a model out of its language (a multilingual model, --model, measures one in it)")
+
+
+#: How a language was decided: ``given`` (``--language``, audit.toml's ``[ingest] language``, the sidebar),
+#: ``detected`` (py3langid over the documents, else the questions), ``default`` (nothing to read it from: the
+#: built-in corpus, Python's English reference; or no text at all, ``und``).
+LANGUAGE_FROM = ("given", "detected", "default")
+
+#: Questions read to tell the language of a set without documents (evenly spread over it): when one language holds
+#: :data:`MIN_SHARE` of them or more and no other does, every question is that language; when several do, every
+#: question is read, told among those (a mixed set).
+SAMPLE = 200
+#: The share of the sample's sure readings a language must hold to be one of the set's.
+MIN_SHARE = 0.1
+#: A reading is sure when py3langid gives its language this probability or more (normalised over its languages).
+SURE = 0.9
+
+
+@dataclass(frozen=True)
+class LanguageDecision:
+    """The languages of one audit and how they were decided.
+
+    Attributes
+    ----------
+    language : str
+        The main languages, most documents (else questions) first, comma-separated (``fr``, ``fr,de``); ``und``
+        when nothing had a letter.
+    how : {"given", "detected", "default"}
+        :data:`LANGUAGE_FROM`.
+    documents : dict
+        ``doc_id → code`` (empty without documents).
+    questions : dict
+        ``query id → code``.
+    read : int
+        Texts the detector read (0 when given or by default).
+    """
+
+    language: str
+    how: str
+    documents: dict = field(default_factory=dict)
+    questions: dict = field(default_factory=dict)
+    read: int = 0
+
+
+def language_words(language: str | None, how: str | None) -> str:
+    """``language fr (detected)``: the provenance line's words; '' with no language."""
+    if not language:
+        return ""
+    return f"language {language}" + (f" ({how})" if how else "")
+
+
+def _spread(n: int, k: int) -> list[int]:
+    """``k`` indices evenly spread over ``range(n)`` (all of them when ``n <= k``)."""
+    if n <= k:
+        return list(range(n))
+    return sorted({round(i * (n - 1) / (k - 1)) for i in range(k)})
+
+
+def decide_languages(documents: Sequence = (), questions: Mapping[str, str] | None = None, given: str | None = None,
+                     default: str | None = None) -> LanguageDecision:
+    """The languages of an audit's documents and questions, and how they were decided (:data:`LANGUAGE_FROM`).
+
+    Parameters
+    ----------
+    documents : sequence of Document
+        The corpus's documents (each with ``doc_id`` and ``text``); may be empty (a team's runs without a corpus,
+        traffic).
+    questions : mapping query id → text
+        The questions (texts may be empty: a record without its question).
+    given : str, optional
+        An ISO 639-1 code for every document and question: ``how = "given"``.
+    default : str, optional
+        The code when nothing is to be read (the built-in corpus: ``en``): ``how = "default"``.
+
+    Returns
+    -------
+    LanguageDecision
+        With documents: each detected (:func:`document_languages`), each question told among their languages
+        (:func:`question_languages`). Without: :data:`SAMPLE` questions spread over the set are read, and the
+        readings py3langid is sure of (:data:`SURE`) count; when one language holds :data:`MIN_SHARE` of them and
+        no other does, every question has it, else every question is read and told among the languages that do;
+        none sure: ``und``, detected. No text with a letter: ``und``, ``default``.
+    """
+    questions = dict(questions or {})
+    if given:
+        return LanguageDecision(given, "given", {d.doc_id: given for d in documents}, dict.fromkeys(questions, given))
+    if default:
+        docs = {d.doc_id: default for d in documents}
+        return LanguageDecision(default, "default", docs, question_languages(questions, [default]))
+    docs = document_languages(documents)
+    if docs and set(docs.values()) != {"und"}:
+        return LanguageDecision(corpus_language(docs), "detected", docs, question_languages(questions, docs.values()),
+                                len(docs) + (len(questions) if len(set(docs.values()) - {"und"}) > 1 else 0))
+    ids = [q for q, t in questions.items() if t and any(ch.isalpha() for ch in t)]
+    if not ids:
+        return LanguageDecision("und", "default", docs, dict.fromkeys(questions, "und"))
+    sample = [ids[i] for i in _spread(len(ids), SAMPLE)]
+    # only sure readings count (py3langid's probability, normalised over its languages, SURE or more): a short
+    # question is read as some language with little confidence ("question q17": French at 0.65, Occitan beside it)
+    sure = [c for c, prob in (_reading(questions[q]) for q in sample) if prob >= SURE]
+    if not sure:
+        return LanguageDecision("und", "detected", docs, dict.fromkeys(questions, "und"), len(sample))
+    counts = Counter(sure)
+    codes = sorted(c for c, n in counts.items() if n >= MIN_SHARE * len(sure))
+    if len(codes) == 1:
+        (code,) = codes
+        return LanguageDecision(code, "detected", docs, dict.fromkeys(questions, code), len(sample))
+    rest = {q: detect_language(questions[q], codes) for q in ids}
+    qs = {q: rest.get(q) or "und" for q in questions}
+    return LanguageDecision(corpus_language(rest), "detected", docs, qs, len(sample) + len(ids))
+
+
+def traffic_language(texts: Iterable[str], given: str | None = None) -> LanguageDecision:
+    """The language of traffic from the texts of some of its questions (:meth:`audit.traffic.table.TrafficTable.
+    sample_texts`), decided as a set of questions without documents is (:func:`decide_languages`)."""
+    return decide_languages((), {str(i): x for i, x in enumerate(t for t in texts if t)}, given)
+
+
+def stamp_languages(runset, given: str | None = None, traffic=None):
+    """``runset`` with its languages decided (:func:`decide_languages` over its corpus's documents and its questions'
+    texts) and stated: ``settings`` gains ``languages`` (document → code), ``question_languages``, ``language`` and
+    ``language_from``; the source's provenance gains ``language`` and ``language_from`` and its line
+    ``language fr (detected)``. A run set whose source decided already (the built-in pipelines: their BM25 reads
+    the languages) keeps its decision.
+
+    ``traffic``: texts of the traffic's questions (an iterable of str, e.g.
+    :meth:`audit.traffic.table.TrafficTable.sample_texts`): their language is decided the same way and stated as
+    ``traffic_language`` / ``traffic_language_from`` (and decides the run set's when it has no question of its own:
+    traffic read alone).
+    """
+    done = bool(runset.settings.get("language_from"))
+    if done and traffic is None:
+        return runset
+    stamp: dict = {}
+    words: list[str] = []
+    settings = dict(runset.settings)
+    if not done:
+        corpus = runset.corpus
+        docs = [d for d in corpus.documents if getattr(d, "text", "")] if corpus is not None else []
+        decided = decide_languages(docs, {q.query_id: q.text for q in runset.queries}, given)
+        t = traffic_language(traffic, given) if traffic is not None else None
+        if t is not None and not runset.queries and not docs:
+            decided = LanguageDecision(t.language, t.how, {}, {}, t.read)
+        stamp = {"language": decided.language, "language_from": decided.how}
+        settings.update(languages=decided.documents, question_languages=decided.questions)
+        words.append(language_words(decided.language, decided.how))
+    else:
+        t = traffic_language(traffic, given)
+    if t is not None:
+        stamp.update(traffic_language=t.language, traffic_language_from=t.how)
+        words.append(f"traffic {language_words(t.language, t.how)}")
+    settings.update(stamp)
+    prov = {**runset.source.provenance, **stamp}
+    line, said = runset.source.provenance_line, " · ".join(words)
+    if " · retrieval-audit " in line:
+        head, _, tail = line.rpartition(" · retrieval-audit ")
+        line = f"{head} · {said} · retrieval-audit {tail}"
+    else:
+        line = f"{line} · {said}" if line else said
+    return replace(runset, settings=settings, source=replace(runset.source, provenance=prov, provenance_line=line))

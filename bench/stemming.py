@@ -1,4 +1,4 @@
-"""What the BM25 token rule snowball costs over unicode: tokens per document, and language detection.
+"""What the BM25 token rules snowball and +stop cost over unicode: tokens per document, and language detection.
 
     python bench/stemming.py [--corpus python-reference|FOLDER] [--repeat 5]
 
@@ -30,7 +30,7 @@ def main() -> None:
     detect_ms = (time.perf_counter() - t) * 1000.0
     print(f"{len(docs)} documents, {corpus.n_characters:,} characters; languages {sorted(set(langs.values()))}")
     print(f"detection (py3langid, model load included): {detect_ms:.1f} ms, {detect_ms / len(docs):.2f} ms/document")
-    for rule in ("unicode", "snowball"):
+    for rule in ("unicode", "snowball", "unicode+stop", "snowball+stop"):
         times = []
         for _ in range(a.repeat):
             t = time.perf_counter()
@@ -38,7 +38,7 @@ def main() -> None:
                 bm25_tokens(d.text, rule, langs[d.doc_id])
             times.append((time.perf_counter() - t) * 1000.0)
         ms = statistics.median(times)
-        print(f"{rule:9s} {ms:8.1f} ms  {ms / len(docs):.3f} ms/document")
+        print(f"{rule:13s} {ms:8.1f} ms  {ms / len(docs):.3f} ms/document")
 
 
 if __name__ == "__main__":

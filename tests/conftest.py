@@ -165,9 +165,10 @@ PAGES = ["app_pages/1_Overview.py", "app_pages/2_Strategies.py", "app_pages/3_Qu
          "app_pages/11_History.py", "app_pages/12_Judging.py"]
 
 
-def every_page(at, pages=PAGES) -> dict:
+def every_page(at, pages=PAGES, footers: dict | None = None) -> dict:
     """Switch an AppTest through ``pages``: each draws without an exception and ends with the run set's provenance
-    line (``… · retrieval-audit VERSION``). Returns page → the text of its infos (what a page says it cannot show)."""
+    line (``… · retrieval-audit VERSION``). Returns page → the text of its infos (what a page says it cannot show);
+    ``footers``, when given, gets page → its provenance line."""
     said = {}
     for page in pages:
         at.switch_page(page).run()
@@ -175,6 +176,8 @@ def every_page(at, pages=PAGES) -> dict:
         captions = [shown(c) for c in at.main.caption]
         assert captions and "retrieval-audit " in captions[-1], (page, captions[-1:])
         said[page] = " ".join(shown(i) for i in at.info)
+        if footers is not None:
+            footers[page] = captions[-1]
     return said
 
 

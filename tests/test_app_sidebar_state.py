@@ -64,3 +64,15 @@ def test_a_link_holding_the_shown_labels_of_the_sources_is_not_refused():
     bad.query_params["source"] = "store"  # the key is not what the browser writes: refused, said
     _run(bad)
     assert any("ignored from the link: source=store" in shown(w) for w in bad.sidebar.warning)
+
+
+def test_drop_stop_words_names_the_rule_in_every_footer_with_the_language():
+    # issue 57: the sidebar's stop-word switch makes the rule RULE+stop, and the provenance line every page ends
+    # with names the rule and the language with how it was decided
+    at = _run(AppTest.from_file(APP, default_timeout=TIMEOUT))
+    footer = [shown(c) for c in at.main.caption][-1]
+    assert "BM25 tokens unicode ·" in footer and "· language en (detected) ·" in footer
+    at.checkbox(key="bm25_stop").check()
+    _run(at)
+    footer = [shown(c) for c in at.main.caption][-1]
+    assert "BM25 tokens unicode+stop ·" in footer and "· language en (detected) ·" in footer

@@ -83,6 +83,8 @@ def test_overview_summarises_the_files():
     assert metrics["Runs"] == "2" and metrics["Queries"] == "9 / 4"
     assert metrics["Chunks known"] == "12" and metrics["Offset errors"] == "2"
     assert metrics["Documents"] == "3"
+    assert metrics["Language"] == "en"  # issue 57: told from data/example/docs; how, in its help and the footer
+    assert next(m for m in at.metric if m.label == "Language").help.startswith("detected: ")
     assert not at.error
     runs = _frames(at)[1]
     assert list(runs["run"]) == ["before", "after"]
@@ -170,7 +172,11 @@ def test_upgrade_diff_before_after():
 
 
 def test_every_page_draws_the_files_and_says_what_it_cannot_show():
-    said = every_page(_app())
+    footers: dict = {}
+    said = every_page(_app(), footers=footers)
+    # issue 57: the language of a team's files and how it was decided, in every page's provenance line (told from
+    # the documents of data/example/docs, English)
+    assert all("· language en (detected) ·" in f for f in footers.values()), footers
     assert "token costs need the chunks and the embedding model's tokenizer" in said["app_pages/6_Tokens.py"].lower()
     assert "Source → Built-in pipelines" in said["app_pages/10_Ground_truth.py"]
 

@@ -86,6 +86,8 @@ def test_overview_summarises_the_traffic(env):
     cut = _balanced_before()
     assert "200 real questions — traffic (traffic.jsonl)" in text and f"get NO ANSWER at the cut {cut:.4g}" in text
     assert "out of domain" in text
+    # issue 57: the traffic's language, told from its own questions, and how it was decided
+    assert "language en (detected)" in text
 
 
 def test_shared_mode_shows_no_question_text_anywhere(env, monkeypatch):

@@ -438,3 +438,13 @@ def test_cli_locate_writes_proposals_that_are_not_a_ground_truth(tmp_path):
     code, _, err = _cli("groundtruth", "check", str(out), "--corpus", str(docs))
     assert code == 2 and "'needle' must be a string" in err  # even with an id: the proposal is not a needle
     assert _cli("groundtruth", "locate", str(qa), "--corpus", str(docs), "--out", str(out), "--min-score", "101")[0] == 2
+
+
+def test_question_overlap_reads_the_audits_language_under_its_rule():
+    # issue 57: the Ground truth page counts shared words under the audit's rule in the audit's language.
+    # Snowball's French stemmer: les → le, documents → docu (découper → découp, découpage → découpag: not shared);
+    # without the language nothing is stemmed and only "documents" is shared; +stop drops le/les/des/se/par.
+    q, n = "Comment découper les documents ?", "Le découpage des documents se fait par section."
+    assert question_overlap(q, n, "snowball") == (1, 4)
+    assert question_overlap(q, n, "snowball", "fr") == (2, 4)
+    assert question_overlap(q, n, "snowball+stop", "fr") == (1, 3)

@@ -197,6 +197,44 @@ def test_a_format_1_record_written_by_hand_is_read_after_the_format_grew(history
     assert evaluate(back)[0].success(1).estimate == 1.0 and back.run("E/dense").ranking("n1/doc").ids == (7, 3)
 
 
+def test_a_record_keeps_the_languages_and_the_token_rules(builtin_corpus, builtin_gt):
+    # issue 57: the language, how it was decided, each question's language and each run's BM25 token rule survive
+    # the record, so the rebuilt run set's figures per language equal the audited one's
+    from audit.chunking import parse_strategies
+    from audit.models import load_encoder
+    from audit.report.sections import build_document
+    from audit.sources import run_audit
+
+    rs = run_audit(builtin_corpus, builtin_gt, parse_strategies("E"), load_encoder("hashing"), ["dense", "bm25"],
+                   reranker=None, bm25_tokens="unicode,snowball+stop")
+    stored = json.loads(json.dumps(record_of(rs).to_json()))
+    assert stored["format_version"] == 2  # optional fields: a format-2 record still, older readers skip them
+    assert stored["settings"]["language"] == "en" and stored["settings"]["language_from"] == "default"
+    assert stored["settings"]["bm25_token_rules"] == ["unicode", "snowball+stop"]
+    assert "question_languages" not in stored["settings"]  # one language: kept once, not per question
+    assert {r["name"]: r.get("token_rule") for r in stored["runs"]} == {
+        "E/dense": None, "E/bm25": "unicode", "E/bm25-snowball+stop": "snowball+stop"}
+    back = runset_of(Record.from_json(stored, 1))
+    assert back.settings["question_languages"] == rs.settings["question_languages"]
+    assert [r.token_rule for r in back.runs] == [r.token_rule for r in rs.runs]
+    a = build_document(rs, results=evaluate(rs)).to_json()["languages"]
+    b = build_document(back, results=evaluate(back)).to_json()["languages"]
+    assert a["rows"] == b["rows"] and a["questions"] == b["questions"] == {"en": len(rs.in_domain)}
+
+
+def test_a_format_2_record_without_languages_reads_as_before():
+    # a record written before the languages were kept: no language in its settings, no token rule in its runs
+    rs = team({"run": {"q1": [("c1", 0.9), ("c2", 0.5)], "q2": [("c3", 0.8)]}}, {"q1": {"c1": 1}, "q2": {"c9": 1}})
+    stored = json.loads(json.dumps(record_of(rs).to_json()))
+    assert "language" not in stored["settings"] and "token_rule" not in stored["runs"][0]
+    back = runset_of(Record.from_json(stored, 1))
+    assert back.settings == {} and back.runs[0].token_rule is None
+    assert evaluate(back)[0].success(1).estimate == 0.5
+    from audit.capabilities import can
+
+    assert not can(back, "languages")  # said, not guessed: the languages section names why it is not shown
+
+
 def test_a_record_of_a_newer_format_is_refused_with_the_reason(history):
     blob = zlib.compress(json.dumps({"format_version": FORMAT_VERSION + 1, "created_at": "x", "command": "report",
                                      "source": {}}).encode())

@@ -12,6 +12,7 @@ import Stemmer
 from conftest import ROOT
 
 from audit.cli import main
+from audit.chunking import PRESETS
 from audit.ingest import load_corpus
 from audit.language import SNOWBALL, detect_language, document_languages
 from audit.matching import reader_form
@@ -161,15 +162,87 @@ def test_figures_per_language_and_the_dense_models_notice(tmp_path, monkeypatch)
     assert dense_language_notice("paraphrase-multilingual-MiniLM-L12-v2", "fr") is None
 
 
-def test_sources_without_detected_languages_say_so(tmp_path, monkeypatch):
+def test_team_runs_and_traffic_state_their_language_and_how_it_was_decided(tmp_path, monkeypatch):
     ex = ROOT / "data" / "example"
     monkeypatch.setenv("AUDIT_HOME", str(tmp_path / "home"))
-    out = tmp_path / "r.json"
+    team = ["--queries", str(ex / "queries.tsv"), "--qrels", str(ex / "qrels.trec"), "--run",
+            f"before={ex / 'before.trec'}", "--quiet", "--no-history"]
+
+    def report(*extra):
+        out = tmp_path / "r.json"
+        assert main(["report", *extra, "--json", str(out)]) == 0
+        return json.loads(out.read_text(encoding="utf-8"))
+
+    # a team's runs: no documents, so the language is told from its questions (English), and figures per language
+    js = report(*team)
+    assert (js["provenance"]["language"], js["provenance"]["language_from"]) == ("en", "detected")
+    assert js["languages"]["questions"] == {"en": 9} and js["languages"]["documents"] == {}
+    assert {r["language"] for r in js["languages"]["rows"]} == {"en"}
+    # given on the command line: stated as given, every question in it
+    js = report(*team, "--language", "fr")
+    assert (js["provenance"]["language"], js["provenance"]["language_from"]) == ("fr", "given")
+    assert js["languages"]["questions"] == {"fr": 9}
+    # traffic read alone: its questions' language, stated for the traffic and for the audit
+    js = report("--traffic", str(ex / "traffic.jsonl"))
+    p = js["provenance"]
+    assert (p["language"], p["language_from"], p["traffic_language"], p["traffic_language_from"]) == \
+        ("en", "detected", "en", "detected")
+    # the built-in corpus is English by default (no detection model loaded for it)
+    from audit.groundtruth import load_ground_truth
+    from audit.ingest import load_corpus
+    from audit.models import load_encoder
+    from audit.sources.builtin import run_audit
+
+    corpus = load_corpus("python-reference")
+    rs = run_audit(corpus, load_ground_truth(corpus, None, None), [PRESETS["E"]], load_encoder("hashing"),
+                   ["bm25"], reranker=None)
+    assert (rs.settings["language"], rs.settings["language_from"]) == ("en", "default")
+    assert "language en (default)" in rs.source.provenance_line
+    # traffic beside it: the built-in decision kept, the traffic's own stated beside it
+    from audit.language import stamp_languages
+
+    both = stamp_languages(rs, traffic=["Comment découper un long document en morceaux ?"] * 3)
+    assert (both.settings["language"], both.settings["language_from"]) == ("en", "default")
+    assert (both.source.provenance["traffic_language"], both.source.provenance["traffic_language_from"]) == \
+        ("fr", "detected")
+    assert "language en (default) · " in both.source.provenance_line
+    assert both.source.provenance_line.count("traffic language fr (detected)") == 1
+
+
+def test_a_bad_language_code_is_one_line(capsys):
+    ex = ROOT / "data" / "example"
     assert main(["report", "--queries", str(ex / "queries.tsv"), "--qrels", str(ex / "qrels.trec"), "--run",
-                 f"before={ex / 'before.trec'}", "--json", str(out), "--quiet", "--no-history"]) == 0
-    js = json.loads(out.read_text(encoding="utf-8"))
-    assert js["languages"] is None
-    assert any(n["section"] == "languages" for n in js["not_shown"])
+                 f"before={ex / 'before.trec'}", "--language", "French", "--no-history"]) == 2
+    assert capsys.readouterr().err.strip().splitlines() == \
+        ["error: --language 'French': an ISO 639-1 code such as fr, de or ja"]
+
+
+def test_a_set_without_documents_reads_a_sample_and_every_question_when_they_disagree():
+    from audit.language import SAMPLE, decide_languages
+
+    en = {f"e{i}": "How long are undelivered messages kept before they are deleted?" for i in range(3 * SAMPLE)}
+    d = decide_languages((), en)
+    assert (d.language, d.how, d.read) == ("en", "detected", SAMPLE)  # they agree: the sample decides
+    assert set(d.questions.values()) == {"en"} and len(d.questions) == 3 * SAMPLE
+    mixed = {**en, **{f"f{i}": "Combien de temps les messages non distribués sont-ils conservés avant suppression ?"
+                      for i in range(SAMPLE)}}
+    d = decide_languages((), mixed)
+    assert d.read == SAMPLE + len(mixed) and d.language == "en,fr"  # two languages of 10%+: every question read
+    assert d.questions["f0"] == "fr" and d.questions["e0"] == "en"
+    # only sure readings count: 2,000 synthetic "question qN" (a benchmark's questions) are read as French or
+    # Occitan with little confidence, so the set is undetermined after 200 readings, never 2,000
+    from audit.language import SURE, _reading
+
+    synthetic = {f"q{i}": f"question q{i}" for i in range(2000)}
+    assert {c for c, _ in (_reading(synthetic[f"q{i}"]) for i in range(0, 2000, 10))} >= {"fr", "oc"}
+    assert all(prob < SURE for _, prob in (_reading(synthetic[f"q{i}"]) for i in range(0, 2000, 10)))
+    d = decide_languages((), synthetic)
+    assert (d.language, d.how, d.read) == ("und", "detected", SAMPLE) and set(d.questions.values()) == {"und"}
+    # a minority language under MIN_SHARE of the sure readings is not one of the set's: 5 in 200 French
+    few = {**{f"e{i}": en["e0"] for i in range(195)}, **{f"f{i}": mixed["f0"] for i in range(5)}}
+    assert decide_languages((), few).language == "en"
+    assert decide_languages((), {"q": "12 34"}).how == "default"  # no letter: und, by default
+    assert decide_languages((), en, given="de").questions["e1"] == "de"
 
 
 # The matching view (needles) and BM25's tokens in other writing habits (docs/definitions.md, *Matching view*).
@@ -285,3 +358,43 @@ def test_every_needle_of_the_french_ground_truth_is_accepted_french_typography_i
     assert len(gt.needles) == 9 and not gt.rejected
     text = "".join(d.text for d in corpus.documents)
     assert {"\u00a0", "\u202f", "’", "«", "»"} <= set(text)
+
+
+# The optional stop-word list (issue 57): any token rule + "+stop" drops the stop words of the text's language first.
+def test_stop_words_are_bm25s_lists_per_language_and_dropped_before_stemming():
+    import bm25s.stopwords
+
+    from audit.retrieval.bm25 import check_token_rule, stop_words
+
+    assert stop_words("fr") == frozenset(bm25s.stopwords.STOPWORDS_FRENCH) and {"le", "des", "et"} <= stop_words("fr")
+    assert stop_words("de") >= {"der", "und"} and stop_words("ja") == frozenset() == stop_words(None)
+    text = "Le découpage des documents et les chunks"
+    fr = Stemmer.Stemmer("french")
+    # by hand: le, des, et, les are French stop words; the rest is stemmed by Snowball's French stemmer
+    assert bm25_tokens(text, "snowball+stop", "fr") == fr.stemWords(["découpage", "documents", "chunks"])
+    assert bm25_tokens(text, "unicode+stop", "fr") == ["découpage", "documents", "chunks"]
+    assert bm25_tokens("The chunk of a document", "ascii+stop", "en") == ["chunk", "document"]
+    assert bm25_tokens(text, "unicode+stop", "ja") == bm25_tokens(text, "unicode")  # no list: every token kept
+    assert bm25_tokens(text, "unicode+stop", None) == bm25_tokens(text, "unicode")
+    with pytest.raises(ValueError, match=r"each optionally with \+stop"):
+        check_token_rule("unicode+stems")
+
+
+def test_a_stop_word_column_is_compared_and_keyed_apart(tmp_path, monkeypatch):
+    from audit.retrieval.bm25 import postings_key
+
+    texts = ["le chunk"] * 3
+    assert postings_key(texts, "unicode") != postings_key(texts, "unicode+stop", languages=["fr"] * 3)
+    assert postings_key(texts, "unicode+stop", languages=["fr"] * 3) != \
+        postings_key(texts, "unicode+stop", languages=["en"] * 3)  # the list read depends on the language
+    monkeypatch.setenv("AUDIT_HOME", str(tmp_path / "home"))
+    out = tmp_path / "r.json"
+    fr = ROOT / "data" / "french"
+    assert main(["report", "--corpus", str(fr / "docs"), "--ground-truth", str(fr / "gt.jsonl"), "--model", "hashing",
+                 "--reranker", "none", "--strategies", "E", "--retrievers", "bm25", "--bm25-tokens",
+                 "unicode,snowball+stop", "--no-cache", "--quiet", "--no-history", "--json", str(out)]) == 0
+    js = json.loads(out.read_text(encoding="utf-8"))
+    assert {r["name"]: r["token_rule"] for r in js["results"]} == {"E/bm25": "unicode",
+                                                                    "E/bm25-snowball+stop": "snowball+stop"}
+    assert any(c["a"] == "E/bm25-snowball+stop" and c["b"] == "E/bm25" for c in js["comparisons"])
+    assert js["provenance"]["bm25_tokens"] == "unicode,snowball+stop"

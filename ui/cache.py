@@ -383,6 +383,15 @@ def results(digest: str, _runset) -> list:
     return evaluate(_runset)
 
 
+@st.cache_resource(show_spinner=False, max_entries=16, ttl=3600)
+def languages(digest: str, _runset, given: str | None = None):
+    """The run set whose digest is ``digest`` with its languages decided and stated (given by the sidebar or
+    audit.toml, else detected: :func:`audit.language.stamp_languages`), once per run set and language."""
+    from audit.language import stamp_languages
+
+    return stamp_languages(_runset, given)
+
+
 @st.cache_resource(show_spinner="Building the audit document…", max_entries=16, ttl=3600)
 def document(digest: str, _runset, _results: list):
     """The audit document of the run set whose digest is ``digest`` (:func:`audit.report.sections.build_document`),

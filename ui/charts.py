@@ -188,11 +188,11 @@ READING_COLOURS = {"best": OKABE_ITO["blue"], "best and cheapest": OKABE_ITO["bl
                    "worse": OKABE_ITO["vermillion"]}
 
 
-def _pareto_spec(k: int) -> alt.LayerChart:
-    base = alt.Chart(alt.NamedData("sweep")).encode(x=alt.X("embedded tokens:Q", title="embedded tokens (the bill)",
+def _pareto_spec(k: int, cost: str = "embedded tokens", readings: tuple = tuple(READING_COLOURS)) -> alt.LayerChart:
+    base = alt.Chart(alt.NamedData("sweep")).encode(x=alt.X(f"{cost}:Q", title=f"{cost} (the bill)",
                                                             scale=alt.Scale(zero=False)))
-    colour = alt.Color("reading:N", title="reading", scale=alt.Scale(domain=list(READING_COLOURS),
-                                                                     range=list(READING_COLOURS.values())))
+    colour = alt.Color("reading:N", title="reading", scale=alt.Scale(domain=list(readings),
+                                                                     range=[READING_COLOURS[r] for r in readings]))
     bars = base.mark_errorbar(opacity=0.4).encode(
         y=alt.Y("low:Q", title=f"Success@{k} (share of questions)", scale=alt.Scale(domain=[0, 1])), y2="high:Q",
         color=colour)
@@ -201,15 +201,18 @@ def _pareto_spec(k: int) -> alt.LayerChart:
         tooltip=["configuration:N", alt.Tooltip(f"Success@{k}:Q", format=".3f"), alt.Tooltip("low:Q", format=".3f"),
                  alt.Tooltip("high:Q", format=".3f"), "embedded tokens:Q", "index bytes:Q", "reading:N"])
     front = alt.Chart(alt.NamedData("front")).mark_line(color=OKABE_ITO["black"], strokeDash=[4, 3]).encode(
-        x="embedded tokens:Q", y=f"Success@{k}:Q")
+        x=f"{cost}:Q", y=f"Success@{k}:Q")
     return (bars + front + points).properties(height=340)
 
 
-def pareto_chart(frame: pd.DataFrame, k: int) -> Chart:
-    """A sweep's configurations, Success@k (Wilson 95% bars) against embedded tokens, coloured by the reading, the
-    Pareto front dashed (:func:`audit.views.strategies.sweep_frame`)."""
-    front = frame[frame["pareto"]].sort_values("embedded tokens")
-    return Chart(vega.spec(_pareto_spec, int(k)), {"sweep": frame, "front": front})
+def pareto_chart(frame: pd.DataFrame, k: int, cost: str = "embedded tokens") -> Chart:
+    """A sweep's configurations, Success@k (Wilson 95% bars) against their cost (``embedded tokens`` or ``index
+    bytes``: what the sweep's cheapest is ranked by, :func:`audit.views.strategies.sweep_cost`), coloured by the
+    reading (the legend lists the readings present, each in its one colour), the Pareto front dashed
+    (:func:`audit.views.strategies.sweep_frame`)."""
+    front = frame[frame["pareto"]].sort_values(cost)
+    readings = tuple(r for r in READING_COLOURS if r in set(frame["reading"]))
+    return Chart(vega.spec(_pareto_spec, int(k), cost, readings), {"sweep": frame, "front": front})
 
 
 def _depth_spec(marked: bool) -> alt.LayerChart:

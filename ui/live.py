@@ -10,6 +10,8 @@ import time
 
 import streamlit as st
 
+from audit.retrieval.bm25 import reads_language
+
 from . import cache
 from .context import PageContext
 
@@ -57,7 +59,7 @@ def live_search(ctx: PageContext, run, query: str):
     settings = ctx.runset.settings
     rule = getattr(run, "token_rule", None) or settings.get("bm25_tokens", "unicode")
     langs = settings.get("languages") or {}
-    chunk_langs = [langs.get(c.doc_id) for c in sp.chunks.chunks] if rule == "snowball" else None
+    chunk_langs = [langs.get(c.doc_id) for c in sp.chunks.chunks] if reads_language(rule) else None
     main_language = (settings.get("language") or "").split(",")[0] or None
     bm25 = cache.bm25(ctx.digest, sp.name, sp.chunks.texts, rule, chunk_langs, main_language)
     ranked, latency = typed_ranking(ctx.runset, run, query, qv, bm25, ctx.cross_encoder, ctx.cross_error)

@@ -92,6 +92,7 @@ def _defaults_single(env_corpus: str, env_gt: str, env_ood: str) -> dict:
         "model": os.environ.get("AUDIT_MODEL") or DEFAULT_MODEL,
         "reranker": os.environ.get("AUDIT_RERANKER") or DEFAULT_RERANKER,
         "bm25_tokens": "unicode",
+        "bm25_stop": False,
         "language": paths.config().language or "",
         "strip_running_lines": paths.config().strip_running_lines,
         "focus_strategy": "E",
@@ -347,6 +348,9 @@ def strategies_section() -> tuple[list[Strategy], tuple[str, ...]]:
                       "unicode, with runs of Han, Kana, Hangul and Thai letters cut into character pairs "
                       "(Chinese, Japanese and Thai write no spaces between words); snowball: unicode, stemmed by "
                       "the Snowball stemmer of each document's and question's language")
+        st.checkbox("Drop stop words", key="bm25_stop", **KEPT,
+                    help="BM25 reads no stop word of the text's language (bm25s' lists: 13 languages; the rule "
+                         "is named RULE+stop). Off by default: idf already weighs frequent words down")
         st.selectbox("Language", ["", *LANGUAGE_CODES], key="language", **KEPT,
                      format_func=lambda c: c or "detected per document",
                      help="the ISO 639-1 code of every document and question; detected per document by default "
@@ -406,7 +410,9 @@ def build(corpus: Corpus, gt: GroundTruth, gt_id: str, strategies: list[Strategy
     key = cache.RunKey(corpus=f"{corpus.name}:{corpus.sha256}", ground_truth=f"{gt_id}:{len(gt.needles)}",
                        strategies=tuple(tuple(sorted(s.params().items())) for s in strategies),
                        retrievers=retrievers, model=model_name, reranker=reranker_name,
-                       bm25_tokens=st.session_state["bm25_tokens"], language=st.session_state.get("language") or "")
+                       bm25_tokens=st.session_state["bm25_tokens"] + ("+stop" if st.session_state.get("bm25_stop")
+                                                                       else ""),
+                       language=st.session_state.get("language") or "")
     private = session.is_upload(corpus.name)
     if private:
         session.folder()  # refresh the folder's last use: an active upload session never ages out
@@ -478,6 +484,7 @@ def source_context(runset, label_key: str, store=None, health_inputs=None) -> Pa
     """
     digest = cache.sha256_bytes(f"{label_key}:{runset.source.identity}:{id(runset)}:{session.session_id()}"
                                 .encode("utf-8"))[:16]
+    runset = cache.languages(digest, runset, st.session_state.get("language") or paths.config().language or None)
     return PageContext(runset=runset, results=cache.results(digest, runset), digest=digest, store=store,
                        health_inputs=dict(health_inputs or {}))
 

@@ -18,6 +18,7 @@ import altair as alt
 import pandas as pd
 import streamlit as st
 
+from audit.language import language_words, traffic_language
 from audit.runset import FILE_SCORE_KINDS as SCORE_KINDS
 from audit.scores import score_kind
 from audit.report.traffic import SOURCES, TrafficReport, build_traffic_report
@@ -55,6 +56,7 @@ class TrafficInput:
     label: str
     run: str | None = None
     kind_rule: str = ""  #: the score kind read and which rule chose it ("cosine-distance (as the file says)")
+    language: str = ""  #: its questions' language and how it was decided ("language en (detected)")
 
 
 def _run_kind(runs, configured: str | None) -> tuple[str | None, str | None]:
@@ -182,17 +184,22 @@ def draw_traffic_inputs(box=None, runs=None) -> TrafficInput | None:
                 held = st.session_state.get(_HELD)
                 if held is None or held[0] != sig:
                     try:
-                        held = (sig, read_traffic(files, kind), None)
+                        t = read_traffic(files, kind)
+                        d = traffic_language(t.sample_texts(), st.session_state.get("language") or None)
+                        held = (sig, t, None, language_words(d.language, d.how))
                     except ValueError as e:
-                        held = (sig, None, str(e))
+                        held = (sig, None, str(e), "")
                     st.session_state[_HELD] = held
                 t, err = held[1], held[2]
                 if err:
                     errors.append(err)
                 elif t is not None:
+                    words = held[3] if len(held) > 3 else ""
                     st.caption(f"{len(t):,} questions read · scores read as {kind} ({rule})"
+                               + (f" · {words}" if words else "")
                                + (f" · {t.n_problems:,} lines or spans not read" if t.n_problems else ""))
-                    chosen = TrafficInput(t, window, baseline, label, run, f"{kind} ({rule})") if len(t) else None
+                    chosen = (TrafficInput(t, window, baseline, label, run, f"{kind} ({rule})", words) if len(t)
+                              else None)
                     if not len(t):
                         errors.append("no retrieval read from the traffic" + (f": {t.problems[0]}" if t.problems else ""))
         for e in errors:
@@ -316,6 +323,7 @@ def draw_traffic_section(labelled: Labelled | None, cut: float | None, cut_sourc
                      "labelled in-domain and out-of-domain distributions, with its 95% percentile-bootstrap interval")
     st.caption(md(f"{ti.label}: {len(ti.table):,} questions read"
                   + (f", scores read as {ti.kind_rule}" if ti.kind_rule else "")
+                  + (f", {ti.language}" if ti.language else "")
                   + (f", {ti.table.n_problems:,} lines or spans not read (listed below)" if ti.table.n_problems else "")
                   + (f"; compared with {labelled.system}" if labelled is not None else "")
                   + (f". Cut {t_cut:.4g} ({cut_source})." if t_cut is not None else ".")))
@@ -413,7 +421,8 @@ def draw_traffic_summary(labelled: Labelled | None, cut: float | None, cut_sourc
     rep = _report(ti, labelled, t_cut, cut_source, labelled_key)
     k, n = rep.no_answer()
     st.subheader("Real traffic")
-    parts = [f"{n:,} real questions — {md(ti.label)}" + (f", scores read as {md(ti.kind_rule)}" if ti.kind_rule else "")]
+    parts = [f"{n:,} real questions — {md(ti.label)}" + (f", scores read as {md(ti.kind_rule)}" if ti.kind_rule else "")
+             + (f", {md(ti.language)}" if ti.language else "")]
     if t_cut is not None and n:
         parts.append(f"**{100 * k / n:.1f}%** get NO ANSWER at the cut {t_cut:.4g} ({md(cut_source)}; exact)")
     e = rep.estimate

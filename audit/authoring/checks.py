@@ -407,13 +407,14 @@ def check_needle(needle: str, views: CorpusViews, strategies: Sequence[StrategyC
     return NeedleCheck(key, len(key), occ, reason, heading, verdicts)
 
 
-def question_overlap(question: str, needle: str, rule: str = "unicode") -> tuple[int, int]:
+def question_overlap(question: str, needle: str, rule: str = "unicode", language: str | None = None) -> tuple[int, int]:
     """``(shared, total)``: of the question's distinct BM25 tokens, how many are tokens of the needle.
 
-    Tokens are :func:`audit.retrieval.bm25_tokens` with ``rule`` (the run's BM25 token rule).
+    Tokens are :func:`audit.retrieval.bm25_tokens` with ``rule`` (the run's BM25 token rule), read in ``language``
+    (the audit's: ``snowball`` stems and ``+stop`` drops stop words in it).
     """
-    q = set(bm25_tokens(question, rule))
-    n = set(bm25_tokens(needle, rule))
+    q = set(bm25_tokens(question, rule, language))
+    n = set(bm25_tokens(needle, rule, language))
     return len(q & n), len(q)
 
 
@@ -455,7 +456,8 @@ class QuestionCheck:
 
 
 def check_question(question: str, needle: NeedleCheck, query_vector: np.ndarray | None,
-                   strategies: Sequence[StrategyChunks] = (), rule: str = "unicode") -> QuestionCheck:
+                   strategies: Sequence[StrategyChunks] = (), rule: str = "unicode",
+                   language: str | None = None) -> QuestionCheck:
     """Check one question against its needle: shared words, and the dense distance to the needle's chunk.
 
     Parameters
@@ -467,14 +469,16 @@ def check_question(question: str, needle: NeedleCheck, query_vector: np.ndarray 
         The question's embedding by the run's model (None: no distances).
     strategies : sequence of StrategyChunks
         Their ``vectors`` give the distances (:func:`audit.retrieval.dense_ranking`).
-    rule : {"unicode", "ascii"}
-        The BM25 token rule.
+    rule : str
+        The BM25 token rule (:data:`audit.retrieval.TOKEN_RULES`, optionally ``+stop``).
+    language : str, optional
+        The ISO 639-1 code the question and needle are read in (the audit's main language).
 
     Returns
     -------
     QuestionCheck
     """
-    shared, total = question_overlap(question, needle.needle, rule)
+    shared, total = question_overlap(question, needle.needle, rule, language)
     held = {v.strategy: v.chunk_ids for v in needle.strategies}
     distances: dict = {}
     for s in strategies:

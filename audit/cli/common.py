@@ -43,6 +43,10 @@ def language_arg(a) -> str | None:
     malformed audit.toml."""
     given = getattr(a, "language", None)
     if given:
+        import re
+
+        if not re.fullmatch(r"[a-z]{2,3}", given):
+            raise InputError(f"--language {given!r}: an ISO 639-1 code such as fr, de or ja")
         return given
     from ..config import ConfigError, load_config
 

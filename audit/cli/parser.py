@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 
-from ..retrieval.bm25 import TOKEN_RULES
+from ..retrieval.bm25 import STOP, TOKEN_RULES, check_token_rule
 from .chunks import cmd_chunks
 from .common import EXIT_INPUT, InputError, add_store_options
 from .compare import cmd_compare
@@ -96,13 +96,22 @@ def _add_strip_option(p: argparse.ArgumentParser | argparse._ArgumentGroup) -> N
 
 
 def _token_rules(spec: str) -> str:
-    """``--bm25-tokens``: a comma list of :data:`TOKEN_RULES`, returned as given (spaces dropped)."""
+    """``--bm25-tokens``: a comma list of :data:`TOKEN_RULES` (each optionally ``+stop``), returned as given (spaces
+    dropped)."""
     rules = [r.strip() for r in spec.split(",") if r.strip()]
-    bad = [r for r in rules if r not in TOKEN_RULES]
+    bad = [r for r in rules if not _is_rule(r)]
     if bad or not rules:
         raise argparse.ArgumentTypeError(f"unknown BM25 token rule {bad[0] if bad else spec!r}; "
-                                         f"choose from {', '.join(TOKEN_RULES)}")
+                                         f"choose from {', '.join(TOKEN_RULES)}, each optionally with {STOP}")
     return ",".join(rules)
+
+
+def _is_rule(rule: str) -> bool:
+    try:
+        check_token_rule(rule)
+    except ValueError:
+        return False
+    return True
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -120,6 +129,11 @@ def build_parser() -> argparse.ArgumentParser:
     q.add_argument("--ground-truth", help="JSONL of {id, needle, questions: [doc, ticket]}")
     q.add_argument("--out-of-domain", help="one query a line; # comments")
     q.add_argument("--model", default=None, help="sentence-transformers name or path (default all-MiniLM-L6-v2)")
+    q.add_argument("--language", default=None, metavar="CODE",
+                   help="the ISO 639-1 code of every document and question, whatever the source (fr, de, ja); "
+                        "default: [ingest] language in audit.toml, else detected (py3langid): per document, each "
+                        "question told among its documents' languages; without documents, from the questions (the "
+                        "traffic's for traffic alone). The provenance says which: given, detected or default")
     b = r.add_argument_group("the built-in pipelines (this tool chunks, embeds and retrieves)")
     b.add_argument("--strategies", default=None, help="comma-separated presets (default A-F)")
     b.add_argument("--retrievers", default=None, help="dense,bm25,hybrid,rerank (default all)")
@@ -128,13 +142,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="BM25 tokens: unicode (default: letter/digit runs of any script, casefolded), ascii "
                         "(the specification's [a-z0-9]+, lower-cased), cjk-bigrams (unicode, with runs of Han, "
                         "Kana, Hangul and Thai letters cut into character pairs) or snowball (unicode, stemmed by "
-                        "the Snowball stemmer of each document's and question's language); a comma list gives one "
-                        "BM25 column per rule (E/bm25 for the first, E/bm25-RULE for the others), compared by the "
-                        "paired test")
-    b.add_argument("--language", default=None, metavar="CODE",
-                   help="the ISO 639-1 code of every document and question (fr, de, ja); default: [ingest] language "
-                        "in audit.toml, else detected per document (py3langid), each question told among its "
-                        "documents' languages")
+                        "the Snowball stemmer of each document's and question's language); any of them +stop "
+                        "(unicode+stop, snowball+stop) drops the stop words of the text's language first (bm25s' "
+                        "lists: 13 languages); a comma list gives one BM25 column per rule (E/bm25 for the first, "
+                        "E/bm25-RULE for the others), compared by the paired test")
     b.add_argument("--db", help="index database (default .audit/index-<corpus>.sqlite)")
     b.add_argument("--index", metavar="DATASET", help="audit this Lance dataset as it is (no --corpus needed)")
     b.add_argument("--no-cache", action="store_true", help="no index database and no embedding cache: all in memory")

@@ -17,6 +17,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from ..language import stamp_languages
 from ..report import build_report
 from ..report.sections import Approximate
 from ..retrieval import RETRIEVERS
@@ -80,7 +81,7 @@ def write_report(a, loaded: Loaded) -> int:
         A bad cut (``--threshold``) or a baseline the history refuses.
     """
 
-    runset = loaded.runset
+    runset = stamp_languages(loaded.runset, language_arg(a), _traffic_texts(loaded))
     folds, seed = getattr(a, "fusion_folds", None), getattr(a, "fusion_seed", None)
     if folds is not None and folds < 2:
         raise InputError(f"--fusion-folds {folds}: cross-validation needs at least 2 folds")
@@ -107,6 +108,14 @@ def write_report(a, loaded: Loaded) -> int:
         write_json(a.json, data)
     write_record(a, report, data)
     return code
+
+
+def _traffic_texts(loaded: Loaded):
+    """The texts of a sample of the traffic's questions beside the run set (:meth:`audit.traffic.table.TrafficTable.
+    sample_texts`), or None without traffic."""
+    t = loaded.beside.get("traffic")
+    table = getattr(t, "table", None)
+    return table.sample_texts() if table is not None else None
 
 
 def _load_builtin(a) -> Loaded:

@@ -10,7 +10,8 @@ import argparse
 import csv
 import sys
 
-from .common import InputError, corpus_arg, encoder_arg, ground_truth_arg, strip_arg, write_json
+from .common import InputError, corpus_arg, encoder_arg, ground_truth_arg, language_arg, strip_arg, write_json
+from .record import write_record
 
 __all__ = ["add_sweep_parser", "cmd_sweep"]
 
@@ -18,12 +19,14 @@ SWEEP_EXAMPLES = """\
 examples:
   python -m audit sweep --target 256,512 --overlap 0,64 --header off,on --cut blind,boundaries \\
       --retrievers dense,bm25 --at 8 --json sweep.json --csv sweep.csv
+  python -m audit sweep --target 256,384,512,768 --retrievers dense --cheapest-by bytes --html sweep.html
   python -m audit sweep --corpus docs/ --ground-truth needles.jsonl --target 384,512,768 --retrievers dense"""
 
 
 def add_sweep_parser(sub, formatter) -> None:
     """The ``sweep`` verb and its options."""
-    from ..retrieval.bm25 import TOKEN_RULES
+    from ..evaluation.sweep import CHEAPEST_BY
+    from ..retrieval.bm25 import STOP, TOKEN_RULES
 
     w = sub.add_parser("sweep", help="a grid of chunking configurations, their bill, and the cheapest not worse",
                        allow_abbrev=False, epilog=SWEEP_EXAMPLES, formatter_class=formatter)
@@ -38,13 +41,24 @@ def add_sweep_parser(sub, formatter) -> None:
     q.add_argument("--ground-truth", help="JSONL of {id, needle, questions: [doc, ticket]}")
     q.add_argument("--out-of-domain", help="one query a line; # comments")
     q.add_argument("--model", default=None, help="sentence-transformers name or path (default all-MiniLM-L6-v2)")
-    q.add_argument("--bm25-tokens", choices=list(TOKEN_RULES), default="unicode", help="BM25's token rule")
+    q.add_argument("--bm25-tokens", choices=[*TOKEN_RULES, *(r + STOP for r in TOKEN_RULES)], default="unicode",
+                   help="BM25's token rule (+stop: the stop words of the text's language dropped first)")
+    q.add_argument("--language", default=None, metavar="CODE",
+                   help="the ISO 639-1 code of every document and question (fr, de, ja), which snowball stems in; "
+                        "default: [ingest] language in audit.toml, else detected per document (py3langid)")
     q.add_argument("--strip-running-lines", action=argparse.BooleanOptionalAction, default=None,
                    help="remove PDFs' running headers and footers at extraction (default: [ingest] "
                         "strip_running_lines in audit.toml, else off)")
     o = w.add_argument_group("the reading and the files written")
     o.add_argument("--at", type=int, default=8, metavar="K", help="the k the reading uses (default 8)")
+    o.add_argument("--cheapest-by", choices=list(CHEAPEST_BY), default="tokens",
+                   help="what the cheapest of the configurations not distinguishable from the best is ranked by: "
+                        "tokens (embedded tokens, ties by index bytes; the default) or bytes (index bytes, ties by "
+                        "embedded tokens)")
     o.add_argument("--json", help="write the audit document with its sweep section as JSON to this file")
+    o.add_argument("--html", help="write the decision record (why this configuration, then the best configuration's "
+                                  "audit) as one self-contained HTML file")
+    o.add_argument("--pdf", help="write the decision record as PDF (headless Chromium; without it, the HTML beside)")
     o.add_argument("--csv", help="write the grid, one row per configuration, as CSV to this file")
     o.add_argument("--fresh", action="store_true", help="recompute every configuration (ignore the kept ones)")
     o.add_argument("--quiet", action="store_true", help="no progress lines")
@@ -74,8 +88,9 @@ def _headers(text: str) -> list[bool]:
 
 def cmd_sweep(a) -> int:
     """``python -m audit sweep …``: run (or resume) the grid, print one line per configuration as it finishes and
-    the reading; write ``--json`` (the audit document of the best configuration with the ``sweep`` section) and
-    ``--csv`` (the grid)."""
+    the reading (cheapest by ``--cheapest-by``); write ``--json`` (the audit document of the best configuration
+    with the ``sweep`` section), ``--csv`` (the grid) and ``--html`` / ``--pdf`` (the decision record, led by why
+    this configuration)."""
     from ..evaluation.sweep import SweepStore, config_grid, read_sweep
     from ..sources.sweep import run_sweep
     from ..home import default_sweep_path
@@ -92,6 +107,7 @@ def cmd_sweep(a) -> int:
                            [r.strip() for r in a.retrievers.split(",") if r.strip()])
     except ValueError as e:
         raise InputError(str(e)) from None
+    language = language_arg(a)
     corpus = corpus_arg(a.corpus, strip_arg(a))
     gt = ground_truth_arg(corpus, a)
     encoder = encoder_arg(a.model)
@@ -106,19 +122,21 @@ def cmd_sweep(a) -> int:
     try:
         rows = run_sweep(corpus, gt, grid, encoder, cache=cache, store=store, bm25_tokens=a.bm25_tokens,
                          on_config=said, resume=not a.fresh, engine=a.engine,
-                         model=a.model, ray_address=a.ray_address)
-        reading = read_sweep(rows, a.at)
+                         model=a.model, ray_address=a.ray_address, language=language)
+        reading = read_sweep(rows, a.at, cheapest_by=a.cheapest_by)
         best = rows[reading.best].config
         runset = run_audit(corpus, gt, [best.strategy], encoder, [best.retriever], reranker=None, cache=cache,
-                           bm25_tokens=a.bm25_tokens)
+                           bm25_tokens=a.bm25_tokens, language=language)
         report = build_report(runset, sweep=reading)
     except (ValueError, ModelUnavailable) as e:  # RayUnavailable is a ValueError
         raise InputError(str(e)) from None
     print("\n".join(reading.text()))
+    data = report.to_json()
     if a.json:
-        write_json(a.json, report.to_json())
+        write_json(a.json, data)
     if a.csv:
         write_csv(a.csv, reading)
+    write_record(a, report, data)
     return 0
 
 

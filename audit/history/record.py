@@ -18,7 +18,11 @@ each with its rank; the positions between are rebuilt as placeholders (id None, 
 never relevant). So ranks, measures and gate outcomes of a rebuilt ranking are those of the audited one.
 
 **Format.** ``format_version`` grows with the record; :func:`Record.from_json` reads every older format
-(format 1 recorded no chunking per run, no health findings and no session).
+(format 1 recorded no chunking per run, no health findings and no session). Fields added to format 2 are
+optional, so every format-2 record reads as before and an older reader skips them: each run's ``token_rule`` and,
+in ``settings``, the languages (``language``, ``language_from``, ``languages`` per document, and
+``question_languages`` per question only when the questions are of more than one language — one language is
+given back to every question when read) and the BM25 token rules (``bm25_token_rules``).
 """
 
 from __future__ import annotations
@@ -44,7 +48,8 @@ FORMAT_VERSION = 2
 #: Ranks stored for every query of every run (the issue's top-20).
 DEPTH = 20
 #: Run-set settings a record keeps (the rest is timing noise or objects of the source).
-SETTINGS_KEPT = ("bm25_tokens", "reranker", "rerank_window", "retrievers", "chunks_checked", "wall_s")
+SETTINGS_KEPT = ("bm25_tokens", "bm25_token_rules", "reranker", "rerank_window", "retrievers", "chunks_checked",
+                 "wall_s", "language", "language_from", "languages", "question_languages")
 
 
 def _now() -> str:
@@ -197,6 +202,9 @@ class RecordRun:
         ``score_kind``, ``counts`` (:meth:`audit.evaluation.threshold.GateCounts.to_dict`).
     rankings : dict
         Query id → the stored ranking (module docstring).
+    token_rule : str or None
+        The BM25 token rule of a built-in run that reads BM25 (:attr:`audit.runset.Run.token_rule`); None otherwise,
+        and in records written before it was kept.
     """
 
     name: str
@@ -213,20 +221,22 @@ class RecordRun:
     intervals: Mapping[str, list] = field(default_factory=dict)
     outcomes: Mapping | None = None
     rankings: Mapping[str, Mapping] = field(default_factory=dict)
+    token_rule: str | None = None
 
     def to_json(self) -> dict:
         return {"name": self.name, "series": self.series, "score_kind": self.score_kind, "space": self.space,
                 "strategy": self.strategy, "retriever": self.retriever, "chunking": _jsonable(self.chunking),
                 "cut_key": _jsonable(self.cut_key), "available": self.available, "reason": self.reason,
                 "measures": dict(self.measures), "intervals": _jsonable(self.intervals),
-                "outcomes": _jsonable(self.outcomes), "rankings": dict(self.rankings)}
+                "outcomes": _jsonable(self.outcomes), "rankings": dict(self.rankings),
+                **({"token_rule": self.token_rule} if self.token_rule else {})}
 
     @classmethod
     def from_json(cls, js: Mapping) -> "RecordRun":
         return cls(js["name"], js["series"], js["score_kind"], js.get("space", ""), js.get("strategy"),
                    js.get("retriever"), js.get("chunking"), js.get("cut_key") or {}, js.get("available", True),
                    js.get("reason", ""), js.get("measures") or {}, js.get("intervals") or {}, js.get("outcomes"),
-                   js.get("rankings") or {})
+                   js.get("rankings") or {}, js.get("token_rule"))
 
 
 @dataclass(frozen=True)
@@ -431,11 +441,15 @@ def record_of(runset, results: Sequence | None = None, thresholds: Sequence = ()
         rankings = {q: _ranking_json(rk, kind, qrels.relevant(q)) for q, rk in run.rankings.items()}
         runs.append(RecordRun(run.name, series_name(runset.source.name, run.name, series, len(runset.runs)),
                               run.score_kind, run.space, run.strategy, run.retriever, _chunking(runset, run),
-                              dict(run.cut_key), run.available, run.reason, measures, intervals, outcomes, rankings))
+                              dict(run.cut_key), run.available, run.reason, measures, intervals, outcomes, rankings,
+                              run.token_rule))
     queries = tuple((q.query_id, q.text, q.phrasing, q.needle_id) for q in runset.queries if q.phrasing != "traffic")
     judgments = {sp: [[qid, [[c, int(g)] for c, g in j.items()]] for qid, j in qr.judgments.items()]
                  for sp, qr in runset.judgments.items()}
     settings = {k: runset.settings[k] for k in SETTINGS_KEPT if k in runset.settings}
+    q_lang = settings.get("question_languages")
+    if q_lang and set(q_lang.values()) == {settings.get("language")}:
+        del settings["question_languages"]  # one language: given back to every question when read (runset_of)
     return Record(created_at or _now(), command, _source_json(runset.source), _jsonable(dict(runset.model)),
                   ground_truth_hash(runset), _code_version(), tuple(runs), queries, judgments,
                   tuple(_jsonable(h) for h in health), _jsonable(settings), session, runset.judged_by,
@@ -491,12 +505,16 @@ def runset_of(record: Record) -> RunSet:
         kind = score_kind(r.score_kind)
         rankings = {q: _ranked_of(js, kind) for q, js in r.rankings.items()}
         runs.append(Run(r.name, r.score_kind, rankings, r.space, r.strategy, r.retriever, r.available, r.reason,
-                        source=f"history record {record.id}", cut_key=dict(r.cut_key)))
+                        source=f"history record {record.id}", cut_key=dict(r.cut_key), token_rule=r.token_rule))
     for sp in {r.space for r in runs}:
         judgments.setdefault(sp, Qrels({}))
     src = record.source
     source = Source(src.get("kind", ""), src.get("name", ""), src.get("identity", ""), tuple(src.get("files") or ()),
                     dict(src.get("provenance") or {}),
                     (src.get("provenance_line") or "") + f" · history record {record.id} ({record.created_at[:19]} UTC)")
+    settings = dict(record.settings)
+    lang = settings.get("language")
+    if lang and "question_languages" not in settings and "," not in lang:  # one language, kept once
+        settings["question_languages"] = {q.query_id: lang for q in queries}
     return RunSet(source, queries, judgments, tuple(runs), {sp: Space(sp) for sp in judgments},
-                  judged_by=record.judged_by, model=dict(record.model), settings=dict(record.settings))
+                  judged_by=record.judged_by, model=dict(record.model), settings=settings)

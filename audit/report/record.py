@@ -4,6 +4,8 @@
 (:meth:`~audit.report.report.Report.to_json`, the very dict ``--json`` writes) in the order a reader needs:
 
 1. what was audited (source, corpus, model, stamps, ground-truth digest, files with their sha256, the date);
+   after a chunking sweep (``python -m audit sweep --html``), why this configuration: the paragraph of
+   :func:`audit.evaluation.sweep.why_configuration` over the ``sweep`` section's ``choice``;
 2. the decision: the cut of each reported run, where it comes from (saved, with its note, author and date, and
    the configuration it was chosen on; given; balanced), and what it does — in-domain answered / answered
    without / abandoned, out-of-domain bluffs / refused, each with its Wilson 95% interval — with the sweep
@@ -184,6 +186,26 @@ def _other_cuts(data: Mapping, detailed: set) -> str:
         return ""
     return ("<h3>The same rule on the other runs</h3>"
             + _table(["run", "cut", "how", *(label for _, label, _ in OUTCOMES)], rows))
+
+
+def _why_configuration(data: Mapping) -> str:
+    """The chunking sweep's "why this configuration" paragraph (the ``sweep`` section's ``choice``, put in words by
+    :func:`audit.evaluation.sweep.why_configuration`), every figure marked ``data-figure="why:<name>"`` with
+    ``data-run`` the chosen configuration's label; '' without a sweep (or a sweep written before the choice was
+    kept)."""
+    from ..evaluation.sweep import why_configuration
+
+    choice = (data.get("sweep") or {}).get("choice")
+    if not choice:
+        return ""
+    run = choice["label"]
+    words = "".join(_e(x) if isinstance(x, str) else _fig(f"why:{x.name}", x.value, x.shown, run) for x in
+                    why_configuration(choice))
+    return ("<h2>Why this configuration</h2>"
+            f'<p data-section="why-this-configuration">{words}</p>'
+            f'<p class="muted">Of the {_e(choice["configurations"])} configurations swept, read at '
+            f"k={_e(choice['k'])} (docs/definitions.md, <i>The sweep</i>). The audit below is of the best "
+            f"configuration, {_e(choice['best']['label'])}.</p>")
 
 
 def _sweep_svg(entry: Mapping, run: str) -> str:
@@ -649,6 +671,7 @@ def render_html(report, data: Mapping | None = None, *, traffic: Mapping | None 
         f"<h1>{_e(title)}</h1><p class='muted'>A decision record of the retrieval audit, written {_e(when)}. "
         "Every figure comes from the audit's report (the same as its JSON).</p>",
         _provenance(report, data, when, record_id),
+        _why_configuration(data),
         _decision(report, data, traffic, charts, focus),
         _stages(stages),
         _comparison(report, data, charts),

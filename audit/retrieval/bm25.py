@@ -17,8 +17,8 @@ from ..scores import canonical_scores
 from .ranking import Ranking, order
 from .scripts import cjk_bigram_tokens, has_unspaced
 
-__all__ = ["BM25", "BM25S_MIN_DOCS", "POSTINGS_FORMAT", "TOKEN_RULES", "bm25_index", "bm25_tokens", "postings_key",
-           "unspaced_misses"]
+__all__ = ["BM25", "BM25S_MIN_DOCS", "POSTINGS_FORMAT", "STOP", "TOKEN_RULES", "bm25_index", "bm25_tokens",
+           "check_token_rule", "postings_key", "reads_language", "stop_words", "unspaced_misses"]
 
 
 _ASCII_TOKEN = re.compile(r"[a-z0-9]+")
@@ -28,6 +28,59 @@ _UNICODE_TOKEN = re.compile(r"[^\W_]+")
 #: (``unicode`` with character bigrams over Han, Kana, Hangul and Thai runs: :mod:`audit.retrieval.scripts`) and
 #: ``snowball`` (``unicode`` stemmed by the Snowball stemmer of the text's language: :mod:`audit.language`).
 TOKEN_RULES = ("unicode", "ascii", "cjk-bigrams", "snowball")
+
+#: The optional stop-word list: any rule + this suffix (``unicode+stop``, ``snowball+stop``) drops the stop words of
+#: the text's language before stemming (:func:`stop_words`).
+STOP = "+stop"
+
+#: ISO 639-1 code → the stop-word list of bm25s (``bm25s.stopwords``, the package this project's BM25 runs on): the
+#: Snowball project's lists as NLTK ships them, and Lucene's 33 English words. Every other language has none.
+_STOP_LISTS = {"en": "STOPWORDS_EN", "da": "STOPWORDS_DANISH", "nl": "STOPWORDS_DUTCH", "fr": "STOPWORDS_FRENCH",
+               "de": "STOPWORDS_GERMAN", "it": "STOPWORDS_ITALIAN", "no": "STOPWORDS_NORWEGIAN",
+               "nb": "STOPWORDS_NORWEGIAN", "pt": "STOPWORDS_PORTUGUESE", "ru": "STOPWORDS_RUSSIAN",
+               "es": "STOPWORDS_SPANISH", "sv": "STOPWORDS_SWEDISH", "tr": "STOPWORDS_TURKISH"}
+
+
+def stop_words(language: str | None) -> frozenset:
+    """The stop words of ``language`` (casefolded), from bm25s' lists (:data:`_STOP_LISTS`); empty for a language
+    without one, or None."""
+    name = _STOP_LISTS.get(language or "")
+    if name is None:
+        return frozenset()
+    return _stop_list(name)
+
+
+def _stop_list(name: str) -> frozenset:
+    return _STOP_CACHE.get(name) or _STOP_CACHE.setdefault(name, _load_stop_list(name))
+
+
+_STOP_CACHE: dict = {}
+
+
+def _load_stop_list(name: str) -> frozenset:
+    import bm25s.stopwords
+
+    return frozenset(w.casefold() for w in getattr(bm25s.stopwords, name))
+
+
+def reads_language(rule: str) -> bool:
+    """Whether ``rule``'s tokens depend on the text's language (``snowball``, and any rule with :data:`STOP`)."""
+    return rule.startswith("snowball") or rule.endswith(STOP)
+
+
+def check_token_rule(rule: str) -> str:
+    """``rule`` when it is a token rule (:data:`TOKEN_RULES`, each optionally with :data:`STOP`).
+
+    Raises
+    ------
+    ValueError
+        Another name, the message naming the choices.
+    """
+    base = rule[: -len(STOP)] if rule.endswith(STOP) else rule
+    if base not in TOKEN_RULES:
+        raise ValueError(f"BM25 token rule {rule!r} is unknown; choose one of {', '.join(TOKEN_RULES)}, each "
+                         f"optionally with {STOP} (stop words dropped: unicode{STOP})")
+    return rule
 
 
 def bm25_tokens(text: str, rule: str = "unicode", language: str | None = None) -> list[str]:
@@ -51,14 +104,25 @@ def bm25_tokens(text: str, rule: str = "unicode", language: str | None = None) -
         Snowball has no stemmer for it or ``language`` is None. Before
         tokenising, ``i`` + U+0307 (what ``casefold`` makes of Turkish ``İ``)
         is ``i``, so ``İstanbul`` is one token (``unicode`` cuts it in two).
+        Any rule + ``+stop`` (:data:`STOP`): its tokens less the stop words of ``language``
+        (:func:`stop_words`), dropped before stemming; a language without a list keeps every token.
     language : str or None
-        The text's ISO 639-1 code (``snowball`` only).
+        The text's ISO 639-1 code (``snowball`` and ``+stop``).
 
     Raises
     ------
     ValueError
         Unknown ``rule``.
     """
+    if rule.endswith(STOP):
+        check_token_rule(rule)
+        base = rule[: -len(STOP)]
+        stop = stop_words(language)
+        if base == "snowball":
+            from ..language import stem_words
+
+            return stem_words([t for t in _snowball_words(text) if t not in stop], language)
+        return [t for t in bm25_tokens(text, base, language) if t not in stop]
     if rule == "unicode":
         from ..matching import reader_form
 
@@ -69,12 +133,17 @@ def bm25_tokens(text: str, rule: str = "unicode", language: str | None = None) -
         return cjk_bigram_tokens(text)
     if rule == "snowball":
         from ..language import stem_words
-        from ..matching import reader_form
 
-        # casefold turns Turkish İ into i + U+0307 (COMBINING DOT ABOVE), which no regex \w holds: i alone
-        folded = reader_form(text).casefold().replace("i\u0307", "i")
-        return stem_words(_UNICODE_TOKEN.findall(folded), language)
+        return stem_words(_snowball_words(text), language)
     raise ValueError(f"BM25 token rule {rule!r} is unknown; choose one of {', '.join(TOKEN_RULES)}")
+
+
+def _snowball_words(text: str) -> list[str]:
+    """``snowball``'s tokens before stemming: ``unicode``'s, with Turkish ``İ`` read as ``i``."""
+    from ..matching import reader_form
+
+    # casefold turns Turkish İ into i + U+0307 (COMBINING DOT ABOVE), which no regex \w holds: i alone
+    return _UNICODE_TOKEN.findall(reader_form(text).casefold().replace("i\u0307", "i"))
 
 
 #: Corpus size (chunks) from which ``BM25(backend="auto")`` uses bm25s instead of
@@ -141,8 +210,7 @@ class BM25:
                  language: str | None = None) -> None:
         if backend not in _BM25_BACKENDS:
             raise ValueError(f"BM25 backend {backend!r} is unknown; choose one of {', '.join(_BM25_BACKENDS)}")
-        if tokens not in TOKEN_RULES:
-            raise ValueError(f"BM25 token rule {tokens!r} is unknown; choose one of {', '.join(TOKEN_RULES)}")
+        check_token_rule(tokens)
         self.tokens = tokens
         self.language = language
         self.k1, self.b = k1, b
@@ -296,7 +364,7 @@ def postings_key(texts: Sequence[str], tokens: str = "unicode", k1: float = 1.2,
     h = hashlib.sha256(f"bm25\0{POSTINGS_FORMAT}\0{version}\0{tokens}\0{k1!r}\0{b!r}\0{len(texts)}\0".encode())
     for t in texts:
         h.update(hashlib.sha256(t.encode("utf-8")).digest())
-    if tokens == "snowball":
+    if reads_language(tokens):
         from importlib import metadata
 
         h.update(f"PyStemmer\0{metadata.version('PyStemmer')}\0".encode())

@@ -25,10 +25,11 @@ from ..evaluation.needles import needle_sets
 from ..groundtruth import GroundTruth
 from ..index import EmbeddingCache, embed, index_corpus
 from ..ingest import Corpus
-from ..language import corpus_language, dense_language_notice, document_languages, question_languages
+from ..language import decide_languages, dense_language_notice, language_words
 from ..models import DEFAULT_RERANKER, Encoder, ModelUnavailable, load_cross_encoder, token_stats
 from ..progress import StageProgress
 from ..retrieval import RERANK_DEPTH, RETRIEVERS, STORED_DEPTH, TOKEN_RULES, Ranking, rank_query
+from ..retrieval.bm25 import check_token_rule
 from ..retrieval import bm25_index
 from ..retrieval import bm25_tokens as tokenize
 from ..runset import Ranked, Run, RunSet, Source, Space, digest
@@ -96,11 +97,13 @@ def judged_by_ground_truth(ground_truth) -> str:
 
 
 def provenance_of(corpus: Corpus, encoder: Encoder, strategies: Sequence[Strategy], reranker: str | None,
-                  rerank_error: str | None, bm25_tokens: str, language: str | None = None) -> tuple[dict, str]:
+                  rerank_error: str | None, bm25_tokens: str, language: str | None = None,
+                  language_from: str | None = None) -> tuple[dict, str]:
     """What every report, export and page footer names (docs/definitions.md, *Provenance*), and its one line.
 
     ``bm25_tokens``: the token rules, comma-separated (the first is the one hybrid and rerank read);
-    ``language``: the corpus's languages (:func:`audit.language.corpus_language`), None when not detected.
+    ``language``: the corpus's languages (:func:`audit.language.corpus_language`), None when not decided;
+    ``language_from``: how (:data:`audit.language.LANGUAGE_FROM`).
     """
     p = {
         "corpus": display_path(corpus.name),  # a folder: its name under its allowed root, never a server path
@@ -119,13 +122,15 @@ def provenance_of(corpus: Corpus, encoder: Encoder, strategies: Sequence[Strateg
     }
     if language is not None:
         p["language"] = language
+        p["language_from"] = language_from
     strat = "; ".join(f"{s['name']}={s['cut']}{'+header' if s['header'] else ''}/{s['target']}"
                       f"{'/overlap ' + str(s['overlap']) if s['overlap'] else ''}" for s in p["strategies"])
     py = f" (Python {p['python']} topics)" if corpus.python_version else ""
     line = (f"corpus {p['corpus']}{py} sha256:{p['corpus_sha256'][:12]} · {p['documents']} documents · "
             f"model {p['model']} ({p['model_digest'][:12]}, {p['dims']} dims, window {p['window']}) · "
             f"reranker {p['reranker']} · strategies {strat} · BM25 tokens {_rule_labels(bm25_tokens, language)} · "
-            + (f"language {language} · " if language else "") + f"retrieval-audit {p['audit_version']}")
+            + (f"{language_words(language, language_from)} · " if language else "")
+            + f"retrieval-audit {p['audit_version']}")
     return p, line
 
 
@@ -134,7 +139,8 @@ def _rule_labels(rules: str, language: str | None) -> str:
     corpus has one language."""
     if not language or "," in language:
         return rules
-    return ",".join(f"snowball-{language}" if r == "snowball" else r for r in rules.split(","))
+    return ",".join(f"snowball-{language}{r[len('snowball'):]}" if r.startswith("snowball") else r
+                    for r in rules.split(","))
 
 
 #: The retriever beside which each further BM25 token rule adds a column (``E/bm25-snowball``).
@@ -253,10 +259,10 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
     retrievers = tuple(r for r in RETRIEVERS if r in retrievers)
     rules = tuple(dict.fromkeys(r.strip() for r in (bm25_tokens.split(",") if isinstance(bm25_tokens, str)
                                                     else bm25_tokens) if r.strip()))
-    bad_rule = [r for r in rules if r not in TOKEN_RULES]
-    if bad_rule or not rules:
-        raise ValueError(f"BM25 token rule {bad_rule[0] if bad_rule else ''!r} is unknown; "
-                         f"choose one of {', '.join(TOKEN_RULES)}")
+    if not rules:
+        raise ValueError(f"BM25 token rule '' is unknown; choose one of {', '.join(TOKEN_RULES)}")
+    for r in rules:
+        check_token_rule(r)
     bm25_tokens = rules[0]
     report = progress or (lambda stage, done, total: None)
     warnings: list[str] = []
@@ -275,10 +281,10 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
             cross, reranker_name = reranker, getattr(reranker, "name", "cross-encoder")
 
     queries = ground_truth.queries + ground_truth.ood_queries
-    # the built-in corpus (Python's reference topics) is English: no detection model loaded for it
-    doc_lang = document_languages(corpus.documents, language or ("en" if corpus.python_version else None))
-    q_lang = question_languages({q.query_id: q.text for q in queries}, doc_lang.values(), language)  # one: no model
-    main_language = corpus_language(doc_lang)
+    # the built-in corpus (Python's reference topics) is English: no detection model loaded for it (by default)
+    decided = decide_languages(corpus.documents, {q.query_id: q.text for q in queries}, language,
+                               "en" if corpus.python_version else None)
+    doc_lang, q_lang, main_language = decided.documents, decided.questions, decided.language
     notice = dense_language_notice(encoder.name, main_language)
     if notice:
         warnings.append(notice)
@@ -398,7 +404,7 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
             times.append((time.perf_counter() - t) * 1000.0)
         q_ms = float(np.median(times)) if times else math.nan
     prov, line = provenance_of(corpus, encoder, strategies, reranker_name, rerank_error, ",".join(rules),
-                               main_language)
+                               main_language, decided.how)
     identity = digest(corpus.sha256, [(n.id, n.needle, n.questions) for n in ground_truth.needles],
                       list(ground_truth.out_of_domain), [s.params() for s in strategies], list(retrievers),
                       encoder.digest, reranker_name, *(rules if len(rules) > 1 else (bm25_tokens,)),
@@ -411,7 +417,7 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
         settings={"retrievers": tuple(retrievers), "reranker": reranker_name, "rerank_error": rerank_error,
                   "rerank_window": window_of(cross) if cross is not None and not rerank_error else None,
                   "bm25_tokens": bm25_tokens, "bm25_token_rules": rules, "languages": doc_lang,
-                  "question_languages": q_lang, "language": main_language,
+                  "question_languages": q_lang, "language": main_language, "language_from": decided.how,
                   "no_bm25_token": no_token, "bm25_no_match": no_match,
                   "query_embed_ms": q_ms,
                   "n_queries_encoded": n_q_encoded, "n_chunks_encoded": n_encoded,

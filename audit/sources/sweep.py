@@ -56,7 +56,7 @@ def run_sweep(corpus, ground_truth, configs: Sequence[Config], encoder, cache=No
               bm25_tokens: str = "unicode", progress: Callable | None = None,
               on_config: Callable[[int, int, SweepRow, bool], None] | None = None,
               resume: bool = True, engine: str = "local", model: str | None = None, ray_address: str | None = None,
-              num_cpus: int | None = None) -> list[SweepRow]:
+              num_cpus: int | None = None, language: str | None = None) -> list[SweepRow]:
     """Every configuration's row, in grid order: kept ones from ``store``, the others computed and kept.
 
     The configurations of one strategy are run together by :func:`audit.sources.builtin.run_audit` (no
@@ -83,6 +83,9 @@ def run_sweep(corpus, ground_truth, configs: Sequence[Config], encoder, cache=No
         sentence-transformers name or path); None: ``encoder.name``.
     ray_address, num_cpus
         With ``ray``: as :func:`audit.cluster.start_ray`.
+    language : str or None
+        The ISO 639-1 code of every document and question (``--language``), as ``run_audit`` reads it; None:
+        detected. Part of the resumable file's key when given.
 
     Raises
     ------
@@ -94,7 +97,7 @@ def run_sweep(corpus, ground_truth, configs: Sequence[Config], encoder, cache=No
     from .builtin import run_audit
 
     store = store or SweepStore(None)
-    keys = [sweep_key(corpus.sha256, ground_truth, encoder.digest, bm25_tokens, c) for c in configs]
+    keys = [sweep_key(corpus.sha256, ground_truth, encoder.digest, bm25_tokens, c, language) for c in configs]
     rows: dict[int, SweepRow] = {}
     for i, key in enumerate(keys if resume else ()):
         r = store.get(key)
@@ -109,7 +112,7 @@ def run_sweep(corpus, ground_truth, configs: Sequence[Config], encoder, cache=No
     if engine == "ray":
         jobs = [(st, [configs[i] for i in idx if i not in rows]) for st, idx in by_strategy.items()]
         remote = _on_ray(corpus, ground_truth, [j for j in jobs if j[1]], model or encoder.name, bm25_tokens,
-                         ray_address, num_cpus)
+                         ray_address, num_cpus, language)
     done = 0
     for st, idx in by_strategy.items():
         kept = [i for i in idx if i in rows]
@@ -125,7 +128,8 @@ def run_sweep(corpus, ground_truth, configs: Sequence[Config], encoder, cache=No
         else:
             t = time.perf_counter()
             rs = run_audit(corpus, ground_truth, [st], encoder, [configs[i].retriever for i in todo],
-                           reranker=None, cache=cache, progress=progress, bm25_tokens=bm25_tokens)
+                           reranker=None, cache=cache, progress=progress, bm25_tokens=bm25_tokens,
+                           language=language)
             new = rows_of_runset(rs, [configs[i] for i in todo], time.perf_counter() - t)
         for i, row in zip(todo, new):
             rows[i] = row
@@ -136,7 +140,7 @@ def run_sweep(corpus, ground_truth, configs: Sequence[Config], encoder, cache=No
     return [rows[i] for i in range(len(configs))]
 
 
-def _strategy_task(row: dict, corpus, ground_truth, model: str, bm25_tokens: str) -> dict:
+def _strategy_task(row: dict, corpus, ground_truth, model: str, bm25_tokens: str, language: str | None = None) -> dict:
     """One Ray task: the rows of one strategy's configurations (``row["configs"]``, JSON), as JSON."""
     import json
 
@@ -146,12 +150,13 @@ def _strategy_task(row: dict, corpus, ground_truth, model: str, bm25_tokens: str
     configs = [Config(**c) for c in json.loads(row["configs"])]
     t = time.perf_counter()
     rs = run_audit(corpus, ground_truth, [configs[0].strategy], load_encoder(model), [c.retriever for c in configs],
-                   reranker=None, bm25_tokens=bm25_tokens)
+                   reranker=None, bm25_tokens=bm25_tokens, language=language)
     rows = rows_of_runset(rs, configs, time.perf_counter() - t)
     return {"strategy": row["strategy"], "rows": json.dumps([r.to_store() for r in rows])}
 
 
-def _on_ray(corpus, ground_truth, jobs, model: str, bm25_tokens: str, ray_address, num_cpus) -> dict:
+def _on_ray(corpus, ground_truth, jobs, model: str, bm25_tokens: str, ray_address, num_cpus,
+            language: str | None = None) -> dict:
     """``strategy name → rows`` of ``jobs`` (``(strategy, configs)``), one Ray Data task per strategy."""
     import json
 
@@ -164,6 +169,6 @@ def _on_ray(corpus, ground_truth, jobs, model: str, bm25_tokens: str, ray_addres
         items = [{"strategy": st.name, "configs": json.dumps([c.to_dict() for c in cs])} for st, cs in jobs]
         ds = ray.data.from_items(items, override_num_blocks=len(items)).map(
             _strategy_task, fn_kwargs={"corpus": corpus, "ground_truth": ground_truth, "model": model,
-                                       "bm25_tokens": bm25_tokens})
+                                       "bm25_tokens": bm25_tokens, "language": language})
         out = {r["strategy"]: [SweepRow.from_store(d) for d in json.loads(r["rows"])] for r in ds.iter_rows()}
     return out

@@ -166,6 +166,15 @@ class TrafficTable:
         """The full records of some questions, read again from their files (:func:`audit.traffic.read.fetch`)."""
         return fetch(self.files, [self.locator(int(i)) for i in rows])
 
+    def sample_texts(self, n: int = 200) -> list[str]:
+        """The texts of up to ``n`` questions that carry one, evenly spread over the traffic in reading order, read
+        again from their files (:meth:`records`): what the language of the traffic is told from
+        (:func:`audit.language.stamp_languages`). Never shown."""
+        rows = np.flatnonzero(self.has_text)
+        if len(rows) > n:
+            rows = rows[np.unique(np.linspace(0, len(rows) - 1, n).round().astype(int))]
+        return [r.query for r in self.records(rows) if r is not None and r.query]
+
     def rows(self, window: Window | None) -> np.ndarray:
         """Indices of the questions asked within ``window`` (all of them for None), in reading order."""
         if window is None or window.whole:

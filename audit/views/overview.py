@@ -180,6 +180,17 @@ class OverviewView:
     embedded_now: str = ""
 
 
+#: What the Language fact's help says of each way a language is decided (:data:`audit.language.LANGUAGE_FROM`).
+LANGUAGE_HELP = {
+    "given": "given: the ISO 639-1 code given for every document and question (the sidebar's Language, "
+             "audit.toml's [ingest] language, --language)",
+    "detected": "detected: the ISO 639-1 code py3langid reads: per document, each question told among its "
+                "documents' languages; without documents, from the questions (200 spread over them, every one when "
+                "they disagree)",
+    "default": "by default: the built-in corpus is Python's English reference; und when no text had a letter",
+}
+
+
 def overview(runset, results, document=None) -> OverviewView:
     """The Overview of ``runset`` evaluated as ``results``, drawn from its audit document (``document``: already
     built, else built here: :func:`audit.report.sections.build_document`)."""
@@ -199,6 +210,11 @@ def overview(runset, results, document=None) -> OverviewView:
     facts.append(Fact("Queries", f"{len(runset.in_domain)} / {len(runset.out_of_domain)}",
                       "judged in-domain questions / out-of-domain questions (should get no answer)"))
     facts.append(Fact("Runs", f"{len(runset.runs)}", "systems compared: " + ", ".join(runset.run_names)))
+    lang, how = runset.settings.get("language"), runset.settings.get("language_from")
+    if lang:
+        # how it was decided in the help (and in the provenance line the page ends with): "en (detected)" as the
+        # value, or in the label, is cut at the metric's width at 1400 px
+        facts.append(Fact("Language", lang, LANGUAGE_HELP.get(how, "ISO 639-1 code")))
     wall = doc["provenance"].data.get("wall_seconds")
     if wall is not None:
         facts.append(Fact("Build time (s)", f"{wall:.1f}",

@@ -27,7 +27,8 @@ __all__ = ["HOLE_COLUMN", "KS", "PHRASINGS", "CandidatesView", "account_frame", 
            "candidates_view", "depth_frame", "depth_marks", "depth_reading", "fold_frame", "fusion_frame",
            "column_help", "results_frame", "discordant_frame", "needles_by_strategy",
            "oriented_pair", "pair_matrix", "pairs_frame",
-           "rank_matrix_view", "recall_chart_frame", "results_display", "run_tests", "sweep_frame"]
+           "rank_matrix_view", "recall_chart_frame", "results_display", "run_tests", "sweep_cost", "sweep_frame",
+           "sweep_why"]
 
 #: The Hole@k shown beside the measures (docs/definitions.md, *Hole@k*).
 HOLE_COLUMN = "Hole@10"
@@ -284,8 +285,9 @@ def sweep_frame(sweep: Mapping[str, Any]) -> pd.DataFrame:
     pandas.DataFrame
         Grid order; columns ``configuration`` (``boundaries+header 512/64 dense``), ``Success@k``, ``low``,
         ``high`` (Wilson 95%), ``embedded tokens``, ``index bytes``, ``pareto`` (no other configuration answers as
-        many questions or more with fewer tokens, or more with as many), ``reading`` (``best``, ``cheapest``,
-        ``not distinguishable``, ``worse``: the sweep's reading, docs/definitions.md, *The sweep*).
+        many questions or more at a lower cost, or more at the same cost; the cost is what the sweep's cheapest
+        is ranked by, :func:`sweep_cost`), ``reading`` (``best``, ``cheapest``, ``not distinguishable``,
+        ``worse``: the sweep's reading, docs/definitions.md, *The sweep*).
 
     Raises
     ------
@@ -311,6 +313,25 @@ def sweep_frame(sweep: Mapping[str, Any]) -> pd.DataFrame:
                      "reading": reading})
     df = pd.DataFrame(rows, columns=["configuration", f"Success@{k}", "low", "high", "embedded tokens",
                                      "index bytes", "pareto", "reading"])
-    s, t = df[f"Success@{k}"].to_numpy(dtype=float), df["embedded tokens"].to_numpy(dtype=float)
+    s, t = df[f"Success@{k}"].to_numpy(dtype=float), df[sweep_cost(sweep)].to_numpy(dtype=float)
     df["pareto"] = [not bool(((s >= s[i]) & (t <= t[i]) & ((s > s[i]) | (t < t[i]))).any()) for i in range(len(df))]
     return df
+
+
+def sweep_cost(sweep: Mapping[str, Any]) -> str:
+    """The column of :func:`sweep_frame` the sweep's cheapest is ranked by: ``embedded tokens`` (the default, and a
+    sweep written before ``cheapest_by`` was kept) or ``index bytes`` (``python -m audit sweep --cheapest-by
+    bytes``)."""
+    return "index bytes" if sweep.get("cheapest_by") == "index_bytes" else "embedded tokens"
+
+
+def sweep_why(sweep: Mapping[str, Any]) -> str | None:
+    """The sweep's "why this configuration" paragraph as plain text (:func:`audit.evaluation.sweep.why_configuration`
+    over the JSON's ``choice``, the words the text report and the decision record print); None for a sweep written
+    before the choice was kept."""
+    from ..evaluation.sweep import why_configuration
+
+    choice = sweep.get("choice")
+    if not choice:
+        return None
+    return "".join(x if isinstance(x, str) else x.shown for x in why_configuration(choice))

@@ -24,7 +24,9 @@ class Provenance:
 
 class ProvenanceSection(Section):
     """The source's provenance (``files`` with their sha256, ``corpus`` and ``corpus_sha256``, the model and the
-    strategies where the runs were made here, ``audit_version``, ``wall_seconds``)."""
+    strategies where the runs were made here, ``language`` and ``language_from`` — how it was decided: given,
+    detected, default (:func:`audit.language.stamp_languages`); null when undecided — and, with traffic,
+    ``traffic_language`` and ``traffic_language_from``, ``audit_version``, ``wall_seconds``)."""
 
     name = "provenance"
 
@@ -32,8 +34,9 @@ class ProvenanceSection(Section):
         rs = inputs.runset
         c = rs.corpus
         data = {"files": list(rs.source.files), "corpus": c.name if c is not None else None,
-                "corpus_sha256": c.sha256 if c is not None else None, **dict(rs.source.provenance),
-                "audit_version": __version__, "wall_seconds": rs.settings.get("wall_s")}
+                "corpus_sha256": c.sha256 if c is not None else None,
+                "language": rs.settings.get("language"), "language_from": rs.settings.get("language_from"),
+                **dict(rs.source.provenance), "audit_version": __version__, "wall_seconds": rs.settings.get("wall_s")}
         head = []
         if c is not None:
             py = f", Python {c.python_version} topics" if c.python_version else ""

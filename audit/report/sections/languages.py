@@ -55,7 +55,8 @@ class LanguagesSection(Section):
         rows = []
         for r in inputs.results:
             for lang in sorted(by_lang):
-                sub = _only(r, by_lang[lang])
+                # one language holds every judged question: the run's own result (no copy of a 1M-question table)
+                sub = r if len(by_lang) == 1 else _only(r, by_lang[lang])
                 row = {"name": r.name, "language": lang, "n_queries": sub.n_queries}
                 for k in SPEC_KS:
                     iv = sub.success(k)
@@ -73,7 +74,7 @@ class LanguagesSection(Section):
                 "rows": list(x.rows)}
 
     def text(self, x):
-        docs = ", ".join(f"{k} {v}" for k, v in x.documents.items())
+        docs = ", ".join(f"{k} {v}" for k, v in x.documents.items()) or "none read"
         qs = ", ".join(f"{k} {v}" for k, v in x.questions.items())
         lines = [f"By language (documents: {docs}; judged questions: {qs}): Success@k with Wilson 95% intervals, RR@20"]
         show = []
