@@ -1,6 +1,11 @@
 """``compare OLD NEW``: the same questions against two SQLite index files, two Lance datasets or two tables of a
 live store (``store:TABLE``), before and after an upgrade: ranks, lost and gained needles, sign tests, the
-distance shift, and the outcomes at the saved (or ``--threshold``) cut."""
+distance shift, and the outcomes at the saved (or ``--threshold``) cut.
+
+Two index files (each stamped with its model) are the upgrade audit (:mod:`audit.evaluation.model_upgrade`): beside
+the diff, the models, the cut chosen under the old model and carried to the new one, the two trade-off curves
+compared and each model's measured bill, as the ``upgrade``, ``models``, ``cut``, ``tradeoff`` and ``cost`` sections
+of the after side's audit document (``--json``, ``--html``)."""
 
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ from .common import (
     store_arg,
     store_settings,
     store_side,
+    write_json,
 )
 from .history import after_compare
 
@@ -31,10 +37,13 @@ def cmd_compare(a) -> int:
 
 
 def _compare_index_files(a) -> int:
-    from ..evaluation.upgrade import diff_runs
+    from ..evaluation.model_upgrade import index_costs, upgrade_audit
     from ..groundtruth import GroundTruthError, load_ground_truth
     from ..index import EmbeddingCache, IndexUnusable
+    from ..report import build_report
+    from ..report.sections import UPGRADE_SECTIONS
     from ..sources.builtin import column_name, index_runsets
+    from .record import write_record
 
     old, new = existing_index_file(a.old), existing_index_file(a.new)
     name = a.strategy or (old.indexes() or [None])[0]
@@ -53,12 +62,22 @@ def _compare_index_files(a) -> int:
     try:
         rs_old, rs_new = index_runsets(lo, ln, gt, enc_old, enc_new, a.retriever, EmbeddingCache.default(),
                                        (f"{old.path}: index {name!r}", f"{new.path}: index {name!r}"))
-        cut, how = compare_cut(rs_old, col, threshold)
-        diff = diff_runs(rs_old, col, rs_new, col, a.k, cut, how)
+        cut, how, signed = compare_cut(rs_old, col, threshold, rs_new.run(col).cut_key)
+        cost = index_costs((lo, ln), (enc_old, enc_new), rs_old)
+        up = upgrade_audit(rs_old, col, rs_new, col, a.k, cut, how, signed, cost, labels=(rs_old.run(col).name,
+                                                                                          rs_new.run(col).name))
     except ValueError as e:
         raise InputError(str(e)) from None
-    _show(diff, how, "(no threshold given or saved for the old index: using its balanced cut {:.3f})")
-    return after_compare(a, rs_new, col, diff, EXIT_OK)
+    _show(up.diff, how, "(no threshold given or saved for the old index: using its balanced cut {:.3f})")
+    report = build_report(rs_new, saved_path=None, upgrade=up)
+    print()
+    print(report.document.render_text(names=[n for n in UPGRADE_SECTIONS if n != "upgrade"]))
+    data = report.to_json()
+    if a.json:
+        write_json(a.json, data)
+    code = after_compare(a, rs_new, col, up.diff, EXIT_OK)
+    write_record(a, report, data)
+    return code
 
 
 def _compare_datasets(a) -> int:
@@ -76,8 +95,8 @@ def _compare_datasets(a) -> int:
                                        source_kind="lance")
         col = column_name(lo.chunks.strategy.name, a.retriever)
         new_col = column_name(ln.chunks.strategy.name, a.retriever)
-        cut, how = compare_cut(rs_old, col, threshold)
-        diff = diff_runs(rs_old, col, rs_new, new_col, a.k, cut, how)
+        cut, how, signed = compare_cut(rs_old, col, threshold, rs_new.run(new_col).cut_key)
+        diff = diff_runs(rs_old, col, rs_new, new_col, a.k, cut, how, signed=signed)
     except (GroundTruthError, ValueError) as e:
         raise InputError(str(e)) from None
     _show(diff, how, "(using the old index's balanced cut {:.3f})")
@@ -105,8 +124,8 @@ def _compare_tables(a) -> int:
             # each side asked through its own engine, judged by its own rows' texts (as one run set a side)
             kw = dict(needles=needles, encoder=enc, query_vectors=qv, ood_queries=ood, k=100, **store_settings(a))
             old, new = old_store.runset(**kw), new_store.runset(**kw)
-            cut, how = compare_cut(old, mode, threshold)
-            diff = diff_runs(old, mode, new, mode, a.k, cut, how, labels=("before", "after"))
+            cut, how, signed = compare_cut(old, mode, threshold, new.run(mode).cut_key)
+            diff = diff_runs(old, mode, new, mode, a.k, cut, how, labels=("before", "after"), signed=signed)
         except (StoreError, InputFileError) as e:
             raise InputError(str(e)) from None
     where = "exact scan" if a.exact else "through each table's approximate index"
