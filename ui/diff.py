@@ -249,7 +249,10 @@ def build_after(ctx, default_db):
             tag = "same" if recipe == same else recipe
             path = _after_path(ctx, name, enc_name, f"{tag}|{json_params(strategy)}")
             running = _BUILDS.get(str(path))
-            if clicked or (running is not None and running["thread"].is_alive()):
+            if not clicked and (running is None or not running["thread"].is_alive()) and _kept(path, name, enc_name):
+                # built before (this session, another one, before a restart): kept, never built twice
+                st.session_state[BUILT_KEY] = (str(path), name, f"{enc_name}, chunking {chunking_sentence(strategy)}")
+            elif clicked or (running is not None and running["thread"].is_alive()):
                 try:
                     enc = cache.encoder(enc_name)
                     state = _start_build(path, ctx.corpus, strategy, enc, cache.embedding_cache(""))
@@ -265,6 +268,23 @@ def build_after(ctx, default_db):
     st.caption(md(f"After: index {built[1]} built here with {built[2]} (kept: a rerun uses it); before: this "
                   "corpus's own index."))
     return Path(default_db), Path(built[0])
+
+
+def _kept(path, name: str, model: str) -> bool:
+    """Whether ``path`` holds a finished index ``name`` built with ``model`` (its active generation's stamp)."""
+    from audit.index import IndexStore
+
+    if not path.is_file():
+        return False
+    try:
+        store = IndexStore.open_readonly(path)
+    except Exception:  # noqa: BLE001 - unreadable: built again
+        return False
+    try:
+        gen = store.generation(name)
+        return gen is not None and gen.get("model") == model
+    finally:
+        store.close()
 
 
 def json_params(strategy) -> str:
