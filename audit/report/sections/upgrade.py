@@ -6,6 +6,7 @@ keys, the text and the decision record draw the same frozen result."""
 
 from __future__ import annotations
 
+from ...words import plural
 from .base import Section
 
 __all__ = ["CostSection", "CutSection", "ModelsSection", "TradeoffSection", "UpgradeSection"]
@@ -106,10 +107,10 @@ class CutSection(Section):
         for cc in (u.carried, u.same_answered):
             b, a = cc.before, cc.after
             L.append(f"  {cc.rule}: " + (f"{cc.value:.4g} — {cc.sentence}" if cc.value is not None else cc.why))
-            L.append(f"    before at {_fmt(b.cut)}: {b.bluffs} bluffs, {b.answered} answered, {b.abandoned} abandoned")
-            if a is not None:
-                L.append(f"    after at {_fmt(a.cut)}: {a.bluffs} bluffs, {a.answered} answered, "
-                         f"{a.abandoned} abandoned")
+            for side, o in (("before", b), ("after", a)):
+                if o is not None:
+                    L.append(f"    {side} at {_fmt(o.cut)}: {plural(o.bluffs, 'bluff')}, {o.answered} answered, "
+                             f"{o.abandoned} abandoned")
         return L
 
 
