@@ -247,19 +247,20 @@ def build_after(ctx, default_db):
         path = None
         if strategy is not None:
             tag = "same" if recipe == same else recipe
+            how_chunked = (f"the before index's chunking ({chunking_sentence(strategy)})" if recipe == same
+                           else f"recipe {recipe} ({chunking_sentence(strategy)})")
             path = _after_path(ctx, name, enc_name, f"{tag}|{json_params(strategy)}")
             running = _BUILDS.get(str(path))
             if not clicked and (running is None or not running["thread"].is_alive()) and _kept(path, name, enc_name):
                 # built before (this session, another one, before a restart): kept, never built twice
-                st.session_state[BUILT_KEY] = (str(path), name, f"{enc_name}, chunking {chunking_sentence(strategy)}")
+                st.session_state[BUILT_KEY] = (str(path), name, f"{enc_name}, {how_chunked}")
             elif clicked or (running is not None and running["thread"].is_alive()):
                 try:
                     enc = cache.encoder(enc_name)
                     state = _start_build(path, ctx.corpus, strategy, enc, cache.embedding_cache(""))
                     if _follow(state, f"Indexing {len(ctx.corpus.documents)} documents with {enc.name}, chunking "
                                       f"{strategy.name}"):
-                        st.session_state[BUILT_KEY] = (str(path), name, f"{enc.name}, chunking "
-                                                       f"{chunking_sentence(strategy)}")
+                        st.session_state[BUILT_KEY] = (str(path), name, f"{enc.name}, {how_chunked}")
                 except (ValueError, ModelUnavailable) as e:
                     st.error(md(str(e)))
     built = st.session_state.get(BUILT_KEY)
