@@ -83,7 +83,7 @@ def _upgrade(a, loaded, encoders, runsets, cols, threshold, balanced: str) -> in
     _show(up.diff, how, balanced)
     report = build_report(rs_new, saved_path=None, upgrade=up)
     print()
-    print(report.document.render_text(names=[n for n in UPGRADE_SECTIONS if n != "upgrade"]))
+    print(report.document.render_text(names=UPGRADE_SECTIONS))
     data = report.to_json()
     if a.json:
         write_json(a.json, data)

@@ -6,7 +6,7 @@ keys, the text and the decision record draw the same frozen result."""
 
 from __future__ import annotations
 
-from ...words import plural
+from ...words import format_p, plural
 from .base import Section
 
 __all__ = ["CostSection", "CutSection", "ModelsSection", "TradeoffSection", "UpgradeSection"]
@@ -56,8 +56,8 @@ class UpgradeSection(Section):
             a = s[(s["side"] == "after") & (s["k"] == k)].iloc[0]
             t = d.test_at(int(k))
             rows.append(f"  Success@{k}: before {b['estimate']:.3f} [{b['low']:.3f}, {b['high']:.3f}]  after "
-                        f"{a['estimate']:.3f} [{a['low']:.3f}, {a['high']:.3f}]  (+{t.wins}/−{t.losses}, p {t.p:.4g}, "
-                        f"Holm {t.p_holm:.4g})")
+                        f"{a['estimate']:.3f} [{a['low']:.3f}, {a['high']:.3f}]  (+{t.wins}/−{t.losses}, p {format_p(t.p)}, "
+                        f"Holm {format_p(t.p_holm)})")
         return ["Success@k of both sides (Wilson 95%), sign test after vs before with Holm over the ks", *rows]
 
 
