@@ -77,6 +77,21 @@ def test_compare_json_holds_models_cut_tradeoff_and_cost(two_indexes, tmp_path, 
     assert {s["side"] for s in up["success"]} == {"before", "after"}
     assert all(s["low"] <= s["estimate"] <= s["high"] for s in up["success"])
     assert all(t["p_holm"] >= t["p"] for t in up["tests"])
+    # checked against scipy: the Wilson interval of each side's successes, the exact sign test, Holm's step-down
+    from scipy.stats import binomtest
+
+    for r in up["success"]:
+        ci = binomtest(r["successes"], r["n"]).proportion_ci(0.95, method="wilson")
+        assert (r["low"], r["high"]) == (pytest.approx(ci.low, abs=1e-12), pytest.approx(ci.high, abs=1e-12))
+    raw = [1.0 if t["wins"] + t["losses"] == 0 else binomtest(t["wins"], t["wins"] + t["losses"]).pvalue
+           for t in up["tests"]]
+    assert [t["p"] for t in up["tests"]] == pytest.approx(raw, abs=1e-12)
+    order = sorted(range(len(raw)), key=lambda i: raw[i])
+    holm, running = [0.0] * len(raw), 0.0
+    for rank, i in enumerate(order):
+        running = max(running, min(1.0, (len(raw) - rank) * raw[i]))
+        holm[i] = running
+    assert [t["p_holm"] for t in up["tests"]] == pytest.approx(holm, abs=1e-12)
     # said, not applied silently: the old side's cut counts as chosen under hashing and meets hashing:64's distances
     assert "counts as chosen under hashing (weights hashing-256) and applied to hashing:64's distances" in text
     assert "The cut carried across" in text and "The bill" in text
