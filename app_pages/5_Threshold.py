@@ -111,7 +111,9 @@ label = (f"{run.strategy}/{run.retriever} on {rs.corpus.name}" if run.strategy e
          f"run {run.name}" + (f" ({Path(run.source).name})" if run.source else ""))
 save_section(ctx, pc, cut, label)
 for other in pc.choice.offered:
-    st.caption(md(f"A threshold saved elsewhere, not applied here: {other.describe()}"))
+    moved = pc.choice.other_model(other)  # a cut chosen under another model: said, never applied to these distances
+    st.caption(md(f"A threshold saved elsewhere, not applied here: {other.describe()}" + (f" — {moved}." if moved
+                                                                                            else "")))
 download_record(ctx, "threshold_record")
 
 st.subheader("Where the gate decides")

@@ -5,8 +5,9 @@ One path for every source: the sides are two runs of the source's run set (``bef
 ``approximate`` / ``exact``, two of a team's run files, two built-in columns:
 :func:`audit.views.upgrade_diff.runs_diff`), and, where the source's store offers ``index_pair`` (the audit's own
 index files, :meth:`ui.context.PageContext.supports`), two indexes of its engine — a copy taken before an upgrade
-and the upgraded one, or an "after" index built here — asked the ground truth's questions
-(:func:`audit.views.upgrade_diff.store_pair`). Either way one computation (:func:`audit.evaluation.upgrade.diff_runs`)
+and the upgraded one, or an "after" index built here with another model — asked the ground truth's questions
+(:func:`audit.views.upgrade_diff.store_pair_with_cost`), which is the upgrade audit: beside the diff, the two models,
+the cut carried across, the trade-off curves and the bill (:func:`audit.views.upgrade_diff.files_upgrade`). Either way one computation (:func:`audit.evaluation.upgrade.diff_runs`)
 and one drawing (:func:`draw_diff`); the cut follows the one saved-threshold rule of ``python -m audit compare``: a
 typed cut, else the one saved for the before run, else the before run's balanced cut.
 """
@@ -23,18 +24,18 @@ from audit.views.upgrade_diff import (
     IndexUnusable,
     ModelUnavailable,
     StoreError,
+    UpgradeAudit,
     common_indexes,
     default_pair,
-    files_diff,
+    files_upgrade,
     plural,
     runs_diff,
     sides,
-    store_pair,
+    store_pair_with_cost,
 )
 from ui import cache, context, footer, paths, stop
-from ui.diff import build_after
+from ui.diff import build_after, draw_diff, draw_upgrade
 from ui.health import index_name
-from ui.diff import draw_diff
 from ui.notices import notices
 from ui.text import md
 from ui.session import threshold_file
@@ -73,15 +74,17 @@ def two_runs(ctx):
 
 
 def _index_runsets(ctx, old_path, new_path, name, retriever, gt, gt_key):
-    """The two indexes asked the ground truth's questions, memoised for this session on the files' state."""
+    """The two indexes asked the ground truth's questions, and each model's bill measured once, memoised for this
+    session on the files' state."""
     key = (str(old_path), old_path.stat().st_mtime_ns, str(new_path), new_path.stat().st_mtime_ns, name,
            retriever, gt_key)
     held = st.session_state.get(_MEMO)
     if held is not None and held[0] == key:
         return held[1]
     with closing(ctx.store.at(path=old_path, index=name)) as old, closing(ctx.store.at(path=new_path, index=name)) as new:
-        with st.spinner(f"Putting the {plural(len(gt.needles), 'question')} to both indexes…"):
-            pair = store_pair(old, new, retriever, gt, cache.encoder)
+        with st.spinner(f"Putting the {plural(len(gt.needles), 'question')} to both indexes and measuring each "
+                        "model's cost…"):
+            pair = store_pair_with_cost(old, new, retriever, gt, cache.encoder)
     st.session_state[_MEMO] = (key, pair)
     return pair
 
@@ -146,7 +149,13 @@ def two_indexes(ctx):
     if pair is None:
         return None
     saved = threshold_file(ctx.runset)
-    return files_diff(pair, name, retriever, k, given, saved), "each index file's own chunks and model"
+    (before, after), cost = pair
+    try:
+        return files_upgrade((before, after), name, retriever, k, given, saved, cost), \
+            "each index file's own chunks and model"
+    except ValueError as e:
+        st.error(md(str(e)))
+        return None
 
 
 ctx = context()
@@ -161,6 +170,10 @@ if not offered:
     stop(ctx)
 side = st.radio("Compare", offered, horizontal=True, key="diff_sides") if len(offered) > 1 else offered[0]
 out = two_indexes(ctx) if side == INDEXES else two_runs(ctx)
-if out is not None:
+if out is not None and isinstance(out[0], UpgradeAudit):  # two indexes: the upgrade audit (two models)
+    up = out[0]
+    draw_diff(up.diff, out[1], up.chosen_under.applied_to_after if up.chosen_under else "")
+    draw_upgrade(up)
+elif out is not None:
     draw_diff(*out)
 footer(ctx)

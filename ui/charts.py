@@ -327,6 +327,24 @@ def before_after_bars(bins: pd.DataFrame, title: str, unit: str = "cosine distan
     ).properties(height=240)
 
 
+def tradeoff_curves(frame: pd.DataFrame, marks: pd.DataFrame | None = None) -> alt.LayerChart:
+    """The two models' trade-off curves (:func:`audit.views.upgrade_diff.tradeoff_frame`): bluffs against abandoned
+    in-domain questions, one point per grid cut, before in :data:`BEFORE` and after in :data:`AFTER`; ``marks``
+    (``model``, ``bluffs``, ``abandoned``, ``label``) rings the old cut and the carried cut."""
+    models = list(dict.fromkeys(frame["model"]))
+    colour = alt.Color("model:N", title="model", scale=alt.Scale(domain=models, range=[BEFORE, AFTER][:len(models)]),
+                       legend=alt.Legend(labelLimit=0, titleLimit=0))
+    base = alt.Chart(frame).encode(
+        x=alt.X("abandoned:Q", title="abandoned in-domain questions"), y=alt.Y("bluffs:Q", title="bluffs"),
+        color=colour, tooltip=["model", alt.Tooltip("cut:Q", format=".3f"), "bluffs:Q", "abandoned:Q", "answered:Q"])
+    chart = base.mark_line(interpolate="step-after", opacity=0.8) + base.mark_point(filled=True, size=30)
+    if marks is not None and len(marks):
+        ring = alt.Chart(marks).mark_point(size=220, strokeWidth=2, shape="circle").encode(
+            x="abandoned:Q", y="bluffs:Q", color=colour, tooltip=["label", "model", "bluffs:Q", "abandoned:Q"])
+        chart = chart + ring
+    return chart.properties(height=300)
+
+
 #: Vega-Lite's time unit that reads a timestamp in UTC, to the second (a tooltip in UTC, not the browser's zone).
 UTC_SECONDS = "utcyearmonthdatehoursminutesseconds"
 

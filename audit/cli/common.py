@@ -287,19 +287,28 @@ def gates_failed(gates, results, *, skip_unavailable: bool = False, where: str =
     return EXIT_GATE if failed else EXIT_OK
 
 
-def compare_cut(runset, run, threshold: float | None):
+def compare_cut(runset, run, threshold: float | None, after_key=None):
     """The saved-cut rule for ``compare``: ``--threshold``, else the cut saved for the *old* side's run, else None
-    (the old side's balanced cut); prints which, and the saved cuts of other configurations it did not apply."""
-    from ..evaluation.saved_cut import choose
+    (the old side's balanced cut); prints which, the saved cuts of other configurations it did not apply, and — when
+    ``after_key`` (the new side's cut key) records another model — that the cut applied to the new side's distances
+    was chosen under the old model. Returns ``(cut, how, signed)``."""
+    from ..evaluation.saved_cut import another_model, choose
 
     choice = choose(runset.run(run).cut_key, threshold)
     for c in choice.offered:
-        print(f"(saved threshold not applied, it was chosen elsewhere: {c.describe()})")
+        other = choice.other_model(c)
+        print(f"(saved threshold not applied, it was chosen elsewhere: {c.describe()}"
+              + (f"; {other})" if other else ")"))
+    if after_key is not None:
+        moved = another_model(runset.run(run).cut_key, after_key, applied=True)
+        if moved:
+            print(f"(the old side's cut ({'typed' if choice.how == 'given' else choice.how}) counts as {moved})")
+    signed = choice.saved.signed() if choice.saved is not None else ""
     if choice.how == "balanced":
-        return None, "balanced"
+        return None, "balanced", ""
     if choice.saved is not None and (choice.saved.note or choice.saved.author):
-        print(f"(saved threshold {choice.cut:.4g} applied, {choice.saved.signed()})")
-    return choice.cut, choice.how
+        print(f"(saved threshold {choice.cut:.4g} applied, {signed})")
+    return choice.cut, choice.how, signed
 
 
 # --------------------------------------------------------------------------- what a command audits

@@ -257,6 +257,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--model", default=None, help="with pg:TABLE sides: the model that embeds the questions")
     s.add_argument("--new-store", metavar="URI", help="with pg:TABLE sides: the database of NEW when it is not --store's")
     s.add_argument("--exact", action="store_true", help="with pg:TABLE sides: exact scans instead of the tables' indexes")
+    o = m.add_argument_group("output (two index files: the upgrade audit)")
+    o.add_argument("--json", metavar="FILE", help="also write the after side's audit document with the upgrade audit's "
+                   "sections (upgrade, models, cut, tradeoff, cost) as JSON")
+    o.add_argument("--html", metavar="FILE", help="also write the decision record (self-contained HTML) with the "
+                   "upgrade audit")
     add_store_options(m)
     add_history_options(m)
     m.set_defaults(func=cmd_compare)

@@ -33,13 +33,53 @@ from typing import Any, Mapping, Sequence
 from ..home import default_home
 from ..scores import COSINE_DISTANCE, known_kind
 
-__all__ = ["CutChoice", "SavedCut", "choose", "describe_key", "load_cuts", "save_cut", "threshold_file"]
+__all__ = ["CutChoice", "SHOWN_ONLY", "SavedCut", "another_model", "choose", "describe_key", "load_cuts", "model_of",
+           "save_cut", "threshold_file"]
 
 FILE_VERSION = 2
 
 
+#: Keys of a cut key that name, for people, what another key identifies (the model's name beside its weights
+#: digest): recorded, shown, never compared (a cut saved before the name was recorded still applies).
+SHOWN_ONLY = ("model_name",)
+
+
 def _norm(key: Mapping[str, Any] | None):
     return None if key is None else json.loads(json.dumps(key, sort_keys=True, default=str))
+
+
+def _compared(key: Mapping[str, Any] | None):
+    n = _norm(key)
+    return None if n is None else {k: v for k, v in n.items() if k not in SHOWN_ONLY}
+
+
+def model_of(key: Mapping[str, Any] | None) -> tuple[str, str]:
+    """The model a cut key was chosen under: ``(name, weights digest)``; empty strings where the key does not say
+    (a team's run file, a key written before the name was recorded has the digest only)."""
+    if not key:
+        return "", ""
+    return str(key.get("model_name") or ""), str(key.get("model_digest") or "")
+
+
+def another_model(chosen: Mapping[str, Any] | None, here: Mapping[str, Any] | None, applied: bool = False) -> str:
+    """The sentence a page or command shows when a cut chosen under one model meets another model's distances (both
+    keys record a weights digest and they differ); empty otherwise.
+
+    ``applied`` False (a saved cut offered to another model's run): ``chosen under all-MiniLM-L6-v2 (weights
+    53aa5117…), not under this run's model hashing (weights hashing-256): another model's distances, so it is not
+    applied here …``. True (``compare`` and the Upgrade diff apply the before side's cut to the after side, to show
+    what it does there): ``chosen under … and applied to hashing's distances (weights …): …``.
+    """
+    (cn, cd), (hn, hd) = model_of(chosen), model_of(here)
+    if not cd or not hd or cd == hd:
+        return ""
+    was = f"chosen under {cn or 'another model'} (weights {cd[:12]})"
+    if applied:
+        return (f"{was} and applied to {hn or 'the new model'}'s distances (weights {hd[:12]}): two models' "
+                "distances are not comparable, so it does not mean the same there; the carried cut is the one "
+                "chosen for the new model")
+    return (f"{was}, not under this run's model {hn or 'model'} (weights {hd[:12]}): another model's distances, so "
+            "it is not applied here (the Upgrade diff and `compare` carry it across)")
 
 
 def describe_key(key: Mapping[str, Any] | None) -> str:
@@ -54,7 +94,8 @@ def describe_key(key: Mapping[str, Any] | None) -> str:
         if key.get("retriever"):
             parts.append(str(key["retriever"]))
         if key.get("model_digest"):
-            parts.append(f"model weights {str(key['model_digest'])[:12]}")
+            parts.append((f"model {key['model_name']} " if key.get("model_name") else "model ")
+                         + f"weights {str(key['model_digest'])[:12]}")
         if key.get("corpus"):
             parts.append(f"corpus {str(key['corpus'])[:12]}")
         else:
@@ -102,7 +143,7 @@ class SavedCut:
 
     def applies_to(self, key: Mapping[str, Any] | None) -> bool:
         """Whether it was chosen on exactly ``key`` (an unknown configuration never applies)."""
-        return self.key is not None and key is not None and _norm(self.key) == _norm(key)
+        return self.key is not None and key is not None and _compared(self.key) == _compared(key)
 
     def signed(self) -> str:
         """Who and why, for people: ``by ana@example.org on 2026-12-01T22:30:00+00:00: “fewer bluffs …”``; empty
@@ -233,6 +274,11 @@ class CutChoice:
     how: str
     saved: SavedCut | None = None
     offered: tuple = ()
+    key: Mapping[str, Any] | None = None
+
+    def other_model(self, cut: SavedCut) -> str:
+        """:func:`another_model` of an offered ``cut`` against this run's key (empty when the model is the same)."""
+        return another_model(cut.key, self.key)
 
     def sentence(self, given: str = "chosen here, not saved") -> str:
         """For people: ``saved threshold 0.560``; ``the balanced cut; the saved 0.52 (…) is for another run``;
@@ -242,7 +288,8 @@ class CutChoice:
         if self.how == "saved" and self.saved is not None and (self.saved.note or self.saved.author):
             head += f" ({self.saved.signed()})"
         if self.offered:
-            head += "; saved for other configurations: " + "; ".join(c.describe() for c in self.offered[:3])
+            head += "; saved for other configurations: " + "; ".join(
+                c.describe() + (f" — {self.other_model(c)}" if self.other_model(c) else "") for c in self.offered[:3])
         return head
 
 
@@ -265,7 +312,7 @@ def choose(key: Mapping[str, Any] | None, given: float | None = None, balanced: 
     match = next((c for c in cuts if c.applies_to(key)), None)
     offered = tuple(c for c in cuts if c is not match)
     if given is not None:
-        return CutChoice(float(given), "given", None, offered + ((match,) if match else ()))
+        return CutChoice(float(given), "given", None, offered + ((match,) if match else ()), key)
     if match is not None:
-        return CutChoice(match.cut, "saved", match, offered)
-    return CutChoice(None if balanced is None else float(balanced), "balanced", None, offered)
+        return CutChoice(match.cut, "saved", match, offered, key)
+    return CutChoice(None if balanced is None else float(balanced), "balanced", None, offered, key)

@@ -19,7 +19,7 @@ import pandas as pd
 
 from ..scores import COSINE_DISTANCE
 from .measures import KS, evaluate_run
-from .paired import PairedTest, paired_test
+from .paired import PairedTest, holm_adjusted, paired_test
 from .threshold import counts_at, fewest_errors_cut, gate_queries, run_sweep
 
 __all__ = ["OUTCOME_ROWS", "UpgradeDiff", "diff_runs", "side_by_side_bins"]
@@ -49,7 +49,7 @@ class UpgradeDiff:
         ``query``, ``phrasing``, ``needle``, ``rank before``, ``rank after`` (NaN = not found),
         ``change`` (``lost@k`` / ``gained@k`` / "").
     tests : list of PairedTest
-        After vs before on Success@k for each k of :data:`KS` (raw p).
+        After vs before on Success@k for each k of :data:`KS` (raw p, and ``p_holm`` adjusted over the ks).
     distances : pandas.DataFrame
         Per group (in-domain to the answer, out-of-domain nearest): ``n``, medians, 10th and 90th
         percentiles before and after, and the shift of the median, in ``score_kind`` units.
@@ -66,6 +66,9 @@ class UpgradeDiff:
     signed : str
         Who saved the cut applied and why (:meth:`audit.evaluation.saved_cut.SavedCut.signed`), when it is saved.
     k : int
+    success : pandas.DataFrame or None
+        ``side`` (before / after), ``k``, ``successes``, ``n``, ``estimate``, ``low``, ``high``: Success@k of each
+        side with its Wilson 95% interval, for each k of :data:`KS`.
     """
 
     before: str
@@ -83,6 +86,7 @@ class UpgradeDiff:
     k: int = 8
     after_score_kind: str = ""
     signed: str = ""
+    success: pd.DataFrame | None = None
 
     @property
     def same_units(self) -> bool:
@@ -205,7 +209,11 @@ def diff_runs(before_set, before_run, after_set, after_run, k: int = 8, threshol
     phr_b = {q.query_id: q for q in before_set.queries}
     res_b = evaluate_run(rb, before_set.qrels(rb), phrasings={q: v.phrasing for q, v in phr_b.items()})
     res_a = evaluate_run(ra, after_set.qrels(ra))
-    tests = [paired_test(res_a, res_b, kk) for kk in KS]
+    tests = holm_adjusted([paired_test(res_a, res_b, kk) for kk in KS])
+    success = pd.DataFrame([{"side": side, "k": kk, "successes": iv.successes, "n": iv.n, "estimate": iv.estimate,
+                             "low": iv.low, "high": iv.high}
+                            for side, res in (("before", res_b), ("after", res_a)) for kk in KS
+                            for iv in (res.success(kk),)])
     rows = []
     after_ranks = {q.query_id: q.first_relevant for q in res_a.per_query}
     for q in res_b.per_query:
@@ -250,4 +258,4 @@ def diff_runs(before_set, before_run, after_set, after_run, k: int = 8, threshol
     lb, la = labels or (rb.name, ra.name)
     return UpgradeDiff(lb, la, header, kind_b.name, pd.DataFrame(rows), tests, dist, samples, threshold,
                        how if threshold is not None else "", at, note, k, kind_a.name,
-                       signed if threshold is not None and how == "saved" else "")
+                       signed if threshold is not None and how == "saved" else "", success)

@@ -15,7 +15,9 @@
 4. the citations audit (returned contents against their documents; needles only an overlap tail holds);
 5. the health findings recorded in the history, when there are any;
 6. a live endpoint's outcomes and latency;
-7. a trend from the history, when there is one.
+7. a trend from the history, when there is one;
+8. a model upgrade (``compare`` of two index files): both models, Success@k and sign tests, the cut carried across,
+   the trade-off curves compared and the bill.
 
 No figure is computed here: every number is read from the report's JSON (or, for the lists of questions lost
 and gained, from the same :class:`~audit.evaluation.paired.PairedTest` objects the JSON's ``comparisons`` are
@@ -615,6 +617,68 @@ def _endpoint(data: Mapping) -> str:
     return "".join(out)
 
 
+def _upgrade(data: Mapping) -> str:
+    """The upgrade audit (``compare`` of two models): the models, Success@k of both sides with the sign tests, the cut
+    chosen under the old model and carried to the new one, the trade-off curves compared, and the bill; from the
+    document's ``upgrade``, ``models``, ``cut``, ``tradeoff`` and ``cost`` sections (empty when not shown)."""
+    up, models = data.get("upgrade"), data.get("models")
+    if not up or not models:
+        return ""
+    out = ["<h2>The model upgrade</h2>",
+           _table(["side", "model", "dims", "weights", "chunking"],
+                  ([_e(m["side"]), _fig("model", m["name"], run=m["side"]), _fig("dims", m["dims"], run=m["side"]),
+                    _e(str(m["weights_digest"])[:12]), _e(m.get("chunking"))] for m in models))]
+    tests = {t["k"]: t for t in up.get("tests") or []}
+    rows = []
+    for k in sorted(tests):
+        cells = [_e(k)]
+        for side in ("before", "after"):
+            s = next((x for x in up.get("success") or [] if x["side"] == side and x["k"] == k), None)
+            cells.append(_fig(f"success:{side}", s["estimate"], f"{_num(s['estimate'])} [{_num(s['low'])}, "
+                              f"{_num(s['high'])}]", str(k)) if s else "n/a")
+        t = tests[k]
+        cells += [_fig("wins", t["wins"], run=str(k)), _fig("losses", t["losses"], run=str(k)),
+                  _fig("p", t["p"], format_p(t["p"]), str(k)), _fig("p_holm", t["p_holm"], format_p(t["p_holm"]),
+                                                                    str(k))]
+        rows.append(cells)
+    out.append("<p>Success@k with Wilson 95% intervals on both sides; exact sign test after against before (wins: "
+               "answered only after), Holm-adjusted over the ks.</p>"
+               + _table(["k", "before", "after", "wins", "losses", "p", "p (Holm)"], rows))
+    out.append(f"<p>Lost at k={_e(up.get('k'))}: {_e(', '.join(up.get('lost') or []) or 'none')}. Gained: "
+               f"{_e(', '.join(up.get('gained') or []) or 'none')}.</p>")
+    cut = data.get("cut")
+    if cut:
+        c = cut["chosen_under"]
+        out.append(f"<h3>The cut carried across</h3><p>The cut {_fig('cut:chosen', c['value'], _num(c['value'], '.4g'))}"
+                   f" ({_e(c['how'])}) counts as chosen under {_e(c['model'])} (weights "
+                   f"{_e(str(c['weights_digest'])[:12])}).</p>")
+        body = []
+        for key in ("carried", "same_answered"):
+            e = cut[key]
+            for side in ("before", "after"):
+                o = (e.get("outcomes") or {}).get(side)
+                body.append([_e(e["rule"]), _e(side), _fig(f"{key}:{side}:cut", o["cut"] if o else None,
+                                                           _num(o["cut"], ".4g") if o else "n/a"),
+                             *(_fig(f"{key}:{side}:{f}", o[f] if o else None) for f in ("bluffs", "answered",
+                                                                                         "abandoned"))])
+        out.append(_table(["rule", "side", "cut", "bluffs", "answered", "abandoned"], body))
+        out.append(f"<p class='muted'>Carried cut: {_e(cut['carried']['rule_stated'])}.</p>")
+    t = data.get("tradeoff")
+    if t:
+        out.append(f"<p>Trade-off curves (bluffs against abandoned over every grid cut): {_e(t['sentence'])}.</p>")
+    cost = data.get("cost")
+    if cost:
+        out.append("<h3>The bill</h3><p class='muted'>" + _e(cost[0]["sample"]) + ".</p>"
+                   + _table(["model", "ms per chunk", "chunks/s", "re-embedding (s)", "index bytes", "query p50 (ms)",
+                             "query p95 (ms)"],
+                            ([_e(c["model"]), _fig("ms_per_chunk", c["ms_per_chunk"], _num(c["ms_per_chunk"], ".2f"),
+                                                   c["model"]),
+                              _e(_num(c["chunks_per_second"], ".0f")), _e(_num(c["reembed_s"], ".1f")),
+                              _fig("index_bytes", c["index_bytes"], f"{c['index_bytes']:,}", c["model"]),
+                              _e(_num(c["query_ms_p50"], ".2f")), _e(_num(c["query_ms_p95"], ".2f"))] for c in cost)))
+    return "".join(out)
+
+
 def _trend(trend) -> str:
     if trend is None or not len(trend):
         return ""
@@ -675,6 +739,7 @@ def render_html(report, data: Mapping | None = None, *, traffic: Mapping | None 
         _decision(report, data, traffic, charts, focus),
         _stages(stages),
         _comparison(report, data, charts),
+        _upgrade(data),
         _candidates(data),
         _citations(report, data),
         _health(health),

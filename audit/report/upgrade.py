@@ -15,10 +15,13 @@ __all__ = ["diff_tests_frame", "render_diff"]
 
 def diff_tests_frame(diff: UpgradeDiff) -> pd.DataFrame:
     """One row per k: ``k``, ``wins (only after)`` (queries answered in the first k only after), ``losses (only
-    before)``, ``p`` (formatted: ``0.0312``, ``<0.0001``), ``questions needed`` (80% power, :func:`.tables.needed_label`)."""
+    before)``, ``p`` and ``p (Holm)`` (adjusted over the ks; formatted: ``0.0312``, ``<0.0001``), ``questions needed``
+    (80% power, :func:`.tables.needed_label`)."""
     return pd.DataFrame([{"k": t.k, "wins (only after)": t.wins, "losses (only before)": t.losses,
-                          "p": format_p(t.p), "questions needed": needed_label(t)} for t in diff.tests],
-                        columns=["k", "wins (only after)", "losses (only before)", "p", "questions needed"])
+                          "p": format_p(t.p), "p (Holm)": format_p(t.p_holm), "questions needed": needed_label(t)}
+                         for t in diff.tests],
+                        columns=["k", "wins (only after)", "losses (only before)", "p", "p (Holm)",
+                                 "questions needed"])
 
 
 def render_diff(diff: UpgradeDiff) -> str:

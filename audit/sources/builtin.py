@@ -373,7 +373,8 @@ def run_audit(corpus: Corpus, ground_truth: GroundTruth, strategies: Sequence[St
                                    {"n_encoded": n_enc, "embed_ms": embed_ms, "bm25_build_ms": bm25_ms}, over)
         n_before = len(runs)
         for r in retrievers:
-            key = {"corpus": corpus.sha256, "model_digest": encoder.digest, "strategy": strat.params(),
+            key = {"corpus": corpus.sha256, "model_digest": encoder.digest, "model_name": display_path(encoder.name),
+                   "strategy": strat.params(),
                    "retriever": r, "score_kind": "cosine-distance"}
             rule = None if r == "dense" else bm25_tokens
             if r in ran:

@@ -19,6 +19,7 @@ import pandas as pd
 from ..capabilities import CANNOT, can, sentence
 from ..evaluation.measures import KS
 from ..evaluation.saved_cut import choose
+from ..evaluation.model_upgrade import UpgradeAudit
 from ..evaluation.upgrade import UpgradeDiff, diff_runs
 from ..index import IndexUnusable
 from ..models import ModelUnavailable
@@ -30,7 +31,7 @@ from ..stores.base import StoreError
 from ..words import plural
 
 __all__ = ["CANNOT", "INDEXES", "KS", "RUNS", "UPGRADE_RETRIEVERS", "IndexUnusable", "ModelUnavailable", "StoreError",
-           "UpgradeDiff", "changed_only", "common_indexes", "cut_caption", "default_pair", "diff_runs",
+           "UpgradeAudit", "UpgradeDiff", "changed_only", "common_indexes", "cut_caption", "default_pair", "diff_runs",
            "diff_tests_frame", "files_diff", "index_pair", "p_label", "plural", "runs_diff", "shown_ranks", "sides",
            "store_pair"]
 
@@ -91,16 +92,19 @@ def default_pair(names: list[str]) -> tuple[str, str]:
     return names[0], names[1]
 
 
-def cut_caption(diff: UpgradeDiff, side: str = "") -> str:
+def cut_caption(diff: UpgradeDiff, side: str = "", applied: str = "") -> str:
     """Where the outcomes' cut comes from, in one line: ``Outcomes at the cut 0.484 (the threshold saved for
-    before; the same cut on both sides)``; ``side`` names what the runs are (``the tables' own indexes``)."""
+    before; the same cut on both sides)``; ``side`` names what the runs are (``the tables' own indexes``);
+    ``applied`` says that the cut was chosen under the before model and meets the after model's distances
+    (:attr:`audit.evaluation.model_upgrade.ChosenUnder.applied_to_after`)."""
     if diff.threshold is None:
         return f"No outcomes at a cut: {diff.note}."
     how = {"given": "typed here", "saved": f"the threshold saved for {diff.before}",
            "balanced": f"{diff.before}'s balanced cut, none saved for it"}.get(diff.how, diff.how)
     unit = diff.score_kind.replace("-", " ")
     return (f"Outcomes at the cut {diff.threshold:.4g} {unit} ({how}; the same cut on both sides"
-            + (f"; {side}" if side else "") + ")" + (f", {diff.signed}" if diff.signed else ""))
+            + (f"; {side}" if side else "") + ")" + (f", {diff.signed}" if diff.signed else "")
+            + (f". The cut was {applied}." if applied else ""))
 
 
 def runs_diff(runset, before: str, after: str, k: int, given: float | None = None,
@@ -170,3 +174,129 @@ def files_diff(pair, name: str, retriever: str, k: int, given: float | None = No
                      signed=choice.saved.signed() if choice.saved else "")
 
 
+
+
+# --------------------------------------------------------------------------- the upgrade audit (issue 51)
+
+
+def before_strategy(path, name: str):
+    """The chunking the before index ``name`` of the index file ``path`` was built with (its active generation's
+    stamp), as a :class:`audit.chunking.Strategy` named ``name``; None when the file or index has no stamp to read.
+
+    The Upgrade diff's "Chunking after" defaults to it (issue 54, item 5): comparing two models means the same chunks.
+    """
+    import json
+
+    from ..chunking import Strategy
+    from ..index import IndexStore
+
+    try:
+        store = IndexStore.open_readonly(path)
+    except Exception:  # noqa: BLE001 - not an index file: no chunking to offer (the page says so where it opens it)
+        return None
+    try:
+        gen = store.generation(name)
+        if gen is None or not gen.get("strategy"):
+            return None
+        p = json.loads(gen["strategy"])
+        return Strategy(name, p["cut"], bool(p.get("header")), int(p.get("overlap") or 0), int(p.get("target") or 512))
+    except (ValueError, KeyError, TypeError):
+        return None
+    finally:
+        store.close()
+
+
+def chunking_sentence(strategy) -> str:
+    """A strategy's chunking for people (:func:`audit.evaluation.model_upgrade.chunking_words`)."""
+    from ..evaluation.model_upgrade import chunking_words
+
+    return chunking_words(strategy.params(), strategy.name) if strategy is not None else "not recorded"
+
+
+def files_upgrade(pair, name: str, retriever: str, k: int, given: float | None = None,
+                  threshold_path: str | Path | None = None, cost=()):
+    """The upgrade audit of :func:`index_pair`'s run sets (:func:`audit.evaluation.model_upgrade.upgrade_audit`): the
+    diff of :func:`files_diff`, the models, the cut chosen under the before model and carried to the after one, the
+    trade-off curves compared and ``cost`` (each side's :class:`audit.models.cost.ModelCost`, before first).
+
+    Raises
+    ------
+    KeyError
+        ``pair`` holds no run of ``name`` and ``retriever``.
+    ValueError
+        The two sides cannot be compared (the message says why)."""
+    from ..evaluation.model_upgrade import upgrade_audit
+
+    before, after = pair
+    col = column_name(name, retriever)
+    choice = choose(before.run(col).cut_key, given, path=threshold_path)
+    return upgrade_audit(before, col, after, col, k, choice.cut, choice.how,
+                         choice.saved.signed() if choice.saved else "", cost, labels=("before", "after"))
+
+
+def carried_frame(audit) -> pd.DataFrame:
+    """The cut carried across, one row per (rule, side): ``rule``, ``side``, ``cut``, ``bluffs``, ``answered``,
+    ``abandoned`` (the before side at the old cut; the after side at the rule's cut, absent when none)."""
+    cols = ["rule", "side", "cut", "bluffs", "answered", "abandoned"]
+    rows = []
+    for c in (audit.carried, audit.same_answered):
+        if c is None:
+            continue
+        for side, o in (("before", c.before), ("after", c.after)):
+            if o is not None:
+                rows.append({"rule": c.rule, "side": side, "cut": o.cut, "bluffs": o.bluffs, "answered": o.answered,
+                             "abandoned": o.abandoned})
+    return pd.DataFrame(rows, columns=cols)
+
+
+def tradeoff_frame(audit) -> pd.DataFrame:
+    """What the trade-off chart draws: ``model`` (``before: NAME`` / ``after: NAME``), ``cut``, ``bluffs``,
+    ``abandoned``, ``answered``, one row per grid cut and side."""
+    cols = ["model", "cut", "bluffs", "abandoned", "answered"]
+    t = audit.tradeoff
+    if t is None:
+        return pd.DataFrame(columns=cols)
+    names = {m.side: f"{m.side}: {m.name}" for m in audit.models}
+    return pd.DataFrame([{"model": names[side], **{k: p.to_dict()[k] for k in cols[1:]}}
+                         for side, curve in (("before", t.before), ("after", t.after)) for p in curve], columns=cols)
+
+
+def cost_frame(audit) -> pd.DataFrame:
+    """The bill, one row per model: ``model``, ``dims``, ``ms per chunk``, ``chunks/s``, ``batch``, ``re-embedding
+    (s)``, ``index bytes``, ``query p50 (ms)``, ``query p95 (ms)``."""
+    cols = ["model", "dims", "ms per chunk", "chunks/s", "batch", "re-embedding (s)", "index bytes", "query p50 (ms)",
+            "query p95 (ms)"]
+    return pd.DataFrame([{"model": c.model, "dims": c.dims, "ms per chunk": c.ms_per_chunk,
+                          "chunks/s": c.chunks_per_second, "batch": c.batch_size, "re-embedding (s)": c.reembed_s,
+                          "index bytes": c.index_bytes, "query p50 (ms)": c.query_ms_p50,
+                          "query p95 (ms)": c.query_ms_p95} for c in audit.cost], columns=cols)
+
+
+def models_frame(audit) -> pd.DataFrame:
+    """``side``, ``model``, ``dims``, ``weights``, ``chunking``: the two sides as the page lists them."""
+    return pd.DataFrame([{"side": m.side, "model": m.name, "dims": m.dims, "weights": m.weights_digest[:12],
+                          "chunking": m.chunking} for m in audit.models],
+                        columns=["side", "model", "dims", "weights", "chunking"])
+
+
+__all__ += ["before_strategy", "carried_frame", "chunking_sentence", "cost_frame", "files_upgrade", "models_frame",
+            "tradeoff_frame"]
+
+
+def store_pair_with_cost(old, new, retriever: str, ground_truth, encoder_of):
+    """:func:`store_pair` and each side's measured bill (:func:`audit.evaluation.model_upgrade.index_costs`, a bounded
+    sample of its chunks and the questions): ``((before, after), (cost before, cost after))``.
+
+    Raises
+    ------
+    StoreError, ModelUnavailable, ValueError
+        As :func:`store_pair`."""
+    from ..evaluation.model_upgrade import index_costs
+
+    lo, ln = old.load(), new.load()
+    eo, en = encoder_of(lo.stamp.model), encoder_of(ln.stamp.model)
+    pair = index_runsets(lo, ln, ground_truth, eo, en, retriever, names=("before", "after"))
+    return pair, index_costs((lo, ln), (eo, en), pair[0])
+
+
+__all__ += ["store_pair_with_cost"]

@@ -10,7 +10,8 @@ draw the same results.
 Modules: :mod:`.base` (Section, Inputs, Document), :mod:`.about` (provenance, questions, warnings), :mod:`.results`
 (results, comparisons), :mod:`.chunks` (phrasing, needles, tokens, latency, retrieval), :mod:`.languages` (figures
 per question language), :mod:`.threshold`, :mod:`.reranking` (reranker, depth, fusion), :mod:`.citations`,
-:mod:`.approximate`, :mod:`.live` (endpoint, traffic, stages, health, history), :mod:`.sweep` (a chunking sweep).
+:mod:`.approximate`, :mod:`.live` (endpoint, traffic, stages, health, history), :mod:`.sweep` (a chunking sweep),
+:mod:`.upgrade` (two models: the diff, models, the cut carried across, the trade-off curves, the bill).
 """
 
 from __future__ import annotations
@@ -37,8 +38,9 @@ from .reranking import DepthSection, FusionSection, RerankerSection
 from .results import ComparisonsSection, ResultsSection
 from .sweep import SweepSection
 from .threshold import RunCut, ThresholdSection, primary_run
+from .upgrade import CostSection, CutSection, ModelsSection, TradeoffSection, UpgradeSection
 
-__all__ = ["SECTIONS", "Approximate", "Document", "Inputs", "NotShown", "Recorded", "RunCut", "Section",
+__all__ = ["SECTIONS", "UPGRADE_SECTIONS", "Approximate", "Document", "Inputs", "NotShown", "Recorded", "RunCut", "Section",
            "TrafficInput", "build_document", "primary_run", "section"]
 
 #: Every section of the document, in its order (the JSON's keys, the text's order).
@@ -47,8 +49,12 @@ SECTIONS: tuple[Section, ...] = (
     PhrasingSection(), LanguagesSection(), NeedlesSection(), TokensSection(), ComparisonsSection(),
     RerankerSection(), DepthSection(), FusionSection(), LatencySection(), RetrievalSection(),
     CitationsSection(), ThresholdSection(), ApproximateSection(), TrafficSection(), StagesSection(), HealthSection(),
-    HistorySection(), SweepSection(),
+    HistorySection(), SweepSection(), UpgradeSection(), ModelsSection(), CutSection(), TradeoffSection(),
+    CostSection(),
 )
+
+#: The upgrade audit's sections (handed ``upgrade`` beside the after side's run set: ``compare``, the Upgrade diff).
+UPGRADE_SECTIONS = ("upgrade", "models", "cut", "tradeoff", "cost")
 
 
 def section(name: str) -> Section:
