@@ -98,3 +98,17 @@ def test_threshold_keep_means_the_side_kept_for_every_source(tmp_path, monkeypat
 def test_a_stray_input_beside_the_run_set_is_refused():
     with pytest.raises(ValueError, match="no section reads sweeps"):
         build_document(None, sweeps=object())
+
+
+def test_the_text_names_each_reason_once_with_the_sections_it_keeps_out(tmp_path, monkeypatch, capsys):
+    """Five sections kept out for one reason (no two models compared) are one line, not five of the same words."""
+    shutil.copytree(GOLDEN / "docs", tmp_path / "docs")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("AUDIT_HOME", str(tmp_path / "home"))
+    assert main(["report", "--corpus", "docs", "--ground-truth", str(GOLDEN / "gt.jsonl"), "--model", "hashing",
+                 "--reranker", "none", "--strategies", "E", "--retrievers", "dense", "--no-history"]) == 0
+    tail = capsys.readouterr().out.split("Not shown here:\n", 1)[1].splitlines()
+    upgrade = section("upgrade").absent
+    assert f"  upgrade, models, cut, tradeoff, cost: {upgrade}" in tail
+    assert len([ln for ln in tail if upgrade in ln]) == 1
+    assert len(tail) == len({ln.split(": ", 1)[1] for ln in tail})  # one line a reason

@@ -151,7 +151,7 @@ class Document:
 
     def render_text(self, names: Sequence[str] | None = None) -> str:
         """The text report: each shown section's lines (``names``: those sections only), a blank line between; then,
-        when every section is asked, one line per section not shown, with why."""
+        when every section is asked, one line per reason for the sections not shown, naming them."""
         blocks = []
         for s in self.sections:
             r = self.results[s.name]
@@ -161,5 +161,8 @@ class Document:
             if lines:
                 blocks.append("\n".join(lines))
         if names is None and self.not_shown:
-            blocks.append("\n".join(["Not shown here:"] + [f"  {n.section}: {n.why}" for n in self.not_shown]))
+            why: dict[str, list[str]] = {}  # sections kept out for one reason share its line (upgrade, models, cut, …)
+            for n in self.not_shown:
+                why.setdefault(n.why, []).append(n.section)
+            blocks.append("\n".join(["Not shown here:"] + [f"  {', '.join(ss)}: {w}" for w, ss in why.items()]))
         return "\n\n".join(blocks)
