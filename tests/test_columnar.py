@@ -293,7 +293,7 @@ def test_columnar_rr_tie_check_and_returned_ids_equal_the_per_query_ones(tmp_pat
     # the per-query walk over the line reader's rankings says
     from audit.evaluation.judgments import Qrels
     from audit.evaluation.measures import rr_tie_differences
-    from audit.runset import returned_ids
+    from audit.runset import returned_id_set, returned_ids
 
     qrels, lines = case
     p = _write(tmp_path_factory.mktemp("ties"), "\n".join(lines) + "\n")
@@ -301,6 +301,7 @@ def test_columnar_rr_tie_check_and_returned_ids_equal_the_per_query_ones(tmp_pat
     assert rr_tie_differences(fast.rankings, Qrels(qrels), ks) == rr_tie_differences(slow.rankings, Qrels(qrels), ks)
     assert returned_ids(fast.rankings) == returned_ids(slow.rankings) == list(
         dict.fromkeys(c for r in slow.rankings.values() for c in r.ids))
+    assert returned_id_set(fast.rankings) == returned_id_set(slow.rankings) == set(returned_ids(slow.rankings))
 
 
 def test_ties_near_the_top_by_hand(tmp_path):
