@@ -25,6 +25,7 @@ Python's ``float``).
 
 from __future__ import annotations
 
+import functools
 import re
 from pathlib import Path
 
@@ -45,8 +46,28 @@ _LINES_AT_ONCE = 1 << 22
 _NAMES = ["qid", "q0", "docid", "rank", "score", "tag"]
 #: The ASCII bytes ``str.split()`` splits on besides the space and the newline.
 _SPACES = bytes.maketrans(b"\t\r\x0b\x0c\x1c\x1d\x1e\x1f", b" " * 8)
+_SPLIT = tuple(bytes([c]) for c in b"\t\r\x0b\x0c\x1c\x1d\x1e\x1f")
 #: A whitespace character the bytes are not split on (a Unicode space: the line reader's str.split splits there).
 _OTHER_SPACE = re.compile(r"[^\S\n ]")
+
+
+@functools.cache
+def _types() -> dict:
+    """The CSV reader's column types (made when a file is read: pyarrow is imported then)."""
+    import pyarrow as pa
+
+    words = pa.dictionary(pa.int32(), pa.string())  # ids and the two unread fields: few distinct values
+    return {"qid": words, "q0": words, "docid": words, "rank": pa.string(), "score": pa.string(), "tag": words}
+
+
+def _words(column):
+    """A column's distinct strings when dictionary-encoded (each chunk's dictionary), else the strings."""
+    import pyarrow as pa
+
+    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+    if chunks and pa.types.is_dictionary(chunks[0].type):
+        return pa.chunked_array([c.dictionary for c in chunks], chunks[0].type.value_type)
+    return column
 
 
 class _Refused(Exception):
@@ -75,8 +96,12 @@ def _blocks(path: Path):
             rest = data[cut:]
 
 
-def _normalised(block: bytes) -> bytes:
-    """Fields separated by one space, no space at either end of a line; refused when it cannot be."""
+def _checked(block: bytes) -> bytes:
+    """The block with the ASCII bytes ``str.split`` splits on turned into spaces; refused when not read here.
+
+    Refused: not UTF-8, or a Unicode space (the line reader's ``str.split`` splits there; the bytes are not).
+    The translation is a pass over the block only when a byte it changes is in it (a clean file has none).
+    """
     if not block.isascii():
         try:
             text = block.decode("utf-8")
@@ -84,31 +109,60 @@ def _normalised(block: bytes) -> bytes:
             raise _Refused from None
         if _OTHER_SPACE.search(text.translate({9: 32, 13: 32, 11: 32, 12: 32, 28: 32, 29: 32, 30: 32, 31: 32})):
             raise _Refused
-    block = block.translate(_SPACES)
-    while b"  " in block:
-        block = block.replace(b"    ", b" ").replace(b"  ", b" ")
-    block = block.replace(b"\n ", b"\n").replace(b" \n", b"\n").strip(b" ")
-    if block.startswith(b"#") or b"\n#" in block:
-        raise _Refused  # a comment: the line reader skips it and counts its line
+    if any(b in block for b in _SPLIT):  # a memchr each: far cheaper than a translation that changes nothing
+        block = block.translate(_SPACES)
     return block
 
 
-def _table(block: bytes):
+def _normalised(block: bytes) -> bytes:
+    """Fields separated by one space, no space at either end of a line (a block after :func:`_checked`).
+
+    Only for a block whose plain parse found an empty field or another field count: runs of spaces and spaces
+    at a line's ends are what make those in a file the line reader reads.
+    """
+    while b"  " in block:
+        block = block.replace(b"    ", b" ").replace(b"  ", b" ")
+    return block.replace(b"\n ", b"\n").replace(b" \n", b"\n").strip(b" ")
+
+
+def _parsed(block: bytes):
+    """The block's table (six string columns), or None when a line has other than 6 fields or an empty one.
+
+    Fields are split on single spaces: a run of spaces, or a space at a line's end, shows as an empty field
+    or a line of more fields, so a block that reads here without either has exactly the line reader's fields.
+    """
     import pyarrow as pa
+    import pyarrow.compute as pc
     from pyarrow import csv
 
     try:
-        return csv.read_csv(
+        t = csv.read_csv(
             pa.BufferReader(block),
             read_options=csv.ReadOptions(column_names=_NAMES, block_size=16 << 20),
             parse_options=csv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False, escape_char=False,
                                            newlines_in_values=False, ignore_empty_lines=True),
-            convert_options=csv.ConvertOptions(column_types={n: pa.string() for n in _NAMES},
-                                               include_columns=["qid", "docid", "rank", "score"],
+            convert_options=csv.ConvertOptions(column_types=_types(),
                                                strings_can_be_null=False, quoted_strings_can_be_null=False,
                                                check_utf8=True))
     except pa.ArrowInvalid:
-        raise _Refused from None  # other than 6 fields on a line, or not UTF-8
+        return None  # other than 6 fields on a line, or not UTF-8
+    if t.num_rows and any(pc.min(pc.binary_length(_words(c))).as_py() == 0 for c in t.columns):
+        return None
+    return t
+
+
+def _table(block: bytes):
+    """The block's qid, docid, rank and score (strings), None for blank lines only; refused when not read here."""
+    block = _checked(block)
+    t = _parsed(block)
+    if t is None:  # runs of spaces, spaces at a line's ends, or a line the line reader refuses too
+        block = _normalised(block)
+        if not block.strip(b"\n"):
+            return None  # blank lines only
+        t = _parsed(block)
+        if t is None:
+            raise _Refused  # other than 6 fields on a line: the line reader names it
+    return t.select(["qid", "docid", "rank", "score"])
 
 
 class _Dictionary:
@@ -120,16 +174,24 @@ class _Dictionary:
         self.values = pa.array([], pa.string())
 
     def codes(self, column) -> np.ndarray:
+        """Each value's code (int32), new values added in order of first appearance.
+
+        ``column``: dictionary-encoded (the CSV reader's own codes): only each chunk's few distinct values are
+        looked up, and the line codes are a ``take`` through that small mapping.
+        """
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-        new = pc.unique(column)
-        if len(self.values):
-            new = new.filter(pc.invert(pc.is_in(new, value_set=self.values)))
-        if len(new):
-            self.values = pa.concat_arrays([self.values, new.cast(pa.string())])
-        return pc.index_in(column, value_set=self.values).to_numpy(zero_copy_only=False).astype(np.int32)
+        chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
+        out = []
+        for chunk in chunks:
+            words = chunk.dictionary  # the chunk's distinct values, first appearance first
+            new = words if not len(self.values) else words.filter(pc.invert(pc.is_in(words, value_set=self.values)))
+            if len(new):
+                self.values = pa.concat_arrays([self.values, new.cast(pa.string())])
+            mapping = pc.index_in(words, value_set=self.values).to_numpy(zero_copy_only=False).astype(np.int32)
+            out.append(mapping[chunk.indices.to_numpy(zero_copy_only=False)])
+        return np.concatenate(out) if len(out) != 1 else out[0]
 
 
 def _columns(path: Path):
@@ -145,14 +207,13 @@ def _columns(path: Path):
     q, d, r, s = (np.empty(cap, dtype=t) for t in (np.int32, np.int32, np.int32, np.float32))
     at = 0
     for block in _blocks(path):
-        block = _normalised(block)
-        if not block.strip():
-            continue
         t = _table(block)
-        if not t.num_rows:
+        if t is None or not t.num_rows:
             continue
+        if pc.any(pc.starts_with(_words(t.column("qid")), "#")).as_py():
+            raise _Refused  # a comment: the line reader skips it and counts its line
         rank = t.column("rank").combine_chunks()
-        if not pc.all(pc.match_substring_regex(rank, r"^[0-9]+$")).as_py():
+        if not pc.all(pc.ascii_is_decimal(rank)).as_py():
             raise _Refused  # int() reads "+3" and refuses "0x10": the line reader decides
         try:
             rank = pc.cast(rank, pa.int64()).to_numpy()
@@ -192,8 +253,37 @@ def _evaluated_order(qc, key, dkey, n_q, n_k, n_d) -> np.ndarray:
         combined += key
         combined *= n_d
         combined += dkey
-        return np.argsort(combined)
+        # stable (timsort): a file's lines come nearly in this order, which it reads in one pass; quicksort does
+    # not see it. The keys are unique, so every sort gives this one order
+    return np.argsort(combined, kind="stable")
     return np.lexsort((dkey, key, qc))
+
+
+def _distinct(s32: np.ndarray) -> np.ndarray:
+    """The distinct values of ``s32``, ascending: Arrow's hash table, then a sort of the distinct values only.
+
+    Arrow hashes bits, so -0.0 and 0.0 both come out; ``np.unique`` of the few distinct values keeps one, as
+    ``np.unique`` of the whole column would.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    return np.unique(pc.unique(pa.array(s32)).to_numpy())
+
+
+def _score_codes(values32: np.ndarray, s32: np.ndarray) -> np.ndarray:
+    """Each score's index in the ascending distinct ``values32`` (int32): a hash lookup, not a binary search.
+
+    A score Arrow does not find by its bits (-0.0 when ``values32`` holds 0.0) sends the column to
+    ``np.searchsorted``, which compares values.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    codes = pc.index_in(pa.array(s32), value_set=pa.array(values32))
+    if codes.null_count:
+        return np.searchsorted(values32, s32).astype(np.int32)
+    return codes.to_numpy().astype(np.int32, copy=False)
 
 
 def _segment_max_before(values: np.ndarray, group_starts: np.ndarray, query_of_group: np.ndarray) -> np.ndarray:
@@ -236,7 +326,7 @@ def read_trec_columns(path: str | Path, name: str, score_kind: str) -> Run | Non
     n_q, n_d, n = len(qids), len(dids), len(qc)
     higher = _kind(score_kind).higher_is_better
     # the distinct scores, a block of lines at a time (float32 order = canonical order, audit/scores.py)
-    values32 = np.unique(np.concatenate([np.unique(s32[lo:lo + _LINES_AT_ONCE]) for lo in range(0, n, _LINES_AT_ONCE)]))
+    values32 = np.unique(np.concatenate([_distinct(s32[lo:lo + _LINES_AT_ONCE]) for lo in range(0, n, _LINES_AT_ONCE)]))
     # ties by chunk id descending, code-point order (trec_eval's strcmp; Python's str order)
     by_id = sorted(range(n_d), key=dids.__getitem__)
     id_rank = np.empty(n_d, dtype=np.int32)
@@ -292,11 +382,12 @@ def _order_group(qc, dc, rank, s32, values32, id_rank, higher: bool, n_q: int, n
     qd = qc.astype(np.int64)
     qd *= n_d
     qd += dc
-    qd.sort()  # in place: 8 bytes a line (a hash table of them took twenty times that)
+    qd.sort(kind="stable")  # in place: 8 bytes a line (a hash table of them took twenty times that); timsort reads
+    # the query order the file already has
     if len(qd) > 1 and bool((qd[1:] == qd[:-1]).any()):
         return None
     del qd
-    scode = np.searchsorted(values32, s32).astype(np.int32)
+    scode = _score_codes(values32, s32)
     del s32
     key = (n_s - 1 - scode) if higher else scode  # ascending = best first
     o = _evaluated_order(qc, key, (n_d - 1 - id_rank)[dc], n_q, n_s, n_d)
