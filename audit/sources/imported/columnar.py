@@ -125,8 +125,8 @@ def _normalised(block: bytes) -> bytes:
     return block.replace(b"\n ", b"\n").replace(b" \n", b"\n").strip(b" ")
 
 
-def _parsed(block: bytes):
-    """The block's table (six string columns), or None when a line has other than 6 fields or an empty one.
+def _parsed(block: bytes, names: list[str], types: dict):
+    """The block's table (``names`` as columns), or None when a line has another field count or an empty field.
 
     Fields are split on single spaces: a run of spaces, or a space at a line's end, shows as an empty field
     or a line of more fields, so a block that reads here without either has exactly the line reader's fields.
@@ -138,31 +138,39 @@ def _parsed(block: bytes):
     try:
         t = csv.read_csv(
             pa.BufferReader(block),
-            read_options=csv.ReadOptions(column_names=_NAMES, block_size=16 << 20),
+            read_options=csv.ReadOptions(column_names=names, block_size=16 << 20),
             parse_options=csv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False, escape_char=False,
                                            newlines_in_values=False, ignore_empty_lines=True),
-            convert_options=csv.ConvertOptions(column_types=_types(),
-                                               strings_can_be_null=False, quoted_strings_can_be_null=False,
-                                               check_utf8=True))
+            convert_options=csv.ConvertOptions(column_types=types, strings_can_be_null=False,
+                                               quoted_strings_can_be_null=False, check_utf8=True))
     except pa.ArrowInvalid:
-        return None  # other than 6 fields on a line, or not UTF-8
+        return None  # another field count on a line, or not UTF-8
     if t.num_rows and any(pc.min(pc.binary_length(_words(c))).as_py() == 0 for c in t.columns):
         return None
     return t
 
 
-def _table(block: bytes):
-    """The block's qid, docid, rank and score (strings), None for blank lines only; refused when not read here."""
+def _table_of(block: bytes, names: list[str], types: dict):
+    """The block's table, None for blank lines only; refused when the line reader would read it otherwise.
+
+    Shared by the run and the qrels readers (:func:`audit.qrels.read_trec_qrels_columns`).
+    """
     block = _checked(block)
-    t = _parsed(block)
+    t = _parsed(block, names, types)
     if t is None:  # runs of spaces, spaces at a line's ends, or a line the line reader refuses too
         block = _normalised(block)
         if not block.strip(b"\n"):
             return None  # blank lines only
-        t = _parsed(block)
+        t = _parsed(block, names, types)
         if t is None:
-            raise _Refused  # other than 6 fields on a line: the line reader names it
-    return t.select(["qid", "docid", "rank", "score"])
+            raise _Refused  # another field count on a line: the line reader names it
+    return t
+
+
+def _table(block: bytes):
+    """A run block's qid, docid, rank and score; None for blank lines only (:func:`_table_of`)."""
+    t = _table_of(block, _NAMES, _types())
+    return None if t is None else t.select(["qid", "docid", "rank", "score"])
 
 
 class _Dictionary:
