@@ -416,19 +416,29 @@ def _order_group(qc, dc, rank, s32, values32, id_rank, higher: bool, n_q: int, n
     del r_next, i_next, r_prev, i_prev, bad
 
     # rank-order warning: a line with a strictly better score than one ranked above it; in evaluated order, a
-    # line whose rank is below the largest rank of the strictly better scores of its query
-    flag = np.concatenate([[True], ~same_q | (key[1:] != key[:-1])])
+    # line whose rank is below the largest rank of the strictly better scores of its query. A query without a
+    # conflict has ranks that never decrease in evaluated order, so it has none: the usual file (no conflict)
+    # skips the search
+    # only the conflicting queries' lines are searched (whole queries: each is searched on its own)
+    del same_q
+    if not conflicts:
+        return dc, scode, conflicts, [], True
+    sel = np.isin(qc, np.asarray(conflicts, dtype=qc.dtype))
+    qc_s, key_s, rank_s = qc[sel], key[sel], rank[sel]
+    del sel
+    same_q = qc_s[1:] == qc_s[:-1]
+    flag = np.concatenate([[True], ~same_q | (key_s[1:] != key_s[:-1])])
     starts = np.flatnonzero(flag)
     group = np.cumsum(flag) - 1
     del flag
-    before = _segment_max_before(rank.astype(np.int64), starts, qc[starts])
-    contradicts = rank < before[group]
-    bad_q = np.unique(qc[contradicts])
+    before = _segment_max_before(rank_s.astype(np.int64), starts, qc_s[starts])
+    contradicts = rank_s < before[group]
+    bad_q = np.unique(qc_s[contradicts])
     del group, before, contradicts, starts, same_q
     if len(bad_q):
-        first = np.searchsorted(qc, bad_q, side="left")
-        last = np.searchsorted(qc, bad_q, side="right")
-        reversed_all = all(_reversed(rank[x:y], key[x:y]) for x, y in zip(first.tolist(), last.tolist()))
+        first = np.searchsorted(qc_s, bad_q, side="left")
+        last = np.searchsorted(qc_s, bad_q, side="right")
+        reversed_all = all(_reversed(rank_s[x:y], key_s[x:y]) for x, y in zip(first.tolist(), last.tolist()))
     else:
         reversed_all = True
     return dc, scode, conflicts, bad_q.tolist(), reversed_all
