@@ -43,6 +43,7 @@ def _check(path):
         assert isinstance(fast.judgments, ColumnarJudgments)
         assert _as_lists(fast.judgments) == _as_lists(slow.judgments)
         assert fast.query_ids == slow.query_ids
+        assert fast.judgments.judged_ids() == list(dict.fromkeys(c for js in slow.judgments.values() for c in js))
         assert (fast.source, fast.repeated, fast.complete) == (slow.source, slow.repeated, slow.complete)
         assert all(fast.relevant(q) == slow.relevant(q) for q in slow.query_ids)
     assert _as_lists(qrels_mod.read_trec_qrels(path).judgments) == _as_lists(slow.judgments)

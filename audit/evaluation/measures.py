@@ -483,6 +483,9 @@ def _columnar_measures(rankings: ColumnarRankings, qrels, qids: Sequence[str], k
     it holds has one rank. The kernels of ranx (``ranx/metrics``, numba over sorted arrays) are the model:
     one pass over the matched lines per measure, no Python per line.
     """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     nq = len(qids)
     n_d = max(len(rankings.chunk_ids), 1)
     row_of = rankings._index
@@ -500,13 +503,18 @@ def _columnar_measures(rankings: ColumnarRankings, qrels, qids: Sequence[str], k
         jkey_a, jgrade_a, jq_a = jkey_a[o], np.asarray(jgrade, dtype=np.int64)[o], np.asarray(jq, dtype=np.int64)[o]
         offsets, n_lines = rankings.offsets, int(rankings.offsets[-1])
         found_l, j_l, q_l = [], [], []
+        judged = pa.array(jkey_a)
         for lo in range(0, n_lines, _LINES_AT_ONCE):  # in blocks of lines: memory bounded by the block
-            pos = np.arange(lo, min(lo + _LINES_AT_ONCE, n_lines))
-            line_q = np.searchsorted(offsets, pos, side="right") - 1
-            key = line_q * n_d + rankings.chunk_codes[lo:lo + len(pos)]
-            at = np.searchsorted(jkey_a, key)
-            at[at == len(jkey_a)] = 0
-            m = jkey_a[at] == key
+            hi = min(lo + _LINES_AT_ONCE, n_lines)
+            pos = np.arange(lo, hi)
+            qa = int(np.searchsorted(offsets, lo, side="right")) - 1  # the queries the block's lines belong to
+            qb = int(np.searchsorted(offsets, hi, side="left"))
+            line_q = np.repeat(np.arange(qa, qb, dtype=np.int64),
+                               np.minimum(offsets[qa + 1:qb + 1], hi) - np.maximum(offsets[qa:qb], lo))
+            key = line_q * n_d + rankings.chunk_codes[lo:hi]
+            at = pc.index_in(pa.array(key), value_set=judged)  # a hash lookup of each line's (query, chunk)
+            m = at.is_valid().to_numpy(zero_copy_only=False)
+            at = at.fill_null(0).to_numpy().astype(np.int64)
             found_l.append(pos[m])  # line positions, ascending: rank order within a query
             j_l.append(at[m])
             q_l.append(line_q[m])

@@ -35,7 +35,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from ...evaluation.judgments import Qrels
+from ...evaluation.judgments import ColumnarJudgments, Qrels
 from ...runset import Run, returned_id_set, returned_ids, score_kind as _kind
 from ...words import plural
 
@@ -314,7 +314,9 @@ def respell_judgments(qrels: Qrels, runs: Sequence[Run]) -> tuple[Qrels, InputWa
         judged ids were matched in another spelling, with examples (``judged → returned``).
     """
     verbatim = set().union(*(returned_id_set(r.rankings) for r in runs))  # from the codes: no order needed here
-    unmatched = [c for c in dict.fromkeys(c for js in qrels.judgments.values() for c in js) if c not in verbatim]
+    judged = qrels.judgments.judged_ids() if isinstance(qrels.judgments, ColumnarJudgments) else \
+        dict.fromkeys(c for js in qrels.judgments.values() for c in js)  # first appearance, each once
+    unmatched = [c for c in judged if c not in verbatim]
     keys = {c: k for c in unmatched if (k := uuid_key(c)) is not None}
     returned: dict[str, str] = {}
     if keys:  # only then is a returned id's spelling looked at, in order of first appearance

@@ -423,7 +423,9 @@ def _order_group(qc, dc, rank, s32, values32, id_rank, higher: bool, n_q: int, n
     del same_q
     if not conflicts:
         return dc, scode, conflicts, [], True
-    sel = np.isin(qc, np.asarray(conflicts, dtype=qc.dtype))
+    sel = np.zeros(int(qc[-1]) + 1, dtype=bool)
+    sel[conflicts] = True
+    sel = sel[qc]
     qc_s, key_s, rank_s = qc[sel], key[sel], rank[sel]
     del sel
     same_q = qc_s[1:] == qc_s[:-1]
