@@ -24,6 +24,8 @@ from .jsontext import InputFileError, first_line, int_field, text_lines
 
 __all__ = ["BEIR_QRELS_HEADER", "read_beir_qrels", "read_qrels", "read_trec_qrels", "read_trec_qrels_columns"]
 
+#: Bytes of a TREC qrels file parsed at a time by the columnar path.
+QRELS_BLOCK_BYTES = 16 << 20
 #: The header line of a BEIR qrels file.
 BEIR_QRELS_HEADER = ("query-id", "corpus-id", "score")
 
@@ -79,7 +81,7 @@ def read_trec_qrels_columns(path: str | Path) -> Qrels | None:
     """TREC qrels read as columns (:class:`ColumnarJudgments`), or None: read them line by line.
 
     pyarrow's CSV reader over blocks of whole lines, as a run file is read
-    (:mod:`audit.sources.imported.columnar`: fields split on runs of ASCII whitespace, blank lines and a BOM
+    (:mod:`audit.textcolumns`: fields split on runs of ASCII whitespace, blank lines and a BOM
     read as the line reader reads them). None — the line reader then reads the file, and names a bad line —
     for whatever it does not read exactly as :func:`read_trec_qrels` does: other than 4 fields on a line, a
     comment, a byte that is not UTF-8 or a Unicode space, a grade that is not ``-?[0-9]+`` in int64, a chunk
@@ -88,30 +90,30 @@ def read_trec_qrels_columns(path: str | Path) -> Qrels | None:
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    from .sources.imported.columnar import _Dictionary, _Refused, _blocks, _table_of, _words
+    from .textcolumns import Dictionary, Refused, blocks, table, words
 
     names = ["qid", "iteration", "docid", "grade"]
-    words = pa.dictionary(pa.int32(), pa.string())
-    types = {"qid": words, "iteration": words, "docid": words, "grade": pa.string()}
-    queries, chunks = _Dictionary(), _Dictionary()
+    coded = pa.dictionary(pa.int32(), pa.string())
+    types = {"qid": coded, "iteration": coded, "docid": coded, "grade": pa.string()}
+    queries, chunks = Dictionary(), Dictionary()
     qc, dc, gr = [], [], []
     try:
-        for block in _blocks(Path(path)):
-            t = _table_of(block, names, types)
+        for block in blocks(Path(path), QRELS_BLOCK_BYTES):
+            t = table(block, names, types)
             if t is None or not t.num_rows:
                 continue
-            if pc.any(pc.starts_with(_words(t.column("qid")), "#")).as_py():
-                raise _Refused  # a comment line: the line reader skips it
+            if pc.any(pc.starts_with(words(t.column("qid")), "#")).as_py():
+                raise Refused  # a comment line: the line reader skips it
             grade = t.column("grade")
             if not pc.all(pc.match_substring_regex(grade, r"^-?[0-9]+$")).as_py():
-                raise _Refused  # int() reads "+1" and "1_0" too: the line reader decides
+                raise Refused  # int() reads "+1" and "1_0" too: the line reader decides
             try:
                 gr.append(pc.cast(grade, pa.int64()).to_numpy())
             except (pa.ArrowInvalid, OverflowError):
-                raise _Refused from None
+                raise Refused from None
             qc.append(queries.codes(t.column("qid")))
             dc.append(chunks.codes(t.column("docid")))
-    except (_Refused, OSError):
+    except (Refused, OSError):
         return None
     if not qc:
         return None  # no judgment line: the line reader says so

@@ -26,13 +26,13 @@ Python's ``float``).
 from __future__ import annotations
 
 import functools
-import re
 from pathlib import Path
 
 import numpy as np
 
 from ...runset import ColumnarRankings, Run, score_kind as _kind
 from ...scores import canonical_scores
+from ...textcolumns import Dictionary, Refused, blocks, table, words
 from .checks import rank_order_message
 
 __all__ = ["BLOCK_BYTES", "read_trec_columns"]
@@ -44,11 +44,6 @@ BLOCK_BYTES = 16 << 20
 _LINES_AT_ONCE = 1 << 22
 
 _NAMES = ["qid", "q0", "docid", "rank", "score", "tag"]
-#: The ASCII bytes ``str.split()`` splits on besides the space and the newline.
-_SPACES = bytes.maketrans(b"\t\r\x0b\x0c\x1c\x1d\x1e\x1f", b" " * 8)
-_SPLIT = tuple(bytes([c]) for c in b"\t\r\x0b\x0c\x1c\x1d\x1e\x1f")
-#: A whitespace character the bytes are not split on (a Unicode space: the line reader's str.split splits there).
-_OTHER_SPACE = re.compile(r"[^\S\n ]")
 
 
 @functools.cache
@@ -60,146 +55,10 @@ def _types() -> dict:
     return {"qid": words, "q0": words, "docid": words, "rank": pa.string(), "score": pa.string(), "tag": words}
 
 
-def _words(column):
-    """A column's distinct strings when dictionary-encoded (each chunk's dictionary), else the strings."""
-    import pyarrow as pa
-
-    chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
-    if chunks and pa.types.is_dictionary(chunks[0].type):
-        return pa.chunked_array([c.dictionary for c in chunks], chunks[0].type.value_type)
-    return column
-
-
-class _Refused(Exception):
-    """The fast path does not read this file as the line reader does: read it line by line."""
-
-
-def _blocks(path: Path):
-    """The file's bytes in blocks of whole lines (a BOM removed from the first)."""
-    with open(path, "rb") as f:
-        rest, first = b"", True
-        while True:
-            data = f.read(BLOCK_BYTES)
-            if not data:
-                if rest:
-                    yield rest
-                return
-            data = rest + data
-            if first:
-                data = data.removeprefix(b"\xef\xbb\xbf")
-                first = False
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:
-                rest = data
-                continue
-            yield data[:cut]
-            rest = data[cut:]
-
-
-def _checked(block: bytes) -> bytes:
-    """The block with the ASCII bytes ``str.split`` splits on turned into spaces; refused when not read here.
-
-    Refused: not UTF-8, or a Unicode space (the line reader's ``str.split`` splits there; the bytes are not).
-    The translation is a pass over the block only when a byte it changes is in it (a clean file has none).
-    """
-    if not block.isascii():
-        try:
-            text = block.decode("utf-8")
-        except UnicodeDecodeError:
-            raise _Refused from None
-        if _OTHER_SPACE.search(text.translate({9: 32, 13: 32, 11: 32, 12: 32, 28: 32, 29: 32, 30: 32, 31: 32})):
-            raise _Refused
-    if any(b in block for b in _SPLIT):  # a memchr each: far cheaper than a translation that changes nothing
-        block = block.translate(_SPACES)
-    return block
-
-
-def _normalised(block: bytes) -> bytes:
-    """Fields separated by one space, no space at either end of a line (a block after :func:`_checked`).
-
-    Only for a block whose plain parse found an empty field or another field count: runs of spaces and spaces
-    at a line's ends are what make those in a file the line reader reads.
-    """
-    while b"  " in block:
-        block = block.replace(b"    ", b" ").replace(b"  ", b" ")
-    return block.replace(b"\n ", b"\n").replace(b" \n", b"\n").strip(b" ")
-
-
-def _parsed(block: bytes, names: list[str], types: dict):
-    """The block's table (``names`` as columns), or None when a line has another field count or an empty field.
-
-    Fields are split on single spaces: a run of spaces, or a space at a line's end, shows as an empty field
-    or a line of more fields, so a block that reads here without either has exactly the line reader's fields.
-    """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-    from pyarrow import csv
-
-    try:
-        t = csv.read_csv(
-            pa.BufferReader(block),
-            read_options=csv.ReadOptions(column_names=names, block_size=16 << 20),
-            parse_options=csv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False, escape_char=False,
-                                           newlines_in_values=False, ignore_empty_lines=True),
-            convert_options=csv.ConvertOptions(column_types=types, strings_can_be_null=False,
-                                               quoted_strings_can_be_null=False, check_utf8=True))
-    except pa.ArrowInvalid:
-        return None  # another field count on a line, or not UTF-8
-    if t.num_rows and any(pc.min(pc.binary_length(_words(c))).as_py() == 0 for c in t.columns):
-        return None
-    return t
-
-
-def _table_of(block: bytes, names: list[str], types: dict):
-    """The block's table, None for blank lines only; refused when the line reader would read it otherwise.
-
-    Shared by the run and the qrels readers (:func:`audit.qrels.read_trec_qrels_columns`).
-    """
-    block = _checked(block)
-    t = _parsed(block, names, types)
-    if t is None:  # runs of spaces, spaces at a line's ends, or a line the line reader refuses too
-        block = _normalised(block)
-        if not block.strip(b"\n"):
-            return None  # blank lines only
-        t = _parsed(block, names, types)
-        if t is None:
-            raise _Refused  # another field count on a line: the line reader names it
-    return t
-
-
 def _table(block: bytes):
-    """A run block's qid, docid, rank and score; None for blank lines only (:func:`_table_of`)."""
-    t = _table_of(block, _NAMES, _types())
+    """A run block's qid, docid, rank and score; None for blank lines only (:func:`audit.textcolumns.table`)."""
+    t = table(block, _NAMES, _types())
     return None if t is None else t.select(["qid", "docid", "rank", "score"])
-
-
-class _Dictionary:
-    """Distinct strings in order of first appearance, and the code of each value of a column."""
-
-    def __init__(self):
-        import pyarrow as pa
-
-        self.values = pa.array([], pa.string())
-
-    def codes(self, column) -> np.ndarray:
-        """Each value's code (int32), new values added in order of first appearance.
-
-        ``column``: dictionary-encoded (the CSV reader's own codes): only each chunk's few distinct values are
-        looked up, and the line codes are a ``take`` through that small mapping.
-        """
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
-        out = []
-        for chunk in chunks:
-            words = chunk.dictionary  # the chunk's distinct values, first appearance first
-            new = words if not len(self.values) else words.filter(pc.invert(pc.is_in(words, value_set=self.values)))
-            if len(new):
-                self.values = pa.concat_arrays([self.values, new.cast(pa.string())])
-            mapping = pc.index_in(words, value_set=self.values).to_numpy(zero_copy_only=False).astype(np.int32)
-            out.append(mapping[chunk.indices.to_numpy(zero_copy_only=False)])
-        return np.concatenate(out) if len(out) != 1 else out[0]
 
 
 def _columns(path: Path):
@@ -207,32 +66,32 @@ def _columns(path: Path):
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    queries, chunks = _Dictionary(), _Dictionary()
+    queries, chunks = Dictionary(), Dictionary()
     # the four columns are written in place into arrays as long as the file has lines (a row per line at most):
     # pages never written cost nothing, and no block's arrays outlive it (blocks gathered at the end left the
     # allocator's heap holding them beside the whole columns: twice the columns' memory)
     cap = _line_count(path)
     q, d, r, s = (np.empty(cap, dtype=t) for t in (np.int32, np.int32, np.int32, np.float32))
     at = 0
-    for block in _blocks(path):
+    for block in blocks(path, BLOCK_BYTES):
         t = _table(block)
         if t is None or not t.num_rows:
             continue
-        if pc.any(pc.starts_with(_words(t.column("qid")), "#")).as_py():
-            raise _Refused  # a comment: the line reader skips it and counts its line
+        if pc.any(pc.starts_with(words(t.column("qid")), "#")).as_py():
+            raise Refused  # a comment: the line reader skips it and counts its line
         rank = t.column("rank").combine_chunks()
         if not pc.all(pc.ascii_is_decimal(rank)).as_py():
-            raise _Refused  # int() reads "+3" and refuses "0x10": the line reader decides
+            raise Refused  # int() reads "+3" and refuses "0x10": the line reader decides
         try:
             rank = pc.cast(rank, pa.int64()).to_numpy()
             score = pc.cast(t.column("score"), pa.float64()).to_numpy()
         except (pa.ArrowInvalid, OverflowError):
-            raise _Refused from None
+            raise Refused from None
         if rank.min() < 1 or rank.max() > np.iinfo(np.int32).max or not np.isfinite(score).all():
-            raise _Refused
+            raise Refused
         m = len(rank)
         if at + m > cap:
-            raise _Refused  # more rows than the file had lines: it changed while read
+            raise Refused  # more rows than the file had lines: it changed while read
         q[at:at + m] = queries.codes(t.column("qid"))
         d[at:at + m] = chunks.codes(t.column("docid"))
         r[at:at + m] = rank
@@ -240,7 +99,7 @@ def _columns(path: Path):
         at += m
         del t, rank, score
     if not at:
-        raise _Refused  # no ranking line: the line reader says so
+        raise Refused  # no ranking line: the line reader says so
     return q[:at], queries.values.to_pylist(), d[:at], chunks.values.to_pylist(), r[:at], s[:at]
 
 
@@ -329,7 +188,7 @@ def read_trec_columns(path: str | Path, name: str, score_kind: str) -> Run | Non
     p = Path(path)
     try:
         qc, qids, dc, dids, rank, s32 = _columns(p)
-    except _Refused:
+    except Refused:
         return None
     n_q, n_d, n = len(qids), len(dids), len(qc)
     higher = _kind(score_kind).higher_is_better
