@@ -5,7 +5,9 @@ reads, to the same :class:`~audit.runset.Run` (same order, same canonical scores
 and ``rank-order`` warning), holding the rankings as arrays (:class:`~audit.runset.ColumnarRankings`):
 8 bytes a line plus the distinct ids and scores once, where the line reader holds Python objects per
 line. The file is read in blocks of whole lines (:data:`BLOCK_BYTES`), so the text is never whole in
-memory; the lines need not be grouped by query.
+memory; the lines need not be grouped by query. Blocks, byte checks, parse and id codes are
+:mod:`audit.textcolumns` (shared with the qrels reader): a clean block is parsed as it is, ids come as the
+CSV reader's dictionary codes.
 
 It **refuses** (returns None, and the caller reads the file with the line reader, which then finds and
 names the line) whatever it does not read exactly as the line reader does:
