@@ -73,7 +73,8 @@ clean:
 bench: $(DEVSTAMP)
 	$(BIN)/python bench/run.py $(BENCH_ARGS)
 
-# A team's runs at benchmark scale beside ir_measures and ranx, then 1M queries alone (docs/benchmarks.md, issue 42).
+# A team's runs at benchmark scale beside ir_measures and ranx, then 1M queries alone with the history record written
+# (docs/benchmarks.md, issues 42 and 58; BENCH_ARGS=--no-million-history leaves the record out).
 bench-runs: $(DEVSTAMP)
 	$(BIN)/pip install --quiet -r requirements-bench.txt
 	$(BIN)/python bench/runs.py $(BENCH_ARGS)

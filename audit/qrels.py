@@ -17,11 +17,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .evaluation.judgments import Qrels
+import numpy as np
+
+from .evaluation.judgments import ColumnarJudgments, Qrels
 from .jsontext import InputFileError, first_line, int_field, text_lines
 
-__all__ = ["BEIR_QRELS_HEADER", "read_beir_qrels", "read_qrels", "read_trec_qrels"]
+__all__ = ["BEIR_QRELS_HEADER", "read_beir_qrels", "read_qrels", "read_trec_qrels", "read_trec_qrels_columns"]
 
+#: Bytes of a TREC qrels file parsed at a time by the columnar path.
+QRELS_BLOCK_BYTES = 16 << 20
 #: The header line of a BEIR qrels file.
 BEIR_QRELS_HEADER = ("query-id", "corpus-id", "score")
 
@@ -55,6 +59,9 @@ def read_trec_qrels(path: str | Path) -> Qrels:
         not an integer, a chunk judged twice for a query with two grades, no line at all. A judgment repeated
         with the same grade is read once and noted (:attr:`Qrels.repeated`).
     """
+    fast = read_trec_qrels_columns(path)
+    if fast is not None:
+        return fast
     judgments: dict = {}
     where: dict = {}
     repeated: list = []
@@ -68,6 +75,66 @@ def read_trec_qrels(path: str | Path) -> Qrels:
     if not judgments:
         raise InputFileError(path, 0, "empty qrels: no judgment line")
     return Qrels(judgments, source=str(path), repeated=tuple(repeated))
+
+
+def read_trec_qrels_columns(path: str | Path) -> Qrels | None:
+    """TREC qrels read as columns (:class:`ColumnarJudgments`), or None: read them line by line.
+
+    pyarrow's CSV reader over blocks of whole lines, as a run file is read
+    (:mod:`audit.textcolumns`: fields split on runs of ASCII whitespace, blank lines and a BOM
+    read as the line reader reads them). None — the line reader then reads the file, and names a bad line —
+    for whatever it does not read exactly as :func:`read_trec_qrels` does: other than 4 fields on a line, a
+    comment, a byte that is not UTF-8 or a Unicode space, a grade that is not ``-?[0-9]+`` in int64, a chunk
+    judged twice for a query (a repeat is noted or refused there), no line at all.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from .textcolumns import Dictionary, Refused, blocks, table, words
+
+    names = ["qid", "iteration", "docid", "grade"]
+    coded = pa.dictionary(pa.int32(), pa.string())
+    types = {"qid": coded, "iteration": coded, "docid": coded, "grade": pa.string()}
+    queries, chunks = Dictionary(), Dictionary()
+    qc, dc, gr = [], [], []
+    try:
+        for block in blocks(Path(path), QRELS_BLOCK_BYTES):
+            t = table(block, names, types)
+            if t is None or not t.num_rows:
+                continue
+            if pc.any(pc.starts_with(words(t.column("qid")), "#")).as_py():
+                raise Refused  # a comment line: the line reader skips it
+            grade = t.column("grade")
+            if not pc.all(pc.match_substring_regex(grade, r"^-?[0-9]+$")).as_py():
+                raise Refused  # int() reads "+1" and "1_0" too: the line reader decides
+            try:
+                gr.append(pc.cast(grade, pa.int64()).to_numpy())
+            except (pa.ArrowInvalid, OverflowError):
+                raise Refused from None
+            qc.append(queries.codes(t.column("qid")))
+            dc.append(chunks.codes(t.column("docid")))
+    except (Refused, OSError):
+        return None
+    if not qc:
+        return None  # no judgment line: the line reader says so
+    q, d, g = np.concatenate(qc), np.concatenate(dc), np.concatenate(gr)
+    pair = q.astype(np.int64) * max(len(chunks.values), 1) + d
+    pair.sort(kind="stable")
+    if len(pair) > 1 and bool((pair[1:] == pair[:-1]).any()):
+        return None  # a chunk judged twice for a query: noted (same grade) or refused by the line reader
+    del pair
+    if len(q) > 1 and bool((q[1:] < q[:-1]).any()):  # not grouped by query: each query's lines, file order
+        o = np.argsort(q, kind="stable")
+        q, d, g = q[o], d[o], g[o]
+    offsets = np.zeros(len(queries.values) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(q, minlength=len(queries.values)), out=offsets[1:])
+    # chunk ids in order of first appearance in the query-ordered judgments (as the dicts would list them)
+    used, first = np.unique(d, return_index=True)
+    used = used[np.argsort(first, kind="stable")]
+    recode = np.empty(len(chunks.values), dtype=np.int32)
+    recode[used] = np.arange(len(used), dtype=np.int32)
+    ids = np.asarray(chunks.values.to_pylist(), dtype=object)[used]
+    return Qrels(ColumnarJudgments(queries.values.to_pylist(), offsets, recode[d], ids, g), source=str(path))
 
 
 def read_beir_qrels(path: str | Path, note: str = "") -> Qrels:

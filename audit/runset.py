@@ -31,7 +31,8 @@ import numpy as np
 from .scores import COSINE_DISTANCE, FILE_SCORE_KINDS, SCORE_KINDS, ScoreKind, ScoreKindError, score_kind
 
 __all__ = ["FILE_SCORE_KINDS", "SCORE_KINDS", "ColumnarRankings", "Query", "Ranked", "RequestOutcome", "Run", "RunSet",
-           "ScoreKind", "ScoreKindError", "Source", "Space", "file_sha256", "returned_ids", "score_kind"]
+           "ScoreKind", "ScoreKindError", "Source", "Space", "file_sha256", "returned_id_set", "returned_ids",
+           "score_kind"]
 
 
 # --------------------------------------------------------------------------- queries
@@ -152,6 +153,17 @@ def returned_ids(rankings: Mapping[str, Ranked]) -> list:
     return list(dict.fromkeys(c for r in rankings.values() for c in r.ids))
 
 
+def returned_id_set(rankings: Mapping[str, Ranked]) -> set:
+    """The chunk ids ``rankings`` returns, as a set (:func:`returned_ids` without its order).
+
+    For :class:`ColumnarRankings` it is read from the codes (which ids any line refers to), never by ordering
+    every returned id.
+    """
+    if isinstance(rankings, ColumnarRankings):
+        return rankings.returned_id_set()
+    return {c for r in rankings.values() for c in r.ids}
+
+
 class ColumnarRankings(Mapping):
     """Many queries' rankings held as arrays, read as the mapping query id → :class:`Ranked` a run holds.
 
@@ -216,6 +228,12 @@ class ColumnarRankings(Mapping):
             seen[codes] = True
             out += self.chunk_ids[codes[np.argsort(first, kind="stable")]].tolist()
         return out
+
+    def returned_id_set(self) -> set:
+        """The chunk ids some line refers to, as a set: one pass over the chunk codes (no sort)."""
+        used = np.zeros(len(self.chunk_ids), dtype=bool)
+        used[self.chunk_codes] = True
+        return set(self.chunk_ids[used].tolist())
 
     def tied_near_top(self, depth: int) -> list[str]:
         """The queries with two chunks of equal score next to each other where the first of them ranks within ``depth``.

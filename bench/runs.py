@@ -17,8 +17,9 @@ process, one after the other:
 - **ir_measures** (requirements-dev.txt): read the qrels and both runs, the same measures for each run (``Judged@k`` for our ``Hole@k``);
 - **ranx** (``requirements-bench.txt``, when installed): read, evaluate once (numba compiles), again.
 
-Then 1M queries (one run, 3 GB of text) with this project alone, its figures checked against a streamed
-computation written here (pandas' C parser in chunks, independent of the project's reader and engine).
+Then 1M queries (one run, 3 GB of text) with this project alone, the history record written as a team's
+``report`` writes it (into the temporary folder; ``--no-million-history``: without), its figures checked against a
+streamed computation written here (pandas' C parser in chunks, independent of the project's reader and engine).
 
 Each line prints the child's wall time (from its start to its exit, imports included), its peak resident
 memory (``ru_maxrss``) and the 1-minute load average (``os.getloadavg``) before it: the machine is shared.
@@ -103,12 +104,16 @@ def _child(code: str, env: dict | None = None) -> dict:
     return {**out, "wall_s": wall, "load": load}
 
 
-def ours(paths: dict, json_out: Path, line: bool = False, runs=("a", "b")) -> dict:
+def ours(paths: dict, json_out: Path, line: bool = False, runs=("a", "b"), history: Path | None = None) -> dict:
+    """This project's ``report`` in a fresh process; ``history``: the folder (``AUDIT_HOME``) whose history.sqlite
+    receives the record (the record is built and written in the same process), else ``--no-history``."""
     argv = ["report", "--queries", str(paths["queries"]), "--qrels", str(paths["qrels"])]
     for r in runs:
         argv += ["--run", f"{r}={paths[r]}"]
-    argv += ["--json", str(json_out), "--no-history"]
-    return _child(_OURS.format(argv=argv, line=line), {"PYTHONPATH": str(ROOT), "AUDIT_HISTORY": "off"})
+    argv += ["--json", str(json_out)] + ([] if history else ["--no-history"])
+    env = {"PYTHONPATH": str(ROOT)} | ({"AUDIT_HOME": str(history), "AUDIT_HISTORY": "on"} if history else
+                                        {"AUDIT_HISTORY": "off"})
+    return _child(_OURS.format(argv=argv, line=line), env)
 
 
 def names() -> list[str]:
@@ -190,6 +195,8 @@ def main(argv=None) -> int:
     ap.add_argument("--million", type=int, default=1_000_000, help="queries of the last case, this project alone "
                     "(0: skip)")
     ap.add_argument("--no-line", action="store_true", help="skip the line reader (slow at 100k)")
+    ap.add_argument("--million-history", action=argparse.BooleanOptionalAction, default=True,
+                    help="the last case writes its history record (into the temporary folder), as a team's report does")
     ap.add_argument("--ranx-sizes", default=None, help="the sizes ranx runs at (default every size of --sizes)")
     ap.add_argument("--keep", default=None, help="folder for the files (default a temporary one, removed)")
     a = ap.parse_args(argv)
@@ -247,9 +254,11 @@ def main(argv=None) -> int:
         paths = write_files(folder, n)
         print(f"## {n:,} queries × 100, one run ({paths['a'].stat().st_size / 1e9:.1f} GB; written in "
               f"{time.perf_counter() - t:.0f} s)\n")
-        big = ours(paths, folder / "fast.json", runs=("a",))
+        home = folder / "home" if a.million_history else None
+        big = ours(paths, folder / "fast.json", runs=("a",), history=home)
         print("| work | wall | peak memory | load before | |\n|---|---|---|---|---|")
-        print(_row("this project: `report` (columnar reader)", big), flush=True)
+        print(_row("this project: `report` (columnar reader" + (", history record written)" if home else ")"), big),
+              flush=True)
         t = time.perf_counter()
         ref = streamed_figures(paths["qrels"], paths["a"])
         res = json.loads((folder / "fast.json").read_text())["results"][0]

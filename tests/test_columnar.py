@@ -95,6 +95,11 @@ def test_ties_unsorted_lines_and_odd_spacing_by_hand(tmp_path):
     ("q1 Q0 c1 0 0.5 t\n", "a rank below 1"),
     ("q1 Q0 c1 1\n", "too few fields"),
     ("\n\n", "no line"),
+    # fields are first split on single spaces: a run of spaces or a space at an end must not pass as a field
+    ("q1  c1 1 0.5 t\n", "five fields and a run of spaces (six by single spaces, one empty)"),
+    ("q1 Q0 c1 1 0.5 \n", "five fields and a trailing space"),
+    ("q1 Q0 c1 1 0.5 t\n  #q1 Q0 c2 2 0.4 t\n", "a comment of six fields after spaces"),
+    ("#q1 Q0 c1 1 0.5 t\n", "a comment of six fields"),
 ])
 def test_refused_files_are_read_by_the_line_reader(tmp_path, text, why):
     p = _write(tmp_path, text)
@@ -293,7 +298,7 @@ def test_columnar_rr_tie_check_and_returned_ids_equal_the_per_query_ones(tmp_pat
     # the per-query walk over the line reader's rankings says
     from audit.evaluation.judgments import Qrels
     from audit.evaluation.measures import rr_tie_differences
-    from audit.runset import returned_ids
+    from audit.runset import returned_id_set, returned_ids
 
     qrels, lines = case
     p = _write(tmp_path_factory.mktemp("ties"), "\n".join(lines) + "\n")
@@ -301,6 +306,7 @@ def test_columnar_rr_tie_check_and_returned_ids_equal_the_per_query_ones(tmp_pat
     assert rr_tie_differences(fast.rankings, Qrels(qrels), ks) == rr_tie_differences(slow.rankings, Qrels(qrels), ks)
     assert returned_ids(fast.rankings) == returned_ids(slow.rankings) == list(
         dict.fromkeys(c for r in slow.rankings.values() for c in r.ids))
+    assert returned_id_set(fast.rankings) == returned_id_set(slow.rankings) == set(returned_ids(slow.rankings))
 
 
 def test_ties_near_the_top_by_hand(tmp_path):
@@ -310,3 +316,12 @@ def test_ties_near_the_top_by_hand(tmp_path):
     r = columnar.read_trec_columns(_write(tmp_path, text), "run", "similarity").rankings
     assert r.tied_near_top(3) == ["q1", "q3"] and r.tied_near_top(2) == ["q3"] and r.tied_near_top(0) == []
     assert r.distinct_ids() == ["a", "b", "d", "c"]  # q1's tie in trec_eval's order: chunk id descending
+
+
+def test_minus_zero_and_zero_read_as_one_score(tmp_path):
+    # Arrow's hash table tells -0.0 from 0.0 by their bits; the codes must not (the line reader compares values):
+    # q1's c1 and c2 tie at zero, so chunk id descending puts c2 first
+    p = _write(tmp_path, "q1 Q0 c1 1 -0.0 t\nq1 Q0 c2 2 0.0 t\nq2 Q0 c1 1 0 t\nq2 Q0 c3 2 -1e-50 t\n")
+    fast = columnar.read_trec_columns(p, "run", "similarity")
+    assert fast is not None and fast.rankings["q1"].ids == ("c2", "c1")
+    assert_same_run(fast, line_reader(p, "run"))

@@ -80,14 +80,14 @@ def test_before_and_after_against_ir_measures(example):
     judged = [ir_measures.parse_measure(f"Judged@{k}") for k in KS]
     for run, res, sign in ((before, rb, -1), (after, ra, 1)):
         d = {q: {c: sign * s for c, s in r.top(len(r))} for q, r in run.rankings.items()}  # higher = better
-        agg = ir_measures.calc_aggregate(ms, qrels.judgments, d)
+        agg = ir_measures.calc_aggregate(ms, {q: dict(js) for q, js in qrels.judgments.items()}, d)
         for n, m in zip(names, ms):
             if not n.startswith("RR@"):
                 assert res.mean(n) == pytest.approx(agg[m], abs=1e-12), (run.name, n)
         # Hole@k is 1 − ir_measures' Judged@k on every query the run ranks (a query it does not rank: Hole 0),
         # but at k=1 on the two ties above: ir_measures' Judged sorts ties by chunk id ascending, so before q4
         # it puts the judged l1 first (we put l2, unjudged: Hole@1 = 1), whatever k beyond the tie agrees
-        per = {(m.query_id, str(m.measure)): m.value for m in ir_measures.iter_calc(judged, qrels.judgments, d)}
+        per = {(m.query_id, str(m.measure)): m.value for m in ir_measures.iter_calc(judged, {q: dict(js) for q, js in qrels.judgments.items()}, d)}
         ranked = [q for q in res.per_query if q.in_run]
         assert ranked
         for q in ranked:

@@ -49,7 +49,7 @@ from typing import Callable, Iterable, Mapping, Sequence
 import numpy as np
 
 from ..runset import ColumnarRankings
-from .judgments import MIN_REL
+from .judgments import MIN_REL, ColumnarJudgments
 from .stats import Interval, wilson
 
 __all__ = ["KS", "MEASURES", "MRR_DEPTH", "Measure", "QueryMeasures", "QueryTable", "RunResult", "SPEC_KS", "SPEC_NAMES",
@@ -452,7 +452,7 @@ def evaluate_run(run, qrels, ks: Sequence[int] = KS, query_ids: Iterable[str] | 
     counted = set(qids)
     phr = phrasings or {}
     per_query = []
-    if isinstance(run.rankings, ColumnarRankings):
+    if isinstance(run.rankings, ColumnarRankings):  # the judgments as dicts or columns
         per_query = _columnar_measures(run.rankings, qrels, qids, ks, phr)
     for q in qids if not isinstance(per_query, QueryTable) else ():
         js = qrels.judgments.get(q, {})
@@ -483,49 +483,38 @@ def _columnar_measures(rankings: ColumnarRankings, qrels, qids: Sequence[str], k
     it holds has one rank. The kernels of ranx (``ranx/metrics``, numba over sorted arrays) are the model:
     one pass over the matched lines per measure, no Python per line.
     """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     nq = len(qids)
-    code_of = {c: i for i, c in enumerate(rankings.chunk_ids.tolist())}
-    n_d = max(len(code_of), 1)
+    n_d = max(len(rankings.chunk_ids), 1)
     row_of = rankings._index
-    # judged (query position in the run, chunk code) → grade, for the counted queries the run ranks
-    jkey, jgrade, jq = [], [], []
-    n_rel = np.zeros(nq, dtype=np.int64)
-    ideal: list[list[float]] = []
-    for i, q in enumerate(qids):
-        js = qrels.judgments.get(q, {})
-        n_rel[i] = sum(1 for g in js.values() if g >= MIN_REL)
-        gains = sorted((max(g, 0) for g in js.values()), reverse=True)
-        prefix, acc = [], 0
-        for r, g in enumerate(gains, start=1):  # the prefix sums of the ideal DCG, summed as _dcg sums them
-            acc = acc + g / math.log2(r + 1)
-            prefix.append(acc)
-        ideal.append(prefix)
-        row = row_of.get(q)
-        if row is None:
-            continue
-        for c, g in js.items():
-            code = code_of.get(c)
-            if code is not None:
-                jkey.append(row * n_d + code)
-                jgrade.append(g)
-                jq.append(i)
+    if isinstance(qrels.judgments, ColumnarJudgments):
+        jkey, jgrade, jq, n_rel, ideal_at = _judged_columns(rankings, qrels.judgments, qids, ks)
+    else:
+        jkey, jgrade, jq, n_rel, ideal_at = _judged_dicts(rankings, qrels, qids, ks)
     in_run = np.array([q in row_of for q in qids], dtype=bool)
     hit_q = np.zeros(0, dtype=np.int64)
     hit_rank = np.zeros(0, dtype=np.int64)
     hit_grade = np.zeros(0, dtype=np.int64)
-    if jkey:
+    if len(jkey):
         jkey_a = np.asarray(jkey, dtype=np.int64)
         o = np.argsort(jkey_a)
         jkey_a, jgrade_a, jq_a = jkey_a[o], np.asarray(jgrade, dtype=np.int64)[o], np.asarray(jq, dtype=np.int64)[o]
         offsets, n_lines = rankings.offsets, int(rankings.offsets[-1])
         found_l, j_l, q_l = [], [], []
+        judged = pa.array(jkey_a)
         for lo in range(0, n_lines, _LINES_AT_ONCE):  # in blocks of lines: memory bounded by the block
-            pos = np.arange(lo, min(lo + _LINES_AT_ONCE, n_lines))
-            line_q = np.searchsorted(offsets, pos, side="right") - 1
-            key = line_q * n_d + rankings.chunk_codes[lo:lo + len(pos)]
-            at = np.searchsorted(jkey_a, key)
-            at[at == len(jkey_a)] = 0
-            m = jkey_a[at] == key
+            hi = min(lo + _LINES_AT_ONCE, n_lines)
+            pos = np.arange(lo, hi)
+            qa = int(np.searchsorted(offsets, lo, side="right")) - 1  # the queries the block's lines belong to
+            qb = int(np.searchsorted(offsets, hi, side="left"))
+            line_q = np.repeat(np.arange(qa, qb, dtype=np.int64),
+                               np.minimum(offsets[qa + 1:qb + 1], hi) - np.maximum(offsets[qa:qb], lo))
+            key = line_q * n_d + rankings.chunk_codes[lo:hi]
+            at = pc.index_in(pa.array(key), value_set=judged)  # a hash lookup of each line's (query, chunk)
+            m = at.is_valid().to_numpy(zero_copy_only=False)
+            at = at.fill_null(0).to_numpy().astype(np.int64)
             found_l.append(pos[m])  # line positions, ascending: rank order within a query
             j_l.append(at[m])
             q_l.append(line_q[m])
@@ -542,8 +531,7 @@ def _columnar_measures(rankings: ColumnarRankings, qrels, qids: Sequence[str], k
     n_rel_f = n_rel.astype(np.float64)
 
     def idcg(k):
-        return np.array([p[min(k, len(p)) - 1] if p else 0.0 for p in ideal], dtype=np.float64) if k else \
-            np.array([p[-1] if p else 0.0 for p in ideal], dtype=np.float64)
+        return ideal_at[k]
 
     def ndcg(k):
         keep = slice(None) if k is None else hit_rank <= k
@@ -559,11 +547,9 @@ def _columnar_measures(rankings: ColumnarRankings, qrels, qids: Sequence[str], k
 
     # Hole@k: the share of a query's first k chunks (a columnar run holds each chunk once per query) that its own
     # judgments do not cover, whatever their grade; 0 for a query the run does not rank, or judgments complete by rule
-    n_ranked = np.zeros(nq, dtype=np.int64)
-    for i, q in enumerate(qids):
-        row = row_of.get(q)
-        if row is not None:
-            n_ranked[i] = int(rankings.offsets[row + 1] - rankings.offsets[row])
+    rows = np.array([row_of.get(q, -1) for q in qids], dtype=np.int64)
+    n_ranked = np.where(rows >= 0, np.diff(rankings.offsets)[np.maximum(rows, 0)] if len(rankings.offsets) > 1
+                        else 0, 0)
 
     def hole(k):
         top = n_ranked if k is None else np.minimum(n_ranked, k)
@@ -588,6 +574,94 @@ def _columnar_measures(rankings: ColumnarRankings, qrels, qids: Sequence[str], k
     names = list(measure_names(ks))
     return QueryTable(qids, names, np.column_stack([columns[n] for n in names]), in_run, n_rel,
                       np.where(has_first, first, 0), [phr.get(q, "") for q in qids])
+
+
+def _ideal_prefix(gains: list[int], ks: Sequence[int]) -> dict:
+    """The ideal DCG of one query's grades at each cut-off of ``ks`` and without one (key None)."""
+    gains = sorted((max(g, 0) for g in gains), reverse=True)
+    prefix, acc = [], 0
+    for r, g in enumerate(gains, start=1):  # summed as _dcg sums them
+        acc = acc + g / math.log2(r + 1)
+        prefix.append(acc)
+    return {k: (prefix[min(k, len(prefix)) - 1] if prefix else 0.0) for k in ks} | {None: prefix[-1] if prefix else 0.0}
+
+
+def _judged_dicts(rankings: ColumnarRankings, qrels, qids: Sequence[str], ks: Sequence[int]):
+    """(judged keys ``run row * n_chunks + chunk code``, their grades, their query positions, relevant counts,
+    ideal DCG per cut-off) of judgments held as dicts: a Python pass per query."""
+    code_of = {c: i for i, c in enumerate(rankings.chunk_ids.tolist())}
+    n_d = max(len(code_of), 1)
+    row_of = rankings._index
+    jkey, jgrade, jq = [], [], []
+    n_rel = np.zeros(len(qids), dtype=np.int64)
+    ideal = []
+    for i, q in enumerate(qids):
+        js = qrels.judgments.get(q, {})
+        n_rel[i] = sum(1 for g in js.values() if g >= MIN_REL)
+        ideal.append(_ideal_prefix(list(js.values()), ks))
+        row = row_of.get(q)
+        if row is None:
+            continue
+        for c, g in js.items():
+            code = code_of.get(c)
+            if code is not None:
+                jkey.append(row * n_d + code)
+                jgrade.append(g)
+                jq.append(i)
+    ideal_at = {k: np.array([p[k] for p in ideal], dtype=np.float64) for k in (*ks, None)}
+    return (np.asarray(jkey, dtype=np.int64), np.asarray(jgrade, dtype=np.int64), np.asarray(jq, dtype=np.int64),
+            n_rel, ideal_at)
+
+
+def _judged_columns(rankings: ColumnarRankings, judgments: ColumnarJudgments, qids: Sequence[str],
+                    ks: Sequence[int]):
+    """:func:`_judged_dicts` of columnar judgments, with arrays: the same values, the same bits.
+
+    The ideal DCG adds ``gain / math.log2(rank + 1)`` rank after rank as the per-query sum does: one vector
+    addition per rank over the queries that have a judgment at that rank (a query's grades best first).
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    nq = len(qids)
+    n_d = max(len(rankings.chunk_ids), 1)
+    # each judgment line's query position in qids (-1: a query not counted)
+    pos_of = np.full(len(judgments.query_ids), -1, dtype=np.int64)
+    at = [(i, judgments._index.get(q, -1)) for i, q in enumerate(qids)]
+    where = np.array([j for _, j in at], dtype=np.int64)
+    pos_of[where[where >= 0]] = np.flatnonzero(where >= 0)
+    line_q = np.repeat(np.arange(len(judgments.query_ids)), np.diff(judgments.offsets))
+    pos = pos_of[line_q]
+    keep = pos >= 0
+    pos, grade, code = pos[keep], judgments.grades[keep], judgments.chunk_codes[keep]
+    n_rel = np.bincount(pos[grade >= MIN_REL], minlength=nq).astype(np.int64)
+    # ideal DCG: grades best first within each query, then rank r added for every query holding an r-th grade
+    gain = np.maximum(grade, 0)
+    o = np.lexsort((-gain, pos))
+    g_sorted, p_sorted = gain[o], pos[o]
+    starts = np.searchsorted(p_sorted, np.arange(nq))
+    counts = np.bincount(p_sorted, minlength=nq)
+    rank = np.arange(len(p_sorted)) - starts[p_sorted] + 1
+    acc = np.zeros(nq, dtype=np.float64)
+    ideal_at: dict = {}
+    max_len = int(counts.max()) if nq and len(counts) else 0
+    by_rank = np.argsort(rank, kind="stable")
+    bounds = np.searchsorted(rank[by_rank], np.arange(1, max_len + 2))
+    for r in range(1, max_len + 1):
+        m = by_rank[bounds[r - 1]:bounds[r]]
+        acc[p_sorted[m]] += g_sorted[m] / math.log2(r + 1)
+        for k in ks:
+            if k == r:
+                ideal_at[k] = acc.copy()
+    for k in (*ks, None):
+        ideal_at.setdefault(k, acc.copy())
+    # judged chunk codes in the run's chunk space (-1: the run never returns that chunk)
+    run_code = pc.index_in(pa.array(judgments.chunk_ids.tolist(), pa.string()),
+                           value_set=pa.array(rankings.chunk_ids.tolist(), pa.string()))
+    run_code = run_code.fill_null(-1).to_numpy().astype(np.int64)[code]
+    rows = np.array([rankings._index.get(q, -1) for q in qids], dtype=np.int64)[pos]
+    hit = (rows >= 0) & (run_code >= 0)
+    return rows[hit] * n_d + run_code[hit], grade[hit], pos[hit], n_rel, ideal_at
 
 
 def rr_tie_differences(ranked: Mapping, qrels, ks: Sequence[int] = KS) -> tuple[str, ...]:

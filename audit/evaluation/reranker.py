@@ -70,6 +70,10 @@ class RerankAccount:
 def first_ranks(result) -> list[int | None]:
     """Per counted question of ``result`` (:class:`~audit.evaluation.measures.RunResult`), judgments order: the 1-based
     rank of its first relevant chunk in the full ranking (None: not returned)."""
+    from .measures import QueryTable
+
+    if isinstance(result.per_query, QueryTable):  # its array, not a QueryMeasures made per question
+        return [f or None for f in result.per_query.first_relevant.tolist()]
     return [q.first_relevant for q in result.per_query]
 
 

@@ -117,13 +117,21 @@ def out_of_range(runset) -> list[str]:
     """
     import numpy as np
 
+    from ...runset import ColumnarRankings
     from ...scores import COSINE_DISTANCE
 
     out = []
     for r in runset.runs:
         if not r.available:
             continue
-        checks = [(r.kind, [x.scores for x in r.rankings.values()])]
+        rk = r.rankings
+        if isinstance(rk, ColumnarRankings) and r.gate_kind is r.kind:
+            # the distinct scores first: none outside (the usual case) needs no array of every line's score
+            if not r.kind.outside(rk.score_values):
+                continue
+            checks = [(r.kind, [rk.score_values[rk.score_codes]])]
+        else:
+            checks = [(r.kind, [x.scores for x in r.rankings.values()])]
         if r.gate_kind is not r.kind:
             checks.append((COSINE_DISTANCE, [x.distances for x in r.rankings.values() if x.distances is not None]))
         for kind, arrays in checks:

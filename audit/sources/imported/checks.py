@@ -35,8 +35,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Mapping, Sequence
 
-from ...evaluation.judgments import Qrels
-from ...runset import Run, returned_ids, score_kind as _kind
+from ...evaluation.judgments import ColumnarJudgments, Qrels
+from ...runset import Run, returned_id_set, returned_ids, score_kind as _kind
 from ...words import plural
 
 __all__ = ["InputWarning", "SHOWN_IDS", "drop_textless", "ood_run_warnings", "rank_order_message",
@@ -313,13 +313,14 @@ def respell_judgments(qrels: Qrels, runs: Sequence[Run]) -> tuple[Qrels, InputWa
         The judgments (the same object when nothing is respelt) and an ``id-spelling`` warning naming how many
         judged ids were matched in another spelling, with examples (``judged → returned``).
     """
-    ids = [returned_ids(r.rankings) for r in runs]  # each run's distinct ids, first appearance first
-    verbatim = {c for run_ids in ids for c in run_ids}
-    unmatched = [c for c in dict.fromkeys(c for js in qrels.judgments.values() for c in js) if c not in verbatim]
+    verbatim = set().union(*(returned_id_set(r.rankings) for r in runs))  # from the codes: no order needed here
+    judged = qrels.judgments.judged_ids() if isinstance(qrels.judgments, ColumnarJudgments) else \
+        dict.fromkeys(c for js in qrels.judgments.values() for c in js)  # first appearance, each once
+    unmatched = [c for c in judged if c not in verbatim]
     keys = {c: k for c in unmatched if (k := uuid_key(c)) is not None}
     returned: dict[str, str] = {}
-    if keys:  # only then is a returned id's spelling looked at
-        for run_ids in ids:
+    if keys:  # only then is a returned id's spelling looked at, in order of first appearance
+        for run_ids in (returned_ids(r.rankings) for r in runs):
             for c in run_ids:
                 k = uuid_key(c)
                 if k is not None:

@@ -5,7 +5,9 @@ reads, to the same :class:`~audit.runset.Run` (same order, same canonical scores
 and ``rank-order`` warning), holding the rankings as arrays (:class:`~audit.runset.ColumnarRankings`):
 8 bytes a line plus the distinct ids and scores once, where the line reader holds Python objects per
 line. The file is read in blocks of whole lines (:data:`BLOCK_BYTES`), so the text is never whole in
-memory; the lines need not be grouped by query.
+memory; the lines need not be grouped by query. Blocks, byte checks, parse and id codes are
+:mod:`audit.textcolumns` (shared with the qrels reader): a clean block is parsed as it is, ids come as the
+CSV reader's dictionary codes.
 
 It **refuses** (returns None, and the caller reads the file with the line reader, which then finds and
 names the line) whatever it does not read exactly as the line reader does:
@@ -25,13 +27,14 @@ Python's ``float``).
 
 from __future__ import annotations
 
-import re
+import functools
 from pathlib import Path
 
 import numpy as np
 
 from ...runset import ColumnarRankings, Run, score_kind as _kind
 from ...scores import canonical_scores
+from ...textcolumns import Dictionary, Refused, blocks, table, words
 from .checks import rank_order_message
 
 __all__ = ["BLOCK_BYTES", "read_trec_columns"]
@@ -43,93 +46,21 @@ BLOCK_BYTES = 16 << 20
 _LINES_AT_ONCE = 1 << 22
 
 _NAMES = ["qid", "q0", "docid", "rank", "score", "tag"]
-#: The ASCII bytes ``str.split()`` splits on besides the space and the newline.
-_SPACES = bytes.maketrans(b"\t\r\x0b\x0c\x1c\x1d\x1e\x1f", b" " * 8)
-#: A whitespace character the bytes are not split on (a Unicode space: the line reader's str.split splits there).
-_OTHER_SPACE = re.compile(r"[^\S\n ]")
 
 
-class _Refused(Exception):
-    """The fast path does not read this file as the line reader does: read it line by line."""
+@functools.cache
+def _types() -> dict:
+    """The CSV reader's column types (made when a file is read: pyarrow is imported then)."""
+    import pyarrow as pa
 
-
-def _blocks(path: Path):
-    """The file's bytes in blocks of whole lines (a BOM removed from the first)."""
-    with open(path, "rb") as f:
-        rest, first = b"", True
-        while True:
-            data = f.read(BLOCK_BYTES)
-            if not data:
-                if rest:
-                    yield rest
-                return
-            data = rest + data
-            if first:
-                data = data.removeprefix(b"\xef\xbb\xbf")
-                first = False
-            cut = data.rfind(b"\n") + 1
-            if cut == 0:
-                rest = data
-                continue
-            yield data[:cut]
-            rest = data[cut:]
-
-
-def _normalised(block: bytes) -> bytes:
-    """Fields separated by one space, no space at either end of a line; refused when it cannot be."""
-    if not block.isascii():
-        try:
-            text = block.decode("utf-8")
-        except UnicodeDecodeError:
-            raise _Refused from None
-        if _OTHER_SPACE.search(text.translate({9: 32, 13: 32, 11: 32, 12: 32, 28: 32, 29: 32, 30: 32, 31: 32})):
-            raise _Refused
-    block = block.translate(_SPACES)
-    while b"  " in block:
-        block = block.replace(b"    ", b" ").replace(b"  ", b" ")
-    block = block.replace(b"\n ", b"\n").replace(b" \n", b"\n").strip(b" ")
-    if block.startswith(b"#") or b"\n#" in block:
-        raise _Refused  # a comment: the line reader skips it and counts its line
-    return block
+    words = pa.dictionary(pa.int32(), pa.string())  # ids and the two unread fields: few distinct values
+    return {"qid": words, "q0": words, "docid": words, "rank": pa.string(), "score": pa.string(), "tag": words}
 
 
 def _table(block: bytes):
-    import pyarrow as pa
-    from pyarrow import csv
-
-    try:
-        return csv.read_csv(
-            pa.BufferReader(block),
-            read_options=csv.ReadOptions(column_names=_NAMES, block_size=16 << 20),
-            parse_options=csv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False, escape_char=False,
-                                           newlines_in_values=False, ignore_empty_lines=True),
-            convert_options=csv.ConvertOptions(column_types={n: pa.string() for n in _NAMES},
-                                               include_columns=["qid", "docid", "rank", "score"],
-                                               strings_can_be_null=False, quoted_strings_can_be_null=False,
-                                               check_utf8=True))
-    except pa.ArrowInvalid:
-        raise _Refused from None  # other than 6 fields on a line, or not UTF-8
-
-
-class _Dictionary:
-    """Distinct strings in order of first appearance, and the code of each value of a column."""
-
-    def __init__(self):
-        import pyarrow as pa
-
-        self.values = pa.array([], pa.string())
-
-    def codes(self, column) -> np.ndarray:
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        column = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
-        new = pc.unique(column)
-        if len(self.values):
-            new = new.filter(pc.invert(pc.is_in(new, value_set=self.values)))
-        if len(new):
-            self.values = pa.concat_arrays([self.values, new.cast(pa.string())])
-        return pc.index_in(column, value_set=self.values).to_numpy(zero_copy_only=False).astype(np.int32)
+    """A run block's qid, docid, rank and score; None for blank lines only (:func:`audit.textcolumns.table`)."""
+    t = table(block, _NAMES, _types())
+    return None if t is None else t.select(["qid", "docid", "rank", "score"])
 
 
 def _columns(path: Path):
@@ -137,33 +68,32 @@ def _columns(path: Path):
     import pyarrow as pa
     import pyarrow.compute as pc
 
-    queries, chunks = _Dictionary(), _Dictionary()
+    queries, chunks = Dictionary(), Dictionary()
     # the four columns are written in place into arrays as long as the file has lines (a row per line at most):
     # pages never written cost nothing, and no block's arrays outlive it (blocks gathered at the end left the
     # allocator's heap holding them beside the whole columns: twice the columns' memory)
     cap = _line_count(path)
     q, d, r, s = (np.empty(cap, dtype=t) for t in (np.int32, np.int32, np.int32, np.float32))
     at = 0
-    for block in _blocks(path):
-        block = _normalised(block)
-        if not block.strip():
-            continue
+    for block in blocks(path, BLOCK_BYTES):
         t = _table(block)
-        if not t.num_rows:
+        if t is None or not t.num_rows:
             continue
+        if pc.any(pc.starts_with(words(t.column("qid")), "#")).as_py():
+            raise Refused  # a comment: the line reader skips it and counts its line
         rank = t.column("rank").combine_chunks()
-        if not pc.all(pc.match_substring_regex(rank, r"^[0-9]+$")).as_py():
-            raise _Refused  # int() reads "+3" and refuses "0x10": the line reader decides
+        if not pc.all(pc.ascii_is_decimal(rank)).as_py():
+            raise Refused  # int() reads "+3" and refuses "0x10": the line reader decides
         try:
             rank = pc.cast(rank, pa.int64()).to_numpy()
             score = pc.cast(t.column("score"), pa.float64()).to_numpy()
         except (pa.ArrowInvalid, OverflowError):
-            raise _Refused from None
+            raise Refused from None
         if rank.min() < 1 or rank.max() > np.iinfo(np.int32).max or not np.isfinite(score).all():
-            raise _Refused
+            raise Refused
         m = len(rank)
         if at + m > cap:
-            raise _Refused  # more rows than the file had lines: it changed while read
+            raise Refused  # more rows than the file had lines: it changed while read
         q[at:at + m] = queries.codes(t.column("qid"))
         d[at:at + m] = chunks.codes(t.column("docid"))
         r[at:at + m] = rank
@@ -171,7 +101,7 @@ def _columns(path: Path):
         at += m
         del t, rank, score
     if not at:
-        raise _Refused  # no ranking line: the line reader says so
+        raise Refused  # no ranking line: the line reader says so
     return q[:at], queries.values.to_pylist(), d[:at], chunks.values.to_pylist(), r[:at], s[:at]
 
 
@@ -192,8 +122,37 @@ def _evaluated_order(qc, key, dkey, n_q, n_k, n_d) -> np.ndarray:
         combined += key
         combined *= n_d
         combined += dkey
-        return np.argsort(combined)
+        # stable (timsort): a file's lines come nearly in this order, which it reads in one pass; quicksort does
+    # not see it. The keys are unique, so every sort gives this one order
+    return np.argsort(combined, kind="stable")
     return np.lexsort((dkey, key, qc))
+
+
+def _distinct(s32: np.ndarray) -> np.ndarray:
+    """The distinct values of ``s32``, ascending: Arrow's hash table, then a sort of the distinct values only.
+
+    Arrow hashes bits, so -0.0 and 0.0 both come out; ``np.unique`` of the few distinct values keeps one, as
+    ``np.unique`` of the whole column would.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    return np.unique(pc.unique(pa.array(s32)).to_numpy())
+
+
+def _score_codes(values32: np.ndarray, s32: np.ndarray) -> np.ndarray:
+    """Each score's index in the ascending distinct ``values32`` (int32): a hash lookup, not a binary search.
+
+    A score Arrow does not find by its bits (-0.0 when ``values32`` holds 0.0) sends the column to
+    ``np.searchsorted``, which compares values.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    codes = pc.index_in(pa.array(s32), value_set=pa.array(values32))
+    if codes.null_count:
+        return np.searchsorted(values32, s32).astype(np.int32)
+    return codes.to_numpy().astype(np.int32, copy=False)
 
 
 def _segment_max_before(values: np.ndarray, group_starts: np.ndarray, query_of_group: np.ndarray) -> np.ndarray:
@@ -231,12 +190,12 @@ def read_trec_columns(path: str | Path, name: str, score_kind: str) -> Run | Non
     p = Path(path)
     try:
         qc, qids, dc, dids, rank, s32 = _columns(p)
-    except _Refused:
+    except Refused:
         return None
     n_q, n_d, n = len(qids), len(dids), len(qc)
     higher = _kind(score_kind).higher_is_better
     # the distinct scores, a block of lines at a time (float32 order = canonical order, audit/scores.py)
-    values32 = np.unique(np.concatenate([np.unique(s32[lo:lo + _LINES_AT_ONCE]) for lo in range(0, n, _LINES_AT_ONCE)]))
+    values32 = np.unique(np.concatenate([_distinct(s32[lo:lo + _LINES_AT_ONCE]) for lo in range(0, n, _LINES_AT_ONCE)]))
     # ties by chunk id descending, code-point order (trec_eval's strcmp; Python's str order)
     by_id = sorted(range(n_d), key=dids.__getitem__)
     id_rank = np.empty(n_d, dtype=np.int32)
@@ -292,11 +251,12 @@ def _order_group(qc, dc, rank, s32, values32, id_rank, higher: bool, n_q: int, n
     qd = qc.astype(np.int64)
     qd *= n_d
     qd += dc
-    qd.sort()  # in place: 8 bytes a line (a hash table of them took twenty times that)
+    qd.sort(kind="stable")  # in place: 8 bytes a line (a hash table of them took twenty times that); timsort reads
+    # the query order the file already has
     if len(qd) > 1 and bool((qd[1:] == qd[:-1]).any()):
         return None
     del qd
-    scode = np.searchsorted(values32, s32).astype(np.int32)
+    scode = _score_codes(values32, s32)
     del s32
     key = (n_s - 1 - scode) if higher else scode  # ascending = best first
     o = _evaluated_order(qc, key, (n_d - 1 - id_rank)[dc], n_q, n_s, n_d)
@@ -317,19 +277,31 @@ def _order_group(qc, dc, rank, s32, values32, id_rank, higher: bool, n_q: int, n
     del r_next, i_next, r_prev, i_prev, bad
 
     # rank-order warning: a line with a strictly better score than one ranked above it; in evaluated order, a
-    # line whose rank is below the largest rank of the strictly better scores of its query
-    flag = np.concatenate([[True], ~same_q | (key[1:] != key[:-1])])
+    # line whose rank is below the largest rank of the strictly better scores of its query. A query without a
+    # conflict has ranks that never decrease in evaluated order, so it has none: the usual file (no conflict)
+    # skips the search
+    # only the conflicting queries' lines are searched (whole queries: each is searched on its own)
+    del same_q
+    if not conflicts:
+        return dc, scode, conflicts, [], True
+    sel = np.zeros(int(qc[-1]) + 1, dtype=bool)
+    sel[conflicts] = True
+    sel = sel[qc]
+    qc_s, key_s, rank_s = qc[sel], key[sel], rank[sel]
+    del sel
+    same_q = qc_s[1:] == qc_s[:-1]
+    flag = np.concatenate([[True], ~same_q | (key_s[1:] != key_s[:-1])])
     starts = np.flatnonzero(flag)
     group = np.cumsum(flag) - 1
     del flag
-    before = _segment_max_before(rank.astype(np.int64), starts, qc[starts])
-    contradicts = rank < before[group]
-    bad_q = np.unique(qc[contradicts])
+    before = _segment_max_before(rank_s.astype(np.int64), starts, qc_s[starts])
+    contradicts = rank_s < before[group]
+    bad_q = np.unique(qc_s[contradicts])
     del group, before, contradicts, starts, same_q
     if len(bad_q):
-        first = np.searchsorted(qc, bad_q, side="left")
-        last = np.searchsorted(qc, bad_q, side="right")
-        reversed_all = all(_reversed(rank[x:y], key[x:y]) for x, y in zip(first.tolist(), last.tolist()))
+        first = np.searchsorted(qc_s, bad_q, side="left")
+        last = np.searchsorted(qc_s, bad_q, side="right")
+        reversed_all = all(_reversed(rank_s[x:y], key_s[x:y]) for x, y in zip(first.tolist(), last.tolist()))
     else:
         reversed_all = True
     return dc, scode, conflicts, bad_q.tolist(), reversed_all
