@@ -317,3 +317,16 @@ def test_strategies_shows_a_declared_reranker_and_fusion():
     at.text_input(key="sys_fuse").input("before,nowhere").run()
     assert not at.exception
     assert any("'nowhere' is no run" in shown(e) for e in at.error)
+
+
+def test_a_teams_files_take_the_language_from_the_sidebar():
+    """The Language box is drawn for a team's files too: the language given there replaces the detected one in the
+    provenance of every page (issue 57: the language of team runs, and how it was decided)."""
+    at = _app()
+    (box,) = [s for s in at.sidebar.selectbox if s.label == "Language"]
+    assert box.value == ""
+    box.set_value("fr").run()
+    assert not at.exception, [e.value for e in at.exception]
+    footers: dict = {}
+    every_page(at, pages=["app_pages/1_Overview.py", "app_pages/5_Threshold.py"], footers=footers)
+    assert all("· language fr (given) ·" in f for f in footers.values()), footers

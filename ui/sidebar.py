@@ -473,6 +473,13 @@ def focus_section(box, ctx: PageContext) -> None:
             st.selectbox("Run (detail pages)", names, key="focus_run", **KEPT,
                          help="the run the Threshold, Query explorer and Citations pages show")
             st.caption(md(f"{rs.source.name} · {len(rs.runs)} runs · {len(rs.in_domain)} judged questions"))
+            # the built-in pipelines' Language box, for a source whose runs were made elsewhere: the language the
+            # figures per language and the provenance state (detected from a sample of the questions by default)
+            st.selectbox("Language", ["", *LANGUAGE_CODES], key="language", **KEPT,
+                         format_func=lambda c: c or "detected from the questions",
+                         help="the ISO 639-1 code of every question of this source; detected by default from up "
+                              "to 200 of its questions (py3langid). Its runs are never re-tokenized: the language "
+                              "names the figures per language and the provenance")
 
 
 def source_context(runset, label_key: str, store=None, health_inputs=None) -> PageContext:
