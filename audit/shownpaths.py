@@ -8,10 +8,11 @@ configuration: :func:`environment_roots` are the roots the environment sets (the
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Mapping, Sequence
 
-__all__ = ["PATH_VARIABLES", "display_path", "environment_roots"]
+__all__ = ["PATH_VARIABLES", "display_path", "environment_roots", "shown_text"]
 
 #: ``AUDIT_*`` variables that name a path the operator chose (trusted as allowed roots).
 PATH_VARIABLES = ("AUDIT_CORPUS", "AUDIT_GROUND_TRUTH", "AUDIT_OUT_OF_DOMAIN", "AUDIT_MODEL", "AUDIT_RERANKER")
@@ -81,3 +82,34 @@ def display_path(path: str | Path | None, roots: Sequence[Path] | None = None, e
         return p.name
     rel = (real if (real == best or best in real.parents) else p).relative_to(best)
     return best.name if str(rel) in ("", ".") else rel.as_posix()
+
+
+def shown_text(text: str, roots: Sequence[Path] | None = None, env: Mapping[str, str] | None = None,
+               cwd: str | Path | None = None) -> str:
+    """``text`` (an error message, a note) with every server path under an allowed root written as
+    :func:`display_path` writes it: ``corpus folder '/srv/app/data/x' does not exist`` reads
+    ``corpus folder 'data/x' does not exist``.
+
+    A root's own path followed by ``/`` is dropped (the deepest root first); the root alone becomes its name. A path
+    under no root is left as it is (this function cannot tell it from other text).
+
+    Parameters
+    ----------
+    text : any text.
+    roots, env, cwd : as :func:`display_path`.
+
+    Returns
+    -------
+    str
+        ``text`` unchanged when it names no root.
+    """
+    if "/" not in text and os.sep not in text:
+        return text
+    rs = [c.expanduser().resolve() for c in environment_roots(env, cwd)] if roots is None else list(roots)
+    for r in sorted({*rs, *(Path(os.path.abspath(c)) for c in rs)}, key=lambda r: -len(str(r))):
+        root = str(r)
+        if root in ("", "/") or root not in text:
+            continue
+        text = re.sub(re.escape(root) + r"(?:/|(?![\w-]|\.\w))",
+                      lambda m: "" if m.group(0).endswith("/") else (r.name or root), text)
+    return text

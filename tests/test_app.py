@@ -379,6 +379,10 @@ def test_missing_folder_is_an_error_not_an_exception(test_env):
     at.text_input(key="corpus_folder").input(str(Path(test_env["AUDIT_HOME"]) / "nowhere")).run()
     assert not at.exception
     assert any("does not exist" in _text(e) for e in at.main.error)
+    # the typed path is named under its allowed root ($AUDIT_HOME), never as the server's folder (issue 54, item 10)
+    shown = [_text(e) for e in [*at.main.error, *at.sidebar.error]]
+    assert shown and not any(test_env["AUDIT_HOME"] in t for t in shown), shown
+    assert any("'nowhere'" in t for t in shown), shown
 
 
 def test_uploaded_ground_truth_is_validated():
