@@ -143,3 +143,5 @@ def test_issue54_item8_the_time_axis_reads_24_hour_iso_time():
     for spec in specs:
         axes = [layer["encoding"]["x"]["axis"] for layer in spec.get("layer", [spec]) if "x" in layer["encoding"]]
         assert axes and all(ax["format"] == "%Y-%m-%d %H:%M" and ax["formatType"] == "utc" for ax in axes)
+        # the label expression decides the labels (format alone still drew Vega's own "10:06", ":30" in Chromium)
+        assert all(ax["labelExpr"] == "utcFormat(datum.value, '%Y-%m-%d %H:%M')" for ax in axes)

@@ -358,7 +358,10 @@ def _utc(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 #: History's time axis: 24-hour ISO time in UTC (Vega's default labels read 05 PM as "05:00" without AM/PM).
-TIME_AXIS = alt.Axis(format="%Y-%m-%d %H:%M", formatType="utc", labelAngle=-30, labelOverlap=True)
+# The label expression wins over any theme's or Vega's own multi-format labels ("10:06", ":30"), which a newcomer
+# still saw with format/formatType alone.
+TIME_AXIS = alt.Axis(format="%Y-%m-%d %H:%M", formatType="utc", labelExpr="utcFormat(datum.value, '%Y-%m-%d %H:%M')",
+                     labelAngle=-30, labelOverlap=True)
 
 
 def trend_chart(trend: pd.DataFrame, changes: pd.DataFrame, measure: str) -> alt.LayerChart:
