@@ -80,7 +80,7 @@ def _encode(record: Record) -> bytes:
         meta, arrays = pack(rr)
         meta["arrays"] = []
         for name, a in arrays.items():
-            raw = zlib.compress(np.ascontiguousarray(a).tobytes(), 1)
+            raw = zlib.compress(memoryview(np.ascontiguousarray(a)).cast("B"), 1)
             meta["arrays"].append([name, a.dtype.str, int(a.size), len(raw)])
             blobs.append(raw)
         cols[str(k)] = meta
