@@ -88,7 +88,8 @@ def leaks_in_tree(root: Path, secrets=None, seen: set | None = None) -> list[str
 def _sqlite_values(path: Path) -> bytes:
     """Every value of every table of the SQLite file, zlib-compressed ones decompressed, joined (read-only)."""
     import sqlite3
-    import zlib
+
+    from audit.history.store import HistoryError, body_text
 
     out = []
     try:
@@ -101,9 +102,9 @@ def _sqlite_values(path: Path) -> bytes:
             for row in con.execute(f'SELECT * FROM "{t}"'):
                 for v in row:
                     if isinstance(v, bytes):
-                        try:
-                            out.append(zlib.decompress(v))
-                        except zlib.error:
+                        try:  # a history record's body: its JSON, or its JSON part and the ids its columns hold
+                            out.append(body_text(v).encode("utf-8"))
+                        except HistoryError:
                             out.append(v)
                     elif isinstance(v, str):
                         out.append(v.encode("utf-8"))

@@ -22,7 +22,7 @@ from audit.evaluation.upgrade import diff_runs
 from audit.history.gate import BaselineRefused, compare_to_baselines, resolve_baselines
 from audit.history.record import DEPTH, FORMAT_VERSION, Record, _ever_kept, record_of, runset_of
 from audit.history.recording import enabled, history_uri, save, scrub, secrets
-from audit.history.store import HistoryError, open_history
+from audit.history.store import HistoryError, body_text, open_history
 from audit.runset import Query, Ranked, Run, RunSet, Source
 from pgfixture import pg_server  # noqa: F401 - the session fixture
 
@@ -208,7 +208,8 @@ def test_a_record_keeps_the_languages_and_the_token_rules(builtin_corpus, builti
     rs = run_audit(builtin_corpus, builtin_gt, parse_strategies("E"), load_encoder("hashing"), ["dense", "bm25"],
                    reranker=None, bm25_tokens="unicode,snowball+stop")
     stored = json.loads(json.dumps(record_of(rs).to_json()))
-    assert stored["format_version"] == 2  # optional fields: a format-2 record still, older readers skip them
+    # optional fields: they added no format (format 3 is format 2 with columnar rankings in the store, issue 58)
+    assert stored["format_version"] == FORMAT_VERSION == 3
     assert stored["settings"]["language"] == "en" and stored["settings"]["language_from"] == "default"
     assert stored["settings"]["bm25_token_rules"] == ["unicode", "snowball+stop"]
     assert "question_languages" not in stored["settings"]  # one language: kept once, not per question
@@ -351,7 +352,7 @@ def test_no_secret_reaches_a_record(tmp_path, monkeypatch, capsys):
     rid = save(record_of(rs))
     with open_history(str(tmp_path / "h.sqlite")) as h:
         raw = h._read("SELECT body FROM audit_history_records WHERE id = ?", (rid,))[0][0]
-    text = zlib.decompress(raw).decode()
+    text = body_text(raw)
     assert "pa55-w0rd-xyz" not in text and "***" in text
     assert scrub(record_of(rs), []).source["name"].endswith(uri)  # nothing hidden: unchanged
 

@@ -22,7 +22,10 @@ never relevant). So ranks, measures and gate outcomes of a rebuilt ranking are t
 optional, so every format-2 record reads as before and an older reader skips them: each run's ``token_rule`` and,
 in ``settings``, the languages (``language``, ``language_from``, ``languages`` per document, and
 ``question_languages`` per question only when the questions are of more than one language — one language is
-given back to every question when read) and the BM25 token rules (``bm25_token_rules``).
+given back to every question when read) and the BM25 token rules (``bm25_token_rules``). Format 3 is format 2
+with the rankings stored as columns (:mod:`audit.history.columns`, issue 58): its JSON form (:meth:`Record.to_json`)
+is format 2's, and the history store writes each run's rankings as arrays beside the rest of the record as JSON;
+read back, a run's ``rankings`` is a mapping that gives the very same dict per query.
 """
 
 from __future__ import annotations
@@ -36,15 +39,16 @@ from typing import Any, Mapping, Sequence
 import numpy as np
 
 from .. import PIPELINE_VERSION, __version__
-from ..evaluation.judgments import MIN_REL, Qrels
+from ..evaluation.judgments import MIN_REL, ColumnarJudgments, Qrels
 from ..evaluation.threshold import KEEP
-from ..runset import Query, Ranked, Run, RunSet, Source, Space, digest, score_kind
+from ..runset import ColumnarRankings, Query, Ranked, Run, RunSet, Source, Space, digest, score_kind
+from .columns import rankings_of_columns
 
 __all__ = ["DEPTH", "FORMAT_VERSION", "Record", "RecordRun", "SETTINGS_KEPT", "ground_truth_hash", "health_record",
            "record_of", "record_of_report", "runset_of", "series_name"]
 
 #: The record's format; :meth:`Record.from_json` upgrades every older one.
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 #: Ranks stored for every query of every run (the issue's top-20).
 DEPTH = 20
 #: Run-set settings a record keeps (the rest is timing noise or objects of the source).
@@ -159,6 +163,25 @@ def _ranking_json(rk: Ranked, kind, relevant: frozenset) -> dict:
             "more": more, "length": n, "beyond": [[_jsonable(c), int(r)] for c, r in rk.beyond],
             "nearest": rk.nearest, "nearest_relevant": rk.nearest_relevant, "depth": rk.depth,
             "gate": float(np.min(d)) if n else math.inf, "answer": answer}
+
+
+def _relevant_pairs(qrels: Qrels):
+    """Every (query id, chunk id) judged relevant (grade >= :data:`MIN_REL`), read from the arrays when columnar."""
+    js = qrels.judgments
+    if isinstance(js, ColumnarJudgments):
+        ok = js.grades >= MIN_REL
+        qi = np.repeat(np.arange(len(js.query_ids)), np.diff(js.offsets))[ok]
+        return zip(np.asarray(js.query_ids, dtype=object)[qi].tolist(), js.chunk_ids[js.chunk_codes[ok]].tolist())
+    return ((q, c) for q, j in js.items() for c, g in j.items() if g >= MIN_REL)
+
+
+def _rankings_json(run: Run, qrels: Qrels) -> Mapping[str, Mapping]:
+    """Query id → :func:`_ranking_json` of every ranking of ``run``: a run held as arrays (a team's run file) is
+    stored as arrays, every query at once (:func:`audit.history.columns.rankings_of_columns`, the same dicts)."""
+    kind = run.kind
+    if isinstance(run.rankings, ColumnarRankings):
+        return rankings_of_columns(run.rankings, kind, _relevant_pairs(qrels), _ever_kept, DEPTH, KEEP)
+    return {q: _ranking_json(rk, kind, qrels.relevant(q)) for q, rk in run.rankings.items()}
 
 
 def _ranked_of(js: Mapping, kind) -> Ranked:
@@ -436,9 +459,7 @@ def record_of(runset, results: Sequence | None = None, thresholds: Sequence = ()
                 c = counts_at(gate_queries(runset, run), kind.to_gate(choice.cut)).to_dict()
                 outcomes = {"cut": choice.cut, "how": "saved", "score_kind": kind.name,
                             "counts": {**c, "threshold": choice.cut}}
-        kind = run.kind
-        qrels = runset.qrels(run)
-        rankings = {q: _ranking_json(rk, kind, qrels.relevant(q)) for q, rk in run.rankings.items()}
+        rankings = _rankings_json(run, runset.qrels(run))
         runs.append(RecordRun(run.name, series_name(runset.source.name, run.name, series, len(runset.runs)),
                               run.score_kind, run.space, run.strategy, run.retriever, _chunking(runset, run),
                               dict(run.cut_key), run.available, run.reason, measures, intervals, outcomes, rankings,

@@ -17,8 +17,10 @@ from __future__ import annotations
 import json
 import os
 import sys
+from dataclasses import replace
 from typing import Iterable, Mapping
 
+from .columns import RecordRankings
 from .record import Record
 from ..conninfo import is_postgres_uri
 from .store import HistoryError, HistoryStore, open_history
@@ -142,10 +144,19 @@ def secrets(config=None, env: Mapping[str, str] | None = None) -> list[str]:
 
 def scrub(record: Record, hidden: Iterable[str]) -> Record:
     """``record`` with every occurrence of each string of ``hidden`` replaced by ``***`` (unchanged when none occurs)."""
-    text = json.dumps(record.to_json(), ensure_ascii=False, allow_nan=True)
-    found = [h for h in hidden if h and h in text]
+    hidden = [h for h in hidden if h]
+    if not hidden:
+        return record
+    # rankings held as columns are scanned through their texts (ids, query ids), not a dict per query
+    light = replace(record, runs=tuple(replace(r, rankings={}) if isinstance(r.rankings, RecordRankings) else r
+                                       for r in record.runs))
+    texts = [json.dumps(light.to_json(), ensure_ascii=False, allow_nan=True)]
+    texts += [json.dumps(r.rankings.strings(), ensure_ascii=False, allow_nan=True) for r in record.runs
+              if isinstance(r.rankings, RecordRankings)]
+    found = [h for h in hidden if any(h in t for t in texts)]
     if not found:
         return record
+    text = json.dumps(record.to_json(), ensure_ascii=False, allow_nan=True)
     for h in found:
         text = text.replace(h, "***")
     return Record.from_json(json.loads(text), record.id)

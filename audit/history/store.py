@@ -16,14 +16,18 @@ from __future__ import annotations
 import datetime as _dt
 import json
 import sqlite3
+import struct
 import zlib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Iterable, Sequence
 
 from ..conninfo import is_postgres_uri
 from ..shownpaths import display_path
 from ..sqlitedb import sqlite_connect, sqlite_write
+import numpy as np
+
+from .columns import RecordRankings, pack, unpack
 from .record import Record
 
 __all__ = ["ALL_SESSIONS", "HistoryError", "HistoryStore", "PostgresHistory", "RecordSummary", "SqliteHistory",
@@ -59,20 +63,90 @@ class RecordSummary:
                 "session": self.session, "series": list(self.series), "format_version": self.format_version}
 
 
+#: How a format-3 body starts (a format-1 or 2 body is zlib-compressed JSON: it starts with 0x78).
+MAGIC = b"\x00audit-history-record\x00"
+
+
 def _encode(record: Record) -> bytes:
-    return zlib.compress(json.dumps(record.to_json(), ensure_ascii=False, allow_nan=True).encode("utf-8"), 6)
+    """A record's body: :data:`MAGIC`, the length of the zlib-compressed JSON part (8 bytes, little-endian), that
+    part (the record with every run's rankings that hold as columns left out, and those columns' names, dtypes and
+    sizes), then each column's bytes, zlib-compressed (level 1) one after the other."""
+    runs, cols, blobs = [], {}, []
+    for k, r in enumerate(record.runs):
+        rr = RecordRankings.from_dicts(r.rankings)
+        if rr is None:  # not of the stored shape (never for a record this code made): kept as JSON
+            runs.append(r)
+            continue
+        meta, arrays = pack(rr)
+        meta["arrays"] = []
+        for name, a in arrays.items():
+            raw = zlib.compress(memoryview(np.ascontiguousarray(a)).cast("B"), 1)
+            meta["arrays"].append([name, a.dtype.str, int(a.size), len(raw)])
+            blobs.append(raw)
+        cols[str(k)] = meta
+        runs.append(replace(r, rankings={}))
+    js = replace(record, runs=tuple(runs)).to_json()
+    js["columns"] = cols
+    head = zlib.compress(json.dumps(js, ensure_ascii=False, allow_nan=True).encode("utf-8"), 6)
+    return b"".join([MAGIC, struct.pack("<Q", len(head)), head, *blobs])
+
+
+def _columns_of(body: bytes, id: int) -> tuple[dict, dict]:
+    """The JSON part of a format-3 body and its runs' rankings (run index → RecordRankings)."""
+    at = len(MAGIC)
+    (n,) = struct.unpack_from("<Q", body, at)
+    at += 8
+    js = json.loads(zlib.decompress(body[at:at + n]).decode("utf-8"))
+    at += n
+    out = {}
+    for k, meta in (js.pop("columns", None) or {}).items():
+        arrays = {}
+        for name, dtype, size, nbytes in meta["arrays"]:
+            a = np.frombuffer(zlib.decompress(body[at:at + nbytes]), dtype=np.dtype(dtype))
+            if a.size != size:
+                raise ValueError(f"column {name} of run {k} holds {a.size} values, its header says {size}")
+            arrays[name] = a
+            at += nbytes
+        out[int(k)] = unpack(meta, arrays)
+    return js, out
+
+
+def body_text(body: bytes) -> str:
+    """Every text a stored body holds, as one string: the JSON of a format-1 or 2 body; of a format-3 body its
+    JSON part and, per run, the query and chunk ids of its columns (what a scan for a leaked secret reads).
+
+    Raises
+    ------
+    HistoryError
+        Not a record's body.
+    """
+    body = bytes(body)
+    try:
+        if not body.startswith(MAGIC):
+            return zlib.decompress(body).decode("utf-8")
+        js, cols = _columns_of(body, 0)
+    except (zlib.error, UnicodeDecodeError, ValueError, struct.error, KeyError, TypeError) as e:
+        raise HistoryError(f"not a history record's body ({e})") from None
+    return json.dumps([js] + [rr.strings() for _, rr in sorted(cols.items())], ensure_ascii=False, allow_nan=True)
 
 
 def _decode(body: bytes, id: int) -> Record:
+    body = bytes(body)
     try:
-        js = json.loads(zlib.decompress(bytes(body)).decode("utf-8"))
-    except (zlib.error, UnicodeDecodeError, ValueError) as e:
+        if body.startswith(MAGIC):
+            js, cols = _columns_of(body, id)
+        else:  # formats 1 and 2: the record as zlib-compressed JSON
+            js, cols = json.loads(zlib.decompress(body).decode("utf-8")), {}
+    except (zlib.error, UnicodeDecodeError, ValueError, struct.error, KeyError, TypeError) as e:
         raise HistoryError(f"history record {id} is unreadable ({e})") from None
     try:
-        return Record.from_json(js, id)
+        rec = Record.from_json(js, id)
     except (ValueError, KeyError, TypeError, IndexError) as e:
         raise HistoryError(str(e) if isinstance(e, ValueError) else f"history record {id} is malformed ({e!r})") \
             from None
+    if not cols:
+        return rec
+    return replace(rec, runs=tuple(replace(r, rankings=cols[k]) if k in cols else r for k, r in enumerate(rec.runs)))
 
 
 class HistoryStore:

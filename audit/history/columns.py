@@ -1,0 +1,256 @@
+"""A run's stored rankings as columns: what a format-3 record holds instead of one JSON object per query.
+
+:class:`RecordRankings` is the mapping query id → the stored ranking (:func:`audit.history.record._ranking_json`'s
+dict) held as arrays: one row per stored position (its rank, chunk id as a code into one list of distinct ids, score
+and cosine distance), query after query, and one value per query (length, gate value, first relevant rank and its
+gate value). What a large team's run almost never has (judged chunks past its stored depth, nearest distances, a
+cut depth) is kept per query only where present. A query's dict is made when it is looked up, never kept, so a
+record read back costs the arrays, and :func:`rankings_of_columns` builds them for a
+:class:`~audit.runset.ColumnarRankings` run without a dict per query (issue 58).
+
+:func:`pack` and :func:`unpack` turn it into named numpy arrays and a small JSON part, the form the history store
+writes (:mod:`audit.history.store`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterator, Mapping
+
+import numpy as np
+
+__all__ = ["RecordRankings", "pack", "rankings_of_columns", "unpack"]
+
+#: The keys of one stored ranking, in the order :func:`audit.history.record._ranking_json` writes them.
+KEYS = ("ids", "scores", "distances", "more", "length", "beyond", "nearest", "nearest_relevant", "depth", "gate",
+        "answer")
+#: Per-query fields kept only where they differ from these (a team's run file has none of them).
+_SPARSE = {"beyond": [], "nearest": None, "nearest_relevant": None, "depth": None}
+_ARRAYS = ("offsets", "top", "rank", "code", "score", "dist", "has_dist", "length", "gate", "answer_rank",
+           "answer_value", "answer_none")
+
+
+class RecordRankings(Mapping):
+    """Stored rankings of many queries as arrays, read as the mapping query id → stored ranking dict.
+
+    Parameters
+    ----------
+    query_ids : sequence of str, shape (n_queries,)
+    ids : list, shape (n_ids,)
+        The distinct chunk ids (JSON values: str or int) the codes index.
+    offsets : int64 array, shape (n_queries + 1,)
+        Query ``i``'s rows are ``offsets[i]:offsets[i + 1]``: its first ``top[i]`` positions, then the later ones
+        kept (the dict's ``more``), rank order.
+    top : int32 array, shape (n_queries,)
+    rank, code : int32 arrays, shape (n_rows,)
+        1-based rank and chunk-id code of each row.
+    score, dist : float64 arrays, shape (n_rows,)
+        The run's score and the cosine distance (read only where ``has_dist``; ``dist`` may be empty when none has).
+    has_dist : bool array, shape (n_queries,)
+    length : int64 array, shape (n_queries,)
+    gate : float64 array, shape (n_queries,)
+    answer_rank : int64 array, shape (n_queries,)
+        Rank of the first relevant chunk, 0 when none.
+    answer_value : float64 array, shape (n_queries,)
+        Its gate value (read unless ``answer_none``: past the stored ranking).
+    answer_none : bool array, shape (n_queries,)
+    sparse : dict
+        Query index → the fields of ``beyond``, ``nearest``, ``nearest_relevant``, ``depth`` that are not empty.
+    """
+
+    def __init__(self, query_ids, ids, offsets, top, rank, code, score, dist, has_dist, length, gate, answer_rank,
+                 answer_value, answer_none, sparse: Mapping[int, Mapping] | None = None):
+        self.query_ids = list(query_ids)
+        self.ids = list(ids)
+        self.offsets, self.top = np.asarray(offsets, dtype=np.int64), np.asarray(top, dtype=np.int32)
+        self.rank, self.code = np.asarray(rank, dtype=np.int32), np.asarray(code, dtype=np.int32)
+        self.score, self.dist = np.asarray(score, dtype=np.float64), np.asarray(dist, dtype=np.float64)
+        self.has_dist = np.asarray(has_dist, dtype=bool)
+        self.length, self.gate = np.asarray(length, dtype=np.int64), np.asarray(gate, dtype=np.float64)
+        self.answer_rank = np.asarray(answer_rank, dtype=np.int64)
+        self.answer_value = np.asarray(answer_value, dtype=np.float64)
+        self.answer_none = np.asarray(answer_none, dtype=bool)
+        self.sparse = {int(k): dict(v) for k, v in (sparse or {}).items()}
+        self._index = {q: i for i, q in enumerate(self.query_ids)}
+
+    def __getitem__(self, query_id) -> dict:
+        i = self._index[query_id]
+        a, b = int(self.offsets[i]), int(self.offsets[i + 1])
+        t = a + int(self.top[i])
+        ids = self.ids
+        hd = bool(self.has_dist[i])
+        dists = self.dist[a:b].tolist() if hd else [None] * (b - a)
+        more = [[r, ids[c], s, dv] for r, c, s, dv in zip(self.rank[t:b].tolist(), self.code[t:b].tolist(),
+                                                          self.score[t:b].tolist(), dists[t - a:])]
+        sp = self.sparse.get(i, _SPARSE)
+        answer = None
+        if self.answer_rank[i] > 0:
+            answer = [int(self.answer_rank[i]), None if self.answer_none[i] else float(self.answer_value[i])]
+        return {"ids": [ids[c] for c in self.code[a:t].tolist()], "scores": self.score[a:t].tolist(),
+                "distances": dists[:t - a] if hd else None, "more": more, "length": int(self.length[i]),
+                "beyond": [list(x) for x in sp.get("beyond", [])], "nearest": sp.get("nearest"),
+                "nearest_relevant": sp.get("nearest_relevant"), "depth": sp.get("depth"),
+                "gate": float(self.gate[i]), "answer": answer}
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.query_ids)
+
+    def __len__(self) -> int:
+        return len(self.query_ids)
+
+    def __contains__(self, query_id) -> bool:
+        return query_id in self._index
+
+    def strings(self) -> list:
+        """Every text it holds (query ids, chunk ids, the sparse fields), for a scan such as the secret scrub."""
+        return [self.query_ids, self.ids, {str(k): v for k, v in self.sparse.items()}]
+
+    @classmethod
+    def from_dicts(cls, rankings: Mapping[str, Mapping]) -> "RecordRankings | None":
+        """The columns of stored ranking dicts; None when one is not of the shape :data:`KEYS` describes (a record
+        of an older format keeps its JSON form)."""
+        if isinstance(rankings, RecordRankings):
+            return rankings
+        qids, ids, id_code = [], [], {}
+        offsets, top, rank, code, score, dist = [0], [], [], [], [], []
+        has_dist, length, gate, a_rank, a_val, a_none, sparse = [], [], [], [], [], [], {}
+        try:
+            for i, (q, js) in enumerate(rankings.items()):
+                if tuple(js) != KEYS:
+                    return None
+                hd = js["distances"] is not None
+                rows = [(r + 1, c, s, (js["distances"][r] if hd else None))
+                        for r, (c, s) in enumerate(zip(js["ids"], js["scores"], strict=True))]
+                if hd and len(js["distances"]) != len(rows):
+                    return None
+                rows += [tuple(m) for m in js["more"]]
+                for r, c, s, dv in rows:
+                    if (dv is not None) != hd:
+                        return None
+                    key = (type(c).__name__, c)
+                    k = id_code.get(key)
+                    if k is None:
+                        k = id_code[key] = len(ids)
+                        ids.append(c)
+                    rank.append(int(r))
+                    code.append(k)
+                    score.append(float(s))
+                    dist.append(float(dv) if hd else math.nan)
+                qids.append(q)
+                offsets.append(len(rank))
+                top.append(len(js["ids"]))
+                has_dist.append(hd)
+                length.append(int(js["length"]))
+                gate.append(float(js["gate"]))
+                ans = js["answer"]
+                a_rank.append(0 if ans is None else int(ans[0]))
+                a_val.append(math.nan if ans is None or ans[1] is None else float(ans[1]))
+                a_none.append(ans is not None and ans[1] is None)
+                if ans is not None and int(ans[0]) <= 0:
+                    return None
+                extra = {k: js[k] for k, v in _SPARSE.items() if js[k] != v}
+                if extra:
+                    sparse[i] = extra
+        except (TypeError, ValueError, KeyError, IndexError):
+            return None
+        return cls(qids, ids, offsets, top, rank, code, score, dist if any(has_dist) else [], has_dist, length, gate,
+                   a_rank, a_val, a_none, sparse)
+
+
+def pack(rr: RecordRankings) -> tuple[dict, dict[str, np.ndarray]]:
+    """``(JSON part, named arrays)`` of ``rr`` (:func:`unpack` is the inverse)."""
+    meta = {"query_ids": rr.query_ids, "ids": rr.ids, "sparse": {str(k): v for k, v in rr.sparse.items()}}
+    return meta, {name: getattr(rr, {"offsets": "offsets"}.get(name, name)) for name in _ARRAYS}
+
+
+def unpack(meta: Mapping, arrays: Mapping[str, np.ndarray]) -> RecordRankings:
+    """The :class:`RecordRankings` :func:`pack` gave ``meta`` and ``arrays`` for."""
+    return RecordRankings(meta["query_ids"], meta["ids"], *(arrays[n] for n in _ARRAYS),
+                          {int(k): v for k, v in (meta.get("sparse") or {}).items()})
+
+
+def rankings_of_columns(rk, kind, relevant_pairs, ever_kept, depth: int, keep: int,
+                        block: int = 1 << 14) -> RecordRankings:
+    """The stored rankings of a :class:`~audit.runset.ColumnarRankings` run, every query at once.
+
+    The same dicts as :func:`audit.history.record._ranking_json` query by query: its first ``depth`` positions,
+    every later position the gate could ever keep (``ever_kept``, the scalar rule, decides for the queries whose
+    gate values are not in ascending order; an ascending one keeps only its first ``keep``, all within ``depth``)
+    and every later relevant chunk; the gate (the smallest gate value) and the first relevant rank.
+
+    Parameters
+    ----------
+    rk : ColumnarRankings
+        No distances, nothing past its lines (what a team's run file gives).
+    kind : ScoreKind
+        The run's (its ``to_gate`` is applied to the distinct scores, element by element).
+    relevant_pairs : iterable of (str, chunk id)
+        Every (query id, relevant chunk id).
+    ever_kept : callable
+        ``ever_kept(d) -> positions`` (:func:`audit.history.record._ever_kept`).
+    depth, keep : int
+        :data:`~audit.history.record.DEPTH` and :data:`~audit.evaluation.threshold.KEEP` (``keep <= depth``).
+    block : int
+        Queries handled at a time (memory of one block's lines).
+    """
+    if keep > depth:
+        raise ValueError(f"keep ({keep}) must not exceed the stored depth ({depth})")
+    nq, n_ids = len(rk.query_ids), len(rk.chunk_ids)
+    off = rk.offsets
+    n = np.diff(off)
+    gv = np.asarray(kind.to_gate(np.asarray(rk.score_values, dtype=np.float64)), dtype=np.float64)
+    code_of = {c: i for i, c in enumerate(rk.chunk_ids.tolist())}
+    index = rk._index
+    keys = [index[q] * n_ids + code_of[c] for q, c in relevant_pairs if q in index and c in code_of]
+    rel = np.unique(np.asarray(keys, dtype=np.int64))
+    parts: dict[str, list] = {k: [] for k in ("rank", "code", "score")}
+    counts = np.zeros(nq, dtype=np.int64)
+    gate = np.full(nq, math.inf)
+    a_rank = np.zeros(nq, dtype=np.int64)
+    a_val = np.full(nq, math.nan)
+    for qa in range(0, nq, block):
+        qb = min(nq, qa + block)
+        lo, hi = int(off[qa]), int(off[qb])
+        nb = n[qa:qb]
+        qidx = np.repeat(np.arange(qa, qb, dtype=np.int64), nb)
+        pos = np.arange(lo, hi, dtype=np.int64) - off[qidx]
+        codes = np.asarray(rk.chunk_codes[lo:hi], dtype=np.int64)
+        d = gv[rk.score_codes[lo:hi]]
+        if len(rel):
+            k = qidx * n_ids + codes
+            at = np.minimum(np.searchsorted(rel, k), len(rel) - 1)
+            isrel = rel[at] == k
+        else:
+            isrel = np.zeros(hi - lo, dtype=bool)
+        # the first relevant line of each query (a repeated id counts at its first rank: the first line anyway)
+        rq = qidx[isrel]
+        if len(rq):
+            uq, first = np.unique(rq, return_index=True)
+            lines = np.flatnonzero(isrel)[first]
+            a_rank[uq] = pos[lines] + 1
+            a_val[uq] = d[lines]
+        nonempty = np.flatnonzero(nb > 0)
+        if len(nonempty):
+            starts = (off[qa:qb] - lo)[nonempty]
+            gate[qa + nonempty] = np.minimum.reduceat(d, starts)
+        # ascending gate values keep only the first `keep`: no later position; the others go through the rule
+        later = np.zeros(hi - lo, dtype=bool)
+        if hi - lo > 1:
+            down = ~(d[1:] >= d[:-1]) & (qidx[1:] == qidx[:-1])
+            for q in np.unique(qidx[1:][down]).tolist():
+                if n[q] <= depth:
+                    continue
+                a = int(off[q]) - lo
+                kept = ever_kept(d[a:a + int(n[q])])
+                kept = kept[kept >= depth]
+                later[a + kept] = True
+        stored = (pos < depth) | (later | isrel)
+        parts["rank"].append((pos[stored] + 1).astype(np.int32))
+        parts["code"].append(codes[stored].astype(np.int32))
+        parts["score"].append(rk.score_values[rk.score_codes[lo:hi][stored]])
+        counts[qa:qb] = np.bincount(qidx[stored] - qa, minlength=qb - qa)
+    offsets = np.concatenate([[0], np.cumsum(counts)])
+    cat = {k: (np.concatenate(v) if v else np.zeros(0)) for k, v in parts.items()}
+    none = np.zeros(nq, dtype=bool)
+    return RecordRankings(rk.query_ids, rk.chunk_ids.tolist(), offsets, np.minimum(n, depth), cat["rank"],
+                          cat["code"], cat["score"], np.zeros(0), none, n, gate, a_rank, a_val, none)
