@@ -55,6 +55,9 @@ class Strategy:
         Overlap tail length in characters (0 = none).
     target : int
         Target chunk size in characters (the specification uses 512).
+    recipe : str
+        The preset whose parameters an index named otherwise was built with (the Upgrade diff's "after" index keeps
+        the before index's name so the two are compared, but is chunked by the recipe chosen); empty: ``name``.
     """
 
     name: str
@@ -62,6 +65,7 @@ class Strategy:
     header: bool = False
     overlap: int = 0
     target: int = 512
+    recipe: str = ""
 
     def __post_init__(self) -> None:
         if self.cut not in ("blind", "boundaries"):
@@ -77,10 +81,19 @@ class Strategy:
         s = self.cut + (" + header" if self.header else "") + f", {self.target} chars"
         return s + (f", overlap {self.overlap}" if self.overlap else "")
 
+    @property
+    def label(self) -> str:
+        """The chunking's name for people: the recipe when it is not the index's name, else the name."""
+        return self.recipe or self.name
+
     def params(self) -> dict:
-        """Parameters as a plain dict (for stamps, provenance and JSON)."""
-        return {"name": self.name, "cut": self.cut, "header": self.header,
-                "overlap": self.overlap, "target": self.target}
+        """Parameters as a plain dict (for stamps, provenance and JSON); ``recipe`` only when set (a stamp without
+        one stays as it was)."""
+        p = {"name": self.name, "cut": self.cut, "header": self.header, "overlap": self.overlap,
+             "target": self.target}
+        if self.recipe and self.recipe != self.name:
+            p["recipe"] = self.recipe
+        return p
 
 
 #: The specification's six strategies.

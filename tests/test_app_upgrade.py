@@ -90,3 +90,33 @@ def _chunks(db) -> int:
         return store.load("E").vectors.shape[0]
     finally:
         store.close()
+
+
+def test_upgrade_diff_after_index_of_another_chunking_is_named_by_it(test_env):
+    """Before: with "Chunking after: F" for index E (same model), the page said "After: chunking E: …, overlap 64"
+    (F's parameters under E's name), "Indexing … chunking E", "strategy E → strategy E", and the model-upgrade
+    wording ("the new model", "Old cut (before model)", "before: hashing / after: hashing"). Now the after side is
+    named by the chunking chosen everywhere, and with one model the sides are named by their chunking."""
+    at = _app("app_pages/9_Upgrade_diff.py")
+    assert not at.exception, [e.value for e in at.exception]
+    at.selectbox(key="diff_build_index").set_value("E").run()
+    at.selectbox(key="diff_build_recipe").set_value("F").run()
+    assert any("After: chunking F: boundaries cut, 512 characters, header, overlap 64, model hashing" in shown(c)
+               for c in at.caption), [shown(c) for c in at.caption]
+    at.button(key="diff_build").click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert not at.error, [shown(e) for e in at.error]
+    progress = [p.proto.text for p in at.get("progress")]
+    assert progress and all("chunking F" in t for t in progress), progress
+    captions = [shown(c) for c in at.caption]
+    assert any("strategy E → strategy F" in c for c in captions), captions
+    assert not any("chunking E: boundaries cut, 512 characters, header, overlap 64" in c for c in captions), captions
+    models = _table(at, "side", "model", "chunking")
+    assert list(models["model"]) == ["hashing", "hashing"]
+    assert [c.split(":")[0] for c in models["chunking"]] == ["E", "F"]
+    labels = [m.label for m in at.metric]
+    assert "Old cut (before: chunking E)" in labels and "Carried cut (after: chunking F)" in labels, labels
+    assert not any("model" in label for label in labels), labels
+    assert not any("new model" in c or "old model" in c for c in captions), captions
+    curves = _table(at, "model", "cut", "bluffs", "abandoned", "answered")
+    assert set(curves["model"]) == {"before: chunking E", "after: chunking F"}

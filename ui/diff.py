@@ -81,7 +81,8 @@ def draw_upgrade(audit) -> None:
 
     from .charts import tradeoff_curves
 
-    st.subheader("Two models")
+    one_model = audit.only_chunking  # only the chunking changed: the sides are named by their chunking, not their model
+    st.subheader("One model, two chunkings" if one_model else "Two models")
     table(models_frame(audit), "diff_models", "upgrade_models.csv", "Download the models (CSV)")
     st.subheader("The cut carried across")
     c = audit.chosen_under
@@ -94,10 +95,12 @@ def draw_upgrade(audit) -> None:
             st.warning(md("The old cut " + c.applied_to_after + "."), icon=":material/swap_horiz:")
         m = st.columns(3)
         car, same = audit.carried, audit.same_answered
-        m[0].metric("Old cut (before model)", f"{c.value:.4g}",
+        old_side = audit.side_label("before") if one_model else "before model"
+        new_side = audit.side_label("after") if one_model else "after model"
+        m[0].metric(f"Old cut ({old_side})", f"{c.value:.4g}",
                     f"{car.before.bluffs} bluffs, {car.before.answered} answered", delta_color="off",
                     delta_arrow="off")
-        m[1].metric("Carried cut (after model)", f"{car.value:.4g}",
+        m[1].metric(f"Carried cut ({new_side})", f"{car.value:.4g}",
                     f"{car.after.bluffs} bluffs, {car.after.answered} answered", delta_color="off", delta_arrow="off",
                     help="the old cut's bluff count kept, the most in-domain questions answered: " + car.sentence)
         m[2].metric("Same answered, fewest bluffs", f"{same.value:.4g}" if same.value is not None else "none",
@@ -107,12 +110,14 @@ def draw_upgrade(audit) -> None:
               formats={"cut": "%.4g"})
     if audit.tradeoff is not None:
         st.subheader("The two trade-off curves")
-        st.caption(md(audit.tradeoff.sentence[0].upper() + audit.tradeoff.sentence[1:] + ". One point per cut of "
+        said = (audit.tradeoff.describe("the after index", "the before index", "the after one") if one_model
+                else audit.tradeoff.sentence)
+        st.caption(md(said[0].upper() + said[1:] + ". One point per cut of "
                       "the grid; ringed: the old cut on the before curve and the carried cut on the after curve."))
         frame = tradeoff_frame(audit)
         marks = pd.DataFrame()
         if c is not None:
-            names = {x.side: f"{x.side}: {x.name}" for x in audit.models}
+            names = {x.side: audit.side_label(x.side) for x in audit.models}
             marks = pd.DataFrame([{"model": names["before"], "bluffs": audit.carried.before.bluffs,
                                    "abandoned": audit.carried.before.abandoned, "label": "old cut"},
                                   {"model": names["after"], "bluffs": audit.carried.after.bluffs,
@@ -238,7 +243,9 @@ def build_after(ctx, default_db):
                                                      else f"{r}: {PRESETS[r].description}"),
                               help="the before index's own chunking by default: two models compared on the same "
                                    "chunks")
-        strategy = before if recipe == same else replace(PRESETS[recipe], name=name)
+        # the after index keeps the before index's name (the two are compared by name) and records the recipe it was
+        # chunked by, so every caption names the chunking chosen, not the index's name
+        strategy = before if recipe == same else replace(PRESETS[recipe], name=name, recipe=recipe)
         st.caption(md(f"Before: this corpus's own index {name}, chunking {chunking_sentence(before)}, model "
                       f"{getattr(ctx.encoder, 'name', '')}. After: chunking {chunking_sentence(strategy)}, model "
                       f"{(model or '').strip() or getattr(ctx.encoder, 'name', '')}."))
@@ -259,7 +266,7 @@ def build_after(ctx, default_db):
                     enc = cache.encoder(enc_name)
                     state = _start_build(path, ctx.corpus, strategy, enc, cache.embedding_cache(""))
                     if _follow(state, f"Indexing {len(ctx.corpus.documents)} documents with {enc.name}, chunking "
-                                      f"{strategy.name}"):
+                                      f"{strategy.label}"):
                         st.session_state[BUILT_KEY] = (str(path), name, f"{enc.name}, {how_chunked}")
                 except (ValueError, ModelUnavailable) as e:
                     st.error(md(str(e)))

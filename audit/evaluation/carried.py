@@ -209,19 +209,23 @@ class TradeoffComparison:
     @property
     def sentence(self) -> str:
         """For people: over which bluff counts the new model abandons fewer, and whether it dominates."""
+        return self.describe()
+
+    def describe(self, new: str = "the new model", old: str = "the old model", new_again: str = "the new one") -> str:
+        """:attr:`sentence` naming the two sides ``new`` and ``old`` (``new_again``: ``new`` named a second time;
+        ``the after index`` / ``the before index`` / ``the after one`` when only the chunking changed)."""
         def spans(rs):
             return ", ".join(f"{a}" if a == b else f"{a}–{b}" for a, b in rs)
 
         if self.dominates:
-            head = "the new model dominates: at every bluff count it abandons no more, and fewer at " + \
-                spans(self.fewer)
+            head = f"{new} dominates: at every bluff count it abandons no more, and fewer at " + spans(self.fewer)
         elif self.dominated:
-            head = "the old model dominates: at every bluff count the new one abandons no fewer, and more at " + \
-                spans(self.more)
+            head = (f"{old} dominates: at every bluff count {new_again} abandons no fewer, and more at "
+                    + spans(self.more))
         elif not self.fewer and not self.more:
             head = "the two curves are the same at every bluff count"
         else:
-            head = (f"the new model abandons fewer at {spans(self.fewer)} bluffs and more at {spans(self.more)}: "
+            head = (f"{new} abandons fewer at {spans(self.fewer)} bluffs and more at {spans(self.more)}: "
                     "neither dominates")
         return head + f" (bluff counts 0–{self.out_of_domain} of {self.out_of_domain} out-of-domain questions)"
 

@@ -118,6 +118,21 @@ class UpgradeAudit:
     cost: tuple = ()
     note: str = ""
 
+    @property
+    def only_chunking(self) -> bool:
+        """Whether only the chunking changed: both sides have one model (same name and weights digest) and their
+        chunkings differ; then the page names the sides by their chunking instead of their model."""
+        b, a = self.models
+        return b.name == a.name and b.weights_digest == a.weights_digest and b.chunking != a.chunking
+
+    def side_label(self, side: str) -> str:
+        """``before: MODEL`` / ``after: MODEL``, or ``before: chunking E`` / ``after: chunking F`` when only the
+        chunking changed (:attr:`only_chunking`)."""
+        m = next(x for x in self.models if x.side == side)
+        if self.only_chunking:
+            return f"{side}: chunking {m.chunking.split(':')[0] or '?'}"
+        return f"{side}: {m.name}"
+
     def cut_json(self) -> dict | None:
         """The ``cut`` section's JSON: ``chosen_under``, ``carried`` and ``same_answered`` (value, rule, outcomes
         before and after with bluffs, answered, abandoned)."""
@@ -129,11 +144,13 @@ class UpgradeAudit:
 
 def chunking_words(params: Mapping[str, Any] | None, name: str | None = None) -> str:
     """A strategy's chunking for people: ``E: boundaries cut, 512 characters, header, no overlap`` (from
-    :meth:`audit.chunking.Strategy.params`; the name alone when the parameters are not known)."""
+    :meth:`audit.chunking.Strategy.params`; its ``recipe`` when it records one, the index being named otherwise; the
+    name alone when the parameters are not known)."""
     if not params:
         return name or ""
     over = params.get("overlap") or 0
-    return (f"{params.get('name', name)}: {params.get('cut')} cut, {params.get('target')} characters, "
+    label = params.get("recipe") or params.get("name", name)
+    return (f"{label}: {params.get('cut')} cut, {params.get('target')} characters, "
             f"{'header' if params.get('header') else 'no header'}, {f'overlap {over}' if over else 'no overlap'}")
 
 

@@ -169,6 +169,14 @@ def _values(qs, kind) -> dict[str, list[float]]:
     return {IN_DOMAIN: ind, OUT_OF_DOMAIN: ood}
 
 
+def _strategy_label(run) -> str:
+    """The chunking a run's index was built with: the recipe its stamp records (an "after" index keeps the before
+    index's name but may be chunked by another recipe), else the run's strategy."""
+    params = (run.cut_key or {}).get("strategy")
+    recipe = params.get("recipe") if isinstance(params, dict) else None
+    return str(recipe or run.strategy)
+
+
 def _describe(runset, run) -> str:
     m = runset.model
     if m.get("name"):
@@ -248,8 +256,8 @@ def diff_runs(before_set, before_run, after_set, after_run, k: int = 8, threshol
         ca = counts_at(qa, kind_a.to_gate(threshold)).to_dict()
         at = pd.DataFrame([{"outcome": key, "before": cb[key], "after": ca[key], "change": ca[key] - cb[key]}
                            for key in OUTCOME_ROWS])
-    sb = f"strategy {rb.strategy}" if rb.strategy else f"run {rb.name}"
-    sa = f"strategy {ra.strategy}" if ra.strategy else f"run {ra.name}"
+    sb = f"strategy {_strategy_label(rb)}" if rb.strategy else f"run {rb.name}"
+    sa = f"strategy {_strategy_label(ra)}" if ra.strategy else f"run {ra.name}"
     if before_set is after_set and not before_set.model.get("name"):  # two runs of one system: its files once
         header = f"{before_set.source.name}: run {rb.name} → run {ra.name}"
     else:

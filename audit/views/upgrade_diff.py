@@ -199,7 +199,8 @@ def before_strategy(path, name: str):
         if gen is None or not gen.get("strategy"):
             return None
         p = json.loads(gen["strategy"])
-        return Strategy(name, p["cut"], bool(p.get("header")), int(p.get("overlap") or 0), int(p.get("target") or 512))
+        return Strategy(name, p["cut"], bool(p.get("header")), int(p.get("overlap") or 0), int(p.get("target") or 512),
+                        str(p.get("recipe") or ""))
     except (ValueError, KeyError, TypeError):
         return None
     finally:
@@ -250,13 +251,14 @@ def carried_frame(audit) -> pd.DataFrame:
 
 
 def tradeoff_frame(audit) -> pd.DataFrame:
-    """What the trade-off chart draws: ``model`` (``before: NAME`` / ``after: NAME``), ``cut``, ``bluffs``,
+    """What the trade-off chart draws: ``model`` (``before: NAME`` / ``after: NAME``, or ``before: chunking E`` /
+    ``after: chunking F`` when only the chunking changed: :meth:`UpgradeAudit.side_label`), ``cut``, ``bluffs``,
     ``abandoned``, ``answered``, one row per grid cut and side."""
     cols = ["model", "cut", "bluffs", "abandoned", "answered"]
     t = audit.tradeoff
     if t is None:
         return pd.DataFrame(columns=cols)
-    names = {m.side: f"{m.side}: {m.name}" for m in audit.models}
+    names = {m.side: audit.side_label(m.side) for m in audit.models}
     return pd.DataFrame([{"model": names[side], **{k: p.to_dict()[k] for k in cols[1:]}}
                          for side, curve in (("before", t.before), ("after", t.after)) for p in curve], columns=cols)
 
