@@ -679,11 +679,107 @@ def _upgrade(data: Mapping) -> str:
     return "".join(out)
 
 
+def _minute(v: Any) -> str:
+    """A record's time for people: ``2026-12-07 22:05`` (24-hour, UTC, to the minute; naive times are UTC)."""
+    if isinstance(v, str):
+        try:
+            v = _dt.datetime.fromisoformat(v)
+        except ValueError:
+            return v
+    if hasattr(v, "to_pydatetime"):
+        v = v.to_pydatetime()
+    if not isinstance(v, _dt.datetime):
+        return str(v)
+    if v.tzinfo is not None:
+        v = v.astimezone(_dt.timezone.utc)
+    return v.strftime("%Y-%m-%d %H:%M")
+
+
+def _same_figures(row) -> tuple:
+    """What a trend row says (value, band, questions), NaN-safe: consecutive rows equal here are one row."""
+    def one(x):
+        try:
+            x = float(x)
+        except (TypeError, ValueError):
+            return x
+        return None if math.isnan(x) else round(x, 12)
+    return tuple(one(row.get(k)) for k in ("value", "low", "high", "n"))
+
+
+def _stretches(rows: list) -> list[list]:
+    """Consecutive rows with identical figures, grouped (oldest first)."""
+    out: list[list] = []
+    for r in rows:
+        if out and _same_figures(out[-1][-1]) == _same_figures(r):
+            out[-1].append(r)
+        else:
+            out.append([r])
+    return out
+
+
+def _records_cell(group: list) -> str:
+    first, last = group[0], group[-1]
+    if len(group) == 1:
+        return f"#{_e(first['record'])}"
+    return f"records #{_e(first['record'])}–#{_e(last['record'])} ({len(group)} audits), unchanged"
+
+
+def _when_cell(group: list) -> str:
+    a, b = _minute(group[0]["when"]), _minute(group[-1]["when"])
+    return _e(a if a == b else f"{a} – {b}")
+
+
+def _band(r) -> str:
+    low, high = r.get("low"), r.get("high")
+    if low is None or high is None or (isinstance(low, float) and math.isnan(low)):
+        return "n/a"
+    return f"[{_num(low)}, {_num(high)}]"
+
+
 def _trend(trend) -> str:
+    """The trend a forwarded decision needs: the series of the run the record leads with (``trend.attrs['lead']``,
+    else the frame's first series), consecutive records with identical figures in one row, times to the minute;
+    every other series in at most one line, and only when its figures changed."""
     if trend is None or not len(trend):
         return ""
-    return "<h2>Trend</h2><p>Earlier audits of the same series recorded in the history (Wilson 95% band).</p>" + \
-        _frame_table(trend)
+    measure = _e(trend.attrs.get("measure") or "value")
+    series = list(dict.fromkeys(trend["series"])) if "series" in trend else [None]
+    lead = trend.attrs.get("lead")
+    lead = lead if lead in series else series[0]
+
+    def rows_of(name):
+        part = trend if name is None else trend[trend["series"] == name]
+        return [r._asdict() for r in part.sort_values("record").itertuples(index=False)] if len(part) else []
+
+    out = [f"<h2>Trend</h2><p>{measure} of <strong>{_e(lead)}</strong> (the run this record leads with) over the "
+           "audits recorded in the history, Wilson 95% band; times are UTC. Consecutive audits with the same figures "
+           "are one row.</p>"]
+    lead_rows = rows_of(lead)
+    if lead_rows:
+        out.append(_table(["records", "when (UTC)", measure, "Wilson 95%", "questions"],
+                          ([_records_cell(g), _when_cell(g), _e(_num(g[-1]["value"])), _e(_band(g[-1])),
+                            _e(g[-1]["n"])] for g in _stretches(lead_rows))))
+    else:
+        out.append('<p class="muted">No audit of this series is recorded in the history yet.</p>')
+    changed, unchanged = [], 0
+    for name in series:
+        if name == lead:
+            continue
+        groups = _stretches(rows_of(name))
+        if len(groups) < 2:
+            unchanged += 1
+            continue
+        a, b = groups[0][0], groups[-1][-1]
+        changed.append(f"<li>{_e(name)}: {measure} {_e(_num(a['value']))} (#{_e(a['record'])}, "
+                       f"{_e(_minute(a['when']))}) → {_e(_num(b['value']))} (#{_e(b['record'])}, "
+                       f"{_e(_minute(b['when']))}); {len(groups) - 1} change{'s' if len(groups) > 2 else ''} over "
+                       f"{sum(len(g) for g in groups)} audits</li>")
+    if changed:
+        out.append("<p>Other series of this audit whose figures changed:</p><ul>" + "".join(changed) + "</ul>")
+    if unchanged:
+        out.append(f"<p class='muted'>{unchanged} other series of this audit: unchanged across their recorded audits "
+                   "(not listed).</p>")
+    return "".join(out)
 
 
 def render_html(report, data: Mapping | None = None, *, traffic: Mapping | None = None, health=None, trend=None,
