@@ -251,42 +251,78 @@ def _sweep_svg(entry: Mapping, run: str) -> str:
     return f'<figure aria-label="sweep of run {_e(run)}">{svg}</figure>'
 
 
+def _why_not(side: Mapping, needed: str, noun: str, verb: str, run: str, figure: str = "certified_abandoned") -> str:
+    """Why one side of the promise cannot be certified (the words of
+    :meth:`audit.evaluation.guarantee.Certified.sentence`), with the questions still needed marked."""
+    n = int(side.get("n") or 0)
+    need = (side.get("questions_needed") or {}).get(needed)
+    if not n:
+        return f"there are no {noun} to bound this rate with."
+    more = max(0, int(need or 0) - n)
+    if more:
+        return (f"{_e(n)} {noun} are too few, it takes at least {_fig(f'{figure}:needed', need, f'{need:,}', run)}"
+                f" with none {verb} ({_e(f'{more:,}')} more needed).")
+    return f"even the strictest cut tested has {_e(side.get('errors'))} of {_e(n)} {verb}."
+
+
 def _promise(t: Mapping, run: str) -> str:
     """What the run's sweep can promise (``certified``, ``certified_abandoned``, ``certified_range``, ``auc`` of its
     threshold entry), in sentences with each figure marked."""
     c, a, rng, auc = (t.get("certified"), t.get("certified_abandoned"), t.get("certified_range"), t.get("auc"))
     if not c:
         return ""
+    from ..evaluation.guarantee import range_footnote
+
     conf = f"{1 - c['delta']:.0%}"
     out = ["<h4>The promise</h4>"]
+    alpha = _e(format(c["alpha"], ".0%"))
+    bluff_promise = f"the system answers an out-of-domain question at most {alpha} of the time"
     if c.get("cut") is not None:
-        out.append(f"<p>Certified cut {_fig('certified:cut', c['cut'], _num(c['cut'], '.4g'), run)}: it answers an "
-                   f"out-of-domain question at most {_e(format(c['alpha'], '.0%'))} of the time, with {conf} "
-                   f"confidence (exact upper bound {_fig('certified:bound', c['bound'], _num(c['bound'], '.1%'), run)}"
-                   f", {_e(c['errors'])} of {_e(c['n'])} seen).</p>")
+        out.append(f"<p>The bluff promise alone holds at cut {_fig('certified:cut', c['cut'], _num(c['cut'], '.4g'), run)}"
+                   f" (and every stricter cut): there {bluff_promise}, with {conf} confidence (exact upper bound "
+                   f"{_fig('certified:bound', c['bound'], _num(c['bound'], '.1%'), run)}, {_e(c['errors'])} of "
+                   f"{_e(c['n'])} seen).</p>")
     else:
         need = c["questions_needed"]["at_zero_bluffs"]
-        out.append(f"<p>{_fig('certified:cut', None, 'No cut', run)} can promise at most "
-                   f"{_e(format(c['alpha'], '.0%'))} bluffs with {conf} confidence: {_e(c['n'])} out-of-domain "
-                   f"questions are too few; it takes at least "
-                   f"{_fig('certified:needed', need, f'{need:,}', run)} with none bluffed.</p>")
+        more = max(0, need - int(c.get("n") or 0))
+        head = (f"<p>The bluff promise ({bluff_promise}) "
+                f"{_fig('certified:cut', None, 'cannot be certified', run)} at {conf} confidence: ")
+        if not c.get("n"):
+            out.append(head + "there are no out-of-domain questions to bound this rate with.</p>")
+        elif more:
+            out.append(head + f"{_e(c['n'])} out-of-domain questions are too few, it takes at least "
+                       f"{_fig('certified:needed', need, f'{need:,}', run)} with none bluffed "
+                       f"({_e(f'{more:,}')} more needed).</p>")
+        else:
+            out.append(head + f"even the strictest cut tested has {_e(c['errors'])} of {_e(c['n'])} bluffed.</p>")
     bound = c.get("bound_at_cut")
     out.append(f"<p>At the cut applied, the bluff rate is at most "
                f"{_fig('certified:bound_at_cut', bound, _num(bound, '.1%'), run)} with {conf} confidence.</p>")
     if a:
         cut_a = a.get("cut")
-        out.append("<p>Abandoned answerable questions: " + (
-            f"every cut from {_fig('certified_abandoned:cut', cut_a, _num(cut_a, '.4g'), run)} to no threshold "
-            f"abandons at most {_e(format(a['beta'], '.0%'))} of the answerable questions, with {conf} confidence "
-            f"({_e(a.get('answerable'))} answerable seen)." if cut_a is not None else
-            f"{_fig('certified_abandoned:cut', None, 'no cut', run)} can promise at most "
-            f"{_e(format(a['beta'], '.0%'))} with {conf} confidence.") + "</p>")
+        beta = _e(format(a["beta"], ".0%"))
+        out.append("<p>" + (
+            f"The abandoned-answers promise alone holds at cut "
+            f"{_fig('certified_abandoned:cut', cut_a, _num(cut_a, '.4g'), run)} (and every looser cut, to no "
+            f"threshold): there the system abandons at most {beta} of the answerable questions, with {conf} "
+            f"confidence ({_e(a.get('answerable'))} answerable seen)." if cut_a is not None else
+            f"The abandoned-answers promise (the system abandons an answerable question at most {beta} of the "
+            f"time) {_fig('certified_abandoned:cut', None, 'cannot be certified', run)} at {conf} confidence: "
+            + _why_not(a, "at_zero_abandoned", "answerable questions", "abandoned", run)) + "</p>")
     if rng:
-        out.append("<p>" + (f"{_fig('certified_range:empty', True, 'No cut', run)} meets both promises with {conf} "
-                            "confidence (each side tested at half the risk)." if rng.get("empty") else
-                            f"Every cut from {_fig('certified_range:strictest', rng['strictest'], _num(rng['strictest'], '.4g'), run)}"
-                            f" to {_fig('certified_range:loosest', rng['loosest'], _num(rng['loosest'], '.4g'), run)}"
-                            f" meets both promises with {conf} confidence.") + "</p>")
+        if rng.get("empty"):
+            why = ("the bluff promise cannot be certified at any cut" if rng.get("bluff_bound") is None else
+                   "the abandoned-answers promise cannot be certified at any cut" if rng.get("abandoned_bound") is None
+                   else "every cut strict enough for the bluffs abandons too many answerable questions")
+            out.append(f"<p>{_fig('certified_range:empty', True, 'No cut', run)} meets both promises together "
+                       f"(bluffs ≤ {alpha} and abandoned answerable ≤ {_e(format(a['beta'], '.0%')) if a else '?'}, "
+                       f"with {conf} confidence on these questions): {why}.<sup>*</sup></p>")
+        else:
+            out.append(f"<p>Every cut from "
+                       f"{_fig('certified_range:strictest', rng['strictest'], _num(rng['strictest'], '.4g'), run)}"
+                       f" to {_fig('certified_range:loosest', rng['loosest'], _num(rng['loosest'], '.4g'), run)}"
+                       f" meets both promises together, with {conf} confidence.<sup>*</sup></p>")
+        out.append(f'<p class="muted"><sup>*</sup> {_e(range_footnote(rng.get("delta", c["delta"])))}</p>')
     if auc:
         out.append(f"<p>ROC AUC of the gate value (in-domain against out-of-domain questions): "
                    f"{_fig('auc', auc.get('value'), _num(auc.get('value')), run)} "
