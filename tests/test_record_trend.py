@@ -53,3 +53,34 @@ def test_the_trend_is_the_lead_series_collapsed_with_times_to_the_minute_and_cha
     assert part.count(moved) == 1
     assert re.search(r"example · moved: Success@8 0\.500 \(#201, 2026-12-07 22:05\) → 0\.625 \(#205, "
                      r"2026-12-07 22:13\); 1 change over 5 audits", part)
+
+
+def test_the_dashboards_focus_run_leads_the_trend_through_the_history(tmp_path, monkeypatch):
+    """record_html(store=…, focus=…), as "Download this audit" calls it: the trend is the focus run's series."""
+    from audit.cli import main
+    from audit.history.recording import open_configured
+    from audit.views.record import record_html
+
+    monkeypatch.setenv("AUDIT_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("AUDIT_HISTORY", "on")
+    args = ["report", "--queries", str(EX / "queries.tsv"), "--qrels", str(EX / "qrels.trec"),
+            "--run", f"before={EX / 'before.trec'}", "--run", f"after={EX / 'after.trec'}",
+            "--score", "before=cosine-distance", "--ood-queries", str(EX / "ood-queries.tsv"),
+            "--ood-run", f"before={EX / 'ood-before.trec'}", "--ood-run", f"after={EX / 'ood-after.trec'}"]
+    for _ in range(3):
+        assert main(args) == 0
+    rs = load_system(EX / "queries.tsv", {"before": EX / "before.trec", "after": EX / "after.trec"},
+                     {"before": "cosine-distance"}, EX / "qrels.trec", None, None, None, EX / "ood-queries.tsv",
+                     {"before": EX / "ood-before.trec", "after": EX / "ood-after.trec"})
+    store = open_configured()
+    try:
+        for focus in ("after", "before"):
+            page = record_html(runset=rs, store=store, focus=focus)
+            part = page[page.index("<h2>Trend</h2>"):]
+            lead = re.search(r"of <strong>([^<]*)</strong> \(the run this record leads with\)", part)[1]
+            assert lead.endswith(f"· {focus}"), lead
+            # three identical audits: one row; the other run's series unchanged, so no line of its own
+            assert "records #1–#3 (3 audits), unchanged" in part
+            assert "1 other series of this audit: unchanged" in part
+    finally:
+        store.close()
