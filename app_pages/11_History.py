@@ -1,6 +1,7 @@
 """History: every audit remembered — a measure over time per series with its Wilson band, markers where the model,
 the chunking or the ground truth changed (a trend across a ground-truth change is drawn broken), the outcomes at
-the saved cut over time, health findings per index generation, and any two records compared by the Upgrade diff.
+each audit's cut over time (saved, given or balanced), health findings per index generation, and any two records
+compared by the Upgrade diff.
 
 Thin over :mod:`audit.views.history`; the records come from the configured history (:mod:`audit.history`).
 """
@@ -22,6 +23,7 @@ from audit.views.history import (
     open_configured,
     record_frame,
     outcomes_frame,
+    outcomes_title,
     records_diff,
     series_frame,
     store_version,
@@ -96,8 +98,8 @@ if not series.empty:
         st.subheader("Changes")
         table(changes, "hist_changes", "history_changes.csv", "Download the changes (CSV)")
 
-    st.subheader("Outcomes at the saved cut over time")
     outcomes = outcomes_frame(records, chosen)
+    st.subheader(outcomes_title(outcomes))  # by the cuts applied: "saved" only when every audit had one
     if outcomes.empty:
         st.info("No record of this series holds threshold outcomes (they need out-of-domain questions; built-in "
                 "pipelines report them for the base strategy's dense column, or a column with a saved cut).")

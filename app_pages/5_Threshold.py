@@ -86,9 +86,12 @@ targets = Targets(alpha=st.session_state["certified_alpha"] / 100,
 promise = promise_view(pc.page, cut, targets)
 g = promise.guarantee
 m1, m2, m3, m4 = cells(4)
-m1.metric("Certified cut", "none" if g.certified.cut is None else f"{g.certified.cut:.4g}",
+m1.metric("Bluff promise", "not certifiable" if g.certified.cut is None else f"holds at {g.certified.cut:.4g}",
           help="the loosest cut whose exact upper bound on the bluff rate is at most the target, testing cuts from "
-               "the strictest and stopping at the first that fails (fixed-sequence testing)")
+               "the strictest and stopping at the first that fails (fixed-sequence testing); not certifiable when "
+               "the out-of-domain questions are too few or even the strictest cut bluffs too often (the text below "
+               "says which). The bluff promise alone: whether one cut also keeps the abandoned-answers promise is "
+               "said below")
 m2.metric("Balanced cut", f"{view.balanced:.4g}", help="fewest bluffs + abandoned answerable: a default, no promise")
 m3.metric("Bluff bound", "n/a" if math.isnan(promise.bound) else f"{promise.bound:.1%}",
           help=f"at the slider's cut ({cut:.4g}): the exact (Clopper-Pearson) upper bound at the chosen confidence "
@@ -96,8 +99,8 @@ m3.metric("Bluff bound", "n/a" if math.isnan(promise.bound) else f"{promise.boun
 m4.metric("AUC", "n/a" if g.auc is None else f"{g.auc.value:.3f}",
           help="ROC AUC of the gate value: how well the best score alone separates in-domain from out-of-domain "
                "questions (1 = perfectly); DeLong 95% interval in the text below")
-for line in promise.lines():
-    st.markdown(md(line))
+for line, detail in promise.lines():
+    st.markdown(md(line), help=detail)
 if g.auc is not None:
     st.caption(f"ROC AUC of the gate value, in-domain against out-of-domain questions: {g.auc.value:.3f} "
                f"[{g.auc.low:.3f}, {g.auc.high:.3f}] ({g.auc.method} 95%), beside the worst in-domain and best "

@@ -71,6 +71,10 @@ def test_three_audits_three_points_with_bands_and_the_change_marker(env, monkeyp
     assert len(charts) == 4
     frames = _datasets(charts[0])
     outcomes = next(f for f in _datasets(charts[1]) if "outcome" in f.columns)
+    # nothing was saved in these audits: the chart is titled by the cut they applied, never "the saved cut"
+    titles = [h.value for h in at.subheader]
+    assert "Outcomes at the balanced cut over time (no cut was saved)" in titles
+    assert "Outcomes at the saved cut over time" not in titles
     # after.trec with ood-after.trec at its balanced cut 0.61: 8 answered, 1 abandoned (q9), no bluff (README)
     last = outcomes[outcomes["record"] == 3].set_index("outcome")["queries"].to_dict()
     assert (last["answered"], last["abandoned"], last["bluff"], last["refused"]) == (8, 1, 0, 4)

@@ -6,6 +6,8 @@ queries, 4 out-of-domain queries.
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from conftest import shown
 from test_app import N_ACCEPTED, N_OOD, _app, _metric, _table, test_env  # noqa: F401 (test_env: the app's corpus)
@@ -100,9 +102,21 @@ def test_the_promise_shows_the_certified_cut_and_the_bound_at_the_slider():
 
     at = _app("app_pages/5_Threshold.py")
     assert not at.exception
-    assert _metric(at, "Certified cut") == "none"
+    assert _metric(at, "Bluff promise") == "not certifiable"
     text = " ".join(shown(m) for m in at.markdown)
-    assert "it takes at least 59 with none bluffed (needs 55 more)" in text
+    # a product owner's words: the bluff promise cannot be certified and why (how many more questions), the
+    # abandoned-answers promise holds alone at its cut, no cut meets both; no "Certified cut: none" beside a cut
+    # that reads like one, and the δ/2 detail only in the tooltip of the sentence it qualifies
+    assert ("The bluff promise (the system answers an out-of-domain question at most 5% of the time) cannot be "
+            "certified at 95% confidence: 4 out-of-domain questions are too few, it takes at least 59 with none "
+            "bluffed (55 more needed).") in text
+    assert re.search(r"The abandoned-answers promise (alone holds at cut [0-9.]+ \(and every looser cut\)|\(the "
+                     r"system abandons an answerable question at most 10% of the time\) cannot be certified)", text)
+    both = next(m for m in at.markdown if "meets both promises" in shown(m))
+    assert ("No cut meets both promises together (bluffs ≤ 5% and abandoned answerable ≤ 10%, with 95% confidence "
+            "on these questions): the bluff promise cannot be certified at any cut.") in shown(both)
+    assert "δ/2" not in text and "Certified cut" not in [m.label for m in at.metric]
+    assert "δ/2 = 0.025 (97.5% confidence" in both.help
     assert "These bounds rest on the labelled questions" in text
     bluffs = int(_metric(at, "Bluffs"))
     bound = next(m for m in at.metric if m.label == "Bluff bound")  # at the slider's cut (its help names it)
@@ -111,5 +125,5 @@ def test_the_promise_shows_the_certified_cut_and_the_bound_at_the_slider():
     # a looser promise (at most 50% at 60%) is certified on 4 questions: 1 − 0.4^(1/4) = 20.5%
     at.number_input(key="certified_alpha").set_value(50.0).run()
     at.number_input(key="certified_confidence").set_value(60.0).run()
-    assert not at.exception and _metric(at, "Certified cut") != "none"
+    assert not at.exception and _metric(at, "Bluff promise").startswith("holds at ")
     assert _metric(at, "AUC") != "n/a"

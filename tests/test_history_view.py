@@ -145,3 +145,21 @@ def test_issue54_item8_the_time_axis_reads_24_hour_iso_time():
         assert axes and all(ax["format"] == "%Y-%m-%d %H:%M" and ax["formatType"] == "utc" for ax in axes)
         # the label expression decides the labels (format alone still drew Vega's own "10:06", ":30" in Chromium)
         assert all(ax["labelExpr"] == "utcFormat(datum.value, '%Y-%m-%d %H:%M')" for ax in axes)
+
+
+def test_the_outcomes_chart_is_titled_by_the_cuts_the_audits_applied():
+    """A newcomer's History page said "Outcomes at the saved cut over time" for a series where nothing was saved
+    (every audit applied its balanced cut): the title says which cut, or that it differs per audit."""
+    import pandas as pd
+
+    from audit.views.history import outcomes_title
+
+    def frame(*hows):
+        return pd.DataFrame({"record": range(1, len(hows) + 1), "how": list(hows)})
+
+    assert outcomes_title(frame("balanced", "balanced")) == "Outcomes at the balanced cut over time (no cut was saved)"
+    assert outcomes_title(frame("saved", "saved")) == "Outcomes at the saved cut over time"
+    assert outcomes_title(frame("balanced", "saved")) == ("Outcomes at each audit's cut over time (saved or balanced: "
+                                                          "see 'how')")
+    assert outcomes_title(frame("given", "balanced", "saved")) == ("Outcomes at each audit's cut over time (saved, given "
+                                                                   "or balanced: see 'how')")

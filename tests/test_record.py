@@ -137,7 +137,7 @@ def test_the_record_carries_the_trend_of_its_series_from_the_history(tmp_path, m
                  str(tmp_path / "r.html")]) == 0  # record 2
     page = (tmp_path / "r.html").read_text(encoding="utf-8")
     trend = page[page.index("<h2>Trend</h2>"):]
-    rows = re.findall(r"<tr><td>relay</td><td>(\d+)</td><td>[^<]*</td><td>([0-9.]+)</td>", trend)
+    rows = re.findall(r"<tr><td>#(\d+)</td><td>[^<]*</td><td>([0-9.]+)</td>", trend)
     # the record is written once the audit is recorded: the trend holds both audits, each with the Success@8 its
     # own report gave, and the file names its record with the link that opens it
     want = [json.loads(f.read_text(encoding="utf-8"))["results"][0]["Success@8"] for f in (first, second)]

@@ -112,21 +112,32 @@ class Certified:
                 "bound": self.bound, "errors": self.errors, "n": self.n,
                 "questions_needed": {zero: self.needed_at_zero}}
 
+    @property
+    def promise(self) -> str:
+        """This side's promise by name, for people: ``the bluff promise`` or ``the abandoned-answers promise``."""
+        return "the bluff promise" if self.side == "bluff" else "the abandoned-answers promise"
+
     def sentence(self, noun: str = "questions") -> str:
-        """The promise, or why there is none, in one sentence a product owner can forward."""
+        """The promise, or why there is none, in one sentence a product owner can forward: a certified cut holds
+        this side's promise alone (never both: :meth:`CertifiedRange.sentence` says whether a cut meets both); an
+        uncertifiable side says why, and how many more questions it takes when that is the reason."""
         conf = f"{1 - self.delta:.1%}".replace(".0%", "%")
         what = "answers an out-of-domain question" if self.side == "bluff" else "abandons an answerable question"
         if self.cut is not None:
-            return (f"at {self.cut:.4g} the system {what} at most {self.target:.0%} of the time, with {conf} "
-                    f"confidence ({self.errors} of {self.n} seen; exact upper bound {self.bound:.1%})")
+            further = "stricter" if self.side == "bluff" else "looser"
+            return (f"{self.promise} alone holds at cut {self.cut:.4g} (and every {further} cut): there the system "
+                    f"{what} at most {self.target:.0%} of the time, with {conf} confidence ({self.errors} of {self.n} "
+                    f"seen; exact upper bound {self.bound:.1%})")
+        head = f"{self.promise} (the system {what} at most {self.target:.0%} of the time) cannot be certified"
         if self.n == 0:
-            return f"there are no {noun} to bound this rate with"
+            return f"{head}: there are no {noun} to bound this rate with"
         more = max(0, self.needed_at_zero - self.n)
         verb = "bluffed" if self.side == "bluff" else "abandoned"
-        why = (f"{self.n} {noun} are too few: it takes at least {self.needed_at_zero} with none {verb} "
-               f"(needs {more} more)" if more else
-               f"even the strictest cut tested has {self.errors} of {self.n} {verb}")
-        return f"no cut can promise that it {what} at most {self.target:.0%} of the time with {conf} confidence: {why}"
+        if more:
+            return (f"{head} at {conf} confidence: {self.n} {noun} are too few, it takes at least "
+                    f"{self.needed_at_zero} with none {verb} ({more} more needed)")
+        return (f"{head} at {conf} confidence: even the strictest cut tested has {self.errors} of {self.n} "
+                f"{verb}")
 
 
 def certify(cuts: Sequence[float], errors: Sequence[int], n: int, target: float, delta: float,
@@ -187,12 +198,31 @@ class CertifiedRange:
                 "bluff_bound": self.bluff.bound, "abandoned_bound": self.abandoned.bound}
 
     def sentence(self) -> str:
+        """Whether one cut keeps both promises together, in words for people (the split of δ is in
+        :meth:`footnote`)."""
         conf = f"{1 - self.delta:.1%}".replace(".0%", "%")
         if self.empty:
-            return (f"No cut meets both promises (bluffs ≤ {self.bluff.target:.0%} and abandoned answerable ≤ "
-                    f"{self.abandoned.target:.0%}) with {conf} confidence on these questions.")
+            why = (": the bluff promise cannot be certified at any cut" if self.bluff.cut is None else
+                   ": the abandoned-answers promise cannot be certified at any cut" if self.abandoned.cut is None
+                   else ": every cut strict enough for the bluffs abandons too many answerable questions")
+            return (f"No cut meets both promises together (bluffs ≤ {self.bluff.target:.0%} and abandoned "
+                    f"answerable ≤ {self.abandoned.target:.0%}, with {conf} confidence on these questions){why}.")
         return (f"Every cut from {self.strictest:.4g} to {self.loosest:.4g} keeps bluffs ≤ {self.bluff.target:.0%} and "
                 f"abandoned answerable ≤ {self.abandoned.target:.0%}, both with {conf} confidence.")
+
+    def footnote(self) -> str:
+        """The statistical detail of :meth:`sentence`, for the statistically minded (a tooltip or a footnote)."""
+        return range_footnote(self.delta)
+
+
+def range_footnote(delta: float) -> str:
+    """How both promises are held together at 1 − ``delta``, for the statistically minded (the Threshold page's
+    tooltip, the text report's and the decision record's footnote)."""
+    conf = f"{1 - delta:.1%}".replace(".0%", "%")
+    half = f"{100 * (1 - delta / 2):.2f}".rstrip("0").rstrip(".")
+    return (f"For both promises to hold together with {conf} confidence, each is tested on its own at "
+            f"δ/2 = {delta / 2:g} ({half}% confidence; a union bound), so a promise certified alone may still "
+            "fail here.")
 
 
 def certified_range(gate_cuts: Sequence[float], cuts: Sequence[float], bluffs: Sequence[int], n_out: int,

@@ -251,42 +251,78 @@ def _sweep_svg(entry: Mapping, run: str) -> str:
     return f'<figure aria-label="sweep of run {_e(run)}">{svg}</figure>'
 
 
+def _why_not(side: Mapping, needed: str, noun: str, verb: str, run: str, figure: str = "certified_abandoned") -> str:
+    """Why one side of the promise cannot be certified (the words of
+    :meth:`audit.evaluation.guarantee.Certified.sentence`), with the questions still needed marked."""
+    n = int(side.get("n") or 0)
+    need = (side.get("questions_needed") or {}).get(needed)
+    if not n:
+        return f"there are no {noun} to bound this rate with."
+    more = max(0, int(need or 0) - n)
+    if more:
+        return (f"{_e(n)} {noun} are too few, it takes at least {_fig(f'{figure}:needed', need, f'{need:,}', run)}"
+                f" with none {verb} ({_e(f'{more:,}')} more needed).")
+    return f"even the strictest cut tested has {_e(side.get('errors'))} of {_e(n)} {verb}."
+
+
 def _promise(t: Mapping, run: str) -> str:
     """What the run's sweep can promise (``certified``, ``certified_abandoned``, ``certified_range``, ``auc`` of its
     threshold entry), in sentences with each figure marked."""
     c, a, rng, auc = (t.get("certified"), t.get("certified_abandoned"), t.get("certified_range"), t.get("auc"))
     if not c:
         return ""
+    from ..evaluation.guarantee import range_footnote
+
     conf = f"{1 - c['delta']:.0%}"
     out = ["<h4>The promise</h4>"]
+    alpha = _e(format(c["alpha"], ".0%"))
+    bluff_promise = f"the system answers an out-of-domain question at most {alpha} of the time"
     if c.get("cut") is not None:
-        out.append(f"<p>Certified cut {_fig('certified:cut', c['cut'], _num(c['cut'], '.4g'), run)}: it answers an "
-                   f"out-of-domain question at most {_e(format(c['alpha'], '.0%'))} of the time, with {conf} "
-                   f"confidence (exact upper bound {_fig('certified:bound', c['bound'], _num(c['bound'], '.1%'), run)}"
-                   f", {_e(c['errors'])} of {_e(c['n'])} seen).</p>")
+        out.append(f"<p>The bluff promise alone holds at cut {_fig('certified:cut', c['cut'], _num(c['cut'], '.4g'), run)}"
+                   f" (and every stricter cut): there {bluff_promise}, with {conf} confidence (exact upper bound "
+                   f"{_fig('certified:bound', c['bound'], _num(c['bound'], '.1%'), run)}, {_e(c['errors'])} of "
+                   f"{_e(c['n'])} seen).</p>")
     else:
         need = c["questions_needed"]["at_zero_bluffs"]
-        out.append(f"<p>{_fig('certified:cut', None, 'No cut', run)} can promise at most "
-                   f"{_e(format(c['alpha'], '.0%'))} bluffs with {conf} confidence: {_e(c['n'])} out-of-domain "
-                   f"questions are too few; it takes at least "
-                   f"{_fig('certified:needed', need, f'{need:,}', run)} with none bluffed.</p>")
+        more = max(0, need - int(c.get("n") or 0))
+        head = (f"<p>The bluff promise ({bluff_promise}) "
+                f"{_fig('certified:cut', None, 'cannot be certified', run)} at {conf} confidence: ")
+        if not c.get("n"):
+            out.append(head + "there are no out-of-domain questions to bound this rate with.</p>")
+        elif more:
+            out.append(head + f"{_e(c['n'])} out-of-domain questions are too few, it takes at least "
+                       f"{_fig('certified:needed', need, f'{need:,}', run)} with none bluffed "
+                       f"({_e(f'{more:,}')} more needed).</p>")
+        else:
+            out.append(head + f"even the strictest cut tested has {_e(c['errors'])} of {_e(c['n'])} bluffed.</p>")
     bound = c.get("bound_at_cut")
     out.append(f"<p>At the cut applied, the bluff rate is at most "
                f"{_fig('certified:bound_at_cut', bound, _num(bound, '.1%'), run)} with {conf} confidence.</p>")
     if a:
         cut_a = a.get("cut")
-        out.append("<p>Abandoned answerable questions: " + (
-            f"every cut from {_fig('certified_abandoned:cut', cut_a, _num(cut_a, '.4g'), run)} to no threshold "
-            f"abandons at most {_e(format(a['beta'], '.0%'))} of the answerable questions, with {conf} confidence "
-            f"({_e(a.get('answerable'))} answerable seen)." if cut_a is not None else
-            f"{_fig('certified_abandoned:cut', None, 'no cut', run)} can promise at most "
-            f"{_e(format(a['beta'], '.0%'))} with {conf} confidence.") + "</p>")
+        beta = _e(format(a["beta"], ".0%"))
+        out.append("<p>" + (
+            f"The abandoned-answers promise alone holds at cut "
+            f"{_fig('certified_abandoned:cut', cut_a, _num(cut_a, '.4g'), run)} (and every looser cut, to no "
+            f"threshold): there the system abandons at most {beta} of the answerable questions, with {conf} "
+            f"confidence ({_e(a.get('answerable'))} answerable seen)." if cut_a is not None else
+            f"The abandoned-answers promise (the system abandons an answerable question at most {beta} of the "
+            f"time) {_fig('certified_abandoned:cut', None, 'cannot be certified', run)} at {conf} confidence: "
+            + _why_not(a, "at_zero_abandoned", "answerable questions", "abandoned", run)) + "</p>")
     if rng:
-        out.append("<p>" + (f"{_fig('certified_range:empty', True, 'No cut', run)} meets both promises with {conf} "
-                            "confidence (each side tested at half the risk)." if rng.get("empty") else
-                            f"Every cut from {_fig('certified_range:strictest', rng['strictest'], _num(rng['strictest'], '.4g'), run)}"
-                            f" to {_fig('certified_range:loosest', rng['loosest'], _num(rng['loosest'], '.4g'), run)}"
-                            f" meets both promises with {conf} confidence.") + "</p>")
+        if rng.get("empty"):
+            why = ("the bluff promise cannot be certified at any cut" if rng.get("bluff_bound") is None else
+                   "the abandoned-answers promise cannot be certified at any cut" if rng.get("abandoned_bound") is None
+                   else "every cut strict enough for the bluffs abandons too many answerable questions")
+            out.append(f"<p>{_fig('certified_range:empty', True, 'No cut', run)} meets both promises together "
+                       f"(bluffs ≤ {alpha} and abandoned answerable ≤ {_e(format(a['beta'], '.0%')) if a else '?'}, "
+                       f"with {conf} confidence on these questions): {why}.<sup>*</sup></p>")
+        else:
+            out.append(f"<p>Every cut from "
+                       f"{_fig('certified_range:strictest', rng['strictest'], _num(rng['strictest'], '.4g'), run)}"
+                       f" to {_fig('certified_range:loosest', rng['loosest'], _num(rng['loosest'], '.4g'), run)}"
+                       f" meets both promises together, with {conf} confidence.<sup>*</sup></p>")
+        out.append(f'<p class="muted"><sup>*</sup> {_e(range_footnote(rng.get("delta", c["delta"])))}</p>')
     if auc:
         out.append(f"<p>ROC AUC of the gate value (in-domain against out-of-domain questions): "
                    f"{_fig('auc', auc.get('value'), _num(auc.get('value')), run)} "
@@ -679,11 +715,107 @@ def _upgrade(data: Mapping) -> str:
     return "".join(out)
 
 
+def _minute(v: Any) -> str:
+    """A record's time for people: ``2026-12-07 22:05`` (24-hour, UTC, to the minute; naive times are UTC)."""
+    if isinstance(v, str):
+        try:
+            v = _dt.datetime.fromisoformat(v)
+        except ValueError:
+            return v
+    if hasattr(v, "to_pydatetime"):
+        v = v.to_pydatetime()
+    if not isinstance(v, _dt.datetime):
+        return str(v)
+    if v.tzinfo is not None:
+        v = v.astimezone(_dt.timezone.utc)
+    return v.strftime("%Y-%m-%d %H:%M")
+
+
+def _same_figures(row) -> tuple:
+    """What a trend row says (value, band, questions), NaN-safe: consecutive rows equal here are one row."""
+    def one(x):
+        try:
+            x = float(x)
+        except (TypeError, ValueError):
+            return x
+        return None if math.isnan(x) else round(x, 12)
+    return tuple(one(row.get(k)) for k in ("value", "low", "high", "n"))
+
+
+def _stretches(rows: list) -> list[list]:
+    """Consecutive rows with identical figures, grouped (oldest first)."""
+    out: list[list] = []
+    for r in rows:
+        if out and _same_figures(out[-1][-1]) == _same_figures(r):
+            out[-1].append(r)
+        else:
+            out.append([r])
+    return out
+
+
+def _records_cell(group: list) -> str:
+    first, last = group[0], group[-1]
+    if len(group) == 1:
+        return f"#{_e(first['record'])}"
+    return f"records #{_e(first['record'])}–#{_e(last['record'])} ({len(group)} audits), unchanged"
+
+
+def _when_cell(group: list) -> str:
+    a, b = _minute(group[0]["when"]), _minute(group[-1]["when"])
+    return _e(a if a == b else f"{a} – {b}")
+
+
+def _band(r) -> str:
+    low, high = r.get("low"), r.get("high")
+    if low is None or high is None or (isinstance(low, float) and math.isnan(low)):
+        return "n/a"
+    return f"[{_num(low)}, {_num(high)}]"
+
+
 def _trend(trend) -> str:
+    """The trend a forwarded decision needs: the series of the run the record leads with (``trend.attrs['lead']``,
+    else the frame's first series), consecutive records with identical figures in one row, times to the minute;
+    every other series in at most one line, and only when its figures changed."""
     if trend is None or not len(trend):
         return ""
-    return "<h2>Trend</h2><p>Earlier audits of the same series recorded in the history (Wilson 95% band).</p>" + \
-        _frame_table(trend)
+    measure = _e(trend.attrs.get("measure") or "value")
+    series = list(dict.fromkeys(trend["series"])) if "series" in trend else [None]
+    lead = trend.attrs.get("lead")
+    lead = lead if lead in series else series[0]
+
+    def rows_of(name):
+        part = trend if name is None else trend[trend["series"] == name]
+        return [r._asdict() for r in part.sort_values("record").itertuples(index=False)] if len(part) else []
+
+    out = [f"<h2>Trend</h2><p>{measure} of <strong>{_e(lead)}</strong> (the run this record leads with) over the "
+           "audits recorded in the history, Wilson 95% band; times are UTC. Consecutive audits with the same figures "
+           "are one row.</p>"]
+    lead_rows = rows_of(lead)
+    if lead_rows:
+        out.append(_table(["records", "when (UTC)", measure, "Wilson 95%", "questions"],
+                          ([_records_cell(g), _when_cell(g), _e(_num(g[-1]["value"])), _e(_band(g[-1])),
+                            _e(g[-1]["n"])] for g in _stretches(lead_rows))))
+    else:
+        out.append('<p class="muted">No audit of this series is recorded in the history yet.</p>')
+    changed, unchanged = [], 0
+    for name in series:
+        if name == lead:
+            continue
+        groups = _stretches(rows_of(name))
+        if len(groups) < 2:
+            unchanged += 1
+            continue
+        a, b = groups[0][0], groups[-1][-1]
+        changed.append(f"<li>{_e(name)}: {measure} {_e(_num(a['value']))} (#{_e(a['record'])}, "
+                       f"{_e(_minute(a['when']))}) → {_e(_num(b['value']))} (#{_e(b['record'])}, "
+                       f"{_e(_minute(b['when']))}); {len(groups) - 1} change{'s' if len(groups) > 2 else ''} over "
+                       f"{sum(len(g) for g in groups)} audits</li>")
+    if changed:
+        out.append("<p>Other series of this audit whose figures changed:</p><ul>" + "".join(changed) + "</ul>")
+    if unchanged:
+        out.append(f"<p class='muted'>{unchanged} other series of this audit: unchanged across their recorded audits "
+                   "(not listed).</p>")
+    return "".join(out)
 
 
 def render_html(report, data: Mapping | None = None, *, traffic: Mapping | None = None, health=None, trend=None,

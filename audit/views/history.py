@@ -23,7 +23,7 @@ from ..judging.versions import STORE_VERSION
 
 __all__ = ["CHANGE_KINDS", "DEFAULT_MEASURE", "EMPTY", "KS", "HistoryError", "changes_frame", "comparable_pair",
            "default_series", "health_frame", "load_cuts", "measure_label", "open_configured", "outcomes_frame",
-           "record_frame", "record_id", "records_diff", "series_frame", "store_version", "trend_frame"]
+           "outcomes_title", "record_frame", "record_id", "records_diff", "series_frame", "store_version", "trend_frame"]
 
 #: What a change marker names, in this order.
 CHANGE_KINDS = ("model", "chunking", "ground truth")
@@ -167,6 +167,23 @@ def outcomes_frame(records: Sequence, series: str) -> pd.DataFrame:
             rows.append({"record": rec.id, "when": _when(rec.created_at), "cut": run.outcomes["cut"],
                          "how": run.outcomes["how"], "outcome": o, "queries": int(c.get(o, 0))})
     return pd.DataFrame(rows, columns=["record", "when", "cut", "how", "outcome", "queries"])
+
+
+def outcomes_title(outcomes: pd.DataFrame) -> str:
+    """The title of :func:`outcomes_frame`'s chart, by the cuts its audits applied: a saved cut is named only when
+    every audit applied one (an audit with nothing saved applies the balanced cut, or a cut given to it)."""
+    hows = list(dict.fromkeys(outcomes["how"])) if len(outcomes) else []
+    if len(hows) == 1:
+        return {"saved": "Outcomes at the saved cut over time",
+                "balanced": "Outcomes at the balanced cut over time (no cut was saved)",
+                "given": "Outcomes at the given cut over time (no cut was saved)"}.get(
+                    hows[0], f"Outcomes at the {hows[0]} cut over time")
+    if not hows:
+        return "Outcomes at each audit's cut over time"
+    order = [h for h in ("saved", "given", "balanced") if h in hows] + [h for h in hows if h not in
+                                                                         ("saved", "given", "balanced")]
+    kinds = ", ".join(order[:-1]) + " or " + order[-1]
+    return f"Outcomes at each audit's cut over time ({kinds}: see 'how')"
 
 
 def health_frame(records: Sequence) -> pd.DataFrame:

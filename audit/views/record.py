@@ -22,19 +22,26 @@ HEALTH_RECORDS = 3
 TREND_COLUMNS = ["series", "record", "when", "value", "low", "high", "n"]
 
 
-def _series(report, given: str | None = None) -> list[str]:
+def _series(report, given: str | None = None, focus: str | None = None) -> list[str]:
+    """The series of the report's threshold runs, the run the record leads with first (``focus`` when it is one
+    of them, else the first: the rule of :func:`audit.report.record.render_html`)."""
     from ..history.record import series_name
 
     rs = report.runset
     names = [t.run for t in report.thresholds] or [r.name for r in rs.runs[:1]]
+    if focus in names:
+        names = [focus] + [n for n in names if n != focus]
     return [series_name(rs.source.name, n, given, len(rs.runs)) for n in names]
 
 
-def history_frames(store, report, series: str | None = None, session=None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def history_frames(store, report, series: str | None = None, session=None,
+                   focus: str | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The trend (``series``, ``record``, ``when``, ``value``, ``low``, ``high``, ``n``: :data:`TREND_MEASURE` over
-    the records of the report's threshold runs' series, oldest first) and the health findings of the latest
-    :data:`HEALTH_RECORDS` health checks (:func:`audit.views.history.health_frame`), from ``store``
+    the records of the report's threshold runs' series, oldest first within a series) and the health findings of
+    the latest :data:`HEALTH_RECORDS` health checks (:func:`audit.views.history.health_frame`), from ``store``
     (:class:`audit.history.store.HistoryStore`). ``session``: what the store may list (default every record).
+    The trend's ``attrs``: ``measure`` (:data:`TREND_MEASURE`) and ``lead`` (the series of the run the record
+    leads with: ``focus`` when it is a threshold run, else the first).
 
     Raises
     ------
@@ -46,13 +53,15 @@ def history_frames(store, report, series: str | None = None, session=None) -> tu
 
     session = ALL_SESSIONS if session is None else session
     parts = []
-    for name in _series(report, series):
+    names = _series(report, series, focus)
+    for name in names:
         records = [store.get(s.id) for s in store.list(series=name, session=session)]
         if records:
             t = trend_frame(records, name, TREND_MEASURE)
             if len(t):
                 parts.append(t.assign(series=name)[TREND_COLUMNS])
     trend = pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=TREND_COLUMNS)
+    trend.attrs.update(measure=TREND_MEASURE, lead=names[0] if names else None)
     checks = store.list(session=session, command="health")[-HEALTH_RECORDS:]
     health = health_frame([store.get(s.id) for s in checks]) if checks else pd.DataFrame()
     return trend, health
@@ -88,6 +97,6 @@ def record_html(report=None, *, runset=None, results=None, saved_path: str | Pat
         report = build_report(runset, None, saved_path, results)
     trend = health = None
     if store is not None:
-        trend, health = history_frames(store, report, series, session)
+        trend, health = history_frames(store, report, series, session, focus)
     return render_html(report, data, traffic=traffic, health=health, trend=trend, record_id=record_id,
                        stages=stages, focus=focus)

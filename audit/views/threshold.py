@@ -491,18 +491,29 @@ class PromiseView:
     bluffs: int
     out_of_domain: int
 
-    def lines(self) -> list[str]:
-        """The promise in sentences (plain text), in reading order."""
+    def lines(self) -> list[tuple[str, str | None]]:
+        """The promise in sentences (plain text), in reading order, each with its help for the statistically
+        minded (None when it has none): whether the bluff promise is certified (and why not), the bound at the
+        slider's cut, the abandoned-answers promise, whether one cut meets both (its help: :meth:`footnote`), the
+        sample the bounds rest on."""
         g = self.guarantee
         conf = f"{1 - g.certified.delta:.0%}"
-        out = ["Bluffs: " + g.certified.sentence("out-of-domain questions") + "."]
+        out = [(_capital(g.certified.sentence("out-of-domain questions")) + ".", None)]
         if self.out_of_domain:
-            out.append(f"At the slider's cut {self.cut:.4g}: {self.bluffs} of {self.out_of_domain} out-of-domain "
-                       f"questions bluff; with {conf} confidence the bluff rate is at most {self.bound:.1%}.")
-        out.append("Abandoned answerable: " + g.abandoned.sentence("answerable questions") + ".")
-        out.append(g.range.sentence() + f" (each side tested at δ/2 = {g.range.delta / 2:g})")
-        out.append(f"These bounds rest on {g.sample}.")
+            out.append((f"At the slider's cut {self.cut:.4g}: {self.bluffs} of {self.out_of_domain} out-of-domain "
+                        f"questions bluff; with {conf} confidence the bluff rate is at most {self.bound:.1%}.", None))
+        out.append((_capital(g.abandoned.sentence("answerable questions")) + ".", None))
+        out.append((g.range.sentence(), self.footnote()))
+        out.append((f"These bounds rest on {g.sample}.", None))
         return out
+
+    def footnote(self) -> str:
+        """How the two promises are held together (δ split in two), for the statistically minded."""
+        return self.guarantee.range.footnote()
+
+
+def _capital(s: str) -> str:
+    return s[:1].upper() + s[1:]
 
 
 def promise_view(base: ThresholdBase, cut: float, targets: Targets | None = None) -> PromiseView:

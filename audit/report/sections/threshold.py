@@ -155,16 +155,17 @@ def _guarantee_json(g) -> dict:
 def _guarantee_text(name, c) -> list[str]:
     g = c.guarantee
     t = c.threshold
-    L = [f"Certified cut, run {name} (fixed-sequence testing, Angelopoulos et al. 2021; exact Clopper-Pearson "
+    L = [f"The promise, run {name} (fixed-sequence testing, Angelopoulos et al. 2021; exact Clopper-Pearson "
          f"bounds; {g.sample}):",
-         "  bluffs: " + g.certified.sentence("out-of-domain questions"),
+         "  " + g.certified.sentence("out-of-domain questions"),
          f"  at the cut applied ({t.cut:.4g}) the bluff rate's {1 - g.certified.delta:.0%} upper bound is "
          f"{g.at_cut:.1%} ({t.at_cut.bluff}/{t.at_cut.out_of_domain} seen)",
-         "  abandoned answerable: " + g.abandoned.sentence("answerable questions"),
-         "  " + g.range.sentence()]
+         "  " + g.abandoned.sentence("answerable questions"),
+         "  " + g.range.sentence() + " [*]"]
     if g.auc is not None:
         L.append(f"  ROC AUC of the gate value (in-domain against out-of-domain): {g.auc.value:.3f} "
                  f"[{g.auc.low:.3f}, {g.auc.high:.3f}] ({g.auc.method} 95%)")
+    L.append("  [*] " + g.range.footnote())
     return L
 
 
