@@ -205,7 +205,8 @@ def test_index_health_refuses_what_is_not_an_index_and_changes_nothing(team):
                    (other, "a SQLite database but not a retrieval-audit index")):
         at.text_input(key="health_db").input(str(p)).run()
         assert not at.exception
-        assert f"{p}: {why}" in _errors(at)
+        # named under its allowed root ($AUDIT_HOME), never as the server's path (issue 54, item 10)
+        assert f"{p.name}: {why}" in _errors(at) and str(p.parent) not in _errors(at)
     assert {p: _sha(p) for p in before} == before  # before the fix the empty file became a SQLite database
     assert empty.stat().st_size == 0
     at.text_input(key="health_db").input("/etc/hostname").run()
