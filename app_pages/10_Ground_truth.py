@@ -94,7 +94,7 @@ def reset_pick(passage=None, pick=None, drops: bool = True) -> None:
 def _open(choice: str, options: dict) -> None:
     files = options[choice][1]
     try:
-        ss[authoring.DRAFT_KEY] = (files() if callable(files) else open_draft(*files)) if files else Draft()
+        authoring.opened(corpus, (files() if callable(files) else open_draft(*files)) if files else Draft())
     except (GroundTruthError, OSError) as e:  # malformed, or unreadable: nothing is opened, the draft is kept
         ss["gt_open_error"] = str(e)
         return
@@ -212,6 +212,7 @@ def _save(target) -> None:
         ss["gt_save_msg"] = ("error", f"Not saved: {e}")
         return
     authoring.use_saved(target)
+    authoring.opened(corpus, authoring.draft())  # the sidebar now names the saved files: the draft follows them
     ss["gt_open_choice"] = target.key  # the draft now counts as opened from it
     ss["gt_added"] = None
     ss["gt_save_msg"] = ("success", f"Saved {target.gt_path.name}" + (f" and {target.ood_path.name}" if target.ood_path
@@ -241,6 +242,16 @@ st.caption(md(f"{len(draft.needles)} needles · {len(draft.out_of_domain)} out-o
                                                           else " (new file)")
                  if opened.gt_path else "new, not saved yet")
               + (f" · {len(draft.changed)} unsaved change(s)" if draft.changed else "")))
+elsewhere = authoring.belongs_elsewhere(corpus)
+if elsewhere:
+    kind, whose = elsewhere
+    st.warning(md(f"This draft belongs to the corpus {whose!r}, not the sidebar's ({corpus.name}): it was opened "
+                  "there and holds unsaved changes, so it is kept; its needles are checked below against the "
+                  "sidebar's corpus. Save or download it first to keep them." if kind == "corpus" else
+                  "This draft was opened from another ground truth than the sidebar's and holds unsaved changes, so "
+                  "it is kept. Save or download it first to keep them."))
+    st.button("Open the sidebar's ground truth (discard the unsaved changes)", key="gt_follow",
+              on_click=authoring.opened, args=(corpus,))
 c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
 choice = c1.selectbox("Open", list(options), format_func=lambda k: options[k][0], key="gt_open_choice",
                       help="Opening replaces the draft. A file's sha256 is kept: saving over it later is refused if "
