@@ -19,6 +19,7 @@ from audit.views.judging import (
     disagreements_frame,
     effect_lines,
     empty_pool_reason,
+    empty_queue_reason,
     OTHER_QUEUES,
     item_view,
     my_items,
@@ -28,6 +29,7 @@ from audit.views.judging import (
 from ui import authoring, context, footer, paths, stop, table
 from ui.context import VERSION_KEY
 from ui.text import md
+from ui.traffic import traffic_input
 
 def _use_version() -> None:
     st.session_state[VERSION_KEY] = "head" if st.session_state.get("judge_use_version") else None
@@ -86,17 +88,15 @@ with store:
         done = len(mine) - len(todo)
         st.progress(done / len(mine) if mine else 1.0, text=f"{done} of {len(mine)} items labelled by {who.strip()}")
         if not todo:
-            if queue == "proposals" and not located:
-                st.info("No proposal yet: import question/answer pairs on the Ground truth page first.")
-            elif queue == "pool" and not mine and (why := empty_pool_reason(rs)):
-                st.info(why)
-                links = st.columns(len(OTHER_QUEUES))
-                for col, (q, label) in zip(links, OTHER_QUEUES.items()):
-                    col.button(label, key=f"judge_go_{q}", on_click=st.session_state.__setitem__,
-                               args=("judge_queue", q), help="open this queue")
+            if mine:
+                st.success("Nothing left to label in your share of the queue.")
             else:
-                st.success("Nothing left to label in your share of the queue." if mine else
-                           "The queue is empty: every chunk of every run's first k is judged.")
+                st.info(md(empty_queue_reason(rs, queue, located, traffic_loaded=traffic_input() is not None)))
+                if queue == "pool" and empty_pool_reason(rs):
+                    links = st.columns(len(OTHER_QUEUES))
+                    for col, (q, label) in zip(links, OTHER_QUEUES.items()):
+                        col.button(label, key=f"judge_go_{q}", on_click=st.session_state.__setitem__,
+                                   args=("judge_queue", q), help="open this queue")
         else:
             view = item_view(rs, todo[0])
             scale = view.grades

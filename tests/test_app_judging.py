@@ -173,3 +173,17 @@ def test_issue54_item4_an_empty_pool_with_needles_says_why_and_opens_the_other_q
         at.button(key="judge_go_bluffs").click().run()
         assert not at.exception, [e.value for e in at.exception]
         assert at.radio(key="judge_queue").value == "bluffs"
+
+
+def test_the_traffic_queue_without_traffic_says_none_is_loaded_and_where_to_add_it(tmp_path):
+    """A newcomer's report: with no traffic loaded, the traffic queue said "every chunk of every run's first k is
+    judged" (the pool's sentence)."""
+    for _ in environment({"AUDIT_MODEL": "hashing", "AUDIT_RERANKER": "none", "AUDIT_HOME": str(tmp_path / "home"),
+                          "AUDIT_HISTORY": "off", "AUDIT_SOURCE": "builtin"}):
+        at = open_app("app_pages/12_Judging.py")
+        at.text_input(key="judge_who").input("ana").run()
+        at.radio(key="judge_queue").set_value("traffic").run()
+        assert not at.exception, [e.value for e in at.exception]
+        said = [shown(i) for i in at.info] + [shown(s) for s in at.success]
+        assert any("No production traffic is loaded" in s and "sidebar's Traffic" in s for s in said), said
+        assert not any("first k is judged" in s for s in said)
