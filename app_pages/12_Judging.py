@@ -63,10 +63,15 @@ queue = st.radio("Queue", list(QUEUES), horizontal=True, key="judge_queue",
 held = st.session_state.get("gt_located")  # (key, located pairs, …): the Ground truth page's import
 located = held[1] if held else []
 c1, c2, c3 = st.columns(3)
-depth = c1.number_input("Pool depth k", min_value=1, max_value=100, value=10, step=1, key="judge_depth")
-reviewers = c2.text_input("Reviewers sharing the pool", key="judge_reviewers",
+depth = c1.number_input("Pool depth k", min_value=1, max_value=100, value=10, step=1, key="judge_depth",
+                        disabled=queue != "pool",
+                        help="how deep in each run's ranking the pool looks; only the pool queue reads it")
+reviewers = c2.text_input("Reviewers sharing the queue", key="judge_reviewers",
                           help="comma-separated names: the items go to each in turn; empty: every item to you")
-overlap = c3.slider("Overlap (items to two reviewers)", 0.0, 1.0, 0.2, 0.05, key="judge_overlap")
+sharing = len([n for n in reviewers.split(",") if n.strip()]) > 1
+overlap = c3.slider("Overlap (items to two reviewers)", 0.0, 1.0, 0.2, 0.05, key="judge_overlap", disabled=not sharing,
+                    help="the share of items asked of two reviewers, to measure agreement" + (
+                        "" if sharing else "; name two reviewers or more to use it"))
 
 try:
     store = JudgmentsStore()
@@ -86,7 +91,8 @@ with store:
             st.error(md(str(e)))
             stop(ctx)
         done = len(mine) - len(todo)
-        st.progress(done / len(mine) if mine else 1.0, text=f"{done} of {len(mine)} items labelled by {who.strip()}")
+        if mine:  # an empty queue has no progress to draw (a full bar read as "all done")
+            st.progress(done / len(mine), text=f"{done} of {len(mine)} items labelled by {who.strip()}")
         if not todo:
             if mine:
                 st.success("Nothing left to label in your share of the queue.")

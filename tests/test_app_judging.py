@@ -187,3 +187,21 @@ def test_the_traffic_queue_without_traffic_says_none_is_loaded_and_where_to_add_
         said = [shown(i) for i in at.info] + [shown(s) for s in at.success]
         assert any("No production traffic is loaded" in s and "sidebar's Traffic" in s for s in said), said
         assert not any("first k is judged" in s for s in said)
+
+
+def test_an_empty_queue_draws_no_progress_and_controls_apply_only_where_they_are_read(tmp_path):
+    """A newcomer's report: an empty queue showed a full progress bar for "0 of 0 items labelled", and the pool's
+    depth and the overlap stayed offered where nothing reads them."""
+    for _ in environment({"AUDIT_MODEL": "hashing", "AUDIT_RERANKER": "none", "AUDIT_HOME": str(tmp_path / "home"),
+                          "AUDIT_HISTORY": "off", "AUDIT_SOURCE": "builtin"}):
+        at = open_app("app_pages/12_Judging.py")
+        at.text_input(key="judge_who").input("ana").run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert not at.get("progress")  # the needles' pool is empty: no bar
+        assert not at.number_input(key="judge_depth").disabled  # the pool reads its depth
+        assert at.slider(key="judge_overlap").disabled  # one reviewer: no overlap to give
+        at.text_input(key="judge_reviewers").input("ana,ben").run()
+        assert not at.slider(key="judge_overlap").disabled
+        at.radio(key="judge_queue").set_value("traffic").run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert at.number_input(key="judge_depth").disabled and not at.get("progress")
