@@ -28,7 +28,7 @@ from audit.views.judging import (
 )
 from ui import authoring, context, footer, paths, stop, table
 from ui.context import VERSION_KEY
-from ui.text import md
+from ui.text import md, plural
 from ui.traffic import traffic_input
 
 def _use_version() -> None:
@@ -92,7 +92,7 @@ with store:
             stop(ctx)
         done = len(mine) - len(todo)
         if mine:  # an empty queue has no progress to draw (a full bar read as "all done")
-            st.progress(done / len(mine), text=f"{done} of {len(mine)} items labelled by {who.strip()}")
+            st.progress(done / len(mine), text=f"{done} of {plural(len(mine), 'item')} labelled by {who.strip()}")
         if not todo:
             if mine:
                 st.success("Nothing left to label in your share of the queue.")
@@ -131,7 +131,8 @@ with store:
 
     if queue == "proposals" and located:
         needles = accepted(store, located)
-        st.button(f"Add the {len(needles)} accepted proposal(s) to the ground-truth draft", key="judge_to_draft",
+        st.button(f"Add the {plural(len(needles), 'accepted proposal')} to the ground-truth draft",
+                  key="judge_to_draft",
                   on_click=_to_draft, args=(needles,), disabled=not needles,
                   help="accepted: settled at 1 (reviewers agree, or adjudicated); save the draft on the Ground truth "
                        "page")

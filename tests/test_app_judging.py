@@ -148,7 +148,7 @@ def test_the_ground_truth_pages_proposals_are_a_queue_whose_accepted_answers_bec
     at.text_input(key="judge_who").input("ana").run()
     at.radio(key="judge_queue").set_value("proposals").run()
     assert not at.exception, [e.value for e in at.exception]
-    assert "0 of 1 items labelled by ana" in at.get("progress")[0].proto.text  # f2 is not in the corpus: not asked
+    assert "0 of 1 item labelled by ana" in at.get("progress")[0].proto.text  # f2 is not in the corpus: not asked
     assert [s.value for s in at.subheader if s.value.startswith("Question ")] == ["Question f1"]
     start = text.index(sentence)
     assert any(f"Passage at limits.md#char={start},{start + len(sentence)}" in shown(m) for m in at.markdown)

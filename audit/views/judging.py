@@ -22,7 +22,8 @@ from ..judging.versions import STORE_VERSION, accepted_needles, save_settled, se
 
 __all__ = ["ANSWERABLE", "ANSWERS", "BINARY", "GRADED", "ItemView", "JudgmentsError", "JudgmentsStore", "QUEUES",
            "ReviewerLabel", "STORE_VERSION", "accepted", "adjudication_choices", "agreement_frame", "agreement_lines",
-           "agreement_reports", "disagreements_frame", "effect_lines", "empty_pool_reason", "empty_queue_reason", "grade_scale", "item_view",
+           "agreement_reports", "disagreements_frame", "effect_lines", "empty_pool_reason", "empty_queue_reason",
+           "grade_scale", "item_view",
            "judged_runset", "my_items", "on_version", "OTHER_QUEUES", "save_settled", "versions_frame"]
 
 #: The queues a needle ground truth leaves to label, as the page's links name them.
