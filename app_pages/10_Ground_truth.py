@@ -38,7 +38,7 @@ from audit.views.ground_truth import (
     save_draft,
 )
 from ui import authoring, cache, context, footer, paths, stop
-from ui.text import md
+from ui.text import md, plural
 
 ctx = context()
 if not can(ctx.runset, "chunk_cuts"):  # a team's own runs carry no chunking of ours to check needles against
@@ -94,7 +94,7 @@ def reset_pick(passage=None, pick=None, drops: bool = True) -> None:
 def _open(choice: str, options: dict) -> None:
     files = options[choice][1]
     try:
-        ss[authoring.DRAFT_KEY] = (files() if callable(files) else open_draft(*files)) if files else Draft()
+        authoring.opened(corpus, (files() if callable(files) else open_draft(*files)) if files else Draft())
     except (GroundTruthError, OSError) as e:  # malformed, or unreadable: nothing is opened, the draft is kept
         ss["gt_open_error"] = str(e)
         return
@@ -212,6 +212,7 @@ def _save(target) -> None:
         ss["gt_save_msg"] = ("error", f"Not saved: {e}")
         return
     authoring.use_saved(target)
+    authoring.opened(corpus, authoring.draft())  # the sidebar now names the saved files: the draft follows them
     ss["gt_open_choice"] = target.key  # the draft now counts as opened from it
     ss["gt_added"] = None
     ss["gt_save_msg"] = ("success", f"Saved {target.gt_path.name}" + (f" and {target.ood_path.name}" if target.ood_path
@@ -236,11 +237,22 @@ for t in targets:
 
 opened = draft.opened
 st.subheader("The ground truth you are writing")
-st.caption(md(f"{len(draft.needles)} needles · {len(draft.out_of_domain)} out-of-domain questions · "
+st.caption(md(f"{plural(len(draft.needles), 'needle')} · "
+              f"{plural(len(draft.out_of_domain), 'out-of-domain question')} · "
               + (f"opened from {opened.gt_path.name}" + (f" (sha256 {opened.gt_sha256[:12]}…)" if opened.gt_sha256
                                                           else " (new file)")
                  if opened.gt_path else "new, not saved yet")
-              + (f" · {len(draft.changed)} unsaved change(s)" if draft.changed else "")))
+              + (f" · {plural(len(draft.changed), 'unsaved change')}" if draft.changed else "")))
+elsewhere = authoring.belongs_elsewhere(corpus)
+if elsewhere:
+    kind, whose = elsewhere
+    st.warning(md(f"This draft belongs to the corpus {whose!r}, not the sidebar's ({corpus.name}): it was opened "
+                  "there and holds unsaved changes, so it is kept; its needles are checked below against the "
+                  "sidebar's corpus. Save or download it first to keep them." if kind == "corpus" else
+                  "This draft was opened from another ground truth than the sidebar's and holds unsaved changes, so "
+                  "it is kept. Save or download it first to keep them."))
+    st.button("Open the sidebar's ground truth (discard the unsaved changes)", key="gt_follow",
+              on_click=authoring.opened, args=(corpus,))
 c1, c2 = st.columns([3, 1], vertical_alignment="bottom")
 choice = c1.selectbox("Open", list(options), format_func=lambda k: options[k][0], key="gt_open_choice",
                       help="Opening replaces the draft. A file's sha256 is kept: saving over it later is refused if "
@@ -264,8 +276,9 @@ if len(table_df):
         b2.button(f"Remove {md(nid)}", key="gt_remove", on_click=_remove, args=(nid,))
     bad = table_df[table_df["status"] != "accepted"]
     if len(bad):
-        st.warning(md(f"{len(bad)} needle(s) the readers would reject: " + ", ".join(bad["id"])
-                      + ". Edit them in the picker, or remove them."))
+        st.warning(md(f"{plural(len(bad), 'needle')} the readers would reject: " + ", ".join(bad["id"])
+                      + (". Edit it in the picker, or remove it." if len(bad) == 1
+                         else ". Edit them in the picker, or remove them.")))
 else:
     st.caption("No needle yet: pick the first one below, or import question/answer pairs.")
 
@@ -291,7 +304,7 @@ with pick_tab:
     if words.strip() and not passages:
         st.info(md(f"No passage holds {words.strip()!r} (compared in the matching view, case-folded)."))
     if passages:
-        st.caption(f"{len(passages)} place(s)" + (" (the first 50)" if len(passages) == 50 else "")
+        st.caption(f"{plural(len(passages), 'place')}" + (" (the first 50)" if len(passages) == 50 else "")
                    + ": select one to see its sentences.")
         st.dataframe(gv.passages_frame(passages), key="gt_hits", on_select="rerun", selection_mode="single-row",
                      hide_index=True)
@@ -351,7 +364,7 @@ with pick_tab:
             if check.strategies:
                 st.dataframe(gv.verdicts_frame(check, strategies), key="gt_verdicts", hide_index=True)
             with st.expander(md(f"The document: {doc.doc_id} ({len(doc.text):,} characters, "
-                                f"{len(doc.sections)} sections)"), expanded=False):
+                                f"{plural(len(doc.sections), 'section')})"), expanded=False):
                 names = ["(no cuts)", *[s.name for s in strategies]]
                 shown = st.selectbox("Draw the cuts of", names, key="gt_map_strategy",
                                      format_func=lambda n: n if n not in {s.name for s in strategies} else
@@ -451,7 +464,7 @@ with import_tab:
         counts = {}
         for x in located:
             counts[x.method] = counts.get(x.method, 0) + 1
-        st.caption(md(f"{len(located)} pairs: " + ", ".join(f"{v} {k}" for k, v in counts.items())))
+        st.caption(md(f"{plural(len(located), 'pair')}: " + ", ".join(f"{v} {k}" for k, v in counts.items())))
         decided = ss.get("gt_decided", {})
         st.dataframe(gv.proposals_frame(located, decided), key="gt_proposals", on_select="rerun",
                      selection_mode="multi-row", hide_index=True,
@@ -468,7 +481,7 @@ with import_tab:
             p1, p2, p3 = st.columns(3)
             ok = [r for r in rows if located[r].proposed and not located[r].problem
                   and located[r].pair.line not in decided]
-            p1.button(f"Accept {len(ok)} proposal(s)", key="gt_accept", on_click=_accept, args=(ok, located),
+            p1.button(f"Accept {plural(len(ok), 'proposal')}", key="gt_accept", on_click=_accept, args=(ok, located),
                       disabled=not ok, help="only located answers without a problem; the others can be trimmed in the "
                                             "picker")
             one = located[rows[0]]
@@ -497,7 +510,8 @@ with ood_tab:
                     incoming = load_out_of_domain(p)
                 except GroundTruthError as e:
                     raise ValueError(str(e).replace(str(p), up.name)) from None
-            st.button(f"Add the {len(incoming)} question(s) of {md(up.name)}", key="gt_ood_import", on_click=_add_ood,
+            st.button(f"Add the {plural(len(incoming), 'question')} of {md(up.name)}", key="gt_ood_import",
+                      on_click=_add_ood,
                       args=(incoming,))
         except ValueError as e:
             st.error(md(str(e)))
@@ -566,8 +580,9 @@ with save_tab:
             if target.ood_path is None and draft.out_of_domain:
                 st.warning(md(f"{where.partition(':')[2]} has no out-of-domain file in audit.toml "
                               "([ground_truths.NAME] out_of_domain = …): the "
-                              f"{len(draft.out_of_domain)} out-of-domain question(s) are not saved there; download "
-                              "them."))
+                              f"{plural(len(draft.out_of_domain), 'out-of-domain question')} "
+                              + ("is not saved there; download it." if len(draft.out_of_domain) == 1
+                                 else "are not saved there; download them.")))
         st.button("Save and use it on every page", key="gt_save", type="primary", on_click=_save, args=(target,),
                   disabled=bool(problem) or target is None)
     msg = ss.get("gt_save_msg")

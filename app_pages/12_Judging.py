@@ -19,6 +19,7 @@ from audit.views.judging import (
     disagreements_frame,
     effect_lines,
     empty_pool_reason,
+    empty_queue_reason,
     OTHER_QUEUES,
     item_view,
     my_items,
@@ -27,7 +28,8 @@ from audit.views.judging import (
 )
 from ui import authoring, context, footer, paths, stop, table
 from ui.context import VERSION_KEY
-from ui.text import md
+from ui.text import md, plural
+from ui.traffic import traffic_input
 
 def _use_version() -> None:
     st.session_state[VERSION_KEY] = "head" if st.session_state.get("judge_use_version") else None
@@ -61,10 +63,15 @@ queue = st.radio("Queue", list(QUEUES), horizontal=True, key="judge_queue",
 held = st.session_state.get("gt_located")  # (key, located pairs, …): the Ground truth page's import
 located = held[1] if held else []
 c1, c2, c3 = st.columns(3)
-depth = c1.number_input("Pool depth k", min_value=1, max_value=100, value=10, step=1, key="judge_depth")
-reviewers = c2.text_input("Reviewers sharing the pool", key="judge_reviewers",
+depth = c1.number_input("Pool depth k", min_value=1, max_value=100, value=10, step=1, key="judge_depth",
+                        disabled=queue != "pool",
+                        help="how deep in each run's ranking the pool looks; only the pool queue reads it")
+reviewers = c2.text_input("Reviewers sharing the queue", key="judge_reviewers",
                           help="comma-separated names: the items go to each in turn; empty: every item to you")
-overlap = c3.slider("Overlap (items to two reviewers)", 0.0, 1.0, 0.2, 0.05, key="judge_overlap")
+sharing = len([n for n in reviewers.split(",") if n.strip()]) > 1
+overlap = c3.slider("Overlap (items to two reviewers)", 0.0, 1.0, 0.2, 0.05, key="judge_overlap", disabled=not sharing,
+                    help="the share of items asked of two reviewers, to measure agreement" + (
+                        "" if sharing else "; name two reviewers or more to use it"))
 
 try:
     store = JudgmentsStore()
@@ -84,19 +91,18 @@ with store:
             st.error(md(str(e)))
             stop(ctx)
         done = len(mine) - len(todo)
-        st.progress(done / len(mine) if mine else 1.0, text=f"{done} of {len(mine)} items labelled by {who.strip()}")
+        if mine:  # an empty queue has no progress to draw (a full bar read as "all done")
+            st.progress(done / len(mine), text=f"{done} of {plural(len(mine), 'item')} labelled by {who.strip()}")
         if not todo:
-            if queue == "proposals" and not located:
-                st.info("No proposal yet: import question/answer pairs on the Ground truth page first.")
-            elif queue == "pool" and not mine and (why := empty_pool_reason(rs)):
-                st.info(why)
-                links = st.columns(len(OTHER_QUEUES))
-                for col, (q, label) in zip(links, OTHER_QUEUES.items()):
-                    col.button(label, key=f"judge_go_{q}", on_click=st.session_state.__setitem__,
-                               args=("judge_queue", q), help="open this queue")
+            if mine:
+                st.success("Nothing left to label in your share of the queue.")
             else:
-                st.success("Nothing left to label in your share of the queue." if mine else
-                           "The queue is empty: every chunk of every run's first k is judged.")
+                st.info(md(empty_queue_reason(rs, queue, located, traffic_loaded=traffic_input() is not None)))
+                if queue == "pool" and empty_pool_reason(rs):
+                    links = st.columns(len(OTHER_QUEUES))
+                    for col, (q, label) in zip(links, OTHER_QUEUES.items()):
+                        col.button(label, key=f"judge_go_{q}", on_click=st.session_state.__setitem__,
+                                   args=("judge_queue", q), help="open this queue")
         else:
             view = item_view(rs, todo[0])
             scale = view.grades
@@ -125,7 +131,8 @@ with store:
 
     if queue == "proposals" and located:
         needles = accepted(store, located)
-        st.button(f"Add the {len(needles)} accepted proposal(s) to the ground-truth draft", key="judge_to_draft",
+        st.button(f"Add the {plural(len(needles), 'accepted proposal')} to the ground-truth draft",
+                  key="judge_to_draft",
                   on_click=_to_draft, args=(needles,), disabled=not needles,
                   help="accepted: settled at 1 (reviewers agree, or adjudicated); save the draft on the Ground truth "
                        "page")

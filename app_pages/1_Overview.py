@@ -11,7 +11,7 @@ from ui import cache, context, footer, table
 from ui.layout import cells
 from ui.notices import notices, rerank_unavailable
 from ui.record import download_record
-from ui.text import md
+from ui.text import md, plural
 from ui.threshold import page_cut
 from ui.traffic import draw_traffic_summary, traffic_input
 
@@ -29,10 +29,13 @@ for cell, f in zip(c, view.facts):
     cell.metric(f.label, f.value, delta=f.delta, delta_color="inverse" if f.delta else "normal", help=f.help)
 
 if view.failures:
-    st.warning(f"{len(view.failures)} file(s) could not be read and were skipped: " + md("; ".join(view.failures)))
+    st.warning(f"{plural(len(view.failures), 'file')} could not be read and "
+               + ("was" if len(view.failures) == 1 else "were") + " skipped: " + md("; ".join(view.failures)))
 if can(rs, "corpus"):
     if len(nr := not_read_frame(rs.corpus)):
-        st.info(f"{len(nr)} file(s) or part(s) of documents were not read, each with its reason.")
+        st.info(f"{len(nr)} " + ("file or part of a document was" if len(nr) == 1
+                                 else "files or parts of documents were")
+                + " not read, each with its reason.")
         table(nr, "overview_not_read", "not_read.csv", "Download files not read (CSV)",
               help={"file": "path in the corpus folder", "what": "skipped: a file type the product does not read; "
                     "left out: a part of a document its loader skipped", "reason": "why, and what to do instead"})

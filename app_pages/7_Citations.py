@@ -28,7 +28,7 @@ from ui import cache, context, footer, paths, stop, table
 from ui.focus import focus_run
 from ui.live import live_search, question_mode
 from ui.notices import notices
-from ui.text import md
+from ui.text import md, plural
 from ui.threshold import page_cut
 
 ctx = context()
@@ -193,7 +193,8 @@ else:
         st.success("Every quote equals the canonical text at its #char= locator.")
 heads = heading_only_frame(rs, run)
 if len(heads):
-    st.warning(md(f"{len(heads)} chunk(s) of {sp.name or run.name} quote only a heading (a title line cut alone, a "
+    st.warning(md(f"{plural(len(heads), 'chunk')} of {sp.name or run.name} "
+                  + ("quotes" if len(heads) == 1 else "quote") + " only a heading (a title line cut alone, a "
                   "heading before a long paragraph): retrieved and cited like any other, they are never a source of "
                   "substance. Flagged in the citation table as 'heading only'."))
     table(heads, "heading_only_table", "heading_only_chunks.csv", "Download heading-only chunks (CSV)",
@@ -203,7 +204,8 @@ if sp.needles is not None:
     st.subheader("Needles reachable only through an overlap tail")
     of = overlap_only_frame(rs, sp)
     if len(of):
-        st.warning(f"{len(of)} needle(s): retrieval finds them, but the citation would not show the answer.")
+        st.warning(f"{plural(len(of), 'needle')}: retrieval finds " + ("it" if len(of) == 1 else "them")
+                   + ", but the citation would not show the answer.")
         table(of, "overlap_only_table", "overlap_only.csv")
     elif not can(rs, "needles"):
         st.caption("No ground truth loaded.")

@@ -26,7 +26,7 @@ from ui import cache, context, footer, paths, stop, table
 from ui.notices import notices
 from ui.health import draw_findings, draw_status, pick_store, preview_model, read_health, retry_failed
 from ui.layout import cells
-from ui.text import md
+from ui.text import md, plural
 
 _DONE = "_health_retry_done"  # the last retry's outcome, shown once after the rerun
 
@@ -82,7 +82,7 @@ def retry_section(ctx, db_path, own_db, name: str, man: pd.DataFrame, model: str
         st.button("Nothing to retry", key="health_retry", disabled=True,
                   help="no document of this index failed")
         return
-    st.warning(f"{n} documents failed; the rest of the index stays searchable.")
+    st.warning(f"{plural(n, 'document')} failed; the rest of the index stays searchable.")
     st.caption(md(f"A retry reads the failed documents again and embeds only them, with this index's own model "
                   f"({model}), whatever the sidebar's model is; every other document stays as it is."))
     writable = paths.writable_index(db_path, own=(own_db,))

@@ -282,7 +282,7 @@ def test_imported_pairs_give_one_proposal_and_one_not_found_and_nothing_is_accep
     assert any(w.startswith("line 4: not found (best partial ratio ") for w in _texts(at, "warning"))
     assert "No needle yet: pick the first one below, or import question/answer pairs." in _texts(at, "caption")
     _select(at, "gt_proposals", 0, 1)
-    assert at.button(key="gt_accept").label == "Accept 1 proposal(s)"  # the not-found pair cannot be accepted
+    assert at.button(key="gt_accept").label == "Accept 1 proposal"  # the not-found pair cannot be accepted
     at.button(key="gt_accept").click().run()
     _ok(at)
     draft = _table(at, "id", "needle", "status")
@@ -309,7 +309,7 @@ def test_opening_a_ground_truth_lists_what_the_readers_would_reject(env, monkeyp
     table = _table(at, "id", "needle", "status")
     assert list(table["id"]) == ["k1", "k2"] and list(table["by"]) == ["ann", ""]
     assert list(table["status"]) == ["accepted", "found 2 times (must occur exactly once): ops/keys.md"]
-    assert "1 needle(s) the readers would reject: k2. Edit them in the picker, or remove them." in _texts(at, "warning")
+    assert "1 needle the readers would reject: k2. Edit it in the picker, or remove it." in _texts(at, "warning")
     assert f"2 needles · 0 out-of-domain questions · opened from team.jsonl (sha256 " in " ".join(_texts(at, "caption"))
     _select(at, "gt_table", 1)
     at.button(key="gt_edit").click().run()  # not once in the corpus: the picker searches its words instead
@@ -338,7 +338,7 @@ def test_item3_saving_extends_the_uploaded_ground_truth_and_keeps_its_out_of_dom
     _ok(at)
     assert at.selectbox(key="gt_open_choice").options[0] == "The ground truth in use (mine.jsonl, mine_ood.txt, uploaded)"
     assert list(_table(at, "id", "needle", "status")["id"]) == ["u1"]
-    assert "1 needles · 2 out-of-domain questions" in " ".join(_texts(at, "caption"))
+    assert "1 needle · 2 out-of-domain questions" in " ".join(_texts(at, "caption"))
     _pick(at, "40 GB")
     at.text_input(key="gt_q_doc").input("How long does restoring a big journal take?").run()
     at.button(key="gt_add").click().run()

@@ -148,7 +148,7 @@ def test_the_ground_truth_pages_proposals_are_a_queue_whose_accepted_answers_bec
     at.text_input(key="judge_who").input("ana").run()
     at.radio(key="judge_queue").set_value("proposals").run()
     assert not at.exception, [e.value for e in at.exception]
-    assert "0 of 1 items labelled by ana" in at.get("progress")[0].proto.text  # f2 is not in the corpus: not asked
+    assert "0 of 1 item labelled by ana" in at.get("progress")[0].proto.text  # f2 is not in the corpus: not asked
     assert [s.value for s in at.subheader if s.value.startswith("Question ")] == ["Question f1"]
     start = text.index(sentence)
     assert any(f"Passage at limits.md#char={start},{start + len(sentence)}" in shown(m) for m in at.markdown)
@@ -173,3 +173,35 @@ def test_issue54_item4_an_empty_pool_with_needles_says_why_and_opens_the_other_q
         at.button(key="judge_go_bluffs").click().run()
         assert not at.exception, [e.value for e in at.exception]
         assert at.radio(key="judge_queue").value == "bluffs"
+
+
+def test_the_traffic_queue_without_traffic_says_none_is_loaded_and_where_to_add_it(tmp_path):
+    """A newcomer's report: with no traffic loaded, the traffic queue said "every chunk of every run's first k is
+    judged" (the pool's sentence)."""
+    for _ in environment({"AUDIT_MODEL": "hashing", "AUDIT_RERANKER": "none", "AUDIT_HOME": str(tmp_path / "home"),
+                          "AUDIT_HISTORY": "off", "AUDIT_SOURCE": "builtin"}):
+        at = open_app("app_pages/12_Judging.py")
+        at.text_input(key="judge_who").input("ana").run()
+        at.radio(key="judge_queue").set_value("traffic").run()
+        assert not at.exception, [e.value for e in at.exception]
+        said = [shown(i) for i in at.info] + [shown(s) for s in at.success]
+        assert any("No production traffic is loaded" in s and "sidebar's Traffic" in s for s in said), said
+        assert not any("first k is judged" in s for s in said)
+
+
+def test_an_empty_queue_draws_no_progress_and_controls_apply_only_where_they_are_read(tmp_path):
+    """A newcomer's report: an empty queue showed a full progress bar for "0 of 0 items labelled", and the pool's
+    depth and the overlap stayed offered where nothing reads them."""
+    for _ in environment({"AUDIT_MODEL": "hashing", "AUDIT_RERANKER": "none", "AUDIT_HOME": str(tmp_path / "home"),
+                          "AUDIT_HISTORY": "off", "AUDIT_SOURCE": "builtin"}):
+        at = open_app("app_pages/12_Judging.py")
+        at.text_input(key="judge_who").input("ana").run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert not at.get("progress")  # the needles' pool is empty: no bar
+        assert not at.number_input(key="judge_depth").disabled  # the pool reads its depth
+        assert at.slider(key="judge_overlap").disabled  # one reviewer: no overlap to give
+        at.text_input(key="judge_reviewers").input("ana,ben").run()
+        assert not at.slider(key="judge_overlap").disabled
+        at.radio(key="judge_queue").set_value("traffic").run()
+        assert not at.exception, [e.value for e in at.exception]
+        assert at.number_input(key="judge_depth").disabled and not at.get("progress")

@@ -310,6 +310,24 @@ def test_edits_keep_ids_stable_and_stamp_only_what_changed(tmp_path):
     assert [n.id for n in again.needles] == ["n02", "n03", "n04"] and again.needles[1].authored["by"] == "ann"
 
 
+def test_any_edit_is_unsaved_until_saved_out_of_domain_and_removals_included(tmp_path):
+    # the Ground truth page keeps a draft across a sidebar switch only while it holds unsaved work: a removal or an
+    # out-of-domain question is such work though neither is in ``changed`` (which lists the needles to stamp)
+    p = _gt(tmp_path)
+    assert not open_draft(p).unsaved
+    for edit in (lambda d: d.remove("n01"), lambda d: d.add_ood("Who won the cup?"),
+                 lambda d: d.add("needle four", ["q4"]), lambda d: d.replace("n02", "needle two", ["q2"])):
+        d = open_draft(p)
+        edit(d)
+        assert d.unsaved
+    d = open_draft(p)
+    d.add_ood("Who won the cup?")
+    d.remove_ood("Who won the cup?")
+    assert d.unsaved  # back to the file's content, but edited: the page still asks before dropping it
+    save_draft(d, Target("home:gt", "gt", p, None), "bob", "2026-02-02T10:00:00Z")
+    assert not d.unsaved
+
+
 def test_saving_refuses_a_file_changed_since_it_was_opened_and_writes_nothing(tmp_path):
     p = _gt(tmp_path)
     mine, theirs = open_draft(p), open_draft(p)

@@ -112,7 +112,7 @@ def test_a_ground_truth_built_on_the_page_is_saved_and_scored(served, tmp_path):
         _type(pg, "Out-of-domain question", "What is the capital of France?")
         pg.get_by_role("button", name="Add", exact=True).click()
         _idle(pg)
-        assert "3 needles · 1 out-of-domain questions" in _main(pg)
+        assert "3 needles · 1 out-of-domain question" in _main(pg)
 
         pg.get_by_role("tab", name="Import question/answer pairs").click()
         _idle(pg)

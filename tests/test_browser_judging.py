@@ -59,7 +59,7 @@ def _open(browser, url: str, who: str):
     _settle(pg)
     _type(pg, "Your name", who)
     _type(pg, "Pool depth k", "1")
-    _type(pg, "Reviewers sharing the pool", "ana,ben")
+    _type(pg, "Reviewers sharing the queue", "ana,ben")
     slider = pg.locator('[data-testid="stSlider"] input[type="range"], [data-testid="stSlider"] [role="slider"]').first
     slider.focus()
     pg.keyboard.press("End")  # overlap 1.0: every item to both reviewers

@@ -130,3 +130,23 @@ def test_a_title_cut_alone_is_a_heading_only_citation_never_one_of_substance():
     # with the document, the heading ranges decide: a setext title is a heading too, though no line starts with #
     s = markdown_document("s.md", "Guide\n=====\n\nBody text.\n")
     assert heading_only("Guide\n=====", s, 0) and not heading_only("Guide\n=====\n\nBody text.", s, 0)
+
+
+def test_a_markdown_citation_names_its_heading_path_when_the_corpus_is_given():
+    """A newcomer's report: on the built-in corpus the Citations table's "section" and "where" were empty (a
+    Markdown document has no locator map, so no heading path), while Word documents had theirs. Now a Markdown
+    citation reads its ``# `` title and ``## `` section: ``§ Guide › Install``; before the first section the
+    title alone, which the source line does not repeat ("[1] Guide", not "[1] Guide - Guide")."""
+    from audit.views.citations import citations_frame
+
+    c = small()
+    cs = chunk_corpus(c, PRESETS["C"])  # boundaries: the preamble "# Guide … here." (0), then Install (1)
+    ctx = build_context("how to install?", [(cs[1], 0.31), (cs[0], 0.4)], corpus=c)
+    install, intro = ctx.citations
+    assert install.where.where == "§ Guide › Install" and install.locator_label == "Install"
+    assert intro.where.where == "§ Guide" and intro.locator_label == "Guide"
+    assert "[1] Guide - Install\nRun the installer twice." in ctx.prompt
+    assert "[2] Guide\n# Guide" in ctx.prompt
+    frame = citations_frame(ctx, c)
+    assert list(frame["section"]) == ["Install", "Guide"]
+    assert list(frame["where"]) == ["§ Guide › Install", "§ Guide"]

@@ -243,3 +243,32 @@ def test_a_disagreement_on_a_built_in_strategys_item_is_adjudicated_in_its_own_s
         _, open_ = settled(st.labels(), st.adjudications())
         left = {d.item: d.adjudicated for d in open_}
         assert left[("E", "q1", "c7")] == 2 and left[("", "q2", "k3")] is None
+
+
+def test_every_empty_queue_says_why_it_is_empty():
+    """A newcomer's report: the traffic queue with no traffic loaded said "every chunk of every run's first k is
+    judged" (the pool's reason). Each queue names its own missing input first, then the missing saved cut."""
+    from audit.evaluation.saved_cut import SavedCut
+    from audit.runset import Query, Run, RunSet, Source
+    from audit.views.judging import empty_queue_reason
+
+    run = Run.from_scores("r", {"q1": {"c1": 0.2}}, "cosine-distance", cut_key={"run_file": "r"})
+    bare = RunSet(Source("files", "x"), (Query("q1", "question one", "in-domain"),), {"": Qrels({})}, (run,))
+    cut = [SavedCut(0.5, {"run_file": "r"})]
+    traffic = empty_queue_reason(bare, "traffic", cuts=cut)
+    assert traffic.startswith("No production traffic is loaded") and "sidebar's Traffic" in traffic
+    assert "read beside the runs, not ranked by them" in empty_queue_reason(bare, "traffic", cuts=cut,
+                                                                            traffic_loaded=True)
+    assert empty_queue_reason(bare, "bluffs", cuts=cut).startswith("No out-of-domain question is loaded")
+    assert empty_queue_reason(bare, "proposals").startswith("No proposal yet")
+    assert "every chunk of every run's first k is judged" in empty_queue_reason(bare, "pool")
+    with_ood = RunSet(Source("files", "x"), (Query("q1", "question one", "in-domain"),
+                                             Query("o1", "question two", "out-of-domain"),
+                                             Query("t1", "question three", "traffic")), {"": Qrels({})}, (run,))
+    # no saved cut applies to run r (the cut saved is another run's): both queues say so
+    other = [SavedCut(0.5, {"run_file": "another"})]
+    assert empty_queue_reason(with_ood, "bluffs", cuts=other).startswith("No run has a saved cut")
+    assert empty_queue_reason(with_ood, "traffic", cuts=other).startswith("No run has a saved cut")
+    assert empty_queue_reason(with_ood, "bluffs", cuts=cut).startswith("No bluff")
+    with pytest.raises(ValueError, match="unknown queue"):
+        empty_queue_reason(bare, "elsewhere")

@@ -185,3 +185,16 @@ def test_audit_imports_no_streamlit_anywhere():
     offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "audit").rglob("*.py")
                  if any(m == "streamlit" or m.startswith("streamlit.") for m in _imports(p))]
     assert not offenders
+
+
+def test_no_page_writes_a_count_with_a_hedged_plural():
+    """A newcomer's report: "7 chunk(s)", "1 place(s)", "1 bluffs". A count on a page agrees with its noun through
+    audit.words.plural; "word(s)" is never written (a unit such as "deadline (s)", seconds, is not one)."""
+    import re
+
+    root = Path(__file__).resolve().parent.parent
+    hedged = [f"{p.relative_to(root)}:{i}" for folder in ("app_pages", "ui")
+              for p in sorted((root / folder).glob("*.py"))
+              for i, line in enumerate(p.read_text(encoding="utf-8").splitlines(), start=1)
+              if re.search(r"[a-z]\(s\)[ \"'.,:;]", line)]
+    assert hedged == []

@@ -23,10 +23,13 @@ from audit.ingest import BUILTIN_CORPUS, Corpus
 
 from . import cache, paths
 
-__all__ = ["DRAFT_KEY", "author_default", "corpus_views", "draft", "in_use", "sidebar_files", "use_saved"]
+__all__ = ["DRAFT_KEY", "author_default", "belongs_elsewhere", "corpus_views", "draft", "in_use", "opened",
+           "sidebar_files", "use_saved"]
 
 #: Where the session's draft lives.
 DRAFT_KEY = "_gt_draft"
+#: What the sidebar chose when the draft was opened: ``{"id": sidebar_identity(...), "corpus": name}``.
+OWNER_KEY = "_gt_draft_owner"
 
 
 def corpus_views(corpus: Corpus) -> CorpusViews:
@@ -34,20 +37,70 @@ def corpus_views(corpus: Corpus) -> CorpusViews:
     return cache.corpus_views(corpus)
 
 
-def draft(documents: Corpus | None = None) -> Draft:
-    """This session's draft. The first time: the ground truth in use over ``documents`` (:func:`in_use`, so that
-    adding a needle and saving extends it, out-of-domain questions included, instead of replacing it), else a new,
-    empty one."""
-    if DRAFT_KEY not in st.session_state:
-        opener = None if documents is None else in_use(documents)
-        d = Draft()
+def sidebar_identity(corpus: Corpus) -> tuple:
+    """What the draft follows: the sidebar's corpus (name and sha256) and its ground truth (files, or uploads by
+    name and sha256; None when none is chosen)."""
+    files = sidebar_files(corpus)
+    if files:
+        gt = ("files", *(str(p) if p else "" for p in files))
+    elif st.session_state.get("gt_source") == "upload":
+        gt = ("upload", *((u[0], cache.sha256_bytes(u[1])) if u else None
+                          for u in (_uploaded("gt_file"), _uploaded("ood_file"))))
+    else:
+        gt = None
+    return corpus.name, corpus.sha256, gt
+
+
+def opened(corpus: Corpus, d: Draft | None = None) -> None:
+    """Make ``d`` (or a reading of the sidebar's ground truth when None) this session's draft, opened while the
+    sidebar chose ``corpus`` and its current ground truth: the draft follows the sidebar from there on."""
+    st.session_state[OWNER_KEY] = {"id": sidebar_identity(corpus), "corpus": corpus.name}
+    if d is None:
+        opener, d = in_use(corpus), Draft()
         if opener is not None:
             try:
                 d = opener[1]()
             except (GroundTruthError, OSError):  # the sidebar shows that error already; start empty
                 d = Draft()
-        st.session_state[DRAFT_KEY] = d
-    return st.session_state[DRAFT_KEY]
+        st.session_state["gt_open_choice"] = "sidebar" if opener is not None else "new"  # the Open box says so
+        st.session_state["gt_editing"] = None  # a needle of the draft left behind
+    st.session_state[DRAFT_KEY] = d
+
+
+def draft(documents: Corpus | None = None) -> Draft:
+    """This session's draft. The first time: the ground truth in use over ``documents`` (:func:`in_use`, so that
+    adding a needle and saving extends it, out-of-domain questions included, instead of replacing it), else a new,
+    empty one.
+
+    Given ``documents`` (the sidebar's corpus), the draft follows the sidebar: when its corpus or ground truth is no
+    longer the one the draft was opened under, the draft is opened again from the sidebar's, unless it holds
+    unsaved work (:func:`belongs_elsewhere` then says whose it is, for the page to offer the sidebar's).
+    """
+    ss = st.session_state
+    if documents is not None and DRAFT_KEY in ss and not ss[DRAFT_KEY].unsaved \
+            and (ss.get(OWNER_KEY) or {}).get("id") != sidebar_identity(documents):
+        del ss[DRAFT_KEY]
+    if DRAFT_KEY not in ss:
+        if documents is None:
+            ss[DRAFT_KEY] = Draft()
+        else:
+            opened(documents)
+    return ss[DRAFT_KEY]
+
+
+def belongs_elsewhere(corpus: Corpus) -> tuple[str, str] | None:
+    """Why the draft (kept for its unsaved work) is not the sidebar's: ``("corpus", its corpus name)`` when it was
+    opened over another corpus, ``("ground truth", "")`` when over another ground truth of this corpus; None when it
+    follows the sidebar."""
+    owner = st.session_state.get(OWNER_KEY)
+    if not owner or DRAFT_KEY not in st.session_state:
+        return None
+    here = sidebar_identity(corpus)
+    if owner["id"] == here:
+        return None
+    if owner["id"][:2] != here[:2]:
+        return "corpus", owner["corpus"]
+    return "ground truth", ""
 
 
 def _uploaded(key: str) -> tuple[str, bytes] | None:

@@ -7,6 +7,7 @@ import streamlit as st
 
 from audit.runset import score_kind
 from audit.views.upgrade_diff import changed_only, cut_caption, diff_tests_frame, p_label, shown_ranks
+from audit.words import plural
 
 from .charts import before_after_bars
 from .tables import table
@@ -98,13 +99,14 @@ def draw_upgrade(audit) -> None:
         old_side = audit.side_label("before") if one_model else "before model"
         new_side = audit.side_label("after") if one_model else "after model"
         m[0].metric(f"Old cut ({old_side})", f"{c.value:.4g}",
-                    f"{car.before.bluffs} bluffs, {car.before.answered} answered", delta_color="off",
+                    f"{plural(car.before.bluffs, 'bluff')}, {car.before.answered} answered", delta_color="off",
                     delta_arrow="off")
         m[1].metric(f"Carried cut ({new_side})", f"{car.value:.4g}",
-                    f"{car.after.bluffs} bluffs, {car.after.answered} answered", delta_color="off", delta_arrow="off",
+                    f"{plural(car.after.bluffs, 'bluff')}, {car.after.answered} answered", delta_color="off",
+                    delta_arrow="off",
                     help="the old cut's bluff count kept, the most in-domain questions answered: " + car.sentence)
         m[2].metric("Same answered, fewest bluffs", f"{same.value:.4g}" if same.value is not None else "none",
-                    f"{same.after.bluffs} bluffs, {same.after.answered} answered" if same.after else same.why,
+                    f"{plural(same.after.bluffs, 'bluff')}, {same.after.answered} answered" if same.after else same.why,
                     delta_color="off", delta_arrow="off", help=same.sentence)
         table(carried_frame(audit), "diff_carried", "upgrade_carried_cut.csv", "Download the carried cut (CSV)",
               formats={"cut": "%.4g"})

@@ -8,6 +8,7 @@ through :func:`md`; the page's own Markdown around it stays Markdown.
 
 from audit.report.markup import escape_markdown
 from audit.shownpaths import shown_text
+from audit.words import plural  # a count on a page agrees with its noun: "1 chunk", "7 chunks"
 
 
 def md(text: object) -> str:
@@ -16,4 +17,4 @@ def md(text: object) -> str:
     never shows the server's folders (issue 54, item 10)."""
     return escape_markdown(shown_text(str(text)))
 
-__all__ = ["md"]
+__all__ = ["md", "plural"]

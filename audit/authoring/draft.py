@@ -119,6 +119,9 @@ class Draft:
         Ids removed in this edit: never given to a new needle.
     changed : set of str
         Ids added or edited since the last save: their ``authored`` is renewed when written.
+    unsaved : bool
+        Whether anything (a needle added, edited or removed, an out-of-domain question added or removed) changed
+        since the draft was opened or last saved: the work a page must not drop without saying so.
     """
 
     needles: list = field(default_factory=list)
@@ -126,6 +129,7 @@ class Draft:
     opened: Opened = field(default_factory=Opened)
     retired: set = field(default_factory=set)
     changed: set = field(default_factory=set)
+    unsaved: bool = False
 
     # ------------------------------------------------------------------ needles
 
@@ -166,6 +170,7 @@ class Draft:
         if any(n.id == nid for n in self.needles):
             raise ValueError(f"id {nid!r} is already in the ground truth")
         self.needles.append(DraftNeedle(nid, needle.strip(), qs))
+        self.unsaved = True
         self.changed.add(nid)
         self.retired.discard(nid)
         return nid
@@ -178,12 +183,14 @@ class Draft:
         n = self.needles[self.index(needle_id)]
         n.needle, n.questions = needle.strip(), qs
         self.changed.add(needle_id)
+        self.unsaved = True
 
     def remove(self, needle_id: str) -> None:
         """Remove a needle; its id is never reused in this edit. Raises KeyError."""
         del self.needles[self.index(needle_id)]
         self.retired.add(needle_id)
         self.changed.discard(needle_id)
+        self.unsaved = True
 
     # ------------------------------------------------------------------ out-of-domain
 
@@ -203,11 +210,13 @@ class Draft:
         if q in self.out_of_domain:
             raise ValueError(f"{q!r} is already in the out-of-domain questions")
         self.out_of_domain.append(q)
+        self.unsaved = True
         return q
 
     def remove_ood(self, question: str) -> None:
         """Remove an out-of-domain question (``ValueError`` when absent)."""
         self.out_of_domain.remove(question)
+        self.unsaved = True
 
     # ------------------------------------------------------------------ rendering
 
@@ -448,3 +457,4 @@ def save_draft(draft: Draft, target: Target, author: str | None, at: str) -> Non
     draft.opened = Opened(target.gt_path, sha256_file(target.gt_path), target.ood_path,
                           sha256_file(target.ood_path) if target.ood_path is not None else None)
     draft.changed.clear()
+    draft.unsaved = False

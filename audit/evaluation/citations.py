@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import bisect
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Sequence
 
 import numpy as np
@@ -238,9 +238,27 @@ def _where(corpus: Corpus | None, c: Chunk) -> Locator | None:
     if corpus is None or getattr(c, "start", None) is None:
         return None
     try:
-        return locator(corpus.get(c.doc_id), c.start, c.end)
+        doc = corpus.get(c.doc_id)
     except KeyError:
         return None
+    w = locator(doc, c.start, c.end)
+    if getattr(doc, "locators", None) is None and not (w.headings or w.fragment or w.note):
+        headings = markdown_headings(doc, c.start)
+        if headings:
+            w = replace(w, headings=headings)
+    return w
+
+
+def markdown_headings(doc, offset: int) -> tuple[str, ...]:
+    """The Markdown headings that hold character ``offset`` of ``doc``, outermost first: its ``# `` title line (the
+    first line) and the ``## `` section of ``offset`` (:meth:`~audit.ingest.Document.section_at`); () for none.
+
+    A Word document's path comes from its outline (:meth:`audit.ingest.locators.LocatorMap.heading_path`); a
+    Markdown one (the built-in corpus, a folder of .md/.txt/.rst) has no map, and its citations had no section."""
+    first = doc.text.split("\n", 1)[0]
+    path = [first[2:].strip()] if first.startswith("# ") and first[2:].strip() else []
+    section = doc.section_at(offset)
+    return tuple(path + ([section] if section else []))
 
 
 def _title(c, corpus: Corpus | None) -> str:
@@ -290,7 +308,8 @@ def build_context(question: str, hits: Sequence[tuple[Chunk, float]], corpus: Co
                            page=f"#page={w.page}" if w is not None and w.page is not None else "", where=w,
                            heading_only=heading_only(quote_of(c), _doc(c), getattr(c, "start", None)))
                   for i, ((c, d), w) in enumerate(zip(hits, wheres), start=1))
-    blocks = "\n\n".join(f"[{c.index}] {c.document_name}" + (f" - {c.locator_label}" if c.locator_label else "")
+    blocks = "\n\n".join(f"[{c.index}] {c.document_name}"  # a section named as its document (the title) once
+                         + (f" - {c.locator_label}" if c.locator_label and c.locator_label != c.document_name else "")
                          + f"\n{c.quote}" for c in cites)
     prompt = f"{PROMPT_HEAD}SOURCES\n{blocks}\n\nQUESTION\n{question}"
     return PromptContext(question, prompt, cites)

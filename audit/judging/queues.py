@@ -133,6 +133,11 @@ def _saved(runset, cuts):
                 yield r, c.cut
 
 
+def runs_with_saved_cut(runset, cuts=None) -> list:
+    """The available runs of ``runset`` a saved threshold applies to (what the bluffs and traffic queues read)."""
+    return [r for r, _ in _saved(runset, cuts)]
+
+
 def bluffs_queue(runset, cuts=None) -> list[Item]:
     """The out-of-domain questions each run answers at its saved cut (:func:`audit.evaluation.threshold.bluffs`),
     one question-level item each (once, with the runs that bluff on it)."""

@@ -16,13 +16,14 @@ import pandas as pd
 
 from ..judging.agreement import agreement
 from ..judging.labels import judgments_of_runset
-from ..judging.queues import QUEUES, Item, assign, queue_items
+from ..judging.queues import QUEUES, Item, assign, queue_items, runs_with_saved_cut
 from ..judging.store import JudgmentsError, JudgmentsStore, ReviewerLabel
 from ..judging.versions import STORE_VERSION, accepted_needles, save_settled, settled, version_effect, with_judgments
 
 __all__ = ["ANSWERABLE", "ANSWERS", "BINARY", "GRADED", "ItemView", "JudgmentsError", "JudgmentsStore", "QUEUES",
            "ReviewerLabel", "STORE_VERSION", "accepted", "adjudication_choices", "agreement_frame", "agreement_lines",
-           "agreement_reports", "disagreements_frame", "effect_lines", "empty_pool_reason", "grade_scale", "item_view",
+           "agreement_reports", "disagreements_frame", "effect_lines", "empty_pool_reason", "empty_queue_reason",
+           "grade_scale", "item_view",
            "judged_runset", "my_items", "on_version", "OTHER_QUEUES", "save_settled", "versions_frame"]
 
 #: The queues a needle ground truth leaves to label, as the page's links name them.
@@ -231,3 +232,54 @@ def empty_pool_reason(runset) -> str | None:
     return ("The pool is empty because the ground truth is needles: every chunk is judged by whether its text holds "
             "the question's needle, so no chunk in any run's first k is unjudged; label "
             + ", ".join(OTHER_QUEUES.values()) + " instead (below).")
+
+
+def empty_queue_reason(runset, queue: str, located=(), cuts=None, traffic_loaded: bool = False) -> str:
+    """Why ``queue`` holds no item for anyone, in one or two sentences naming what would fill it.
+
+    Parameters
+    ----------
+    runset : audit.runset.RunSet
+    queue : str
+        One of :data:`QUEUES`.
+    located : sequence of Located
+        The Ground truth page's located Q/A pairs (the ``proposals`` queue).
+    cuts : optional
+        Saved cuts to read instead of the saved thresholds' file (tests).
+    traffic_loaded : bool
+        Whether production traffic is read beside the run set (the dashboard's sidebar Traffic expander).
+
+    Returns
+    -------
+    str
+        The first reason that applies: no input at all (no traffic loaded, no out-of-domain question, no Q/A pair
+        imported), no saved cut, then what was looked at and found nothing.
+    """
+    saved = "save a cut on the Threshold page: its queue is read at each run's saved cut"
+    if queue == "pool":
+        return empty_pool_reason(runset) or ("The queue is empty: every chunk of every run's first k is judged "
+                                              "(raise the pool depth to look deeper).")
+    if queue == "bluffs":
+        if not runset.out_of_domain:
+            return ("No out-of-domain question is loaded: the bluffs are the out-of-domain questions a run answers at "
+                    "its saved cut. Add them in the sidebar's Ground truth expander or on the Ground truth page.")
+        if not runs_with_saved_cut(runset, cuts):
+            return f"No run has a saved cut: {saved}."
+        return ("No bluff: no run answers any of its out-of-domain questions at its saved cut (each is refused, "
+                "NO ANSWER).")
+    if queue == "traffic":
+        if not runset.traffic and not traffic_loaded:
+            return ("No production traffic is loaded: add a traffic log in the sidebar's Traffic (production "
+                    "questions) expander; the real questions nearest each run's saved cut are asked here.")
+        if not runset.traffic:
+            return ("The production traffic in the sidebar is read beside the runs, not ranked by them: this queue "
+                    "asks the real questions a run of the run set ranked, and none of its questions is one.")
+        if not runs_with_saved_cut(runset, cuts):
+            return f"No run has a saved cut: {saved}."
+        return "No traffic question was ranked by a run with a saved cut."
+    if queue == "proposals":
+        if not located:
+            return "No proposal yet: import question/answer pairs on the Ground truth page first."
+        return ("No imported answer was located in the corpus, so none is proposed: trim or rewrite them on the "
+                "Ground truth page.")
+    raise ValueError(f"unknown queue {queue!r}: use one of {', '.join(QUEUES)}")
