@@ -25,7 +25,10 @@ in ``settings``, the languages (``language``, ``language_from``, ``languages`` p
 given back to every question when read) and the BM25 token rules (``bm25_token_rules``). Format 3 is format 2
 with the rankings stored as columns (:mod:`audit.history.columns`, issue 58): its JSON form (:meth:`Record.to_json`)
 is format 2's, and the history store writes each run's rankings as arrays beside the rest of the record as JSON;
-read back, a run's ``rankings`` is a mapping that gives the very same dict per query.
+read back, a run's ``rankings`` is a mapping that gives the very same dict per query. A space's judgments read as
+arrays (a team's qrels file) are kept and stored as columns too (:class:`~audit.history.columns.RecordJudgments`,
+read back as a sequence equal to the list per query), and the ground-truth hash and the judgments digest are
+streamed from them (:mod:`audit.history.digests`): the same hex digests as the JSON-built ones.
 """
 
 from __future__ import annotations
