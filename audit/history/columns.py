@@ -15,11 +15,12 @@ writes (:mod:`audit.history.store`).
 from __future__ import annotations
 
 import math
-from typing import Any, Iterator, Mapping
+from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["RecordRankings", "pack", "rankings_of_columns", "unpack"]
+__all__ = ["RecordJudgments", "RecordRankings", "pack", "pack_judgments", "rankings_of_columns", "unpack",
+           "unpack_judgments"]
 
 #: The keys of one stored ranking, in the order :func:`audit.history.record._ranking_json` writes them.
 KEYS = ("ids", "scores", "distances", "more", "length", "beyond", "nearest", "nearest_relevant", "depth", "gate",
@@ -254,3 +255,98 @@ def rankings_of_columns(rk, kind, relevant_pairs, ever_kept, depth: int, keep: i
     none = np.zeros(nq, dtype=bool)
     return RecordRankings(rk.query_ids, rk.chunk_ids.tolist(), offsets, np.minimum(n, depth), cat["rank"],
                           cat["code"], cat["score"], np.zeros(0), none, n, gate, a_rank, a_val, none)
+
+
+#: The judgment columns :func:`pack_judgments` writes, in order.
+_JUDGMENT_ARRAYS = ("offsets", "codes", "grades")
+
+
+class RecordJudgments(Sequence):
+    """One space's stored judgments as arrays, read as the list a record keeps: ``[query id, [[chunk id, grade],
+    …]]`` per query, the judgments' order (issue 58: a 1M-query record's judgments were 3M small lists).
+
+    Parameters
+    ----------
+    query_ids : sequence of str, shape (n_queries,)
+    offsets : int64 array, shape (n_queries + 1,)
+        Query ``i``'s judgments are ``offsets[i]:offsets[i + 1]``.
+    codes : int array, shape (n_judgments,)
+        Index into ``chunk_ids``.
+    chunk_ids : sequence, shape (n_chunks,)
+        The distinct chunk ids (JSON values: str or int).
+    grades : int64 array, shape (n_judgments,)
+    """
+
+    def __init__(self, query_ids, offsets, codes, chunk_ids, grades):
+        self.query_ids = list(query_ids)
+        self.offsets = np.asarray(offsets, dtype=np.int64)
+        self.codes = np.asarray(codes, dtype=np.int64)
+        self.chunk_ids = list(chunk_ids)
+        self.grades = np.asarray(grades, dtype=np.int64)
+
+    @classmethod
+    def from_columnar(cls, cj) -> "RecordJudgments":
+        """The columns of a :class:`~audit.evaluation.judgments.ColumnarJudgments` (its arrays, no dict per query)."""
+        return cls(cj.query_ids, cj.offsets, cj.chunk_codes, cj.chunk_ids.tolist(), cj.grades)
+
+    def __getitem__(self, i):
+        if isinstance(i, slice):
+            return [self[k] for k in range(*i.indices(len(self)))]
+        i = range(len(self))[i]
+        a, b = int(self.offsets[i]), int(self.offsets[i + 1])
+        ids = self.chunk_ids
+        return [self.query_ids[i], [[ids[c], g] for c, g in zip(self.codes[a:b].tolist(), self.grades[a:b].tolist())]]
+
+    def __len__(self) -> int:
+        return len(self.query_ids)
+
+    def __iter__(self):
+        ids, off = self.chunk_ids, self.offsets.tolist()
+        cs, gs = self.codes.tolist(), self.grades.tolist()
+        for i, q in enumerate(self.query_ids):
+            a, b = off[i], off[i + 1]
+            yield [q, [[ids[c], g] for c, g in zip(cs[a:b], gs[a:b])]]
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, RecordJudgments) or isinstance(other, (list, tuple)):
+            return len(self) == len(other) and all(a == list(b) if isinstance(b, tuple) else a == b
+                                                   for a, b in zip(self, other))
+        return NotImplemented
+
+    __hash__ = None
+
+    def to_json(self) -> list:
+        """The plain list it reads as."""
+        return list(self)
+
+    def strings(self) -> list:
+        """Every text it holds (query ids, chunk ids), for a scan such as the secret scrub."""
+        return [self.query_ids, self.chunk_ids]
+
+    @classmethod
+    def from_rows(cls, rows) -> "RecordJudgments":
+        """The columns of a record's JSON form ``[[query id, [[chunk id, grade], …]], …]``."""
+        qids, offsets, codes, grades, ids, code_of = [], [0], [], [], [], {}
+        for q, js in rows:
+            qids.append(q)
+            for c, g in js:
+                key = (type(c).__name__, c)
+                k = code_of.get(key)
+                if k is None:
+                    k = code_of[key] = len(ids)
+                    ids.append(c)
+                codes.append(k)
+                grades.append(int(g))
+            offsets.append(len(codes))
+        return cls(qids, offsets, codes, ids, grades)
+
+
+def pack_judgments(rj: RecordJudgments) -> tuple[dict, dict[str, np.ndarray]]:
+    """``(JSON part, named arrays)`` of ``rj`` (:func:`unpack_judgments` is the inverse)."""
+    return ({"query_ids": rj.query_ids, "ids": rj.chunk_ids},
+            {"offsets": rj.offsets, "codes": rj.codes, "grades": rj.grades})
+
+
+def unpack_judgments(meta: Mapping, arrays: Mapping[str, np.ndarray]) -> RecordJudgments:
+    """The :class:`RecordJudgments` :func:`pack_judgments` gave ``meta`` and ``arrays`` for."""
+    return RecordJudgments(meta["query_ids"], arrays["offsets"], arrays["codes"], meta["ids"], arrays["grades"])

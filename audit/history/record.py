@@ -25,7 +25,10 @@ in ``settings``, the languages (``language``, ``language_from``, ``languages`` p
 given back to every question when read) and the BM25 token rules (``bm25_token_rules``). Format 3 is format 2
 with the rankings stored as columns (:mod:`audit.history.columns`, issue 58): its JSON form (:meth:`Record.to_json`)
 is format 2's, and the history store writes each run's rankings as arrays beside the rest of the record as JSON;
-read back, a run's ``rankings`` is a mapping that gives the very same dict per query.
+read back, a run's ``rankings`` is a mapping that gives the very same dict per query. A space's judgments read as
+arrays (a team's qrels file) are kept and stored as columns too (:class:`~audit.history.columns.RecordJudgments`,
+read back as a sequence equal to the list per query), and the ground-truth hash and the judgments digest are
+streamed from them (:mod:`audit.history.digests`): the same hex digests as the JSON-built ones.
 """
 
 from __future__ import annotations
@@ -42,7 +45,8 @@ from .. import PIPELINE_VERSION, __version__
 from ..evaluation.judgments import MIN_REL, ColumnarJudgments, Qrels
 from ..evaluation.threshold import KEEP
 from ..runset import ColumnarRankings, Query, Ranked, Run, RunSet, Source, Space, digest, score_kind
-from .columns import rankings_of_columns
+from .columns import RecordJudgments, rankings_of_columns
+from .digests import ground_truth_digest, judgments_digest
 
 __all__ = ["DEPTH", "FORMAT_VERSION", "Record", "RecordRun", "SETTINGS_KEPT", "ground_truth_hash", "health_record",
            "record_of", "record_of_report", "runset_of", "series_name"]
@@ -70,6 +74,8 @@ def _jsonable(v):
         return [_jsonable(x) for x in v]
     if isinstance(v, np.generic):
         return v.item()
+    if isinstance(v, RecordJudgments):
+        return _jsonable(v.to_json())
     if v is None or isinstance(v, (str, int, float, bool)):
         return v
     return str(v)
@@ -96,9 +102,15 @@ def ground_truth_hash(runset) -> str:
         return digest("needles", [(n.id, n.needle, list(n.questions)) for n in gt.needles],
                       [getattr(q, "text", q) for q in gt.out_of_domain])
     qs = [(q.query_id, q.text, q.phrasing) for q in runset.queries if q.phrasing != "traffic"]
-    js = {sp: [(qid, sorted((str(c), int(g)) for c, g in j.items())) for qid, j in qr.judgments.items()]
-          for sp, qr in sorted(runset.judgments.items())}
-    return digest("judgments", qs, js)
+    # digest("judgments", qs, {space: [(qid, sorted((str(c), int(g)) …)), …]}): the same bytes, streamed, the
+    # judgments held as arrays sorted by numpy (audit.history.digests)
+    return ground_truth_digest(qs, {sp: qr.judgments for sp, qr in runset.judgments.items()}, _sorted_judgments)
+
+
+def _sorted_judgments(js: Mapping) -> list:
+    """``[(query id, sorted [(str(chunk id), grade), …]), …]`` of one space's judgments (the ground-truth hash's
+    form, for judgments the arrays do not answer)."""
+    return [(qid, sorted((str(c), int(g)) for c, g in j.items())) for qid, j in js.items()]
 
 
 def _chunking(runset, run) -> Any:
@@ -284,7 +296,8 @@ class Record:
     queries : tuple of list
         ``[id, text, phrasing, needle id]`` of every judged and out-of-domain query.
     judgments : dict
-        Space → ``[[query id, [[chunk id, grade], …]], …]`` in the judgments' order.
+        Space → ``[[query id, [[chunk id, grade], …]], …]`` in the judgments' order: a list, or (judgments read
+        as arrays, a team's qrels file) a :class:`~audit.history.columns.RecordJudgments` that reads as that list.
     health : tuple of dict
         Health findings as the health reports' own JSON form (an index's ``to_json()``, a store's ``to_dict()``).
     settings : dict
@@ -322,8 +335,9 @@ class Record:
     judgments_version: str = ""
 
     def __post_init__(self) -> None:
-        if not self.judgments_version and self.judgments:
-            object.__setattr__(self, "judgments_version", self.stored_judgments().digest)
+        if not self.judgments_version and self.judgments:  # stored_judgments().digest, streamed from arrays
+            object.__setattr__(self, "judgments_version",
+                               judgments_digest(self.judgments, lambda: self.stored_judgments().digest))
 
     def stored_judgments(self):
         """The judgments it holds as one :class:`~audit.judging.labels.Judgments` (every space)."""
@@ -465,7 +479,8 @@ def record_of(runset, results: Sequence | None = None, thresholds: Sequence = ()
                               dict(run.cut_key), run.available, run.reason, measures, intervals, outcomes, rankings,
                               run.token_rule))
     queries = tuple((q.query_id, q.text, q.phrasing, q.needle_id) for q in runset.queries if q.phrasing != "traffic")
-    judgments = {sp: [[qid, [[c, int(g)] for c, g in j.items()]] for qid, j in qr.judgments.items()]
+    judgments = {sp: (RecordJudgments.from_columnar(qr.judgments) if isinstance(qr.judgments, ColumnarJudgments)
+                      else [[qid, [[c, int(g)] for c, g in j.items()]] for qid, j in qr.judgments.items()])
                  for sp, qr in runset.judgments.items()}
     settings = {k: runset.settings[k] for k in SETTINGS_KEPT if k in runset.settings}
     q_lang = settings.get("question_languages")
@@ -505,6 +520,13 @@ def health_record(source_kind: str, source_name: str, reports: Sequence[Mapping]
                   _jsonable(dict(model or {})), "", _code_version(), (), (), {}, tuple(rows))
 
 
+def _judgments_of(rows) -> Mapping:
+    """A :class:`Qrels`' judgments from a record's stored ones: its arrays as they are (columns), else a dict."""
+    if isinstance(rows, RecordJudgments):
+        return ColumnarJudgments(rows.query_ids, rows.offsets, rows.codes, rows.chunk_ids, rows.grades)
+    return {qid: {c: int(g) for c, g in js} for qid, js in rows}
+
+
 def runset_of(record: Record) -> RunSet:
     """The run set a record was made from, rebuilt: the same queries, judgments and rankings (placeholders
     between stored positions), so every measure and every gate outcome equals the audited run set's. It holds
@@ -518,8 +540,7 @@ def runset_of(record: Record) -> RunSet:
     if not record.runs:
         raise ValueError(f"history record {record.id} is a health check: it holds no run to compare")
     queries = tuple(Query(q[0], q[1], q[2], q[3] if len(q) > 3 else None) for q in record.queries)
-    judgments = {sp: Qrels({qid: {c: int(g) for c, g in js} for qid, js in rows}, source=f"history record {record.id}",
-                           complete=sp in record.complete)
+    judgments = {sp: Qrels(_judgments_of(rows), source=f"history record {record.id}", complete=sp in record.complete)
                  for sp, rows in record.judgments.items()}
     runs = []
     for r in record.runs:

@@ -20,7 +20,7 @@ import sys
 from dataclasses import replace
 from typing import Iterable, Mapping
 
-from .columns import RecordRankings
+from .columns import RecordJudgments, RecordRankings
 from .record import Record
 from ..conninfo import is_postgres_uri
 from .store import HistoryError, HistoryStore, open_history
@@ -149,10 +149,13 @@ def scrub(record: Record, hidden: Iterable[str]) -> Record:
         return record
     # rankings held as columns are scanned through their texts (ids, query ids), not a dict per query
     light = replace(record, runs=tuple(replace(r, rankings={}) if isinstance(r.rankings, RecordRankings) else r
-                                       for r in record.runs))
+                                       for r in record.runs),
+                    judgments={sp: [] if isinstance(js, RecordJudgments) else js for sp, js in record.judgments.items()})
     texts = [json.dumps(light.to_json(), ensure_ascii=False, allow_nan=True)]
     texts += [json.dumps(r.rankings.strings(), ensure_ascii=False, allow_nan=True) for r in record.runs
               if isinstance(r.rankings, RecordRankings)]
+    texts += [json.dumps(js.strings(), ensure_ascii=False, allow_nan=True) for js in record.judgments.values()
+              if isinstance(js, RecordJudgments)]
     found = [h for h in hidden if any(h in t for t in texts)]
     if not found:
         return record

@@ -27,7 +27,7 @@ from ..shownpaths import display_path
 from ..sqlitedb import sqlite_connect, sqlite_write
 import numpy as np
 
-from .columns import RecordRankings, pack, unpack
+from .columns import RecordJudgments, RecordRankings, pack, pack_judgments, unpack, unpack_judgments
 from .record import Record
 
 __all__ = ["ALL_SESSIONS", "HistoryError", "HistoryStore", "PostgresHistory", "RecordSummary", "SqliteHistory",
@@ -67,10 +67,22 @@ class RecordSummary:
 MAGIC = b"\x00audit-history-record\x00"
 
 
+def _arrays_meta(arrays: dict, blobs: list) -> list:
+    """``[name, dtype, size, compressed bytes]`` of each array, its zlib-compressed bytes (level 1) appended to
+    ``blobs``."""
+    out = []
+    for name, a in arrays.items():
+        raw = zlib.compress(memoryview(np.ascontiguousarray(a)).cast("B"), 1)
+        out.append([name, a.dtype.str, int(a.size), len(raw)])
+        blobs.append(raw)
+    return out
+
+
 def _encode(record: Record) -> bytes:
     """A record's body: :data:`MAGIC`, the length of the zlib-compressed JSON part (8 bytes, little-endian), that
-    part (the record with every run's rankings that hold as columns left out, and those columns' names, dtypes and
-    sizes), then each column's bytes, zlib-compressed (level 1) one after the other."""
+    part (the record with every run's rankings and every space's judgments that hold as columns left out, and
+    those columns' names, dtypes and sizes), then each column's bytes, zlib-compressed (level 1) one after the
+    other: the runs' rankings, then the spaces' judgments (``judgment_columns``, space → its ids and arrays)."""
     runs, cols, blobs = [], {}, []
     for k, r in enumerate(record.runs):
         rr = RecordRankings.from_dicts(r.rankings)
@@ -78,37 +90,49 @@ def _encode(record: Record) -> bytes:
             runs.append(r)
             continue
         meta, arrays = pack(rr)
-        meta["arrays"] = []
-        for name, a in arrays.items():
-            raw = zlib.compress(memoryview(np.ascontiguousarray(a)).cast("B"), 1)
-            meta["arrays"].append([name, a.dtype.str, int(a.size), len(raw)])
-            blobs.append(raw)
+        meta["arrays"] = _arrays_meta(arrays, blobs)
         cols[str(k)] = meta
         runs.append(replace(r, rankings={}))
-    js = replace(record, runs=tuple(runs)).to_json()
+    jcols, judgments = {}, {}
+    for sp, rows in record.judgments.items():
+        if isinstance(rows, RecordJudgments):  # held as arrays: never a list per judgment, never walked as JSON
+            meta, arrays = pack_judgments(rows)
+            meta["arrays"] = _arrays_meta(arrays, blobs)
+            jcols[sp] = meta
+            rows = []
+        judgments[sp] = rows
+    js = replace(record, runs=tuple(runs), judgments=judgments).to_json()
     js["columns"] = cols
+    if jcols:
+        js["judgment_columns"] = jcols
     head = zlib.compress(json.dumps(js, ensure_ascii=False, allow_nan=True).encode("utf-8"), 6)
     return b"".join([MAGIC, struct.pack("<Q", len(head)), head, *blobs])
 
 
-def _columns_of(body: bytes, id: int) -> tuple[dict, dict]:
-    """The JSON part of a format-3 body and its runs' rankings (run index → RecordRankings)."""
+def _columns_of(body: bytes, id: int) -> tuple[dict, dict, dict]:
+    """The JSON part of a format-3 body, its runs' rankings (run index → RecordRankings) and its spaces'
+    judgments held as columns (space → RecordJudgments)."""
     at = len(MAGIC)
     (n,) = struct.unpack_from("<Q", body, at)
     at += 8
     js = json.loads(zlib.decompress(body[at:at + n]).decode("utf-8"))
     at += n
-    out = {}
-    for k, meta in (js.pop("columns", None) or {}).items():
+
+    def arrays_of(meta, what):
+        nonlocal at
         arrays = {}
         for name, dtype, size, nbytes in meta["arrays"]:
             a = np.frombuffer(zlib.decompress(body[at:at + nbytes]), dtype=np.dtype(dtype))
             if a.size != size:
-                raise ValueError(f"column {name} of run {k} holds {a.size} values, its header says {size}")
+                raise ValueError(f"column {name} of {what} holds {a.size} values, its header says {size}")
             arrays[name] = a
             at += nbytes
-        out[int(k)] = unpack(meta, arrays)
-    return js, out
+        return arrays
+
+    out = {int(k): unpack(meta, arrays_of(meta, f"run {k}")) for k, meta in (js.pop("columns", None) or {}).items()}
+    judged = {sp: unpack_judgments(meta, arrays_of(meta, f"space {sp!r}"))
+              for sp, meta in (js.pop("judgment_columns", None) or {}).items()}
+    return js, out, judged
 
 
 def body_text(body: bytes) -> str:
@@ -124,19 +148,20 @@ def body_text(body: bytes) -> str:
     try:
         if not body.startswith(MAGIC):
             return zlib.decompress(body).decode("utf-8")
-        js, cols = _columns_of(body, 0)
+        js, cols, judged = _columns_of(body, 0)
     except (zlib.error, UnicodeDecodeError, ValueError, struct.error, KeyError, TypeError) as e:
         raise HistoryError(f"not a history record's body ({e})") from None
-    return json.dumps([js] + [rr.strings() for _, rr in sorted(cols.items())], ensure_ascii=False, allow_nan=True)
+    return json.dumps([js] + [rr.strings() for _, rr in sorted(cols.items())]
+                      + [[sp, rj.strings()] for sp, rj in judged.items()], ensure_ascii=False, allow_nan=True)
 
 
 def _decode(body: bytes, id: int) -> Record:
     body = bytes(body)
     try:
         if body.startswith(MAGIC):
-            js, cols = _columns_of(body, id)
+            js, cols, judged = _columns_of(body, id)
         else:  # formats 1 and 2: the record as zlib-compressed JSON
-            js, cols = json.loads(zlib.decompress(body).decode("utf-8")), {}
+            js, cols, judged = json.loads(zlib.decompress(body).decode("utf-8")), {}, {}
     except (zlib.error, UnicodeDecodeError, ValueError, struct.error, KeyError, TypeError) as e:
         raise HistoryError(f"history record {id} is unreadable ({e})") from None
     try:
@@ -144,6 +169,8 @@ def _decode(body: bytes, id: int) -> Record:
     except (ValueError, KeyError, TypeError, IndexError) as e:
         raise HistoryError(str(e) if isinstance(e, ValueError) else f"history record {id} is malformed ({e!r})") \
             from None
+    if judged:  # the spaces' order is the JSON part's (a space held as columns has an empty list there)
+        rec = replace(rec, judgments={sp: judged.get(sp, rows) for sp, rows in rec.judgments.items()})
     if not cols:
         return rec
     return replace(rec, runs=tuple(replace(r, rankings=cols[k]) if k in cols else r for k, r in enumerate(rec.runs)))
