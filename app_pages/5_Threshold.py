@@ -86,9 +86,9 @@ targets = Targets(alpha=st.session_state["certified_alpha"] / 100,
 promise = promise_view(pc.page, cut, targets)
 g = promise.guarantee
 m1, m2, m3, m4 = cells(4)
-m1.metric("Bluff promise", "not certifiable" if g.certified.cut is None else f"holds at {g.certified.cut:.4g}",
+m1.metric("Bluff promise cut", "none" if g.certified.cut is None else f"{g.certified.cut:.4g}",
           help="the loosest cut whose exact upper bound on the bluff rate is at most the target, testing cuts from "
-               "the strictest and stopping at the first that fails (fixed-sequence testing); not certifiable when "
+               "the strictest and stopping at the first that fails (fixed-sequence testing); none (not certifiable) when "
                "the out-of-domain questions are too few or even the strictest cut bluffs too often (the text below "
                "says which). The bluff promise alone: whether one cut also keeps the abandoned-answers promise is "
                "said below")
