@@ -117,8 +117,10 @@ def read_trec_qrels_columns(path: str | Path) -> Qrels | None:
         return None
     if not qc:
         return None  # no judgment line: the line reader says so
-    q, d, g = np.concatenate(qc), np.concatenate(dc), np.concatenate(gr)
-    pair = q.astype(np.int64) * max(len(chunks.values), 1) + d
+    qids, q_final = queries.finish()
+    dids, d_final = chunks.finish()
+    q, d, g = q_final[np.concatenate(qc)], d_final[np.concatenate(dc)], np.concatenate(gr)
+    pair = q.astype(np.int64) * max(len(dids), 1) + d
     pair.sort(kind="stable")
     if len(pair) > 1 and bool((pair[1:] == pair[:-1]).any()):
         return None  # a chunk judged twice for a query: noted (same grade) or refused by the line reader
@@ -126,15 +128,15 @@ def read_trec_qrels_columns(path: str | Path) -> Qrels | None:
     if len(q) > 1 and bool((q[1:] < q[:-1]).any()):  # not grouped by query: each query's lines, file order
         o = np.argsort(q, kind="stable")
         q, d, g = q[o], d[o], g[o]
-    offsets = np.zeros(len(queries.values) + 1, dtype=np.int64)
-    np.cumsum(np.bincount(q, minlength=len(queries.values)), out=offsets[1:])
+    offsets = np.zeros(len(qids) + 1, dtype=np.int64)
+    np.cumsum(np.bincount(q, minlength=len(qids)), out=offsets[1:])
     # chunk ids in order of first appearance in the query-ordered judgments (as the dicts would list them)
     used, first = np.unique(d, return_index=True)
     used = used[np.argsort(first, kind="stable")]
-    recode = np.empty(len(chunks.values), dtype=np.int32)
+    recode = np.empty(len(dids), dtype=np.int32)
     recode[used] = np.arange(len(used), dtype=np.int32)
-    ids = np.asarray(chunks.values.to_pylist(), dtype=object)[used]
-    return Qrels(ColumnarJudgments(queries.values.to_pylist(), offsets, recode[d], ids, g), source=str(path))
+    ids = np.asarray(dids, dtype=object)[used]
+    return Qrels(ColumnarJudgments(qids, offsets, recode[d], ids, g), source=str(path))
 
 
 def read_beir_qrels(path: str | Path, note: str = "") -> Qrels:

@@ -17,13 +17,15 @@ from pathlib import Path
 
 import numpy as np
 
-__all__ = ["Dictionary", "Refused", "blocks", "table", "words"]
+__all__ = ["Dictionary", "Refused", "blocks", "table", "tables", "unified", "words"]
 
 #: The ASCII bytes ``str.split()`` splits on besides the space and the newline, made spaces.
 _SPACES = bytes.maketrans(b"\t\r\x0b\x0c\x1c\x1d\x1e\x1f", b" " * 8)
 _SPLIT = tuple(bytes([c]) for c in b"\t\r\x0b\x0c\x1c\x1d\x1e\x1f")
 #: A whitespace character the bytes are not split on (a Unicode space: the line reader's str.split splits there).
 _OTHER_SPACE = re.compile(r"[^\S\n ]")
+#: Bytes of a block Arrow's CSV reader parses as one part (the parts of a block are parsed on its threads).
+PART_BYTES = 4 << 20
 
 
 class Refused(Exception):
@@ -62,6 +64,32 @@ def blocks(path: Path, size: int):
             rest = data[cut:]
 
 
+def tables(path: Path, size: int, names: list[str], types: dict, keep: list[str] | None = None):
+    """:func:`table` of each block of the file (:func:`blocks`), the next block read and parsed while the
+    caller works on this one (one worker thread: Arrow's parse and the file's reads release the GIL).
+
+    Yields the tables, None for a block of blank lines only; :class:`Refused` as :func:`table` raises it.
+    Memory: two blocks' text and tables at most.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1, thread_name_prefix="textcolumns") as pool:
+        parts = blocks(path, size)
+        ahead = pool.submit(_next_table, parts, names, types, keep)
+        while True:
+            t, more = ahead.result()
+            if not more:
+                return
+            ahead = pool.submit(_next_table, parts, names, types, keep)
+            yield t
+
+
+def _next_table(parts, names, types, keep):
+    """(the next block's table, True), or (None, False) when ``parts`` is exhausted."""
+    block = next(parts, None)
+    return (None, False) if block is None else (table(block, names, types, keep), True)
+
+
 def _checked(block: bytes) -> bytes:
     """The block with the ASCII bytes ``str.split`` splits on turned into spaces; refused when not read here.
 
@@ -96,6 +124,9 @@ def _parsed(block: bytes, names: list[str], types: dict):
 
     Fields are split on single spaces: a run of spaces, or a space at a line's end, shows as an empty field
     or a line of more fields, so a block that reads here without either has exactly the line reader's fields.
+    Arrow parses the block's parts (:data:`PART_BYTES`) on its own threads; a dictionary-coded column is
+    checked for an empty field through its dictionaries. The block is UTF-8 (:func:`_checked`
+    decoded it unless it is ASCII): Arrow does not check it again.
     """
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -104,22 +135,23 @@ def _parsed(block: bytes, names: list[str], types: dict):
     try:
         t = csv.read_csv(
             pa.BufferReader(block),
-            read_options=csv.ReadOptions(column_names=names, block_size=16 << 20),
+            read_options=csv.ReadOptions(column_names=names, block_size=PART_BYTES),
             parse_options=csv.ParseOptions(delimiter=" ", quote_char=False, double_quote=False, escape_char=False,
                                            newlines_in_values=False, ignore_empty_lines=True),
-            convert_options=csv.ConvertOptions(column_types=types, strings_can_be_null=False,
-                                               quoted_strings_can_be_null=False, check_utf8=True))
+            convert_options=csv.ConvertOptions(column_types=types, null_values=[], strings_can_be_null=False,
+                                               quoted_strings_can_be_null=False, check_utf8=False))
     except pa.ArrowInvalid:
-        return None  # another field count on a line, or not UTF-8
+        return None  # another field count on a line, or a value its type refuses
     if t.num_rows and any(pc.min(pc.binary_length(words(c))).as_py() == 0 for c in t.columns):
         return None
     return t
 
 
-def table(block: bytes, names: list[str], types: dict):
+def table(block: bytes, names: list[str], types: dict, keep: list[str] | None = None):
     """The block's table, None for blank lines only; refused when the line reader would read it otherwise.
 
-    Shared by the run and the qrels readers (:func:`audit.qrels.read_trec_qrels_columns`).
+    ``names``: every field of a line; ``keep``: the columns returned (default all). Shared by the run and the
+    qrels readers (:func:`audit.qrels.read_trec_qrels_columns`).
     """
     block = _checked(block)
     t = _parsed(block, names, types)
@@ -130,33 +162,67 @@ def table(block: bytes, names: list[str], types: dict):
         t = _parsed(block, names, types)
         if t is None:
             raise Refused  # another field count on a line: the line reader names it
-    return t
+    return t if keep is None else t.select(keep)
+
+
+def unified(column):
+    """A dictionary-coded column's indices (int32, one array) and its one dictionary (the parts' unified).
+
+    Arrow's dictionary unifier (C++) merges the parts' dictionaries in order of first appearance and
+    transposes each part's indices: a part's few distinct values are hashed, not its lines.
+    """
+    import pyarrow as pa
+
+    if isinstance(column, pa.ChunkedArray):
+        if column.num_chunks > 1:
+            column = column.unify_dictionaries()
+        parts = column.chunks
+    else:
+        parts = [column]
+    indices = [c.indices.to_numpy(zero_copy_only=False) for c in parts]
+    index = np.concatenate(indices) if len(indices) != 1 else indices[0]
+    return index.astype(np.int32, copy=False), parts[0].dictionary
 
 
 class Dictionary:
-    """Distinct strings in order of first appearance, and the code of each value of a column."""
+    """Distinct strings in order of first appearance, and the code of each value of a column.
+
+    A block's codes are provisional (an index into the blocks' dictionaries laid end to end): no lookup in
+    the distinct values seen so far while the file is read. :meth:`finish` gives the distinct values and the
+    mapping from provisional to final codes, one hash over the blocks' dictionaries (their distinct values,
+    not the lines).
+    """
 
     def __init__(self):
-        import pyarrow as pa
-
-        self.values = pa.array([], pa.string())
+        self._parts: list = []
+        self._base = 0
 
     def codes(self, column) -> np.ndarray:
-        """Each value's code (int32), new values added in order of first appearance.
+        """Each value's provisional code (int32): its block dictionary's position after the earlier blocks'.
 
-        ``column``: dictionary-encoded (the CSV reader's own codes): only each chunk's few distinct values are
-        looked up, and the line codes are a ``take`` through that small mapping.
+        ``column``: dictionary-coded (the CSV reader's own codes).
+
+        Raises
+        ------
+        Refused
+            More distinct values a block, summed over the blocks, than int32 holds.
         """
+        index, words = unified(column)
+        if self._base + len(words) > np.iinfo(np.int32).max:
+            raise Refused
+        codes = index + np.int32(self._base) if self._base else index
+        self._parts.append(words)
+        self._base += len(words)
+        return codes
+
+    def finish(self) -> tuple[list[str], np.ndarray]:
+        """The distinct values (first appearance first) and, per provisional code, its final code (int32)."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
-        chunks = column.chunks if isinstance(column, pa.ChunkedArray) else [column]
-        out = []
-        for chunk in chunks:
-            words = chunk.dictionary  # the chunk's distinct values, first appearance first
-            new = words if not len(self.values) else words.filter(pc.invert(pc.is_in(words, value_set=self.values)))
-            if len(new):
-                self.values = pa.concat_arrays([self.values, new.cast(pa.string())])
-            mapping = pc.index_in(words, value_set=self.values).to_numpy(zero_copy_only=False).astype(np.int32)
-            out.append(mapping[chunk.indices.to_numpy(zero_copy_only=False)])
-        return np.concatenate(out) if len(out) != 1 else out[0]
+        if not self._parts:
+            return [], np.zeros(0, dtype=np.int32)
+        every = pa.concat_arrays([w.cast(pa.string()) for w in self._parts])
+        distinct = pc.unique(every)  # in order of first appearance
+        final = pc.index_in(every, value_set=distinct).to_numpy(zero_copy_only=False).astype(np.int32)
+        return distinct.to_pylist(), final

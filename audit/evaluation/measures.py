@@ -469,7 +469,7 @@ def evaluate_run(run, qrels, ks: Sequence[int] = KS, query_ids: Iterable[str] | 
 
 
 #: Lines of a columnar run matched against the judgments at a time.
-_LINES_AT_ONCE = 1 << 22
+_LINES_AT_ONCE = 1 << 20
 
 
 def _columnar_measures(rankings: ColumnarRankings, qrels, qids: Sequence[str], ks: Sequence[int],
@@ -721,7 +721,14 @@ def evaluate(runset, ks: Sequence[int] = KS) -> list[RunResult]:
     unjudged.
     """
     phr = {q.query_id: q.phrasing for q in runset.queries}
-    return [evaluate_run(r, runset.qrels(r), ks, phrasings=phr) for r in runset.runs]
+    runs = list(runset.runs)
+    if sum(isinstance(r.rankings, ColumnarRankings) for r in runs) < 2:
+        return [evaluate_run(r, runset.qrels(r), ks, phrasings=phr) for r in runs]
+    from concurrent.futures import ThreadPoolExecutor
+
+    # columnar runs two at a time: their measures are numpy and Arrow kernels, which release the GIL
+    with ThreadPoolExecutor(2, thread_name_prefix="evaluate") as pool:
+        return list(pool.map(lambda r: evaluate_run(r, runset.qrels(r), ks, phrasings=phr), runs))
 
 
 def results_frame(results: Iterable[RunResult]):

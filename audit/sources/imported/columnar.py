@@ -34,7 +34,7 @@ import numpy as np
 
 from ...runset import ColumnarRankings, Run, score_kind as _kind
 from ...scores import canonical_scores
-from ...textcolumns import Dictionary, Refused, blocks, table, words
+from ...textcolumns import Dictionary, Refused, tables, unified, words
 from .checks import rank_order_message
 
 __all__ = ["BLOCK_BYTES", "read_trec_columns"]
@@ -43,7 +43,7 @@ __all__ = ["BLOCK_BYTES", "read_trec_columns"]
 #: reader's memory beside the columns.
 BLOCK_BYTES = 16 << 20
 #: Lines given codes at a time.
-_LINES_AT_ONCE = 1 << 22
+_LINES_AT_ONCE = 1 << 20
 
 _NAMES = ["qid", "q0", "docid", "rank", "score", "tag"]
 
@@ -53,65 +53,99 @@ def _types() -> dict:
     """The CSV reader's column types (made when a file is read: pyarrow is imported then)."""
     import pyarrow as pa
 
-    words = pa.dictionary(pa.int32(), pa.string())  # ids and the two unread fields: few distinct values
-    return {"qid": words, "q0": words, "docid": words, "rank": pa.string(), "score": pa.string(), "tag": words}
+    # every field as the reader's dictionary codes: a block's few distinct ids, ranks and score texts are
+    # checked and converted once each, a line is an index into them
+    return dict.fromkeys(_NAMES, pa.dictionary(pa.int32(), pa.string()))
 
 
-def _table(block: bytes):
-    """A run block's qid, docid, rank and score; None for blank lines only (:func:`audit.textcolumns.table`)."""
-    t = table(block, _NAMES, _types())
-    return None if t is None else t.select(["qid", "docid", "rank", "score"])
+#: The fields read (q0 and the tag are split, not converted).
+_READ = ["qid", "docid", "rank", "score"]
+#: The shortest line of six non-empty fields: six characters, five spaces, a newline.
+_SHORTEST_LINE = 12
 
 
-def _columns(path: Path):
-    """(query codes, query ids, chunk codes, chunk ids, ranks, float32 scores) of every line, file order."""
+def _ranks(column) -> np.ndarray:
+    """A block's ranks (int32) from the dictionary-coded rank column: each distinct text checked and read once."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
+    index, words = unified(column)
+    if not pc.all(pc.ascii_is_decimal(words)).as_py():
+        raise Refused  # int() reads "+3" and refuses "0x10": the line reader decides
+    try:
+        v = pc.cast(words, pa.int64()).to_numpy()
+    except (pa.ArrowInvalid, OverflowError):
+        raise Refused from None
+    if len(v) and (v.min() < 1 or v.max() > np.iinfo(np.int32).max):
+        raise Refused
+    return v.astype(np.int32)[index]
+
+
+def _scores(column) -> tuple[np.ndarray, np.ndarray]:
+    """A block's distinct float32 scores (ascending) and each line's index into them (int32).
+
+    Each distinct score text of the block is read once (Arrow's parser, correctly rounded as Python's
+    ``float``), then the float32 values are made distinct by a sort of those values only: as many as the block
+    has distinct texts, not lines. Refused: a text Arrow cannot read (``1_0``, which ``float`` reads) or not
+    finite.
+    """
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    index, words = unified(column)
+    try:
+        v = pc.cast(words, pa.float64()).to_numpy()
+    except pa.ArrowInvalid:
+        raise Refused from None
+    if not np.isfinite(v).all():
+        raise Refused
+    # float32: trec_eval's precision (audit/scores.py), as canonical_scores reads it
+    distinct, code = np.unique(v.astype(np.float32), return_inverse=True)
+    return distinct, code.astype(np.int32)[index]
+
+
+def _columns(path: Path):
+    """The lines' columns, file order: query codes, query ids, chunk codes, chunk ids, ranks, score codes, scores.
+
+    Score codes index the ascending distinct float32 scores (the last item).
+    """
+    import pyarrow.compute as pc
+
     queries, chunks = Dictionary(), Dictionary()
-    # the four columns are written in place into arrays as long as the file has lines (a row per line at most):
-    # pages never written cost nothing, and no block's arrays outlive it (blocks gathered at the end left the
-    # allocator's heap holding them beside the whole columns: twice the columns' memory)
-    cap = _line_count(path)
-    q, d, r, s = (np.empty(cap, dtype=t) for t in (np.int32, np.int32, np.int32, np.float32))
+    # the four columns are written in place into arrays as long as the file can hold lines: pages never written
+    # cost nothing (no page of the tail is touched), and no block's arrays outlive it (blocks gathered at the end
+    # left the allocator's heap holding them beside the whole columns: twice the columns' memory)
+    cap = (path.stat().st_size + 1) // _SHORTEST_LINE + 1
+    q, d, r, s = (np.empty(cap, dtype=np.int32) for _ in range(4))
+    spans, distinct = [], []  # per block: its lines, its distinct scores (a line's code indexes them until the end)
     at = 0
-    for block in blocks(path, BLOCK_BYTES):
-        t = _table(block)
+    for t in tables(path, BLOCK_BYTES, _NAMES, _types(), keep=_READ):
         if t is None or not t.num_rows:
             continue
         if pc.any(pc.starts_with(words(t.column("qid")), "#")).as_py():
             raise Refused  # a comment: the line reader skips it and counts its line
-        rank = t.column("rank").combine_chunks()
-        if not pc.all(pc.ascii_is_decimal(rank)).as_py():
-            raise Refused  # int() reads "+3" and refuses "0x10": the line reader decides
-        try:
-            rank = pc.cast(rank, pa.int64()).to_numpy()
-            score = pc.cast(t.column("score"), pa.float64()).to_numpy()
-        except (pa.ArrowInvalid, OverflowError):
-            raise Refused from None
-        if rank.min() < 1 or rank.max() > np.iinfo(np.int32).max or not np.isfinite(score).all():
-            raise Refused
-        m = len(rank)
+        m = t.num_rows
         if at + m > cap:
-            raise Refused  # more rows than the file had lines: it changed while read
+            raise Refused  # more rows than the file could hold lines: it changed while read
+        r[at:at + m] = _ranks(t.column("rank"))
+        values, s[at:at + m] = _scores(t.column("score"))
         q[at:at + m] = queries.codes(t.column("qid"))
         d[at:at + m] = chunks.codes(t.column("docid"))
-        r[at:at + m] = rank
-        s[at:at + m] = score  # float32: trec_eval's precision (audit/scores.py), as canonical_scores reads it
+        spans.append((at, at + m))
+        distinct.append(values)
         at += m
-        del t, rank, score
+        del t, values
     if not at:
         raise Refused  # no ranking line: the line reader says so
-    return q[:at], queries.values.to_pylist(), d[:at], chunks.values.to_pylist(), r[:at], s[:at]
-
-
-def _line_count(path: Path) -> int:
-    """Newlines in the file, plus one: the most ranking lines it can hold."""
-    n = 0
-    with open(path, "rb") as f:
-        while data := f.read(BLOCK_BYTES):
-            n += data.count(b"\n")
-    return n + 1
+    # the final codes: ids in order of first appearance, scores ascending; a small mapping a block, in place
+    qids, q_final = queries.finish()
+    dids, d_final = chunks.finish()
+    values32 = np.unique(np.concatenate(distinct))
+    for (lo, hi), values in zip(spans, distinct):
+        q[lo:hi] = q_final[q[lo:hi]]
+        d[lo:hi] = d_final[d[lo:hi]]
+        s[lo:hi] = np.searchsorted(values32, values).astype(np.int32)[s[lo:hi]]  # by value: -0.0 finds 0.0
+    return q[:at], qids, d[:at], dids, r[:at], s[:at], values32
 
 
 def _evaluated_order(qc, key, dkey, n_q, n_k, n_d) -> np.ndarray:
@@ -126,33 +160,6 @@ def _evaluated_order(qc, key, dkey, n_q, n_k, n_d) -> np.ndarray:
     # not see it. The keys are unique, so every sort gives this one order
     return np.argsort(combined, kind="stable")
     return np.lexsort((dkey, key, qc))
-
-
-def _distinct(s32: np.ndarray) -> np.ndarray:
-    """The distinct values of ``s32``, ascending: Arrow's hash table, then a sort of the distinct values only.
-
-    Arrow hashes bits, so -0.0 and 0.0 both come out; ``np.unique`` of the few distinct values keeps one, as
-    ``np.unique`` of the whole column would.
-    """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    return np.unique(pc.unique(pa.array(s32)).to_numpy())
-
-
-def _score_codes(values32: np.ndarray, s32: np.ndarray) -> np.ndarray:
-    """Each score's index in the ascending distinct ``values32`` (int32): a hash lookup, not a binary search.
-
-    A score Arrow does not find by its bits (-0.0 when ``values32`` holds 0.0) sends the column to
-    ``np.searchsorted``, which compares values.
-    """
-    import pyarrow as pa
-    import pyarrow.compute as pc
-
-    codes = pc.index_in(pa.array(s32), value_set=pa.array(values32))
-    if codes.null_count:
-        return np.searchsorted(values32, s32).astype(np.int32)
-    return codes.to_numpy().astype(np.int32, copy=False)
 
 
 def _segment_max_before(values: np.ndarray, group_starts: np.ndarray, query_of_group: np.ndarray) -> np.ndarray:
@@ -189,13 +196,11 @@ def read_trec_columns(path: str | Path, name: str, score_kind: str) -> Run | Non
     """
     p = Path(path)
     try:
-        qc, qids, dc, dids, rank, s32 = _columns(p)
+        qc, qids, dc, dids, rank, scode, values32 = _columns(p)
     except Refused:
         return None
     n_q, n_d, n = len(qids), len(dids), len(qc)
     higher = _kind(score_kind).higher_is_better
-    # the distinct scores, a block of lines at a time (float32 order = canonical order, audit/scores.py)
-    values32 = np.unique(np.concatenate([_distinct(s32[lo:lo + _LINES_AT_ONCE]) for lo in range(0, n, _LINES_AT_ONCE)]))
     # ties by chunk id descending, code-point order (trec_eval's strcmp; Python's str order)
     by_id = sorted(range(n_d), key=dids.__getitem__)
     id_rank = np.empty(n_d, dtype=np.int32)
@@ -208,7 +213,7 @@ def read_trec_columns(path: str | Path, name: str, score_kind: str) -> Run | Non
     grouped = all(bool(np.all(qc[lo + 1:hi + 1] >= qc[lo:hi]))
                   for lo in range(0, max(n - 1, 0), _LINES_AT_ONCE) for hi in (min(lo + _LINES_AT_ONCE, n - 1),))
     chunk_codes = dc if grouped else np.empty(n, dtype=np.int32)
-    score_codes = rank if grouped else np.empty(n, dtype=np.int32)
+    score_codes = scode if grouped else np.empty(n, dtype=np.int32)
     conflicts, contradicting, reversed_all = [], [], True
     # queries in groups of at most _LINES_AT_ONCE lines (one query's lines are never split): each group's lines
     # are ordered and checked on their own, so the memory beside the columns is that of one group
@@ -220,7 +225,7 @@ def read_trec_columns(path: str | Path, name: str, score_kind: str) -> Run | Non
             lines = slice(int(offsets[a]), int(offsets[b]))
         else:
             lines = np.flatnonzero((qc >= a) & (qc < b))  # file order within the group
-        g = _order_group(qc[lines], dc[lines], rank[lines], s32[lines], values32, id_rank, higher, n_q, n_d)
+        g = _order_group(qc[lines], dc[lines], rank[lines], scode[lines], len(values32), id_rank, higher, n_q, n_d)
         if g is None:
             return None  # a chunk ranked twice for a query: the line reader names both lines
         lo, hi = int(offsets[a]), int(offsets[b])
@@ -229,7 +234,7 @@ def read_trec_columns(path: str | Path, name: str, score_kind: str) -> Run | Non
         contradicting += g[3]
         reversed_all = reversed_all and g[4]
         a = b
-    del qc, s32
+    del qc, rank
     qids_of = qids.__getitem__
     conflicts, contradicting = [qids_of(c) for c in conflicts], [qids_of(c) for c in contradicting]
     values = canonical_scores(values32, "run file")
@@ -239,7 +244,7 @@ def read_trec_columns(path: str | Path, name: str, score_kind: str) -> Run | Non
                warnings=tuple(w for w in (warning,) if w is not None))
 
 
-def _order_group(qc, dc, rank, s32, values32, id_rank, higher: bool, n_q: int, n_d: int):
+def _order_group(qc, dc, rank, scode, n_s: int, id_rank, higher: bool, n_q: int, n_d: int):
     """One group of whole queries' lines (file order) in evaluated order, checked; None on a repeated chunk.
 
     Returns ``(chunk codes, score codes, conflicting query codes, contradicting query codes, reversed_all)``:
@@ -247,7 +252,6 @@ def _order_group(qc, dc, rank, s32, values32, id_rank, higher: bool, n_q: int, n
     queries whose rank column orders them otherwise (``rank_conflicts``); the queries with a line of strictly
     better score ranked below another (the ``rank-order`` warning), and whether each of those is reversed.
     """
-    n_s = len(values32)
     qd = qc.astype(np.int64)
     qd *= n_d
     qd += dc
@@ -256,8 +260,6 @@ def _order_group(qc, dc, rank, s32, values32, id_rank, higher: bool, n_q: int, n
     if len(qd) > 1 and bool((qd[1:] == qd[:-1]).any()):
         return None
     del qd
-    scode = _score_codes(values32, s32)
-    del s32
     key = (n_s - 1 - scode) if higher else scode  # ascending = best first
     o = _evaluated_order(qc, key, (n_d - 1 - id_rank)[dc], n_q, n_s, n_d)
     qc = qc[o]  # one column at a time (the old one freed before the next is gathered)

@@ -11,6 +11,7 @@ better (a distance as it is, a similarity negated), and every cut is shown back 
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Mapping, Sequence
 
@@ -220,29 +221,43 @@ def load_system(queries: str | Path, runs: Mapping[str, str], scores: Mapping[st
     if ood_runs and ood_queries is None:
         raise ValueError("--ood-run needs --ood-queries FILE")
     files = []
+    # the files read two at a time in worker threads (Arrow's parse, numpy and the digests release the GIL), each
+    # with its sha256; taken in this order, so the first bad file named is the one the order reaches first
+    pool = ThreadPoolExecutor(2, thread_name_prefix="load_system")
+    try:
+        def later(role: str, read, path, *args):
+            return role, path, pool.submit(_read_and_digest, read, path, *args)
 
-    def note(role: str, path) -> None:
-        files.append({"role": role, "name": Path(path).name, "sha256": file_sha256(path)})
+        q_read = later("queries", read_queries, queries)
+        j_read = later("qrels", read_qrels, qrels) if qrels is not None else None
+        r_reads = [later(f"run {name}", read_run, path, name, scores.get(name, "similarity"))
+                   for name, path in runs.items()]
 
-    q = read_queries(queries)
-    note("queries", queries)
-    user_chunks = read_chunks(chunks) if chunks is not None else None
-    if chunks is not None:
-        note("chunks", chunks)
-    rejected: list = []
-    if qrels is not None:
-        judgments, judged_by = read_qrels(qrels), f"qrels {Path(qrels).name}"
-        note("qrels", qrels)
-        judgments, rejected = drop_textless(judgments, q, Path(queries).name)
-    else:
-        needles = load_needles(ground_truth)
-        judgments = needle_qrels(needles, user_chunks, list(q))
-        judged_by = f"needles {Path(ground_truth).name} resolved against the chunks (a chunk's text holds the needle)"
-        note("ground truth", ground_truth)
-    loaded = []
-    for name, path in runs.items():
-        loaded.append(read_run(path, name, scores.get(name, "similarity")))
-        note(f"run {name}", path)
+        def note(role: str, path, sha: str | None = None) -> None:
+            files.append({"role": role, "name": Path(path).name, "sha256": sha or file_sha256(path)})
+
+        def take(read):
+            role, path, future = read
+            value, sha = future.result()
+            note(role, path, sha)
+            return value
+
+        q = take(q_read)
+        user_chunks = read_chunks(chunks) if chunks is not None else None
+        if chunks is not None:
+            note("chunks", chunks)
+        rejected: list = []
+        if qrels is not None:
+            judgments, judged_by = take(j_read), f"qrels {Path(qrels).name}"
+            judgments, rejected = drop_textless(judgments, q, Path(queries).name)
+        else:
+            needles = load_needles(ground_truth)
+            judgments = needle_qrels(needles, user_chunks, list(q))
+            judged_by = f"needles {Path(ground_truth).name} resolved against the chunks (a chunk's text holds the needle)"
+            note("ground truth", ground_truth)
+        loaded = [take(r) for r in r_reads]
+    finally:
+        pool.shutdown(cancel_futures=True)
     ood_q = read_queries(ood_queries) if ood_queries is not None else {}
     if ood_queries is not None:
         note("out-of-domain queries", ood_queries)
@@ -255,6 +270,11 @@ def load_system(queries: str | Path, runs: Mapping[str, str], scores: Mapping[st
     warnings = system_warnings(loaded, judgments, q, rejected, ood, ood_q) + ([spelt] if spelt is not None else [])
     return team_runset(q, judgments, judged_by, loaded, user_chunks, errors, corpus, ood_q, ood, files,
                        warnings=warnings, rejected=rejected)
+
+
+def _read_and_digest(read, path, *args):
+    """``(read(path, *args), file_sha256(path))``: one worker's part of :func:`load_system`."""
+    return read(path, *args), file_sha256(path)
 
 
 def load_checked(files: Mapping, names: Mapping[str, str] | None = None) -> tuple[RunSet | None, list[str]]:
