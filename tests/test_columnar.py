@@ -136,6 +136,35 @@ def test_blocks_cut_between_lines_read_the_same(tmp_path, monkeypatch):
     assert_same_run(grouped, whole)
 
 
+def test_query_codes_as_runs_then_per_line_and_ranks_widened(tmp_path, monkeypatch):
+    # the first blocks come grouped (query codes held as runs), then a block of interleaved queries turns them into
+    # one code a line, and a rank over int16's range widens the rank column: the run is the line reader's
+    grouped = [f"q{i // 12} Q0 d{(5 * i) % 17} {i % 12 + 1} {0.05 * (i % 7):.2f} t\n" for i in range(96)]
+    mixed = [f"q{8 + i % 5} Q0 d{(3 * i) % 19} {i // 5 + 1} {0.1 * (i % 3):.1f} t\n" for i in range(40)]
+    wide = ["q20 Q0 d1 40000 0.5 t\n", "q20 Q0 d2 70000 0.25 t\n", "q3 Q0 d99 99999 0.9 t\n"]
+    p = _write(tmp_path, "".join(grouped + mixed + wide))
+    monkeypatch.setattr(columnar, "BLOCK_BYTES", 400)  # about 16 lines a block
+    runs = []
+    real = columnar._QueryCodes
+
+    class Seen(real):
+        def add(self, codes):
+            super().add(codes)
+            runs.append(self.lines is None)
+
+    monkeypatch.setattr(columnar, "_QueryCodes", Seen)
+    fast = columnar.read_trec_columns(p, "run", "similarity")
+    assert runs[0] and not runs[-1], "held as runs first, one code a line after the mixed block"
+    assert_same_run(fast, line_reader(p, "run"))
+    assert fast.rankings["q3"].ids[0] == "d99"  # its best score, whatever its rank column says
+    assert list(fast.rankings["q20"].ids) == ["d1", "d2"]
+    only_grouped = _write(tmp_path, "".join(grouped), "grouped.trec")
+    monkeypatch.setattr(columnar, "BLOCK_BYTES", 2000)  # about 80 lines a block: 12 lines a run on average
+    runs.clear()
+    assert_same_run(columnar.read_trec_columns(only_grouped, "run", "similarity"), line_reader(only_grouped, "run"))
+    assert all(runs), "a grouped file keeps its query codes as runs"
+
+
 # --------------------------------------------------------------------------- generated runs
 
 _number = st.one_of(

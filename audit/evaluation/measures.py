@@ -502,23 +502,29 @@ def _columnar_measures(rankings: ColumnarRankings, qrels, qids: Sequence[str], k
         o = np.argsort(jkey_a)
         jkey_a, jgrade_a, jq_a = jkey_a[o], np.asarray(jgrade, dtype=np.int64)[o], np.asarray(jq, dtype=np.int64)[o]
         offsets, n_lines = rankings.offsets, int(rankings.offsets[-1])
-        found_l, j_l, q_l = [], [], []
-        judged = pa.array(jkey_a)
+        found_l, j_l = [], []
         for lo in range(0, n_lines, _LINES_AT_ONCE):  # in blocks of lines: memory bounded by the block
             hi = min(lo + _LINES_AT_ONCE, n_lines)
-            pos = np.arange(lo, hi)
             qa = int(np.searchsorted(offsets, lo, side="right")) - 1  # the queries the block's lines belong to
             qb = int(np.searchsorted(offsets, hi, side="left"))
+            ja, jb = np.searchsorted(jkey_a, [qa * n_d, qb * n_d])  # those queries' judgments (keys sorted)
+            if ja == jb:
+                continue
             line_q = np.repeat(np.arange(qa, qb, dtype=np.int64),
                                np.minimum(offsets[qa + 1:qb + 1], hi) - np.maximum(offsets[qa:qb], lo))
             key = line_q * n_d + rankings.chunk_codes[lo:hi]
-            at = pc.index_in(pa.array(key), value_set=judged)  # a hash lookup of each line's (query, chunk)
+            del line_q
+            # each judgment's line among the block's: a hash of the block's (query, chunk) keys, each unique, looked
+            # up by the few judgments (hashing the judgments instead, once a block, cost more than the lines)
+            at = pc.index_in(pa.array(jkey_a[ja:jb]), value_set=pa.array(key))
             m = at.is_valid().to_numpy(zero_copy_only=False)
-            at = at.fill_null(0).to_numpy().astype(np.int64)
-            found_l.append(pos[m])  # line positions, ascending: rank order within a query
-            j_l.append(at[m])
-            q_l.append(line_q[m])
-        found, j, fq = np.concatenate(found_l), np.concatenate(j_l), np.concatenate(q_l)
+            found_l.append(at.fill_null(0).to_numpy().astype(np.int64)[m] + lo)
+            j_l.append(np.arange(ja, jb, dtype=np.int64)[m])
+        found = np.concatenate(found_l) if found_l else np.zeros(0, dtype=np.int64)
+        j = np.concatenate(j_l) if j_l else np.zeros(0, dtype=np.int64)
+        o = np.argsort(found)  # line positions ascending: rank order within a query (each line found once)
+        found, j = found[o], j[o]
+        fq = jkey_a[j] // n_d
         hit_q, hit_grade = jq_a[j], jgrade_a[j]
         hit_rank = found - offsets[fq] + 1
     rel = hit_grade >= MIN_REL

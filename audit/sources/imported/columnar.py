@@ -42,8 +42,10 @@ __all__ = ["BLOCK_BYTES", "read_trec_columns"]
 #: Bytes of the file parsed at a time (cut after a newline): its copies while normalised and parsed are the
 #: reader's memory beside the columns.
 BLOCK_BYTES = 16 << 20
-#: Lines given codes at a time.
+#: Lines ordered (and counted) at a time.
 _LINES_AT_ONCE = 1 << 20
+#: A block's query codes are held as runs while it has at least this many lines a run.
+_RUNS_AT_MOST = 8
 
 _NAMES = ["qid", "q0", "docid", "rank", "score", "tag"]
 
@@ -104,19 +106,90 @@ def _scores(column) -> tuple[np.ndarray, np.ndarray]:
     return distinct, code.astype(np.int32)[index]
 
 
+class _QueryCodes:
+    """Each line's query code, file order: as runs of one code (a code and a length each) while the blocks come so,
+    else one code a line.
+
+    A file grouped by query holds 8 bytes a query rather than 4 a line (400 MB at 100M lines). A block whose
+    runs are more than one line in :data:`_RUNS_AT_MOST` turns the codes into one a line from there on.
+    """
+
+    def __init__(self, cap: int):
+        self.cap, self.at = cap, 0
+        self.codes: list | None = []  # per block: its runs' codes (None once held a line at a time)
+        self.lengths: list | None = []
+        self.lines: np.ndarray | None = None
+
+    def add(self, codes: np.ndarray) -> None:
+        """Append a block's codes (int32)."""
+        m = len(codes)
+        if self.lines is None:
+            starts = np.flatnonzero(codes[1:] != codes[:-1]) + 1
+            if (len(starts) + 1) * _RUNS_AT_MOST <= m:
+                self.codes.append(codes[np.concatenate(([0], starts))])
+                self.lengths.append(np.diff(np.concatenate(([0], starts, [m]))))
+                self.at += m
+                return
+            before = self.per_line()
+            self.lines = np.empty(self.cap, dtype=np.int32)
+            self.lines[:self.at] = before
+            self.codes = self.lengths = None
+        self.lines[self.at:self.at + m] = codes
+        self.at += m
+
+    def per_line(self) -> np.ndarray:
+        """One code a line (a new array from the runs, or the lines' own)."""
+        if self.lines is not None:
+            return self.lines[:self.at]
+        if not self.codes:
+            return np.zeros(0, dtype=np.int32)
+        return np.repeat(np.concatenate(self.codes), np.concatenate(self.lengths)).astype(np.int32, copy=False)
+
+    def recode(self, final: np.ndarray, spans) -> None:
+        """Provisional codes to final ones (``final[code]``), in place, a block at a time."""
+        if self.lines is None:
+            self.codes = [final[c] for c in self.codes]
+        else:
+            for lo, hi in spans:
+                self.lines[lo:hi] = final[self.lines[lo:hi]]
+
+    def counts(self, n_q: int) -> np.ndarray:
+        """Lines per query code (int64)."""
+        out = np.zeros(n_q, dtype=np.int64)
+        if self.lines is None:
+            for c, n in zip(self.codes, self.lengths):
+                np.add.at(out, c, n)
+        else:  # a block at a time: bincount reads its input as int64 (a copy of the whole column otherwise)
+            for lo in range(0, self.at, _LINES_AT_ONCE):
+                out += np.bincount(self.lines[lo:min(lo + _LINES_AT_ONCE, self.at)], minlength=n_q)
+        return out
+
+    def grouped(self) -> bool:
+        """Whether every query's lines are together (codes never decrease: a code is given at first appearance)."""
+        if self.lines is None:
+            c = np.concatenate(self.codes) if self.codes else np.zeros(0, dtype=np.int32)
+            return bool(np.all(c[1:] >= c[:-1]))
+        n, q = self.at, self.lines
+        return all(bool(np.all(q[lo + 1:hi + 1] >= q[lo:hi]))
+                   for lo in range(0, max(n - 1, 0), _LINES_AT_ONCE) for hi in (min(lo + _LINES_AT_ONCE, n - 1),))
+
+
 def _columns(path: Path):
-    """The lines' columns, file order: query codes, query ids, chunk codes, chunk ids, ranks, score codes, scores.
+    """The lines' columns, file order: query codes (:class:`_QueryCodes`), query ids, chunk codes, chunk ids,
+    ranks (int16 while every rank fits, else int32), score codes, scores.
 
     Score codes index the ascending distinct float32 scores (the last item).
     """
     import pyarrow.compute as pc
 
     queries, chunks = Dictionary(), Dictionary()
-    # the four columns are written in place into arrays as long as the file can hold lines: pages never written
-    # cost nothing (no page of the tail is touched), and no block's arrays outlive it (blocks gathered at the end
-    # left the allocator's heap holding them beside the whole columns: twice the columns' memory)
+    # the columns are written in place into arrays as long as the file can hold lines: pages never written cost
+    # nothing (no page of the tail is touched), and no block's arrays outlive it (blocks gathered at the end left
+    # the allocator's heap holding them beside the whole columns: twice the columns' memory)
     cap = (path.stat().st_size + 1) // _SHORTEST_LINE + 1
-    q, d, r, s = (np.empty(cap, dtype=np.int32) for _ in range(4))
+    q = _QueryCodes(cap)
+    d, s = (np.empty(cap, dtype=np.int32) for _ in range(2))
+    r = np.empty(cap, dtype=np.int16)
     spans, distinct = [], []  # per block: its lines, its distinct scores (a line's code indexes them until the end)
     at = 0
     for t in tables(path, BLOCK_BYTES, _NAMES, _types(), keep=_READ):
@@ -127,25 +200,30 @@ def _columns(path: Path):
         m = t.num_rows
         if at + m > cap:
             raise Refused  # more rows than the file could hold lines: it changed while read
-        r[at:at + m] = _ranks(t.column("rank"))
+        ranks = _ranks(t.column("rank"))
+        if r.dtype == np.int16 and int(ranks.max()) > np.iinfo(np.int16).max:
+            wide = np.empty(cap, dtype=np.int32)
+            wide[:at] = r[:at]
+            r = wide
+        r[at:at + m] = ranks
         values, s[at:at + m] = _scores(t.column("score"))
-        q[at:at + m] = queries.codes(t.column("qid"))
+        q.add(queries.codes(t.column("qid")))
         d[at:at + m] = chunks.codes(t.column("docid"))
         spans.append((at, at + m))
         distinct.append(values)
         at += m
-        del t, values
+        del t, values, ranks
     if not at:
         raise Refused  # no ranking line: the line reader says so
     # the final codes: ids in order of first appearance, scores ascending; a small mapping a block, in place
     qids, q_final = queries.finish()
     dids, d_final = chunks.finish()
+    q.recode(q_final, spans)
     values32 = np.unique(np.concatenate(distinct))
     for (lo, hi), values in zip(spans, distinct):
-        q[lo:hi] = q_final[q[lo:hi]]
         d[lo:hi] = d_final[d[lo:hi]]
         s[lo:hi] = np.searchsorted(values32, values).astype(np.int32)[s[lo:hi]]  # by value: -0.0 finds 0.0
-    return q[:at], qids, d[:at], dids, r[:at], s[:at], values32
+    return q, qids, d[:at], dids, r[:at], s[:at], values32
 
 
 def _evaluated_order(qc, key, dkey, n_q, n_k, n_d) -> np.ndarray:
@@ -196,22 +274,24 @@ def read_trec_columns(path: str | Path, name: str, score_kind: str) -> Run | Non
     """
     p = Path(path)
     try:
-        qc, qids, dc, dids, rank, scode, values32 = _columns(p)
+        queries, qids, dc, dids, rank, scode, values32 = _columns(p)
     except Refused:
         return None
-    n_q, n_d, n = len(qids), len(dids), len(qc)
+    n_q, n_d, n = len(qids), len(dids), len(dc)
     higher = _kind(score_kind).higher_is_better
     # ties by chunk id descending, code-point order (trec_eval's strcmp; Python's str order)
     by_id = sorted(range(n_d), key=dids.__getitem__)
     id_rank = np.empty(n_d, dtype=np.int32)
     id_rank[by_id] = np.arange(n_d, dtype=np.int32)
     offsets = np.zeros(n_q + 1, dtype=np.int64)
-    np.cumsum(np.bincount(qc, minlength=n_q), out=offsets[1:])
+    np.cumsum(queries.counts(n_q), out=offsets[1:])
     # a file grouped by query (the usual case) holds each group's lines as one slice, and the group's codes in
     # evaluated order go back into the slices they were read from (each group reads copies): no second pair of
-    # columns; otherwise a group's lines are picked out and its codes written into new columns
-    grouped = all(bool(np.all(qc[lo + 1:hi + 1] >= qc[lo:hi]))
-                  for lo in range(0, max(n - 1, 0), _LINES_AT_ONCE) for hi in (min(lo + _LINES_AT_ONCE, n - 1),))
+    # columns, and a group's query codes come from the offsets; otherwise a group's lines are picked out and its
+    # codes written into new columns
+    grouped = queries.grouped()
+    qc = None if grouped else queries.per_line()
+    del queries
     chunk_codes = dc if grouped else np.empty(n, dtype=np.int32)
     score_codes = scode if grouped else np.empty(n, dtype=np.int32)
     conflicts, contradicting, reversed_all = [], [], True
@@ -221,11 +301,13 @@ def read_trec_columns(path: str | Path, name: str, score_kind: str) -> Run | Non
     while a < n_q:
         b = max(a + 1, int(np.searchsorted(offsets, offsets[a] + _LINES_AT_ONCE, side="right")) - 1)
         b = min(b, n_q)
-        if grouped or (a == 0 and b == n_q):
+        if grouped:
             lines = slice(int(offsets[a]), int(offsets[b]))
+            group_q = np.repeat(np.arange(a, b, dtype=np.int32), np.diff(offsets[a:b + 1]))
         else:
-            lines = np.flatnonzero((qc >= a) & (qc < b))  # file order within the group
-        g = _order_group(qc[lines], dc[lines], rank[lines], scode[lines], len(values32), id_rank, higher, n_q, n_d)
+            lines = slice(0, n) if a == 0 and b == n_q else np.flatnonzero((qc >= a) & (qc < b))  # file order
+            group_q = qc[lines]
+        g = _order_group(group_q, dc[lines], rank[lines], scode[lines], len(values32), id_rank, higher, n_q, n_d)
         if g is None:
             return None  # a chunk ranked twice for a query: the line reader names both lines
         lo, hi = int(offsets[a]), int(offsets[b])
