@@ -171,7 +171,11 @@ def drop_textless(qrels: Qrels, queries: Mapping[str, str], queries_file: str = 
     from ...groundtruth import Rejected
 
     qrels_name = _name(qrels.source) if qrels.source else "the judgments"
-    missing = [q for q in qrels.query_ids if not (queries.get(q) or "").strip()]
+    ids = qrels.query_ids
+    blank = {q for q, text in queries.items() if not (text or "").strip()}
+    if not blank and queries.keys() >= set(ids):  # every judged query has a text: set operations in C
+        return qrels, []
+    missing = [q for q in ids if q not in queries or q in blank]
     if not missing:
         return qrels, []
     gone = set(missing)
