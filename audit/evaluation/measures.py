@@ -572,21 +572,36 @@ def _columnar_measures(rankings: ColumnarRankings, qrels, qids: Sequence[str], k
         with np.errstate(invalid="ignore", divide="ignore"):
             return np.where(top > 0, (top - judged) / np.where(top > 0, top, 1), 0.0)
 
-    columns: dict[str, np.ndarray] = {}
-    for k in ks:
-        columns[f"Hole@{k}"] = hole(k)
-        n_hit = np.bincount(hit_q[rel & (hit_rank <= k)], minlength=nq)
-        columns[f"Success@{k}"] = (n_hit > 0).astype(np.float64)
-        with np.errstate(invalid="ignore", divide="ignore"):
-            columns[f"R@{k}"] = np.where(n_rel > 0, n_hit / np.where(n_rel > 0, n_rel_f, 1.0), 0.0)
-        columns[f"P@{k}"] = n_hit / k
-        columns[f"nDCG@{k}"] = ndcg(k)
-        columns[f"RR@{k}"] = rr(k)
-    columns["RR"] = rr(None)
-    columns["nDCG"] = ndcg(None)
+    hits_at: dict = {}
+
+    def n_hit(k):
+        if k not in hits_at:
+            hits_at[k] = np.bincount(hit_q[rel & (hit_rank <= k)], minlength=nq)
+        return hits_at[k]
+
+    def measure(name: str) -> np.ndarray:
+        m, _, cut = name.partition("@")
+        k = int(cut) if cut else None
+        if m == "Hole":
+            return hole(k)
+        if m == "Success":
+            return n_hit(k) > 0
+        if m == "R":
+            with np.errstate(invalid="ignore", divide="ignore"):
+                return np.where(n_rel > 0, n_hit(k) / np.where(n_rel > 0, n_rel_f, 1.0), 0.0)
+        if m == "P":
+            return n_hit(k) / k
+        if m == "nDCG":
+            return ndcg(k)
+        if m == "RR":
+            return rr(k)
+        raise ValueError(f"no columnar formula for {name!r}")  # a measure added to MEASURES needs one here
+
     names = list(measure_names(ks))
-    return QueryTable(qids, names, np.column_stack([columns[n] for n in names]), in_run, n_rel,
-                      np.where(has_first, first, 0), [phr.get(q, "") for q in qids])
+    values = np.empty((nq, len(names)), dtype=np.float64)  # each measure written into its column (no stacking copy)
+    for i, name in enumerate(names):
+        values[:, i] = measure(name)
+    return QueryTable(qids, names, values, in_run, n_rel, np.where(has_first, first, 0), [phr.get(q, "") for q in qids])
 
 
 def _ideal_prefix(gains: list[int], ks: Sequence[int]) -> dict:
