@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from ..language import stamp_languages
+from ..language import preload_identifier, stamp_languages
 from ..report import build_report
 from ..report.sections import Approximate
 from ..retrieval import RETRIEVERS
@@ -59,6 +59,10 @@ def cmd_report(a) -> int:
     source = pick_source(a, "report")
     if getattr(a, "judgments_version", None) and not (source == "traffic" and a.stages):
         raise InputError("--judgments-version judges traced questions: it goes with --traffic … --stages")
+    if source not in ("builtin", "index") and not getattr(a, "language", None):
+        # these run sets have their languages detected after loading (stamp_languages): py3langid's model is
+        # decompressed in a thread while the source loads (the built-in pipelines decide their own)
+        preload_identifier()
     if source == "traffic":
         from .traffic import load_traffic as load
     elif source == "endpoint":
