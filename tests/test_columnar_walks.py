@@ -5,7 +5,9 @@ same, whichever way the judgments are held (dicts or :class:`audit.evaluation.ju
 from __future__ import annotations
 
 import numpy as np
+import pytest
 from hypothesis import given, strategies as st
+from hypothesis.extra.numpy import arrays
 
 from audit.evaluation import measures
 from audit.evaluation.judgments import ColumnarJudgments, Qrels
@@ -72,3 +74,84 @@ def test_rr_tie_differences_by_hand():
         for judgments in (qrels, columnar_judgments(qrels)):
             assert measures.rr_tie_differences(r, Qrels(judgments), (1, 4)) == ("q1", "q3")
             assert measures.rr_tie_differences(r, Qrels(judgments), (1,)) == ("q1",)
+
+
+@st.composite
+def two_tables(draw):
+    """Two runs' results over the same queries as :class:`QueryTable` (the columnar evaluation's form)."""
+    n = draw(st.integers(0, 30))
+    names = measures.measure_names()
+    qids = [f"q{i}" for i in range(n)]
+    phr = [draw(st.sampled_from(["in-domain", "documentation", "ticket"])) for _ in qids]
+
+    def table():
+        # values like the measures' (0, 1, 1/r, fractions) and floats whose naive sum would round
+        vals = draw(arrays(np.float64, (n, len(names)),
+                           elements=st.sampled_from([0.0, 1.0, 0.5, 1 / 3, 0.1, 1e-17, 0.7071067811865476])))
+        first = draw(arrays(np.int64, n, elements=st.integers(0, 25)))
+        return measures.QueryTable(qids, names, vals, draw(arrays(bool, n)), draw(arrays(np.int64, n,
+                                   elements=st.integers(0, 3))), first, phr)
+
+    return table(), table()
+
+
+def _result(name, per_query):
+    return measures.RunResult(name, "similarity", measures.KS, per_query)
+
+
+@given(tables=two_tables())
+def test_a_columnar_results_figures_equal_the_per_query_ones(tables):
+    from audit.evaluation.paired import paired_test
+
+    cols = [_result(n, t) for n, t in zip("ab", tables)]
+    rows = [_result(n, tuple(t)) for n, t in zip("ab", tables)]  # the same queries as QueryMeasures
+    assert isinstance(rows[0].per_query, tuple) and isinstance(cols[0].per_query, measures.QueryTable)
+    for c, r in zip(cols, rows):
+        for name in (*measures.measure_names(), "recall@8", "mrr"):
+            assert c.values(name) == r.values(name)
+            m, e = c.mean(name), r.mean(name)
+            assert m == e or (np.isnan(m) and np.isnan(e))
+        for k in (1, 8, 20):
+            assert c.success(k) == r.success(k) and c.hits(k) == r.hits(k)
+        assert c.to_dict() == r.to_dict() or not len(c.per_query)
+    for k in (1, 4, 20):
+        fast, slow = paired_test(cols[0], cols[1], k), paired_test(rows[0], rows[1], k)
+        assert fast == slow
+        assert fast.wins == sum(1 for x, y in zip(cols[0].hits(k), cols[1].hits(k)) if x and not y)
+
+
+def test_a_columnar_mean_is_the_exact_sum():
+    # 0.1 ten times: a naive float sum gives 0.9999999999999999, math.fsum 1.0 (the mean of the per-query engine)
+    names = measures.measure_names()
+    vals = np.full((10, len(names)), 0.1)
+    t = measures.QueryTable([f"q{i}" for i in range(10)], names, vals, [True] * 10, [1] * 10, [1] * 10, [""] * 10)
+    assert _result("a", t).mean("RR@20") == 0.1 and sum([0.1] * 10) / 10 != 0.1
+    with pytest.raises(KeyError, match="unknown measure"):
+        _result("a", t).mean("MAP")
+
+
+def test_an_unpaired_columnar_test_is_refused_as_the_per_query_one_is():
+    from audit.evaluation.paired import paired_test
+
+    names = measures.measure_names()
+
+    def table(ids):
+        n = len(ids)
+        return measures.QueryTable(ids, names, np.zeros((n, len(names))), [True] * n, [1] * n, [1] * n, [""] * n)
+
+    a, b = table(["q1", "q2"]), table(["q2", "q1"])
+    for x, y in ((_result("a", a), _result("b", b)), (_result("a", tuple(a)), _result("b", tuple(b)))):
+        with pytest.raises(ValueError, match="runs a and b do not hold the same queries"):
+            paired_test(x, y, 8)
+
+
+@given(case=columnar_case())
+def test_run_length_of_a_columnar_run_equals_the_per_query_one(case):
+    from audit.evaluation.depth import run_length
+    from audit.runset import Run
+
+    rankings, qrels = case
+    qids = [*qrels, "absent"]
+    fast, slow = Run("r", "similarity", rankings), Run("r", "similarity", dict(rankings.items()))
+    assert run_length(fast, qids) == run_length(slow, qids) == max(
+        (len(rankings[q]) for q in qids if q in rankings), default=0)

@@ -368,15 +368,28 @@ class RunResult:
         KeyError
             An unknown name.
         """
+        if isinstance(self.per_query, QueryTable):
+            return self._column(name).tolist()
+        name = self._known(name)
+        return [q.values[name] for q in self.per_query]
+
+    def _known(self, name: str) -> str:
+        """``name``'s ir_measures name (``KeyError`` for an unknown one)."""
         name = SPEC_NAMES.get(name, name)
         if name not in self.names:
             raise KeyError(f"unknown measure {name!r}; known: {', '.join(self.names)}")
-        if isinstance(self.per_query, QueryTable):
-            return self.per_query.column(name).tolist()
-        return [q.values[name] for q in self.per_query]
+        return name
+
+    def _column(self, name: str) -> np.ndarray:
+        """A columnar result's values of ``name``, contiguous (a column of its matrix is strided: copied, it is read
+        two to three times faster)."""
+        return np.ascontiguousarray(self.per_query.column(self._known(name)))
 
     def mean(self, name: str) -> float:
         """Mean over the counted queries; NaN when there is none (or the run is unavailable)."""
+        if self.available and isinstance(self.per_query, QueryTable):
+            col = self._column(name)  # the same floats summed as the list's, read through a memoryview (no list)
+            return math.fsum(memoryview(col)) / len(col) if len(col) else math.nan
         v = self.values(name) if self.available else []
         return math.fsum(v) / len(v) if v else math.nan
 
@@ -388,6 +401,8 @@ class RunResult:
         """``Success@k`` (= recall@k) with its Wilson interval (Wilson 1927); n/a when unavailable."""
         if not self.available:
             return wilson(0, 0, level)
+        if isinstance(self.per_query, QueryTable):
+            return wilson(int(np.count_nonzero(self.per_query.hits(k))), self.n_queries, level)
         return wilson(sum(self.hits(k)), self.n_queries, level)
 
     recall = success
