@@ -260,7 +260,7 @@ def decide_languages(documents: Sequence = (), questions: Mapping[str, str] | No
     if docs and set(docs.values()) != {"und"}:
         return LanguageDecision(corpus_language(docs), "detected", docs, question_languages(questions, docs.values()),
                                 len(docs) + (len(questions) if len(set(docs.values()) - {"und"}) > 1 else 0))
-    ids = [q for q, t in questions.items() if t and any(ch.isalpha() for ch in t)]
+    ids = [q for q, t in questions.items() if t and any(map(str.isalpha, t))]  # map: no generator a question
     if not ids:
         return LanguageDecision("und", "default", docs, dict.fromkeys(questions, "und"))
     sample = [ids[i] for i in _spread(len(ids), SAMPLE)]

@@ -155,3 +155,20 @@ def test_run_length_of_a_columnar_run_equals_the_per_query_one(case):
     fast, slow = Run("r", "similarity", rankings), Run("r", "similarity", dict(rankings.items()))
     assert run_length(fast, qids) == run_length(slow, qids) == max(
         (len(rankings[q]) for q in qids if q in rankings), default=0)
+
+
+@given(case=columnar_case())
+def test_the_checks_of_a_columnar_run_equal_the_per_query_ones(case):
+    from audit.runset import Run, answered_ids, returned_id_set
+    from audit.sources.imported.checks import run_warnings, unjudged_warning
+
+    rankings, qrels = case
+    queries = {q: f"text {q}" for q in [*qrels, "q5"]}
+    fast, slow = Run("r", "similarity", rankings), Run("r", "similarity", dict(rankings.items()))
+    assert run_warnings(fast, Qrels(qrels), queries) == run_warnings(slow, Qrels(qrels), queries)
+    assert unjudged_warning(fast, Qrels(qrels)) == unjudged_warning(slow, Qrels(qrels))
+    assert {q for q in [*qrels, "absent"] if q in answered_ids(rankings)} == {q for q in qrels if q in slow.rankings}
+    first = returned_id_set(rankings)
+    first.add("changed by a caller")  # the kept mask is not the set handed out
+    assert returned_id_set(rankings) == returned_id_set(slow.rankings) == {c for r in slow.rankings.values()
+                                                                           for c in r.ids}
