@@ -172,3 +172,25 @@ def test_the_checks_of_a_columnar_run_equal_the_per_query_ones(case):
     first.add("changed by a caller")  # the kept mask is not the set handed out
     assert returned_id_set(rankings) == returned_id_set(slow.rankings) == {c for r in slow.rankings.values()
                                                                            for c in r.ids}
+
+
+def test_the_languages_section_splits_mixed_questions_and_keeps_one_language_whole():
+    from dataclasses import replace
+
+    from audit.evaluation.measures import evaluate
+    from audit.report.sections import compute_sections
+    from audit.runset import Query, Ranked, Run, RunSet, Source
+
+    judgments = {"q1": {"c1": 1}, "q2": {"c2": 1}, "q3": {"c3": 1}, "q4": {"c9": 1}}
+    ranked = {q: Ranked(("c1", "c2", "c3"), np.array([0.9, 0.5, 0.1])) for q in judgments}
+    rs = RunSet(Source("files", "t", "id-t"), tuple(Query(q, f"question {q}", "in-domain") for q in judgments),
+                {"": Qrels(judgments)}, (Run("r", "similarity", ranked),))
+    mixed = replace(rs, settings={"question_languages": {"q1": "fr", "q2": "de", "q3": "fr"}})
+    rows = {r["language"]: r for r in compute_sections(mixed, ["languages"], evaluate(mixed))["languages"][0].rows}
+    assert {k: r["n_queries"] for k, r in rows.items()} == {"de": 1, "fr": 2, "und": 1}
+    # fr: q1 found at rank 1, q3 at rank 3; de: q2 at rank 2; und (no language stated): q4, whose chunk is not ranked
+    assert (rows["fr"]["Success@1"], rows["fr"]["RR@20"], rows["de"]["RR@20"], rows["und"]["Success@8"]) == (
+        0.5, (1 + 1 / 3) / 2, 0.5, 0.0)
+    one = replace(rs, settings={"question_languages": dict.fromkeys(judgments, "fr")})
+    (row,) = compute_sections(one, ["languages"], evaluate(one))["languages"][0].rows
+    assert row["language"] == "fr" and row["n_queries"] == 4 and row["Success@8"] == 0.75
