@@ -783,11 +783,11 @@ def _columnar_rr_ties(ranked: ColumnarRankings, qrels, candidates: Sequence[str]
         group = np.cumsum(new) - 1
         group_start = np.flatnonzero(new)
         group_end = np.append(group_start[1:], len(cand))
-        for f in firsts.tolist():
-            g = group[f]
-            lo, hi = int(group_start[g]), int(group_end[g])
-            if hi - lo < 2 or pos[lo] >= depth:  # alone in its group, or both ranks beyond every k: RR@k agrees
-                continue
+        g = group[firsts]
+        los, his = group_start[g], group_end[g]
+        # alone in its group, or both ranks beyond every k (the group starts there): RR@k agrees
+        keep = (his - los >= 2) & (pos[los] < depth)
+        for f, lo, hi in zip(firsts[keep].tolist(), los[keep].tolist(), his[keep].tolist()):
             ours, lo_rank = int(pos[f]) + 1, int(pos[lo]) + 1
             ids = ranked.chunk_ids[code[lo:hi]].tolist()
             rel = [c for c, r in zip(ids, is_rel[lo:hi].tolist()) if r]
