@@ -14,6 +14,7 @@ its ``unicode`` tokens unstemmed (docs/definitions.md, *BM25*).
 
 from __future__ import annotations
 
+import threading
 from collections import Counter
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
@@ -21,8 +22,8 @@ from typing import Iterable, Mapping, Sequence
 
 __all__ = ["DETECT_CHARS", "ENGLISH_MODELS", "LANGUAGE_FROM", "MIN_SHARE", "SAMPLE", "SURE", "SNOWBALL", "LanguageDecision",
            "corpus_language", "decide_languages", "dense_language_notice", "detect_language", "document_languages",
-           "language_words", "question_languages", "stamp_languages", "stem_words", "stemmer_name",
-           "traffic_language"]
+           "language_words", "preload_identifier", "question_languages", "stamp_languages", "stem_words",
+           "stemmer_name", "traffic_language"]
 
 #: ISO 639-1 code → PyStemmer's Snowball algorithm (``Stemmer.algorithms()``).
 SNOWBALL = {
@@ -44,11 +45,36 @@ ENGLISH_MODELS = ("all-MiniLM-L6-v2", "all-mpnet-base-v2", "sentence-transformer
 DETECT_CHARS = 2000
 
 
-@lru_cache(maxsize=1)
-def _identifier():
-    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+_MODEL_LOCK = threading.Lock()
+_model = None
 
-    return LanguageIdentifier.from_model_file(MODEL_FILE)
+
+def _identifier():
+    """py3langid's identifier, loaded once (its model is LZMA-compressed: ~0.3 s to decompress); a caller that
+    comes while :func:`preload_identifier`'s thread loads it waits for that load instead of making its own."""
+    global _model
+    with _MODEL_LOCK:
+        if _model is None:
+            from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+            _model = LanguageIdentifier.from_model_file(MODEL_FILE)
+        return _model
+
+
+def preload_identifier() -> threading.Thread:
+    """Start loading py3langid's model (:func:`_identifier`) in a background thread and return it: a command that
+    will detect languages after a long read starts this first, and the decompression (which releases the GIL)
+    overlaps the read. A failure is left to the caller of :func:`_identifier`, which then loads and raises."""
+
+    def load():
+        try:
+            _identifier()
+        except Exception:  # noqa: BLE001 - the detection that needs the model raises it again
+            pass
+
+    t = threading.Thread(target=load, name="py3langid-model", daemon=True)
+    t.start()
+    return t
 
 
 def detect_language(text: str, among: Iterable[str] | None = None) -> str:
@@ -234,7 +260,7 @@ def decide_languages(documents: Sequence = (), questions: Mapping[str, str] | No
     if docs and set(docs.values()) != {"und"}:
         return LanguageDecision(corpus_language(docs), "detected", docs, question_languages(questions, docs.values()),
                                 len(docs) + (len(questions) if len(set(docs.values()) - {"und"}) > 1 else 0))
-    ids = [q for q, t in questions.items() if t and any(ch.isalpha() for ch in t)]
+    ids = [q for q, t in questions.items() if t and any(map(str.isalpha, t))]  # map: no generator a question
     if not ids:
         return LanguageDecision("und", "default", docs, dict.fromkeys(questions, "und"))
     sample = [ids[i] for i in _spread(len(ids), SAMPLE)]

@@ -398,3 +398,15 @@ def test_a_stop_word_column_is_compared_and_keyed_apart(tmp_path, monkeypatch):
                                                                     "E/bm25-snowball+stop": "snowball+stop"}
     assert any(c["a"] == "E/bm25-snowball+stop" and c["b"] == "E/bm25" for c in js["comparisons"])
     assert js["provenance"]["bm25_tokens"] == "unicode,snowball+stop"
+
+
+def test_the_model_loaded_in_a_thread_is_the_one_detection_uses():
+    """``report`` starts decompressing py3langid's model in a thread while a source loads: detection then finds
+    that one model (a caller arriving during the load waits for it rather than loading a second)."""
+    import audit.language as language
+
+    language.preload_identifier().join()
+    first = language._identifier()
+    language.preload_identifier().join()  # a second preload keeps the loaded model
+    assert language._identifier() is first
+    assert detect_language("Le chat est assis sur le tapis et regarde la fenêtre.") == "fr"

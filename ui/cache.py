@@ -298,7 +298,7 @@ def audit_run(key: RunKey, corpus: Corpus, gt: GroundTruth, strategies: list[Str
     finished so far (:func:`audit.views.cold.ready_row`) each time one more is. ``private`` (uploads): the
     run, its index file (``ui.session.index_path``) and its embeddings stay in this session.
 
-    Raises ValueError or ModelUnavailable from :func:`audit.sources.run_audit`.
+    Raises ValueError or ModelUnavailable from :func:`audit.sources.builtin.run_audit`.
     """
     from audit.home import default_home, default_index_path
 

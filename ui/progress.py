@@ -1,4 +1,4 @@
-"""The build's progress bar: ``progress(stage, done, total)`` for :func:`audit.sources.run_audit`."""
+"""The build's progress bar: ``progress(stage, done, total)`` for :func:`audit.sources.builtin.run_audit`."""
 
 from __future__ import annotations
 

@@ -15,9 +15,10 @@ recorded, then the text, ``--json``, and ``--html`` / ``--pdf`` (:func:`.record.
 from __future__ import annotations
 
 import sys
+import threading
 from pathlib import Path
 
-from ..language import stamp_languages
+from ..language import preload_identifier, stamp_languages
 from ..report import build_report
 from ..report.sections import Approximate
 from ..retrieval import RETRIEVERS
@@ -59,6 +60,7 @@ def cmd_report(a) -> int:
     source = pick_source(a, "report")
     if getattr(a, "judgments_version", None) and not (source == "traffic" and a.stages):
         raise InputError("--judgments-version judges traced questions: it goes with --traffic … --stages")
+    _warm_up(a, source)
     if source == "traffic":
         from .traffic import load_traffic as load
     elif source == "endpoint":
@@ -68,6 +70,25 @@ def cmd_report(a) -> int:
     else:
         load = {"index": _load_dataset, "store": _load_store, "builtin": _load_builtin}[source]
     return write_report(a, load(a))
+
+
+def _warm_up(a, source: str) -> None:
+    """Start loading, in background threads, what the report needs only once its source has loaded and that is slow
+    to load, so that it overlaps the reading (which releases the GIL): py3langid's model when the run set's languages
+    are to be detected (:func:`audit.language.stamp_languages`; the built-in pipelines decide their own), and
+    scipy.special when two runs or more will be compared (the paired tests' questions needed,
+    :mod:`audit.evaluation.power`: ~0.25 s of import)."""
+    if source not in ("builtin", "index") and not getattr(a, "language", None):
+        preload_identifier()
+    if source == "runs" and len(getattr(a, "run", None) or ()) >= 2:
+        threading.Thread(target=_import_scipy_special, name="scipy.special", daemon=True).start()
+
+
+def _import_scipy_special() -> None:
+    try:
+        import scipy.special  # noqa: F401
+    except Exception:  # noqa: BLE001 - the power computation that needs it imports it again and raises
+        pass
 
 
 def write_report(a, loaded: Loaded) -> int:

@@ -76,7 +76,8 @@ def run_length(run, query_ids) -> int:
     """The longest stored ranking of ``run`` over ``query_ids`` (0 when it ranks none of them)."""
     rk = run.rankings
     if isinstance(rk, ColumnarRankings):
-        idx = [rk._index[q] for q in query_ids if q in rk]
+        get = rk._index.get  # one dict lookup a query (ColumnarRankings.__contains__ is a Python call)
+        idx = [i for i in map(get, query_ids) if i is not None]
         return int(np.max(np.diff(rk.offsets)[idx])) if idx else 0
     return max((len(run.ranking(q)) for q in query_ids), default=0)
 

@@ -10,6 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Sequence
 
+import numpy as np
+
+from .measures import QueryTable
 from .power import QuestionsNeeded, questions_for_power
 from .stats import holm, sign_test
 
@@ -86,6 +89,15 @@ def paired_test(a, b, k: int) -> PairedTest:
     ValueError
         The results do not count the same queries in the same order (unpaired).
     """
+    ta, tb = a.per_query, b.per_query
+    if isinstance(ta, QueryTable) and isinstance(tb, QueryTable):  # columnar results: the hits as arrays
+        if ta.query_ids != tb.query_ids:
+            raise ValueError(f"runs {a.name} and {b.name} do not hold the same queries; a paired test needs them")
+        ha, hb, ids = ta.hits(k), tb.hits(k), ta.query_ids
+        wins = tuple(ids[i] for i in np.flatnonzero(ha & ~hb).tolist())
+        losses = tuple(ids[i] for i in np.flatnonzero(hb & ~ha).tolist())
+        p = sign_test(len(wins), len(losses))
+        return PairedTest(a.name, b.name, k, len(wins), len(losses), len(ids), p, p, wins, losses)
     return paired_on_hits(a.name, b.name, k, a.query_ids, b.query_ids, a.hits(k), b.hits(k))
 
 

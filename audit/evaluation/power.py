@@ -70,22 +70,21 @@ def _cutoffs(D: np.ndarray, alpha: float) -> np.ndarray:
     D = np.asarray(D, dtype=np.int64)
     half = D // 2
 
-    def ok(k):
+    def ok(k, at):  # k: c_D candidates of the D at positions ``at``
         kk = np.clip(k, 0, None)
-        return (k >= 0) & (k <= half) & (np.minimum(1.0, 2.0 * bdtr(kk, D, 0.5)) < alpha)
+        return (k >= 0) & (k <= half[at]) & (np.minimum(1.0, 2.0 * bdtr(kk, D[at], 0.5)) < alpha)
 
     z = float(ndtri(1 - alpha / 2))
     c = np.clip(np.floor(D / 2 - z * np.sqrt(D) / 2).astype(np.int64) - 3, -1, None)
-    while True:  # down until the start rejects (or none does)
-        bad = (c >= 0) & ~ok(c)
-        if not bad.any():
-            break
-        c = np.where(bad, c - 1, c)
-    while True:  # up while the next one rejects
-        up = ok(c + 1)
-        if not up.any():
-            break
-        c = np.where(up, c + 1, c)
+    # each step tests only the D whose c moved at the step before: a c that stopped stays (ok is elementwise)
+    at = np.arange(len(D))
+    while len(at):  # down until the start rejects (or none does)
+        at = at[(c[at] >= 0) & ~ok(c[at], at)]
+        c[at] -= 1
+    at = np.arange(len(D))
+    while len(at):  # up while the next one rejects
+        at = at[ok(c[at] + 1, at)]
+        c[at] += 1
     return c.astype(np.int64)
 
 

@@ -49,9 +49,13 @@ class LanguagesSection(Section):
         q_lang = rs.settings.get("question_languages") or {}
         doc_lang = rs.settings.get("languages") or {}
         judged = {q.query_id for q in rs.queries if q.in_domain}
+        codes = [q_lang.get(qid, "und") for qid in judged]
         by_lang: dict[str, set] = {}
-        for qid in judged:
-            by_lang.setdefault(q_lang.get(qid, "und"), set()).add(qid)
+        if len(set(codes)) == 1:  # one language, the common case: the judged set itself, not one built an id a time
+            by_lang[codes[0]] = judged
+        else:
+            for qid, code in zip(judged, codes):  # the set's order both times (it is not changed in between)
+                by_lang.setdefault(code, set()).add(qid)
         rows = []
         for r in inputs.results:
             for lang in sorted(by_lang):

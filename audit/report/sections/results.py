@@ -90,10 +90,12 @@ SPEC_RETRIEVER_PAIRS = (("bm25", "dense"), ("hybrid", "dense"), ("hybrid", "bm25
 def spec_pairs(runset, results) -> list[tuple[str, str]]:
     """The specification's pairs among runs made here by strategy × retriever (empty when none is), and each BM25
     column of another token rule against the base strategy's ``bm25`` (``E/bm25-snowball`` against ``E/bm25``)."""
+    names, retrievers = runset.strategies, runset.retrievers
+    if not names:  # no run made here (a team's runs): no pair, and the built-in pipelines are not imported
+        return []
     from ...sources.builtin import base_strategy, column_name
 
     ok = {r.name for r in results if r.available}
-    names, retrievers = runset.strategies, runset.retrievers
     pairs = []
     for a, b in SPEC_STRATEGY_PAIRS:
         if a in names and b in names and "dense" in retrievers:

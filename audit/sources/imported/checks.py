@@ -36,7 +36,7 @@ from pathlib import Path
 from typing import Mapping, Sequence
 
 from ...evaluation.judgments import ColumnarJudgments, Qrels
-from ...runset import Run, returned_id_set, returned_ids, score_kind as _kind
+from ...runset import Run, answered_ids, returned_id_set, returned_ids, score_kind as _kind
 from ...words import plural
 
 __all__ = ["InputWarning", "SHOWN_IDS", "drop_textless", "ood_run_warnings", "rank_order_message",
@@ -226,7 +226,8 @@ def run_warnings(run: Run, qrels: Qrels, queries: Mapping[str, str]) -> list[Inp
             f"{where}: {len(unknown)} of {len(run.rankings)} query ids match no query of the queries file nor of "
             f"the judgments ({_examples(unknown)}); not counted. Judged ids look like "
             f"{_examples(list(qrels.query_ids), 3)}", tuple(unknown)))
-    unanswered = [q for q in qrels.query_ids if q not in run.rankings]
+    ranked = answered_ids(run.rankings)
+    unanswered = [q for q in qrels.query_ids if q not in ranked]
     if unanswered:
         out.append(InputWarning(
             "unanswered", subject,
@@ -243,7 +244,8 @@ def unjudged_warning(run: Run, qrels: Qrels) -> InputWarning | None:
     """``unjudged-chunks``: none of the chunk ids ``run`` returns for the judged queries it answers is judged for
     that query (every measure is 0), or None. Every source's runs get it (a run file, a store, an endpoint)."""
     where = f"run {run.name!r}" + (f" ({_name(run.source)})" if run.source else "")
-    answered = [q for q in qrels.query_ids if q in run.rankings]
+    ranked = answered_ids(run.rankings)
+    answered = [q for q in qrels.query_ids if q in ranked]
     # the distinct returned ids are listed only when no judged one is returned (a large run finds one at once)
     if not answered or any(c in qrels.judgments[q] for q in answered for c in run.rankings[q].ids):
         return None
