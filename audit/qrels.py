@@ -117,9 +117,8 @@ def read_trec_qrels_columns(path: str | Path) -> Qrels | None:
         return None
     if not qc:
         return None  # no judgment line: the line reader says so
-    qids, q_final = queries.finish()
-    dids, d_final = chunks.finish()
-    q, d, g = q_final[np.concatenate(qc)], d_final[np.concatenate(dc)], np.concatenate(gr)
+    qids, dids = queries.values, chunks.values
+    q, d, g = np.concatenate(qc), np.concatenate(dc), np.concatenate(gr)
     pair = q.astype(np.int64) * max(len(dids), 1) + d
     pair.sort(kind="stable")
     if len(pair) > 1 and bool((pair[1:] == pair[:-1]).any()):

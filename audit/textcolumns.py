@@ -187,42 +187,28 @@ def unified(column):
 class Dictionary:
     """Distinct strings in order of first appearance, and the code of each value of a column.
 
-    A block's codes are provisional (an index into the blocks' dictionaries laid end to end): no lookup in
-    the distinct values seen so far while the file is read. :meth:`finish` gives the distinct values and the
-    mapping from provisional to final codes, one hash over the blocks' dictionaries (their distinct values,
-    not the lines).
+    A block's distinct values (its one unified dictionary) are looked up in a dict of the values seen so far:
+    as many lookups as the block has distinct values, not lines, and each line's code is final at once.
     """
 
     def __init__(self):
-        self._parts: list = []
-        self._base = 0
+        self._code: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return len(self._code)
+
+    @property
+    def values(self) -> list[str]:
+        """The distinct values, first appearance first (a value's code is its position)."""
+        return list(self._code)
 
     def codes(self, column) -> np.ndarray:
-        """Each value's provisional code (int32): its block dictionary's position after the earlier blocks'.
+        """Each value's code (int32), new values added in order of first appearance.
 
         ``column``: dictionary-coded (the CSV reader's own codes).
-
-        Raises
-        ------
-        Refused
-            More distinct values a block, summed over the blocks, than int32 holds.
         """
         index, words = unified(column)
-        if self._base + len(words) > np.iinfo(np.int32).max:
-            raise Refused
-        codes = index + np.int32(self._base) if self._base else index
-        self._parts.append(words)
-        self._base += len(words)
-        return codes
-
-    def finish(self) -> tuple[list[str], np.ndarray]:
-        """The distinct values (first appearance first) and, per provisional code, its final code (int32)."""
-        import pyarrow as pa
-        import pyarrow.compute as pc
-
-        if not self._parts:
-            return [], np.zeros(0, dtype=np.int32)
-        every = pa.concat_arrays([w.cast(pa.string()) for w in self._parts])
-        distinct = pc.unique(every)  # in order of first appearance
-        final = pc.index_in(every, value_set=distinct).to_numpy(zero_copy_only=False).astype(np.int32)
-        return distinct.to_pylist(), final
+        code = self._code
+        add = code.setdefault
+        mapping = np.array([add(w, len(code)) for w in words.to_pylist()], dtype=np.int32)
+        return mapping[index]

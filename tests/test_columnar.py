@@ -165,6 +165,23 @@ def test_query_codes_as_runs_then_per_line_and_ranks_widened(tmp_path, monkeypat
     assert all(runs), "a grouped file keeps its query codes as runs"
 
 
+def test_codes_widen_past_int16_mid_file(tmp_path, monkeypatch):
+    # 40,000 distinct chunks and scores: the int16 columns turn int32 in the block where a code passes 32,767
+    # (and the file's distinct scores are more than any block's), the ranks where one passes 32,767
+    lines = [f"q{i // 20000} Q0 c{i} {i % 20000 + 1 + (40000 if i > 39990 else 0)} {i / 7:.6f} t\n"
+             for i in range(40000)]
+    p = _write(tmp_path, "".join(lines))
+    monkeypatch.setattr(columnar, "BLOCK_BYTES", 300_000)  # about 9 blocks
+    fast = columnar.read_trec_columns(p, "run", "l2")
+    assert fast.rankings.chunk_codes.dtype == fast.rankings.score_codes.dtype == np.int32
+    assert_same_run(fast, line_reader(p, "run", "l2"))
+    assert fast.rankings["q1"].ids[:2] == ("c20000", "c20001")  # an L2 distance: the smallest first
+    small = _write(tmp_path, "".join(lines[:300]), "small.trec")
+    few = columnar.read_trec_columns(small, "run", "l2")
+    assert few.rankings.chunk_codes.dtype == few.rankings.score_codes.dtype == np.int16
+    assert_same_run(few, line_reader(small, "run", "l2"))
+
+
 # --------------------------------------------------------------------------- generated runs
 
 _number = st.one_of(

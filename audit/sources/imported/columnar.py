@@ -145,14 +145,6 @@ class _QueryCodes:
             return np.zeros(0, dtype=np.int32)
         return np.repeat(np.concatenate(self.codes), np.concatenate(self.lengths)).astype(np.int32, copy=False)
 
-    def recode(self, final: np.ndarray, spans) -> None:
-        """Provisional codes to final ones (``final[code]``), in place, a block at a time."""
-        if self.lines is None:
-            self.codes = [final[c] for c in self.codes]
-        else:
-            for lo, hi in spans:
-                self.lines[lo:hi] = final[self.lines[lo:hi]]
-
     def counts(self, n_q: int) -> np.ndarray:
         """Lines per query code (int64)."""
         out = np.zeros(n_q, dtype=np.int64)
@@ -174,11 +166,22 @@ class _QueryCodes:
                    for lo in range(0, max(n - 1, 0), _LINES_AT_ONCE) for hi in (min(lo + _LINES_AT_ONCE, n - 1),))
 
 
+def _room(column: np.ndarray, top: int, at: int) -> np.ndarray:
+    """``column`` if it holds ``top``, else an int32 copy of its first ``at`` values in an array of its length."""
+    if top <= np.iinfo(column.dtype).max:
+        return column
+    wide = np.empty(len(column), dtype=np.int32)
+    wide[:at] = column[:at]
+    return wide
+
+
 def _columns(path: Path):
     """The lines' columns, file order: query codes (:class:`_QueryCodes`), query ids, chunk codes, chunk ids,
-    ranks (int16 while every rank fits, else int32), score codes, scores.
+    ranks, score codes, scores.
 
-    Score codes index the ascending distinct float32 scores (the last item).
+    Chunk codes, ranks and score codes are int16 while every value fits (a corpus of at most 32,768 chunks, the
+    usual depths, scores of a few decimals), else int32: 6 bytes a line, 10 at most. Score codes index the
+    ascending distinct float32 scores (the last item).
     """
     import pyarrow.compute as pc
 
@@ -188,8 +191,7 @@ def _columns(path: Path):
     # the allocator's heap holding them beside the whole columns: twice the columns' memory)
     cap = (path.stat().st_size + 1) // _SHORTEST_LINE + 1
     q = _QueryCodes(cap)
-    d, s = (np.empty(cap, dtype=np.int32) for _ in range(2))
-    r = np.empty(cap, dtype=np.int16)
+    d, r, s = (np.empty(cap, dtype=np.int16) for _ in range(3))
     spans, distinct = [], []  # per block: its lines, its distinct scores (a line's code indexes them until the end)
     at = 0
     for t in tables(path, BLOCK_BYTES, _NAMES, _types(), keep=_READ):
@@ -201,29 +203,27 @@ def _columns(path: Path):
         if at + m > cap:
             raise Refused  # more rows than the file could hold lines: it changed while read
         ranks = _ranks(t.column("rank"))
-        if r.dtype == np.int16 and int(ranks.max()) > np.iinfo(np.int16).max:
-            wide = np.empty(cap, dtype=np.int32)
-            wide[:at] = r[:at]
-            r = wide
+        r = _room(r, int(ranks.max()), at)
         r[at:at + m] = ranks
-        values, s[at:at + m] = _scores(t.column("score"))
+        values, codes = _scores(t.column("score"))
+        s = _room(s, len(values) - 1, at)
+        s[at:at + m] = codes
         q.add(queries.codes(t.column("qid")))
-        d[at:at + m] = chunks.codes(t.column("docid"))
+        codes = chunks.codes(t.column("docid"))
+        d = _room(d, len(chunks) - 1, at)
+        d[at:at + m] = codes
         spans.append((at, at + m))
         distinct.append(values)
         at += m
-        del t, values, ranks
+        del t, values, codes, ranks
     if not at:
         raise Refused  # no ranking line: the line reader says so
-    # the final codes: ids in order of first appearance, scores ascending; a small mapping a block, in place
-    qids, q_final = queries.finish()
-    dids, d_final = chunks.finish()
-    q.recode(q_final, spans)
+    # a block's score codes become codes into the file's distinct scores (a small mapping a block, in place)
     values32 = np.unique(np.concatenate(distinct))
+    s = _room(s, len(values32) - 1, at)
     for (lo, hi), values in zip(spans, distinct):
-        d[lo:hi] = d_final[d[lo:hi]]
-        s[lo:hi] = np.searchsorted(values32, values).astype(np.int32)[s[lo:hi]]  # by value: -0.0 finds 0.0
-    return q, qids, d[:at], dids, r[:at], s[:at], values32
+        s[lo:hi] = np.searchsorted(values32, values).astype(s.dtype)[s[lo:hi]]  # by value: -0.0 finds 0.0
+    return q, queries.values, d[:at], chunks.values, r[:at], s[:at], values32
 
 
 def _evaluated_order(qc, key, dkey, n_q, n_k, n_d) -> np.ndarray:
@@ -292,8 +292,8 @@ def read_trec_columns(path: str | Path, name: str, score_kind: str) -> Run | Non
     grouped = queries.grouped()
     qc = None if grouped else queries.per_line()
     del queries
-    chunk_codes = dc if grouped else np.empty(n, dtype=np.int32)
-    score_codes = scode if grouped else np.empty(n, dtype=np.int32)
+    chunk_codes = dc if grouped else np.empty(n, dtype=dc.dtype)
+    score_codes = scode if grouped else np.empty(n, dtype=scode.dtype)
     conflicts, contradicting, reversed_all = [], [], True
     # queries in groups of at most _LINES_AT_ONCE lines (one query's lines are never split): each group's lines
     # are ordered and checked on their own, so the memory beside the columns is that of one group
@@ -320,26 +320,10 @@ def read_trec_columns(path: str | Path, name: str, score_kind: str) -> Run | Non
     qids_of = qids.__getitem__
     conflicts, contradicting = [qids_of(c) for c in conflicts], [qids_of(c) for c in contradicting]
     values = canonical_scores(values32, "run file")
-    chunk_codes = _narrowed(chunk_codes, n_d)
-    score_codes = _narrowed(score_codes, len(values))
     rankings = ColumnarRankings(qids, offsets, chunk_codes, dids, score_codes, values)
     warning = rank_order_message(name, p, score_kind, n_q, contradicting, reversed_all) if contradicting else None
     return Run(name, _kind(score_kind).name, rankings, rank_conflicts=tuple(conflicts), source=str(path),
                warnings=tuple(w for w in (warning,) if w is not None))
-
-
-def _narrowed(codes: np.ndarray, n: int) -> np.ndarray:
-    """``codes`` (each below ``n``) as int16 when every code fits, else as they are: 2 bytes a line, not 4.
-
-    A corpus of at most 32,768 chunks, or scores with at most 32,768 distinct values (a few decimals), is
-    common; the int32 column is freed once copied (a million queries × 100: 200 MB less for each column).
-    """
-    if n > np.iinfo(np.int16).max + 1:
-        return codes
-    out = np.empty(len(codes), dtype=np.int16)
-    for lo in range(0, len(codes), _LINES_AT_ONCE):
-        out[lo:lo + _LINES_AT_ONCE] = codes[lo:lo + _LINES_AT_ONCE]
-    return out
 
 
 def _order_group(qc, dc, rank, scode, n_s: int, id_rank, higher: bool, n_q: int, n_d: int):
