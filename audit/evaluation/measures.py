@@ -520,6 +520,7 @@ def _columnar_measures(rankings: ColumnarRankings, qrels, qids: Sequence[str], k
         jkey_a = np.asarray(jkey, dtype=np.int64)
         o = np.argsort(jkey_a)
         jkey_a, jgrade_a, jq_a = jkey_a[o], np.asarray(jgrade, dtype=np.int64)[o], np.asarray(jq, dtype=np.int64)[o]
+        del o, jkey, jgrade, jq
         offsets, n_lines = rankings.offsets, int(rankings.offsets[-1])
         found_l, j_l = [], []
         for lo in range(0, n_lines, _LINES_AT_ONCE):  # in blocks of lines: memory bounded by the block
@@ -668,27 +669,34 @@ def _judged_columns(rankings: ColumnarRankings, judgments: ColumnarJudgments, qi
 
     nq = len(qids)
     n_d = max(len(rankings.chunk_ids), 1)
-    # each judgment line's query position in qids (-1: a query not counted)
-    pos_of = np.full(len(judgments.query_ids), -1, dtype=np.int64)
+    # each judgment line's query position in qids (-1: a query not counted); int32 where a value fits, and each
+    # array freed when done (3M judgments: 12 MB an int32 column)
+    pos_of = np.full(len(judgments.query_ids), -1, dtype=np.int32)
     where = _rows(judgments._index, qids)
     pos_of[where[where >= 0]] = np.flatnonzero(where >= 0)
-    line_q = np.repeat(np.arange(len(judgments.query_ids)), np.diff(judgments.offsets))
-    pos = pos_of[line_q]
+    del where
+    pos = np.repeat(pos_of, np.diff(judgments.offsets))
+    del pos_of
     keep = pos >= 0
     pos, grade, code = pos[keep], judgments.grades[keep], judgments.chunk_codes[keep]
+    del keep
     n_rel = np.bincount(pos[grade >= MIN_REL], minlength=nq).astype(np.int64)
     # ideal DCG: grades best first within each query, then rank r added for every query holding an r-th grade
     gain = np.maximum(grade, 0)
     o = np.lexsort((-gain, pos))
     g_sorted, p_sorted = gain[o], pos[o]
-    starts = np.searchsorted(p_sorted, np.arange(nq))
+    del o, gain
+    starts = np.searchsorted(p_sorted, np.arange(nq)).astype(np.int32)
     counts = np.bincount(p_sorted, minlength=nq)
-    rank = np.arange(len(p_sorted)) - starts[p_sorted] + 1
+    rank = np.arange(len(p_sorted), dtype=np.int32) - starts[p_sorted] + 1
+    del starts
     acc = np.zeros(nq, dtype=np.float64)
     ideal_at: dict = {}
     max_len = int(counts.max()) if nq and len(counts) else 0
+    del counts
     by_rank = np.argsort(rank, kind="stable")
     bounds = np.searchsorted(rank[by_rank], np.arange(1, max_len + 2))
+    del rank
     for r in range(1, max_len + 1):
         m = by_rank[bounds[r - 1]:bounds[r]]
         acc[p_sorted[m]] += g_sorted[m] / math.log2(r + 1)
@@ -697,10 +705,12 @@ def _judged_columns(rankings: ColumnarRankings, judgments: ColumnarJudgments, qi
                 ideal_at[k] = acc.copy()
     for k in (*ks, None):
         ideal_at.setdefault(k, acc.copy())
+    del by_rank, g_sorted, p_sorted
     # judged chunk codes in the run's chunk space (-1: the run never returns that chunk)
     run_code = pc.index_in(pa.array(judgments.chunk_ids.tolist(), pa.string()),
                            value_set=pa.array(rankings.chunk_ids.tolist(), pa.string()))
-    run_code = run_code.fill_null(-1).to_numpy().astype(np.int64)[code]
+    run_code = run_code.fill_null(-1).to_numpy().astype(np.int32)[code]
+    del code
     rows = _rows(rankings._index, qids)[pos]
     hit = (rows >= 0) & (run_code >= 0)
     return rows[hit] * n_d + run_code[hit], grade[hit], pos[hit], n_rel, ideal_at
