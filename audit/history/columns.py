@@ -19,8 +19,8 @@ from typing import Any, Iterator, Mapping, Sequence
 
 import numpy as np
 
-__all__ = ["RecordJudgments", "RecordRankings", "pack", "pack_judgments", "rankings_of_columns", "unpack",
-           "unpack_judgments"]
+__all__ = ["RecordJudgments", "RecordRankings", "pack", "pack_judgments", "rankings_of_columns", "relevant_keys",
+           "unpack", "unpack_judgments"]
 
 #: The keys of one stored ranking, in the order :func:`audit.history.record._ranking_json` writes them.
 KEYS = ("ids", "scores", "distances", "more", "length", "beyond", "nearest", "nearest_relevant", "depth", "gate",
@@ -170,6 +170,37 @@ def unpack(meta: Mapping, arrays: Mapping[str, np.ndarray]) -> RecordRankings:
                           {int(k): v for k, v in (meta.get("sparse") or {}).items()})
 
 
+def relevant_keys(rk, judgments, min_rel: int) -> np.ndarray | None:
+    """``query index * n_ids + chunk code`` of every relevant judgment of a
+    :class:`~audit.evaluation.judgments.ColumnarJudgments` in the run ``rk``'s own indexes, sorted and distinct: the
+    keys :func:`rankings_of_columns` derives from (query id, chunk id) pairs, matched by hash in arrays instead of a
+    dict of the run's ids (issue 58). None when the ids are not all ``str`` or the run's ids are not distinct (the
+    pairs decide, with Python's equality)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    ids_r, ids_j = rk.chunk_ids, judgments.chunk_ids
+    if not (set(map(type, ids_r.tolist())) <= {str} and set(map(type, ids_j.tolist())) <= {str}):
+        return None
+    run_ids = pa.array(ids_r.tolist(), pa.string())
+    if len(run_ids) and pc.count_distinct(run_ids).as_py() != len(run_ids):
+        return None
+    n_ids = len(ids_r)
+    run_code = pc.index_in(pa.array(ids_j.tolist(), pa.string()), value_set=run_ids).fill_null(-1)
+    run_code = np.asarray(run_code.to_numpy(zero_copy_only=False), dtype=np.int64)
+    index = rk._index
+    row = np.array([index.get(q, -1) for q in judgments.query_ids], dtype=np.int64)
+    ok = judgments.grades >= min_rel
+    qi = np.repeat(np.arange(len(row), dtype=np.int64), np.diff(judgments.offsets))[ok]
+    rows, codes = row[qi], run_code[np.asarray(judgments.chunk_codes)[ok]]
+    keep = (rows >= 0) & (codes >= 0)
+    return np.unique(rows[keep] * n_ids + codes[keep])
+
+
+#: Relevant chunks per query matched line by line with one comparison each (more: a binary search per line).
+_PASSES = 8
+
+
 def rankings_of_columns(rk, kind, relevant_pairs, ever_kept, depth: int, keep: int,
                         block: int = 1 << 14) -> RecordRankings:
     """The stored rankings of a :class:`~audit.runset.ColumnarRankings` run, every query at once.
@@ -185,8 +216,8 @@ def rankings_of_columns(rk, kind, relevant_pairs, ever_kept, depth: int, keep: i
         No distances, nothing past its lines (what a team's run file gives).
     kind : ScoreKind
         The run's (its ``to_gate`` is applied to the distinct scores, element by element).
-    relevant_pairs : iterable of (str, chunk id)
-        Every (query id, relevant chunk id).
+    relevant_pairs : iterable of (str, chunk id), or int64 array
+        Every (query id, relevant chunk id); or their keys in ``rk`` (:func:`relevant_keys`).
     ever_kept : callable
         ``ever_kept(d) -> positions`` (:func:`audit.history.record._ever_kept`).
     depth, keep : int
@@ -200,10 +231,17 @@ def rankings_of_columns(rk, kind, relevant_pairs, ever_kept, depth: int, keep: i
     off = rk.offsets
     n = np.diff(off)
     gv = np.asarray(kind.to_gate(np.asarray(rk.score_values, dtype=np.float64)), dtype=np.float64)
-    code_of = {c: i for i, c in enumerate(rk.chunk_ids.tolist())}
-    index = rk._index
-    keys = [index[q] * n_ids + code_of[c] for q, c in relevant_pairs if q in index and c in code_of]
-    rel = np.unique(np.asarray(keys, dtype=np.int64))
+    if isinstance(relevant_pairs, np.ndarray):
+        rel = relevant_pairs
+    else:
+        code_of = {c: i for i, c in enumerate(rk.chunk_ids.tolist())}
+        index = rk._index
+        keys = [index[q] * n_ids + code_of[c] for q, c in relevant_pairs if q in index and c in code_of]
+        rel = np.unique(np.asarray(keys, dtype=np.int64))
+    # each query's relevant chunk codes: rel_code[rel_at[q]:rel_at[q + 1]]
+    rel_code = (rel % max(n_ids, 1)).astype(np.int64)
+    rel_at = np.searchsorted(rel, np.arange(nq + 1, dtype=np.int64) * n_ids) if n_ids else np.zeros(nq + 1, np.int64)
+    rel_n = np.diff(rel_at)
     parts: dict[str, list] = {k: [] for k in ("rank", "code", "score")}
     counts = np.zeros(nq, dtype=np.int64)
     gate = np.full(nq, math.inf)
@@ -213,43 +251,55 @@ def rankings_of_columns(rk, kind, relevant_pairs, ever_kept, depth: int, keep: i
         qb = min(nq, qa + block)
         lo, hi = int(off[qa]), int(off[qb])
         nb = n[qa:qb]
-        qidx = np.repeat(np.arange(qa, qb, dtype=np.int64), nb)
-        pos = np.arange(lo, hi, dtype=np.int64) - off[qidx]
-        codes = np.asarray(rk.chunk_codes[lo:hi], dtype=np.int64)
+        bounds = off[qa:qb + 1] - lo  # the block's queries' lines, from its first line
+        pos = np.arange(hi - lo, dtype=np.int64) - np.repeat(bounds[:-1], nb)
+        codes = np.asarray(rk.chunk_codes[lo:hi])
+        wdt = codes.dtype if codes.dtype.kind == "i" else np.int64  # -1 (no relevant chunk) in the codes' own type
         d = gv[rk.score_codes[lo:hi]]
-        if len(rel):
-            k = qidx * n_ids + codes
-            at = np.minimum(np.searchsorted(rel, k), len(rel) - 1)
-            isrel = rel[at] == k
-        else:
-            isrel = np.zeros(hi - lo, dtype=bool)
+        # relevant lines: each query's line codes against its few relevant codes, one comparison a line per code
+        isrel = np.zeros(hi - lo, dtype=bool)
+        cnt, at = rel_n[qa:qb], rel_at[qa:qb]
+        most = int(cnt.max()) if len(cnt) else 0
+        for j in range(min(most, _PASSES)):
+            want = np.where(cnt > j, rel_code[np.minimum(at + j, len(rel) - 1)], -1)
+            isrel |= codes == np.repeat(want.astype(wdt, copy=False), nb)
+        if most > _PASSES:  # a query with many relevant chunks: a binary search per line of its lines
+            sel = np.flatnonzero(np.repeat(cnt > _PASSES, nb))
+            k = (np.searchsorted(bounds, sel, side="right") - 1 + qa) * n_ids + codes[sel]
+            hit = np.minimum(np.searchsorted(rel, k), len(rel) - 1)
+            isrel[sel] = rel[hit] == k
         # the first relevant line of each query (a repeated id counts at its first rank: the first line anyway)
-        rq = qidx[isrel]
-        if len(rq):
-            uq, first = np.unique(rq, return_index=True)
-            lines = np.flatnonzero(isrel)[first]
+        lines = np.flatnonzero(isrel)
+        if len(lines):
+            rq = np.searchsorted(bounds, lines, side="right") - 1
+            first = np.flatnonzero(np.concatenate([[True], rq[1:] != rq[:-1]]))
+            uq, lines = rq[first] + qa, lines[first]
             a_rank[uq] = pos[lines] + 1
             a_val[uq] = d[lines]
         nonempty = np.flatnonzero(nb > 0)
         if len(nonempty):
-            starts = (off[qa:qb] - lo)[nonempty]
-            gate[qa + nonempty] = np.minimum.reduceat(d, starts)
+            gate[qa + nonempty] = np.minimum.reduceat(d, bounds[:-1][nonempty])
         # ascending gate values keep only the first `keep`: no later position; the others go through the rule
-        later = np.zeros(hi - lo, dtype=bool)
+        stored = (pos < depth) | isrel
         if hi - lo > 1:
-            down = ~(d[1:] >= d[:-1]) & (qidx[1:] == qidx[:-1])
-            for q in np.unique(qidx[1:][down]).tolist():
-                if n[q] <= depth:
-                    continue
-                a = int(off[q]) - lo
-                kept = ever_kept(d[a:a + int(n[q])])
-                kept = kept[kept >= depth]
-                later[a + kept] = True
-        stored = (pos < depth) | (later | isrel)
+            down = ~(d[1:] >= d[:-1])
+            inner = bounds[1:-1]
+            down[inner[(inner > 0) & (inner < hi - lo)] - 1] = False  # a step from one query to the next
+            steps = np.flatnonzero(down)
+            if len(steps):
+                dq = np.searchsorted(bounds, steps + 1, side="right") - 1
+                for q in (dq[np.concatenate([[True], dq[1:] != dq[:-1]])] + qa).tolist():
+                    if n[q] <= depth:
+                        continue
+                    a = int(off[q]) - lo
+                    kept = ever_kept(d[a:a + int(n[q])])
+                    kept = kept[kept >= depth]
+                    stored[a + kept] = True
         parts["rank"].append((pos[stored] + 1).astype(np.int32))
         parts["code"].append(codes[stored].astype(np.int32))
         parts["score"].append(rk.score_values[rk.score_codes[lo:hi][stored]])
-        counts[qa:qb] = np.bincount(qidx[stored] - qa, minlength=qb - qa)
+        csum = np.concatenate([[0], np.cumsum(stored)])
+        counts[qa:qb] = csum[bounds[1:]] - csum[bounds[:-1]]
     offsets = np.concatenate([[0], np.cumsum(counts)])
     cat = {k: (np.concatenate(v) if v else np.zeros(0)) for k, v in parts.items()}
     none = np.zeros(nq, dtype=bool)

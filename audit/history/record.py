@@ -45,7 +45,7 @@ from .. import PIPELINE_VERSION, __version__
 from ..evaluation.judgments import MIN_REL, ColumnarJudgments, Qrels
 from ..evaluation.threshold import KEEP
 from ..runset import ColumnarRankings, Query, Ranked, Run, RunSet, Source, Space, digest, score_kind
-from .columns import RecordJudgments, rankings_of_columns
+from .columns import RecordJudgments, rankings_of_columns, relevant_keys
 from .digests import ground_truth_digest, judgments_digest
 
 __all__ = ["DEPTH", "FORMAT_VERSION", "Record", "RecordRun", "SETTINGS_KEPT", "ground_truth_hash", "health_record",
@@ -192,7 +192,10 @@ def _rankings_json(run: Run, qrels: Qrels) -> Mapping[str, Mapping]:
     stored as arrays, every query at once (:func:`audit.history.columns.rankings_of_columns`, the same dicts)."""
     kind = run.kind
     if isinstance(run.rankings, ColumnarRankings):
-        return rankings_of_columns(run.rankings, kind, _relevant_pairs(qrels), _ever_kept, DEPTH, KEEP)
+        keys = (relevant_keys(run.rankings, qrels.judgments, MIN_REL)
+                if isinstance(qrels.judgments, ColumnarJudgments) else None)
+        return rankings_of_columns(run.rankings, kind, _relevant_pairs(qrels) if keys is None else keys, _ever_kept,
+                                   DEPTH, KEEP)
     return {q: _ranking_json(rk, kind, qrels.relevant(q)) for q, rk in run.rankings.items()}
 
 
