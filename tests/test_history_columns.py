@@ -110,7 +110,7 @@ def test_a_new_record_round_trips_through_the_store(history):  # noqa: F811 - th
     # the measures read from the per-query table a column at a time: aggregate()'s very floats, in its order
     assert json.dumps(rec.runs[0].measures) == json.dumps(evaluate(rs)[0].aggregate())
     got = history.get(history.append(rec))
-    assert got.format_version == FORMAT_VERSION == 3
+    assert got.format_version == FORMAT_VERSION == 4
     assert isinstance(got.runs[0].rankings, RecordRankings) and same(got.runs[0].rankings, by_rule(cr, "similarity",
                                                                                                    qrels))
     assert evaluate(runset_of(got))[0].aggregate() == evaluate(rs)[0].aggregate()

@@ -31,6 +31,23 @@ _ARRAYS = ("offsets", "top", "rank", "code", "score", "dist", "has_dist", "lengt
            "answer_value", "answer_none")
 
 
+def _ints(a, dtype) -> np.ndarray:
+    """``a`` as an integer array: its own integer type kept (a narrow one saves memory), else ``dtype``."""
+    a = np.asarray(a)
+    return a if a.dtype.kind in "iu" else a.astype(dtype)
+
+
+def narrow(a) -> np.ndarray:
+    """``a`` (integers) in the narrowest integer type that holds its values: what a column is written as."""
+    a = np.asarray(a)
+    if not len(a):
+        return a.astype(np.uint8)
+    lo, hi = int(a.min()), int(a.max())
+    kinds = (np.uint8, np.uint16, np.uint32, np.uint64) if lo >= 0 else (np.int8, np.int16, np.int32, np.int64)
+    t = next(np.dtype(k) for k in kinds if np.iinfo(k).min <= lo and hi <= np.iinfo(k).max)
+    return a if a.dtype == t else a.astype(t)
+
+
 class RecordRankings(Mapping):
     """Stored rankings of many queries as arrays, read as the mapping query id → stored ranking dict.
 
@@ -43,10 +60,12 @@ class RecordRankings(Mapping):
         Query ``i``'s rows are ``offsets[i]:offsets[i + 1]``: its first ``top[i]`` positions, then the later ones
         kept (the dict's ``more``), rank order.
     top : int32 array, shape (n_queries,)
-    rank, code : int32 arrays, shape (n_rows,)
-        1-based rank and chunk-id code of each row.
-    score, dist : float64 arrays, shape (n_rows,)
-        The run's score and the cosine distance (read only where ``has_dist``; ``dist`` may be empty when none has).
+    rank, code : int arrays, shape (n_rows,)
+        1-based rank and chunk-id code of each row (any integer type: a narrow one is kept).
+    score : float64 array, or int array with ``score_values``, shape (n_rows,)
+        The run's score of each row, or its code into ``score_values``.
+    dist : float64 array, shape (n_rows,)
+        The cosine distance (read only where ``has_dist``; may be empty when none has).
     has_dist : bool array, shape (n_queries,)
     length : int64 array, shape (n_queries,)
     gate : float64 array, shape (n_queries,)
@@ -57,22 +76,37 @@ class RecordRankings(Mapping):
     answer_none : bool array, shape (n_queries,)
     sparse : dict
         Query index → the fields of ``beyond``, ``nearest``, ``nearest_relevant``, ``depth`` that are not empty.
+    score_values : float64 array, optional
+        The distinct scores ``score`` codes (a run file's scores repeat: a code is narrower than a float).
     """
 
     def __init__(self, query_ids, ids, offsets, top, rank, code, score, dist, has_dist, length, gate, answer_rank,
-                 answer_value, answer_none, sparse: Mapping[int, Mapping] | None = None):
+                 answer_value, answer_none, sparse: Mapping[int, Mapping] | None = None, score_values=None):
         self.query_ids = list(query_ids)
         self.ids = list(ids)
-        self.offsets, self.top = np.asarray(offsets, dtype=np.int64), np.asarray(top, dtype=np.int32)
-        self.rank, self.code = np.asarray(rank, dtype=np.int32), np.asarray(code, dtype=np.int32)
-        self.score, self.dist = np.asarray(score, dtype=np.float64), np.asarray(dist, dtype=np.float64)
+        self.offsets, self.top = np.asarray(offsets, dtype=np.int64), _ints(top, np.int32)
+        self.rank, self.code = _ints(rank, np.int32), _ints(code, np.int32)
+        self.score_values = None if score_values is None else np.asarray(score_values, dtype=np.float64)
+        self.score_code = None if score_values is None else _ints(score, np.int64)
+        self._score = np.asarray(score, dtype=np.float64) if score_values is None else None
+        self.dist = np.asarray(dist, dtype=np.float64)
         self.has_dist = np.asarray(has_dist, dtype=bool)
-        self.length, self.gate = np.asarray(length, dtype=np.int64), np.asarray(gate, dtype=np.float64)
-        self.answer_rank = np.asarray(answer_rank, dtype=np.int64)
+        self.length, self.gate = _ints(length, np.int64), np.asarray(gate, dtype=np.float64)
+        self.answer_rank = _ints(answer_rank, np.int64)
         self.answer_value = np.asarray(answer_value, dtype=np.float64)
         self.answer_none = np.asarray(answer_none, dtype=bool)
         self.sparse = {int(k): dict(v) for k, v in (sparse or {}).items()}
         self._index = {q: i for i, q in enumerate(self.query_ids)}
+
+    @property
+    def score(self) -> np.ndarray:
+        """The score of each row (float64)."""
+        return self._score if self._score is not None else self.score_values[self.score_code]
+
+    def _scores(self, a: int, b: int) -> list:
+        if self._score is not None:
+            return self._score[a:b].tolist()
+        return self.score_values[self.score_code[a:b]].tolist()
 
     def __getitem__(self, query_id) -> dict:
         i = self._index[query_id]
@@ -81,13 +115,14 @@ class RecordRankings(Mapping):
         ids = self.ids
         hd = bool(self.has_dist[i])
         dists = self.dist[a:b].tolist() if hd else [None] * (b - a)
+        scores = self._scores(a, b)
         more = [[r, ids[c], s, dv] for r, c, s, dv in zip(self.rank[t:b].tolist(), self.code[t:b].tolist(),
-                                                          self.score[t:b].tolist(), dists[t - a:])]
+                                                          scores[t - a:], dists[t - a:])]
         sp = self.sparse.get(i, _SPARSE)
         answer = None
         if self.answer_rank[i] > 0:
             answer = [int(self.answer_rank[i]), None if self.answer_none[i] else float(self.answer_value[i])]
-        return {"ids": [ids[c] for c in self.code[a:t].tolist()], "scores": self.score[a:t].tolist(),
+        return {"ids": [ids[c] for c in self.code[a:t].tolist()], "scores": scores[:t - a],
                 "distances": dists[:t - a] if hd else None, "more": more, "length": int(self.length[i]),
                 "beyond": [list(x) for x in sp.get("beyond", [])], "nearest": sp.get("nearest"),
                 "nearest_relevant": sp.get("nearest_relevant"), "depth": sp.get("depth"),
@@ -159,15 +194,35 @@ class RecordRankings(Mapping):
 
 
 def pack(rr: RecordRankings) -> tuple[dict, dict[str, np.ndarray]]:
-    """``(JSON part, named arrays)`` of ``rr`` (:func:`unpack` is the inverse)."""
+    """``(JSON part, named arrays)`` of ``rr`` as format 4 writes them (:func:`unpack` is the inverse): each query's
+    number of rows (``counts``) instead of the offsets, integers in their narrowest type, the scores as codes into
+    their distinct values when ``rr`` holds them so."""
     meta = {"query_ids": rr.query_ids, "ids": rr.ids, "sparse": {str(k): v for k, v in rr.sparse.items()}}
-    return meta, {name: getattr(rr, {"offsets": "offsets"}.get(name, name)) for name in _ARRAYS}
+    arrays = {"counts": narrow(np.diff(rr.offsets)), "top": narrow(rr.top), "rank": narrow(rr.rank),
+              "code": narrow(rr.code)}
+    if rr.score_values is not None:
+        arrays.update(score_code=narrow(rr.score_code), score_values=rr.score_values)
+    else:
+        arrays["score"] = rr.score
+    arrays.update(dist=rr.dist, has_dist=rr.has_dist, length=narrow(rr.length), gate=rr.gate,
+                  answer_rank=narrow(rr.answer_rank), answer_value=rr.answer_value, answer_none=rr.answer_none)
+    return meta, arrays
+
+
+def _offsets(arrays: Mapping[str, np.ndarray]) -> np.ndarray:
+    """A format-3 column's ``offsets``, or format 4's from its ``counts``."""
+    if "offsets" in arrays:
+        return arrays["offsets"]
+    return np.concatenate([np.zeros(1, dtype=np.int64), np.cumsum(arrays["counts"], dtype=np.int64)])
 
 
 def unpack(meta: Mapping, arrays: Mapping[str, np.ndarray]) -> RecordRankings:
-    """The :class:`RecordRankings` :func:`pack` gave ``meta`` and ``arrays`` for."""
-    return RecordRankings(meta["query_ids"], meta["ids"], *(arrays[n] for n in _ARRAYS),
-                          {int(k): v for k, v in (meta.get("sparse") or {}).items()})
+    """The :class:`RecordRankings` :func:`pack` (or format 3's writer) gave ``meta`` and ``arrays`` for."""
+    values = arrays.get("score_values")
+    score = arrays["score"] if values is None else arrays["score_code"]
+    return RecordRankings(meta["query_ids"], meta["ids"], _offsets(arrays), arrays["top"], arrays["rank"],
+                          arrays["code"], score, *(arrays[n] for n in _ARRAYS[5:]),
+                          {int(k): v for k, v in (meta.get("sparse") or {}).items()}, score_values=values)
 
 
 def relevant_keys(rk, judgments, min_rel: int) -> np.ndarray | None:
@@ -243,6 +298,7 @@ def rankings_of_columns(rk, kind, relevant_pairs, ever_kept, depth: int, keep: i
     rel_at = np.searchsorted(rel, np.arange(nq + 1, dtype=np.int64) * n_ids) if n_ids else np.zeros(nq + 1, np.int64)
     rel_n = np.diff(rel_at)
     parts: dict[str, list] = {k: [] for k in ("rank", "code", "score")}
+    rank_type = np.min_scalar_type(int(n.max()) if nq else 0)
     counts = np.zeros(nq, dtype=np.int64)
     gate = np.full(nq, math.inf)
     a_rank = np.zeros(nq, dtype=np.int64)
@@ -295,16 +351,34 @@ def rankings_of_columns(rk, kind, relevant_pairs, ever_kept, depth: int, keep: i
                     kept = ever_kept(d[a:a + int(n[q])])
                     kept = kept[kept >= depth]
                     stored[a + kept] = True
-        parts["rank"].append((pos[stored] + 1).astype(np.int32))
-        parts["code"].append(codes[stored].astype(np.int32))
-        parts["score"].append(rk.score_values[rk.score_codes[lo:hi][stored]])
+        parts["rank"].append((pos[stored] + 1).astype(rank_type))
+        parts["code"].append(codes[stored])
+        parts["score"].append(rk.score_codes[lo:hi][stored])
         csum = np.concatenate([[0], np.cumsum(stored)])
         counts[qa:qb] = csum[bounds[1:]] - csum[bounds[:-1]]
     offsets = np.concatenate([[0], np.cumsum(counts)])
-    cat = {k: (np.concatenate(v) if v else np.zeros(0)) for k, v in parts.items()}
+    cat = {k: (np.concatenate(v) if v else np.zeros(0, dtype=np.int64)) for k, v in parts.items()}
+    # only the chunk ids and scores of stored rows, recoded in their order (a run returns many more than it stores)
+    ids, code = _used(np.asarray(cat["code"], dtype=np.int64), n_ids)
+    vals, score = _used(np.asarray(cat["score"], dtype=np.int64), len(rk.score_values))
+    if len(vals) > len(score) // 2:  # a code and its distinct value take more room than the scores
+        score, score_values = rk.score_values[vals[score]], None
+    else:
+        score_values = rk.score_values[vals]
     none = np.zeros(nq, dtype=bool)
-    return RecordRankings(rk.query_ids, rk.chunk_ids.tolist(), offsets, np.minimum(n, depth), cat["rank"],
-                          cat["code"], cat["score"], np.zeros(0), none, n, gate, a_rank, a_val, none)
+    return RecordRankings(rk.query_ids, rk.chunk_ids[ids].tolist(), offsets, narrow(np.minimum(n, depth)),
+                          cat["rank"], code, score, np.zeros(0), none, narrow(n), gate, narrow(a_rank), a_val, none,
+                          score_values=score_values)
+
+
+def _used(codes: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``(the distinct codes used, ascending; each code's position among them)``, the positions narrowed."""
+    used = np.zeros(n, dtype=bool)
+    used[codes] = True
+    kept = np.flatnonzero(used)
+    at = np.zeros(n, dtype=np.int64)
+    at[kept] = np.arange(len(kept))
+    return kept, narrow(at[codes]) if len(kept) else codes.astype(np.uint8)
 
 
 #: The judgment columns :func:`pack_judgments` writes, in order.
@@ -392,11 +466,12 @@ class RecordJudgments(Sequence):
 
 
 def pack_judgments(rj: RecordJudgments) -> tuple[dict, dict[str, np.ndarray]]:
-    """``(JSON part, named arrays)`` of ``rj`` (:func:`unpack_judgments` is the inverse)."""
+    """``(JSON part, named arrays)`` of ``rj`` as format 4 writes them (:func:`unpack_judgments` is the inverse):
+    each query's number of judgments (``counts``) instead of the offsets, integers in their narrowest type."""
     return ({"query_ids": rj.query_ids, "ids": rj.chunk_ids},
-            {"offsets": rj.offsets, "codes": rj.codes, "grades": rj.grades})
+            {"counts": narrow(np.diff(rj.offsets)), "codes": narrow(rj.codes), "grades": narrow(rj.grades)})
 
 
 def unpack_judgments(meta: Mapping, arrays: Mapping[str, np.ndarray]) -> RecordJudgments:
-    """The :class:`RecordJudgments` :func:`pack_judgments` gave ``meta`` and ``arrays`` for."""
-    return RecordJudgments(meta["query_ids"], arrays["offsets"], arrays["codes"], meta["ids"], arrays["grades"])
+    """The :class:`RecordJudgments` :func:`pack_judgments` (or format 3's writer) gave ``meta`` and ``arrays`` for."""
+    return RecordJudgments(meta["query_ids"], _offsets(arrays), arrays["codes"], meta["ids"], arrays["grades"])

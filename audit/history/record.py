@@ -52,7 +52,7 @@ __all__ = ["DEPTH", "FORMAT_VERSION", "Record", "RecordRun", "SETTINGS_KEPT", "g
            "record_of", "record_of_report", "runset_of", "series_name"]
 
 #: The record's format; :meth:`Record.from_json` upgrades every older one.
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 #: Ranks stored for every query of every run (the issue's top-20).
 DEPTH = 20
 #: Run-set settings a record keeps (the rest is timing noise or objects of the source).
