@@ -46,7 +46,7 @@ from ..evaluation.judgments import MIN_REL, ColumnarJudgments, Qrels
 from ..evaluation.threshold import KEEP
 from ..runset import ColumnarRankings, Query, Ranked, Run, RunSet, Source, Space, digest, score_kind
 from .columns import RecordJudgments, rankings_of_columns, relevant_keys
-from .digests import ground_truth_digest, judgments_digest
+from .digests import _no_gc, ground_truth_digest, judgments_digest
 
 __all__ = ["DEPTH", "FORMAT_VERSION", "Record", "RecordRun", "SETTINGS_KEPT", "ground_truth_hash", "health_record",
            "record_of", "record_of_report", "runset_of", "series_name"]
@@ -473,6 +473,11 @@ def record_of(runset, results: Sequence | None = None, thresholds: Sequence = ()
     -------
     Record
     """
+    with _no_gc():  # millions of short-lived objects and no cycle: no collection walking the run set's objects
+        return _record_of(runset, results, thresholds, command, health, series, session, saved_cuts, created_at)
+
+
+def _record_of(runset, results, thresholds, command, health, series, session, saved_cuts, created_at) -> Record:
     from ..evaluation.measures import evaluate
     from ..evaluation.saved_cut import choose
     from ..evaluation.threshold import counts_at, gate_queries

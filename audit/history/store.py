@@ -28,6 +28,7 @@ from ..sqlitedb import sqlite_connect, sqlite_write
 import numpy as np
 
 from .columns import RecordJudgments, RecordRankings, pack, pack_judgments, unpack, unpack_judgments
+from .digests import _no_gc
 from .record import Record
 
 __all__ = ["ALL_SESSIONS", "HistoryError", "HistoryStore", "PostgresHistory", "RecordSummary", "SqliteHistory",
@@ -111,8 +112,8 @@ def _arrays_meta(arrays: dict, blobs: list) -> list:
 
 
 def _encode(record: Record) -> bytes:
-    """A record's body (format 4): :data:`MAGIC`, the length of the zlib-compressed JSON part (8 bytes,
-    little-endian), that part (the record with every run's rankings and every space's judgments that hold as columns
+    """A record's body (format 4): :data:`MAGIC`, the length of the JSON part once zlib-compressed (8 bytes,
+    little-endian), that part zlib-compressed at level 1 (the record with every run's rankings and every space's judgments that hold as columns
     left out, and those columns' names, dtypes, sizes and codec, under ``run_columns`` and ``space_columns``), then
     each column's compressed bytes one after the other: the runs' rankings, then the spaces' judgments.
 
@@ -142,7 +143,7 @@ def _encode(record: Record) -> bytes:
     js["run_columns"] = cols
     if jcols:
         js["space_columns"] = jcols
-    head = zlib.compress(json.dumps(js, ensure_ascii=False, allow_nan=True).encode("utf-8"), 6)
+    head = zlib.compress(json.dumps(js, ensure_ascii=False, allow_nan=True).encode("utf-8"), 1)
     return b"".join([MAGIC, struct.pack("<Q", len(head)), head, *blobs])
 
 
@@ -267,8 +268,10 @@ class HistoryStore:
         HistoryError
             The database cannot be written (the message names it, never a password).
         """
+        with _no_gc():  # the JSON part's lists make no cycle: no collection walking every object meanwhile
+            body = _encode(record)
         row = (record.format_version, record.created_at, record.command, str(record.source.get("kind", "")),
-               str(record.source.get("name", "")), record.ground_truth, record.session, _encode(record))
+               str(record.source.get("name", "")), record.ground_truth, record.session, body)
         pairs = [(r.series, r.name) for r in record.runs] or [(s, "") for s in record.series]
 
         def write(cur):
