@@ -113,9 +113,10 @@ def _arrays_meta(arrays: dict, blobs: list) -> list:
 
 def _encode(record: Record) -> bytes:
     """A record's body (format 4): :data:`MAGIC`, the length of the JSON part once zlib-compressed (8 bytes,
-    little-endian), that part zlib-compressed at level 1 (the record with every run's rankings and every space's judgments that hold as columns
-    left out, and those columns' names, dtypes, sizes and codec, under ``run_columns`` and ``space_columns``), then
-    each column's compressed bytes one after the other: the runs' rankings, then the spaces' judgments.
+    little-endian), that part zlib-compressed at level 1 (the record with every run's rankings and every space's
+    judgments that hold as columns left out, and those columns' names, dtypes, sizes and codec, under
+    ``run_columns`` and ``space_columns``), then each column's compressed bytes one after the other: the runs'
+    rankings, then the spaces' judgments.
 
     Format 3 wrote the same under ``columns`` and ``judgment_columns``, every column zlib-compressed as int64 or
     float64, with offsets where format 4 writes counts (:func:`audit.history.columns.pack`); both are read. A
