@@ -151,7 +151,8 @@ def test_format_4_columns_are_narrow_and_smaller():
     head = js_meta(body)
     # no column under format 3's names: a format-3 reader reads none and refuses the record by its format
     assert head["format_version"] == 4 and "columns" not in head and "judgment_columns" not in head
-    kinds = {name: (dtype, codec) for meta in head["run_columns"].values() for name, dtype, _, _, codec in meta["arrays"]}
+    kinds = {name: (dtype, codec) for meta in head["run_columns"].values()
+             for name, dtype, _, _, codec in meta["arrays"]}
     assert {kinds[k][0] for k in ("rank", "code", "counts", "top", "score_code")} == {"|u1"}
     assert "score" not in kinds and kinds["score_values"][0] == "<f8"  # 100 distinct scores: codes into them
     assert {c for _, c in kinds.values()} == {"zstd"}
