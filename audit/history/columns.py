@@ -1,4 +1,4 @@
-"""A run's stored rankings as columns: what a format-3 record holds instead of one JSON object per query.
+"""A run's stored rankings as columns: what a format-3 or 4 record holds instead of one JSON object per query.
 
 :class:`RecordRankings` is the mapping query id → the stored ranking (:func:`audit.history.record._ranking_json`'s
 dict) held as arrays: one row per stored position (its rank, chunk id as a code into one list of distinct ids, score
@@ -6,10 +6,13 @@ and cosine distance), query after query, and one value per query (length, gate v
 gate value). What a large team's run almost never has (judged chunks past its stored depth, nearest distances, a
 cut depth) is kept per query only where present. A query's dict is made when it is looked up, never kept, so a
 record read back costs the arrays, and :func:`rankings_of_columns` builds them for a
-:class:`~audit.runset.ColumnarRankings` run without a dict per query (issue 58).
+:class:`~audit.runset.ColumnarRankings` run without a dict per query (issue 58): the relevant lines found by
+comparing each query's lines with its few relevant chunk codes, the judgment arrays matched to the run's ids by hash
+(:func:`relevant_keys`), only the chunk ids and scores of stored rows kept, integers in narrow types.
 
 :func:`pack` and :func:`unpack` turn it into named numpy arrays and a small JSON part, the form the history store
-writes (:mod:`audit.history.store`).
+writes (:mod:`audit.history.store`; format 4: :func:`narrow` integers, counts instead of offsets, scores as codes into
+their distinct values when the record holds them so); :func:`unpack` reads format 3's arrays too.
 """
 
 from __future__ import annotations

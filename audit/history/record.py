@@ -28,7 +28,11 @@ is format 2's, and the history store writes each run's rankings as arrays beside
 read back, a run's ``rankings`` is a mapping that gives the very same dict per query. A space's judgments read as
 arrays (a team's qrels file) are kept and stored as columns too (:class:`~audit.history.columns.RecordJudgments`,
 read back as a sequence equal to the list per query), and the ground-truth hash and the judgments digest are
-streamed from them (:mod:`audit.history.digests`): the same hex digests as the JSON-built ones.
+streamed from them (:mod:`audit.history.digests`): the same hex digests as the JSON-built ones. Format 4 is
+format 3 with the columns written narrower (:func:`audit.history.columns.pack`: integers in their narrowest type,
+counts for offsets, only the chunk ids and scores the stored rows use, scores as codes into their distinct values
+when smaller) and zstd-compressed (:mod:`audit.history.store`); its JSON form and every value read back are
+format 3's, and a format-3 body reads as before.
 """
 
 from __future__ import annotations
