@@ -307,7 +307,9 @@ def rankings_of_columns(rk, kind, relevant_pairs, ever_kept, depth: int, keep: i
     rel_at = np.searchsorted(rel, np.arange(nq + 1, dtype=np.int64) * n_ids) if n_ids else np.zeros(nq + 1, np.int64)
     rel_n = np.diff(rel_at)
     parts: dict[str, list] = {k: [] for k in ("rank", "code", "score")}
+    # the rows' columns in the narrowest types that hold them (a 1M-query run stores some 20M rows)
     rank_type = np.min_scalar_type(int(n.max()) if nq else 0)
+    code_type, score_type = np.min_scalar_type(max(n_ids - 1, 0)), np.min_scalar_type(max(len(rk.score_values) - 1, 0))
     counts = np.zeros(nq, dtype=np.int64)
     gate = np.full(nq, math.inf)
     a_rank = np.zeros(nq, dtype=np.int64)
@@ -361,15 +363,15 @@ def rankings_of_columns(rk, kind, relevant_pairs, ever_kept, depth: int, keep: i
                     kept = kept[kept >= depth]
                     stored[a + kept] = True
         parts["rank"].append((pos[stored] + 1).astype(rank_type))
-        parts["code"].append(codes[stored])
-        parts["score"].append(rk.score_codes[lo:hi][stored])
+        parts["code"].append(codes[stored].astype(code_type, copy=False))
+        parts["score"].append(rk.score_codes[lo:hi][stored].astype(score_type, copy=False))
         csum = np.concatenate([[0], np.cumsum(stored)])
         counts[qa:qb] = csum[bounds[1:]] - csum[bounds[:-1]]
     offsets = np.concatenate([[0], np.cumsum(counts)])
-    cat = {k: (np.concatenate(v) if v else np.zeros(0, dtype=np.int64)) for k, v in parts.items()}
+    cat = {k: (np.concatenate(v) if v else np.zeros(0, dtype=np.uint8)) for k, v in parts.items()}
     # only the chunk ids and scores of stored rows, recoded in their order (a run returns many more than it stores)
-    ids, code = _used(np.asarray(cat["code"], dtype=np.int64), n_ids)
-    vals, score = _used(np.asarray(cat["score"], dtype=np.int64), len(rk.score_values))
+    ids, code = _used(cat.pop("code"), n_ids)
+    vals, score = _used(cat.pop("score"), len(rk.score_values))
     if len(vals) > len(score) // 2:  # a code and its distinct value take more room than the scores
         score, score_values = rk.score_values[vals[score]], None
     else:

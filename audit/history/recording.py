@@ -156,8 +156,10 @@ def _scrubbed(record: Record, hidden: list) -> Record:
     # rankings held as columns are scanned through their texts (ids, query ids), not a dict per query
     light = replace(record, runs=tuple(replace(r, rankings={}) if isinstance(r.rankings, RecordRankings) else r
                                        for r in record.runs),
-                    judgments={sp: [] if isinstance(js, RecordJudgments) else js for sp, js in record.judgments.items()})
-    texts = [json.dumps(light.to_json(), ensure_ascii=False, allow_nan=True)]
+                    judgments={sp: [] if isinstance(js, RecordJudgments) else js for sp, js in record.judgments.items()},
+                    queries=())
+    texts = [json.dumps(light.to_json(), ensure_ascii=False, allow_nan=True),
+             json.dumps(record.queries, ensure_ascii=False, allow_nan=True)]  # tuples: to_json's lists' text
     texts += [json.dumps(r.rankings.strings(), ensure_ascii=False, allow_nan=True) for r in record.runs
               if isinstance(r.rankings, RecordRankings)]
     texts += [json.dumps(js.strings(), ensure_ascii=False, allow_nan=True) for js in record.judgments.values()

@@ -140,7 +140,8 @@ def _encode(record: Record) -> bytes:
             jcols[sp] = meta
             rows = []
         judgments[sp] = rows
-    js = replace(record, runs=tuple(runs), judgments=judgments).to_json()
+    js = replace(record, runs=tuple(runs), judgments=judgments, queries=()).to_json()
+    js["queries"] = record.queries  # tuples: the same JSON as to_json's lists, without a list per query first
     js["run_columns"] = cols
     if jcols:
         js["space_columns"] = jcols
