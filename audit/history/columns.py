@@ -266,7 +266,7 @@ _PASSES = 8
 
 
 def rankings_of_columns(rk, kind, relevant_pairs, ever_kept, depth: int, keep: int,
-                        block: int = 1 << 14) -> RecordRankings:
+                        block: int = 1 << 12) -> RecordRankings:
     """The stored rankings of a :class:`~audit.runset.ColumnarRankings` run, every query at once.
 
     The same dicts as :func:`audit.history.record._ranking_json` query by query: its first ``depth`` positions,
