@@ -99,7 +99,14 @@ class RecordRankings(Mapping):
         self.answer_value = np.asarray(answer_value, dtype=np.float64)
         self.answer_none = np.asarray(answer_none, dtype=bool)
         self.sparse = {int(k): dict(v) for k, v in (sparse or {}).items()}
-        self._index = {q: i for i, q in enumerate(self.query_ids)}
+        self._by_id: dict | None = None
+
+    @property
+    def _index(self) -> dict:
+        """Query id → its position, made on the first lookup (a record being written never looks one up)."""
+        if self._by_id is None:
+            self._by_id = {q: i for i, q in enumerate(self.query_ids)}
+        return self._by_id
 
     @property
     def score(self) -> np.ndarray:
