@@ -168,3 +168,28 @@ def js_meta(body: bytes) -> dict:
 
     (n,) = struct.unpack_from("<Q", body, len(MAGIC))
     return json.loads(zlib.decompress(body[len(MAGIC) + 8:len(MAGIC) + 8 + n]))
+
+
+def test_wide_codes_and_distinct_scores_round_trip(history):  # noqa: F811 - the fixture
+    # 70,000 queries of one chunk each: chunk codes past 16 bits, and as many distinct scores as rows (floats, not
+    # codes into them)
+    from audit.history.store import _encode
+
+    n = 70_000
+    ids = [f"c{i}" for i in range(n)]
+    cr = ColumnarRankings([f"q{i}" for i in range(n)], np.arange(n + 1), np.arange(n)[::-1].copy(), ids,
+                          np.arange(n), np.linspace(0.0, 1.0, n))
+    qrels = Qrels(ColumnarJudgments(["q0", f"q{n - 1}"], [0, 1, 2], np.array([n - 1, 5]),
+                                    np.array(ids, dtype=object), [2, 1]))
+    rs = RunSet(Source("files", "wide", "id-wide"), (Query("q0", "first", "in-domain"),
+                                                      Query(f"q{n - 1}", "last", "in-domain")),
+                {"": qrels}, (Run("wide", "similarity", cr),))
+    rec = record_of(rs, created_at=CREATED)
+    kinds = {name: dtype for name, dtype, *_ in js_meta(_encode(rec))["run_columns"]["0"]["arrays"]}
+    assert kinds["code"] == "<u4" and kinds["score"] == "<f8" and "score_code" not in kinds
+    got = history.get(history.append(rec))
+    assert got.runs[0].rankings["q0"] == {"ids": [f"c{n - 1}"], "scores": [0.0], "distances": None, "more": [],
+                                          "length": 1, "beyond": [], "nearest": None, "nearest_relevant": None,
+                                          "depth": None, "gate": -0.0, "answer": [1, -0.0]}
+    assert got.runs[0].rankings[f"q{n - 1}"]["answer"] is None  # c5 is judged there, c0 is ranked
+    assert text(got.to_json()) == text(rec.to_json())
