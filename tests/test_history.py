@@ -209,7 +209,7 @@ def test_a_record_keeps_the_languages_and_the_token_rules(builtin_corpus, builti
                    reranker=None, bm25_tokens="unicode,snowball+stop")
     stored = json.loads(json.dumps(record_of(rs).to_json()))
     # optional fields: they added no format (format 3 is format 2 with columnar rankings in the store, issue 58)
-    assert stored["format_version"] == FORMAT_VERSION == 3
+    assert stored["format_version"] == FORMAT_VERSION == 4
     assert stored["settings"]["language"] == "en" and stored["settings"]["language_from"] == "default"
     assert stored["settings"]["bm25_token_rules"] == ["unicode", "snowball+stop"]
     assert "question_languages" not in stored["settings"]  # one language: kept once, not per question

@@ -145,7 +145,7 @@ def test_prune_and_show_json(backend, capsys):
     assert "2 record(s) deleted: #1, #2" in capsys.readouterr().out
     assert main(["history", "show", "3", "--json"]) == 0
     js = json.loads(capsys.readouterr().out)
-    assert js["format_version"] == 3 and js["runs"][0]["series"] == "relay"
+    assert js["format_version"] == 4 and js["runs"][0]["series"] == "relay"
     assert main(["history", "show", "1"]) == 2
     assert "no history record 1" in capsys.readouterr().err
 

@@ -26,6 +26,7 @@ from audit.evaluation import evaluate
 
 from pgfixture import pg_server  # noqa: F401 - the session fixture
 from test_history import history  # noqa: F401 - the fixture: SQLite, and PostgreSQL in the store tier
+from test_history_judgments import columnar
 
 
 def as_columns(rankings) -> ColumnarRankings:
@@ -105,8 +106,11 @@ def test_a_new_record_round_trips_through_the_store(history):  # noqa: F811 - th
     qrels = Qrels({q: {f"c{int(c)}": 1 for c in rng.integers(0, 60, 3)} for q in rk})
     cr = as_columns(rk)
     rs = _runset(cr, qrels)
-    got = history.get(history.append(record_of(rs)))
-    assert got.format_version == FORMAT_VERSION == 3
+    rec = record_of(rs)
+    # the measures read from the per-query table a column at a time: aggregate()'s very floats, in its order
+    assert json.dumps(rec.runs[0].measures) == json.dumps(evaluate(rs)[0].aggregate())
+    got = history.get(history.append(rec))
+    assert got.format_version == FORMAT_VERSION == 4
     assert isinstance(got.runs[0].rankings, RecordRankings) and same(got.runs[0].rankings, by_rule(cr, "similarity",
                                                                                                    qrels))
     assert evaluate(runset_of(got))[0].aggregate() == evaluate(rs)[0].aggregate()
@@ -147,3 +151,50 @@ def test_a_format_2_body_reads_exactly_as_before(history):  # noqa: F811 - the f
     assert type(got.runs[0].rankings) is dict and json.dumps(got.runs[0].rankings, allow_nan=True) == json.dumps(
         js["runs"][0]["rankings"], allow_nan=True)
     assert got.runs[0].rankings["q0"]["answer"] == [2, -0.9]  # b, tied with a, ranked second
+
+
+def _judged(judged) -> dict:
+    js: dict = {}
+    for q, c, g in judged:
+        js.setdefault(f"q{q}", {})[f"c{c}"] = g
+    return js
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(RANKING, min_size=1, max_size=12), st.sampled_from(["similarity", "cosine-distance"]),
+       st.lists(st.tuples(st.integers(0, 13), st.integers(0, 30), st.integers(0, 2)), max_size=80),
+       st.integers(1, 5))
+def test_relevant_keys_of_judgment_arrays_give_the_rule_dicts(rankings, kind, judged, block):
+    # judgments held as arrays (a qrels file): the relevant (query, chunk) keys are matched in arrays, not a dict
+    # of the run's ids; queries q12, q13 are judged but not ranked; a query may hold more relevant chunks than the
+    # comparisons line by line cover (the rest by binary search)
+    from audit.evaluation.judgments import MIN_REL
+    from audit.evaluation.threshold import KEEP
+    from audit.history.columns import rankings_of_columns, relevant_keys
+    from audit.history.record import _ever_kept
+
+    cr = as_columns({f"q{i}": r for i, r in enumerate(rankings)})
+    qrels = Qrels(columnar(_judged(judged)))
+    keys = relevant_keys(cr, qrels.judgments, MIN_REL)
+    assert keys is not None
+    got = rankings_of_columns(cr, score_kind(kind), keys, _ever_kept, DEPTH, KEEP, block=block)
+    assert same(got, by_rule(cr, kind, qrels))
+
+
+def test_many_relevant_chunks_in_one_query_and_ids_that_are_not_text():
+    from audit.evaluation.judgments import ColumnarJudgments, MIN_REL
+    from audit.history.columns import relevant_keys
+
+    # 40 chunks ranked, 25 of them relevant (past rank 20 too): more than the comparisons line by line cover
+    q0 = [(f"c{i}", 1.0 - 0.01 * i) for i in range(40)]
+    cr = as_columns({"q0": q0, "q1": [("c3", 0.5), ("c39", 0.4)]})
+    qrels = Qrels(columnar({"q0": {f"c{i}": 1 + i % 2 for i in range(0, 50, 2)}, "q1": {"c39": 0, "c3": 2}}))
+    got = _rankings_json(Run("r", "similarity", cr), qrels)
+    assert same(got, by_rule(cr, "similarity", qrels))
+    assert [m[0] for m in got["q0"]["more"]] == [21, 23, 25, 27, 29, 31, 33, 35, 37, 39]
+    assert got["q1"]["answer"] == [1, -0.5]
+    # a chunk id that is not a str (the arrays would match 1 and "1" as one text): the pairs decide, Python's way
+    ints = ColumnarJudgments(["q0"], [0, 1], np.array([0]), np.array([1], dtype=object), [1])
+    assert relevant_keys(cr, ints, MIN_REL) is None
+    assert same(_rankings_json(Run("r", "similarity", cr), Qrels(ints)),
+                by_rule(cr, "similarity", Qrels(ints)))

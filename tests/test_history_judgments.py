@@ -108,6 +108,21 @@ def test_generated_qrels_digests_equal_the_json_ones(spaces):
     check(spaces)
 
 
+@settings(max_examples=40, deadline=None)
+@given(st.dictionaries(st.sampled_from(["", "s1"]), QRELS, min_size=1, max_size=2), st.integers(1, 9))
+def test_digests_written_in_many_blocks_equal_the_json_ones(spaces, block):
+    # the texts are hashed block after block (65,536 judgments, a quarter of that in queries): small blocks here,
+    # so that every join between two blocks is checked
+    import audit.history.digests as digests
+
+    was = digests.BLOCK
+    digests.BLOCK = block
+    try:
+        check(spaces)
+    finally:
+        digests.BLOCK = was
+
+
 def test_judgments_round_trip_through_the_store(history):  # noqa: F811 - the fixture
     rs = runset({"b": Qrels(columnar(EXAMPLE)), "a": Qrels({"q0": {"x": 1}})})
     rec = record_of(rs)

@@ -4,9 +4,10 @@ Modules: :mod:`.record` (what one record holds, built from a run set and its rep
 rebuilds the run set, so two records go through :func:`audit.evaluation.upgrade.diff_runs` unchanged),
 :mod:`.store` (the SQLite and PostgreSQL back ends behind one small interface), :mod:`.gate` (the
 regression gate: a paired sign test against a baseline record, Holm over the series), :mod:`.recording`
-(what the commands and the dashboard call: on/off, one ``warning:`` on a failed write), :mod:`.columns` (format
-3: a record's rankings and judgments as arrays, read back as the mappings format 2 held), :mod:`.digests` (the
-ground-truth and judgments digests streamed from those arrays, the same hex as the JSON way). Definitions:
+(what the commands and the dashboard call: on/off, one ``warning:`` on a failed write), :mod:`.columns` (formats
+3 and 4: a record's rankings and judgments as arrays, read back as the mappings format 2 held; format 4 writes them
+narrower), :mod:`.digests` (the ground-truth and judgments digests streamed from those arrays, the same hex as the
+JSON way). Definitions:
 docs/definitions.md, *History*.
 """
 

@@ -3,10 +3,13 @@
 Both digests are :func:`audit.runset.digest` of one JSON value: ``sha256(json.dumps(parts, sort_keys=True,
 default=str))``. At 1M questions and 3M judgments that value was built as small lists first (a list per judgment,
 sorted per query) and then encoded whole. Here the same JSON text is fed to the hash block by block: the arrays are
-sorted once (numpy), each block of queries or judgments is encoded by the same encoder with the same options and
-joined with the separators ``json.dumps`` writes, so the hex digest is the very same (the History compares
-digests across records: its ground-truth change markers, ``latest`` lookups). Whatever the arrays cannot answer
-exactly (two judgments of one chunk in one query, two ids of one text) goes through the original computation.
+sorted once (numpy), each distinct id is encoded once by the function ``json.dumps`` calls for a string
+(``json.encoder.encode_basestring_ascii``; any other value by ``json.dumps`` itself), a grade by its decimal digits,
+and a block's items are put together in arrays (pyarrow's element-wise concatenation and list join) with the
+brackets and separators ``json.dumps`` writes: no Python list per judgment, the very same bytes, so the hex digest
+is the very same (the History compares digests across records: its ground-truth change markers, ``latest``
+lookups). Whatever the arrays cannot answer exactly (two judgments of one chunk in one query, two ids of one text)
+goes through the original computation.
 """
 
 from __future__ import annotations
@@ -49,8 +52,66 @@ class _Hash:
             first = False
         self.write("]")
 
+    def rows(self, blocks: Iterable[memoryview]) -> None:
+        """``json.dumps`` of a list whose items' texts are ``blocks``: each block the UTF-8 bytes of its items'
+        texts, each followed by ``", "`` (:func:`_joined`), written without building the list."""
+        self.write("[")
+        first = True
+        for b in blocks:
+            if not len(b):
+                continue
+            if not first:
+                self.h.update(b", ")
+            self.h.update(b[:-2])
+            first = False
+        self.write("]")
+
     def hex(self) -> str:
         return self.h.hexdigest()[:16]
+
+
+def _texts(values) -> "pa.Array":
+    """``json.dumps(v)`` of each value, as a pyarrow string array (a str by the very function json.dumps calls)."""
+    import pyarrow as pa
+
+    values = list(values)
+    enc = json.encoder.encode_basestring_ascii
+    if set(map(type, values)) <= {str}:
+        return pa.array(list(map(enc, values)), pa.large_string())
+    return pa.array([enc(v) if type(v) is str else _dumps(v) for v in values], pa.large_string())
+
+
+def _concat(*pieces) -> "pa.Array":
+    """The element-wise concatenation of ``pieces`` (pyarrow string arrays of one length, or a str for every
+    element), a large_string array."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    text = pa.large_string()
+    return pc.binary_join_element_wise(*[pa.scalar(p, text) if isinstance(p, str) else p.cast(text) for p in pieces],
+                                       pa.scalar("", text))
+
+
+def _joined(*pieces) -> memoryview:
+    """The bytes of :func:`_concat` of ``pieces``, all elements one after the other: what :meth:`_Hash.rows`
+    reads."""
+    import pyarrow as pa
+
+    joined = _concat(*pieces)
+    if isinstance(joined, pa.ChunkedArray):
+        joined = joined.combine_chunks()
+    if not len(joined):
+        return memoryview(b"")
+    offsets = np.frombuffer(joined.buffers()[1], dtype=np.int64, count=len(joined) + 1, offset=8 * joined.offset)
+    return memoryview(joined.buffers()[2])[int(offsets[0]):int(offsets[-1])]
+
+
+def _grade_texts(grades) -> "pa.Array":
+    """``json.dumps(int(g))`` of each grade (an int64 array)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    return pc.cast(pa.array(np.asarray(grades, dtype=np.int64)), pa.large_string())
 
 
 @contextlib.contextmanager
@@ -96,16 +157,23 @@ def _sorted_rows(query_rank, offsets, codes, chunk_rank, grades) -> tuple | None
     n = np.diff(offsets)
     qidx = np.repeat(np.arange(len(n), dtype=np.int64), n)
     cr = chunk_rank[codes]
-    order = np.lexsort((cr, qidx if query_rank is None else query_rank[qidx]))
+    qk = qidx if query_rank is None else query_rank[qidx]
+    if (len(n) + 1) * (len(chunk_rank) + 1) < 1 << 62:  # one key (query, chunk): lexsort's order, stable too
+        order = np.argsort(qk * len(chunk_rank) + cr, kind="stable")
+    else:
+        order = np.lexsort((cr, qk))
     qs, cs = qidx[order], cr[order]
     if len(order) > 1 and bool(np.any((qs[1:] == qs[:-1]) & (cs[1:] == cs[:-1]))):
         return None
     return order, qs
 
 
-def _ground_truth_blocks(cols) -> Iterator[list] | None:
-    """``[query id, [[str(chunk id), grade], …]]`` per query, judgments in (text, grade) order, by blocks; None
-    when the arrays cannot give them exactly."""
+def _ground_truth_blocks(cols) -> Iterator[memoryview] | None:
+    """The texts of ``[query id, [[str(chunk id), grade], …]]`` per query, judgments in (text, grade) order, by
+    blocks (:meth:`_Hash.rows`); None when the arrays cannot give them exactly."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
     qids, offsets, codes, ids, grades = cols
     sid = [str(c) for c in ids]
     rank = _text_ranks(sid)
@@ -116,6 +184,8 @@ def _ground_truth_blocks(cols) -> Iterator[list] | None:
         return None
     order, _ = got
     off = np.asarray(offsets, dtype=np.int64)
+    cid = _texts(sid)
+    codes = np.asarray(codes, dtype=np.int64)
 
     def blocks():
         step = max(1, BLOCK // 4)
@@ -123,9 +193,10 @@ def _ground_truth_blocks(cols) -> Iterator[list] | None:
             qb = min(len(qids), qa + step)
             lo, hi = int(off[qa]), int(off[qb])
             o = order[lo:hi]
-            pairs = [[sid[c], g] for c, g in zip(codes[o].tolist(), grades[o].tolist())]
-            bounds = (off[qa:qb + 1] - lo).tolist()
-            yield [[qids[i], pairs[bounds[i - qa]:bounds[i - qa + 1]]] for i in range(qa, qb)]
+            pairs = _concat("[", cid.take(pa.array(codes[o])), ", ", _grade_texts(grades[o]), "]")
+            per_query = pc.binary_join(pa.ListArray.from_arrays(pa.array(off[qa:qb + 1] - lo, pa.int32()), pairs),
+                                       pa.scalar(", ", pa.large_string()))
+            yield _joined("[", _texts(qids[qa:qb]), ", [", per_query, "]], ")
 
     return blocks()
 
@@ -153,7 +224,10 @@ def ground_truth_digest(queries: Sequence, judgments: Mapping[str, object],
             h.write(("" if k == 0 else ", ") + _dumps(sp) + ": ")
             cols = _columns(judgments[sp])
             blocks = _ground_truth_blocks(cols) if cols is not None else None
-            h.list(blocks if blocks is not None else [fallback(judgments[sp])])
+            if blocks is not None:
+                h.rows(blocks)
+            else:
+                h.list([fallback(judgments[sp])])
         h.write("}]")
     return h.hex()
 
@@ -175,19 +249,25 @@ def _space_rows(space: str, rows) -> tuple | None:
     if got is None:
         return None
     order, qs = got
-    s = str(space)
+    space_text = "[" + _dumps(str(space)) + ", "
+    q_text, c_text = _texts(qstr), _texts(sid)
+    codes = np.asarray(codes, dtype=np.int64)
 
     def labels():
+        import pyarrow as pa
+
         for a in range(0, len(order), BLOCK):
             o = order[a:a + BLOCK]
-            yield [[s, qstr[q], sid[c], g] for q, c, g in zip(qs[a:a + BLOCK].tolist(), codes[o].tolist(),
-                                                                grades[o].tolist())]
+            yield _joined(space_text, q_text.take(pa.array(qs[a:a + BLOCK])), ", ", c_text.take(pa.array(codes[o])),
+                          ", ", _grade_texts(grades[o]), "], ")
 
-    qorder = np.argsort(qrank, kind="stable").tolist()
+    qorder = np.argsort(qrank, kind="stable")
 
     def queries():
+        import pyarrow as pa
+
         for a in range(0, len(qorder), BLOCK):
-            yield [[s, qstr[i]] for i in qorder[a:a + BLOCK]]
+            yield _joined(space_text, q_text.take(pa.array(qorder[a:a + BLOCK])), "], ")
 
     return labels, queries
 
@@ -208,8 +288,8 @@ def judgments_digest(judgments: Mapping[str, object], fallback: Callable[[], str
     h = _Hash()
     with _no_gc():
         h.write('["judgments", ')
-        h.list(b for labels, _ in parts for b in labels())
+        h.rows(b for labels, _ in parts for b in labels())
         h.write(", ")
-        h.list(b for _, queries in parts for b in queries())
+        h.rows(b for _, queries in parts for b in queries())
         h.write("]")
     return h.hex()

@@ -21,6 +21,7 @@ from dataclasses import replace
 from typing import Iterable, Mapping
 
 from .columns import RecordJudgments, RecordRankings
+from .digests import _no_gc
 from .record import Record
 from ..conninfo import is_postgres_uri
 from .store import HistoryError, HistoryStore, open_history
@@ -147,11 +148,18 @@ def scrub(record: Record, hidden: Iterable[str]) -> Record:
     hidden = [h for h in hidden if h]
     if not hidden:
         return record
+    with _no_gc():  # the texts' lists make no cycle: no collection walking every object meanwhile
+        return _scrubbed(record, hidden)
+
+
+def _scrubbed(record: Record, hidden: list) -> Record:
     # rankings held as columns are scanned through their texts (ids, query ids), not a dict per query
     light = replace(record, runs=tuple(replace(r, rankings={}) if isinstance(r.rankings, RecordRankings) else r
                                        for r in record.runs),
-                    judgments={sp: [] if isinstance(js, RecordJudgments) else js for sp, js in record.judgments.items()})
-    texts = [json.dumps(light.to_json(), ensure_ascii=False, allow_nan=True)]
+                    judgments={sp: [] if isinstance(js, RecordJudgments) else js for sp, js in record.judgments.items()},
+                    queries=())
+    texts = [json.dumps(light.to_json(), ensure_ascii=False, allow_nan=True),
+             json.dumps(record.queries, ensure_ascii=False, allow_nan=True)]  # tuples: to_json's lists' text
     texts += [json.dumps(r.rankings.strings(), ensure_ascii=False, allow_nan=True) for r in record.runs
               if isinstance(r.rankings, RecordRankings)]
     texts += [json.dumps(js.strings(), ensure_ascii=False, allow_nan=True) for js in record.judgments.values()

@@ -28,6 +28,7 @@ from ..sqlitedb import sqlite_connect, sqlite_write
 import numpy as np
 
 from .columns import RecordJudgments, RecordRankings, pack, pack_judgments, unpack, unpack_judgments
+from .digests import _no_gc
 from .record import Record
 
 __all__ = ["ALL_SESSIONS", "HistoryError", "HistoryStore", "PostgresHistory", "RecordSummary", "SqliteHistory",
@@ -63,26 +64,64 @@ class RecordSummary:
                 "session": self.session, "series": list(self.series), "format_version": self.format_version}
 
 
-#: How a format-3 body starts (a format-1 or 2 body is zlib-compressed JSON: it starts with 0x78).
+#: How a format-3 or 4 body starts (a format-1 or 2 body is zlib-compressed JSON: it starts with 0x78).
 MAGIC = b"\x00audit-history-record\x00"
 
 
+def _codec() -> str:
+    """What format 4 compresses a column with: zstd (pyarrow's, level 1: a fifth of zlib's time at its size), or
+    zlib (level 1) where pyarrow has no zstd."""
+    try:
+        import pyarrow as pa
+
+        return "zstd" if pa.Codec.is_available("zstd") else "zlib"
+    except ImportError:  # pragma: no cover - pyarrow comes with the runtime dependencies
+        return "zlib"
+
+
+def _compress(raw: memoryview, codec: str) -> bytes:
+    if codec == "zstd":
+        import pyarrow as pa
+
+        return pa.Codec("zstd", 1).compress(raw, asbytes=True)
+    return zlib.compress(raw, 1)
+
+
+def _decompress(data: bytes, codec: str, nbytes: int) -> bytes:
+    if codec == "zstd":
+        import pyarrow as pa
+
+        try:
+            return pa.Codec("zstd").decompress(data, decompressed_size=nbytes, asbytes=True)
+        except OSError as e:  # pyarrow's error for damaged bytes, or a size that is not the header's
+            raise ValueError(f"a damaged column ({e})") from None
+    if codec != "zlib":
+        raise ValueError(f"a column compressed with {codec!r}, which this retrieval-audit does not read")
+    return zlib.decompress(data)
+
+
 def _arrays_meta(arrays: dict, blobs: list) -> list:
-    """``[name, dtype, size, compressed bytes]`` of each array, its zlib-compressed bytes (level 1) appended to
-    ``blobs``."""
-    out = []
+    """``[name, dtype, size, compressed bytes, codec]`` of each array, its compressed bytes (:func:`_codec`)
+    appended to ``blobs``."""
+    out, codec = [], _codec()
     for name, a in arrays.items():
-        raw = zlib.compress(memoryview(np.ascontiguousarray(a)).cast("B"), 1)
-        out.append([name, a.dtype.str, int(a.size), len(raw)])
+        raw = _compress(memoryview(np.ascontiguousarray(a)).cast("B"), codec)
+        out.append([name, a.dtype.str, int(a.size), len(raw), codec])
         blobs.append(raw)
     return out
 
 
 def _encode(record: Record) -> bytes:
-    """A record's body: :data:`MAGIC`, the length of the zlib-compressed JSON part (8 bytes, little-endian), that
-    part (the record with every run's rankings and every space's judgments that hold as columns left out, and
-    those columns' names, dtypes and sizes), then each column's bytes, zlib-compressed (level 1) one after the
-    other: the runs' rankings, then the spaces' judgments (``judgment_columns``, space → its ids and arrays)."""
+    """A record's body (format 4): :data:`MAGIC`, the length of the JSON part once zlib-compressed (8 bytes,
+    little-endian), that part zlib-compressed at level 1 (the record with every run's rankings and every space's
+    judgments that hold as columns left out, and those columns' names, dtypes, sizes and codec, under
+    ``run_columns`` and ``space_columns``), then each column's compressed bytes one after the other: the runs'
+    rankings, then the spaces' judgments.
+
+    Format 3 wrote the same under ``columns`` and ``judgment_columns``, every column zlib-compressed as int64 or
+    float64, with offsets where format 4 writes counts (:func:`audit.history.columns.pack`); both are read. A
+    reader of format 3 finds no column it knows in a format-4 body and refuses it by its ``format_version``, naming
+    both versions."""
     runs, cols, blobs = [], {}, []
     for k, r in enumerate(record.runs):
         rr = RecordRankings.from_dicts(r.rankings)
@@ -101,16 +140,17 @@ def _encode(record: Record) -> bytes:
             jcols[sp] = meta
             rows = []
         judgments[sp] = rows
-    js = replace(record, runs=tuple(runs), judgments=judgments).to_json()
-    js["columns"] = cols
+    js = replace(record, runs=tuple(runs), judgments=judgments, queries=()).to_json()
+    js["queries"] = record.queries  # tuples: the same JSON as to_json's lists, without a list per query first
+    js["run_columns"] = cols
     if jcols:
-        js["judgment_columns"] = jcols
-    head = zlib.compress(json.dumps(js, ensure_ascii=False, allow_nan=True).encode("utf-8"), 6)
+        js["space_columns"] = jcols
+    head = zlib.compress(json.dumps(js, ensure_ascii=False, allow_nan=True).encode("utf-8"), 1)
     return b"".join([MAGIC, struct.pack("<Q", len(head)), head, *blobs])
 
 
 def _columns_of(body: bytes, id: int) -> tuple[dict, dict, dict]:
-    """The JSON part of a format-3 body, its runs' rankings (run index → RecordRankings) and its spaces'
+    """The JSON part of a format-3 or 4 body, its runs' rankings (run index → RecordRankings) and its spaces'
     judgments held as columns (space → RecordJudgments)."""
     at = len(MAGIC)
     (n,) = struct.unpack_from("<Q", body, at)
@@ -121,23 +161,26 @@ def _columns_of(body: bytes, id: int) -> tuple[dict, dict, dict]:
     def arrays_of(meta, what):
         nonlocal at
         arrays = {}
-        for name, dtype, size, nbytes in meta["arrays"]:
-            a = np.frombuffer(zlib.decompress(body[at:at + nbytes]), dtype=np.dtype(dtype))
+        for name, dtype, size, nbytes, *codec in meta["arrays"]:
+            dt = np.dtype(dtype)
+            raw = _decompress(body[at:at + nbytes], codec[0] if codec else "zlib", int(size) * dt.itemsize)
+            a = np.frombuffer(raw, dtype=dt)
             if a.size != size:
                 raise ValueError(f"column {name} of {what} holds {a.size} values, its header says {size}")
             arrays[name] = a
             at += nbytes
         return arrays
 
-    out = {int(k): unpack(meta, arrays_of(meta, f"run {k}")) for k, meta in (js.pop("columns", None) or {}).items()}
-    judged = {sp: unpack_judgments(meta, arrays_of(meta, f"space {sp!r}"))
-              for sp, meta in (js.pop("judgment_columns", None) or {}).items()}
+    runs = {**(js.pop("columns", None) or {}), **(js.pop("run_columns", None) or {})}
+    spaces = {**(js.pop("judgment_columns", None) or {}), **(js.pop("space_columns", None) or {})}
+    out = {int(k): unpack(meta, arrays_of(meta, f"run {k}")) for k, meta in runs.items()}
+    judged = {sp: unpack_judgments(meta, arrays_of(meta, f"space {sp!r}")) for sp, meta in spaces.items()}
     return js, out, judged
 
 
 def body_text(body: bytes) -> str:
-    """Every text a stored body holds, as one string: the JSON of a format-1 or 2 body; of a format-3 body its
-    JSON part and, per run, the query and chunk ids of its columns (what a scan for a leaked secret reads).
+    """Every text a stored body holds, as one string: the JSON of a format-1 or 2 body; of a format-3 or 4 body its
+    JSON part and, per run and space, the query and chunk ids of its columns (what a scan for a leaked secret reads).
 
     Raises
     ------
@@ -227,8 +270,10 @@ class HistoryStore:
         HistoryError
             The database cannot be written (the message names it, never a password).
         """
+        with _no_gc():  # the JSON part's lists make no cycle: no collection walking every object meanwhile
+            body = _encode(record)
         row = (record.format_version, record.created_at, record.command, str(record.source.get("kind", "")),
-               str(record.source.get("name", "")), record.ground_truth, record.session, _encode(record))
+               str(record.source.get("name", "")), record.ground_truth, record.session, body)
         pairs = [(r.series, r.name) for r in record.runs] or [(s, "") for s in record.series]
 
         def write(cur):
