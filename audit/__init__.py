@@ -15,6 +15,7 @@ Where things come from, one concept a module:
 - :mod:`audit.jsontext` text files read as lines and JSONL records: the one line rule, the one input-file error
 - :mod:`audit.qrels` qrels files (TREC, BEIR) read into judgments
 - :mod:`audit.textcolumns` TREC runs and qrels read as columns (pyarrow's CSV reader; the line readers' fields)
+- :mod:`audit.memory` freed memory handed back to the system after a large step (glibc's ``malloc_trim``)
 - :mod:`audit.matching` the matching view (normalised text, offsets back to the canonical text)
 - :mod:`audit.language` the language of a document or question (ISO 639-1, py3langid) and its Snowball stemmer
 - :mod:`audit.scores` the one door every score goes through (canonical values: no figure decided by last bits)

@@ -38,7 +38,7 @@ __all__ = ["FILE_SCORE_KINDS", "SCORE_KINDS", "ColumnarRankings", "Query", "Rank
 # --------------------------------------------------------------------------- queries
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Query:
     """One question put to the runs.
 

@@ -860,15 +860,22 @@ def evaluate(runset, ks: Sequence[int] = KS) -> list[RunResult]:
     Out-of-domain and traffic queries are never counted (they have no judgments) nor reported as
     unjudged.
     """
+    from ..memory import release_free_memory
+
     phr = {q.query_id: q.phrasing for q in runset.queries}
     runs = list(runset.runs)
-    if sum(isinstance(r.rankings, ColumnarRankings) for r in runs) < 2:
-        return [evaluate_run(r, runset.qrels(r), ks, phrasings=phr) for r in runs]
-    from concurrent.futures import ThreadPoolExecutor
+    columnar = sum(isinstance(r.rankings, ColumnarRankings) for r in runs)
+    if columnar < 2:
+        results = [evaluate_run(r, runset.qrels(r), ks, phrasings=phr) for r in runs]
+    else:
+        from concurrent.futures import ThreadPoolExecutor
 
-    # columnar runs two at a time: their measures are numpy and Arrow kernels, which release the GIL
-    with ThreadPoolExecutor(2, thread_name_prefix="evaluate") as pool:
-        return list(pool.map(lambda r: evaluate_run(r, runset.qrels(r), ks, phrasings=phr), runs))
+        # columnar runs two at a time: their measures are numpy and Arrow kernels, which release the GIL
+        with ThreadPoolExecutor(2, thread_name_prefix="evaluate") as pool:
+            results = list(pool.map(lambda r: evaluate_run(r, runset.qrels(r), ks, phrasings=phr), runs))
+    if columnar:
+        release_free_memory()  # the measures' freed temporaries (audit/memory.py)
+    return results
 
 
 def results_frame(results: Iterable[RunResult]):

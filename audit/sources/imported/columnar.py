@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ...memory import release_free_memory
 from ...runset import ColumnarRankings, Run, score_kind as _kind
 from ...scores import canonical_scores
 from ...textcolumns import Dictionary, Refused, tables, unified, words
@@ -322,6 +323,7 @@ def read_trec_columns(path: str | Path, name: str, score_kind: str) -> Run | Non
     values = canonical_scores(values32, "run file")
     rankings = ColumnarRankings(qids, offsets, chunk_codes, dids, score_codes, values)
     warning = rank_order_message(name, p, score_kind, n_q, contradicting, reversed_all) if contradicting else None
+    release_free_memory()  # the blocks' and the groups' freed temporaries (audit/memory.py)
     return Run(name, _kind(score_kind).name, rankings, rank_conflicts=tuple(conflicts), source=str(path),
                warnings=tuple(w for w in (warning,) if w is not None))
 
