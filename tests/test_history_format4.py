@@ -193,3 +193,19 @@ def test_wide_codes_and_distinct_scores_round_trip(history):  # noqa: F811 - the
                                           "depth": None, "gate": -0.0, "answer": [1, -0.0]}
     assert got.runs[0].rankings[f"q{n - 1}"]["answer"] is None  # c5 is judged there, c0 is ranked
     assert text(got.to_json()) == text(rec.to_json())
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 5])
+def test_the_json_part_written_in_blocks_is_json_dumps_text(monkeypatch, n):
+    # the queries are written a block at a time: the text is json.dumps's, whatever the block boundaries
+    import json
+    import zlib
+
+    from audit.history import store
+
+    monkeypatch.setattr(store, "_QUERIES_AT_ONCE", 2)
+    js = {"format_version": 4, "runs": [{"name": "a", "x": float("nan")}], "note": "é\u2028"}
+    queries = tuple((f"q{i}", f"question «{i}»", "in-domain", None) for i in range(n))
+    text = zlib.decompress(store._json_compressed(js, queries)).decode("utf-8")
+    assert text == json.dumps({**js, "queries": [list(q) for q in queries]}, ensure_ascii=False, allow_nan=True)
+    assert zlib.decompress(store._json_compressed({}, ())) == b'{"queries": []}'

@@ -93,7 +93,11 @@ def after_report(a, report):
     a.history_record = None
     if not enabled(getattr(a, "no_history", False)) and not getattr(a, "baseline", None):
         return None  # nothing to record, nothing to compare: no record built
+    from ..memory import release_free_memory
+
+    release_free_memory()  # the sections' freed temporaries, before the record's (a 1M-query run: see audit/memory.py)
     record = record_of_report(report, "report", getattr(a, "series", None), saved_cuts=load_cuts())
+    release_free_memory()  # the record's build, before its encoding
     rid = a.history_record = _record(a, record)
     if not getattr(a, "baseline", None):
         return Recorded(rid)
