@@ -3,11 +3,12 @@
 The fast path of :func:`audit.sources.imported.readers.read_trec_run`. It reads what the line reader
 reads, to the same :class:`~audit.runset.Run` (same order, same canonical scores, same ``rank_conflicts``
 and ``rank-order`` warning), holding the rankings as arrays (:class:`~audit.runset.ColumnarRankings`):
-8 bytes a line plus the distinct ids and scores once, where the line reader holds Python objects per
-line. The file is read in blocks of whole lines (:data:`BLOCK_BYTES`), so the text is never whole in
-memory; the lines need not be grouped by query. Blocks, byte checks, parse and id codes are
-:mod:`audit.textcolumns` (shared with the qrels reader): a clean block is parsed as it is, ids come as the
-CSV reader's dictionary codes.
+4 bytes a line (chunk and score codes, int16 each while they fit; 8 at most) plus the distinct ids and scores
+once, where the line reader holds Python objects per line. The file is read in blocks of whole lines
+(:data:`BLOCK_BYTES`), the next one parsed while this one is coded, so the text is never whole in memory;
+the lines need not be grouped by query. Blocks, byte checks, parse and id codes are :mod:`audit.textcolumns`
+(shared with the qrels reader): a clean block is parsed as it is, every field as the CSV reader's dictionary
+codes, so a block's distinct ids, ranks and score texts are each looked up, checked or read once.
 
 It **refuses** (returns None, and the caller reads the file with the line reader, which then finds and
 names the line) whatever it does not read exactly as the line reader does:
@@ -111,8 +112,8 @@ class _QueryCodes:
     """Each line's query code, file order: as runs of one code (a code and a length each) while the blocks come so,
     else one code a line.
 
-    A file grouped by query holds 8 bytes a query rather than 4 a line (400 MB at 100M lines). A block whose
-    runs are more than one line in :data:`_RUNS_AT_MOST` turns the codes into one a line from there on.
+    A file grouped by query holds 8 bytes a query rather than 4 a line (400 MB at 100M lines). A block of fewer
+    than :data:`_RUNS_AT_MOST` lines a run on average turns the codes into one a line from there on.
     """
 
     def __init__(self, cap: int):
