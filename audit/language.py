@@ -61,6 +61,14 @@ def _identifier():
         return _model
 
 
+def release_identifier() -> None:
+    """Drop py3langid's loaded model (about 70 MB): a one-shot command that has decided its languages calls this
+    before its largest step (a 1M-query report's history record); a later detection loads it again."""
+    global _model
+    with _MODEL_LOCK:
+        _model = None
+
+
 def preload_identifier() -> threading.Thread:
     """Start loading py3langid's model (:func:`_identifier`) in a background thread and return it: a command that
     will detect languages after a long read starts this first, and the decompression (which releases the GIL)

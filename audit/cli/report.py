@@ -18,7 +18,7 @@ import sys
 import threading
 from pathlib import Path
 
-from ..language import preload_identifier, stamp_languages
+from ..language import preload_identifier, release_identifier, stamp_languages
 from ..report import build_report
 from ..report.sections import Approximate
 from ..retrieval import RETRIEVERS
@@ -103,6 +103,7 @@ def write_report(a, loaded: Loaded) -> int:
     """
 
     runset = stamp_languages(loaded.runset, language_arg(a), _traffic_texts(loaded))
+    release_identifier()  # decided: the model's memory goes back before the document and the record are built
     folds, seed = getattr(a, "fusion_folds", None), getattr(a, "fusion_seed", None)
     if folds is not None and folds < 2:
         raise InputError(f"--fusion-folds {folds}: cross-validation needs at least 2 folds")
