@@ -19,6 +19,7 @@ built-in rows, trec_eval's descending order for a team's runs).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import math
@@ -170,7 +171,33 @@ def answered_ids(rankings: Mapping[str, Ranked]) -> Mapping:
     return rankings._index if isinstance(rankings, ColumnarRankings) else rankings
 
 
-class ColumnarRankings(Mapping):
+class ByQuery(Mapping):
+    """A mapping query id → that query's part of some column arrays, in the order of ``query_ids``: the lookup,
+    iteration and membership :class:`ColumnarRankings`, :class:`audit.evaluation.judgments.ColumnarJudgments` and
+    :class:`audit.history.columns.RecordRankings` share.
+
+    A subclass sets ``query_ids`` (a sequence of str, shape (n_queries,)) and defines ``__getitem__``, which finds a
+    query's position as ``self._index[query_id]`` (KeyError for an unknown one).
+    """
+
+    query_ids: Sequence[str]
+
+    @functools.cached_property
+    def _index(self) -> dict[str, int]:
+        """Query id → its position, made on the first lookup (a record being written never looks one up)."""
+        return {q: i for i, q in enumerate(self.query_ids)}
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.query_ids)
+
+    def __len__(self) -> int:
+        return len(self.query_ids)
+
+    def __contains__(self, query_id) -> bool:
+        return query_id in self._index
+
+
+class ColumnarRankings(ByQuery):
     """Many queries' rankings held as arrays, read as the mapping query id → :class:`Ranked` a run holds.
 
     A run read from a large file keeps one array of chunk codes and one of score codes for all its lines,
@@ -206,22 +233,12 @@ class ColumnarRankings(Mapping):
         self.score_values = np.asarray(score_values, dtype=np.float64)
         for a in (self.offsets, self.chunk_codes, self.chunk_ids, self.score_codes, self.score_values):
             a.flags.writeable = False  # a Ranked's scores are views of nothing a caller may change
-        self._index = {q: i for i, q in enumerate(self.query_ids)}
 
     def __getitem__(self, query_id: str) -> Ranked:
         i = self._index[query_id]
         a, b = int(self.offsets[i]), int(self.offsets[i + 1])
         return Ranked(tuple(self.chunk_ids[self.chunk_codes[a:b]].tolist()),
                       self.score_values[self.score_codes[a:b]])
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.query_ids)
-
-    def __len__(self) -> int:
-        return len(self.query_ids)
-
-    def __contains__(self, query_id) -> bool:
-        return query_id in self._index
 
     def distinct_ids(self) -> list[str]:
         """The chunk ids the run returns, each once, in order of first appearance (query after query, rank order)."""

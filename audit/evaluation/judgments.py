@@ -7,9 +7,11 @@ A chunk is relevant when its grade is >= 1 (``ir_measures``' ``rel=1``). The run
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterator, Mapping, Sequence
+from typing import Mapping, Sequence
 
 import numpy as np
+
+from ..runset import ByQuery
 
 __all__ = ["MIN_REL", "ColumnarJudgments", "Qrels"]
 
@@ -18,7 +20,7 @@ __all__ = ["MIN_REL", "ColumnarJudgments", "Qrels"]
 MIN_REL = 1
 
 
-class ColumnarJudgments(Mapping):
+class ColumnarJudgments(ByQuery):
     """Many queries' judgments held as arrays, read as the mapping query id → {chunk id: grade} a Qrels holds.
 
     Like :class:`audit.runset.ColumnarRankings` for a run: one array of chunk codes and one of grades for all
@@ -45,21 +47,11 @@ class ColumnarJudgments(Mapping):
         self.grades = np.asarray(grades, dtype=np.int64)
         for a in (self.offsets, self.chunk_codes, self.chunk_ids, self.grades):
             a.flags.writeable = False
-        self._index = {q: i for i, q in enumerate(self.query_ids)}
 
     def __getitem__(self, query_id: str) -> dict:
         i = self._index[query_id]
         a, b = int(self.offsets[i]), int(self.offsets[i + 1])
         return dict(zip(self.chunk_ids[self.chunk_codes[a:b]].tolist(), self.grades[a:b].tolist()))
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.query_ids)
-
-    def __len__(self) -> int:
-        return len(self.query_ids)
-
-    def __contains__(self, query_id) -> bool:
-        return query_id in self._index
 
     def judged_ids(self) -> list[str]:
         """The distinct judged chunk ids, in order of first appearance (query after query, file order)."""

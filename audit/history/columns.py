@@ -18,9 +18,11 @@ their distinct values when the record holds them so); :func:`unpack` reads forma
 from __future__ import annotations
 
 import math
-from typing import Any, Iterator, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import numpy as np
+
+from ..runset import ByQuery
 
 __all__ = ["RecordJudgments", "RecordRankings", "pack", "pack_judgments", "rankings_of_columns", "relevant_keys",
            "unpack", "unpack_judgments"]
@@ -51,7 +53,7 @@ def narrow(a) -> np.ndarray:
     return a if a.dtype == t else a.astype(t)
 
 
-class RecordRankings(Mapping):
+class RecordRankings(ByQuery):
     """Stored rankings of many queries as arrays, read as the mapping query id → stored ranking dict.
 
     Parameters
@@ -99,14 +101,6 @@ class RecordRankings(Mapping):
         self.answer_value = np.asarray(answer_value, dtype=np.float64)
         self.answer_none = np.asarray(answer_none, dtype=bool)
         self.sparse = {int(k): dict(v) for k, v in (sparse or {}).items()}
-        self._by_id: dict | None = None
-
-    @property
-    def _index(self) -> dict:
-        """Query id → its position, made on the first lookup (a record being written never looks one up)."""
-        if self._by_id is None:
-            self._by_id = {q: i for i, q in enumerate(self.query_ids)}
-        return self._by_id
 
     @property
     def score(self) -> np.ndarray:
@@ -137,15 +131,6 @@ class RecordRankings(Mapping):
                 "beyond": [list(x) for x in sp.get("beyond", [])], "nearest": sp.get("nearest"),
                 "nearest_relevant": sp.get("nearest_relevant"), "depth": sp.get("depth"),
                 "gate": float(self.gate[i]), "answer": answer}
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self.query_ids)
-
-    def __len__(self) -> int:
-        return len(self.query_ids)
-
-    def __contains__(self, query_id) -> bool:
-        return query_id in self._index
 
     def strings(self) -> list:
         """Every text it holds (query ids, chunk ids, the sparse fields), for a scan such as the secret scrub."""

@@ -167,13 +167,17 @@ def files_diff(pair, name: str, retriever: str, k: int, given: float | None = No
         ``pair`` holds no run of ``name`` and ``retriever``.
     ValueError
         The two sides cannot be compared (the message says why)."""
-    before, after = pair
-    col = column_name(name, retriever)
-    choice = choose(before.run(col).cut_key, given, path=threshold_path)
+    before, after, col, choice = _column_and_cut(pair, name, retriever, given, threshold_path)
     return diff_runs(before, col, after, col, k, choice.cut, choice.how, labels=("before", "after"),
                      signed=choice.saved.signed() if choice.saved else "")
 
 
+def _column_and_cut(pair, name: str, retriever: str, given: float | None, threshold_path):
+    """``(before, after, column, choice)``: the column of ``name`` and ``retriever`` and the cut the one rule chooses
+    for the before side (:func:`audit.evaluation.saved_cut.choose`); KeyError when ``pair`` holds no such run."""
+    before, after = pair
+    col = column_name(name, retriever)
+    return before, after, col, choose(before.run(col).cut_key, given, path=threshold_path)
 
 
 # --------------------------------------------------------------------------- the upgrade audit (issue 51)
@@ -228,9 +232,7 @@ def files_upgrade(pair, name: str, retriever: str, k: int, given: float | None =
         The two sides cannot be compared (the message says why)."""
     from ..evaluation.model_upgrade import upgrade_audit
 
-    before, after = pair
-    col = column_name(name, retriever)
-    choice = choose(before.run(col).cut_key, given, path=threshold_path)
+    before, after, col, choice = _column_and_cut(pair, name, retriever, given, threshold_path)
     return upgrade_audit(before, col, after, col, k, choice.cut, choice.how,
                          choice.saved.signed() if choice.saved else "", cost, labels=("before", "after"))
 
